@@ -1,0 +1,132 @@
+// Small helpers on the model types.
+#include "model/Model.h"
+
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+namespace dkv::model {
+
+int dtypeBytes(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::I32:
+  case DType::U32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+  case DType::I16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+    return 1;
+  }
+  DKV_UNREACHABLE("unknown dtype");
+}
+
+const char *dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I32:
+    return "i32";
+  case DType::I16:
+    return "i16";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "u8";
+  case DType::U32:
+    return "u32";
+  }
+  DKV_UNREACHABLE("unknown dtype");
+}
+
+const char *memSpaceName(MemSpace space) {
+  switch (space) {
+  case MemSpace::Hbm:
+    return "hbm";
+  case MemSpace::Vmem:
+    return "vmem";
+  case MemSpace::Smem:
+    return "smem";
+  case MemSpace::Any:
+    return "any";
+  }
+  DKV_UNREACHABLE("unknown memory space");
+}
+
+const char *semKindName(SemKind kind) {
+  switch (kind) {
+  case SemKind::Regular:
+    return "sem";
+  case SemKind::Dma:
+    return "dma_sem";
+  case SemKind::Barrier:
+    return "barrier";
+  }
+  DKV_UNREACHABLE("unknown semaphore kind");
+}
+
+int64_t Region::elementCount() const {
+  int64_t count = 1;
+  for (const Range &r : ranges)
+    count *= r.size();
+  return count;
+}
+
+bool Region::overlaps(const Region &other) const {
+  if (buffer != other.buffer || ranges.size() != other.ranges.size())
+    return false;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    if (ranges[i].end <= other.ranges[i].begin || other.ranges[i].end <= ranges[i].begin)
+      return false;
+  return true;
+}
+
+int64_t Buffer::elementCount() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+std::optional<SemId> Program::barrierSemaphore() const {
+  for (size_t i = 0; i < semaphores.size(); ++i)
+    if (semaphores[i].kind == SemKind::Barrier)
+      return static_cast<SemId>(i);
+  return std::nullopt;
+}
+
+std::string Program::semName(SemId sem) const {
+  DKV_INVARIANT(sem >= 0 && static_cast<size_t>(sem) < semaphores.size(), "semaphore id");
+  const Semaphore &s = semaphores[sem];
+  if (s.index.empty())
+    return s.name;
+  return fmt::format("{}[{}]", s.name, fmt::join(s.index, ", "));
+}
+
+std::string Program::regionName(const Region &region) const {
+  DKV_INVARIANT(region.buffer >= 0 && static_cast<size_t>(region.buffer) < buffers.size(),
+                "buffer id");
+  const Buffer &b = buffers[region.buffer];
+  std::string out = b.name + "[";
+  for (size_t i = 0; i < region.ranges.size(); ++i) {
+    if (i)
+      out += ", ";
+    const Range &r = region.ranges[i];
+    if (r.begin == 0 && i < b.shape.size() && r.end == b.shape[i])
+      out += ":";
+    else if (r.size() == 1)
+      out += std::to_string(r.begin);
+    else
+      out += fmt::format("{}:{}", r.begin, r.end);
+  }
+  return out + "]";
+}
+
+} // namespace dkv::model

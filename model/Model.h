@@ -1,0 +1,238 @@
+// The concurrency model (IR): one instance of a kernel for one mesh. docs/model.md
+// is the meaning of every type here; the Promela emitter, the SMT encoder and the
+// executor implement that table and nothing else.
+#pragma once
+
+#include "support/Source.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dkv::model {
+
+using support::SourceLoc;
+
+/// Small integer ids; cross references in the model are never pointers.
+using DeviceId = int32_t;
+using BufferId = int32_t;
+using SemId = int32_t;
+using DmaId = int32_t;
+using ScopeId = int32_t;
+using ContextId = int32_t;
+using RegisterId = int32_t;
+
+constexpr ScopeId kKernelScope = -1;
+
+enum class MemSpace { Hbm, Vmem, Smem, Any };
+enum class DType { F32, BF16, F16, I32, I16, I8, U8, U32 };
+enum class SemKind { Regular, Dma, Barrier };
+/// How a buffer comes into the kernel: parameters exist on every device for the
+/// whole run (allocated by the caller); scratch only while its owner is inside.
+enum class BufferRole { Input, Output, InOut, Scratch };
+
+/// Size in bytes of one element.
+int dtypeBytes(DType type);
+const char *dtypeName(DType type);
+const char *memSpaceName(MemSpace space);
+const char *semKindName(SemKind kind);
+
+/// Half-open interval of indices [begin, end) along one dimension.
+struct Range {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t size() const { return end - begin; }
+  friend bool operator==(const Range &, const Range &) = default;
+};
+
+/// A box of elements of one buffer: one Range per dimension of the buffer (a single
+/// index is a Range of size 1). The device is given by context (the event's device,
+/// or a DMA's issuer for its source and target for its destination).
+struct Region {
+  BufferId buffer = 0;
+  std::vector<Range> ranges;
+
+  int64_t elementCount() const;
+  /// True if both regions are of the same buffer and share at least one element.
+  bool overlaps(const Region &other) const;
+  friend bool operator==(const Region &, const Region &) = default;
+};
+
+struct Buffer {
+  std::string name;
+  MemSpace space = MemSpace::Any;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  BufferRole role = BufferRole::Scratch;
+  /// The run_scoped block that allocates it, or kKernelScope.
+  ScopeId scope = kKernelScope;
+  SourceLoc loc;
+
+  int64_t elementCount() const;
+  int64_t byteSize() const { return elementCount() * dtypeBytes(dtype); }
+};
+
+/// One semaphore (an array of semaphores is flattened: one entry per element, with
+/// its index). Every device has its own instance of each semaphore.
+struct Semaphore {
+  std::string name;
+  std::vector<int64_t> index; ///< empty for a scalar semaphore
+  SemKind kind = SemKind::Regular;
+  ScopeId scope = kKernelScope;
+  SourceLoc loc;
+};
+
+/// A run_scoped block (allocation lifetime). Nested scopes name their parent.
+struct Scope {
+  std::string name; ///< e.g. "run_scoped@12"
+  ScopeId parent = kKernelScope;
+  SourceLoc loc;
+};
+
+/// The value a store writes, element by element, as a flat expression tree.
+/// Nodes refer to earlier nodes by index; `root` is the last node evaluated.
+struct ValueNode {
+  enum class Op { Const, Load, Register, Neg, Add, Sub, Mul, Div, Min, Max };
+  Op op = Op::Const;
+  double constant = 0;      ///< Op::Const
+  Region region;            ///< Op::Load (on the storing device)
+  RegisterId reg = -1;      ///< Op::Register (a value read from a semaphore)
+  int32_t lhs = -1;         ///< operands: indices into ValueExpr::nodes
+  int32_t rhs = -1;
+};
+/// Loads are element-wise: a Load region has the store's element count (elements
+/// pair up in row-major order) or exactly one element (broadcast).
+struct ValueExpr {
+  std::vector<ValueNode> nodes;
+  int32_t root = -1;
+};
+
+/// One DMA: created by one DmaStart event (a descriptor started in a loop gives
+/// one Dma per start). A local copy has target == issuer and no send semaphore.
+struct Dma {
+  DmaId id = 0;
+  DeviceId issuer = 0;
+  DeviceId target = 0;
+  Region src;                    ///< on the issuer
+  Region dst;                    ///< on the target
+  std::optional<SemId> sendSem;  ///< on the issuer; none for a local copy
+  SemId recvSem = 0;             ///< on the target
+  int64_t bytes = 0;             ///< src byte count (== dst byte count)
+  /// Semaphore units added per chunk (size Options::dmaChunks): chunk c adds
+  /// units[c]; they sum to bytes / Options::semUnit.
+  std::vector<int64_t> chunkUnits;
+  bool local = false;
+  int32_t invocation = 0;
+  SourceLoc loc; ///< the start() call
+  SourceLoc descriptorLoc; ///< where the descriptor was made
+};
+
+// ---- Events: the closed set of things a device does, in program order. ----
+
+/// The device enters invocation `invocation` of the kernel (0-based).
+struct KernelEnter {
+  int32_t invocation = 0;
+};
+/// The device leaves the invocation: the exit rule is checked here.
+struct KernelExit {
+  int32_t invocation = 0;
+};
+/// All devices rendezvous: blocks until every device has reached its
+/// DeviceBarrier of the same invocation (the implicit entry barrier).
+struct DeviceBarrier {
+  int32_t invocation = 0;
+};
+struct ScopeEnter {
+  ScopeId scope = 0;
+};
+struct ScopeExit {
+  ScopeId scope = 0;
+};
+/// dst := value, element-wise, on this device; reads `reads` and writes `dst`
+/// atomically (the loads of a statement happen at its store).
+struct Store {
+  Region dst;
+  ValueExpr value;
+  std::vector<Region> reads; ///< every Load region of `value`, in node order
+  bool accumulate = false;   ///< `+=` (then `value` already includes the load of dst)
+};
+struct DmaStart {
+  DmaId dma = 0;
+};
+/// Why a wait exists; only for messages and traces.
+enum class WaitOrigin { Wait, DmaWaitSend, DmaWaitRecv, DmaWaitLocal };
+/// Blocks until this device's `sem` >= amount, then subtracts amount.
+struct SemWait {
+  SemId sem = 0;
+  int64_t amount = 0; ///< in semaphore units
+  WaitOrigin origin = WaitOrigin::Wait;
+};
+/// Adds `amount` to `sem` on device `target` (may be this device). Non-blocking.
+struct Signal {
+  DeviceId target = 0;
+  SemId sem = 0;
+  int64_t amount = 0;
+};
+/// Reads this device's `sem` into register `reg` (a racy observation, no effect).
+struct SemRead {
+  SemId sem = 0;
+  RegisterId reg = 0;
+};
+
+using EventKind = std::variant<KernelEnter, KernelExit, DeviceBarrier, ScopeEnter, ScopeExit,
+                               Store, DmaStart, SemWait, Signal, SemRead>;
+
+struct Event {
+  EventKind kind;
+  SourceLoc loc;
+  /// Where in the unrolled program this event is (invocation, grid point, loop
+  /// variables), as an index into Program::contexts.
+  ContextId context = 0;
+};
+
+/// One device: its mesh coordinates and its events in program order.
+struct Process {
+  DeviceId device = 0;
+  std::vector<int64_t> coords;
+  std::vector<Event> events;
+};
+
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
+};
+
+/// Options that change the model (docs/model.md "Options").
+struct Options {
+  int32_t invocations = 1; ///< back-to-back runs of the kernel on every device
+  int32_t dmaChunks = 1;   ///< each DMA side progresses in this many steps
+  int64_t semUnit = 1;     ///< bytes per DMA-semaphore unit
+  bool entryBarrier = true; ///< implicit device barrier at entry without collective_id
+};
+
+struct Program {
+  std::string file;   ///< source file name, for locations
+  std::string kernel; ///< kernel name
+  std::vector<MeshAxis> mesh;
+  Options options;
+  bool hasCollectiveId = false;
+  std::vector<Buffer> buffers;
+  std::vector<Semaphore> semaphores;
+  std::vector<Scope> scopes;
+  std::vector<Dma> dmas;
+  std::vector<std::string> contexts; ///< e.g. "inv 0, grid (1, 0), i=2"
+  int32_t registerCount = 0;         ///< per device
+  std::vector<Process> processes;    ///< index == DeviceId
+
+  int32_t deviceCount() const { return static_cast<int32_t>(processes.size()); }
+  /// The semaphore for the kernel's barrier, if it has a collective_id.
+  std::optional<SemId> barrierSemaphore() const;
+  /// "name" or "name[1, 2]".
+  std::string semName(SemId sem) const;
+  /// "buf[0:4, 2]" in the buffer's own dimensions.
+  std::string regionName(const Region &region) const;
+};
+
+} // namespace dkv::model

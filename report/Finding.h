@@ -1,0 +1,78 @@
+// Findings (races, deadlocks, ...), their witness traces, and engine verdicts:
+// the one representation every engine reports in and every renderer reads.
+#pragma once
+
+#include "support/Source.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dkv::report {
+
+using support::SourceLoc;
+
+enum class FindingKind {
+  Race,               ///< two conflicting accesses not ordered by happens-before
+  Deadlock,           ///< a device can never finish
+  ExitViolation,      ///< non-zero semaphore or DMA in flight at kernel exit
+  LifetimeViolation,  ///< DMA or signal reaching a device outside the kernel/scope
+};
+/// Stable names: "race", "deadlock", "exit-violation", "lifetime-violation" (also
+/// the `// expect:` verdicts).
+const char *findingKindName(FindingKind kind);
+
+/// A labelled place in the kernel source.
+struct Span {
+  SourceLoc loc;
+  std::string label;
+};
+
+/// Who took a step: a device running its program, or a DMA engine moving bytes.
+struct Actor {
+  enum class Kind { Device, Dma };
+  Kind kind = Kind::Device;
+  int32_t id = 0;     ///< DeviceId or DmaId
+  int32_t device = 0; ///< the device whose column the step is drawn in
+};
+
+/// One step of a witness schedule.
+struct TraceStep {
+  Actor actor;
+  std::string text;  ///< e.g. "signal ready[0] +1 -> device 1", "dma 3 lands 4096 B"
+  SourceLoc loc;     ///< kernel source of the event (or of the DMA's start)
+  std::string context; ///< e.g. "inv 0, grid (1)"
+  /// Semaphore values that changed in this step: "ready[0]@1" -> 2.
+  std::map<std::string, int64_t> semValues;
+};
+
+struct Trace {
+  std::vector<TraceStep> steps;
+  int32_t deviceCount = 0;
+};
+
+struct Finding {
+  FindingKind kind = FindingKind::Race;
+  std::string message; ///< one line, lowercase start, no period
+  Span primary;
+  std::vector<Span> secondary;
+  Trace trace;              ///< may be empty for static findings
+  std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
+  bool confirmed = false;   ///< replayed in the executor
+  /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in
+  /// another"; empty when not shown.
+  std::string wrongValue;
+};
+
+/// The outcome of one engine run on one kernel instance.
+struct Verdict {
+  enum class Status { Verified, Findings, Inconclusive };
+  Status status = Status::Verified;
+  std::vector<Finding> findings;
+  std::string reason; ///< why inconclusive (with the numbers)
+  /// Engine statistics in a stable order: "states" -> "1234", "time" -> "0.3 s".
+  std::vector<std::pair<std::string, std::string>> stats;
+};
+
+} // namespace dkv::report

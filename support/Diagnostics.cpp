@@ -1,0 +1,104 @@
+// Diagnostic collection and rendering in the clang style.
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+#include <ostream>
+
+namespace dkv::support {
+
+namespace {
+const char *severityName(Severity s) {
+  switch (s) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+// Source lines can be huge (a 10 MB one-line file); show a window around the caret.
+constexpr size_t kMaxShownLine = 160;
+} // namespace
+
+Diagnostic &DiagnosticEngine::report(Diagnostic diagnostic) {
+  if (diagnostic.severity == Severity::Error) {
+    ++errorCount_;
+    if (errorCount_ > errorLimit_) {
+      ++suppressed_;
+      static Diagnostic sink;
+      sink = std::move(diagnostic);
+      return sink;
+    }
+  }
+  diagnostics_.push_back(std::move(diagnostic));
+  return diagnostics_.back();
+}
+
+Diagnostic &DiagnosticEngine::error(SourceRange range, std::string id, std::string message) {
+  return report(Diagnostic{Severity::Error, range, std::move(message), std::move(id), {}});
+}
+
+Diagnostic &DiagnosticEngine::warning(SourceRange range, std::string id,
+                                      std::string message) {
+  return report(Diagnostic{Severity::Warning, range, std::move(message), std::move(id), {}});
+}
+
+void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d) {
+  const SourceLoc &loc = d.range.begin;
+  if (file)
+    out << file->name() << ":";
+  if (loc.valid())
+    out << loc.line << ":" << loc.col << ":";
+  if (file || loc.valid())
+    out << " ";
+  out << severityName(d.severity) << ": " << d.message;
+  if (!d.id.empty())
+    out << " [" << d.id << "]";
+  out << "\n";
+  if (file && loc.valid()) {
+    std::string_view line = file->lineText(loc.line);
+    size_t caret = loc.col > 0 ? loc.col - 1 : 0;
+    size_t start = 0;
+    if (line.size() > kMaxShownLine && caret > kMaxShownLine / 2)
+      start = std::min(caret - kMaxShownLine / 2, line.size() - std::min(line.size(), kMaxShownLine));
+    std::string_view shown = line.substr(std::min(start, line.size()), kMaxShownLine);
+    std::string text;
+    std::string marker;
+    for (size_t i = 0; i < shown.size(); ++i) {
+      unsigned char c = static_cast<unsigned char>(shown[i]);
+      // Keep the caret aligned and the terminal clean: tabs stay tabs, other
+      // control and non-ASCII bytes print as '?'.
+      char shownChar = c == '\t' ? '\t' : (c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c));
+      text.push_back(shownChar);
+      if (start + i < caret)
+        marker.push_back(c == '\t' ? '\t' : ' ');
+    }
+    out << "  " << text << "\n";
+    size_t width = 1;
+    if (d.range.end.line == loc.line && d.range.end.col > loc.col)
+      width = d.range.end.col - loc.col;
+    width = std::min(width, shown.size() > marker.size() ? shown.size() - marker.size() : 1);
+    out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
+  }
+  for (const Diagnostic &note : d.notes)
+    renderDiagnostic(out, file, note);
+}
+
+void DiagnosticEngine::render(std::ostream &out) const {
+  std::vector<const Diagnostic *> sorted;
+  for (const Diagnostic &d : diagnostics_)
+    sorted.push_back(&d);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic *a, const Diagnostic *b) {
+    return a->range.begin < b->range.begin;
+  });
+  for (const Diagnostic *d : sorted)
+    renderDiagnostic(out, file_, *d);
+  if (suppressed_ > 0)
+    out << (file_ ? file_->name() + ": " : std::string()) << "note: " << suppressed_
+        << " more error(s) not shown\n";
+}
+
+} // namespace dkv::support

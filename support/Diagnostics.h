@@ -1,0 +1,60 @@
+// User diagnostics: collected, sorted, rendered with the source line and a caret.
+#pragma once
+
+#include "support/Source.h"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace dkv::support {
+
+enum class Severity { Error, Warning, Note };
+
+/// One user-facing message. `id` is a stable identifier from docs/diagnostics.md
+/// (e.g. "syntax", "unknown-name"); messages start lowercase and end without a period.
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  SourceRange range;
+  std::string message;
+  std::string id;
+  /// Notes attached to this diagnostic (e.g. "declared here").
+  std::vector<Diagnostic> notes;
+};
+
+/// Collects diagnostics for one file. Never stops at the first error; callers
+/// check hasErrors() between stages.
+class DiagnosticEngine {
+public:
+  explicit DiagnosticEngine(const SourceFile *file) : file_(file) {}
+
+  /// Records an error. Returns the stored diagnostic so notes can be attached.
+  Diagnostic &error(SourceRange range, std::string id, std::string message);
+  Diagnostic &warning(SourceRange range, std::string id, std::string message);
+  Diagnostic &report(Diagnostic diagnostic);
+
+  bool hasErrors() const { return errorCount_ > 0; }
+  size_t errorCount() const { return errorCount_; }
+  const std::vector<Diagnostic> &diagnostics() const { return diagnostics_; }
+  const SourceFile *file() const { return file_; }
+
+  /// Stops recording errors after `limit` (further ones are counted and
+  /// summarised in render()); protects against pathological inputs.
+  void setErrorLimit(size_t limit) { errorLimit_ = limit; }
+
+  /// Renders all diagnostics sorted by position (stable for equal positions):
+  /// `file:line:col: error: message [id]`, the source line and a caret line.
+  void render(std::ostream &out) const;
+
+private:
+  const SourceFile *file_;
+  std::vector<Diagnostic> diagnostics_;
+  size_t errorCount_ = 0;
+  size_t errorLimit_ = 100;
+  size_t suppressed_ = 0;
+};
+
+/// Renders one diagnostic (used by render() and by tests).
+void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d);
+
+} // namespace dkv::support
