@@ -1,0 +1,134 @@
+// The subcommands: each runs the pipeline to the stage it needs, then one engine.
+#include "driver/Commands.h"
+
+#include "executor/Executor.h"
+#include "frontend/AstPrinter.h"
+#include "model/Precheck.h"
+#include "model/Printer.h"
+#include "promela/Spin.h"
+#include "report/Render.h"
+#include "support/Invariant.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+namespace dkv::driver {
+
+void addRunOptions(CLI::App *cmd, RunOptions &o) {
+  auto *seed = cmd->add_option("--seed", o.seed, "random schedule with this seed");
+  auto *schedule = cmd->add_option("--schedule", o.scheduleFile, "replay a schedule file");
+  auto *rr = cmd->add_flag("--round-robin", o.roundRobin, "round-robin schedule");
+  seed->excludes(schedule)->excludes(rr);
+  schedule->excludes(rr);
+  cmd->add_option("--write-schedule", o.writeSchedule, "write the schedule taken to this file");
+}
+
+void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
+  cmd->add_option("--engine", o.engine, "explore (exhaustive execution) or spin")
+      ->check(CLI::IsMember({"explore", "spin"}));
+  cmd->add_option("--max-states", o.maxStates, "explore: state budget")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cmd->add_option("--timeout", o.timeoutSeconds, "spin: time limit in seconds")
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--memory", o.memoryMb, "spin: pan's memory limit in MB")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
+  cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
+}
+
+int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Sema, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  frontend::printAst(*loaded.module, out);
+  return support::kExitOk;
+}
+
+int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  model::printProgram(*loaded.program, out);
+  std::vector<report::Finding> findings = model::precheck(*loaded.program);
+  if (findings.empty())
+    return support::kExitOk;
+  out << "\nstatic pre-check:\n";
+  for (const report::Finding &f : findings)
+    report::renderFinding(out, f, loaded.source.get());
+  return support::kExitFindings;
+}
+
+int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
+               std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  return executor::runCommand(*loaded.program, *loaded.source, run, out, err);
+}
+
+int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
+                 std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  const model::Program &program = *loaded.program;
+
+  report::Verdict verdict;
+  if (check.engine == "spin") {
+    promela::SpinOptions options;
+    options.timeoutSeconds = check.timeoutSeconds;
+    options.memoryMb = check.memoryMb;
+    options.keepDir = check.keepDir;
+    verdict = promela::checkWithSpin(program, options);
+  } else {
+    executor::ExploreOptions options;
+    options.maxStates = check.maxStates;
+    verdict = executor::explore(program, options);
+  }
+  // The static pre-check's findings are sure; they join the engine's, which carry
+  // the witness schedules.
+  std::vector<report::Finding> pre = model::precheck(program);
+  if (!pre.empty()) {
+    for (report::Finding &f : pre)
+      verdict.findings.push_back(std::move(f));
+    verdict.status = report::Verdict::Status::Findings;
+  }
+  report::renderVerdict(out, verdict, loaded.source.get(), check.engine);
+  switch (verdict.status) {
+  case report::Verdict::Status::Verified:
+    return support::kExitOk;
+  case report::Verdict::Status::Findings:
+    return support::kExitFindings;
+  case report::Verdict::Status::Inconclusive:
+    return support::kExitInconclusive;
+  }
+  DKV_UNREACHABLE("verdict status");
+}
+
+int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
+                       std::ostream &out, std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  std::string text = promela::emitPromela(*loaded.program, promela::EmitOptions{}, nullptr);
+  if (outPath.empty()) {
+    out << text;
+    return support::kExitOk;
+  }
+  std::ofstream file(outPath, std::ios::binary);
+  file << text;
+  if (!file) {
+    err << outPath << ": error: cannot write file\n";
+    return support::kExitInputError;
+  }
+  return support::kExitOk;
+}
+
+} // namespace dkv::driver

@@ -1,0 +1,45 @@
+// The subcommands of `dkv`; each returns the process exit code.
+#pragma once
+
+#include "driver/Pipeline.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace dkv::driver {
+
+struct RunOptions {
+  std::optional<uint64_t> seed;  ///< random schedule with this seed (printed)
+  std::string scheduleFile;      ///< replay this schedule
+  bool roundRobin = false;
+  std::string writeSchedule;     ///< write the schedule taken here
+};
+
+struct CheckOptions {
+  std::string engine = "explore"; ///< explore | spin
+  uint64_t maxStates = 2'000'000; ///< explore's state budget
+  double timeoutSeconds = 600;    ///< spin's time limit
+  int64_t memoryMb = 4096;        ///< pan's memory limit
+  bool confirm = true;            ///< replay counterexamples in the executor
+  std::string keepDir;            ///< spin: keep the work directory here
+};
+
+void addRunOptions(CLI::App *cmd, RunOptions &options);
+void addCheckOptions(CLI::App *cmd, CheckOptions &options);
+
+int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
+int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
+int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
+               std::ostream &err);
+int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
+                 std::ostream &err);
+int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
+                       std::ostream &out, std::ostream &err);
+
+} // namespace dkv::driver

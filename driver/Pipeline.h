@@ -1,0 +1,55 @@
+// The one linear pipeline of dkv: file -> AST -> checked AST -> model.
+#pragma once
+
+#include "model/Model.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dkv::ast {
+class Module;
+}
+
+namespace dkv::driver {
+
+/// What identifies one instance of a kernel: the file, the mesh size and the
+/// options that change the model.
+struct InstanceOptions {
+  std::string file;
+  std::optional<int64_t> devices;           ///< --devices
+  std::vector<std::string> defines;         ///< -D NAME=V, as typed
+  model::Options model;                     ///< --invocations, --dma-chunks, ...
+};
+
+/// Everything the stages produced for one file. Owns the source and the AST.
+struct Loaded {
+  Loaded();
+  ~Loaded();
+  Loaded(Loaded &&) noexcept;
+  Loaded &operator=(Loaded &&) noexcept;
+
+  std::unique_ptr<support::SourceFile> source;
+  std::unique_ptr<ast::Module> module;
+  std::optional<model::Program> program;
+};
+
+/// The stage to stop after.
+enum class Stage { Parse, Sema, Model };
+
+/// Runs the pipeline up to `stage`. Diagnostics go to `err`. Returns an exit code:
+/// kExitOk, kExitUsage (bad -D syntax) or kExitInputError (unreadable file, syntax
+/// or semantic errors, unsupported constructs).
+int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err);
+
+/// Parses "NAME=V" definitions; false with a message on a malformed one.
+bool parseDefines(const std::vector<std::string> &defines, std::map<std::string, int64_t> &out,
+                  std::string &error);
+
+} // namespace dkv::driver

@@ -1,0 +1,126 @@
+// The `dkv` command: options, subcommands and exit codes.
+#include "driver/Commands.h"
+#include "driver/Pipeline.h"
+#include "support/Invariant.h"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <unistd.h>
+
+namespace {
+
+using namespace dkv;
+
+// Internal errors (an invariant's abort, a crash) end with exit code 6 and a
+// one-line message instead of a core dump or a stack trace.
+void onFatalSignal(int signal) {
+  const char *message = signal == SIGABRT ? "dkv: internal error (aborted)\n"
+                                          : "dkv: internal error (crashed)\n";
+  ssize_t ignored = write(STDERR_FILENO, message, std::strlen(message));
+  (void)ignored;
+  _exit(support::kExitInternal);
+}
+
+void installFatalHandlers() {
+  // An alternate stack so that a stack overflow still reaches the handler.
+  static char altStack[1 << 16];
+  stack_t ss{};
+  ss.ss_sp = altStack;
+  ss.ss_size = sizeof(altStack);
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa{};
+  sa.sa_handler = onFatalSignal;
+  sa.sa_flags = SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL})
+    sigaction(s, &sa, nullptr);
+}
+
+void addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions) {
+  cmd->add_option("file", o.file, "kernel file (.dk)")->required();
+  cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")->check(CLI::Range(1, 4096));
+  cmd->add_option("-D,--define", o.defines, "set a param: NAME=VALUE")->allow_extra_args(false);
+  if (!modelOptions)
+    return;
+  cmd->add_option("--invocations", o.model.invocations, "back-to-back runs of the kernel (default 1)")
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--dma-chunks", o.model.dmaChunks, "steps per DMA side (default 1)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--sem-unit", o.model.semUnit, "bytes per DMA-semaphore unit (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_flag("!--no-entry-barrier", o.model.entryBarrier,
+                "no implicit device barrier at entry for kernels without collective_id");
+}
+
+int realMain(int argc, char **argv) {
+  CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels"};
+  app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 ok, 10 findings, 5 inconclusive, 1 usage error, 2 input error, "
+             "6 internal error.");
+
+  driver::InstanceOptions instance;
+  driver::CheckOptions check;
+  driver::RunOptions run;
+  std::string promelaOut;
+
+  CLI::App *parseCmd = app.add_subcommand("parse", "parse and check a kernel, print its AST");
+  addInstanceOptions(parseCmd, instance, false);
+
+  CLI::App *modelCmd = app.add_subcommand("model", "print the concurrency model of an instance");
+  addInstanceOptions(modelCmd, instance, true);
+
+  CLI::App *runCmd = app.add_subcommand("run", "run one schedule on simulated devices");
+  addInstanceOptions(runCmd, instance, true);
+  driver::addRunOptions(runCmd, run);
+
+  CLI::App *checkCmd = app.add_subcommand("check", "verify an instance with an engine");
+  addInstanceOptions(checkCmd, instance, true);
+  driver::addCheckOptions(checkCmd, check);
+
+  CLI::App *promelaCmd =
+      app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
+  addInstanceOptions(promelaCmd, instance, true);
+  promelaCmd->add_option("-o,--output", promelaOut, "output file (default: standard output)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? support::kExitOk : support::kExitUsage;
+  }
+
+  if (parseCmd->parsed())
+    return driver::parseCommand(instance, std::cout, std::cerr);
+  if (modelCmd->parsed())
+    return driver::modelCommand(instance, std::cout, std::cerr);
+  if (runCmd->parsed())
+    return driver::runCommand(instance, run, std::cout, std::cerr);
+  if (checkCmd->parsed())
+    return driver::checkCommand(instance, check, std::cout, std::cerr);
+  if (promelaCmd->parsed())
+    return driver::dumpPromelaCommand(instance, promelaOut, std::cout, std::cerr);
+  return support::kExitUsage;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  installFatalHandlers();
+  try {
+    int code = realMain(argc, argv);
+    std::cout.flush();
+    return code;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "dkv: internal error: %s\n", e.what());
+    return dkv::support::kExitInternal;
+  } catch (...) {
+    std::fprintf(stderr, "dkv: internal error: unknown exception\n");
+    return dkv::support::kExitInternal;
+  }
+}

@@ -1,0 +1,968 @@
+// Lowering of a checked kernel to the concurrency model of one mesh instance.
+//
+// Every device walks the kernel body with its own environment (coordinates, grid
+// point, loop variables, lets) and appends events to its process. Nothing here
+// guesses: a value that is not known when the instance is built, in a place that
+// decides control flow, a device or an address, is an `unsupported` error.
+#include "frontend/Lower.h"
+
+#include "frontend/AST.h"
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <variant>
+
+namespace dkv::frontend {
+
+namespace {
+
+using model::DeviceId;
+using model::Region;
+using model::SemId;
+
+model::SourceLoc locOf(const ast::Node &node) { return node.range().begin; }
+
+model::MemSpace toModel(ast::MemSpace s) {
+  switch (s) {
+  case ast::MemSpace::Hbm:
+    return model::MemSpace::Hbm;
+  case ast::MemSpace::Vmem:
+    return model::MemSpace::Vmem;
+  case ast::MemSpace::Smem:
+    return model::MemSpace::Smem;
+  case ast::MemSpace::Any:
+    return model::MemSpace::Any;
+  }
+  DKV_UNREACHABLE("memory space");
+}
+
+model::DType toModel(ast::DType t) {
+  switch (t) {
+  case ast::DType::F32:
+    return model::DType::F32;
+  case ast::DType::BF16:
+    return model::DType::BF16;
+  case ast::DType::F16:
+    return model::DType::F16;
+  case ast::DType::I32:
+    return model::DType::I32;
+  case ast::DType::I16:
+    return model::DType::I16;
+  case ast::DType::I8:
+    return model::DType::I8;
+  case ast::DType::U8:
+    return model::DType::U8;
+  case ast::DType::U32:
+    return model::DType::U32;
+  }
+  DKV_UNREACHABLE("dtype");
+}
+
+model::SemKind toModel(ast::SemKind k) {
+  switch (k) {
+  case ast::SemKind::Regular:
+    return model::SemKind::Regular;
+  case ast::SemKind::Dma:
+    return model::SemKind::Dma;
+  case ast::SemKind::Barrier:
+    return model::SemKind::Barrier;
+  }
+  DKV_UNREACHABLE("semaphore kind");
+}
+
+/// An evaluated DMA descriptor (`let c = copy(...)` / `remote_copy(...)`). Indices,
+/// semaphores and the device are fixed when the descriptor is made, as in Pallas.
+struct Descriptor {
+  bool remote = false;
+  Region src;
+  Region dst;
+  DeviceId target = 0;
+  std::optional<SemId> sendSem;
+  SemId recvSem = 0; ///< the one semaphore of a local copy
+  int64_t bytes = 0;
+  model::SourceLoc loc;
+};
+
+/// A region and its shape after dropping the dimensions a single index selects.
+struct Slice {
+  Region region;
+  std::vector<int64_t> shape;
+};
+
+/// A value read from a semaphore at run time (only usable as stored data).
+struct RuntimeValue {
+  model::RegisterId reg = 0;
+};
+
+using Value = std::variant<int64_t, bool, Descriptor, RuntimeValue>;
+
+/// Thrown inside one statement's lowering after a diagnostic was reported, to skip
+/// the rest of that statement. Never leaves this file.
+struct StatementError {};
+/// Thrown when the instance exceeds the limits; stops lowering.
+struct TooLarge {};
+
+class Lowering {
+public:
+  Lowering(const ast::Module &module, const std::string &file, const model::Options &options,
+           support::DiagnosticEngine &diags, const LowerLimits &limits)
+      : module_(module), diags_(diags), limits_(limits) {
+    program_.file = file;
+    program_.options = options;
+  }
+
+  std::optional<model::Program> run() {
+    const ast::KernelDecl *kernel = module_.kernel();
+    const ast::MeshDecl *mesh = module_.mesh();
+    DKV_INVARIANT(kernel && mesh, "lowering needs a checked module with a mesh and a kernel");
+    kernel_ = kernel;
+    program_.kernel = kernel->name();
+    program_.hasCollectiveId = kernel->collectiveId() != nullptr;
+
+    int64_t devices = 1;
+    for (const auto &axis : mesh->axes()) {
+      DKV_INVARIANT(axis->size().has_value(), "sema sets every axis size");
+      program_.mesh.push_back({axis->name(), *axis->size()});
+      devices *= *axis->size();
+      if (devices > limits_.maxDevices) {
+        diags_.error(mesh->range(), "instance-too-large",
+                     fmt::format("the mesh has more than {} devices", limits_.maxDevices));
+        return std::nullopt;
+      }
+    }
+    if (program_.options.semUnit < 1 || program_.options.dmaChunks < 1 ||
+        program_.options.invocations < 1) {
+      diags_.error({}, "bad-option", "invocations, dma chunks and semaphore unit must be >= 1");
+      return std::nullopt;
+    }
+    declare(*kernel);
+    program_.processes.reserve(static_cast<size_t>(devices));
+    try {
+      for (DeviceId d = 0; d < devices; ++d)
+        lowerDevice(d);
+    } catch (const TooLarge &) {
+      diags_.error(kernel->range(), "instance-too-large",
+                   fmt::format("the instance has more than {} events; use fewer devices, grid "
+                               "steps or loop iterations",
+                               limits_.maxEvents));
+      return std::nullopt;
+    }
+    if (diags_.hasErrors())
+      return std::nullopt;
+    return std::move(program_);
+  }
+
+private:
+  // ---- Declarations: buffers, semaphores, scopes (the same on every device). ----
+
+  void declare(const ast::KernelDecl &kernel) {
+    for (const auto &param : kernel.params())
+      declareBuffer(*param, model::kKernelScope);
+    if (const ast::SemDecl *barrier = kernel.barrier()) {
+      semBase_[barrier] = static_cast<SemId>(program_.semaphores.size());
+      program_.semaphores.push_back(
+          {"barrier", {}, model::SemKind::Barrier, model::kKernelScope, locOf(*barrier)});
+    }
+    declareBlock(kernel.body(), model::kKernelScope);
+  }
+
+  void declareBlock(const ast::Block &block, model::ScopeId scope) {
+    for (const auto &stmt : block.stmts()) {
+      if (const auto *s = ast::dynCast<ast::ScratchStmt>(stmt.get())) {
+        for (const auto &decl : s->decls())
+          declareDecl(*decl, scope);
+      } else if (const auto *s = ast::dynCast<ast::RunScopedStmt>(stmt.get())) {
+        auto id = static_cast<model::ScopeId>(program_.scopes.size());
+        program_.scopes.push_back(
+            {fmt::format("run_scoped@{}", locOf(*s).line), scope, locOf(*s)});
+        scopeOf_[s] = id;
+        for (const auto &decl : s->decls())
+          declareDecl(*decl, id);
+        declareBlock(s->body(), id);
+      } else if (const auto *s = ast::dynCast<ast::IfStmt>(stmt.get())) {
+        for (const auto &branch : s->branches())
+          declareBlock(*branch.body, scope);
+        if (s->elseBody())
+          declareBlock(*s->elseBody(), scope);
+      } else if (const auto *s = ast::dynCast<ast::ForStmt>(stmt.get())) {
+        declareBlock(s->body(), scope);
+      }
+    }
+  }
+
+  void declareDecl(const ast::Decl &decl, model::ScopeId scope) {
+    if (const auto *b = ast::dynCast<ast::BufferDecl>(&decl))
+      declareBuffer(*b, scope);
+    else if (const auto *s = ast::dynCast<ast::SemDecl>(&decl))
+      declareSem(*s, scope);
+  }
+
+  void declareBuffer(const ast::BufferDecl &b, model::ScopeId scope) {
+    model::Buffer buffer;
+    buffer.name = b.name();
+    buffer.space = toModel(b.space());
+    buffer.dtype = toModel(b.dtype());
+    buffer.shape = b.shapeValues();
+    DKV_INVARIANT(buffer.shape.size() == b.shape().size(), "sema sets every buffer shape");
+    switch (b.direction()) {
+    case ast::Direction::In:
+      buffer.role = model::BufferRole::Input;
+      break;
+    case ast::Direction::Out:
+      buffer.role = model::BufferRole::Output;
+      break;
+    case ast::Direction::InOut:
+      buffer.role = model::BufferRole::InOut;
+      break;
+    case ast::Direction::None:
+      buffer.role = model::BufferRole::Scratch;
+      break;
+    }
+    buffer.scope = scope;
+    buffer.loc = locOf(b);
+    bufferOf_[&b] = static_cast<model::BufferId>(program_.buffers.size());
+    program_.buffers.push_back(std::move(buffer));
+  }
+
+  void declareSem(const ast::SemDecl &s, model::ScopeId scope) {
+    const std::vector<int64_t> &dims = s.dimValues();
+    DKV_INVARIANT(dims.size() == s.dims().size(), "sema sets every semaphore array size");
+    semBase_[&s] = static_cast<SemId>(program_.semaphores.size());
+    int64_t count = 1;
+    for (int64_t d : dims)
+      count *= d;
+    std::vector<int64_t> index(dims.size(), 0);
+    for (int64_t i = 0; i < count; ++i) {
+      program_.semaphores.push_back({s.name(), index, toModel(s.semKind()), scope, locOf(s)});
+      for (size_t k = dims.size(); k-- > 0;) {
+        if (++index[k] < dims[k])
+          break;
+        index[k] = 0;
+      }
+    }
+  }
+
+  // ---- Per-device walk. ----
+
+  void lowerDevice(DeviceId device) {
+    device_ = device;
+    coords_.assign(program_.mesh.size(), 0);
+    int64_t rest = device;
+    for (size_t a = program_.mesh.size(); a-- > 0;) {
+      coords_[a] = rest % program_.mesh[a].size;
+      rest /= program_.mesh[a].size;
+    }
+    program_.processes.push_back({device, coords_, {}});
+    // The pointer stays valid: run() reserved every process up front.
+    process_ = &program_.processes.back();
+
+    const std::vector<int64_t> &grid = kernel_->gridValues();
+    DKV_INVARIANT(grid.size() == kernel_->grid().size(), "sema sets every grid size");
+    int64_t points = 1;
+    for (int64_t g : grid)
+      points *= g;
+    for (int32_t inv = 0; inv < program_.options.invocations; ++inv) {
+      invocation_ = inv;
+      programIds_.clear();
+      loopVars_.clear();
+      setContext();
+      emit(model::KernelEnter{inv}, locOf(*kernel_));
+      if (!program_.hasCollectiveId && program_.options.entryBarrier)
+        emit(model::DeviceBarrier{inv}, locOf(*kernel_));
+      std::vector<int64_t> point(grid.size(), 0);
+      for (int64_t p = 0; p < points; ++p) {
+        programIds_ = point;
+        env_.clear();
+        setContext();
+        lowerBlock(kernel_->body());
+        for (size_t k = grid.size(); k-- > 0;) {
+          if (++point[k] < grid[k])
+            break;
+          point[k] = 0;
+        }
+      }
+      programIds_.clear();
+      setContext();
+      emit(model::KernelExit{inv}, kernel_->range().end.valid() ? kernel_->range().end
+                                                                 : locOf(*kernel_));
+    }
+  }
+
+  void setContext() {
+    std::string text = fmt::format("inv {}", invocation_);
+    if (!programIds_.empty())
+      text += fmt::format(", grid ({})", fmt::join(programIds_, ", "));
+    for (const auto &[name, value] : loopVars_)
+      text += fmt::format(", {}={}", name, value);
+    auto [it, inserted] =
+        contextIds_.try_emplace(text, static_cast<model::ContextId>(program_.contexts.size()));
+    if (inserted)
+      program_.contexts.push_back(text);
+    context_ = it->second;
+  }
+
+  template <class E> void emit(E event, model::SourceLoc loc) {
+    if (++eventCount_ > limits_.maxEvents)
+      throw TooLarge{};
+    process_->events.push_back(model::Event{std::move(event), loc, context_});
+  }
+
+  void lowerBlock(const ast::Block &block) {
+    for (const auto &stmt : block.stmts()) {
+      try {
+        lowerStmt(*stmt);
+      } catch (const StatementError &) {
+        // The diagnostic is reported; go on with the next statement so that one
+        // run shows every error.
+      }
+    }
+  }
+
+  void lowerStmt(const ast::Stmt &stmt) {
+    switch (stmt.kind()) {
+    case ast::Node::Kind::ScratchStmt:
+      return; // declared once for all devices
+    case ast::Node::Kind::RunScopedStmt: {
+      const auto &s = ast::cast<ast::RunScopedStmt>(stmt);
+      model::ScopeId scope = scopeOf_.at(&s);
+      emit(model::ScopeEnter{scope}, locOf(s));
+      lowerBlock(s.body());
+      emit(model::ScopeExit{scope}, s.range().end.valid() ? s.range().end : locOf(s));
+      return;
+    }
+    case ast::Node::Kind::LetStmt:
+      return lowerLet(ast::cast<ast::LetStmt>(stmt));
+    case ast::Node::Kind::IfStmt: {
+      const auto &s = ast::cast<ast::IfStmt>(stmt);
+      for (const auto &branch : s.branches())
+        if (evalBool(*branch.cond)) {
+          lowerBlock(*branch.body);
+          return;
+        }
+      if (s.elseBody())
+        lowerBlock(*s.elseBody());
+      return;
+    }
+    case ast::Node::Kind::ForStmt: {
+      const auto &s = ast::cast<ast::ForStmt>(stmt);
+      int64_t lo = evalInt(s.lo());
+      int64_t hi = evalInt(s.hi());
+      const ast::LoopVarDecl *var = &s.var();
+      for (int64_t i = lo; i < hi; ++i) {
+        env_[var] = i;
+        loopVars_.emplace_back(var->name(), i);
+        setContext();
+        lowerBlock(s.body());
+        loopVars_.pop_back();
+      }
+      env_.erase(var);
+      setContext();
+      return;
+    }
+    case ast::Node::Kind::StoreStmt:
+      return lowerStore(ast::cast<ast::StoreStmt>(stmt));
+    case ast::Node::Kind::DmaStmt:
+      return lowerDma(ast::cast<ast::DmaStmt>(stmt));
+    case ast::Node::Kind::SignalStmt: {
+      const auto &s = ast::cast<ast::SignalStmt>(stmt);
+      SemId sem = evalSem(s.sem());
+      int64_t amount = s.inc() ? evalInt(*s.inc()) : 1;
+      if (amount < 0)
+        fail(*s.inc(), "negative-amount",
+             fmt::format("signal increment is {} (on device {}); it must be >= 0", amount,
+                         device_));
+      DeviceId target = s.device() ? evalDevice(*s.device()) : device_;
+      emit(model::Signal{target, sem, amount}, locOf(s));
+      return;
+    }
+    case ast::Node::Kind::WaitStmt: {
+      const auto &s = ast::cast<ast::WaitStmt>(stmt);
+      SemId sem = evalSem(s.sem());
+      int64_t amount = s.value() ? evalInt(*s.value()) : 1;
+      if (amount < 0)
+        fail(*s.value(), "negative-amount",
+             fmt::format("wait value is {} (on device {}); it must be >= 0", amount, device_));
+      emit(model::SemWait{sem, amount, model::WaitOrigin::Wait}, locOf(s));
+      return;
+    }
+    default:
+      DKV_UNREACHABLE("statement kind");
+    }
+  }
+
+  void lowerLet(const ast::LetStmt &stmt) {
+    const ast::LetDecl &decl = stmt.decl();
+    const ast::Expr &init = decl.init();
+    if (const auto *c = ast::dynCast<ast::CopyExpr>(&init)) {
+      Descriptor d;
+      Slice src = evalSlice(c->src());
+      Slice dst = evalSlice(c->dst());
+      d.src = src.region;
+      d.dst = dst.region;
+      d.recvSem = evalSem(c->sem());
+      d.target = device_;
+      d.loc = locOf(stmt);
+      d.bytes = checkCopyShapes(*c, src, dst);
+      env_[&decl] = d;
+      return;
+    }
+    if (const auto *c = ast::dynCast<ast::RemoteCopyExpr>(&init)) {
+      Descriptor d;
+      d.remote = true;
+      Slice src = evalSlice(c->src());
+      Slice dst = evalSlice(c->dst());
+      d.src = src.region;
+      d.dst = dst.region;
+      d.sendSem = evalSem(c->sendSem());
+      d.recvSem = evalSem(c->recvSem());
+      d.target = evalDevice(c->device());
+      d.loc = locOf(stmt);
+      d.bytes = checkCopyShapes(*c, src, dst);
+      env_[&decl] = d;
+      return;
+    }
+    if (const auto *call = ast::dynCast<ast::CallExpr>(&init);
+        call && call->builtin() == ast::Builtin::Read) {
+      SemId sem = evalSem(call->arg());
+      auto [it, inserted] = registerOf_.try_emplace(&decl, program_.registerCount);
+      if (inserted)
+        ++program_.registerCount;
+      emit(model::SemRead{sem, it->second}, locOf(stmt));
+      env_[&decl] = RuntimeValue{it->second};
+      return;
+    }
+    if (init.type().kind == ast::TypeKind::Bool)
+      env_[&decl] = evalBool(init);
+    else
+      env_[&decl] = evalInt(init);
+  }
+
+  int64_t checkCopyShapes(const ast::Expr &copy, const Slice &srcSlice, const Slice &dstSlice) {
+    const Region &src = srcSlice.region;
+    const Region &dst = dstSlice.region;
+    const std::vector<int64_t> &srcShape = srcSlice.shape;
+    const std::vector<int64_t> &dstShape = dstSlice.shape;
+    const model::Buffer &sb = program_.buffers[src.buffer];
+    const model::Buffer &db = program_.buffers[dst.buffer];
+    if (srcShape != dstShape || sb.dtype != db.dtype)
+      fail(copy, "copy-shape-mismatch",
+           fmt::format("copy source {} is {}{} but destination {} is {}{} (on device {})",
+                       program_.regionName(src), model::dtypeName(sb.dtype), shapeText(srcShape),
+                       program_.regionName(dst), model::dtypeName(db.dtype), shapeText(dstShape),
+                       device_));
+    int64_t bytes = src.elementCount() * model::dtypeBytes(sb.dtype);
+    if (bytes % program_.options.semUnit != 0)
+      fail(copy, "dma-size-unit",
+           fmt::format("the DMA moves {} bytes, not a multiple of the semaphore unit {}", bytes,
+                       program_.options.semUnit));
+    return bytes;
+  }
+
+  static std::string shapeText(const std::vector<int64_t> &shape) {
+    return fmt::format("[{}]", fmt::join(shape, ", "));
+  }
+
+  void lowerDma(const ast::DmaStmt &stmt) {
+    const ast::Decl *decl = stmt.descriptor().decl();
+    auto it = env_.find(decl);
+    if (it == env_.end() || !std::holds_alternative<Descriptor>(it->second))
+      fail(stmt, "unsupported",
+           fmt::format("descriptor '{}' is not defined here on device {}",
+                       stmt.descriptor().name(), device_));
+    const Descriptor &d = std::get<Descriptor>(it->second);
+    int64_t units = d.bytes / program_.options.semUnit;
+    switch (stmt.method()) {
+    case ast::DmaMethod::Start: {
+      model::Dma dma;
+      dma.id = static_cast<model::DmaId>(program_.dmas.size());
+      dma.issuer = device_;
+      dma.target = d.target;
+      dma.src = d.src;
+      dma.dst = d.dst;
+      dma.sendSem = d.sendSem;
+      dma.recvSem = d.recvSem;
+      dma.bytes = d.bytes;
+      dma.local = !d.remote;
+      dma.invocation = invocation_;
+      dma.loc = locOf(stmt);
+      dma.descriptorLoc = d.loc;
+      int32_t k = program_.options.dmaChunks;
+      for (int32_t c = 0; c < k; ++c)
+        dma.chunkUnits.push_back(units / k + (c < units % k ? 1 : 0));
+      emit(model::DmaStart{dma.id}, locOf(stmt));
+      program_.dmas.push_back(std::move(dma));
+      return;
+    }
+    case ast::DmaMethod::Wait:
+      if (d.remote) {
+        emit(model::SemWait{*d.sendSem, units, model::WaitOrigin::DmaWaitSend}, locOf(stmt));
+        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitRecv}, locOf(stmt));
+      } else {
+        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitLocal}, locOf(stmt));
+      }
+      return;
+    case ast::DmaMethod::WaitSend:
+    case ast::DmaMethod::WaitRecv:
+      if (!d.remote)
+        fail(stmt, "local-copy-wait",
+             "a local copy has one semaphore: use wait(), not wait_send() or wait_recv()");
+      if (stmt.method() == ast::DmaMethod::WaitSend)
+        emit(model::SemWait{*d.sendSem, units, model::WaitOrigin::DmaWaitSend}, locOf(stmt));
+      else
+        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitRecv}, locOf(stmt));
+      return;
+    }
+  }
+
+  void lowerStore(const ast::StoreStmt &stmt) {
+    model::Store store;
+    Slice dst = evalSlice(stmt.target());
+    store.dst = dst.region;
+    const std::vector<int64_t> &dstShape = dst.shape;
+    store.accumulate = stmt.accumulate();
+    int32_t value = buildValue(stmt.value(), store, dstShape);
+    if (stmt.accumulate()) {
+      model::ValueNode load;
+      load.op = model::ValueNode::Op::Load;
+      load.region = store.dst;
+      store.value.nodes.push_back(load);
+      store.reads.push_back(store.dst);
+      model::ValueNode add;
+      add.op = model::ValueNode::Op::Add;
+      add.lhs = static_cast<int32_t>(store.value.nodes.size() - 1);
+      add.rhs = value;
+      store.value.nodes.push_back(add);
+      value = static_cast<int32_t>(store.value.nodes.size() - 1);
+    }
+    store.value.root = value;
+    emit(std::move(store), locOf(stmt));
+  }
+
+  /// Appends the nodes of `expr` to `store.value`; returns the index of its root.
+  int32_t buildValue(const ast::Expr &expr, model::Store &store,
+                     const std::vector<int64_t> &dstShape) {
+    auto push = [&](model::ValueNode node) {
+      store.value.nodes.push_back(std::move(node));
+      return static_cast<int32_t>(store.value.nodes.size() - 1);
+    };
+    model::ValueNode node;
+    switch (expr.kind()) {
+    case ast::Node::Kind::FloatLiteral:
+      node.constant = ast::cast<ast::FloatLiteral>(expr).value();
+      return push(node);
+    case ast::Node::Kind::IntLiteral:
+      node.constant = static_cast<double>(ast::cast<ast::IntLiteral>(expr).value());
+      return push(node);
+    case ast::Node::Kind::NameExpr:
+    case ast::Node::Kind::IndexExpr: {
+      const ast::Decl *decl = baseDecl(expr);
+      if (ast::isa<ast::BufferDecl>(decl)) {
+        node.op = model::ValueNode::Op::Load;
+        Slice slice = evalSlice(expr);
+        node.region = slice.region;
+        const std::vector<int64_t> &shape = slice.shape;
+        if (node.region.elementCount() != 1 && shape != dstShape)
+          fail(expr, "store-shape-mismatch",
+               fmt::format("{} has shape {} but the store writes shape {} (on device {})",
+                           program_.regionName(node.region), shapeText(shape),
+                           shapeText(dstShape), device_));
+        store.reads.push_back(node.region);
+        return push(node);
+      }
+      if (auto it = env_.find(decl);
+          it != env_.end() && std::holds_alternative<RuntimeValue>(it->second)) {
+        node.op = model::ValueNode::Op::Register;
+        node.reg = std::get<RuntimeValue>(it->second).reg;
+        return push(node);
+      }
+      node.constant = static_cast<double>(evalInt(expr));
+      return push(node);
+    }
+    case ast::Node::Kind::UnaryExpr: {
+      const auto &u = ast::cast<ast::UnaryExpr>(expr);
+      if (u.op() != ast::UnaryOp::Neg)
+        fail(expr, "unsupported", "only '-' applies to stored values");
+      node.op = model::ValueNode::Op::Neg;
+      node.lhs = buildValue(u.operand(), store, dstShape);
+      return push(node);
+    }
+    case ast::Node::Kind::BinaryExpr: {
+      const auto &b = ast::cast<ast::BinaryExpr>(expr);
+      switch (b.op()) {
+      case ast::BinaryOp::Add:
+        node.op = model::ValueNode::Op::Add;
+        break;
+      case ast::BinaryOp::Sub:
+        node.op = model::ValueNode::Op::Sub;
+        break;
+      case ast::BinaryOp::Mul:
+        node.op = model::ValueNode::Op::Mul;
+        break;
+      case ast::BinaryOp::Div:
+        node.op = model::ValueNode::Op::Div;
+        break;
+      case ast::BinaryOp::Min:
+        node.op = model::ValueNode::Op::Min;
+        break;
+      case ast::BinaryOp::Max:
+        node.op = model::ValueNode::Op::Max;
+        break;
+      default:
+        // An integer sub-expression (e.g. `me % 2`) is a constant per device.
+        node.constant = static_cast<double>(evalInt(expr));
+        return push(node);
+      }
+      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime) {
+        node = model::ValueNode{};
+        node.constant = static_cast<double>(evalInt(expr));
+        return push(node);
+      }
+      node.lhs = buildValue(b.lhs(), store, dstShape);
+      node.rhs = buildValue(b.rhs(), store, dstShape);
+      return push(node);
+    }
+    default:
+      node.constant = static_cast<double>(evalInt(expr));
+      return push(node);
+    }
+  }
+
+  // ---- Evaluation. ----
+
+  [[noreturn]] void fail(const ast::Node &node, const std::string &id, std::string message) {
+    failAt(node.range(), id, std::move(message));
+  }
+
+  [[noreturn]] void failAt(support::SourceRange range, const std::string &id,
+                           std::string message) {
+    // Devices usually share a mistake: report each place once, for the first device.
+    if (reported_.insert({range.begin.line, range.begin.col, id}).second)
+      diags_.error(range, id, std::move(message));
+    throw StatementError{};
+  }
+
+  const ast::Decl *baseDecl(const ast::Expr &expr) {
+    if (const auto *n = ast::dynCast<ast::NameExpr>(&expr))
+      return n->decl();
+    if (const auto *i = ast::dynCast<ast::IndexExpr>(&expr))
+      return i->base().decl();
+    return nullptr;
+  }
+
+  int64_t evalInt(const ast::Expr &expr) {
+    Value v = eval(expr);
+    if (const auto *i = std::get_if<int64_t>(&v))
+      return *i;
+    if (const auto *b = std::get_if<bool>(&v))
+      return *b ? 1 : 0;
+    if (std::holds_alternative<RuntimeValue>(v))
+      fail(expr, "unsupported",
+           "this value is read from a semaphore at run time; it can only be stored, not "
+           "decide control flow, a device or an index");
+    fail(expr, "unsupported", "expected an integer here");
+  }
+
+  bool evalBool(const ast::Expr &expr) {
+    Value v = eval(expr);
+    if (const auto *b = std::get_if<bool>(&v))
+      return *b;
+    if (const auto *i = std::get_if<int64_t>(&v))
+      return *i != 0;
+    if (std::holds_alternative<RuntimeValue>(v))
+      fail(expr, "unsupported",
+           "this condition depends on a semaphore value read at run time; dkv needs control "
+           "flow that is known when the kernel is instantiated");
+    fail(expr, "unsupported", "expected a condition here");
+  }
+
+  static int64_t floorDiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+      --q;
+    return q;
+  }
+
+  Value eval(const ast::Expr &expr) {
+    switch (expr.kind()) {
+    case ast::Node::Kind::IntLiteral:
+      return ast::cast<ast::IntLiteral>(expr).value();
+    case ast::Node::Kind::BoolLiteral:
+      return ast::cast<ast::BoolLiteral>(expr).value();
+    case ast::Node::Kind::NameExpr: {
+      const ast::Decl *decl = ast::cast<ast::NameExpr>(expr).decl();
+      DKV_INVARIANT(decl, "sema resolves every name");
+      if (const auto *p = ast::dynCast<ast::ParamDecl>(decl)) {
+        DKV_INVARIANT(p->value().has_value(), "sema sets every param");
+        return *p->value();
+      }
+      if (const auto *c = ast::dynCast<ast::ConstDecl>(decl)) {
+        DKV_INVARIANT(c->value().has_value(), "sema sets every const");
+        return *c->value();
+      }
+      if (auto it = env_.find(decl); it != env_.end())
+        return it->second;
+      fail(expr, "unsupported",
+           fmt::format("'{}' has no value here on device {}",
+                       ast::cast<ast::NameExpr>(expr).name(), device_));
+    }
+    case ast::Node::Kind::UnaryExpr: {
+      const auto &u = ast::cast<ast::UnaryExpr>(expr);
+      if (u.op() == ast::UnaryOp::Not)
+        return !evalBool(u.operand());
+      return -evalInt(u.operand());
+    }
+    case ast::Node::Kind::BinaryExpr:
+      return evalBinary(ast::cast<ast::BinaryExpr>(expr));
+    case ast::Node::Kind::CallExpr: {
+      const auto &call = ast::cast<ast::CallExpr>(expr);
+      switch (call.builtin()) {
+      case ast::Builtin::AxisIndex:
+      case ast::Builtin::AxisSize: {
+        const auto *axis = ast::dynCast<ast::AxisDecl>(baseDecl(call.arg()));
+        DKV_INVARIANT(axis, "sema checks that axis_index names an axis");
+        if (call.builtin() == ast::Builtin::AxisIndex)
+          return coords_[axis->index()];
+        return program_.mesh[axis->index()].size;
+      }
+      case ast::Builtin::ProgramId:
+      case ast::Builtin::NumPrograms: {
+        int64_t dim = evalInt(call.arg());
+        const std::vector<int64_t> &grid = kernel_->gridValues();
+        if (dim < 0 || static_cast<size_t>(dim) >= grid.size())
+          fail(call, "program-id-dim",
+               fmt::format("grid dimension {} does not exist (the grid has {})", dim,
+                           grid.size()));
+        if (call.builtin() == ast::Builtin::NumPrograms)
+          return grid[dim];
+        if (programIds_.empty())
+          fail(call, "program-id-dim", "program_id outside the grid");
+        return programIds_[dim];
+      }
+      case ast::Builtin::Read:
+        fail(call, "unsupported",
+             "read(sem) is only supported as the value of a let (`let v = read(s)`)");
+      }
+      DKV_UNREACHABLE("builtin");
+    }
+    default:
+      fail(expr, "unsupported", "this expression has no integer value");
+    }
+  }
+
+  Value evalBinary(const ast::BinaryExpr &b) {
+    using Op = ast::BinaryOp;
+    if (b.op() == Op::And)
+      return evalBool(b.lhs()) && evalBool(b.rhs());
+    if (b.op() == Op::Or)
+      return evalBool(b.lhs()) || evalBool(b.rhs());
+    int64_t l = evalInt(b.lhs());
+    int64_t r = evalInt(b.rhs());
+    auto checked = [&](bool overflow, int64_t value) -> Value {
+      if (overflow)
+        fail(b, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+      return value;
+    };
+    int64_t out = 0;
+    switch (b.op()) {
+    case Op::Add:
+      return checked(__builtin_add_overflow(l, r, &out), out);
+    case Op::Sub:
+      return checked(__builtin_sub_overflow(l, r, &out), out);
+    case Op::Mul:
+      return checked(__builtin_mul_overflow(l, r, &out), out);
+    case Op::Div:
+    case Op::Mod: {
+      if (r == 0)
+        fail(b, "division-by-zero", fmt::format("division by zero on device {}", device_));
+      if (l == INT64_MIN && r == -1)
+        fail(b, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+      int64_t q = floorDiv(l, r);
+      return b.op() == Op::Div ? q : l - q * r;
+    }
+    case Op::Min:
+      return std::min(l, r);
+    case Op::Max:
+      return std::max(l, r);
+    case Op::Eq:
+      return l == r;
+    case Op::Ne:
+      return l != r;
+    case Op::Lt:
+      return l < r;
+    case Op::Le:
+      return l <= r;
+    case Op::Gt:
+      return l > r;
+    case Op::Ge:
+      return l >= r;
+    case Op::And:
+    case Op::Or:
+      break;
+    }
+    DKV_UNREACHABLE("binary operator");
+  }
+
+  /// The device a `device = ...` names, checked against the mesh.
+  DeviceId evalDevice(const ast::Expr &expr) {
+    std::vector<int64_t> coords;
+    if (const auto *t = ast::dynCast<ast::TupleExpr>(&expr)) {
+      if (t->elements().size() != program_.mesh.size())
+        fail(expr, "device-arity",
+             fmt::format("device coordinates have {} entries, the mesh has {} axes",
+                         t->elements().size(), program_.mesh.size()));
+      for (const auto &e : t->elements())
+        coords.push_back(evalInt(*e));
+    } else if (const auto *m = ast::dynCast<ast::MappingExpr>(&expr)) {
+      coords = coords_;
+      for (const auto &entry : m->entries()) {
+        const auto *axis = ast::dynCast<ast::AxisDecl>(entry.axis->decl());
+        DKV_INVARIANT(axis, "sema resolves mapping keys to axes");
+        coords[axis->index()] = evalInt(*entry.value);
+      }
+    } else {
+      int64_t id = evalInt(expr);
+      int64_t count = 1;
+      for (const auto &axis : program_.mesh)
+        count *= axis.size;
+      if (id < 0 || id >= count)
+        fail(expr, "device-out-of-range",
+             fmt::format("device id {} is out of range: the mesh has {} devices (on device {})",
+                         id, count, device_));
+      return static_cast<DeviceId>(id);
+    }
+    int64_t id = 0;
+    for (size_t a = 0; a < coords.size(); ++a) {
+      if (coords[a] < 0 || coords[a] >= program_.mesh[a].size)
+        fail(expr, "device-out-of-range",
+             fmt::format("coordinate {} on axis {} is out of range [0, {}) (on device {})",
+                         coords[a], program_.mesh[a].name, program_.mesh[a].size, device_));
+      id = id * program_.mesh[a].size + coords[a];
+    }
+    return static_cast<DeviceId>(id);
+  }
+
+  /// The semaphore an expression names: `s`, `recv[i]`, `caps[i, j]`, `barrier`.
+  SemId evalSem(const ast::Expr &expr) {
+    const auto *decl = ast::dynCast<ast::SemDecl>(baseDecl(expr));
+    if (!decl)
+      fail(expr, "unsupported", "expected a semaphore here");
+    SemId base = semBase_.at(decl);
+    const std::vector<int64_t> &dims = decl->dimValues();
+    std::vector<int64_t> index;
+    if (const auto *ix = ast::dynCast<ast::IndexExpr>(&expr)) {
+      for (const ast::Subscript &s : ix->subscripts()) {
+        if (s.kind != ast::Subscript::Kind::Index || !s.lo)
+          fail(expr, "unsupported", "a semaphore array takes single indices");
+        index.push_back(evalInt(*s.lo));
+      }
+    }
+    if (index.size() != dims.size())
+      fail(expr, "sem-index-arity",
+           fmt::format("'{}' has {} dimensions; {} indices name one semaphore", decl->name(),
+                       dims.size(), index.size()));
+    int64_t offset = 0;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (index[k] < 0 || index[k] >= dims[k])
+        fail(expr, "index-out-of-bounds",
+             fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on device "
+                         "{})",
+                         index[k], decl->name(), dims[k], device_));
+      offset = offset * dims[k] + index[k];
+    }
+    return base + static_cast<SemId>(offset);
+  }
+
+  Region evalRegion(const ast::Expr &expr) { return evalSlice(expr).region; }
+
+  /// The region a ref expression names, checked against the buffer's bounds.
+  Slice evalSlice(const ast::Expr &expr) {
+    const auto *decl = ast::dynCast<ast::BufferDecl>(baseDecl(expr));
+    if (!decl)
+      fail(expr, "unsupported", "expected a buffer here");
+    model::BufferId id = bufferOf_.at(decl);
+    const std::vector<int64_t> &shape = program_.buffers[id].shape;
+    Slice slice{Region{id, {}}, {}};
+    const auto *ix = ast::dynCast<ast::IndexExpr>(&expr);
+    size_t given = ix ? ix->subscripts().size() : 0;
+    if (given > shape.size())
+      fail(expr, "slice-arity",
+           fmt::format("'{}' has {} dimensions but {} subscripts are given", decl->name(),
+                       shape.size(), given));
+    for (size_t k = 0; k < shape.size(); ++k) {
+      int64_t lo = 0;
+      int64_t hi = shape[k];
+      bool single = false;
+      if (k < given) {
+        const ast::Subscript &s = ix->subscripts()[k];
+        switch (s.kind) {
+        case ast::Subscript::Kind::Full:
+          break;
+        case ast::Subscript::Kind::Index:
+          lo = evalInt(*s.lo);
+          hi = lo + 1;
+          single = true;
+          break;
+        case ast::Subscript::Kind::Range:
+          if (s.lo)
+            lo = evalInt(*s.lo);
+          if (s.hi)
+            hi = evalInt(*s.hi);
+          break;
+        }
+        if (lo < 0 || hi > shape[k] || lo >= hi) {
+          if (single)
+            failAt(s.range, "slice-out-of-bounds",
+                   fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) on "
+                               "device {}",
+                               lo, k, decl->name(), shape[k], device_));
+          failAt(s.range, "slice-out-of-bounds",
+                 fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on device {}",
+                             lo, hi, lo >= hi ? "empty" : "out of bounds", k, decl->name(),
+                             shape[k], device_));
+        }
+      }
+      slice.region.ranges.push_back({lo, hi});
+      if (!single)
+        slice.shape.push_back(hi - lo);
+    }
+    return slice;
+  }
+
+  const ast::Module &module_;
+  support::DiagnosticEngine &diags_;
+  LowerLimits limits_;
+  model::Program program_;
+  const ast::KernelDecl *kernel_ = nullptr;
+
+  std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;
+  std::unordered_map<const ast::SemDecl *, SemId> semBase_;
+  std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
+  std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
+  std::map<std::string, model::ContextId> contextIds_;
+  std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
+
+  // Per-device state.
+  DeviceId device_ = 0;
+  std::vector<int64_t> coords_;
+  model::Process *process_ = nullptr;
+  int32_t invocation_ = 0;
+  std::vector<int64_t> programIds_;
+  std::vector<std::pair<std::string, int64_t>> loopVars_;
+  std::unordered_map<const ast::Decl *, Value> env_;
+  model::ContextId context_ = 0;
+  int64_t eventCount_ = 0;
+};
+
+} // namespace
+
+std::optional<model::Program> lower(const ast::Module &module, const std::string &file,
+                                    const model::Options &options,
+                                    support::DiagnosticEngine &diags, const LowerLimits &limits) {
+  return Lowering(module, file, options, diags, limits).run();
+}
+
+} // namespace dkv::frontend

@@ -1,0 +1,104 @@
+// The static pre-check over the model.
+#include "model/Precheck.h"
+
+#include "model/Printer.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace dkv::model {
+
+namespace {
+
+struct SemTotals {
+  int64_t increments = 0;
+  std::vector<SourceLoc> incrementLocs;
+  int64_t waited = 0;
+  bool deadlockReported = false;
+};
+
+} // namespace
+
+std::vector<report::Finding> precheck(const Program &program) {
+  std::vector<report::Finding> findings;
+  std::map<std::pair<DeviceId, SemId>, SemTotals> totals;
+  std::optional<SemId> barrier = program.barrierSemaphore();
+
+  for (const Dma &dma : program.dmas) {
+    int64_t units = 0;
+    for (int64_t u : dma.chunkUnits)
+      units += u;
+    SemTotals &recv = totals[{dma.target, dma.recvSem}];
+    recv.increments += units;
+    recv.incrementLocs.push_back(dma.loc);
+    if (dma.sendSem) {
+      SemTotals &send = totals[{dma.issuer, *dma.sendSem}];
+      send.increments += units;
+      send.incrementLocs.push_back(dma.loc);
+    }
+  }
+  for (const Process &proc : program.processes)
+    for (const Event &e : proc.events)
+      if (const auto *signal = std::get_if<Signal>(&e.kind)) {
+        SemTotals &t = totals[{signal->target, signal->sem}];
+        t.increments += signal->amount;
+        t.incrementLocs.push_back(e.loc);
+        if (program.semaphores[signal->sem].kind == SemKind::Dma) {
+          report::Finding f;
+          f.engine = "precheck";
+          f.message = fmt::format("device {} signals DMA semaphore {} by hand; DMA semaphores "
+                                  "count bytes of DMAs only",
+                                  proc.device, program.semName(signal->sem));
+          f.kind = report::FindingKind::ExitViolation;
+          f.primary = {e.loc, "signal of a DMA semaphore"};
+          findings.push_back(std::move(f));
+        }
+      }
+
+  for (const Process &proc : program.processes)
+    for (const Event &e : proc.events) {
+      const auto *wait = std::get_if<SemWait>(&e.kind);
+      if (!wait)
+        continue;
+      SemTotals &t = totals[{proc.device, wait->sem}];
+      t.waited += wait->amount;
+      if (t.waited > t.increments && !t.deadlockReported) {
+        t.deadlockReported = true;
+        report::Finding f;
+        f.kind = report::FindingKind::Deadlock;
+        f.engine = "precheck";
+        bool dma = program.semaphores[wait->sem].kind == SemKind::Dma;
+        f.message = fmt::format(
+            "device {} waits for {} {} on {}, but only {} can ever arrive there (waits so far "
+            "need {}): this wait can never be satisfied",
+            proc.device, wait->amount, dma ? "units (bytes) of DMA data" : "units",
+            program.semName(wait->sem), t.increments, t.waited);
+        f.primary = {e.loc, "wait that can never be satisfied"};
+        for (SourceLoc loc : t.incrementLocs)
+          f.secondary.push_back({loc, "increments it"});
+        findings.push_back(std::move(f));
+      }
+    }
+
+  for (auto &[key, t] : totals) {
+    auto [device, sem] = key;
+    if (barrier && sem == *barrier)
+      continue;
+    if (t.increments > t.waited && !t.deadlockReported) {
+      report::Finding f;
+      f.kind = report::FindingKind::ExitViolation;
+      f.engine = "precheck";
+      f.message = fmt::format("semaphore {} on device {} receives {} units but its waits take "
+                              "only {}: it is non-zero when the device leaves the kernel",
+                              program.semName(sem), device, t.increments, t.waited);
+      f.primary = {program.semaphores[sem].loc, "semaphore declared here"};
+      for (SourceLoc loc : t.incrementLocs)
+        f.secondary.push_back({loc, "increments it"});
+      findings.push_back(std::move(f));
+    }
+  }
+  return findings;
+}
+
+} // namespace dkv::model

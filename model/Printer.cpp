@@ -1,0 +1,202 @@
+// Prints the model in a stable, readable text form.
+#include "model/Printer.h"
+
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace dkv::model {
+
+namespace {
+
+std::string locText(SourceLoc loc) {
+  if (!loc.valid())
+    return "-";
+  return fmt::format("{}:{}", loc.line, loc.col);
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+const char *roleName(BufferRole role) {
+  switch (role) {
+  case BufferRole::Input:
+    return "in";
+  case BufferRole::Output:
+    return "out";
+  case BufferRole::InOut:
+    return "inout";
+  case BufferRole::Scratch:
+    return "scratch";
+  }
+  DKV_UNREACHABLE("buffer role");
+}
+
+std::string scopeText(const Program &program, ScopeId scope) {
+  if (scope == kKernelScope)
+    return "";
+  return " in " + program.scopes[scope].name;
+}
+
+std::string numberText(double value) {
+  if (value == static_cast<double>(static_cast<int64_t>(value)))
+    return fmt::format("{}.0", static_cast<int64_t>(value));
+  return fmt::format("{}", value);
+}
+
+std::string valueText(const Program &program, const ValueExpr &expr, int32_t node) {
+  DKV_INVARIANT(node >= 0 && static_cast<size_t>(node) < expr.nodes.size(), "value node");
+  const ValueNode &n = expr.nodes[node];
+  auto binary = [&](const char *op) {
+    return fmt::format("({} {} {})", valueText(program, expr, n.lhs), op,
+                       valueText(program, expr, n.rhs));
+  };
+  switch (n.op) {
+  case ValueNode::Op::Const:
+    return numberText(n.constant);
+  case ValueNode::Op::Load:
+    return program.regionName(n.region);
+  case ValueNode::Op::Register:
+    return fmt::format("r{}", n.reg);
+  case ValueNode::Op::Neg:
+    return fmt::format("-{}", valueText(program, expr, n.lhs));
+  case ValueNode::Op::Add:
+    return binary("+");
+  case ValueNode::Op::Sub:
+    return binary("-");
+  case ValueNode::Op::Mul:
+    return binary("*");
+  case ValueNode::Op::Div:
+    return binary("/");
+  case ValueNode::Op::Min:
+    return fmt::format("min({}, {})", valueText(program, expr, n.lhs),
+                       valueText(program, expr, n.rhs));
+  case ValueNode::Op::Max:
+    return fmt::format("max({}, {})", valueText(program, expr, n.lhs),
+                       valueText(program, expr, n.rhs));
+  }
+  DKV_UNREACHABLE("value op");
+}
+
+const char *waitOriginName(WaitOrigin origin) {
+  switch (origin) {
+  case WaitOrigin::Wait:
+    return "wait";
+  case WaitOrigin::DmaWaitSend:
+    return "wait_send";
+  case WaitOrigin::DmaWaitRecv:
+    return "wait_recv";
+  case WaitOrigin::DmaWaitLocal:
+    return "wait local copy";
+  }
+  DKV_UNREACHABLE("wait origin");
+}
+
+// Overload set for std::visit; every event kind must be handled (no catch-all).
+template <class... Ts> struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
+
+} // namespace
+
+std::string describeEvent(const Program &program, const Event &event) {
+  return std::visit(
+      Overloaded{
+          [&](const KernelEnter &e) { return fmt::format("enter invocation {}", e.invocation); },
+          [&](const KernelExit &e) { return fmt::format("exit invocation {}", e.invocation); },
+          [&](const DeviceBarrier &e) {
+            return fmt::format("device barrier (invocation {})", e.invocation);
+          },
+          [&](const ScopeEnter &e) {
+            return fmt::format("enter {}", program.scopes[e.scope].name);
+          },
+          [&](const ScopeExit &e) { return fmt::format("exit {}", program.scopes[e.scope].name); },
+          [&](const Store &e) {
+            return fmt::format("store {} = {}", program.regionName(e.dst),
+                               valueText(program, e.value, e.value.root));
+          },
+          [&](const DmaStart &e) {
+            const Dma &dma = program.dmas[e.dma];
+            return fmt::format("start dma {}: {} -> device {} {}", e.dma,
+                               program.regionName(dma.src), dma.target,
+                               program.regionName(dma.dst));
+          },
+          [&](const SemWait &e) {
+            return fmt::format("wait {} >= {} ({})", program.semName(e.sem), e.amount,
+                               waitOriginName(e.origin));
+          },
+          [&](const Signal &e) {
+            return fmt::format("signal {} += {} on device {}", program.semName(e.sem), e.amount,
+                               e.target);
+          },
+          [&](const SemRead &e) {
+            return fmt::format("r{} = read {}", e.reg, program.semName(e.sem));
+          },
+      },
+      event.kind);
+}
+
+void printProgram(const Program &program, std::ostream &out) {
+  out << fmt::format("model of kernel {} from {}\n", program.kernel, program.file);
+  std::vector<std::string> axes;
+  for (const MeshAxis &axis : program.mesh)
+    axes.push_back(fmt::format("{}={}", axis.name, axis.size));
+  out << fmt::format("mesh {} ({} devices)\n", fmt::join(axes, ", "), program.deviceCount());
+  const Options &o = program.options;
+  out << fmt::format("options invocations={} dma-chunks={} sem-unit={} entry-barrier={}\n",
+                     o.invocations, o.dmaChunks, o.semUnit,
+                     program.hasCollectiveId ? "no (collective_id)"
+                                             : (o.entryBarrier ? "yes" : "no"));
+  out << "\nbuffers:\n";
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const Buffer &b = program.buffers[i];
+    out << fmt::format("  b{} {}: {} {} {}{} ({} B){}  @{}\n", i, b.name, roleName(b.role),
+                       memSpaceName(b.space), dtypeName(b.dtype), shapeText(b.shape),
+                       b.byteSize(), scopeText(program, b.scope), locText(b.loc));
+  }
+  out << "semaphores:\n";
+  for (size_t i = 0; i < program.semaphores.size(); ++i) {
+    const Semaphore &s = program.semaphores[i];
+    out << fmt::format("  s{} {}: {}{}  @{}\n", i, program.semName(static_cast<SemId>(i)),
+                       semKindName(s.kind), scopeText(program, s.scope), locText(s.loc));
+  }
+  if (!program.scopes.empty()) {
+    out << "scopes:\n";
+    for (size_t i = 0; i < program.scopes.size(); ++i)
+      out << fmt::format("  {}  @{}\n", program.scopes[i].name, locText(program.scopes[i].loc));
+  }
+  out << "dmas:\n";
+  for (const Dma &d : program.dmas) {
+    std::string sems = d.sendSem ? fmt::format("send {} on device {}, recv {} on device {}",
+                                               program.semName(*d.sendSem), d.issuer,
+                                               program.semName(d.recvSem), d.target)
+                                 : fmt::format("sem {}", program.semName(d.recvSem));
+    out << fmt::format("  dma {}: {} device {} {} -> device {} {}, {} B, {}, units [{}]  @{}\n",
+                       d.id, d.local ? "local" : "remote", d.issuer, program.regionName(d.src),
+                       d.target, program.regionName(d.dst), d.bytes, sems,
+                       fmt::join(d.chunkUnits, ", "), locText(d.loc));
+  }
+  for (const Process &p : program.processes) {
+    std::vector<std::string> coords;
+    for (size_t a = 0; a < p.coords.size() && a < program.mesh.size(); ++a)
+      coords.push_back(fmt::format("{}={}", program.mesh[a].name, p.coords[a]));
+    out << fmt::format("\ndevice {} ({}): {} events\n", p.device, fmt::join(coords, ", "),
+                       p.events.size());
+    ContextId context = -1;
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      const Event &e = p.events[i];
+      if (e.context != context) {
+        context = e.context;
+        if (context >= 0 && static_cast<size_t>(context) < program.contexts.size())
+          out << "  -- " << program.contexts[context] << "\n";
+      }
+      out << fmt::format("  {:>4}  {:<60} @{}\n", i, describeEvent(program, e), locText(e.loc));
+    }
+  }
+}
+
+} // namespace dkv::model

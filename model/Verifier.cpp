@@ -1,0 +1,185 @@
+// The model verifier.
+#include "model/Verifier.h"
+
+#include <fmt/format.h>
+
+namespace dkv::model {
+
+namespace {
+
+class Verifier {
+public:
+  explicit Verifier(const Program &program) : p_(program) {}
+
+  std::vector<std::string> run() {
+    checkDeclarations();
+    std::vector<int> startCount(p_.dmas.size(), 0);
+    for (size_t d = 0; d < p_.processes.size(); ++d) {
+      const Process &proc = p_.processes[d];
+      if (proc.device != static_cast<DeviceId>(d))
+        problem("process {} has device id {}", d, proc.device);
+      int32_t inside = -1;
+      int32_t nextInvocation = 0;
+      for (size_t i = 0; i < proc.events.size(); ++i)
+        checkEvent(static_cast<DeviceId>(d), i, proc.events[i], inside, nextInvocation,
+                   startCount);
+      if (inside != -1)
+        problem("device {} ends inside invocation {}", d, inside);
+      if (nextInvocation != p_.options.invocations)
+        problem("device {} runs {} invocations, options say {}", d, nextInvocation,
+                p_.options.invocations);
+    }
+    for (size_t k = 0; k < p_.dmas.size(); ++k)
+      if (startCount[k] != 1)
+        problem("dma {} is started {} times", k, startCount[k]);
+    return std::move(problems_);
+  }
+
+private:
+  template <class... Args> void problem(fmt::format_string<Args...> f, Args &&...args) {
+    problems_.push_back(fmt::format(f, std::forward<Args>(args)...));
+  }
+
+  bool validDevice(DeviceId d) const { return d >= 0 && d < p_.deviceCount(); }
+  bool validSem(SemId s) const {
+    return s >= 0 && static_cast<size_t>(s) < p_.semaphores.size();
+  }
+
+  void checkRegion(const Region &r, const std::string &what) {
+    if (r.buffer < 0 || static_cast<size_t>(r.buffer) >= p_.buffers.size()) {
+      problem("{}: buffer id {} out of range", what, r.buffer);
+      return;
+    }
+    const Buffer &b = p_.buffers[r.buffer];
+    if (r.ranges.size() != b.shape.size()) {
+      problem("{}: region of {} has rank {}, buffer has rank {}", what, b.name, r.ranges.size(),
+              b.shape.size());
+      return;
+    }
+    for (size_t i = 0; i < r.ranges.size(); ++i)
+      if (r.ranges[i].begin < 0 || r.ranges[i].end > b.shape[i] ||
+          r.ranges[i].begin >= r.ranges[i].end)
+        problem("{}: range {}:{} of {} dimension {} outside [0, {})", what, r.ranges[i].begin,
+                r.ranges[i].end, b.name, i, b.shape[i]);
+  }
+
+  void checkDeclarations() {
+    if (p_.options.invocations < 1 || p_.options.dmaChunks < 1 || p_.options.semUnit < 1)
+      problem("options out of range");
+    for (const Semaphore &s : p_.semaphores)
+      if (s.scope != kKernelScope && (s.scope < 0 || static_cast<size_t>(s.scope) >= p_.scopes.size()))
+        problem("semaphore {} has scope {} out of range", s.name, s.scope);
+    for (const Buffer &b : p_.buffers)
+      if (b.scope != kKernelScope && (b.scope < 0 || static_cast<size_t>(b.scope) >= p_.scopes.size()))
+        problem("buffer {} has scope {} out of range", b.name, b.scope);
+    for (size_t k = 0; k < p_.dmas.size(); ++k) {
+      const Dma &d = p_.dmas[k];
+      std::string what = fmt::format("dma {}", k);
+      if (d.id != static_cast<DmaId>(k))
+        problem("{} has id {}", what, d.id);
+      if (!validDevice(d.issuer) || !validDevice(d.target)) {
+        problem("{}: device out of range", what);
+        continue;
+      }
+      checkRegion(d.src, what + " src");
+      checkRegion(d.dst, what + " dst");
+      if (d.local != !d.sendSem.has_value())
+        problem("{}: a local copy has no send semaphore, a remote one has one", what);
+      if (d.local && d.target != d.issuer)
+        problem("{}: local copy to another device", what);
+      if (!validSem(d.recvSem) || (d.sendSem && !validSem(*d.sendSem))) {
+        problem("{}: semaphore id out of range", what);
+        continue;
+      }
+      if (p_.semaphores[d.recvSem].kind != SemKind::Dma ||
+          (d.sendSem && p_.semaphores[*d.sendSem].kind != SemKind::Dma))
+        problem("{}: semaphores must be DMA semaphores", what);
+      if (static_cast<int32_t>(d.chunkUnits.size()) != p_.options.dmaChunks)
+        problem("{}: {} chunks, options say {}", what, d.chunkUnits.size(), p_.options.dmaChunks);
+      int64_t units = 0;
+      for (int64_t u : d.chunkUnits)
+        units += u;
+      if (d.bytes % p_.options.semUnit != 0 || units != d.bytes / p_.options.semUnit)
+        problem("{}: chunk units sum to {}, expected {} B / {}", what, units, d.bytes,
+                p_.options.semUnit);
+      if (d.invocation < 0 || d.invocation >= p_.options.invocations)
+        problem("{}: invocation {} out of range", what, d.invocation);
+    }
+  }
+
+  void checkEvent(DeviceId d, size_t index, const Event &e, int32_t &inside,
+                  int32_t &nextInvocation, std::vector<int> &startCount) {
+    std::string what = fmt::format("device {} event {}", d, index);
+    if (e.context < 0 || (static_cast<size_t>(e.context) >= p_.contexts.size() && !p_.contexts.empty()))
+      problem("{}: context {} out of range", what, e.context);
+    bool isEnter = std::holds_alternative<KernelEnter>(e.kind);
+    if (!isEnter && inside < 0)
+      problem("{}: event outside the kernel", what);
+    std::visit(
+        [&](const auto &ev) {
+          using T = std::decay_t<decltype(ev)>;
+          if constexpr (std::is_same_v<T, KernelEnter>) {
+            if (inside >= 0 || ev.invocation != nextInvocation)
+              problem("{}: enter invocation {} out of order", what, ev.invocation);
+            inside = ev.invocation;
+            ++nextInvocation;
+          } else if constexpr (std::is_same_v<T, KernelExit>) {
+            if (ev.invocation != inside)
+              problem("{}: exit of invocation {} while in {}", what, ev.invocation, inside);
+            inside = -1;
+          } else if constexpr (std::is_same_v<T, DeviceBarrier>) {
+            if (ev.invocation != inside)
+              problem("{}: barrier of invocation {} while in {}", what, ev.invocation, inside);
+          } else if constexpr (std::is_same_v<T, ScopeEnter> || std::is_same_v<T, ScopeExit>) {
+            if (ev.scope < 0 || static_cast<size_t>(ev.scope) >= p_.scopes.size())
+              problem("{}: scope {} out of range", what, ev.scope);
+          } else if constexpr (std::is_same_v<T, Store>) {
+            checkRegion(ev.dst, what + " store");
+            int64_t count = ev.dst.elementCount();
+            for (const Region &r : ev.reads) {
+              checkRegion(r, what + " load");
+              int64_t n = r.elementCount();
+              if (n != count && n != 1)
+                problem("{}: load of {} elements into a store of {}", what, n, count);
+            }
+            if (ev.value.root < 0 || static_cast<size_t>(ev.value.root) >= ev.value.nodes.size())
+              problem("{}: store value has no root", what);
+          } else if constexpr (std::is_same_v<T, DmaStart>) {
+            if (ev.dma < 0 || static_cast<size_t>(ev.dma) >= p_.dmas.size()) {
+              problem("{}: dma {} out of range", what, ev.dma);
+              return;
+            }
+            ++startCount[ev.dma];
+            if (p_.dmas[ev.dma].issuer != d)
+              problem("{}: starts dma {} of device {}", what, ev.dma, p_.dmas[ev.dma].issuer);
+            if (p_.dmas[ev.dma].invocation != inside)
+              problem("{}: starts dma {} of invocation {}", what, ev.dma,
+                      p_.dmas[ev.dma].invocation);
+          } else if constexpr (std::is_same_v<T, SemWait>) {
+            if (!validSem(ev.sem) || ev.amount < 0)
+              problem("{}: wait on semaphore {} amount {}", what, ev.sem, ev.amount);
+          } else if constexpr (std::is_same_v<T, Signal>) {
+            if (!validSem(ev.sem) || !validDevice(ev.target) || ev.amount < 0)
+              problem("{}: signal of semaphore {} on device {} amount {}", what, ev.sem,
+                      ev.target, ev.amount);
+          } else if constexpr (std::is_same_v<T, SemRead>) {
+            if (!validSem(ev.sem) || ev.reg < 0 || ev.reg >= p_.registerCount)
+              problem("{}: read of semaphore {} into r{}", what, ev.sem, ev.reg);
+          } else {
+            static_assert(sizeof(T) == 0, "every event kind must be verified");
+          }
+        },
+        e.kind);
+  }
+
+  const Program &p_;
+  std::vector<std::string> problems_;
+};
+
+} // namespace
+
+std::vector<std::string> verifyProgram(const Program &program) {
+  return Verifier(program).run();
+}
+
+} // namespace dkv::model

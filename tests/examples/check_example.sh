@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Checks one example kernel against its `// expect:` annotation with one engine:
+#   check_example.sh DKV FILE ENGINE DEVICES
+# The annotation `// expect: VERDICT [at LINE]` (several lines allowed) says what
+# `dkv check` must report; `// options: ...` adds command-line options.
+set -u
+dkv=$1 file=$2 engine=$3 devices=$4
+verdicts=$(sed -n 's|^[[:space:]]*//[[:space:]]*expect:[[:space:]]*\([a-z-]*\).*|\1|p' "$file")
+lines=$(sed -n 's|^[[:space:]]*//[[:space:]]*expect:[[:space:]]*[a-z-]*[[:space:]]*at[[:space:]]*\([0-9]*\).*|\1|p' "$file")
+options=$(sed -n 's|^[[:space:]]*//[[:space:]]*options:\(.*\)|\1|p' "$file" | head -1)
+if [ -z "$verdicts" ]; then
+  echo "FAIL: $file has no '// expect:' annotation"
+  exit 1
+fi
+# shellcheck disable=SC2086
+output=$("$dkv" check "$file" --engine "$engine" --devices "$devices" $options 2>&1)
+status=$?
+fail() {
+  echo "FAIL: $file (engine $engine, $devices devices): $1"
+  echo "--- dkv exited $status; output:"
+  echo "$output"
+  exit 1
+}
+for verdict in $verdicts; do
+  case $verdict in
+  ok)
+    [ "$status" -eq 0 ] || fail "expected ok (exit 0)"
+    echo "$output" | grep -q "^verified" || fail "expected a 'verified' line"
+    ;;
+  static-error)
+    [ "$status" -eq 2 ] || fail "expected a static error (exit 2)"
+    echo "$output" | grep -q ": error: " || fail "expected an error diagnostic"
+    ;;
+  race | deadlock | exit-violation | lifetime-violation)
+    [ "$status" -eq 10 ] || fail "expected findings (exit 10)"
+    echo "$output" | grep -q ":[0-9]*:[0-9]*: $verdict: " || fail "expected a $verdict finding"
+    ;;
+  *)
+    fail "unknown verdict '$verdict'"
+    ;;
+  esac
+done
+for line in $lines; do
+  echo "$output" | grep -q "^[^ ]*:$line:[0-9]*: " || fail "expected a finding at line $line"
+done
+echo "ok: $file (engine $engine, $devices devices): $verdicts"

@@ -1,0 +1,301 @@
+// Tests of lowering: each construct of the language becomes the events docs/model.md says.
+#include "frontend/AST.h"
+#include "frontend/Lower.h"
+#include "frontend/Parser.h"
+#include "frontend/Sema.h"
+#include "model/Printer.h"
+#include "model/Verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <sstream>
+
+namespace dkv::frontend {
+namespace {
+
+struct Lowered {
+  std::optional<model::Program> program;
+  std::string diagnostics;
+};
+
+Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
+                  model::Options options = {}) {
+  support::SourceFile file("test.dk", text);
+  support::DiagnosticEngine diags(&file);
+  Lowered out;
+  auto module = parseModule(file, diags);
+  if (!diags.hasErrors() && analyze(*module, defines, diags) && !diags.hasErrors())
+    out.program = lower(*module, "test.dk", options, diags);
+  std::ostringstream rendered;
+  diags.render(rendered);
+  out.diagnostics = rendered.str();
+  if (out.program) {
+    auto problems = model::verifyProgram(*out.program);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+  }
+  return out;
+}
+
+/// The events of one device, one line each (without locations).
+std::vector<std::string> eventsOf(const model::Program &p, model::DeviceId d) {
+  std::vector<std::string> out;
+  for (const model::Event &e : p.processes[d].events)
+    out.push_back(model::describeEvent(p, e));
+  return out;
+}
+
+const char *kPermute = R"(
+param N = 4
+mesh x = N
+kernel k(in a: hbm f32[8], out b: hbm f32[8]) {
+  scratch send: dma_sem, recv: dma_sem
+  let right = (axis_index(x) + 1) % N
+  let c = remote_copy(a, b, send, recv, device = right)
+  c.start()
+  c.wait()
+}
+)";
+
+TEST(Lower, RemoteCopyBecomesStartAndByteCountingWaits) {
+  Lowered l = lowerText(kPermute, {{"N", 3}});
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.deviceCount(), 3);
+  ASSERT_EQ(p.dmas.size(), 3u);
+  EXPECT_EQ(p.dmas[2].issuer, 2);
+  EXPECT_EQ(p.dmas[2].target, 0); // (2 + 1) % 3
+  EXPECT_EQ(p.dmas[2].bytes, 32);
+  EXPECT_EQ(p.dmas[2].chunkUnits, std::vector<int64_t>{32});
+  EXPECT_FALSE(p.dmas[2].local);
+  EXPECT_EQ(eventsOf(p, 2), (std::vector<std::string>{
+                                "enter invocation 0", "device barrier (invocation 0)",
+                                "start dma 2: a[:] -> device 0 b[:]",
+                                "wait send >= 32 (wait_send)", "wait recv >= 32 (wait_recv)",
+                                "exit invocation 0"}));
+}
+
+TEST(Lower, OptionsChangeInvocationsChunksUnitsAndBarrier) {
+  model::Options options;
+  options.invocations = 2;
+  options.dmaChunks = 3;
+  options.semUnit = 4;
+  options.entryBarrier = false;
+  Lowered l = lowerText(kPermute, {{"N", 2}}, options);
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.dmas.size(), 4u); // 2 devices x 2 invocations
+  EXPECT_EQ(p.dmas[1].invocation, 1);
+  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{3, 3, 2})); // 32 B / 4 = 8 units
+  auto events = eventsOf(p, 0);
+  EXPECT_EQ(events.front(), "enter invocation 0");
+  EXPECT_EQ(events[1], "start dma 0: a[:] -> device 1 b[:]");
+  EXPECT_EQ(events[2], "wait send >= 8 (wait_send)");
+  EXPECT_EQ(events.back(), "exit invocation 1");
+}
+
+TEST(Lower, SemUnitMustDivideDmaSize) {
+  model::Options options;
+  options.semUnit = 3;
+  Lowered l = lowerText(kPermute, {{"N", 2}}, options);
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[dma-size-unit]"), std::string::npos) << l.diagnostics;
+}
+
+TEST(Lower, GridLoopsAndIfsUnrollPerDevice) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(out o: vmem f32[4, 2]) grid(2) {
+  scratch s: sem[2]
+  for i in 0 .. 2 {
+    if program_id(0) == i and axis_index(x) == 1 {
+      signal(s[i], 2, device = 0)
+    } else if i == 1 {
+      o[program_id(0) + 2 * i, :] = 1.5
+    }
+  }
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  EXPECT_EQ(eventsOf(p, 1), (std::vector<std::string>{"enter invocation 0",
+                                                      "device barrier (invocation 0)",
+                                                      "signal s[0] += 2 on device 0",
+                                                      "store o[2, :] = 1.5",
+                                                      "signal s[1] += 2 on device 0",
+                                                      "exit invocation 0"}));
+  EXPECT_EQ(eventsOf(p, 0)[2], "store o[2, :] = 1.5");
+  EXPECT_EQ(eventsOf(p, 0)[3], "store o[3, :] = 1.5");
+  // contexts name the grid point and loop variable
+  EXPECT_EQ(p.contexts[p.processes[1].events[2].context], "inv 0, grid (0), i=0");
+}
+
+TEST(Lower, StoresKeepTheirValueAndReads) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[2, 4], out o: vmem f32[4]) {
+  o[...] = a[1] * 2.0 + a[0, :]
+  o[0:2] += -a[0, 2:4]
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  auto events = eventsOf(p, 0);
+  EXPECT_EQ(events[2], "store o[:] = ((a[1, :] * 2.0) + a[0, :])");
+  EXPECT_EQ(events[3], "store o[0:2] = (o[0:2] + -a[0, 2:4])");
+  const auto &acc = std::get<model::Store>(p.processes[0].events[3].kind);
+  EXPECT_TRUE(acc.accumulate);
+  ASSERT_EQ(acc.reads.size(), 2u);
+}
+
+TEST(Lower, DevicesAsCoordinatesAndMappings) {
+  Lowered l = lowerText(R"(
+mesh x = 2, y = 3
+kernel k() {
+  scratch s: sem
+  signal(s, 1, device = (1, 2))
+  signal(s, 1, device = {y: 0})
+  signal(s, 1, device = 4)
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.deviceCount(), 6);
+  EXPECT_EQ(p.processes[4].coords, (std::vector<int64_t>{1, 1}));
+  auto events = eventsOf(p, 4);
+  EXPECT_EQ(events[2], "signal s += 1 on device 5");
+  EXPECT_EQ(events[3], "signal s += 1 on device 3"); // x stays 1, y = 0
+  EXPECT_EQ(events[4], "signal s += 1 on device 4");
+}
+
+TEST(Lower, DeviceOutOfRangeIsReportedOncePerPlace) {
+  Lowered l = lowerText(R"(
+param N = 4
+mesh x = N
+kernel k() {
+  scratch s: sem
+  signal(s, 1, device = axis_index(x) + 1)
+}
+)");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("test.dk:6:"), std::string::npos) << l.diagnostics;
+  EXPECT_NE(l.diagnostics.find("device id 4 is out of range: the mesh has 4 devices (on device 3)"),
+            std::string::npos)
+      << l.diagnostics;
+  EXPECT_EQ(l.diagnostics.find("device-out-of-range", l.diagnostics.find("device-out-of-range") + 1),
+            std::string::npos)
+      << "reported twice: " << l.diagnostics;
+}
+
+TEST(Lower, PerDeviceSliceOutOfBounds) {
+  Lowered l = lowerText(R"(
+mesh x = 4
+kernel k(out o: vmem f32[6]) {
+  o[axis_index(x) * 2 : axis_index(x) * 2 + 2] = 1.0
+}
+)");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("slice 6:8 is out of bounds for dimension 0 of 'o' (size 6) on device 3"),
+            std::string::npos)
+      << l.diagnostics;
+}
+
+TEST(Lower, ScopedAllocationsGetScopeEvents) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[4]) {
+  run_scoped(t: vmem f32[4], s: dma_sem) {
+    let c = copy(a, t, s)
+    c.start()
+    c.wait()
+  }
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.scopes.size(), 1u);
+  EXPECT_EQ(p.buffers[1].scope, 0);
+  EXPECT_EQ(p.semaphores[0].scope, 0);
+  auto events = eventsOf(p, 0);
+  EXPECT_EQ(events[2], "enter run_scoped@4");
+  EXPECT_EQ(events[4], "wait s >= 16 (wait local copy)");
+  EXPECT_EQ(events[5], "exit run_scoped@4");
+  EXPECT_TRUE(p.dmas[0].local);
+  EXPECT_FALSE(p.dmas[0].sendSem.has_value());
+}
+
+TEST(Lower, RuntimeValueCannotDecideControlFlow) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(out o: smem i32[1]) {
+  scratch s: sem
+  let v = read(s)
+  o[0] = v
+  if v > 0 {
+    signal(s)
+  }
+}
+)");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[unsupported]"), std::string::npos) << l.diagnostics;
+  EXPECT_NE(l.diagnostics.find("test.dk:7:"), std::string::npos) << l.diagnostics;
+}
+
+TEST(Lower, BarrierSemaphoreAndNoImplicitBarrierWithCollectiveId) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k() collective_id(0) {
+  signal(barrier, 1, device = 1 - axis_index(x))
+  wait(barrier, 1)
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_TRUE(p.barrierSemaphore().has_value());
+  EXPECT_EQ(eventsOf(p, 0), (std::vector<std::string>{"enter invocation 0",
+                                                      "signal barrier += 1 on device 1",
+                                                      "wait barrier >= 1 (wait)",
+                                                      "exit invocation 0"}));
+}
+
+TEST(Lower, TooLargeInstanceIsAnError) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k() {
+  scratch s: sem
+  for i in 0 .. 1000000 {
+    for j in 0 .. 1000 {
+      signal(s)
+    }
+  }
+}
+)");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
+}
+
+TEST(Lower, LargeKernelLowersQuickly) {
+  // A 200-line kernel (100 steps of DMA + signal + wait) at 8 devices.
+  std::string text = "param N = 8\nmesh x = N\nkernel big(in a: hbm f32[8, 128], out o: hbm "
+                     "f32[100, 8, 128]) {\n  scratch send: dma_sem[100], recv: dma_sem[100], "
+                     "ready: sem\n  let right = (axis_index(x) + 1) % N\n";
+  for (int i = 0; i < 100; ++i)
+    text += "  let c" + std::to_string(i) + " = remote_copy(a, o[" + std::to_string(i) +
+            "], send[" + std::to_string(i) + "], recv[" + std::to_string(i) +
+            "], device = right)\n  c" + std::to_string(i) + ".start()\n";
+  for (int i = 0; i < 100; ++i)
+    text += "  c" + std::to_string(i) + ".wait()\n";
+  text += "}\n";
+  auto start = std::chrono::steady_clock::now();
+  Lowered l = lowerText(text);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  EXPECT_EQ(l.program->dmas.size(), 800u);
+  // Not a timing assertion (see bench/); printed for the record.
+  std::printf("lowered a %d-line kernel at 8 devices in %.3f s\n",
+              static_cast<int>(std::count(text.begin(), text.end(), '\n')), seconds);
+}
+
+} // namespace
+} // namespace dkv::frontend

@@ -1,0 +1,80 @@
+// Tests of the model helpers, the printer and the verifier.
+#include "Fixtures.h"
+#include "model/Printer.h"
+#include "model/Verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace dkv::model {
+namespace {
+
+TEST(Region, OverlapNeedsEveryDimensionToIntersect) {
+  Region a{0, {{0, 4}, {0, 8}}};
+  Region b{0, {{3, 5}, {7, 9}}};
+  Region c{0, {{4, 6}, {0, 8}}};
+  Region other{1, {{0, 4}, {0, 8}}};
+  EXPECT_TRUE(a.overlaps(b));
+  EXPECT_FALSE(a.overlaps(c)); // half-open: [0,4) and [4,6) are disjoint
+  EXPECT_FALSE(a.overlaps(other));
+  EXPECT_EQ(a.elementCount(), 32);
+}
+
+TEST(Program, NamesSemaphoresAndRegions) {
+  Program p = testing::ringPermute();
+  p.semaphores.push_back({"caps", {1, 0}, SemKind::Regular, kKernelScope, {}});
+  EXPECT_EQ(p.semName(2), "caps[1, 0]");
+  EXPECT_EQ(p.regionName(Region{0, {{0, 8}}}), "input[:]");
+  EXPECT_EQ(p.regionName(Region{0, {{2, 3}}}), "input[2]");
+  EXPECT_EQ(p.regionName(Region{0, {{2, 6}}}), "input[2:6]");
+  EXPECT_EQ(dtypeBytes(DType::BF16), 2);
+}
+
+TEST(Verifier, AcceptsWellFormedProgram) {
+  EXPECT_TRUE(verifyProgram(testing::ringPermute()).empty());
+}
+
+TEST(Verifier, RejectsOutOfBoundsRegionAndDoubleStart) {
+  Program p = testing::ringPermute();
+  p.dmas[0].dst.ranges[0].end = 9;
+  p.processes[0].events.insert(p.processes[0].events.begin() + 1, Event{DmaStart{0}, {}, 0});
+  auto problems = verifyProgram(p);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("outside [0, 8)"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find("started 2 times"), std::string::npos) << problems[1];
+}
+
+TEST(Verifier, RejectsChunkUnitsThatDoNotSumToBytes) {
+  Program p = testing::ringPermute();
+  p.dmas[1].chunkUnits = {16};
+  auto problems = verifyProgram(p);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("chunk units sum to 16"), std::string::npos);
+}
+
+TEST(Verifier, RejectsEventsOutsideTheKernel) {
+  Program p = testing::ringPermute();
+  p.processes[1].events.push_back({Signal{0, 0, 1}, {}, 0});
+  auto problems = verifyProgram(p);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("outside the kernel"), std::string::npos);
+}
+
+TEST(Printer, PrintsEveryEventWithItsLocation) {
+  std::ostringstream out;
+  printProgram(testing::ringPermute(), out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("mesh x=2 (2 devices)"), std::string::npos) << text;
+  EXPECT_NE(text.find("dma 0: remote device 0 input[:] -> device 1 output[:], 32 B"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("wait recv >= 32 (wait_recv)"), std::string::npos) << text;
+  EXPECT_NE(text.find("@6:3"), std::string::npos) << text;
+  std::ostringstream again;
+  printProgram(testing::ringPermute(), again);
+  EXPECT_EQ(text, again.str());
+}
+
+} // namespace
+} // namespace dkv::model

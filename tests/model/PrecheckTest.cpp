@@ -1,0 +1,57 @@
+// Tests of the static pre-check.
+#include "Fixtures.h"
+#include "model/Precheck.h"
+
+#include <gtest/gtest.h>
+
+namespace dkv::model {
+namespace {
+
+TEST(Precheck, CorrectPermuteHasNoFindings) {
+  EXPECT_TRUE(precheck(testing::ringPermute()).empty());
+}
+
+TEST(Precheck, MissingWaitsLeaveSemaphoresNonZero) {
+  auto findings = precheck(testing::ringPermute(/*withWaits=*/false));
+  // send and recv on each of the two devices
+  ASSERT_EQ(findings.size(), 4u);
+  for (const auto &f : findings) {
+    EXPECT_EQ(f.kind, report::FindingKind::ExitViolation);
+    EXPECT_EQ(f.engine, "precheck");
+    EXPECT_FALSE(f.secondary.empty());
+  }
+}
+
+TEST(Precheck, WaitForMoreBytesThanEverArriveIsADeadlock) {
+  Program p = testing::ringPermute();
+  // device 1 waits for a second DMA's worth of bytes that nobody sends
+  auto &events = p.processes[1].events;
+  events.insert(events.end() - 1, Event{SemWait{1, 32, WaitOrigin::DmaWaitRecv}, {9, 3}, 0});
+  auto findings = precheck(p);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].kind, report::FindingKind::Deadlock);
+  EXPECT_EQ(findings[0].primary.loc, (SourceLoc{9, 3}));
+  EXPECT_NE(findings[0].message.find("only 32 can ever arrive"), std::string::npos)
+      << findings[0].message;
+}
+
+TEST(Precheck, BarrierSemaphoreIsExemptFromTheExitRule) {
+  Program p = testing::ringPermute();
+  p.semaphores.push_back({"barrier", {}, SemKind::Barrier, kKernelScope, {}});
+  p.processes[0].events.insert(p.processes[0].events.begin() + 1, Event{Signal{1, 2, 1}, {}, 0});
+  EXPECT_TRUE(precheck(p).empty());
+}
+
+TEST(Precheck, SignalOfDmaSemaphoreIsReported) {
+  Program p = testing::ringPermute();
+  p.processes[0].events.insert(p.processes[0].events.begin() + 1, Event{Signal{0, 0, 32}, {4, 2}, 0});
+  auto findings = precheck(p);
+  ASSERT_FALSE(findings.empty());
+  bool found = false;
+  for (const auto &f : findings)
+    found |= f.message.find("signals DMA semaphore send by hand") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+} // namespace
+} // namespace dkv::model
