@@ -2,17 +2,17 @@
 #include "driver/Commands.h"
 
 #include "executor/Executor.h"
+#include "frontend/AST.h"
 #include "frontend/AstPrinter.h"
 #include "model/Precheck.h"
 #include "model/Printer.h"
-#include "promela/Spin.h"
+#include "driver/PromelaCommand.h"
 #include "report/Render.h"
 #include "support/Invariant.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <ostream>
 
 namespace dkv::driver {
@@ -81,11 +81,7 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
 
   report::Verdict verdict;
   if (check.engine == "spin") {
-    promela::SpinOptions options;
-    options.timeoutSeconds = check.timeoutSeconds;
-    options.memoryMb = check.memoryMb;
-    options.keepDir = check.keepDir;
-    verdict = promela::checkWithSpin(program, options);
+    verdict = checkWithSpinEngine(program, check);
   } else {
     executor::ExploreOptions options;
     options.maxStates = check.maxStates;
@@ -117,18 +113,7 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  std::string text = promela::emitPromela(*loaded.program, promela::EmitOptions{}, nullptr);
-  if (outPath.empty()) {
-    out << text;
-    return support::kExitOk;
-  }
-  std::ofstream file(outPath, std::ios::binary);
-  file << text;
-  if (!file) {
-    err << outPath << ": error: cannot write file\n";
-    return support::kExitInputError;
-  }
-  return support::kExitOk;
+  return dumpPromelaCommand(*loaded.program, outPath, out, err);
 }
 
 } // namespace dkv::driver

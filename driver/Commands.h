@@ -2,6 +2,7 @@
 #pragma once
 
 #include "driver/Pipeline.h"
+#include "executor/Executor.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -14,12 +15,8 @@ class App;
 
 namespace dkv::driver {
 
-struct RunOptions {
-  std::optional<uint64_t> seed;  ///< random schedule with this seed (printed)
-  std::string scheduleFile;      ///< replay this schedule
-  bool roundRobin = false;
-  std::string writeSchedule;     ///< write the schedule taken here
-};
+/// `dkv run` options: the executor's own.
+using RunOptions = executor::RunConfig;
 
 struct CheckOptions {
   std::string engine = "explore"; ///< explore | spin

@@ -41,15 +41,11 @@ struct Loaded {
 };
 
 /// The stage to stop after.
-enum class Stage { Parse, Sema, Model };
+enum class Stage { Sema, Model };
 
 /// Runs the pipeline up to `stage`. Diagnostics go to `err`. Returns an exit code:
 /// kExitOk, kExitUsage (bad -D syntax) or kExitInputError (unreadable file, syntax
 /// or semantic errors, unsupported constructs).
 int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err);
-
-/// Parses "NAME=V" definitions; false with a message on a malformed one.
-bool parseDefines(const std::vector<std::string> &defines, std::map<std::string, int64_t> &out,
-                  std::string &error);
 
 } // namespace dkv::driver

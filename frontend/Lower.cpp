@@ -761,19 +761,21 @@ private:
       return evalBool(b.lhs()) || evalBool(b.rhs());
     int64_t l = evalInt(b.lhs());
     int64_t r = evalInt(b.rhs());
-    auto checked = [&](bool overflow, int64_t value) -> Value {
+    // The overflow flag must be computed before `out` is read: the two arguments of
+    // one call are unsequenced.
+    int64_t out = 0;
+    auto checked = [&](bool overflow) -> Value {
       if (overflow)
         fail(b, "integer-overflow", fmt::format("integer overflow on device {}", device_));
-      return value;
+      return out;
     };
-    int64_t out = 0;
     switch (b.op()) {
     case Op::Add:
-      return checked(__builtin_add_overflow(l, r, &out), out);
+      return checked(__builtin_add_overflow(l, r, &out));
     case Op::Sub:
-      return checked(__builtin_sub_overflow(l, r, &out), out);
+      return checked(__builtin_sub_overflow(l, r, &out));
     case Op::Mul:
-      return checked(__builtin_mul_overflow(l, r, &out), out);
+      return checked(__builtin_mul_overflow(l, r, &out));
     case Op::Div:
     case Op::Mod: {
       if (r == 0)

@@ -52,12 +52,24 @@ struct Trace {
   int32_t deviceCount = 0;
 };
 
+/// One scheduling choice, engine-neutral: a device runs its next event, or a DMA
+/// moves its next send or land chunk (docs/model.md section 3). A list of these is
+/// a schedule any engine's counterexample can be replayed from in the executor.
+struct ScheduleStep {
+  enum class Kind { Device, Send, Land };
+  Kind kind = Kind::Device;
+  int32_t id = 0; ///< DeviceId (Device) or DmaId (Send, Land)
+  friend bool operator==(const ScheduleStep &, const ScheduleStep &) = default;
+};
+using Schedule = std::vector<ScheduleStep>;
+
 struct Finding {
   FindingKind kind = FindingKind::Race;
   std::string message; ///< one line, lowercase start, no period
   Span primary;
   std::vector<Span> secondary;
   Trace trace;              ///< may be empty for static findings
+  Schedule schedule;        ///< the steps that reach the finding (empty if static)
   std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
   bool confirmed = false;   ///< replayed in the executor
   /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in

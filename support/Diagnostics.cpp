@@ -46,43 +46,52 @@ Diagnostic &DiagnosticEngine::warning(SourceRange range, std::string id,
   return report(Diagnostic{Severity::Warning, range, std::move(message), std::move(id), {}});
 }
 
-void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d) {
-  const SourceLoc &loc = d.range.begin;
+void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range) {
+  const SourceLoc &loc = range.begin;
+  if (!file || !loc.valid())
+    return;
+  std::string_view line = file->lineText(loc.line);
+  size_t caret = loc.col > 0 ? loc.col - 1 : 0;
+  size_t start = 0;
+  if (line.size() > kMaxShownLine && caret > kMaxShownLine / 2)
+    start = std::min(caret - kMaxShownLine / 2, line.size() - std::min(line.size(), kMaxShownLine));
+  std::string_view shown = line.substr(std::min(start, line.size()), kMaxShownLine);
+  std::string text;
+  std::string marker;
+  for (size_t i = 0; i < shown.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(shown[i]);
+    // Keep the caret aligned and the terminal clean: tabs stay tabs, other
+    // control and non-ASCII bytes print as '?'.
+    char shownChar = c == '\t' ? '\t' : (c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c));
+    text.push_back(shownChar);
+    if (start + i < caret)
+      marker.push_back(c == '\t' ? '\t' : ' ');
+  }
+  out << "  " << text << "\n";
+  size_t width = 1;
+  if (range.end.line == loc.line && range.end.col > loc.col)
+    width = range.end.col - loc.col;
+  width = std::min(width, shown.size() > marker.size() ? shown.size() - marker.size() : 1);
+  out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
+}
+
+void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc,
+                   std::string_view label, std::string_view message) {
   if (file)
     out << file->name() << ":";
   if (loc.valid())
     out << loc.line << ":" << loc.col << ":";
   if (file || loc.valid())
     out << " ";
-  out << severityName(d.severity) << ": " << d.message;
+  out << label << ": " << message;
+}
+
+void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d) {
+  renderHeading(out, file, d.range.begin, severityName(d.severity), d.message);
   if (!d.id.empty())
     out << " [" << d.id << "]";
   out << "\n";
-  if (file && loc.valid()) {
-    std::string_view line = file->lineText(loc.line);
-    size_t caret = loc.col > 0 ? loc.col - 1 : 0;
-    size_t start = 0;
-    if (line.size() > kMaxShownLine && caret > kMaxShownLine / 2)
-      start = std::min(caret - kMaxShownLine / 2, line.size() - std::min(line.size(), kMaxShownLine));
-    std::string_view shown = line.substr(std::min(start, line.size()), kMaxShownLine);
-    std::string text;
-    std::string marker;
-    for (size_t i = 0; i < shown.size(); ++i) {
-      unsigned char c = static_cast<unsigned char>(shown[i]);
-      // Keep the caret aligned and the terminal clean: tabs stay tabs, other
-      // control and non-ASCII bytes print as '?'.
-      char shownChar = c == '\t' ? '\t' : (c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c));
-      text.push_back(shownChar);
-      if (start + i < caret)
-        marker.push_back(c == '\t' ? '\t' : ' ');
-    }
-    out << "  " << text << "\n";
-    size_t width = 1;
-    if (d.range.end.line == loc.line && d.range.end.col > loc.col)
-      width = d.range.end.col - loc.col;
-    width = std::min(width, shown.size() > marker.size() ? shown.size() - marker.size() : 1);
-    out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
-  }
+  renderSnippet(out, file, d.range);
   for (const Diagnostic &note : d.notes)
     renderDiagnostic(out, file, note);
 }

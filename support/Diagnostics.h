@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dkv::support {
@@ -53,6 +54,15 @@ private:
   size_t errorLimit_ = 100;
   size_t suppressed_ = 0;
 };
+
+/// Renders `file:line:col: label: message` without a newline (the clang-style
+/// heading shared by diagnostics and findings).
+void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc,
+                   std::string_view label, std::string_view message);
+
+/// Renders the source line of `range` and a caret line under it (nothing if the file
+/// or the location is unknown). Long lines are shown as a window around the caret.
+void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range);
 
 /// Renders one diagnostic (used by render() and by tests).
 void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d);

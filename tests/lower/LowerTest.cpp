@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <sstream>
 
 namespace dkv::frontend {
@@ -20,13 +19,13 @@ struct Lowered {
 };
 
 Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
-                  model::Options options = {}) {
+                  model::Options options = {}, LowerLimits limits = {}) {
   support::SourceFile file("test.dk", text);
   support::DiagnosticEngine diags(&file);
   Lowered out;
   auto module = parseModule(file, diags);
   if (!diags.hasErrors() && analyze(*module, defines, diags) && !diags.hasErrors())
-    out.program = lower(*module, "test.dk", options, diags);
+    out.program = lower(*module, "test.dk", options, diags, limits);
   std::ostringstream rendered;
   diags.render(rendered);
   out.diagnostics = rendered.str();
@@ -269,16 +268,18 @@ kernel k() {
     }
   }
 }
-)");
+)",
+                        {}, {}, LowerLimits{100'000, 4096});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
 }
 
-TEST(Lower, LargeKernelLowersQuickly) {
-  // A 200-line kernel (100 steps of DMA + signal + wait) at 8 devices.
+TEST(Lower, LargeKernelLowers) {
+  // A 200-line kernel (100 DMAs started, then waited) at 8 devices; its lowering time
+  // is measured by bench/lower_bench.cpp.
   std::string text = "param N = 8\nmesh x = N\nkernel big(in a: hbm f32[8, 128], out o: hbm "
-                     "f32[100, 8, 128]) {\n  scratch send: dma_sem[100], recv: dma_sem[100], "
-                     "ready: sem\n  let right = (axis_index(x) + 1) % N\n";
+                     "f32[100, 8, 128]) {\n  scratch send: dma_sem[100], recv: dma_sem[100]\n"
+                     "  let right = (axis_index(x) + 1) % N\n";
   for (int i = 0; i < 100; ++i)
     text += "  let c" + std::to_string(i) + " = remote_copy(a, o[" + std::to_string(i) +
             "], send[" + std::to_string(i) + "], recv[" + std::to_string(i) +
@@ -286,15 +287,11 @@ TEST(Lower, LargeKernelLowersQuickly) {
   for (int i = 0; i < 100; ++i)
     text += "  c" + std::to_string(i) + ".wait()\n";
   text += "}\n";
-  auto start = std::chrono::steady_clock::now();
   Lowered l = lowerText(text);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(l.program) << l.diagnostics;
   EXPECT_EQ(l.program->dmas.size(), 800u);
-  // Not a timing assertion (see bench/); printed for the record.
-  std::printf("lowered a %d-line kernel at 8 devices in %.3f s\n",
-              static_cast<int>(std::count(text.begin(), text.end(), '\n')), seconds);
+  EXPECT_EQ(l.program->dmas[799].target, 0); // device 7 sends right, to device 0
+  EXPECT_EQ(l.program->processes[7].events.size(), 2u + 100u + 200u + 1u);
 }
 
 } // namespace

@@ -1,0 +1,55 @@
+// The spin-based commands of `dkv`: dump-promela and the spin engine of `check`.
+#include "driver/PromelaCommand.h"
+
+#include "promela/Emit.h"
+#include "support/Invariant.h"
+
+#include <fstream>
+#include <ostream>
+
+namespace dkv::driver {
+
+namespace {
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+int dumpPromelaCommand(const model::Program &program, const std::string &outPath, std::ostream &out,
+                       std::ostream &err) {
+  promela::EmitOptions options;
+  options.modelFileName = outPath.empty() ? program.kernel + ".pml" : baseName(outPath);
+  promela::LineMap map;
+  std::string text = promela::emitPromela(program, options, &map);
+  if (outPath.empty()) {
+    out << text;
+    return out ? support::kExitOk : support::kExitUsage;
+  }
+  std::ofstream file(outPath, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) {
+    err << "dkv: cannot write " << outPath << "\n";
+    return support::kExitUsage;
+  }
+  err << "wrote " << outPath << "; run: spin -a " << outPath
+      << " && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m" << map.depthBound << "\n";
+  return support::kExitOk;
+}
+
+promela::SpinOptions spinOptionsFor(const CheckOptions &check) {
+  promela::SpinOptions options;
+  options.timeoutSeconds = check.timeoutSeconds;
+  options.memoryMb = check.memoryMb;
+  options.keepDir = check.keepDir;
+  return options;
+}
+
+report::Verdict checkWithSpinEngine(const model::Program &program, const CheckOptions &check) {
+  return promela::checkWithSpin(program, spinOptionsFor(check));
+}
+
+} // namespace dkv::driver

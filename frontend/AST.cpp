@@ -1,0 +1,316 @@
+// Names of AST enumerations, type rendering and Module accessors.
+#include "frontend/AST.h"
+
+#include <utility>
+
+namespace dkv::ast {
+
+std::string_view toString(MemSpace space) {
+  switch (space) {
+  case MemSpace::Hbm:
+    return "hbm";
+  case MemSpace::Vmem:
+    return "vmem";
+  case MemSpace::Smem:
+    return "smem";
+  case MemSpace::Any:
+    return "any";
+  }
+  return "?";
+}
+
+std::string_view toString(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I32:
+    return "i32";
+  case DType::I16:
+    return "i16";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "u8";
+  case DType::U32:
+    return "u32";
+  }
+  return "?";
+}
+
+int64_t byteSize(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::I32:
+  case DType::U32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+  case DType::I16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+    return 1;
+  }
+  return 1;
+}
+
+std::string_view toString(Direction direction) {
+  switch (direction) {
+  case Direction::None:
+    return "none";
+  case Direction::In:
+    return "in";
+  case Direction::Out:
+    return "out";
+  case Direction::InOut:
+    return "inout";
+  }
+  return "?";
+}
+
+std::string_view toString(SemKind kind) {
+  switch (kind) {
+  case SemKind::Regular:
+    return "sem";
+  case SemKind::Dma:
+    return "dma_sem";
+  case SemKind::Barrier:
+    return "barrier_sem";
+  }
+  return "?";
+}
+
+std::string_view toString(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Neg:
+    return "-";
+  case UnaryOp::Not:
+    return "not";
+  }
+  return "?";
+}
+
+std::string_view toString(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+    return "+";
+  case BinaryOp::Sub:
+    return "-";
+  case BinaryOp::Mul:
+    return "*";
+  case BinaryOp::Div:
+    return "/";
+  case BinaryOp::Mod:
+    return "%";
+  case BinaryOp::Min:
+    return "min";
+  case BinaryOp::Max:
+    return "max";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::And:
+    return "and";
+  case BinaryOp::Or:
+    return "or";
+  }
+  return "?";
+}
+
+std::string_view toString(Builtin builtin) {
+  switch (builtin) {
+  case Builtin::AxisIndex:
+    return "axis_index";
+  case Builtin::AxisSize:
+    return "axis_size";
+  case Builtin::ProgramId:
+    return "program_id";
+  case Builtin::NumPrograms:
+    return "num_programs";
+  case Builtin::Read:
+    return "read";
+  }
+  return "?";
+}
+
+std::string_view toString(DmaMethod method) {
+  switch (method) {
+  case DmaMethod::Start:
+    return "start";
+  case DmaMethod::Wait:
+    return "wait";
+  case DmaMethod::WaitSend:
+    return "wait_send";
+  case DmaMethod::WaitRecv:
+    return "wait_recv";
+  }
+  return "?";
+}
+
+std::string_view toString(TypeKind kind) {
+  switch (kind) {
+  case TypeKind::Error:
+    return "<error>";
+  case TypeKind::Int:
+    return "int";
+  case TypeKind::Bool:
+    return "bool";
+  case TypeKind::Float:
+    return "float";
+  case TypeKind::Value:
+    return "value";
+  case TypeKind::Ref:
+    return "ref";
+  case TypeKind::Sem:
+    return "semaphore";
+  case TypeKind::Descriptor:
+    return "descriptor";
+  case TypeKind::Axis:
+    return "axis";
+  case TypeKind::Device:
+    return "device";
+  }
+  return "?";
+}
+
+std::string_view toString(ExpectedVerdict verdict) {
+  switch (verdict) {
+  case ExpectedVerdict::Ok:
+    return "ok";
+  case ExpectedVerdict::Race:
+    return "race";
+  case ExpectedVerdict::Deadlock:
+    return "deadlock";
+  case ExpectedVerdict::ExitViolation:
+    return "exit-violation";
+  case ExpectedVerdict::LifetimeViolation:
+    return "lifetime-violation";
+  case ExpectedVerdict::StaticError:
+    return "static-error";
+  }
+  return "?";
+}
+
+namespace {
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] == Type::kDynamic ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+} // namespace
+
+std::string Type::str() const {
+  switch (kind) {
+  case TypeKind::Int:
+    return runtime ? "int (run time)" : "int";
+  case TypeKind::Value:
+    return "value " + std::string(toString(dtype)) + shapeString(shape);
+  case TypeKind::Ref:
+    return "ref " + std::string(toString(dtype)) + shapeString(shape);
+  case TypeKind::Sem: {
+    std::string s(toString(semKind));
+    if (semRank > 0)
+      s += " array (" + std::to_string(semRank) + (semRank == 1 ? " dim)" : " dims)");
+    return s;
+  }
+  case TypeKind::Descriptor:
+    return remote ? "remote copy descriptor" : "copy descriptor";
+  default:
+    return std::string(toString(kind));
+  }
+}
+
+std::string_view toString(Node::Kind kind) {
+  switch (kind) {
+#define DKV_KIND(K)                                                                                \
+  case Node::Kind::K:                                                                              \
+    return #K;
+    DKV_KIND(ParamDecl)
+    DKV_KIND(ConstDecl)
+    DKV_KIND(AxisDecl)
+    DKV_KIND(BufferDecl)
+    DKV_KIND(SemDecl)
+    DKV_KIND(LetDecl)
+    DKV_KIND(LoopVarDecl)
+    DKV_KIND(ScratchStmt)
+    DKV_KIND(RunScopedStmt)
+    DKV_KIND(LetStmt)
+    DKV_KIND(IfStmt)
+    DKV_KIND(ForStmt)
+    DKV_KIND(StoreStmt)
+    DKV_KIND(DmaStmt)
+    DKV_KIND(SignalStmt)
+    DKV_KIND(WaitStmt)
+    DKV_KIND(ErrorExpr)
+    DKV_KIND(IntLiteral)
+    DKV_KIND(FloatLiteral)
+    DKV_KIND(BoolLiteral)
+    DKV_KIND(NameExpr)
+    DKV_KIND(UnaryExpr)
+    DKV_KIND(BinaryExpr)
+    DKV_KIND(CallExpr)
+    DKV_KIND(IndexExpr)
+    DKV_KIND(TupleExpr)
+    DKV_KIND(MappingExpr)
+    DKV_KIND(CopyExpr)
+    DKV_KIND(RemoteCopyExpr)
+    DKV_KIND(Block)
+    DKV_KIND(MeshDecl)
+    DKV_KIND(KernelDecl)
+    DKV_KIND(Module)
+#undef DKV_KIND
+  }
+  return "?";
+}
+
+const MeshDecl *Module::mesh() const {
+  for (const auto &item : items_)
+    if (auto *m = dynCast<MeshDecl>(item.get()))
+      return m;
+  return nullptr;
+}
+
+const KernelDecl *Module::kernel() const {
+  for (const auto &item : items_)
+    if (auto *k = dynCast<KernelDecl>(item.get()))
+      return k;
+  return nullptr;
+}
+
+MeshDecl *Module::mesh() { return const_cast<MeshDecl *>(std::as_const(*this).mesh()); }
+KernelDecl *Module::kernel() { return const_cast<KernelDecl *>(std::as_const(*this).kernel()); }
+
+std::vector<const ParamDecl *> Module::params() const {
+  std::vector<const ParamDecl *> out;
+  for (const auto &item : items_)
+    if (auto *p = dynCast<ParamDecl>(item.get()))
+      out.push_back(p);
+  return out;
+}
+
+std::vector<const ConstDecl *> Module::consts() const {
+  std::vector<const ConstDecl *> out;
+  for (const auto &item : items_)
+    if (auto *c = dynCast<ConstDecl>(item.get()))
+      out.push_back(c);
+  return out;
+}
+
+} // namespace dkv::ast

@@ -1,0 +1,916 @@
+// The dkv abstract syntax tree: what the parser builds, sema annotates and lowering reads.
+#pragma once
+
+#include "support/Source.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+/// The AST of one `.dk` file.
+///
+/// Shape (in the style of MLIR Toy / Souffle):
+/// - Every node derives from `Node`, has a `Kind` and a `support::SourceRange`, owns its
+///   children through `std::unique_ptr` and cannot be copied. Children are never null
+///   (the parser substitutes an `ErrorExpr` when it recovers from an error); optional
+///   children are documented as "may be null".
+/// - Use `isa<T>`, `cast<T>` and `dynCast<T>` (below) to inspect a node's class.
+///
+/// How a name reaches its declaration (filled in by `frontend::analyze`, see Sema.h):
+/// - Every use of a name is a `NameExpr`. After sema succeeds, `NameExpr::decl()` points
+///   to the declaring node, which is one of the `Decl` subclasses: `ParamDecl`,
+///   `ConstDecl`, `AxisDecl`, `BufferDecl` (kernel parameter, scratch or run_scoped
+///   buffer), `SemDecl` (scratch / run_scoped semaphore, or the implicit barrier
+///   semaphore owned by `KernelDecl::barrier()`), `LetDecl` or `LoopVarDecl`.
+///   The pointer is non-owning; declarations outlive every use (they are owned by the
+///   same Module). Declarations have stable addresses, so lowering may key maps on them.
+/// - `Expr::type()` holds the type computed by sema (TypeKind::Error before sema or
+///   where sema reported an error).
+/// - Compile-time values: `ParamDecl::value()`, `ConstDecl::value()`, `AxisDecl::size()`,
+///   `BufferDecl::shapeValues()`, `SemDecl::dimValues()`, `KernelDecl::gridValues()` and
+///   `KernelDecl::collectiveIdValue()` are set by sema. `frontend::evalConst` (Sema.h)
+///   evaluates any expression that only depends on them.
+/// - Per-device values (`axis_index`, `program_id`, loop variables, lets) are left to
+///   lowering, which walks the expression tree itself.
+namespace dkv::ast {
+
+using support::SourceRange;
+
+//===----------------------------------------------------------------------===//
+// Enumerations
+//===----------------------------------------------------------------------===//
+
+/// Memory spaces of buffers.
+enum class MemSpace { Hbm, Vmem, Smem, Any };
+/// Element types (sizes: f32 4, bf16 2, f16 2, i32 4, i16 2, i8 1, u8 1, u32 4 bytes).
+enum class DType { F32, BF16, F16, I32, I16, I8, U8, U32 };
+/// Direction of a kernel parameter; `None` for scratch and run_scoped buffers.
+enum class Direction { None, In, Out, InOut };
+/// Semaphore kinds.
+enum class SemKind { Regular, Dma, Barrier };
+/// Where a buffer or semaphore lives.
+enum class Storage { KernelParam, Scratch, Scoped, Barrier };
+
+std::string_view toString(MemSpace space);
+std::string_view toString(DType dtype);
+std::string_view toString(Direction direction);
+std::string_view toString(SemKind kind);
+/// Size of one element in bytes.
+int64_t byteSize(DType dtype);
+
+/// Unary operators.
+enum class UnaryOp { Neg, Not };
+/// Binary operators. `Div` is floor division on integers and true division on values;
+/// `Mod` has the sign of the divisor (Python). `Min`/`Max` come from `min(a, b)`/`max(a, b)`.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
+std::string_view toString(UnaryOp op);
+std::string_view toString(BinaryOp op);
+
+/// Built-in functions that yield an integer.
+enum class Builtin {
+  AxisIndex,   ///< axis_index(axis): this device's coordinate (per device)
+  AxisSize,    ///< axis_size(axis): the axis size (compile time)
+  ProgramId,   ///< program_id(d): grid index along dimension d (per grid step)
+  NumPrograms, ///< num_programs(d): grid size along dimension d (compile time)
+  Read,        ///< read(sem): the semaphore's current value (run time; only as a let init)
+};
+std::string_view toString(Builtin builtin);
+
+/// Methods of a DMA descriptor.
+enum class DmaMethod { Start, Wait, WaitSend, WaitRecv };
+std::string_view toString(DmaMethod method);
+
+//===----------------------------------------------------------------------===//
+// Types (computed by sema)
+//===----------------------------------------------------------------------===//
+
+enum class TypeKind {
+  Error,      ///< not computed, or an error was reported
+  Int,        ///< an integer
+  Bool,       ///< a condition
+  Float,      ///< a scalar float literal (value expressions only)
+  Value,      ///< an array value (a loaded ref or arithmetic on them)
+  Ref,        ///< a (sliced) reference to a buffer
+  Sem,        ///< a semaphore or a (partly indexed) semaphore array
+  Descriptor, ///< a DMA descriptor (copy / remote_copy)
+  Axis,       ///< a mesh axis name
+  Device,     ///< a device tuple or mapping
+};
+std::string_view toString(TypeKind kind);
+
+/// The type of an expression.
+struct Type {
+  /// A dimension whose extent is not a compile-time constant (e.g. `a:b` with a
+  /// per-device `a`); shape checks skip it and lowering checks it per device.
+  static constexpr int64_t kDynamic = -1;
+
+  TypeKind kind = TypeKind::Error;
+  DType dtype = DType::F32;           ///< Value, Ref
+  std::vector<int64_t> shape;         ///< Value, Ref: extents after dropping single-index dims
+  SemKind semKind = SemKind::Regular; ///< Sem
+  size_t semRank = 0;                 ///< Sem: array dims not yet indexed (0: one semaphore)
+  bool remote = false;                ///< Descriptor: remote_copy
+  bool runtime = false;               ///< Int: depends on read(sem), known only at run time
+
+  static Type error() { return Type{}; }
+  static Type simple(TypeKind kind) {
+    Type t;
+    t.kind = kind;
+    return t;
+  }
+  bool isError() const { return kind == TypeKind::Error; }
+  /// Renders the type for diagnostics and the AST printer, e.g. `ref f32[8, 128]`.
+  std::string str() const;
+};
+
+//===----------------------------------------------------------------------===//
+// Node base and RTTI helpers
+//===----------------------------------------------------------------------===//
+
+class Node {
+public:
+  /// Every concrete node class. Ranges First*/Last* group the abstract classes.
+  enum class Kind {
+    // Declarations.
+    ParamDecl,
+    ConstDecl,
+    AxisDecl,
+    BufferDecl,
+    SemDecl,
+    LetDecl,
+    LoopVarDecl,
+    // Statements.
+    ScratchStmt,
+    RunScopedStmt,
+    LetStmt,
+    IfStmt,
+    ForStmt,
+    StoreStmt,
+    DmaStmt,
+    SignalStmt,
+    WaitStmt,
+    // Expressions.
+    ErrorExpr,
+    IntLiteral,
+    FloatLiteral,
+    BoolLiteral,
+    NameExpr,
+    UnaryExpr,
+    BinaryExpr,
+    CallExpr,
+    IndexExpr,
+    TupleExpr,
+    MappingExpr,
+    CopyExpr,
+    RemoteCopyExpr,
+    // Others.
+    Block,
+    MeshDecl,
+    KernelDecl,
+    Module,
+
+    FirstDecl = ParamDecl,
+    LastDecl = LoopVarDecl,
+    FirstStmt = ScratchStmt,
+    LastStmt = WaitStmt,
+    FirstExpr = ErrorExpr,
+    LastExpr = RemoteCopyExpr,
+  };
+
+  Node(const Node &) = delete;
+  Node &operator=(const Node &) = delete;
+  virtual ~Node() = default;
+
+  Kind kind() const { return kind_; }
+  const SourceRange &range() const { return range_; }
+  void setRange(SourceRange range) { range_ = range; }
+
+protected:
+  Node(Kind kind, SourceRange range) : kind_(kind), range_(range) {}
+
+private:
+  const Kind kind_;
+  SourceRange range_;
+};
+
+std::string_view toString(Node::Kind kind);
+
+/// True if `node` is a `T` (LLVM-style; `T::classof` decides).
+template <typename T> bool isa(const Node *node) { return node && T::classof(node); }
+template <typename T> bool isa(const Node &node) { return T::classof(&node); }
+/// Casts to `T`; the caller guarantees `isa<T>`.
+template <typename T> T &cast(Node &node) { return static_cast<T &>(node); }
+template <typename T> const T &cast(const Node &node) { return static_cast<const T &>(node); }
+/// Casts to `T` or returns null.
+template <typename T> T *dynCast(Node *node) {
+  return isa<T>(node) ? static_cast<T *>(node) : nullptr;
+}
+template <typename T> const T *dynCast(const Node *node) {
+  return isa<T>(node) ? static_cast<const T *>(node) : nullptr;
+}
+
+#define DKV_AST_CLASSOF(K)                                                                         \
+  static bool classof(const Node *n) { return n->kind() == Kind::K; }
+#define DKV_AST_CLASSOF_RANGE(First, Last)                                                         \
+  static bool classof(const Node *n) { return n->kind() >= Kind::First && n->kind() <= Kind::Last; }
+
+class Expr;
+class Block;
+using ExprPtr = std::unique_ptr<Expr>;
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+/// Base of all expressions; carries the type sema computed.
+class Expr : public Node {
+public:
+  const Type &type() const { return type_; }
+  void setType(Type type) { type_ = std::move(type); }
+  DKV_AST_CLASSOF_RANGE(FirstExpr, LastExpr)
+
+protected:
+  using Node::Node;
+
+private:
+  Type type_;
+};
+
+/// Stands for an expression the parser could not build (an error was reported).
+class ErrorExpr final : public Expr {
+public:
+  explicit ErrorExpr(SourceRange range) : Expr(Kind::ErrorExpr, range) {}
+  DKV_AST_CLASSOF(ErrorExpr)
+};
+
+/// `42`.
+class IntLiteral final : public Expr {
+public:
+  IntLiteral(SourceRange range, int64_t value) : Expr(Kind::IntLiteral, range), value_(value) {}
+  int64_t value() const { return value_; }
+  DKV_AST_CLASSOF(IntLiteral)
+
+private:
+  int64_t value_;
+};
+
+/// `1.5`, `2.0e-3` (value expressions only). `text()` is the literal as written.
+class FloatLiteral final : public Expr {
+public:
+  FloatLiteral(SourceRange range, double value, std::string text)
+      : Expr(Kind::FloatLiteral, range), value_(value), text_(std::move(text)) {}
+  double value() const { return value_; }
+  const std::string &text() const { return text_; }
+  DKV_AST_CLASSOF(FloatLiteral)
+
+private:
+  double value_;
+  std::string text_;
+};
+
+/// `true` / `false`.
+class BoolLiteral final : public Expr {
+public:
+  BoolLiteral(SourceRange range, bool value) : Expr(Kind::BoolLiteral, range), value_(value) {}
+  bool value() const { return value_; }
+  DKV_AST_CLASSOF(BoolLiteral)
+
+private:
+  bool value_;
+};
+
+class Decl;
+
+/// A use of a name (including the keyword `barrier`). `decl()` is set by sema.
+class NameExpr final : public Expr {
+public:
+  NameExpr(SourceRange range, std::string name)
+      : Expr(Kind::NameExpr, range), name_(std::move(name)) {}
+  const std::string &name() const { return name_; }
+  /// The declaration this name resolves to; null before sema or if unresolved.
+  const Decl *decl() const { return decl_; }
+  void setDecl(const Decl *decl) { decl_ = decl; }
+  DKV_AST_CLASSOF(NameExpr)
+
+private:
+  std::string name_;
+  const Decl *decl_ = nullptr;
+};
+
+/// `-e`, `not e`.
+class UnaryExpr final : public Expr {
+public:
+  UnaryExpr(SourceRange range, UnaryOp op, ExprPtr operand)
+      : Expr(Kind::UnaryExpr, range), op_(op), operand_(std::move(operand)) {}
+  UnaryOp op() const { return op_; }
+  const Expr &operand() const { return *operand_; }
+  Expr &operand() { return *operand_; }
+  DKV_AST_CLASSOF(UnaryExpr)
+
+private:
+  UnaryOp op_;
+  ExprPtr operand_;
+};
+
+/// `a + b`, `a == b`, `a and b`, `min(a, b)`, ...
+class BinaryExpr final : public Expr {
+public:
+  BinaryExpr(SourceRange range, BinaryOp op, ExprPtr lhs, ExprPtr rhs)
+      : Expr(Kind::BinaryExpr, range), op_(op), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
+  BinaryOp op() const { return op_; }
+  const Expr &lhs() const { return *lhs_; }
+  const Expr &rhs() const { return *rhs_; }
+  Expr &lhs() { return *lhs_; }
+  Expr &rhs() { return *rhs_; }
+  DKV_AST_CLASSOF(BinaryExpr)
+
+private:
+  BinaryOp op_;
+  ExprPtr lhs_, rhs_;
+};
+
+/// `axis_index(x)`, `axis_size(x)`, `program_id(0)`, `num_programs(0)`, `read(s)`.
+/// The parser guarantees exactly one argument.
+class CallExpr final : public Expr {
+public:
+  CallExpr(SourceRange range, Builtin builtin, ExprPtr arg)
+      : Expr(Kind::CallExpr, range), builtin_(builtin), arg_(std::move(arg)) {}
+  Builtin builtin() const { return builtin_; }
+  const Expr &arg() const { return *arg_; }
+  Expr &arg() { return *arg_; }
+  /// Set by sema for the compile-time builtins `axis_size` and `num_programs`.
+  std::optional<int64_t> value() const { return value_; }
+  void setValue(std::optional<int64_t> value) { value_ = value; }
+  DKV_AST_CLASSOF(CallExpr)
+
+private:
+  Builtin builtin_;
+  ExprPtr arg_;
+  std::optional<int64_t> value_;
+};
+
+/// One subscript of an IndexExpr: `i` (Index: `lo` set), `a:b` (Range: `lo`/`hi` may
+/// each be null for an open end) or `:` (Full: both null).
+struct Subscript {
+  enum class Kind { Index, Range, Full };
+  Kind kind = Kind::Full;
+  SourceRange range;
+  ExprPtr lo; ///< Index: the index; Range: the start (null: 0)
+  ExprPtr hi; ///< Range: the end, exclusive (null: the dimension's size)
+};
+
+/// `name[s1, ..., sk]` or `name[...]`: a slice of a ref (omitted trailing dims are
+/// whole) or an element / sub-array of a semaphore array (`recv[s]`).
+class IndexExpr final : public Expr {
+public:
+  IndexExpr(SourceRange range, std::unique_ptr<NameExpr> base, std::vector<Subscript> subscripts,
+            bool ellipsis)
+      : Expr(Kind::IndexExpr, range), base_(std::move(base)), subscripts_(std::move(subscripts)),
+        ellipsis_(ellipsis) {}
+  const NameExpr &base() const { return *base_; }
+  NameExpr &base() { return *base_; }
+  const std::vector<Subscript> &subscripts() const { return subscripts_; }
+  std::vector<Subscript> &subscripts() { return subscripts_; }
+  /// `name[...]` (then subscripts() is empty).
+  bool ellipsis() const { return ellipsis_; }
+  DKV_AST_CLASSOF(IndexExpr)
+
+private:
+  std::unique_ptr<NameExpr> base_;
+  std::vector<Subscript> subscripts_;
+  bool ellipsis_;
+};
+
+/// `(a, b)`: mesh coordinates of a device, one per axis (only as a `device =`).
+class TupleExpr final : public Expr {
+public:
+  TupleExpr(SourceRange range, std::vector<ExprPtr> elements)
+      : Expr(Kind::TupleExpr, range), elements_(std::move(elements)) {}
+  const std::vector<ExprPtr> &elements() const { return elements_; }
+  std::vector<ExprPtr> &elements() { return elements_; }
+  DKV_AST_CLASSOF(TupleExpr)
+
+private:
+  std::vector<ExprPtr> elements_;
+};
+
+/// `{y: 1}`: mesh coordinates by axis; unnamed axes are the caller's own (only as a
+/// `device =`). Each key is a NameExpr resolved to an AxisDecl by sema.
+class MappingExpr final : public Expr {
+public:
+  struct Entry {
+    std::unique_ptr<NameExpr> axis;
+    ExprPtr value;
+  };
+  MappingExpr(SourceRange range, std::vector<Entry> entries)
+      : Expr(Kind::MappingExpr, range), entries_(std::move(entries)) {}
+  const std::vector<Entry> &entries() const { return entries_; }
+  std::vector<Entry> &entries() { return entries_; }
+  DKV_AST_CLASSOF(MappingExpr)
+
+private:
+  std::vector<Entry> entries_;
+};
+
+/// `copy(src, dst, sem)`: a local DMA descriptor (only as a let init).
+class CopyExpr final : public Expr {
+public:
+  CopyExpr(SourceRange range, ExprPtr src, ExprPtr dst, ExprPtr sem)
+      : Expr(Kind::CopyExpr, range), src_(std::move(src)), dst_(std::move(dst)),
+        sem_(std::move(sem)) {}
+  const Expr &src() const { return *src_; }
+  const Expr &dst() const { return *dst_; }
+  const Expr &sem() const { return *sem_; }
+  Expr &src() { return *src_; }
+  Expr &dst() { return *dst_; }
+  Expr &sem() { return *sem_; }
+  DKV_AST_CLASSOF(CopyExpr)
+
+private:
+  ExprPtr src_, dst_, sem_;
+};
+
+/// `remote_copy(src, dst, send, recv, device = d)`: a remote DMA descriptor (only as a
+/// let init). `dst` and `recv` are resolved on the target device.
+class RemoteCopyExpr final : public Expr {
+public:
+  RemoteCopyExpr(SourceRange range, ExprPtr src, ExprPtr dst, ExprPtr sendSem, ExprPtr recvSem,
+                 ExprPtr device)
+      : Expr(Kind::RemoteCopyExpr, range), src_(std::move(src)), dst_(std::move(dst)),
+        sendSem_(std::move(sendSem)), recvSem_(std::move(recvSem)), device_(std::move(device)) {}
+  const Expr &src() const { return *src_; }
+  const Expr &dst() const { return *dst_; }
+  const Expr &sendSem() const { return *sendSem_; }
+  const Expr &recvSem() const { return *recvSem_; }
+  /// An integer (logical id), a TupleExpr or a MappingExpr.
+  const Expr &device() const { return *device_; }
+  Expr &src() { return *src_; }
+  Expr &dst() { return *dst_; }
+  Expr &sendSem() { return *sendSem_; }
+  Expr &recvSem() { return *recvSem_; }
+  Expr &device() { return *device_; }
+  DKV_AST_CLASSOF(RemoteCopyExpr)
+
+private:
+  ExprPtr src_, dst_, sendSem_, recvSem_, device_;
+};
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+/// Base of everything a NameExpr can resolve to.
+class Decl : public Node {
+public:
+  const std::string &name() const { return name_; }
+  /// Range of the declared name only (for "declared here" notes).
+  const SourceRange &nameRange() const { return nameRange_; }
+  DKV_AST_CLASSOF_RANGE(FirstDecl, LastDecl)
+
+protected:
+  Decl(Kind kind, SourceRange range, std::string name, SourceRange nameRange)
+      : Node(kind, range), name_(std::move(name)), nameRange_(nameRange) {}
+
+private:
+  std::string name_;
+  SourceRange nameRange_;
+};
+
+/// `param N = 4` or `param N` (then a -D / --devices value is required).
+class ParamDecl final : public Decl {
+public:
+  ParamDecl(SourceRange range, std::string name, SourceRange nameRange, ExprPtr defaultValue)
+      : Decl(Kind::ParamDecl, range, std::move(name), nameRange),
+        defaultValue_(std::move(defaultValue)) {}
+  /// May be null.
+  const Expr *defaultValue() const { return defaultValue_.get(); }
+  Expr *defaultValue() { return defaultValue_.get(); }
+  /// The value in effect (a define or the default); set by sema.
+  std::optional<int64_t> value() const { return value_; }
+  void setValue(std::optional<int64_t> value) { value_ = value; }
+  DKV_AST_CLASSOF(ParamDecl)
+
+private:
+  ExprPtr defaultValue_;
+  std::optional<int64_t> value_;
+};
+
+/// `const STEPS = N - 1`.
+class ConstDecl final : public Decl {
+public:
+  ConstDecl(SourceRange range, std::string name, SourceRange nameRange, ExprPtr init)
+      : Decl(Kind::ConstDecl, range, std::move(name), nameRange), init_(std::move(init)) {}
+  const Expr &init() const { return *init_; }
+  Expr &init() { return *init_; }
+  std::optional<int64_t> value() const { return value_; }
+  void setValue(std::optional<int64_t> value) { value_ = value; }
+  DKV_AST_CLASSOF(ConstDecl)
+
+private:
+  ExprPtr init_;
+  std::optional<int64_t> value_;
+};
+
+/// One axis `x = N` of the mesh.
+class AxisDecl final : public Decl {
+public:
+  AxisDecl(SourceRange range, std::string name, SourceRange nameRange, ExprPtr sizeExpr,
+           size_t index)
+      : Decl(Kind::AxisDecl, range, std::move(name), nameRange), sizeExpr_(std::move(sizeExpr)),
+        index_(index) {}
+  const Expr &sizeExpr() const { return *sizeExpr_; }
+  Expr &sizeExpr() { return *sizeExpr_; }
+  /// Position of the axis in the mesh (0 = major).
+  size_t index() const { return index_; }
+  /// The size; set by sema.
+  std::optional<int64_t> size() const { return size_; }
+  void setSize(std::optional<int64_t> size) { size_ = size; }
+  DKV_AST_CLASSOF(AxisDecl)
+
+private:
+  ExprPtr sizeExpr_;
+  size_t index_;
+  std::optional<int64_t> size_;
+};
+
+/// A buffer: a kernel parameter (`in x: hbm f32[8, 128]`), a scratch buffer
+/// (`scratch buf: vmem f32[2, 8]`) or a run_scoped one. An empty shape is a scalar ref.
+class BufferDecl final : public Decl {
+public:
+  BufferDecl(SourceRange range, std::string name, SourceRange nameRange, Storage storage,
+             Direction direction, MemSpace space, DType dtype, std::vector<ExprPtr> shape)
+      : Decl(Kind::BufferDecl, range, std::move(name), nameRange), storage_(storage),
+        direction_(direction), space_(space), dtype_(dtype), shape_(std::move(shape)) {}
+  Storage storage() const { return storage_; }
+  /// Direction::None unless storage() is KernelParam.
+  Direction direction() const { return direction_; }
+  MemSpace space() const { return space_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<ExprPtr> &shape() const { return shape_; }
+  std::vector<ExprPtr> &shape() { return shape_; }
+  /// One extent per dimension; set by sema (empty if the shape had errors).
+  const std::vector<int64_t> &shapeValues() const { return shapeValues_; }
+  void setShapeValues(std::vector<int64_t> values) { shapeValues_ = std::move(values); }
+  DKV_AST_CLASSOF(BufferDecl)
+
+private:
+  Storage storage_;
+  Direction direction_;
+  MemSpace space_;
+  DType dtype_;
+  std::vector<ExprPtr> shape_;
+  std::vector<int64_t> shapeValues_;
+};
+
+/// A semaphore or semaphore array: `scratch s: sem`, `scratch r: dma_sem[N - 1]`, a
+/// run_scoped one, or the kernel's implicit `barrier` (Storage::Barrier, kind Barrier).
+class SemDecl final : public Decl {
+public:
+  SemDecl(SourceRange range, std::string name, SourceRange nameRange, Storage storage,
+          SemKind semKind, std::vector<ExprPtr> dims)
+      : Decl(Kind::SemDecl, range, std::move(name), nameRange), storage_(storage),
+        semKind_(semKind), dims_(std::move(dims)) {}
+  Storage storage() const { return storage_; }
+  SemKind semKind() const { return semKind_; }
+  /// Array dimensions (empty: one semaphore).
+  const std::vector<ExprPtr> &dims() const { return dims_; }
+  std::vector<ExprPtr> &dims() { return dims_; }
+  /// One extent per dimension; set by sema.
+  const std::vector<int64_t> &dimValues() const { return dimValues_; }
+  void setDimValues(std::vector<int64_t> values) { dimValues_ = std::move(values); }
+  DKV_AST_CLASSOF(SemDecl)
+
+private:
+  Storage storage_;
+  SemKind semKind_;
+  std::vector<ExprPtr> dims_;
+  std::vector<int64_t> dimValues_;
+};
+
+/// `let name = init`: an integer, a condition, a `read(sem)` or a DMA descriptor
+/// (`copy(...)` / `remote_copy(...)`). Owned by its LetStmt.
+class LetDecl final : public Decl {
+public:
+  LetDecl(SourceRange range, std::string name, SourceRange nameRange, ExprPtr init)
+      : Decl(Kind::LetDecl, range, std::move(name), nameRange), init_(std::move(init)) {}
+  const Expr &init() const { return *init_; }
+  Expr &init() { return *init_; }
+  DKV_AST_CLASSOF(LetDecl)
+
+private:
+  ExprPtr init_;
+};
+
+/// The variable of a `for` loop. Owned by its ForStmt.
+class LoopVarDecl final : public Decl {
+public:
+  LoopVarDecl(SourceRange range, std::string name)
+      : Decl(Kind::LoopVarDecl, range, std::move(name), range) {}
+  DKV_AST_CLASSOF(LoopVarDecl)
+};
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+class Stmt : public Node {
+public:
+  DKV_AST_CLASSOF_RANGE(FirstStmt, LastStmt)
+
+protected:
+  using Node::Node;
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+
+/// `{ stmt* }`.
+class Block final : public Node {
+public:
+  Block(SourceRange range, std::vector<StmtPtr> stmts)
+      : Node(Kind::Block, range), stmts_(std::move(stmts)) {}
+  const std::vector<StmtPtr> &stmts() const { return stmts_; }
+  std::vector<StmtPtr> &stmts() { return stmts_; }
+  DKV_AST_CLASSOF(Block)
+
+private:
+  std::vector<StmtPtr> stmts_;
+};
+
+/// `scratch a: vmem f32[8], s: dma_sem[2]`: declarations visible until the end of the
+/// enclosing block; each is a BufferDecl or a SemDecl (Storage::Scratch). Scratch
+/// persists across grid steps.
+class ScratchStmt final : public Stmt {
+public:
+  ScratchStmt(SourceRange range, std::vector<std::unique_ptr<Decl>> decls)
+      : Stmt(Kind::ScratchStmt, range), decls_(std::move(decls)) {}
+  const std::vector<std::unique_ptr<Decl>> &decls() const { return decls_; }
+  std::vector<std::unique_ptr<Decl>> &decls() { return decls_; }
+  DKV_AST_CLASSOF(ScratchStmt)
+
+private:
+  std::vector<std::unique_ptr<Decl>> decls_;
+};
+
+/// `run_scoped(tmp: vmem f32[8], s: dma_sem) { ... }`: buffers and semaphores
+/// (Storage::Scoped) that live only during the block.
+class RunScopedStmt final : public Stmt {
+public:
+  RunScopedStmt(SourceRange range, std::vector<std::unique_ptr<Decl>> decls,
+                std::unique_ptr<Block> body)
+      : Stmt(Kind::RunScopedStmt, range), decls_(std::move(decls)), body_(std::move(body)) {}
+  const std::vector<std::unique_ptr<Decl>> &decls() const { return decls_; }
+  std::vector<std::unique_ptr<Decl>> &decls() { return decls_; }
+  const Block &body() const { return *body_; }
+  Block &body() { return *body_; }
+  DKV_AST_CLASSOF(RunScopedStmt)
+
+private:
+  std::vector<std::unique_ptr<Decl>> decls_;
+  std::unique_ptr<Block> body_;
+};
+
+/// `let name = init`.
+class LetStmt final : public Stmt {
+public:
+  LetStmt(SourceRange range, std::unique_ptr<LetDecl> decl)
+      : Stmt(Kind::LetStmt, range), decl_(std::move(decl)) {}
+  const LetDecl &decl() const { return *decl_; }
+  LetDecl &decl() { return *decl_; }
+  DKV_AST_CLASSOF(LetStmt)
+
+private:
+  std::unique_ptr<LetDecl> decl_;
+};
+
+/// `if c1 { } else if c2 { } else { }`: the branches in order (at least one) and an
+/// optional else block. Else-if chains stay flat.
+class IfStmt final : public Stmt {
+public:
+  struct Branch {
+    ExprPtr cond;
+    std::unique_ptr<Block> body;
+  };
+  IfStmt(SourceRange range, std::vector<Branch> branches, std::unique_ptr<Block> elseBody)
+      : Stmt(Kind::IfStmt, range), branches_(std::move(branches)), elseBody_(std::move(elseBody)) {}
+  const std::vector<Branch> &branches() const { return branches_; }
+  std::vector<Branch> &branches() { return branches_; }
+  /// May be null.
+  const Block *elseBody() const { return elseBody_.get(); }
+  Block *elseBody() { return elseBody_.get(); }
+  DKV_AST_CLASSOF(IfStmt)
+
+private:
+  std::vector<Branch> branches_;
+  std::unique_ptr<Block> elseBody_;
+};
+
+/// `for i in lo .. hi { }` (half-open).
+class ForStmt final : public Stmt {
+public:
+  ForStmt(SourceRange range, std::unique_ptr<LoopVarDecl> var, ExprPtr lo, ExprPtr hi,
+          std::unique_ptr<Block> body)
+      : Stmt(Kind::ForStmt, range), var_(std::move(var)), lo_(std::move(lo)), hi_(std::move(hi)),
+        body_(std::move(body)) {}
+  const LoopVarDecl &var() const { return *var_; }
+  LoopVarDecl &var() { return *var_; }
+  const Expr &lo() const { return *lo_; }
+  const Expr &hi() const { return *hi_; }
+  Expr &lo() { return *lo_; }
+  Expr &hi() { return *hi_; }
+  const Block &body() const { return *body_; }
+  Block &body() { return *body_; }
+  DKV_AST_CLASSOF(ForStmt)
+
+private:
+  std::unique_ptr<LoopVarDecl> var_;
+  ExprPtr lo_, hi_;
+  std::unique_ptr<Block> body_;
+};
+
+/// `target = value` or `target += value` (accumulate). `target` is a NameExpr or an
+/// IndexExpr naming a ref.
+class StoreStmt final : public Stmt {
+public:
+  StoreStmt(SourceRange range, ExprPtr target, bool accumulate, ExprPtr value)
+      : Stmt(Kind::StoreStmt, range), target_(std::move(target)), accumulate_(accumulate),
+        value_(std::move(value)) {}
+  const Expr &target() const { return *target_; }
+  Expr &target() { return *target_; }
+  bool accumulate() const { return accumulate_; }
+  const Expr &value() const { return *value_; }
+  Expr &value() { return *value_; }
+  DKV_AST_CLASSOF(StoreStmt)
+
+private:
+  ExprPtr target_;
+  bool accumulate_;
+  ExprPtr value_;
+};
+
+/// `c.start()`, `c.wait()`, `c.wait_send()`, `c.wait_recv()` on a descriptor let.
+class DmaStmt final : public Stmt {
+public:
+  DmaStmt(SourceRange range, std::unique_ptr<NameExpr> descriptor, DmaMethod method)
+      : Stmt(Kind::DmaStmt, range), descriptor_(std::move(descriptor)), method_(method) {}
+  const NameExpr &descriptor() const { return *descriptor_; }
+  NameExpr &descriptor() { return *descriptor_; }
+  DmaMethod method() const { return method_; }
+  DKV_AST_CLASSOF(DmaStmt)
+
+private:
+  std::unique_ptr<NameExpr> descriptor_;
+  DmaMethod method_;
+};
+
+/// `signal(sem, inc, device = d)`.
+class SignalStmt final : public Stmt {
+public:
+  SignalStmt(SourceRange range, ExprPtr sem, ExprPtr inc, ExprPtr device)
+      : Stmt(Kind::SignalStmt, range), sem_(std::move(sem)), inc_(std::move(inc)),
+        device_(std::move(device)) {}
+  const Expr &sem() const { return *sem_; }
+  Expr &sem() { return *sem_; }
+  /// May be null (increment 1).
+  const Expr *inc() const { return inc_.get(); }
+  Expr *inc() { return inc_.get(); }
+  /// May be null (the local device). Else an integer, a TupleExpr or a MappingExpr.
+  const Expr *device() const { return device_.get(); }
+  Expr *device() { return device_.get(); }
+  DKV_AST_CLASSOF(SignalStmt)
+
+private:
+  ExprPtr sem_, inc_, device_;
+};
+
+/// `wait(sem, value)`.
+class WaitStmt final : public Stmt {
+public:
+  WaitStmt(SourceRange range, ExprPtr sem, ExprPtr value)
+      : Stmt(Kind::WaitStmt, range), sem_(std::move(sem)), value_(std::move(value)) {}
+  const Expr &sem() const { return *sem_; }
+  Expr &sem() { return *sem_; }
+  /// May be null (value 1).
+  const Expr *value() const { return value_.get(); }
+  Expr *value() { return value_.get(); }
+  DKV_AST_CLASSOF(WaitStmt)
+
+private:
+  ExprPtr sem_, value_;
+};
+
+//===----------------------------------------------------------------------===//
+// Top level
+//===----------------------------------------------------------------------===//
+
+/// `mesh x = 2, y = 2`.
+class MeshDecl final : public Node {
+public:
+  MeshDecl(SourceRange range, std::vector<std::unique_ptr<AxisDecl>> axes)
+      : Node(Kind::MeshDecl, range), axes_(std::move(axes)) {}
+  const std::vector<std::unique_ptr<AxisDecl>> &axes() const { return axes_; }
+  std::vector<std::unique_ptr<AxisDecl>> &axes() { return axes_; }
+  DKV_AST_CLASSOF(MeshDecl)
+
+private:
+  std::vector<std::unique_ptr<AxisDecl>> axes_;
+};
+
+/// `kernel name(params) grid(...) collective_id(k) { body }`.
+class KernelDecl final : public Node {
+public:
+  KernelDecl(SourceRange range, std::string name, std::vector<std::unique_ptr<BufferDecl>> params,
+             std::vector<ExprPtr> grid, ExprPtr collectiveId, std::unique_ptr<SemDecl> barrier,
+             std::unique_ptr<Block> body)
+      : Node(Kind::KernelDecl, range), name_(std::move(name)), params_(std::move(params)),
+        grid_(std::move(grid)), collectiveId_(std::move(collectiveId)),
+        barrier_(std::move(barrier)), body_(std::move(body)) {}
+  const std::string &name() const { return name_; }
+  /// Buffers with Storage::KernelParam, in order.
+  const std::vector<std::unique_ptr<BufferDecl>> &params() const { return params_; }
+  std::vector<std::unique_ptr<BufferDecl>> &params() { return params_; }
+  /// Grid dimensions (empty: no grid, one step).
+  const std::vector<ExprPtr> &grid() const { return grid_; }
+  std::vector<ExprPtr> &grid() { return grid_; }
+  /// Set by sema: one size per grid dimension.
+  const std::vector<int64_t> &gridValues() const { return gridValues_; }
+  void setGridValues(std::vector<int64_t> values) { gridValues_ = std::move(values); }
+  /// May be null (no collective_id).
+  const Expr *collectiveId() const { return collectiveId_.get(); }
+  Expr *collectiveId() { return collectiveId_.get(); }
+  std::optional<int64_t> collectiveIdValue() const { return collectiveIdValue_; }
+  void setCollectiveIdValue(std::optional<int64_t> v) { collectiveIdValue_ = v; }
+  /// The implicit barrier semaphore `barrier`; non-null iff collectiveId() is.
+  const SemDecl *barrier() const { return barrier_.get(); }
+  SemDecl *barrier() { return barrier_.get(); }
+  const Block &body() const { return *body_; }
+  Block &body() { return *body_; }
+  DKV_AST_CLASSOF(KernelDecl)
+
+private:
+  std::string name_;
+  std::vector<std::unique_ptr<BufferDecl>> params_;
+  std::vector<ExprPtr> grid_;
+  std::vector<int64_t> gridValues_;
+  ExprPtr collectiveId_;
+  std::optional<int64_t> collectiveIdValue_;
+  std::unique_ptr<SemDecl> barrier_;
+  std::unique_ptr<Block> body_;
+};
+
+/// Verdicts named by `// expect:` comments.
+enum class ExpectedVerdict { Ok, Race, Deadlock, ExitViolation, LifetimeViolation, StaticError };
+std::string_view toString(ExpectedVerdict verdict);
+
+/// The expectation comments of a file (`// expect:`, `// devices:`, `// options:`).
+struct Annotations {
+  struct Expect {
+    ExpectedVerdict verdict = ExpectedVerdict::Ok;
+    std::optional<uint32_t> line; ///< `at LINE`
+    SourceRange range;            ///< the comment
+  };
+  std::optional<Expect> expect;
+  /// Device counts from `// devices: 2..8` (inclusive) or `// devices: 2, 4`, ascending,
+  /// without duplicates. Empty if there is no devices comment.
+  std::vector<int64_t> devices;
+  SourceRange devicesRange;
+  /// Words of `// options: ...` (several options comments accumulate).
+  std::vector<std::string> options;
+  SourceRange optionsRange;
+};
+
+/// A whole file. Top-level items are kept in source order: ParamDecl, ConstDecl,
+/// MeshDecl and KernelDecl nodes (params and consts are evaluated in this order).
+class Module final : public Node {
+public:
+  Module(SourceRange range, std::vector<std::unique_ptr<Node>> items, Annotations annotations)
+      : Node(Kind::Module, range), items_(std::move(items)), annotations_(std::move(annotations)) {}
+  const std::vector<std::unique_ptr<Node>> &items() const { return items_; }
+  std::vector<std::unique_ptr<Node>> &items() { return items_; }
+  /// The first mesh / kernel, or null (sema reports missing or duplicate ones).
+  const MeshDecl *mesh() const;
+  const KernelDecl *kernel() const;
+  MeshDecl *mesh();
+  KernelDecl *kernel();
+  /// Top-level params and consts in source order.
+  std::vector<const ParamDecl *> params() const;
+  std::vector<const ConstDecl *> consts() const;
+  const Annotations &annotations() const { return annotations_; }
+  /// False if syntax errors (or input limits) left the module empty; sema must not run
+  /// then. Other parse errors (unknown functions, types, ...) leave a complete module
+  /// without the offending constructs, which sema may still check.
+  bool complete() const { return complete_; }
+  void setComplete(bool complete) { complete_ = complete; }
+  DKV_AST_CLASSOF(Module)
+
+private:
+  std::vector<std::unique_ptr<Node>> items_;
+  Annotations annotations_;
+  bool complete_ = true;
+};
+
+#undef DKV_AST_CLASSOF
+#undef DKV_AST_CLASSOF_RANGE
+
+} // namespace dkv::ast

@@ -1,0 +1,1196 @@
+// The dkv parser: input checks, ANTLR lexing and parsing, and the parse-tree -> AST transformer.
+#include "frontend/Parser.h"
+
+#include "DkvLexer.h"
+#include "DkvParser.h"
+#include "antlr4-runtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace dkv::frontend {
+
+namespace {
+
+using grammar::DkvLexer;
+using grammar::DkvParser;
+using support::DiagnosticEngine;
+using support::SourceFile;
+using support::SourceLoc;
+using support::SourceRange;
+
+//===----------------------------------------------------------------------===//
+// Token positions and descriptions
+//===----------------------------------------------------------------------===//
+
+// The parser reads a sanitised copy of the file in which every byte is one
+// character, so ANTLR's character indices are byte offsets of the original file.
+SourceRange tokenRange(const SourceFile &file, const antlr4::Token *token) {
+  if (!token)
+    return {};
+  size_t start = token->getStartIndex();
+  size_t stop = token->getStopIndex();
+  if (token->getType() == antlr4::Token::EOF || stop + 1 < start + 1 ||
+      start > file.text().size()) {
+    // EOF (start > stop): an empty range at the end of the file.
+    SourceLoc end = file.locForOffset(std::min(start, file.text().size()));
+    return {end, end};
+  }
+  return {file.locForOffset(start), file.locForOffset(std::min(stop + 1, file.text().size()))};
+}
+
+SourceRange ctxRange(const SourceFile &file, antlr4::ParserRuleContext *ctx) {
+  SourceRange begin = tokenRange(file, ctx->getStart());
+  const antlr4::Token *stopToken = ctx->getStop();
+  // An empty rule match has stop before start.
+  if (!stopToken || stopToken->getTokenIndex() < ctx->getStart()->getTokenIndex())
+    return {begin.begin, begin.begin};
+  return {begin.begin, tokenRange(file, stopToken).end};
+}
+
+SourceRange join(SourceRange a, SourceRange b) { return {a.begin, b.end}; }
+
+std::string describeTokenType(const antlr4::dfa::Vocabulary &vocabulary, size_t type) {
+  switch (type) {
+  case antlr4::Token::EOF:
+    return "end of file";
+  case DkvLexer::ID:
+    return "identifier";
+  case DkvLexer::INT:
+    return "integer";
+  case DkvLexer::FLOAT:
+    return "number";
+  default:
+    break;
+  }
+  std::string literal = vocabulary.getLiteralName(type);
+  return literal.empty() ? vocabulary.getDisplayName(type) : literal;
+}
+
+std::string describeToken(const antlr4::Token *token) {
+  if (!token || token->getType() == antlr4::Token::EOF)
+    return "end of file";
+  std::string text = token->getText();
+  if (text.size() > 40)
+    text = text.substr(0, 40) + "...";
+  return "'" + text + "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Syntax error reporting
+//===----------------------------------------------------------------------===//
+
+// Turns ANTLR's recognition errors into short messages. The default messages list
+// every expected token ("expecting {'param', 'const', ...}"); we list at most a few.
+class ErrorStrategy final : public antlr4::DefaultErrorStrategy {
+protected:
+  void reportNoViableAlternative(antlr4::Parser *parser,
+                                 const antlr4::NoViableAltException &e) override {
+    report(parser, e.getOffendingToken(), "unexpected " + describeToken(e.getOffendingToken()),
+           parser->getExpectedTokens());
+  }
+  void reportInputMismatch(antlr4::Parser *parser,
+                           const antlr4::InputMismatchException &e) override {
+    report(parser, e.getOffendingToken(), "unexpected " + describeToken(e.getOffendingToken()),
+           e.getExpectedTokens());
+  }
+  void reportFailedPredicate(antlr4::Parser *parser,
+                             const antlr4::FailedPredicateException &e) override {
+    report(parser, e.getOffendingToken(), "unexpected " + describeToken(e.getOffendingToken()), {});
+  }
+  void reportUnwantedToken(antlr4::Parser *parser) override {
+    if (inErrorRecoveryMode(parser))
+      return;
+    beginErrorCondition(parser);
+    antlr4::Token *t = parser->getCurrentToken();
+    report(parser, t, "unexpected " + describeToken(t), getExpectedTokens(parser));
+  }
+  void reportMissingToken(antlr4::Parser *parser) override {
+    if (inErrorRecoveryMode(parser))
+      return;
+    beginErrorCondition(parser);
+    antlr4::Token *t = parser->getCurrentToken();
+    antlr4::misc::IntervalSet expected = getExpectedTokens(parser);
+    parser->notifyErrorListeners(
+        t, "expected " + describeSet(parser, expected, 4) + " before " + describeToken(t), nullptr);
+  }
+
+private:
+  static std::string describeSet(antlr4::Parser *parser, const antlr4::misc::IntervalSet &set,
+                                 size_t max) {
+    std::vector<std::string> names;
+    // Every expression can start with these: name the category, not the tokens.
+    if (set.contains(static_cast<size_t>(DkvLexer::INT)) &&
+        set.contains(static_cast<size_t>(DkvLexer::LPAREN)) &&
+        set.contains(static_cast<size_t>(DkvLexer::MINUS)))
+      return "an expression";
+    for (ssize_t type : set.toList()) {
+      if (type == -1)
+        names.push_back("end of file");
+      else if (type > 0)
+        names.push_back(describeTokenType(parser->getVocabulary(), static_cast<size_t>(type)));
+    }
+    if (names.empty() || names.size() > max)
+      return {};
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i > 0)
+        out += i + 1 == names.size() ? " or " : ", ";
+      out += names[i];
+    }
+    return out;
+  }
+
+  void report(antlr4::Parser *parser, antlr4::Token *token, std::string message,
+              const antlr4::misc::IntervalSet &expected) {
+    std::string list = describeSet(parser, expected, 5);
+    if (!list.empty())
+      message += "; expected " + list;
+    parser->notifyErrorListeners(token, message, nullptr);
+  }
+};
+
+class ErrorListener final : public antlr4::BaseErrorListener {
+public:
+  ErrorListener(const SourceFile &file, DiagnosticEngine &diags) : file_(file), diags_(diags) {}
+
+  void syntaxError(antlr4::Recognizer *, antlr4::Token *offending, size_t line,
+                   size_t charPositionInLine, const std::string &msg, std::exception_ptr) override {
+    SourceRange range = offending ? tokenRange(file_, offending)
+                                  : SourceRange{{static_cast<uint32_t>(line),
+                                                 static_cast<uint32_t>(charPositionInLine + 1)},
+                                                {}};
+    diags_.error(range, "syntax", msg);
+    ++count_;
+  }
+  size_t count() const { return count_; }
+
+private:
+  const SourceFile &file_;
+  DiagnosticEngine &diags_;
+  size_t count_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Expectation comments
+//===----------------------------------------------------------------------===//
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::optional<int64_t> parseInt(std::string_view s) {
+  s = trim(s);
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty())
+    return std::nullopt;
+  return v;
+}
+
+std::vector<std::string_view> splitWords(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+      ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t')
+      ++j;
+    if (j > i)
+      words.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+// Largest device count accepted in a `// devices:` range (the mesh limit of the driver).
+constexpr int64_t kMaxDevices = 4096;
+
+void parseAnnotation(std::string_view body, SourceRange range, ast::Annotations &annotations,
+                     DiagnosticEngine &diags) {
+  body = trim(body);
+  auto startsWith = [&](std::string_view prefix) {
+    return body.substr(0, prefix.size()) == prefix;
+  };
+  if (startsWith("expect:")) {
+    auto words = splitWords(body.substr(7));
+    static const std::pair<std::string_view, ast::ExpectedVerdict> verdicts[] = {
+        {"ok", ast::ExpectedVerdict::Ok},
+        {"race", ast::ExpectedVerdict::Race},
+        {"deadlock", ast::ExpectedVerdict::Deadlock},
+        {"exit-violation", ast::ExpectedVerdict::ExitViolation},
+        {"lifetime-violation", ast::ExpectedVerdict::LifetimeViolation},
+        {"static-error", ast::ExpectedVerdict::StaticError}};
+    ast::Annotations::Expect expect;
+    expect.range = range;
+    bool known = false;
+    if (!words.empty())
+      for (const auto &[name, verdict] : verdicts)
+        if (words[0] == name) {
+          expect.verdict = verdict;
+          known = true;
+        }
+    if (!known) {
+      diags.error(range, "bad-annotation",
+                  words.empty() ? std::string("missing verdict in expect comment")
+                                : fmt::format("unknown verdict '{}' in expect comment; expected "
+                                              "ok, race, deadlock, exit-violation, "
+                                              "lifetime-violation or static-error",
+                                              words[0]));
+      return;
+    }
+    if (words.size() == 3 && words[1] == "at") {
+      std::optional<int64_t> line = parseInt(words[2]);
+      if (!line || *line < 1 || *line > 100'000'000) {
+        diags.error(range, "bad-annotation",
+                    fmt::format("invalid line '{}' in expect comment", words[2]));
+        return;
+      }
+      expect.line = static_cast<uint32_t>(*line);
+    } else if (words.size() != 1) {
+      diags.error(range, "bad-annotation",
+                  "malformed expect comment; expected '// expect: VERDICT [at LINE]'");
+      return;
+    }
+    if (annotations.expect) {
+      diags.error(range, "bad-annotation", "duplicate expect comment");
+      return;
+    }
+    annotations.expect = expect;
+    return;
+  }
+  if (startsWith("devices:")) {
+    std::string_view spec = trim(body.substr(8));
+    std::vector<int64_t> devices;
+    size_t dots = spec.find("..");
+    auto bad = [&](std::string_view why) {
+      diags.error(range, "bad-annotation",
+                  fmt::format("malformed devices comment: {}; expected '// devices: A..B' or "
+                              "'// devices: A, B, ...'",
+                              why));
+    };
+    if (dots != std::string_view::npos) {
+      std::optional<int64_t> lo = parseInt(spec.substr(0, dots));
+      std::optional<int64_t> hi = parseInt(spec.substr(dots + 2));
+      if (!lo || !hi)
+        return bad("invalid range");
+      if (*lo < 1 || *hi > kMaxDevices || *lo > *hi)
+        return bad(fmt::format("range must satisfy 1 <= A <= B <= {}", kMaxDevices));
+      for (int64_t d = *lo; d <= *hi; ++d)
+        devices.push_back(d);
+    } else {
+      size_t start = 0;
+      while (start <= spec.size()) {
+        size_t comma = spec.find(',', start);
+        std::string_view item =
+            spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start);
+        std::optional<int64_t> d = parseInt(item);
+        if (!d)
+          return bad(fmt::format("invalid device count '{}'", trim(item)));
+        if (*d < 1 || *d > kMaxDevices)
+          return bad(fmt::format("device count {} outside 1..{}", *d, kMaxDevices));
+        devices.push_back(*d);
+        if (comma == std::string_view::npos)
+          break;
+        start = comma + 1;
+      }
+    }
+    if (!annotations.devices.empty()) {
+      diags.error(range, "bad-annotation", "duplicate devices comment");
+      return;
+    }
+    std::sort(devices.begin(), devices.end());
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+    annotations.devices = std::move(devices);
+    annotations.devicesRange = range;
+    return;
+  }
+  if (startsWith("options:")) {
+    auto words = splitWords(body.substr(8));
+    if (words.empty()) {
+      diags.error(range, "bad-annotation", "empty options comment");
+      return;
+    }
+    for (std::string_view w : words)
+      annotations.options.emplace_back(w);
+    if (!annotations.optionsRange.begin.valid())
+      annotations.optionsRange = range;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The transformer: parse tree -> AST
+//===----------------------------------------------------------------------===//
+
+// Builds the AST from a parse tree without syntax errors (so every mandatory child
+// context exists). Reports what the grammar leaves open: unknown functions, types,
+// attributes and methods, argument lists, literal ranges and expression depth.
+// Recursion follows the parse tree, whose depth the nesting pre-scan bounds;
+// operator chains are folded in loops, and the resulting AST depth is bounded by
+// ParseLimits::maxExprDepth.
+class Transformer {
+public:
+  Transformer(const SourceFile &file, DiagnosticEngine &diags, const ParseLimits &limits)
+      : file_(file), diags_(diags), limits_(limits) {}
+
+  std::vector<std::unique_ptr<ast::Node>> module(DkvParser::ModuleContext *ctx) {
+    std::vector<std::unique_ptr<ast::Node>> items;
+    for (auto *item : ctx->topItem())
+      if (auto node = topItem(item))
+        items.push_back(std::move(node));
+    return items;
+  }
+
+private:
+  const SourceFile &file_;
+  DiagnosticEngine &diags_;
+  const ParseLimits &limits_;
+  bool depthReported_ = false;
+
+  SourceRange range(antlr4::ParserRuleContext *ctx) const { return ctxRange(file_, ctx); }
+  SourceRange range(antlr4::tree::TerminalNode *node) const {
+    return tokenRange(file_, node->getSymbol());
+  }
+  SourceRange range(const antlr4::Token *token) const { return tokenRange(file_, token); }
+
+  // --- Top level -----------------------------------------------------------
+
+  std::unique_ptr<ast::Node> topItem(DkvParser::TopItemContext *ctx) {
+    if (auto *p = dynamic_cast<DkvParser::ParamDeclContext *>(ctx))
+      return std::make_unique<ast::ParamDecl>(range(p), p->ID()->getText(), range(p->ID()),
+                                              p->expr() ? expr(p->expr()) : nullptr);
+    if (auto *c = dynamic_cast<DkvParser::ConstDeclContext *>(ctx))
+      return std::make_unique<ast::ConstDecl>(range(c), c->ID()->getText(), range(c->ID()),
+                                              expr(c->expr()));
+    if (auto *m = dynamic_cast<DkvParser::MeshDeclContext *>(ctx)) {
+      std::vector<std::unique_ptr<ast::AxisDecl>> axes;
+      for (auto *axis : m->meshAxis())
+        axes.push_back(std::make_unique<ast::AxisDecl>(range(axis), axis->ID()->getText(),
+                                                       range(axis->ID()), expr(axis->expr()),
+                                                       axes.size()));
+      return std::make_unique<ast::MeshDecl>(range(m), std::move(axes));
+    }
+    if (auto *k = dynamic_cast<DkvParser::KernelDeclContext *>(ctx))
+      return kernel(k);
+    return nullptr; // ';'
+  }
+
+  std::optional<ast::MemSpace> memSpace(antlr4::Token *token) {
+    std::string s = token->getText();
+    if (s == "hbm")
+      return ast::MemSpace::Hbm;
+    if (s == "vmem")
+      return ast::MemSpace::Vmem;
+    if (s == "smem")
+      return ast::MemSpace::Smem;
+    if (s == "any")
+      return ast::MemSpace::Any;
+    diags_.error(range(token), "unknown-type",
+                 fmt::format("unknown memory space '{}'; expected hbm, vmem, smem or any", s));
+    return std::nullopt;
+  }
+
+  std::optional<ast::DType> dtype(antlr4::Token *token) {
+    static const std::pair<std::string_view, ast::DType> dtypes[] = {
+        {"f32", ast::DType::F32}, {"bf16", ast::DType::BF16}, {"f16", ast::DType::F16},
+        {"i32", ast::DType::I32}, {"i16", ast::DType::I16},   {"i8", ast::DType::I8},
+        {"u8", ast::DType::U8},   {"u32", ast::DType::U32}};
+    std::string s = token->getText();
+    for (const auto &[name, type] : dtypes)
+      if (s == name)
+        return type;
+    diags_.error(range(token), "unknown-type",
+                 fmt::format("unknown element type '{}'; expected f32, bf16, f16, i32, i16, i8, "
+                             "u8 or u32",
+                             s));
+    return std::nullopt;
+  }
+
+  std::vector<ast::ExprPtr> shape(DkvParser::ShapeContext *ctx) {
+    std::vector<ast::ExprPtr> dims;
+    if (ctx)
+      for (auto *e : ctx->expr())
+        dims.push_back(expr(e));
+    return dims;
+  }
+
+  std::unique_ptr<ast::KernelDecl> kernel(DkvParser::KernelDeclContext *ctx) {
+    std::vector<std::unique_ptr<ast::BufferDecl>> params;
+    if (ctx->kernelParams())
+      for (auto *p : ctx->kernelParams()->kernelParam()) {
+        ast::Direction dir = p->dir->getType() == DkvLexer::IN    ? ast::Direction::In
+                             : p->dir->getType() == DkvLexer::OUT ? ast::Direction::Out
+                                                                  : ast::Direction::InOut;
+        auto space = memSpace(p->space);
+        auto type = dtype(p->dtype);
+        params.push_back(std::make_unique<ast::BufferDecl>(
+            range(p), p->name->getText(), range(p->name), ast::Storage::KernelParam, dir,
+            space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(p->shape())));
+      }
+    std::vector<ast::ExprPtr> grid;
+    ast::ExprPtr collectiveId;
+    std::unique_ptr<ast::SemDecl> barrier;
+    bool sawGrid = false;
+    for (auto *attr : ctx->kernelAttr()) {
+      std::string name = attr->ID()->getText();
+      auto exprs = attr->expr();
+      if (name == "grid") {
+        if (sawGrid) {
+          diags_.error(range(attr), "bad-attribute", "duplicate grid attribute");
+          continue;
+        }
+        sawGrid = true;
+        if (exprs.empty())
+          diags_.error(range(attr), "arg-count", "grid needs at least one dimension");
+        for (auto *e : exprs)
+          grid.push_back(expr(e));
+      } else if (name == "collective_id") {
+        if (collectiveId) {
+          diags_.error(range(attr), "bad-attribute", "duplicate collective_id attribute");
+          continue;
+        }
+        if (exprs.size() != 1) {
+          diags_.error(range(attr), "arg-count",
+                       fmt::format("collective_id takes 1 argument, got {}", exprs.size()));
+          continue;
+        }
+        collectiveId = expr(exprs[0]);
+        barrier = std::make_unique<ast::SemDecl>(range(attr), "barrier", range(attr->ID()),
+                                                 ast::Storage::Barrier, ast::SemKind::Barrier,
+                                                 std::vector<ast::ExprPtr>{});
+      } else {
+        diags_.error(
+            range(attr->ID()), "bad-attribute",
+            fmt::format("unknown kernel attribute '{}'; expected grid or collective_id", name));
+      }
+    }
+    return std::make_unique<ast::KernelDecl>(range(ctx), ctx->ID()->getText(), std::move(params),
+                                             std::move(grid), std::move(collectiveId),
+                                             std::move(barrier), block(ctx->block()));
+  }
+
+  // --- Statements ----------------------------------------------------------
+
+  std::unique_ptr<ast::Block> block(DkvParser::BlockContext *ctx) {
+    std::vector<ast::StmtPtr> stmts;
+    for (auto *s : ctx->stmt())
+      if (auto node = stmt(s))
+        stmts.push_back(std::move(node));
+    return std::make_unique<ast::Block>(range(ctx), std::move(stmts));
+  }
+
+  std::vector<std::unique_ptr<ast::Decl>>
+  scratchItems(const std::vector<DkvParser::ScratchItemContext *> &items, ast::Storage storage) {
+    std::vector<std::unique_ptr<ast::Decl>> decls;
+    for (auto *item : items) {
+      if (auto *s = dynamic_cast<DkvParser::SemItemContext *>(item)) {
+        ast::SemKind kind =
+            s->semKind->getType() == DkvLexer::SEM ? ast::SemKind::Regular : ast::SemKind::Dma;
+        decls.push_back(std::make_unique<ast::SemDecl>(range(s), s->ID()->getText(), range(s->ID()),
+                                                       storage, kind, shape(s->shape())));
+      } else if (auto *b = dynamic_cast<DkvParser::BufferItemContext *>(item)) {
+        auto space = memSpace(b->space);
+        auto type = dtype(b->dtype);
+        decls.push_back(std::make_unique<ast::BufferDecl>(
+            range(b), b->name->getText(), range(b->name), storage, ast::Direction::None,
+            space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(b->shape())));
+      }
+    }
+    return decls;
+  }
+
+  ast::StmtPtr stmt(DkvParser::StmtContext *ctx) {
+    if (auto *s = dynamic_cast<DkvParser::ScratchStmtContext *>(ctx))
+      return std::make_unique<ast::ScratchStmt>(
+          range(s), scratchItems(s->scratchItem(), ast::Storage::Scratch));
+    if (auto *s = dynamic_cast<DkvParser::RunScopedStmtContext *>(ctx))
+      return std::make_unique<ast::RunScopedStmt>(
+          range(s), scratchItems(s->scratchItem(), ast::Storage::Scoped), block(s->block()));
+    if (auto *s = dynamic_cast<DkvParser::LetStmtContext *>(ctx)) {
+      auto decl = std::make_unique<ast::LetDecl>(range(s), s->ID()->getText(), range(s->ID()),
+                                                 expr(s->expr()));
+      return std::make_unique<ast::LetStmt>(range(s), std::move(decl));
+    }
+    if (auto *s = dynamic_cast<DkvParser::IfStmtContext *>(ctx)) {
+      auto conds = s->expr();
+      auto blocks = s->block();
+      std::vector<ast::IfStmt::Branch> branches;
+      for (size_t i = 0; i < conds.size(); ++i)
+        branches.push_back({expr(conds[i]), block(blocks[i])});
+      std::unique_ptr<ast::Block> elseBody;
+      if (blocks.size() > conds.size())
+        elseBody = block(blocks.back());
+      return std::make_unique<ast::IfStmt>(range(s), std::move(branches), std::move(elseBody));
+    }
+    if (auto *s = dynamic_cast<DkvParser::ForStmtContext *>(ctx)) {
+      auto bounds = s->expr();
+      auto var = std::make_unique<ast::LoopVarDecl>(range(s->ID()), s->ID()->getText());
+      return std::make_unique<ast::ForStmt>(range(s), std::move(var), expr(bounds[0]),
+                                            expr(bounds[1]), block(s->block()));
+    }
+    if (auto *s = dynamic_cast<DkvParser::StoreStmtContext *>(ctx)) {
+      auto *target = s->refTarget();
+      ast::ExprPtr ref;
+      auto name = std::make_unique<ast::NameExpr>(range(target->ID()), target->ID()->getText());
+      if (target->subscripts())
+        ref = indexExpr(range(target), std::move(name), target->subscripts());
+      else
+        ref = std::move(name);
+      return std::make_unique<ast::StoreStmt>(
+          range(s), std::move(ref), s->op->getType() == DkvLexer::PLUS_ASSIGN, expr(s->expr()));
+    }
+    if (auto *s = dynamic_cast<DkvParser::MethodStmtContext *>(ctx))
+      return methodStmt(s);
+    if (auto *s = dynamic_cast<DkvParser::CallStmtContext *>(ctx))
+      return callStmt(s);
+    return nullptr; // ';'
+  }
+
+  ast::StmtPtr methodStmt(DkvParser::MethodStmtContext *ctx) {
+    auto ids = ctx->ID();
+    std::string method = ids[1]->getText();
+    static const std::pair<std::string_view, ast::DmaMethod> methods[] = {
+        {"start", ast::DmaMethod::Start},
+        {"wait", ast::DmaMethod::Wait},
+        {"wait_send", ast::DmaMethod::WaitSend},
+        {"wait_recv", ast::DmaMethod::WaitRecv}};
+    std::optional<ast::DmaMethod> found;
+    for (const auto &[name, m] : methods)
+      if (method == name)
+        found = m;
+    if (!found) {
+      diags_.error(range(ids[1]), "unknown-method",
+                   fmt::format("unknown descriptor method '{}'; expected start, wait, wait_send "
+                               "or wait_recv",
+                               method));
+      return nullptr;
+    }
+    if (ctx->args()) {
+      diags_.error(range(ctx->args()), "arg-count", fmt::format("{}() takes no arguments", method));
+      return nullptr;
+    }
+    return std::make_unique<ast::DmaStmt>(
+        range(ctx), std::make_unique<ast::NameExpr>(range(ids[0]), ids[0]->getText()), *found);
+  }
+
+  ast::StmtPtr callStmt(DkvParser::CallStmtContext *ctx) {
+    std::string name = ctx->ID()->getText();
+    SourceRange r = range(ctx);
+    if (name == "signal") {
+      static const ArgSpec spec[] = {{"sem", true}, {"inc", false}, {"device", false}};
+      std::vector<ast::ExprPtr> args;
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return nullptr;
+      return std::make_unique<ast::SignalStmt>(r, std::move(args[0]), std::move(args[1]),
+                                               std::move(args[2]));
+    }
+    if (name == "wait") {
+      static const ArgSpec spec[] = {{"sem", true}, {"value", false}};
+      std::vector<ast::ExprPtr> args;
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return nullptr;
+      return std::make_unique<ast::WaitStmt>(r, std::move(args[0]), std::move(args[1]));
+    }
+    if (isExprFunction(name)) {
+      diags_.error(range(ctx->ID()), "misplaced-expr",
+                   name == "copy" || name == "remote_copy"
+                       ? fmt::format("'{}(...)' builds a descriptor; bind it with "
+                                     "'let c = {}(...)' and call c.start()",
+                                     name, name)
+                       : fmt::format("the result of '{}(...)' is unused", name));
+      return nullptr;
+    }
+    diags_.error(range(ctx->ID()), "unknown-function",
+                 fmt::format("unknown statement '{}'; expected signal or wait", name));
+    return nullptr;
+  }
+
+  // --- Arguments -----------------------------------------------------------
+
+  struct ArgSpec {
+    std::string_view name;
+    bool required;
+  };
+
+  static bool isExprFunction(std::string_view name) {
+    for (std::string_view f : {"axis_index", "axis_size", "program_id", "num_programs", "read",
+                               "min", "max", "copy", "remote_copy"})
+      if (name == f)
+        return true;
+    return false;
+  }
+
+  // Binds positional and named arguments to `spec`. On success `out` has one entry per
+  // spec entry (null for an absent optional one).
+  bool bindArgs(std::string_view callee, SourceRange callRange, DkvParser::ArgsContext *ctx,
+                std::span<const ArgSpec> spec, std::vector<ast::ExprPtr> &out) {
+    out.clear();
+    out.resize(spec.size());
+    bool ok = true;
+    size_t positional = 0;
+    bool sawNamed = false;
+    std::vector<DkvParser::ArgContext *> args;
+    if (ctx)
+      args = ctx->arg();
+    for (auto *arg : args) {
+      size_t slot = spec.size();
+      if (arg->ID()) {
+        sawNamed = true;
+        std::string name = arg->ID()->getText();
+        for (size_t i = 0; i < spec.size(); ++i)
+          if (spec[i].name == name)
+            slot = i;
+        if (slot == spec.size()) {
+          diags_.error(range(arg->ID()), "bad-argument",
+                       fmt::format("{}() has no argument named '{}'", callee, name));
+          ok = false;
+          continue;
+        }
+        if (out[slot]) {
+          diags_.error(range(arg), "bad-argument",
+                       fmt::format("argument '{}' of {}() given twice", name, callee));
+          ok = false;
+          continue;
+        }
+      } else {
+        if (sawNamed) {
+          diags_.error(range(arg), "bad-argument", "positional argument after a named argument");
+          ok = false;
+          continue;
+        }
+        slot = positional++;
+        if (slot >= spec.size()) {
+          diags_.error(
+              range(arg), "arg-count",
+              fmt::format("too many arguments to {}(): it takes at most {}", callee, spec.size()));
+          return false;
+        }
+      }
+      out[slot] = argValue(arg->argValue());
+    }
+    if (!ok)
+      return false;
+    for (size_t i = 0; i < spec.size(); ++i)
+      if (spec[i].required && !out[i]) {
+        size_t required = 0;
+        for (const ArgSpec &s : spec)
+          required += s.required;
+        diags_.error(callRange, "arg-count",
+                     fmt::format("missing argument '{}' of {}() (it takes {}{} argument{})",
+                                 spec[i].name, callee, required == spec.size() ? "" : "at least ",
+                                 required, required == 1 ? "" : "s"));
+        return false;
+      }
+    return true;
+  }
+
+  ast::ExprPtr argValue(DkvParser::ArgValueContext *ctx) {
+    if (auto *e = dynamic_cast<DkvParser::ExprArgContext *>(ctx))
+      return expr(e->expr());
+    if (auto *t = dynamic_cast<DkvParser::TupleArgContext *>(ctx)) {
+      std::vector<ast::ExprPtr> elements;
+      for (auto *e : t->expr())
+        elements.push_back(expr(e));
+      return std::make_unique<ast::TupleExpr>(range(t), std::move(elements));
+    }
+    auto *m = dynamic_cast<DkvParser::MappingArgContext *>(ctx);
+    std::vector<ast::MappingExpr::Entry> entries;
+    for (auto *entry : m->mapEntry())
+      entries.push_back(
+          {std::make_unique<ast::NameExpr>(range(entry->ID()), entry->ID()->getText()),
+           expr(entry->expr())});
+    return std::make_unique<ast::MappingExpr>(range(m), std::move(entries));
+  }
+
+  // --- Expressions ---------------------------------------------------------
+
+  // Depth of the expression tree rooted at `e` (children were checked when built).
+  static unsigned depthOf(const ast::Expr &e) {
+    unsigned d = 1;
+    if (auto *u = ast::dynCast<ast::UnaryExpr>(&e))
+      d = 1 + depthOf(u->operand());
+    else if (auto *b = ast::dynCast<ast::BinaryExpr>(&e))
+      d = 1 + std::max(depthOf(b->lhs()), depthOf(b->rhs()));
+    return d;
+  }
+
+  // Folds `lhs op rhs`, keeping the AST depth within limits (a very long chain
+  // `1 + 1 + ... + 1` would otherwise make every later walker recurse deeply).
+  ast::ExprPtr binary(ast::BinaryOp op, ast::ExprPtr lhs, ast::ExprPtr rhs, unsigned &depth,
+                      unsigned rhsDepth) {
+    depth = std::max(depth, rhsDepth) + 1;
+    SourceRange r = join(lhs->range(), rhs->range());
+    if (depth > limits_.maxExprDepth) {
+      if (!depthReported_)
+        diags_.error(r, "too-deep",
+                     fmt::format("expression too deep (more than {} nested operations)",
+                                 limits_.maxExprDepth));
+      depthReported_ = true;
+      depth = 1;
+      return std::make_unique<ast::ErrorExpr>(r);
+    }
+    return std::make_unique<ast::BinaryExpr>(r, op, std::move(lhs), std::move(rhs));
+  }
+
+  ast::ExprPtr expr(DkvParser::ExprContext *ctx) {
+    unsigned depth = 0;
+    return orExpr(ctx, depth);
+  }
+
+  // The loop levels below return the built expression and its depth in `depth`.
+  ast::ExprPtr orExpr(DkvParser::ExprContext *ctx, unsigned &depth) {
+    auto operands = ctx->andExpr();
+    ast::ExprPtr result = andExpr(operands[0], depth);
+    for (size_t i = 1; i < operands.size(); ++i) {
+      unsigned d = 0;
+      ast::ExprPtr rhs = andExpr(operands[i], d);
+      result = binary(ast::BinaryOp::Or, std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  ast::ExprPtr andExpr(DkvParser::AndExprContext *ctx, unsigned &depth) {
+    auto operands = ctx->notExpr();
+    ast::ExprPtr result = notExpr(operands[0], depth);
+    for (size_t i = 1; i < operands.size(); ++i) {
+      unsigned d = 0;
+      ast::ExprPtr rhs = notExpr(operands[i], d);
+      result = binary(ast::BinaryOp::And, std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  ast::ExprPtr notExpr(DkvParser::NotExprContext *ctx, unsigned &depth) {
+    if (ctx->NOT()) {
+      ast::ExprPtr operand = notExpr(ctx->notExpr(), depth);
+      ++depth;
+      return std::make_unique<ast::UnaryExpr>(range(ctx), ast::UnaryOp::Not, std::move(operand));
+    }
+    return compExpr(ctx->compExpr(), depth);
+  }
+
+  ast::ExprPtr compExpr(DkvParser::CompExprContext *ctx, unsigned &depth) {
+    auto operands = ctx->addExpr();
+    ast::ExprPtr result = addExpr(operands[0], depth);
+    if (operands.size() == 2) {
+      ast::BinaryOp op = ast::BinaryOp::Eq;
+      switch (ctx->op->getType()) {
+      case DkvLexer::EQ:
+        op = ast::BinaryOp::Eq;
+        break;
+      case DkvLexer::NE:
+        op = ast::BinaryOp::Ne;
+        break;
+      case DkvLexer::LT:
+        op = ast::BinaryOp::Lt;
+        break;
+      case DkvLexer::LE:
+        op = ast::BinaryOp::Le;
+        break;
+      case DkvLexer::GT:
+        op = ast::BinaryOp::Gt;
+        break;
+      default:
+        op = ast::BinaryOp::Ge;
+        break;
+      }
+      unsigned d = 0;
+      ast::ExprPtr rhs = addExpr(operands[1], d);
+      result = binary(op, std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  // Operator tokens of a loop level, in order (children alternate operand, operator).
+  static std::vector<size_t> operatorTypes(antlr4::ParserRuleContext *ctx) {
+    std::vector<size_t> ops;
+    for (auto *child : ctx->children)
+      if (auto *t = dynamic_cast<antlr4::tree::TerminalNode *>(child))
+        ops.push_back(t->getSymbol()->getType());
+    return ops;
+  }
+
+  ast::ExprPtr addExpr(DkvParser::AddExprContext *ctx, unsigned &depth) {
+    auto operands = ctx->mulExpr();
+    auto ops = operatorTypes(ctx);
+    ast::ExprPtr result = mulExpr(operands[0], depth);
+    for (size_t i = 1; i < operands.size(); ++i) {
+      unsigned d = 0;
+      ast::ExprPtr rhs = mulExpr(operands[i], d);
+      ast::BinaryOp op = ops[i - 1] == DkvLexer::PLUS ? ast::BinaryOp::Add : ast::BinaryOp::Sub;
+      result = binary(op, std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  ast::ExprPtr mulExpr(DkvParser::MulExprContext *ctx, unsigned &depth) {
+    auto operands = ctx->unaryExpr();
+    auto ops = operatorTypes(ctx);
+    ast::ExprPtr result = unaryExpr(operands[0], depth);
+    for (size_t i = 1; i < operands.size(); ++i) {
+      unsigned d = 0;
+      ast::ExprPtr rhs = unaryExpr(operands[i], d);
+      ast::BinaryOp op = ops[i - 1] == DkvLexer::STAR    ? ast::BinaryOp::Mul
+                         : ops[i - 1] == DkvLexer::SLASH ? ast::BinaryOp::Div
+                                                         : ast::BinaryOp::Mod;
+      result = binary(op, std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  ast::ExprPtr unaryExpr(DkvParser::UnaryExprContext *ctx, unsigned &depth) {
+    if (ctx->unaryExpr()) {
+      // `-5` is a literal, so that the most negative integer is writable and the AST
+      // stays small; other operands get a UnaryExpr.
+      if (auto *lit = dynamic_cast<DkvParser::IntLitContext *>(ctx->unaryExpr()->primary())) {
+        depth = 1;
+        return intLiteral(range(ctx), "-" + lit->INT()->getText());
+      }
+      ast::ExprPtr operand = unaryExpr(ctx->unaryExpr(), depth);
+      ++depth;
+      return std::make_unique<ast::UnaryExpr>(range(ctx), ast::UnaryOp::Neg, std::move(operand));
+    }
+    return primary(ctx->primary(), depth);
+  }
+
+  ast::ExprPtr intLiteral(SourceRange r, const std::string &text) {
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size()) {
+      diags_.error(r, "literal-out-of-range",
+                   fmt::format("integer literal {} does not fit in 64 bits", text));
+      return std::make_unique<ast::ErrorExpr>(r);
+    }
+    return std::make_unique<ast::IntLiteral>(r, value);
+  }
+
+  ast::ExprPtr primary(DkvParser::PrimaryContext *ctx, unsigned &depth) {
+    depth = 1;
+    SourceRange r = range(ctx);
+    if (auto *p = dynamic_cast<DkvParser::IntLitContext *>(ctx))
+      return intLiteral(r, p->INT()->getText());
+    if (auto *p = dynamic_cast<DkvParser::FloatLitContext *>(ctx)) {
+      std::string text = p->FLOAT()->getText();
+      errno = 0;
+      double value = std::strtod(text.c_str(), nullptr);
+      if (errno == ERANGE) {
+        diags_.error(r, "literal-out-of-range",
+                     fmt::format("float literal {} is out of range", text));
+        return std::make_unique<ast::ErrorExpr>(r);
+      }
+      return std::make_unique<ast::FloatLiteral>(r, value, text);
+    }
+    if (auto *p = dynamic_cast<DkvParser::BoolLitContext *>(ctx))
+      return std::make_unique<ast::BoolLiteral>(r, p->TRUE() != nullptr);
+    if (dynamic_cast<DkvParser::BarrierRefContext *>(ctx))
+      return std::make_unique<ast::NameExpr>(r, "barrier");
+    if (auto *p = dynamic_cast<DkvParser::NameRefContext *>(ctx))
+      return std::make_unique<ast::NameExpr>(r, p->ID()->getText());
+    if (auto *p = dynamic_cast<DkvParser::ParenExprContext *>(ctx)) {
+      unsigned d = 0;
+      ast::ExprPtr inner = orExpr(p->expr(), d);
+      depth = d;
+      return inner;
+    }
+    if (auto *p = dynamic_cast<DkvParser::IndexExprContext *>(ctx))
+      return indexExpr(r, std::make_unique<ast::NameExpr>(range(p->ID()), p->ID()->getText()),
+                       p->subscripts());
+    auto *call = dynamic_cast<DkvParser::CallExprContext *>(ctx);
+    return callExpr(call, depth);
+  }
+
+  ast::ExprPtr indexExpr(SourceRange r, std::unique_ptr<ast::NameExpr> base,
+                         DkvParser::SubscriptsContext *ctx) {
+    if (dynamic_cast<DkvParser::EllipsisSubscriptsContext *>(ctx))
+      return std::make_unique<ast::IndexExpr>(r, std::move(base), std::vector<ast::Subscript>{},
+                                              true);
+    auto *list = dynamic_cast<DkvParser::ListSubscriptsContext *>(ctx);
+    std::vector<ast::Subscript> subscripts;
+    for (auto *s : list->subscript()) {
+      ast::Subscript sub;
+      sub.range = range(s);
+      if (auto *rs = dynamic_cast<DkvParser::RangeSubscriptContext *>(s)) {
+        if (rs->lo)
+          sub.lo = expr(rs->lo);
+        if (rs->hi)
+          sub.hi = expr(rs->hi);
+        sub.kind = sub.lo || sub.hi ? ast::Subscript::Kind::Range : ast::Subscript::Kind::Full;
+      } else {
+        sub.kind = ast::Subscript::Kind::Index;
+        sub.lo = expr(dynamic_cast<DkvParser::IndexSubscriptContext *>(s)->expr());
+      }
+      subscripts.push_back(std::move(sub));
+    }
+    return std::make_unique<ast::IndexExpr>(r, std::move(base), std::move(subscripts), false);
+  }
+
+  ast::ExprPtr callExpr(DkvParser::CallExprContext *ctx, unsigned &depth) {
+    std::string name = ctx->ID()->getText();
+    SourceRange r = range(ctx);
+    auto error = [&] { return std::make_unique<ast::ErrorExpr>(r); };
+    static const std::pair<std::string_view, ast::Builtin> builtins[] = {
+        {"axis_index", ast::Builtin::AxisIndex},
+        {"axis_size", ast::Builtin::AxisSize},
+        {"program_id", ast::Builtin::ProgramId},
+        {"num_programs", ast::Builtin::NumPrograms},
+        {"read", ast::Builtin::Read}};
+    std::vector<ast::ExprPtr> args;
+    for (const auto &[builtinName, builtin] : builtins)
+      if (name == builtinName) {
+        static const ArgSpec axisSpec[] = {{"axis", true}};
+        static const ArgSpec dimSpec[] = {{"dim", true}};
+        static const ArgSpec semSpec[] = {{"sem", true}};
+        std::span<const ArgSpec> spec =
+            builtin == ast::Builtin::Read ? std::span(semSpec)
+            : builtin == ast::Builtin::AxisIndex || builtin == ast::Builtin::AxisSize
+                ? std::span(axisSpec)
+                : std::span(dimSpec);
+        if (!bindArgs(name, r, ctx->args(), spec, args))
+          return error();
+        return std::make_unique<ast::CallExpr>(r, builtin, std::move(args[0]));
+      }
+    if (name == "min" || name == "max") {
+      static const ArgSpec spec[] = {{"a", true}, {"b", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      // Operands are whole expressions (bounded by the nesting pre-scan); count the
+      // call as one more level.
+      depth = std::max(depthOf(*args[0]), depthOf(*args[1])) + 1;
+      if (depth > limits_.maxExprDepth) {
+        if (!depthReported_)
+          diags_.error(r, "too-deep", "expression too deep");
+        depthReported_ = true;
+        return error();
+      }
+      return std::make_unique<ast::BinaryExpr>(
+          r, name == "min" ? ast::BinaryOp::Min : ast::BinaryOp::Max, std::move(args[0]),
+          std::move(args[1]));
+    }
+    if (name == "copy") {
+      static const ArgSpec spec[] = {{"src", true}, {"dst", true}, {"sem", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      return std::make_unique<ast::CopyExpr>(r, std::move(args[0]), std::move(args[1]),
+                                             std::move(args[2]));
+    }
+    if (name == "remote_copy") {
+      static const ArgSpec spec[] = {
+          {"src", true}, {"dst", true}, {"send_sem", true}, {"recv_sem", true}, {"device", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      return std::make_unique<ast::RemoteCopyExpr>(r, std::move(args[0]), std::move(args[1]),
+                                                   std::move(args[2]), std::move(args[3]),
+                                                   std::move(args[4]));
+    }
+    if (name == "signal" || name == "wait") {
+      diags_.error(range(ctx->ID()), "misplaced-expr",
+                   fmt::format("'{}' is a statement, not an expression", name));
+      return error();
+    }
+    diags_.error(range(ctx->ID()), "unknown-function", fmt::format("unknown function '{}'", name));
+    return error();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Input checks before parsing
+//===----------------------------------------------------------------------===//
+
+// The characters the lexer may see. Anything else (control bytes, NUL, non-ASCII
+// bytes) becomes \x01, which only ERROR_CHAR and comments accept; this keeps
+// ANTLR's UTF-8 decoding away from invalid input and makes character indices equal
+// byte offsets. The original bytes are still used for messages.
+std::string sanitise(const std::string &text) {
+  std::string out = text;
+  for (char &c : out) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (!(u == '\t' || u == '\n' || u == '\r' || (u >= 0x20 && u < 0x7f)))
+      c = '\x01';
+  }
+  return out;
+}
+
+std::string describeByte(unsigned char c) {
+  if (c >= 0x20 && c < 0x7f)
+    return fmt::format("character '{}'", static_cast<char>(c));
+  return fmt::format("byte 0x{:02X}", c);
+}
+
+// Scans the default-channel tokens for nesting that would make the generated
+// recursive-descent parser recurse deeply: brackets, and chains of prefix operators.
+// Returns the offending token, or null.
+const antlr4::Token *findTooDeep(const std::vector<antlr4::Token *> &tokens, unsigned limit) {
+  unsigned brackets = 0;
+  unsigned prefixRun = 0;
+  for (const antlr4::Token *t : tokens) {
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      continue;
+    switch (t->getType()) {
+    case DkvLexer::LPAREN:
+    case DkvLexer::LBRACK:
+    case DkvLexer::LBRACE:
+      ++brackets;
+      prefixRun = 0;
+      break;
+    case DkvLexer::RPAREN:
+    case DkvLexer::RBRACK:
+    case DkvLexer::RBRACE:
+      if (brackets > 0)
+        --brackets;
+      prefixRun = 0;
+      break;
+    case DkvLexer::MINUS:
+    case DkvLexer::NOT:
+      ++prefixRun;
+      break;
+    default:
+      prefixRun = 0;
+      break;
+    }
+    if (brackets + prefixRun > limit)
+      return t;
+  }
+  return nullptr;
+}
+
+void reportLexicalProblems(const SourceFile &file, const std::vector<antlr4::Token *> &tokens,
+                           DiagnosticEngine &diags, ast::Annotations &annotations) {
+  const std::string &text = file.text();
+  size_t lastErrorEnd = std::string::npos;
+  for (const antlr4::Token *t : tokens) {
+    switch (t->getType()) {
+    case DkvLexer::ERROR_CHAR: {
+      size_t offset = t->getStartIndex();
+      // One diagnostic per run of bad characters (e.g. a multi-byte UTF-8 character
+      // or a block of binary garbage).
+      if (offset != lastErrorEnd) {
+        unsigned char c = static_cast<unsigned char>(text[offset]);
+        diags.error(tokenRange(file, t), "invalid-character",
+                    c >= 0x80 ? "unexpected non-ASCII character outside a comment"
+                              : fmt::format("unexpected {}", describeByte(c)));
+      }
+      lastErrorEnd = offset + 1;
+      break;
+    }
+    case DkvLexer::UNTERMINATED_COMMENT: {
+      SourceLoc begin = file.locForOffset(t->getStartIndex());
+      diags.error({begin, {begin.line, begin.col + 2}}, "unterminated-comment",
+                  "unterminated /* comment");
+      break;
+    }
+    case DkvLexer::LINE_COMMENT: {
+      std::string_view body = std::string_view(text).substr(
+          t->getStartIndex() + 2, t->getStopIndex() - t->getStartIndex() - 1);
+      parseAnnotation(body, tokenRange(file, t), annotations, diags);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+std::unique_ptr<ast::Module> emptyModule(const SourceFile &file, ast::Annotations annotations) {
+  SourceLoc end = file.locForOffset(file.text().size());
+  auto module = std::make_unique<ast::Module>(
+      SourceRange{{1, 1}, end}, std::vector<std::unique_ptr<ast::Node>>{}, std::move(annotations));
+  module->setComplete(false);
+  return module;
+}
+
+std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine &diags,
+                                       const ParseLimits &limits) {
+  const std::string &text = file.text();
+  if (text.size() > limits.maxSourceBytes) {
+    diags.error({{1, 1}, {1, 1}}, "file-too-large",
+                fmt::format("file too large ({} bytes; the limit is {} bytes)", text.size(),
+                            limits.maxSourceBytes));
+    return emptyModule(file, {});
+  }
+
+  antlr4::ANTLRInputStream input(sanitise(text));
+  DkvLexer lexer(&input);
+  lexer.removeErrorListeners(); // ERROR_CHAR matches every character: no lexer errors
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+
+  ast::Annotations annotations;
+  reportLexicalProblems(file, tokens.getTokens(), diags, annotations);
+
+  if (const antlr4::Token *deep = findTooDeep(tokens.getTokens(), limits.maxNesting)) {
+    diags.error(tokenRange(file, deep), "too-deep",
+                fmt::format("nesting too deep (more than {} levels of brackets and prefix "
+                            "operators)",
+                            limits.maxNesting));
+    return emptyModule(file, std::move(annotations));
+  }
+
+  DkvParser parser(&tokens);
+  parser.removeErrorListeners();
+  ErrorListener listener(file, diags);
+  parser.addErrorListener(&listener);
+  parser.setErrorHandler(std::make_shared<ErrorStrategy>());
+  // Two-stage parsing: the fast SLL mode is exact for this grammar on valid input;
+  // fall back to full LL only to get precise error reports.
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::SLL);
+  DkvParser::ModuleContext *tree = nullptr;
+  {
+    auto bail = std::make_shared<antlr4::BailErrorStrategy>();
+    parser.setErrorHandler(bail);
+    parser.removeErrorListeners();
+    try {
+      tree = parser.module();
+    } catch (const antlr4::ParseCancellationException &) {
+      tree = nullptr;
+    }
+  }
+  if (!tree) {
+    tokens.seek(0);
+    parser.reset();
+    parser.addErrorListener(&listener);
+    parser.setErrorHandler(std::make_shared<ErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
+    tree = parser.module();
+  }
+  if (listener.count() > 0)
+    return emptyModule(file, std::move(annotations));
+
+  Transformer transformer(file, diags, limits);
+  auto items = transformer.module(tree);
+  SourceLoc end = file.locForOffset(text.size());
+  return std::make_unique<ast::Module>(SourceRange{{1, 1}, end}, std::move(items),
+                                       std::move(annotations));
+}
+
+} // namespace
+
+std::unique_ptr<ast::Module> parseModule(const SourceFile &file, DiagnosticEngine &diags,
+                                         const ParseLimits &limits) {
+  // Exceptions never leave the frontend: an unexpected one (e.g. bad_alloc, or an
+  // ANTLR runtime error) becomes a diagnostic.
+  try {
+    return parseImpl(file, diags, limits);
+  } catch (const std::exception &e) {
+    diags.error({}, "internal", fmt::format("internal parser error: {}", e.what()));
+  } catch (...) {
+    diags.error({}, "internal", "internal parser error");
+  }
+  return emptyModule(file, {});
+}
+
+} // namespace dkv::frontend

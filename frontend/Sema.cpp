@@ -1,0 +1,1268 @@
+// Semantic analysis: scopes, name resolution, typing, constant evaluation and static checks.
+#include "frontend/Sema.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace dkv::frontend {
+
+using namespace ast;
+using support::DiagnosticEngine;
+
+//===----------------------------------------------------------------------===//
+// Integer arithmetic with Python semantics and overflow detection
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> floorDiv(int64_t a, int64_t b) {
+  if (b == 0 || (a == INT64_MIN && b == -1))
+    return std::nullopt;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+std::optional<int64_t> floorMod(int64_t a, int64_t b) {
+  if (b == 0)
+    return std::nullopt;
+  if (b == -1)
+    return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
+namespace {
+
+enum class EvalError { None, NotConstant, DivByZero, Overflow };
+
+struct EvalResult {
+  std::optional<int64_t> value;
+  EvalError error = EvalError::None;
+  const Expr *where = nullptr; ///< the sub-expression that failed
+};
+
+EvalResult fail(EvalError e, const Expr &where) { return {std::nullopt, e, &where}; }
+
+// Evaluates constant expressions; recursion follows the AST (depth bounded by the
+// parser).
+EvalResult eval(const Expr &e) {
+  switch (e.kind()) {
+  case Node::Kind::IntLiteral:
+    return {cast<IntLiteral>(e).value()};
+  case Node::Kind::BoolLiteral:
+    return {cast<BoolLiteral>(e).value() ? 1 : 0};
+  case Node::Kind::NameExpr: {
+    const Decl *d = cast<NameExpr>(e).decl();
+    if (auto *p = dynCast<ParamDecl>(d); p && p->value())
+      return {p->value()};
+    if (auto *c = dynCast<ConstDecl>(d); c && c->value())
+      return {c->value()};
+    return fail(EvalError::NotConstant, e);
+  }
+  case Node::Kind::UnaryExpr: {
+    const auto &u = cast<UnaryExpr>(e);
+    EvalResult v = eval(u.operand());
+    if (!v.value)
+      return v;
+    if (u.op() == UnaryOp::Not)
+      return {*v.value == 0 ? 1 : 0};
+    if (*v.value == INT64_MIN)
+      return fail(EvalError::Overflow, e);
+    return {-*v.value};
+  }
+  case Node::Kind::BinaryExpr: {
+    const auto &b = cast<BinaryExpr>(e);
+    EvalResult l = eval(b.lhs());
+    if (!l.value)
+      return l;
+    EvalResult r = eval(b.rhs());
+    if (!r.value)
+      return r;
+    int64_t x = *l.value, y = *r.value, out = 0;
+    switch (b.op()) {
+    case BinaryOp::Add:
+      if (__builtin_add_overflow(x, y, &out))
+        return fail(EvalError::Overflow, e);
+      return {out};
+    case BinaryOp::Sub:
+      if (__builtin_sub_overflow(x, y, &out))
+        return fail(EvalError::Overflow, e);
+      return {out};
+    case BinaryOp::Mul:
+      if (__builtin_mul_overflow(x, y, &out))
+        return fail(EvalError::Overflow, e);
+      return {out};
+    case BinaryOp::Div:
+    case BinaryOp::Mod: {
+      if (y == 0)
+        return fail(EvalError::DivByZero, e);
+      auto v = b.op() == BinaryOp::Div ? floorDiv(x, y) : floorMod(x, y);
+      if (!v)
+        return fail(EvalError::Overflow, e);
+      return {v};
+    }
+    case BinaryOp::Min:
+      return {std::min(x, y)};
+    case BinaryOp::Max:
+      return {std::max(x, y)};
+    case BinaryOp::Eq:
+      return {x == y};
+    case BinaryOp::Ne:
+      return {x != y};
+    case BinaryOp::Lt:
+      return {x < y};
+    case BinaryOp::Le:
+      return {x <= y};
+    case BinaryOp::Gt:
+      return {x > y};
+    case BinaryOp::Ge:
+      return {x >= y};
+    case BinaryOp::And:
+      return {x != 0 && y != 0};
+    case BinaryOp::Or:
+      return {x != 0 || y != 0};
+    }
+    return fail(EvalError::NotConstant, e);
+  }
+  case Node::Kind::CallExpr:
+    if (auto v = cast<CallExpr>(e).value())
+      return {v};
+    return fail(EvalError::NotConstant, e);
+  default:
+    return fail(EvalError::NotConstant, e);
+  }
+}
+
+} // namespace
+
+std::optional<int64_t> evalConst(const Expr &expr) {
+  try {
+    return eval(expr).value;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Sema
+//===----------------------------------------------------------------------===//
+
+bool isScalar(const Type &t) { return t.kind == TypeKind::Int || t.kind == TypeKind::Float; }
+bool isArray(const Type &t) { return t.kind == TypeKind::Ref || t.kind == TypeKind::Value; }
+
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") +
+         (shape[i] == Type::kDynamic ? std::string("?") : std::to_string(shape[i]));
+  return s + "]";
+}
+
+bool shapesCompatible(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != Type::kDynamic && b[i] != Type::kDynamic && a[i] != b[i])
+      return false;
+  return true;
+}
+
+// Structural equality, used to see that `a : a + 4` has extent 4 even when `a` is
+// only known per device.
+bool sameExpr(const Expr &a, const Expr &b) {
+  if (a.kind() != b.kind())
+    return false;
+  switch (a.kind()) {
+  case Node::Kind::IntLiteral:
+    return cast<IntLiteral>(a).value() == cast<IntLiteral>(b).value();
+  case Node::Kind::NameExpr:
+    return cast<NameExpr>(a).decl() && cast<NameExpr>(a).decl() == cast<NameExpr>(b).decl();
+  case Node::Kind::UnaryExpr:
+    return cast<UnaryExpr>(a).op() == cast<UnaryExpr>(b).op() &&
+           sameExpr(cast<UnaryExpr>(a).operand(), cast<UnaryExpr>(b).operand());
+  case Node::Kind::BinaryExpr: {
+    const auto &x = cast<BinaryExpr>(a), &y = cast<BinaryExpr>(b);
+    return x.op() == y.op() && sameExpr(x.lhs(), y.lhs()) && sameExpr(x.rhs(), y.rhs());
+  }
+  case Node::Kind::CallExpr: {
+    const auto &x = cast<CallExpr>(a), &y = cast<CallExpr>(b);
+    return x.builtin() == y.builtin() && x.builtin() != Builtin::Read && sameExpr(x.arg(), y.arg());
+  }
+  default:
+    return false;
+  }
+}
+
+class Sema {
+public:
+  Sema(Module &module, const Defines &defines, DiagnosticEngine &diags)
+      : module_(module), defines_(defines), diags_(diags) {}
+
+  bool run() {
+    size_t errorsBefore = diags_.errorCount();
+    scopes_.emplace_back();
+    std::set<std::string> usedDefines;
+    for (auto &item : module_.items()) {
+      if (auto *p = dynCast<ParamDecl>(item.get())) {
+        param(*p);
+        usedDefines.insert(p->name());
+      } else if (auto *c = dynCast<ConstDecl>(item.get())) {
+        constDecl(*c);
+      } else if (auto *m = dynCast<MeshDecl>(item.get())) {
+        if (mesh_) {
+          diags_.error(m->range(), "duplicate-mesh", "a file has exactly one mesh")
+              .notes.push_back(note(mesh_->range(), "first mesh here"));
+          continue;
+        }
+        mesh_ = m;
+        meshDecl(*m);
+      } else if (auto *k = dynCast<KernelDecl>(item.get())) {
+        if (kernel_) {
+          diags_.error(k->range(), "duplicate-kernel", "a file has exactly one kernel")
+              .notes.push_back(note(kernel_->range(), "first kernel here"));
+          continue;
+        }
+        kernel_ = k;
+        kernelDecl(*k);
+      }
+    }
+    support::SourceRange start{{1, 1}, {1, 1}};
+    if (!mesh_)
+      diags_.error(start, "missing-mesh", "no mesh declared; add e.g. 'mesh x = 4'");
+    if (!kernel_)
+      diags_.error(start, "missing-kernel", "no kernel declared");
+    for (const auto &[name, value] : defines_)
+      if (!usedDefines.count(name))
+        diags_.error({}, "unknown-define",
+                     fmt::format("-D {}={} names no param of this file", name, value));
+    return diags_.errorCount() == errorsBefore;
+  }
+
+private:
+  Module &module_;
+  const Defines &defines_;
+  DiagnosticEngine &diags_;
+  const MeshDecl *mesh_ = nullptr;
+  const KernelDecl *kernel_ = nullptr;
+  std::vector<std::unordered_map<std::string, const Decl *>> scopes_;
+  int64_t meshDevices_ = 0; // 0: unknown
+
+  static support::Diagnostic note(support::SourceRange range, std::string message) {
+    return support::Diagnostic{support::Severity::Note, range, std::move(message), "", {}};
+  }
+
+  // --- Scopes --------------------------------------------------------------
+
+  const Decl *lookup(const std::string &name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (auto found = it->find(name); found != it->end())
+        return found->second;
+    return nullptr;
+  }
+
+  // Names are unique in a kernel: a declaration may not shadow one of an enclosing
+  // scope either (lets and loop variables would otherwise be easy to confuse).
+  void declare(const Decl &d) {
+    if (const Decl *prev = lookup(d.name())) {
+      diags_.error(d.nameRange(), "redefinition", fmt::format("redefinition of '{}'", d.name()))
+          .notes.push_back(note(prev->nameRange(), "previous declaration here"));
+      return;
+    }
+    scopes_.back()[d.name()] = &d;
+  }
+
+  struct ScopeGuard {
+    Sema &sema;
+    explicit ScopeGuard(Sema &s) : sema(s) { sema.scopes_.emplace_back(); }
+    ~ScopeGuard() { sema.scopes_.pop_back(); }
+  };
+
+  // --- Constants -----------------------------------------------------------
+
+  // Checks that `e` is a constant integer and returns it, reporting why not.
+  std::optional<int64_t> constInt(Expr &e, std::string_view what) {
+    Type t = check(e);
+    if (t.isError())
+      return std::nullopt;
+    if (t.kind != TypeKind::Int) {
+      diags_.error(e.range(), "type-mismatch",
+                   fmt::format("{} must be an integer, not {}", what, t.str()));
+      return std::nullopt;
+    }
+    EvalResult r = eval(e);
+    switch (r.error) {
+    case EvalError::None:
+      return r.value;
+    case EvalError::DivByZero:
+      diags_.error(r.where->range(), "division-by-zero", "division by zero");
+      return std::nullopt;
+    case EvalError::Overflow:
+      diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
+      return std::nullopt;
+    case EvalError::NotConstant:
+      diags_.error(
+          e.range(), "not-constant",
+          fmt::format("{} must be a compile-time constant (params, consts, literals)", what));
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> positiveInt(Expr &e, std::string_view what) {
+    auto v = constInt(e, what);
+    if (v && *v < 1) {
+      diags_.error(e.range(), "invalid-size",
+                   fmt::format("{} must be at least 1, got {}", what, *v));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::vector<int64_t> dims(std::vector<ExprPtr> &exprs, std::string_view what, bool &ok) {
+    std::vector<int64_t> values;
+    ok = true;
+    for (auto &e : exprs) {
+      auto v = positiveInt(*e, what);
+      ok = ok && v.has_value();
+      values.push_back(v.value_or(Type::kDynamic));
+    }
+    return values;
+  }
+
+  // If `e` is a constant, returns it; reports division by zero / overflow; silently
+  // nullopt for per-device values.
+  std::optional<int64_t> maybeConst(const Expr &e) {
+    if (e.type().kind != TypeKind::Int)
+      return std::nullopt;
+    EvalResult r = eval(e);
+    if (r.error == EvalError::DivByZero)
+      diags_.error(r.where->range(), "division-by-zero", "division by zero");
+    else if (r.error == EvalError::Overflow)
+      diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
+    return r.value;
+  }
+
+  // --- Top level -----------------------------------------------------------
+
+  void param(ParamDecl &p) {
+    if (auto it = defines_.find(p.name()); it != defines_.end()) {
+      p.setValue(it->second);
+      if (p.defaultValue())
+        check(*p.defaultValue());
+    } else if (p.defaultValue()) {
+      p.setValue(constInt(*p.defaultValue(), fmt::format("the value of param '{}'", p.name())));
+    } else {
+      diags_.error(p.nameRange(), "missing-param-value",
+                   fmt::format("param '{}' has no value; pass -D {}=VALUE", p.name(), p.name()));
+    }
+    declare(p);
+  }
+
+  void constDecl(ConstDecl &c) {
+    c.setValue(constInt(c.init(), fmt::format("the value of const '{}'", c.name())));
+    declare(c);
+  }
+
+  void meshDecl(MeshDecl &m) {
+    int64_t devices = 1;
+    bool known = true;
+    for (auto &axis : m.axes()) {
+      axis->setSize(
+          positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
+      declare(*axis);
+      if (!axis->size() || __builtin_mul_overflow(devices, *axis->size(), &devices))
+        known = false;
+    }
+    if (known && devices > kMaxMeshDevices) {
+      diags_.error(
+          m.range(), "invalid-size",
+          fmt::format("the mesh has {} devices; the limit is {}", devices, kMaxMeshDevices));
+      known = false;
+    }
+    meshDevices_ = known ? devices : 0;
+  }
+
+  void kernelDecl(KernelDecl &k) {
+    ScopeGuard scope(*this);
+    for (auto &p : k.params())
+      bufferDecl(*p);
+    bool ok = true;
+    std::vector<int64_t> grid = dims(k.grid(), "a grid dimension", ok);
+    if (ok)
+      k.setGridValues(grid);
+    gridRank_ = k.grid().size();
+    if (k.collectiveId()) {
+      auto v = constInt(*k.collectiveId(), "collective_id");
+      if (v && *v < 0)
+        diags_.error(k.collectiveId()->range(), "invalid-size",
+                     fmt::format("collective_id must not be negative, got {}", *v));
+      else
+        k.setCollectiveIdValue(v);
+    }
+    barrier_ = k.barrier();
+    grid_ = &k.gridValues();
+    block(k.body());
+  }
+
+  void bufferDecl(BufferDecl &b) {
+    bool ok = true;
+    std::vector<int64_t> shape = dims(b.shape(), fmt::format("a dimension of '{}'", b.name()), ok);
+    b.setShapeValues(shape);
+    declare(b);
+  }
+
+  void semDecl(SemDecl &s) {
+    bool ok = true;
+    std::vector<int64_t> d = dims(s.dims(), fmt::format("a dimension of '{}'", s.name()), ok);
+    s.setDimValues(d);
+    declare(s);
+  }
+
+  // --- Statements ----------------------------------------------------------
+
+  size_t gridRank_ = 0;
+  const std::vector<int64_t> *grid_ = nullptr; // empty if the grid had errors
+  const SemDecl *barrier_ = nullptr;
+
+  void block(Block &b) {
+    ScopeGuard scope(*this);
+    for (auto &s : b.stmts())
+      stmt(*s);
+  }
+
+  void scratchDecls(std::vector<std::unique_ptr<Decl>> &decls) {
+    for (auto &d : decls) {
+      if (auto *b = dynCast<BufferDecl>(d.get()))
+        bufferDecl(*b);
+      else if (auto *s = dynCast<SemDecl>(d.get()))
+        semDecl(*s);
+    }
+  }
+
+  void stmt(Stmt &s) {
+    switch (s.kind()) {
+    case Node::Kind::ScratchStmt:
+      scratchDecls(cast<ScratchStmt>(s).decls());
+      return;
+    case Node::Kind::RunScopedStmt: {
+      auto &r = cast<RunScopedStmt>(s);
+      ScopeGuard scope(*this);
+      scratchDecls(r.decls());
+      block(r.body());
+      return;
+    }
+    case Node::Kind::LetStmt:
+      letDecl(cast<LetStmt>(s).decl());
+      return;
+    case Node::Kind::IfStmt:
+      for (auto &branch : cast<IfStmt>(s).branches()) {
+        expectBool(*branch.cond, "an if condition");
+        block(*branch.body);
+      }
+      if (auto *e = cast<IfStmt>(s).elseBody())
+        block(*e);
+      return;
+    case Node::Kind::ForStmt: {
+      auto &f = cast<ForStmt>(s);
+      expectInt(f.lo(), "a loop bound");
+      expectInt(f.hi(), "a loop bound");
+      ScopeGuard scope(*this);
+      declare(f.var());
+      block(f.body());
+      return;
+    }
+    case Node::Kind::StoreStmt:
+      store(cast<StoreStmt>(s));
+      return;
+    case Node::Kind::DmaStmt:
+      dmaStmt(cast<DmaStmt>(s));
+      return;
+    case Node::Kind::SignalStmt: {
+      auto &sg = cast<SignalStmt>(s);
+      Type t = expectSemaphore(sg.sem(), "signal");
+      if (t.kind == TypeKind::Sem && t.semKind == SemKind::Dma)
+        diags_.error(sg.sem().range(), "sem-kind",
+                     "cannot signal a DMA semaphore; only sem and barrier semaphores can be "
+                     "signalled");
+      if (sg.inc())
+        positiveAmount(*sg.inc(), "a signal increment");
+      if (sg.device())
+        device(*sg.device());
+      return;
+    }
+    case Node::Kind::WaitStmt: {
+      auto &w = cast<WaitStmt>(s);
+      Type t = expectSemaphore(w.sem(), "wait");
+      if (t.kind == TypeKind::Sem && t.semKind == SemKind::Dma)
+        diags_.error(w.sem().range(), "sem-kind",
+                     "cannot wait on a DMA semaphore with wait(); wait on the DMA's "
+                     "descriptor (c.wait(), c.wait_send(), c.wait_recv())");
+      if (w.value())
+        positiveAmount(*w.value(), "a wait value");
+      return;
+    }
+    default:
+      return;
+    }
+  }
+
+  void positiveAmount(Expr &e, std::string_view what) {
+    if (!expectInt(e, what))
+      return;
+    if (auto v = maybeConst(e); v && *v < 1)
+      diags_.error(e.range(), "invalid-value",
+                   fmt::format("{} must be at least 1, got {}", what, *v));
+  }
+
+  void letDecl(LetDecl &l) {
+    Expr &init = l.init();
+    Type t;
+    if (auto *c = dynCast<CallExpr>(&init); c && c->builtin() == Builtin::Read)
+      t = check(init, /*topOfLet=*/true);
+    else if (isa<CopyExpr>(init) || isa<RemoteCopyExpr>(init))
+      t = check(init, true);
+    else
+      t = check(init);
+    if (!t.isError() && t.kind != TypeKind::Int && t.kind != TypeKind::Bool &&
+        t.kind != TypeKind::Descriptor)
+      diags_.error(
+          init.range(), "type-mismatch",
+          fmt::format("let binds an integer, a condition or a DMA descriptor, not {}", t.str()));
+    declare(l);
+  }
+
+  void store(StoreStmt &s) {
+    Type target = check(s.target());
+    Type value = check(s.value());
+    if (target.isError() || value.isError())
+      return;
+    if (target.kind != TypeKind::Ref) {
+      diags_.error(s.target().range(), "type-mismatch",
+                   fmt::format("can only store to a buffer, not to {}", target.str()));
+      return;
+    }
+    checkWritable(s.target(), "store to");
+    if (!isScalar(value) && !isArray(value)) {
+      diags_.error(s.value().range(), "type-mismatch",
+                   fmt::format("cannot store {} into a buffer", value.str()));
+      return;
+    }
+    if (isArray(value)) {
+      if (!shapesCompatible(target.shape, value.shape))
+        diags_.error(s.range(), "shape-mismatch",
+                     fmt::format("cannot store a value of shape {} into a slice of shape {}",
+                                 shapeStr(value.shape), shapeStr(target.shape)));
+      else if (value.dtype != target.dtype)
+        diags_.error(s.range(), "dtype-mismatch",
+                     fmt::format("cannot store a {} value into a {} buffer", toString(value.dtype),
+                                 toString(target.dtype)));
+    }
+  }
+
+  // The buffer a ref expression names, or null.
+  static const BufferDecl *bufferOf(const Expr &ref) {
+    const NameExpr *n = dynCast<NameExpr>(&ref);
+    if (auto *ix = dynCast<IndexExpr>(&ref))
+      n = &ix->base();
+    return n ? dynCast<BufferDecl>(n->decl()) : nullptr;
+  }
+
+  void checkWritable(const Expr &ref, std::string_view action) {
+    const BufferDecl *b = bufferOf(ref);
+    if (b && b->direction() == Direction::In)
+      diags_
+          .error(ref.range(), "write-to-input",
+                 fmt::format("cannot {} '{}': it is an 'in' parameter", action, b->name()))
+          .notes.push_back(note(b->nameRange(), "declared 'in' here"));
+  }
+
+  void dmaStmt(DmaStmt &d) {
+    Type t = check(d.descriptor());
+    if (t.isError())
+      return;
+    if (t.kind != TypeKind::Descriptor) {
+      diags_.error(
+          d.descriptor().range(), "type-mismatch",
+          fmt::format("'{}' is not a DMA descriptor but {}", d.descriptor().name(), t.str()));
+      return;
+    }
+    if (!t.remote && (d.method() == DmaMethod::WaitSend || d.method() == DmaMethod::WaitRecv))
+      diags_.error(d.range(), "descriptor-kind",
+                   fmt::format("{}() needs a remote_copy descriptor; '{}' is a local copy "
+                               "(use wait())",
+                               toString(d.method()), d.descriptor().name()));
+  }
+
+  // --- Expressions ---------------------------------------------------------
+
+  bool expectInt(Expr &e, std::string_view what) {
+    Type t = check(e);
+    if (t.isError())
+      return false;
+    if (t.kind != TypeKind::Int) {
+      diags_.error(e.range(), "type-mismatch",
+                   fmt::format("{} must be an integer, not {}", what, t.str()));
+      return false;
+    }
+    return true;
+  }
+
+  void expectBool(Expr &e, std::string_view what) {
+    Type t = check(e);
+    if (!t.isError() && t.kind != TypeKind::Bool)
+      diags_.error(e.range(), "type-mismatch",
+                   fmt::format("{} must be a condition, not {}", what, t.str()));
+  }
+
+  Type expectSemaphore(Expr &e, std::string_view what) {
+    Type t = check(e);
+    if (t.isError())
+      return t;
+    if (t.kind != TypeKind::Sem) {
+      diags_.error(e.range(), "type-mismatch",
+                   fmt::format("{} needs a semaphore, not {}", what, t.str()));
+      return Type::error();
+    }
+    if (t.semRank > 0) {
+      diags_.error(e.range(), "index-count",
+                   fmt::format("{} needs one semaphore; index the semaphore array ({} more "
+                               "index{})",
+                               what, t.semRank, t.semRank == 1 ? "" : "es"));
+      return Type::error();
+    }
+    return t;
+  }
+
+  Type check(Expr &e, bool topOfLet = false) {
+    Type t = compute(e, topOfLet);
+    e.setType(t);
+    return t;
+  }
+
+  Type intType(bool runtime = false) {
+    Type t = Type::simple(TypeKind::Int);
+    t.runtime = runtime;
+    return t;
+  }
+
+  Type compute(Expr &e, bool topOfLet) {
+    switch (e.kind()) {
+    case Node::Kind::ErrorExpr:
+      return Type::error();
+    case Node::Kind::IntLiteral:
+      return intType();
+    case Node::Kind::FloatLiteral:
+      return Type::simple(TypeKind::Float);
+    case Node::Kind::BoolLiteral:
+      return Type::simple(TypeKind::Bool);
+    case Node::Kind::NameExpr:
+      return name(cast<NameExpr>(e));
+    case Node::Kind::UnaryExpr:
+      return unary(cast<UnaryExpr>(e));
+    case Node::Kind::BinaryExpr:
+      return binary(cast<BinaryExpr>(e));
+    case Node::Kind::CallExpr:
+      return call(cast<CallExpr>(e), topOfLet);
+    case Node::Kind::IndexExpr:
+      return index(cast<IndexExpr>(e));
+    case Node::Kind::TupleExpr:
+    case Node::Kind::MappingExpr:
+      diags_.error(e.range(), "misplaced-expr",
+                   "device coordinates are only allowed as 'device = ...'");
+      return Type::error();
+    case Node::Kind::CopyExpr:
+    case Node::Kind::RemoteCopyExpr:
+      if (!topOfLet) {
+        diags_.error(e.range(), "misplaced-expr",
+                     "a DMA descriptor must be bound by a let: 'let c = copy(...)'");
+        return Type::error();
+      }
+      return copy(e);
+    default:
+      return Type::error();
+    }
+  }
+
+  Type name(NameExpr &n) {
+    const Decl *d = nullptr;
+    if (n.name() == "barrier") {
+      if (!barrier_) {
+        diags_.error(n.range(), "no-collective-id",
+                     "'barrier' needs a collective_id(k) attribute on the kernel");
+        return Type::error();
+      }
+      d = barrier_;
+    } else {
+      d = lookup(n.name());
+    }
+    if (!d) {
+      diags_.error(n.range(), "unknown-name", fmt::format("unknown name '{}'", n.name()));
+      return Type::error();
+    }
+    n.setDecl(d);
+    switch (d->kind()) {
+    case Node::Kind::ParamDecl:
+    case Node::Kind::ConstDecl:
+    case Node::Kind::LoopVarDecl:
+      return intType();
+    case Node::Kind::LetDecl:
+      return cast<LetDecl>(*d).init().type();
+    case Node::Kind::AxisDecl:
+      return Type::simple(TypeKind::Axis);
+    case Node::Kind::BufferDecl: {
+      const auto &b = cast<BufferDecl>(*d);
+      Type t = Type::simple(TypeKind::Ref);
+      t.dtype = b.dtype();
+      t.shape = b.shapeValues();
+      return t;
+    }
+    case Node::Kind::SemDecl: {
+      const auto &s = cast<SemDecl>(*d);
+      Type t = Type::simple(TypeKind::Sem);
+      t.semKind = s.semKind();
+      t.semRank = s.dims().size();
+      return t;
+    }
+    default:
+      return Type::error();
+    }
+  }
+
+  // Operand of value arithmetic: loading a ref gives a value of its shape.
+  static Type asValue(Type t) {
+    if (t.kind == TypeKind::Ref)
+      t.kind = TypeKind::Value;
+    return t;
+  }
+
+  Type unary(UnaryExpr &u) {
+    Type t = check(u.operand());
+    if (t.isError())
+      return t;
+    if (u.op() == UnaryOp::Not) {
+      if (t.kind == TypeKind::Bool)
+        return t;
+      diags_.error(u.range(), "type-mismatch",
+                   fmt::format("'not' needs a condition, not {}", t.str()));
+      return Type::error();
+    }
+    if (t.kind == TypeKind::Int || t.kind == TypeKind::Float || isArray(t))
+      return asValue(t);
+    diags_.error(u.range(), "type-mismatch", fmt::format("cannot negate {}", t.str()));
+    return Type::error();
+  }
+
+  Type binary(BinaryExpr &b) {
+    Type l = check(b.lhs());
+    Type r = check(b.rhs());
+    if (l.isError() || r.isError())
+      return Type::error();
+    std::string_view op = toString(b.op());
+    auto mismatch = [&] {
+      diags_.error(b.range(), "type-mismatch",
+                   fmt::format("invalid operands to '{}': {} and {}", op, l.str(), r.str()));
+      return Type::error();
+    };
+    switch (b.op()) {
+    case BinaryOp::And:
+    case BinaryOp::Or:
+      if (l.kind == TypeKind::Bool && r.kind == TypeKind::Bool)
+        return Type::simple(TypeKind::Bool);
+      return mismatch();
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+      if (l.kind == TypeKind::Bool && r.kind == TypeKind::Bool)
+        return Type::simple(TypeKind::Bool);
+      [[fallthrough]];
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
+        return Type::simple(TypeKind::Bool);
+      return mismatch();
+    default:
+      break;
+    }
+    // Arithmetic.
+    if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
+      return intType(l.runtime || r.runtime);
+    bool lv = isScalar(l) || isArray(l), rv = isScalar(r) || isArray(r);
+    if (!lv || !rv)
+      return mismatch();
+    if (b.op() == BinaryOp::Mod) {
+      diags_.error(b.range(), "type-mismatch", "'%' is only defined on integers");
+      return Type::error();
+    }
+    if (isScalar(l) && isScalar(r))
+      return Type::simple(TypeKind::Float);
+    if (isArray(l) && isArray(r)) {
+      if (!shapesCompatible(l.shape, r.shape)) {
+        diags_.error(b.range(), "shape-mismatch",
+                     fmt::format("operands of '{}' have shapes {} and {}", op, shapeStr(l.shape),
+                                 shapeStr(r.shape)));
+        return Type::error();
+      }
+      if (l.dtype != r.dtype) {
+        diags_.error(b.range(), "dtype-mismatch",
+                     fmt::format("operands of '{}' have element types {} and {}", op,
+                                 toString(l.dtype), toString(r.dtype)));
+        return Type::error();
+      }
+      Type t = asValue(l);
+      // Prefer known extents.
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        if (t.shape[i] == Type::kDynamic)
+          t.shape[i] = r.shape[i];
+      return t;
+    }
+    return asValue(isArray(l) ? l : r);
+  }
+
+  Type call(CallExpr &c, bool topOfLet) {
+    switch (c.builtin()) {
+    case Builtin::AxisIndex:
+    case Builtin::AxisSize: {
+      Type t = check(c.arg());
+      if (t.isError())
+        return t;
+      if (t.kind != TypeKind::Axis) {
+        diags_.error(
+            c.arg().range(), "type-mismatch",
+            fmt::format("{}() needs a mesh axis name, not {}", toString(c.builtin()), t.str()));
+        return Type::error();
+      }
+      if (c.builtin() == Builtin::AxisSize)
+        if (auto *a = dynCast<AxisDecl>(cast<NameExpr>(c.arg()).decl()))
+          c.setValue(a->size());
+      return intType();
+    }
+    case Builtin::ProgramId:
+    case Builtin::NumPrograms: {
+      auto d = constInt(c.arg(), fmt::format("the dimension of {}()", toString(c.builtin())));
+      if (!d)
+        return Type::error();
+      if (*d < 0 || static_cast<size_t>(*d) >= gridRank_) {
+        diags_.error(c.arg().range(), "grid-dim",
+                     gridRank_ == 0 ? fmt::format("{}({}) but the kernel has no grid",
+                                                  toString(c.builtin()), *d)
+                                    : fmt::format("{}({}) is outside the grid (dimensions 0..{})",
+                                                  toString(c.builtin()), *d, gridRank_ - 1));
+        return Type::error();
+      }
+      if (c.builtin() == Builtin::NumPrograms && grid_ && grid_->size() == gridRank_)
+        c.setValue((*grid_)[static_cast<size_t>(*d)]);
+      return intType();
+    }
+    case Builtin::Read: {
+      if (!topOfLet) {
+        diags_.error(c.range(), "misplaced-expr", "read() may only initialise a let");
+        return Type::error();
+      }
+      Type t = expectSemaphore(c.arg(), "read");
+      if (t.isError())
+        return t;
+      return intType(/*runtime=*/true);
+    }
+    }
+    return Type::error();
+  }
+
+  Type index(IndexExpr &ix) {
+    Type base = check(ix.base());
+    if (base.isError())
+      return base;
+    if (base.kind == TypeKind::Sem)
+      return semIndex(ix, base);
+    if (base.kind != TypeKind::Ref) {
+      diags_.error(ix.base().range(), "type-mismatch",
+                   fmt::format("'{}' cannot be indexed: it is {}", ix.base().name(), base.str()));
+      return Type::error();
+    }
+    if (ix.ellipsis())
+      return base;
+    const std::vector<int64_t> &extents = base.shape;
+    if (ix.subscripts().size() > extents.size()) {
+      diags_.error(ix.range(), "index-count",
+                   fmt::format("too many indices for '{}': it has {} dimension{}, got {}",
+                               ix.base().name(), extents.size(), extents.size() == 1 ? "" : "s",
+                               ix.subscripts().size()));
+      return Type::error();
+    }
+    Type result = base;
+    result.shape.clear();
+    bool ok = true;
+    for (size_t i = 0; i < extents.size(); ++i) {
+      int64_t extent = extents[i];
+      if (i >= ix.subscripts().size()) {
+        result.shape.push_back(extent);
+        continue;
+      }
+      Subscript &s = ix.subscripts()[i];
+      switch (s.kind) {
+      case Subscript::Kind::Full:
+        result.shape.push_back(extent);
+        break;
+      case Subscript::Kind::Index: {
+        if (!expectInt(*s.lo, "an index")) {
+          ok = false;
+          break;
+        }
+        auto v = maybeConst(*s.lo);
+        if (v && extent != Type::kDynamic && (*v < 0 || *v >= extent)) {
+          diags_.error(s.range, "out-of-bounds",
+                       fmt::format("index {} is out of bounds for dimension {} of '{}' (size {})",
+                                   *v, i, ix.base().name(), extent));
+          ok = false;
+        }
+        break;
+      }
+      case Subscript::Kind::Range: {
+        // Known bounds (a missing start is 0, a missing end the extent).
+        bool hasLo = true, hasHi = extent != Type::kDynamic;
+        int64_t lo = 0, hi = extent;
+        if (s.lo) {
+          ok = expectInt(*s.lo, "a slice bound") && ok;
+          auto v = maybeConst(*s.lo);
+          hasLo = v.has_value();
+          lo = v.value_or(0);
+        }
+        if (s.hi) {
+          ok = expectInt(*s.hi, "a slice bound") && ok;
+          auto v = maybeConst(*s.hi);
+          hasHi = v.has_value();
+          hi = v.value_or(0);
+        }
+        if (!ok)
+          break;
+        auto bad = [&](std::string message) {
+          diags_.error(s.range, "out-of-bounds", std::move(message));
+          ok = false;
+        };
+        if (hasLo && (lo < 0 || (extent != Type::kDynamic && lo > extent)))
+          bad(fmt::format("slice start {} is out of bounds for dimension {} of '{}' (size {})", lo,
+                          i, ix.base().name(), extent));
+        else if (hasHi && s.hi && (hi < 0 || (extent != Type::kDynamic && hi > extent)))
+          bad(fmt::format("slice end {} is out of bounds for dimension {} of '{}' (size {})", hi, i,
+                          ix.base().name(), extent));
+        else if (hasLo && hasHi && lo >= hi)
+          bad(fmt::format("slice {}:{} of '{}' is empty", lo, hi, ix.base().name()));
+        if (!ok)
+          break;
+        int64_t width = Type::kDynamic;
+        if (hasLo && hasHi)
+          width = hi - lo;
+        else if (s.lo && s.hi)
+          width = symbolicWidth(*s.lo, *s.hi);
+        result.shape.push_back(width);
+        break;
+      }
+      }
+    }
+    return ok ? result : Type::error();
+  }
+
+  // Width of `a : a + k` (or `a + j : a + k`) when `a` is only known per device.
+  static int64_t symbolicWidth(const Expr &lo, const Expr &hi) {
+    auto split = [](const Expr &e) -> std::pair<const Expr *, std::optional<int64_t>> {
+      if (auto *b = dynCast<BinaryExpr>(&e); b && b->op() == BinaryOp::Add)
+        if (auto k = evalConst(b->rhs()))
+          return {&b->lhs(), k};
+      if (auto *b = dynCast<BinaryExpr>(&e); b && b->op() == BinaryOp::Sub)
+        if (auto k = evalConst(b->rhs()); k && *k != INT64_MIN)
+          return {&b->lhs(), -*k};
+      return {&e, 0};
+    };
+    auto [lb, lk] = split(lo);
+    auto [hb, hk] = split(hi);
+    if (lk && hk && sameExpr(*lb, *hb) && *hk > *lk)
+      return *hk - *lk;
+    return Type::kDynamic;
+  }
+
+  Type semIndex(IndexExpr &ix, Type base) {
+    const auto *decl = dynCast<SemDecl>(ix.base().decl());
+    if (ix.ellipsis()) {
+      diags_.error(ix.range(), "type-mismatch",
+                   "a semaphore array takes single indices, not [...]");
+      return Type::error();
+    }
+    if (ix.subscripts().size() > base.semRank) {
+      diags_.error(ix.range(), "index-count",
+                   fmt::format("too many indices for semaphore '{}': it has {} dimension{}, got {}",
+                               ix.base().name(), base.semRank, base.semRank == 1 ? "" : "s",
+                               ix.subscripts().size()));
+      return Type::error();
+    }
+    bool ok = true;
+    for (size_t i = 0; i < ix.subscripts().size(); ++i) {
+      Subscript &s = ix.subscripts()[i];
+      if (s.kind != Subscript::Kind::Index) {
+        diags_.error(s.range, "type-mismatch",
+                     "a semaphore array takes single indices, not slices");
+        ok = false;
+        continue;
+      }
+      if (!expectInt(*s.lo, "a semaphore index")) {
+        ok = false;
+        continue;
+      }
+      auto v = maybeConst(*s.lo);
+      if (v && decl && i < decl->dimValues().size()) {
+        int64_t extent = decl->dimValues()[i];
+        if (extent != Type::kDynamic && (*v < 0 || *v >= extent)) {
+          diags_.error(s.range, "out-of-bounds",
+                       fmt::format("index {} is out of bounds for semaphore array '{}' (size {})",
+                                   *v, ix.base().name(), extent));
+          ok = false;
+        }
+      }
+    }
+    if (!ok)
+      return Type::error();
+    base.semRank -= ix.subscripts().size();
+    return base;
+  }
+
+  // A DMA operand: a (sliced) buffer.
+  Type dmaRef(Expr &e, std::string_view role) {
+    Type t = check(e);
+    if (t.isError())
+      return t;
+    if (t.kind != TypeKind::Ref) {
+      diags_.error(
+          e.range(), "type-mismatch",
+          fmt::format("the {} of a DMA must be a buffer or a slice of one, not {}", role, t.str()));
+      return Type::error();
+    }
+    return t;
+  }
+
+  void dmaSem(Expr &e, std::string_view role) {
+    Type t = expectSemaphore(e, role);
+    if (t.kind == TypeKind::Sem && t.semKind != SemKind::Dma)
+      diags_.error(
+          e.range(), "sem-kind",
+          fmt::format("the {} of a DMA must be a dma_sem, not a {}", role, toString(t.semKind)));
+  }
+
+  Type copy(Expr &e) {
+    bool remote = isa<RemoteCopyExpr>(e);
+    Expr &src = remote ? cast<RemoteCopyExpr>(e).src() : cast<CopyExpr>(e).src();
+    Expr &dst = remote ? cast<RemoteCopyExpr>(e).dst() : cast<CopyExpr>(e).dst();
+    Type s = dmaRef(src, "source");
+    Type d = dmaRef(dst, "destination");
+    if (!s.isError() && !d.isError()) {
+      if (!shapesCompatible(s.shape, d.shape))
+        diags_.error(e.range(), "shape-mismatch",
+                     fmt::format("DMA source has shape {} but destination has shape {}",
+                                 shapeStr(s.shape), shapeStr(d.shape)));
+      else if (s.dtype != d.dtype)
+        diags_.error(e.range(), "dtype-mismatch",
+                     fmt::format("DMA source has element type {} but destination has {}",
+                                 toString(s.dtype), toString(d.dtype)));
+      checkWritable(dst, "DMA into");
+    }
+    if (remote) {
+      auto &r = cast<RemoteCopyExpr>(e);
+      dmaSem(r.sendSem(), "send semaphore");
+      dmaSem(r.recvSem(), "receive semaphore");
+      device(r.device());
+    } else {
+      dmaSem(cast<CopyExpr>(e).sem(), "semaphore");
+    }
+    Type t = Type::simple(TypeKind::Descriptor);
+    t.remote = remote;
+    return t;
+  }
+
+  // --- Devices -------------------------------------------------------------
+
+  void device(Expr &e) {
+    if (auto *t = dynCast<TupleExpr>(&e)) {
+      e.setType(Type::simple(TypeKind::Device));
+      size_t axes = mesh_ ? mesh_->axes().size() : 0;
+      if (mesh_ && t->elements().size() != axes) {
+        diags_.error(e.range(), "device-arity",
+                     fmt::format("device coordinates need {} entr{} (one per mesh axis), got {}",
+                                 axes, axes == 1 ? "y" : "ies", t->elements().size()));
+        for (auto &el : t->elements())
+          check(*el);
+        return;
+      }
+      for (size_t i = 0; i < t->elements().size(); ++i) {
+        Expr &el = *t->elements()[i];
+        if (!expectInt(el, "a device coordinate"))
+          continue;
+        coordinateInRange(el, mesh_ ? mesh_->axes()[i].get() : nullptr);
+      }
+      return;
+    }
+    if (auto *m = dynCast<MappingExpr>(&e)) {
+      e.setType(Type::simple(TypeKind::Device));
+      std::set<const Decl *> seen;
+      for (auto &entry : m->entries()) {
+        Type at = check(*entry.axis);
+        bool valueOk = expectInt(*entry.value, "a device coordinate");
+        if (at.isError())
+          continue;
+        if (at.kind != TypeKind::Axis) {
+          diags_.error(entry.axis->range(), "type-mismatch",
+                       fmt::format("'{}' is not a mesh axis", entry.axis->name()));
+          continue;
+        }
+        if (!seen.insert(entry.axis->decl()).second) {
+          diags_.error(entry.axis->range(), "device-arity",
+                       fmt::format("axis '{}' given twice", entry.axis->name()));
+          continue;
+        }
+        if (valueOk)
+          coordinateInRange(*entry.value, dynCast<AxisDecl>(entry.axis->decl()));
+      }
+      return;
+    }
+    if (!expectInt(e, "a device id"))
+      return;
+    if (auto v = maybeConst(e); v && meshDevices_ > 0 && (*v < 0 || *v >= meshDevices_))
+      diags_.error(e.range(), "device-out-of-range",
+                   fmt::format("device id {} is out of range: the mesh has {} device{}", *v,
+                               meshDevices_, meshDevices_ == 1 ? "" : "s"));
+  }
+
+  void coordinateInRange(const Expr &e, const AxisDecl *axis) {
+    if (!axis || !axis->size())
+      return;
+    if (auto v = maybeConst(e); v && (*v < 0 || *v >= *axis->size()))
+      diags_.error(e.range(), "device-out-of-range",
+                   fmt::format("coordinate {} is out of range for axis '{}' of size {}", *v,
+                               axis->name(), *axis->size()));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// --devices
+//===----------------------------------------------------------------------===//
+
+// Evaluates a top-level expression by name before sema (for --devices): literals,
+// params (defines, then defaults), consts and integer arithmetic.
+std::optional<int64_t> evalByName(const Expr &e, const Module &module, const Defines &defines,
+                                  int depth) {
+  if (depth > 64)
+    return std::nullopt;
+  if (auto *l = dynCast<IntLiteral>(&e))
+    return l->value();
+  if (auto *n = dynCast<NameExpr>(&e)) {
+    for (const auto &item : module.items()) {
+      if (auto *p = dynCast<ParamDecl>(item.get()); p && p->name() == n->name()) {
+        if (auto it = defines.find(p->name()); it != defines.end())
+          return it->second;
+        return p->defaultValue() ? evalByName(*p->defaultValue(), module, defines, depth + 1)
+                                 : std::nullopt;
+      }
+      if (auto *c = dynCast<ConstDecl>(item.get()); c && c->name() == n->name())
+        return evalByName(c->init(), module, defines, depth + 1);
+    }
+    return std::nullopt;
+  }
+  if (auto *u = dynCast<UnaryExpr>(&e); u && u->op() == UnaryOp::Neg) {
+    auto v = evalByName(u->operand(), module, defines, depth + 1);
+    if (!v || *v == INT64_MIN)
+      return std::nullopt;
+    return -*v;
+  }
+  if (auto *b = dynCast<BinaryExpr>(&e)) {
+    auto x = evalByName(b->lhs(), module, defines, depth + 1);
+    auto y = evalByName(b->rhs(), module, defines, depth + 1);
+    if (!x || !y)
+      return std::nullopt;
+    int64_t out = 0;
+    switch (b->op()) {
+    case BinaryOp::Add:
+      return __builtin_add_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
+    case BinaryOp::Sub:
+      return __builtin_sub_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
+    case BinaryOp::Mul:
+      return __builtin_mul_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
+    case BinaryOp::Div:
+      return floorDiv(*x, *y);
+    case BinaryOp::Mod:
+      return floorMod(*x, *y);
+    case BinaryOp::Min:
+      return std::min(*x, *y);
+    case BinaryOp::Max:
+      return std::max(*x, *y);
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+bool analyze(Module &module, const Defines &defines, DiagnosticEngine &diags) {
+  try {
+    Sema sema(module, defines, diags);
+    return sema.run();
+  } catch (const std::exception &e) {
+    diags.error({}, "internal", fmt::format("internal error in sema: {}", e.what()));
+  } catch (...) {
+    diags.error({}, "internal", "internal error in sema");
+  }
+  return false;
+}
+
+std::optional<std::string> applyDevices(const Module &module, int64_t devices, Defines &defines,
+                                        DiagnosticEngine &diags) {
+  const MeshDecl *mesh = module.mesh();
+  if (!mesh) {
+    diags.error({}, "devices-mismatch", "--devices needs a mesh, and the file declares none");
+    return std::nullopt;
+  }
+  if (mesh->axes().size() != 1) {
+    diags.error(mesh->range(), "devices-mismatch",
+                fmt::format("--devices needs a one-axis mesh; this mesh has {} axes (set the "
+                            "sizes with -D)",
+                            mesh->axes().size()));
+    return std::nullopt;
+  }
+  const AxisDecl &axis = *mesh->axes()[0];
+  if (auto *n = dynCast<NameExpr>(&axis.sizeExpr())) {
+    for (const ParamDecl *p : module.params())
+      if (p->name() == n->name()) {
+        if (auto it = defines.find(p->name()); it != defines.end() && it->second != devices) {
+          diags.error(
+              axis.sizeExpr().range(), "devices-mismatch",
+              fmt::format("--devices {} conflicts with -D {}={}", devices, p->name(), it->second));
+          return std::nullopt;
+        }
+        defines[p->name()] = devices;
+        return p->name();
+      }
+  }
+  std::optional<int64_t> size = evalByName(axis.sizeExpr(), module, defines, 0);
+  if (!size) {
+    diags.error(axis.sizeExpr().range(), "devices-mismatch",
+                fmt::format("--devices cannot set the size of axis '{}': it is neither a param "
+                            "nor a constant",
+                            axis.name()));
+    return std::nullopt;
+  }
+  if (*size != devices) {
+    diags.error(axis.sizeExpr().range(), "devices-mismatch",
+                fmt::format("--devices {} conflicts with the size {} of axis '{}'", devices, *size,
+                            axis.name()));
+    return std::nullopt;
+  }
+  return std::string();
+}
+
+} // namespace dkv::frontend

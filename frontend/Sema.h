@@ -1,0 +1,54 @@
+// Semantic analysis of the dkv AST: name resolution, types, static checks, constants.
+#pragma once
+
+#include "frontend/AST.h"
+#include "support/Diagnostics.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace dkv::frontend {
+
+/// Values of `param`s given on the command line (`-D NAME=V`, `--devices V`).
+using Defines = std::map<std::string, int64_t>;
+
+/// Largest mesh (number of devices) sema accepts.
+inline constexpr int64_t kMaxMeshDevices = 4096;
+
+/// Checks a parsed module (precondition: the parser reported no errors).
+///
+/// Resolves every NameExpr to its Decl, computes every expression's type, evaluates
+/// params (defines override defaults), consts, mesh axis sizes, shapes, semaphore
+/// array sizes, the grid and the collective id, and reports every error that can be
+/// found before instantiating the kernel for a device (ids in docs/diagnostics.md):
+/// unknown names, redefinitions, type errors, shape / dtype mismatches, constant
+/// out-of-bounds slices and device ids, semaphore kind errors, writes to `in`
+/// parameters, missing param values, defines naming no param, ...
+/// Returns true if no error was reported. Never throws.
+bool analyze(ast::Module &module, const Defines &defines, support::DiagnosticEngine &diags);
+
+/// Evaluates `expr` if it is a compile-time constant: literals, params, consts,
+/// `axis_size`, `num_programs` and integer arithmetic / comparisons / logic on them
+/// (booleans are 1 / 0). Precondition: `analyze` ran (it uses NameExpr::decl() and
+/// the values stored on declarations). Returns nullopt for per-device values
+/// (`axis_index`, `program_id`, lets, loop variables), runtime values, division by
+/// zero and overflow. Division and modulo are floored (Python semantics).
+std::optional<int64_t> evalConst(const ast::Expr &expr);
+
+/// Floor division and modulo with Python semantics (the sign of `%` follows the
+/// divisor); nullopt on division by zero or overflow. For lowering's evaluator.
+std::optional<int64_t> floorDiv(int64_t a, int64_t b);
+std::optional<int64_t> floorMod(int64_t a, int64_t b);
+
+/// Handles `--devices V` before sema: the mesh must have exactly one axis. If its
+/// size is a bare param name, sets `defines[param] = devices` (an explicit -D of the
+/// same param must agree) and returns the param name. If the size is any other
+/// expression of literals, params and consts, it must evaluate to `devices`; then
+/// returns an empty string. On a mismatch, several axes or no mesh, reports an
+/// error (`devices-mismatch`) and returns nullopt.
+std::optional<std::string> applyDevices(const ast::Module &module, int64_t devices,
+                                        Defines &defines, support::DiagnosticEngine &diags);
+
+} // namespace dkv::frontend

@@ -1,0 +1,703 @@
+// The Promela emitter: implements the step table of docs/model.md in Promela.
+//
+// Encoding (docs/promela.md has an annotated excerpt):
+// - one `active proctype devD()` per device: its events in program order, each event
+//   one atomic step (a d_step, guarded when the step can block);
+// - one `active proctype dmas()` whose do-loop offers, for every DMA, its next send
+//   chunk and its next land chunk. A DMA side is an interval: `snd[k]` counts the
+//   send chunks still to leave and `rcv[k]` the land chunks still to land; both are 0
+//   before the start and after completion, so "send side open" is `snd[k] > 0` and
+//   "receive side open" is `rcv[k] > 0` (no per-byte state);
+// - semaphores are global arrays indexed by device, scaled by the gcd of everything
+//   that touches them;
+// - findings: races, exit and lifetime rules are asserts; a deadlock is an invalid
+//   end state (device processes end only when all their events ran; the DMA loop
+//   is labelled `end`).
+#include "promela/Emit.h"
+
+#include "model/Printer.h"
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
+
+namespace dkv::promela {
+
+using namespace model;
+
+const Check *LineMap::checkAt(int line) const {
+  auto it = checkAtLine.find(line);
+  if (it == checkAtLine.end())
+    return nullptr;
+  return &checks[it->second];
+}
+
+namespace {
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Text that is safe inside a Promela string literal and a C comment.
+std::string sanitize(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\' || c == '%')
+      out += '\'';
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  // Never close a comment early.
+  size_t pos = 0;
+  while ((pos = out.find("*/", pos)) != std::string::npos)
+    out.replace(pos, 2, "* /");
+  return out;
+}
+
+std::string identifier(const std::string &text) {
+  std::string out;
+  for (char c : text)
+    out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+/// Smallest Promela integer type holding 0..bound, or "int" when none is wide enough
+/// (then every increment asserts against overflow).
+const char *typeFor(int64_t bound) {
+  if (bound <= 255)
+    return "byte";
+  if (bound <= 32767)
+    return "short";
+  return "int";
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+
+/// One atomic step of the model, rendered as a d_step.
+struct Step {
+  std::string guard; ///< empty when always enabled
+  std::string print; ///< the DKV trace line (without newline), empty for none
+  std::vector<std::string> printArgs;
+  std::vector<std::pair<std::string, int>> asserts; ///< expression, check index
+  std::vector<std::string> effects;
+  SourceLoc loc;
+  std::string what; ///< a comment: what the step is
+};
+
+class Emitter {
+public:
+  Emitter(const Program &program, const EmitOptions &options, LineMap *map)
+      : p_(program), o_(options), map_(map) {}
+
+  std::string run() {
+    analyse();
+    header();
+    declarations();
+    for (const Process &proc : p_.processes)
+      device(proc);
+    dmaLoop();
+    if (map_) {
+      map_->semScale = scale_;
+      map_->depthBound = depthBound_;
+      map_->checks = checks_;
+    }
+    return out_;
+  }
+
+private:
+  // ---- Static analysis: names, scales, bounds, depth. ----
+
+  void analyse() {
+    const size_t nsem = p_.semaphores.size();
+    scale_.assign(nsem, 0);
+    // gcd of every amount touching semaphore s (any device): waits, signals, chunks.
+    // Values start at 0 and only change by these amounts, so every value is a multiple
+    // of the gcd and dividing by it is exact.
+    auto touch = [&](SemId s, int64_t amount) { scale_[s] = std::gcd(scale_[s], amount); };
+    std::vector<std::vector<int64_t>> incr(p_.processes.size(), std::vector<int64_t>(nsem, 0));
+    for (const Dma &dma : p_.dmas) {
+      int64_t units = 0;
+      for (int64_t u : dma.chunkUnits) {
+        units += u;
+        touch(dma.recvSem, u);
+        if (dma.sendSem)
+          touch(*dma.sendSem, u);
+      }
+      incr[dma.target][dma.recvSem] += units;
+      if (dma.sendSem)
+        incr[dma.issuer][*dma.sendSem] += units;
+    }
+    for (const Process &proc : p_.processes)
+      for (const Event &e : proc.events) {
+        if (const auto *w = std::get_if<SemWait>(&e.kind))
+          touch(w->sem, w->amount);
+        if (const auto *s = std::get_if<Signal>(&e.kind)) {
+          touch(s->sem, s->amount);
+          incr[s->target][s->sem] += s->amount;
+        }
+      }
+    bound_.assign(nsem, 0);
+    for (size_t s = 0; s < nsem; ++s) {
+      if (scale_[s] == 0)
+        scale_[s] = 1;
+      for (size_t d = 0; d < p_.processes.size(); ++d)
+        bound_[s] = std::max(bound_[s], incr[d][s] / scale_[s]);
+    }
+    // Promela names of semaphores, unique.
+    std::set<std::string> used;
+    for (size_t s = 0; s < nsem; ++s) {
+      const Semaphore &sem = p_.semaphores[s];
+      std::string name = "sem_" + identifier(sem.name);
+      for (int64_t i : sem.index)
+        name += fmt::format("_{}", i);
+      if (!used.insert(name).second) {
+        name += fmt::format("_s{}", s);
+        used.insert(name);
+      }
+      semVar_.push_back(name);
+    }
+    // Where each DMA is started (device, event index).
+    startIndex_.assign(p_.dmas.size(), -1);
+    int64_t steps = 0;
+    for (const Process &proc : p_.processes) {
+      steps += static_cast<int64_t>(proc.events.size());
+      for (size_t i = 0; i < proc.events.size(); ++i)
+        if (const auto *st = std::get_if<DmaStart>(&proc.events[i].kind))
+          startIndex_[st->dma] = static_cast<int64_t>(i);
+      for (const Event &e : proc.events)
+        if (std::holds_alternative<DeviceBarrier>(e.kind))
+          hasBarrier_ = true;
+    }
+    steps += 2 * static_cast<int64_t>(p_.dmas.size()) * p_.options.dmaChunks;
+    // Every transition of a run is one step above or a process ending; doubled plus
+    // a constant so that pan never truncates (a truncated search is inconclusive).
+    depthBound_ = 2 * (steps + static_cast<int64_t>(p_.processes.size()) + 1) + 100;
+  }
+
+  std::string sem(SemId s, DeviceId d) const { return fmt::format("{}[{}]", semVar_[s], d); }
+  std::string srcLoc(SourceLoc loc) const {
+    return loc.valid() ? fmt::format("{}:{}", file_, loc.line) : file_;
+  }
+  std::string dmaLabel(const Dma &dma) const {
+    return fmt::format("dma {} (device {} {} -> device {} {})", dma.id, dma.issuer,
+                       p_.regionName(dma.src), dma.target, p_.regionName(dma.dst));
+  }
+
+  // ---- Output with a line map. ----
+
+  void line(const std::string &text, SourceLoc loc = {}, int check = -1) {
+    out_ += text;
+    out_ += '\n';
+    ++lineNo_;
+    if (map_) {
+      map_->source.push_back(loc);
+      if (check >= 0)
+        map_->checkAtLine[lineNo_] = check;
+    }
+  }
+
+  int addCheck(Check check) {
+    checks_.push_back(std::move(check));
+    return static_cast<int>(checks_.size()) - 1;
+  }
+
+  std::string printfStatement(const Step &step) const {
+    std::string args;
+    for (const std::string &a : step.printArgs)
+      args += ", " + a;
+    return fmt::format("printf(\"{}\\n\"{})", step.print, args);
+  }
+
+  /// Renders a step: one line when it has no asserts, otherwise one line per
+  /// statement so that every assert has its own line (and its own check).
+  void emitStep(const Step &step, const std::string &indent, const std::string &prefix) {
+    std::vector<std::string> body;
+    if (o_.tracePrintfs && !step.print.empty())
+      body.push_back(printfStatement(step));
+    std::string comment = fmt::format("/* {} {} */", srcLoc(step.loc), sanitize(step.what));
+    std::string guard = step.guard.empty() ? "" : step.guard + " -> ";
+    if (step.asserts.empty()) {
+      for (const std::string &e : step.effects)
+        body.push_back(e);
+      std::string joined;
+      for (size_t i = 0; i < body.size(); ++i)
+        joined += (i ? "; " : "") + body[i];
+      if (joined.empty() && guard.empty())
+        joined = "skip";
+      else if (joined.empty())
+        joined = step.guard, guard.clear();
+      line(fmt::format("{}{}d_step {{ {}{} }}  {}", indent, prefix, guard, joined, comment),
+           step.loc);
+      return;
+    }
+    std::string inner = indent + std::string(prefix.size(), ' ') + "  ";
+    line(fmt::format("{}{}d_step {{  {}", indent, prefix, comment), step.loc);
+    if (!step.guard.empty())
+      line(fmt::format("{}{} ->", inner, step.guard), step.loc);
+    for (const std::string &b : body)
+      line(fmt::format("{}{};", inner, b), step.loc);
+    for (size_t i = 0; i < step.asserts.size(); ++i) {
+      const auto &[expr, check] = step.asserts[i];
+      bool last = i + 1 == step.asserts.size() && step.effects.empty();
+      const std::string &message = checks_[check].message;
+      line(fmt::format("{}assert({}){}  /* {} {} */", inner, expr, last ? "" : ";",
+                       srcLoc(step.loc), sanitize(message)),
+           step.loc, check);
+    }
+    for (size_t i = 0; i < step.effects.size(); ++i)
+      line(fmt::format("{}{}{}", inner, step.effects[i], i + 1 == step.effects.size() ? "" : ";"),
+           step.loc);
+    line(fmt::format("{}{}}}", indent, std::string(prefix.size(), ' ')), step.loc);
+  }
+
+  // ---- Header and declarations. ----
+
+  void header() {
+    file_ = baseName(p_.file);
+    const Options &o = p_.options;
+    std::vector<std::string> axes;
+    for (const MeshAxis &axis : p_.mesh)
+      axes.push_back(fmt::format("{}={}", axis.name, axis.size));
+    std::string barrier = p_.hasCollectiveId ? "none (collective_id: the barrier semaphore)"
+                          : o.entryBarrier   ? "on"
+                                             : "off (--no-entry-barrier)";
+    line(fmt::format("/* Promela model of kernel {} ({}), generated by dkv from docs/model.md.",
+                     sanitize(p_.kernel), sanitize(file_)));
+    line(" *");
+    line(fmt::format(" * Instance: {} devices (mesh {}), {} invocation(s), {} DMA(s),",
+                     p_.deviceCount(), fmt::join(axes, ", "), o.invocations, p_.dmas.size()));
+    line(fmt::format(" * {} chunk(s) per DMA side, semaphore unit {} B, entry barrier {}.",
+                     o.dmaChunks, o.semUnit, barrier));
+    line(" * Each event is one atomic step of its device process; each DMA side is an");
+    line(" * interval from its start to its last send / land chunk (no per-byte state).");
+    line(" *");
+    line(fmt::format(" * Run:    spin -a {0} && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m{1}",
+                     o_.modelFileName, depthBound_));
+    line(" * Races, exit and lifetime violations are assertion violations; a deadlock is an");
+    line(" * invalid end state (a device process that cannot finish its events).");
+    line(fmt::format(" * Replay: spin -t -p {}   (DKV lines: d DEVICE EVENT | s DMA | l DMA)",
+                     o_.modelFileName));
+    line(" */");
+    line("");
+    line(fmt::format("#define NDEV {}            /* devices (--devices) */", p_.deviceCount()));
+    line(fmt::format("#define NDMA {}            /* DMAs (one per start()) */", p_.dmas.size()));
+    line(fmt::format("#define INVOCATIONS {}     /* --invocations */", o.invocations));
+    line(fmt::format("#define DMA_CHUNKS {}      /* --dma-chunks: steps per DMA side */",
+                     o.dmaChunks));
+    line(fmt::format("#define SEM_UNIT {}        /* --sem-unit: bytes per DMA semaphore unit */",
+                     o.semUnit));
+    line(fmt::format("#define ENTRY_BARRIER {}   /* 0 with --no-entry-barrier or collective_id */",
+                     (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
+    line(fmt::format("#define MAX_DEPTH {}     /* longest run in steps, with margin: pan -m */",
+                     depthBound_));
+    line("");
+  }
+
+  void declarations() {
+    std::optional<SemId> barrier = p_.barrierSemaphore();
+    if (!p_.semaphores.empty()) {
+      line("/* Semaphores: one array per semaphore, indexed by device. A stored value v means");
+      line(" * v * scale units; the type holds the bound (sum of all increments / scale). */");
+    }
+    for (size_t s = 0; s < p_.semaphores.size(); ++s) {
+      const Semaphore &sem = p_.semaphores[s];
+      std::string note =
+          barrier && *barrier == static_cast<SemId>(s) ? ", exempt from exit rule" : "";
+      line(fmt::format("{} {}[NDEV];  /* {} {}: scale {}, bound {}{} */", typeFor(bound_[s]),
+                       semVar_[s], semKindName(sem.kind),
+                       sanitize(p_.semName(static_cast<SemId>(s))), scale_[s], bound_[s], note),
+           sem.loc);
+    }
+    if (!p_.dmas.empty()) {
+      line("");
+      line("/* DMA k: snd[k] send chunks still to leave, rcv[k] chunks still to land (both 0");
+      line(" * before its start and after it completed). Source read open <=> snd[k] > 0,");
+      line(" * destination write open <=> rcv[k] > 0; chunk c lands after it left: rcv > snd. */");
+      line("byte snd[NDMA];");
+      line("byte rcv[NDMA];");
+    }
+    line("");
+    line("/* where[d]: 0 outside the kernel, i+1 inside invocation i */");
+    line("byte where[NDEV];");
+    if (hasBarrier_) {
+      line("/* arrived[i]: devices that reached (are at or past) their DeviceBarrier{i} */");
+      line(fmt::format("{} arrived[INVOCATIONS];", typeFor(p_.deviceCount())));
+    }
+    for (size_t b = 0; b < p_.scopes.size(); ++b)
+      line(fmt::format("bit inscope{}[NDEV];  /* device is inside {} */", b,
+                       sanitize(p_.scopes[b].name)),
+           p_.scopes[b].loc);
+    line("");
+  }
+
+  // ---- Devices. ----
+
+  void device(const Process &proc) {
+    std::vector<std::string> coords;
+    for (size_t a = 0; a < proc.coords.size() && a < p_.mesh.size(); ++a)
+      coords.push_back(fmt::format("{}={}", p_.mesh[a].name, proc.coords[a]));
+    line(fmt::format("/* device {} ({}): {} events */", proc.device, fmt::join(coords, ", "),
+                     proc.events.size()));
+    line(fmt::format("active proctype dev{}() {{", proc.device));
+    int32_t inside = -1;
+    for (size_t i = 0; i < proc.events.size(); ++i) {
+      const Event &e = proc.events[i];
+      if (const auto *enter = std::get_if<KernelEnter>(&e.kind))
+        inside = enter->invocation;
+      Step step;
+      step.loc = e.loc;
+      step.what = describeEvent(p_, e);
+      step.print = fmt::format("DKV d {} {} {}", proc.device, i, sanitize(step.what));
+      eventStep(proc.device, i, e, inside, step);
+      // Arriving at a DeviceBarrier is folded into the step before it: "reached" means
+      // pc at or past the barrier, which becomes true exactly when that step runs.
+      if (i + 1 < proc.events.size())
+        if (const auto *b = std::get_if<DeviceBarrier>(&proc.events[i + 1].kind))
+          step.effects.push_back(fmt::format("arrived[{}]++", b->invocation));
+      if (std::holds_alternative<KernelExit>(e.kind))
+        inside = -1;
+      emitStep(step, "  ", "");
+    }
+    // Falling off the end is the only valid end state of a device process.
+    line("}");
+    line("");
+  }
+
+  void eventStep(DeviceId d, size_t index, const Event &e, int32_t inside, Step &step) {
+    std::visit(
+        [&](const auto &ev) {
+          using T = std::decay_t<decltype(ev)>;
+          if constexpr (std::is_same_v<T, KernelEnter>) {
+            step.effects.push_back(fmt::format("where[{}] = {}", d, ev.invocation + 1));
+          } else if constexpr (std::is_same_v<T, KernelExit>) {
+            exitChecks(d, e, std::nullopt, step);
+            step.effects.push_back(fmt::format("where[{}] = 0", d));
+          } else if constexpr (std::is_same_v<T, DeviceBarrier>) {
+            step.guard = fmt::format("arrived[{}] == NDEV", ev.invocation);
+          } else if constexpr (std::is_same_v<T, ScopeEnter>) {
+            step.effects.push_back(fmt::format("inscope{}[{}] = 1", ev.scope, d));
+          } else if constexpr (std::is_same_v<T, ScopeExit>) {
+            exitChecks(d, e, ev.scope, step);
+            step.effects.push_back(fmt::format("inscope{}[{}] = 0", ev.scope, d));
+          } else if constexpr (std::is_same_v<T, Store>) {
+            storeChecks(d, index, e, ev, step);
+          } else if constexpr (std::is_same_v<T, DmaStart>) {
+            startChecks(d, index, e, p_.dmas[ev.dma], step);
+            step.effects.push_back(
+                fmt::format("snd[{0}] = DMA_CHUNKS; rcv[{0}] = DMA_CHUNKS", ev.dma));
+          } else if constexpr (std::is_same_v<T, SemWait>) {
+            int64_t a = ev.amount / scale_[ev.sem];
+            if (a > 0) {
+              step.guard = fmt::format("{} >= {}", sem(ev.sem, d), a);
+              step.effects.push_back(fmt::format("{0} = {0} - {1}", sem(ev.sem, d), a));
+            }
+          } else if constexpr (std::is_same_v<T, Signal>) {
+            signalChecks(d, e, ev, inside, step);
+            increment(ev.sem, ev.target, std::to_string(ev.amount / scale_[ev.sem]), e.loc,
+                      fmt::format("signal {} on device {}", p_.semName(ev.sem), ev.target), step);
+          } else if constexpr (std::is_same_v<T, SemRead>) {
+            // The value read only flows into data, which is abstracted away.
+          } else {
+            static_assert(sizeof(T) == 0, "every event kind must be emitted");
+          }
+        },
+        e.kind);
+  }
+
+  /// sem[target] += amount (scaled). An overflow assert only where the type cannot
+  /// hold the static bound (int with a bound beyond 2^31-1); otherwise wrap-around is
+  /// impossible because no run adds more than the bound.
+  void increment(SemId s, DeviceId target, const std::string &amount, SourceLoc loc,
+                 const std::string &what, Step &step) {
+    std::string var = sem(s, target);
+    if (bound_[s] > kIntMax) {
+      Check c;
+      c.what = Check::What::Overflow;
+      c.message = fmt::format("semaphore {} on device {} exceeds the model's integer range "
+                              "({}): {}",
+                              p_.semName(s), target, kIntMax, what);
+      c.primary = {loc, what};
+      c.device = target;
+      c.sem = s;
+      step.asserts.push_back({fmt::format("{} <= {} - {}", var, kIntMax, amount), addCheck(c)});
+    }
+    step.effects.push_back(fmt::format("{0} = {0} + {1}", var, amount));
+  }
+
+  Check finding(Check::What what, report::FindingKind kind, std::string message, SourceLoc loc,
+                std::string label, DeviceId device) {
+    Check c;
+    c.what = what;
+    c.kind = kind;
+    c.message = std::move(message);
+    c.primary = {loc, std::move(label)};
+    c.device = device;
+    return c;
+  }
+
+  /// KernelExit (scope == nullopt) or ScopeExit: every semaphore (of the scope) zero,
+  /// every DMA side on this device (with a buffer or semaphore of the scope) closed.
+  void exitChecks(DeviceId d, const Event &e, std::optional<ScopeId> scope, Step &step) {
+    std::optional<SemId> barrier = p_.barrierSemaphore();
+    std::string where = scope ? p_.scopes[*scope].name : std::string("the kernel");
+    std::string label = scope ? fmt::format("exit of {}", where) : std::string("kernel exit");
+    for (size_t s = 0; s < p_.semaphores.size(); ++s) {
+      SemId sid = static_cast<SemId>(s);
+      if (scope ? p_.semaphores[s].scope != *scope : barrier && *barrier == sid)
+        continue;
+      Check c = finding(
+          Check::What::ExitSemaphore, report::FindingKind::ExitViolation,
+          fmt::format("device {} leaves {} with semaphore {} non-zero", d, where, p_.semName(sid)),
+          e.loc, label, d);
+      c.sem = sid;
+      c.secondary.push_back({p_.semaphores[s].loc, "semaphore declared here"});
+      step.asserts.push_back({fmt::format("{} == 0", sem(sid, d)), addCheck(c)});
+    }
+    auto scoped = [&](BufferId b, std::optional<SemId> s) {
+      if (!scope)
+        return true;
+      return p_.buffers[b].scope == *scope || (s && p_.semaphores[*s].scope == *scope);
+    };
+    for (const Dma &dma : p_.dmas) {
+      if (dma.issuer == d && scoped(dma.src.buffer, dma.sendSem)) {
+        Check c = finding(Check::What::ExitDmaSend, report::FindingKind::ExitViolation,
+                          fmt::format("device {} leaves {} while dma {} is still reading {}", d,
+                                      where, dma.id, p_.regionName(dma.src)),
+                          e.loc, label, d);
+        c.secondary.push_back({dma.loc, fmt::format("dma {} started here", dma.id)});
+        step.asserts.push_back({fmt::format("snd[{}] == 0", dma.id), addCheck(c)});
+      }
+      if (dma.target == d && scoped(dma.dst.buffer, dma.recvSem)) {
+        Check c = finding(Check::What::ExitDmaRecv, report::FindingKind::ExitViolation,
+                          fmt::format("device {} leaves {} while dma {} from device {} is still "
+                                      "writing {}",
+                                      d, where, dma.id, dma.issuer, p_.regionName(dma.dst)),
+                          e.loc, label, d);
+        c.secondary.push_back({dma.loc, fmt::format("dma {} started here", dma.id)});
+        step.asserts.push_back({fmt::format("rcv[{}] == 0", dma.id), addCheck(c)});
+      }
+    }
+  }
+
+  /// Whether DMA `k` can be open when device `d` runs its event `index`: a DMA of d
+  /// started later in d's program cannot be (program order); everything else may.
+  bool mayBeOpen(const Dma &dma, DeviceId d, size_t index) const {
+    return !(dma.issuer == d && startIndex_[dma.id] >= static_cast<int64_t>(index));
+  }
+
+  /// One assert per (open DMA, side) conflicting with an access of this step.
+  struct Conflicts {
+    std::vector<std::pair<DmaId, bool>> seen; ///< (dma, is source side)
+    bool add(DmaId k, bool source) {
+      if (std::find(seen.begin(), seen.end(), std::make_pair(k, source)) != seen.end())
+        return false;
+      seen.push_back({k, source});
+      return true;
+    }
+  };
+
+  void raceCheck(Conflicts &conflicts, const Dma &other, bool sourceSide, DeviceId device,
+                 const std::string &access, const Event &e, const std::string &label, Step &step) {
+    if (!conflicts.add(other.id, sourceSide))
+      return;
+    const Region &region = sourceSide ? other.src : other.dst;
+    Check c =
+        finding(Check::What::Race, report::FindingKind::Race,
+                fmt::format("{} on device {} while dma {} is still {} {}", access, device, other.id,
+                            sourceSide ? "reading" : "writing", p_.regionName(region)),
+                e.loc, label, device);
+    c.secondary.push_back(
+        {other.loc, fmt::format("dma {} from device {} {} {} on device {}", other.id, other.issuer,
+                                sourceSide ? "reads" : "writes", p_.regionName(region), device)});
+    step.asserts.push_back(
+        {fmt::format("{}[{}] == 0", sourceSide ? "snd" : "rcv", other.id), addCheck(c)});
+  }
+
+  void storeChecks(DeviceId d, size_t index, const Event &e, const Store &store, Step &step) {
+    Conflicts conflicts;
+    std::string label = fmt::format("store {}", p_.regionName(store.dst));
+    for (const Dma &dma : p_.dmas) {
+      if (!mayBeOpen(dma, d, index))
+        continue;
+      // The store writes dst: conflicts with a DMA writing it or reading it on d.
+      if (dma.target == d && dma.dst.overlaps(store.dst))
+        raceCheck(conflicts, dma, false, d, fmt::format("store to {}", p_.regionName(store.dst)), e,
+                  label, step);
+      if (dma.issuer == d && dma.src.overlaps(store.dst))
+        raceCheck(conflicts, dma, true, d, fmt::format("store to {}", p_.regionName(store.dst)), e,
+                  label, step);
+      // The store reads its loads: conflicts with a DMA writing them on d.
+      for (const Region &r : store.reads)
+        if (dma.target == d && dma.dst.overlaps(r))
+          raceCheck(conflicts, dma, false, d, fmt::format("load of {}", p_.regionName(r)), e, label,
+                    step);
+    }
+  }
+
+  void startChecks(DeviceId d, size_t index, const Event &e, const Dma &k, Step &step) {
+    Conflicts conflicts;
+    std::string label = fmt::format("start of dma {}", k.id);
+    for (const Dma &j : p_.dmas) {
+      if (j.id == k.id || !mayBeOpen(j, d, index))
+        continue;
+      // k reads its source on d (the issuer): conflicts with j writing there.
+      if (j.target == d && j.dst.overlaps(k.src))
+        raceCheck(conflicts, j, false, d,
+                  fmt::format("dma {} reading {}", k.id, p_.regionName(k.src)), e, label, step);
+      // k writes its destination on the target: conflicts with j reading or writing it.
+      std::string access = fmt::format("dma {} writing {}", k.id, p_.regionName(k.dst));
+      if (j.target == k.target && j.dst.overlaps(k.dst))
+        raceCheck(conflicts, j, false, k.target, access, e, label, step);
+      if (j.issuer == k.target && j.src.overlaps(k.dst))
+        raceCheck(conflicts, j, true, k.target, access, e, label, step);
+    }
+  }
+
+  void signalChecks(DeviceId d, const Event &e, const Signal &signal, int32_t inside, Step &step) {
+    std::optional<SemId> barrier = p_.barrierSemaphore();
+    if (barrier && *barrier == signal.sem)
+      return; // the barrier semaphore is valid everywhere at all times
+    std::string label = fmt::format("signal {}", p_.semName(signal.sem));
+    Check c = finding(Check::What::LifetimeSignal, report::FindingKind::LifetimeViolation,
+                      fmt::format("device {} signals {} on device {} while device {} is not in "
+                                  "invocation {} of the kernel",
+                                  d, p_.semName(signal.sem), signal.target, signal.target, inside),
+                      e.loc, label, signal.target);
+    step.asserts.push_back(
+        {fmt::format("where[{}] == {}", signal.target, inside + 1), addCheck(c)});
+    ScopeId scope = p_.semaphores[signal.sem].scope;
+    if (scope != kKernelScope) {
+      Check s = finding(Check::What::LifetimeSignal, report::FindingKind::LifetimeViolation,
+                        fmt::format("device {} signals {} on device {} outside its {}", d,
+                                    p_.semName(signal.sem), signal.target, p_.scopes[scope].name),
+                        e.loc, label, signal.target);
+      step.asserts.push_back(
+          {fmt::format("inscope{}[{}] == 1", scope, signal.target), addCheck(s)});
+    }
+  }
+
+  // ---- DMAs. ----
+
+  /// Units (scaled) of the chunk whose 0-based index is `chunk` (a Promela expression).
+  std::string unitsExpr(const Dma &dma, int64_t scale, const std::string &chunk) const {
+    std::vector<int64_t> u;
+    for (int64_t x : dma.chunkUnits)
+      u.push_back(x / scale);
+    if (std::all_of(u.begin(), u.end(), [&](int64_t x) { return x == u[0]; }))
+      return std::to_string(u.empty() ? 0 : u[0]);
+    // docs/model.md: the first U mod K chunks carry one more unit.
+    size_t r = 0;
+    while (r < u.size() && u[r] == u[0])
+      ++r;
+    bool pattern = std::all_of(u.begin() + r, u.end(), [&](int64_t x) { return x == u[0] - 1; });
+    if (pattern)
+      return fmt::format("({} < {} -> {} : {})", chunk, r, u[0], u[0] - 1);
+    std::string expr = std::to_string(u.back());
+    for (size_t c = u.size() - 1; c-- > 0;)
+      expr = fmt::format("({} == {} -> {} : {})", chunk, c, u[c], expr);
+    return expr;
+  }
+
+  void dmaLoop() {
+    if (p_.dmas.empty())
+      return;
+    const bool chunked = p_.options.dmaChunks > 1;
+    line("/* The DMA engines: each option moves one chunk of one DMA in flight. Labelled");
+    line(" * end: an idle DMA engine is a valid end state, so an invalid end state always");
+    line(" * means a device process that cannot finish. */");
+    line("active proctype dmas() {");
+    line("end:");
+    line("  do");
+    for (const Dma &dma : p_.dmas) {
+      // Send chunk: the source read closes with the last one.
+      Step send;
+      send.loc = dma.loc;
+      send.what = fmt::format("dma {} send chunk", dma.id);
+      send.guard = fmt::format("snd[{}] > 0", dma.id);
+      send.print = fmt::format("DKV s {} {}", dma.id, sanitize(send.what));
+      if (chunked) {
+        send.print += fmt::format(" %d/{}", p_.options.dmaChunks);
+        send.printArgs.push_back(fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id));
+      }
+      if (dma.sendSem) {
+        std::string chunk = fmt::format("DMA_CHUNKS - snd[{}]", dma.id);
+        increment(*dma.sendSem, dma.issuer, unitsExpr(dma, scale_[*dma.sendSem], chunk), dma.loc,
+                  fmt::format("dma {} send chunk", dma.id), send);
+      }
+      send.effects.push_back(fmt::format("snd[{}]--", dma.id));
+      emitStep(send, "  ", ":: ");
+
+      // Land chunk: only after that chunk left; the destination write closes with the
+      // last one. Lifetime: the target must be inside the DMA's invocation (and the
+      // scope of a scoped destination or receive semaphore) at every land.
+      Step land;
+      land.loc = dma.loc;
+      land.what = fmt::format("dma {} land chunk", dma.id);
+      land.guard = fmt::format("rcv[{0}] > snd[{0}]", dma.id);
+      land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
+      if (chunked) {
+        land.print += fmt::format(" %d/{}", p_.options.dmaChunks);
+        land.printArgs.push_back(fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id));
+      }
+      std::string label = fmt::format("dma {} lands on device {}", dma.id, dma.target);
+      Check c = finding(Check::What::LifetimeLand, report::FindingKind::LifetimeViolation,
+                        fmt::format("dma {} from device {} lands on device {} while device {} is "
+                                    "not in invocation {} of the kernel",
+                                    dma.id, dma.issuer, dma.target, dma.target, dma.invocation),
+                        dma.loc, label, dma.target);
+      land.asserts.push_back(
+          {fmt::format("where[{}] == {}", dma.target, dma.invocation + 1), addCheck(c)});
+      std::set<ScopeId> scopes;
+      if (p_.buffers[dma.dst.buffer].scope != kKernelScope)
+        scopes.insert(p_.buffers[dma.dst.buffer].scope);
+      if (p_.semaphores[dma.recvSem].scope != kKernelScope)
+        scopes.insert(p_.semaphores[dma.recvSem].scope);
+      for (ScopeId s : scopes) {
+        Check sc = finding(Check::What::LifetimeLand, report::FindingKind::LifetimeViolation,
+                           fmt::format("dma {} from device {} lands on device {} outside its {}",
+                                       dma.id, dma.issuer, dma.target, p_.scopes[s].name),
+                           dma.loc, label, dma.target);
+        land.asserts.push_back({fmt::format("inscope{}[{}] == 1", s, dma.target), addCheck(sc)});
+      }
+      increment(dma.recvSem, dma.target,
+                unitsExpr(dma, scale_[dma.recvSem], fmt::format("DMA_CHUNKS - rcv[{}]", dma.id)),
+                dma.loc, fmt::format("dma {} land chunk", dma.id), land);
+      land.effects.push_back(fmt::format("rcv[{}]--", dma.id));
+      emitStep(land, "  ", ":: ");
+    }
+    line("  od");
+    line("}");
+  }
+
+  const Program &p_;
+  const EmitOptions &o_;
+  LineMap *map_;
+  std::string out_;
+  int lineNo_ = 0;
+  std::string file_;
+  std::vector<Check> checks_;
+  std::vector<int64_t> scale_;
+  std::vector<int64_t> bound_;
+  std::vector<std::string> semVar_;
+  std::vector<int64_t> startIndex_;
+  bool hasBarrier_ = false;
+  int64_t depthBound_ = 0;
+};
+
+} // namespace
+
+std::string emitPromela(const Program &program, const EmitOptions &options, LineMap *map) {
+  if (map)
+    *map = LineMap{};
+  return Emitter(program, options, map).run();
+}
+
+} // namespace dkv::promela

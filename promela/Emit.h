@@ -1,0 +1,67 @@
+// The Promela emitter: one model::Program -> one self-contained Promela model for spin.
+#pragma once
+
+#include "model/Model.h"
+#include "report/Finding.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dkv::promela {
+
+/// Choices that change the text but not the meaning of the emitted model.
+struct EmitOptions {
+  /// File name the header's "how to run" lines refer to (e.g. "right_permute.pml").
+  std::string modelFileName = "model.pml";
+  /// Emit the `printf("DKV ...")` step lines that checkWithSpin parses from a trail
+  /// replay. Without them a counterexample cannot be mapped back to a trace.
+  bool tracePrintfs = true;
+};
+
+/// What one `assert` of the emitted model checks (docs/model.md section 4).
+struct Check {
+  enum class What {
+    Race,           ///< a Store / DmaStart against an open DMA side
+    ExitSemaphore,  ///< non-zero semaphore at KernelExit / ScopeExit
+    ExitDmaSend,    ///< DMA send side open at KernelExit / ScopeExit
+    ExitDmaRecv,    ///< DMA receive side open at KernelExit / ScopeExit
+    LifetimeLand,   ///< a DMA chunk lands outside the target's invocation / scope
+    LifetimeSignal, ///< a signal reaches a device outside its invocation / scope
+    Overflow,       ///< a semaphore would exceed its Promela type (tool limit)
+  };
+  What what = What::Race;
+  report::FindingKind kind = report::FindingKind::Race;
+  std::string message; ///< the finding's message (lowercase, no period)
+  report::Span primary;
+  std::vector<report::Span> secondary;
+  model::DeviceId device = -1; ///< device whose state is checked
+  model::SemId sem = -1;       ///< ExitSemaphore: the semaphore
+};
+
+/// Maps the emitted text back to the kernel: filled by emitPromela.
+struct LineMap {
+  /// Kernel source location of each Promela line (index = line - 1); invalid if none.
+  std::vector<support::SourceLoc> source;
+  /// Promela line of each assert -> index into `checks`.
+  std::map<int, int> checkAtLine;
+  std::vector<Check> checks;
+  /// Upper bound on the length of any run in transitions, with margin: pan's -m.
+  int64_t depthBound = 0;
+  /// Per SemId: how many semaphore units one stored unit stands for (the gcd of every
+  /// amount that touches the semaphore; exact because all of them are multiples).
+  std::vector<int64_t> semScale;
+
+  /// The check asserted on Promela line `line` (1-based), or nullptr.
+  const Check *checkAt(int line) const;
+};
+
+/// Emits the Promela model of `program` (which must pass model::verifyProgram): one
+/// proctype per device, one process running every DMA's send and land chunks as a
+/// nondeterministic loop, races / exit / lifetime rules as asserts and deadlocks as
+/// invalid end states. Deterministic: identical programs give identical text. If
+/// `map` is non-null it is filled with the line map needed to read pan's results.
+std::string emitPromela(const model::Program &program, const EmitOptions &options, LineMap *map);
+
+} // namespace dkv::promela

@@ -1,0 +1,33 @@
+// Running an external program (spin, gcc, pan) with a time limit and captured output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dkv::promela {
+
+/// How an external program ended.
+struct ProcessResult {
+  enum class Status { Exited, Signaled, TimedOut, SpawnFailed };
+  Status status = Status::SpawnFailed;
+  int exitCode = -1;  ///< Status::Exited
+  int signal = 0;     ///< Status::Signaled
+  std::string error;  ///< Status::SpawnFailed: why (e.g. "No such file or directory")
+  double seconds = 0; ///< wall-clock time
+
+  bool ok() const { return status == Status::Exited && exitCode == 0; }
+};
+
+/// Runs `argv` (argv[0] is looked up in PATH; no shell is involved) in directory
+/// `cwd` in its own process group, with stdin from /dev/null and stdout / stderr
+/// written to the given files (absolute paths). When it runs longer than
+/// `timeoutSeconds` (<= 0: no limit) the whole process group is killed with SIGKILL.
+/// Never throws.
+ProcessResult runProcess(const std::vector<std::string> &argv, const std::string &cwd,
+                         const std::string &stdoutPath, const std::string &stderrPath,
+                         double timeoutSeconds);
+
+/// The whole content of a file, or "" when it can't be read.
+std::string readTextFile(const std::string &path);
+
+} // namespace dkv::promela

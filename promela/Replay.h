@@ -1,0 +1,80 @@
+// Reading spin's results: pan's statistics and a trail replay mapped back to a trace.
+#pragma once
+
+#include "model/Model.h"
+#include "promela/Emit.h"
+#include "report/Finding.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dkv::promela {
+
+/// What pan printed, as far as dkv cares. Numbers are -1 when absent.
+struct PanReport {
+  bool sawSummary = false; ///< the "State-vector ..., errors: N" line was found
+  int64_t errors = -1;
+  bool assertionViolated = false; ///< "assertion violated"
+  std::string assertionText;      ///< the failed expression, as pan printed it
+  bool invalidEndState = false;   ///< "invalid end state"
+  bool depthTooSmall = false;     ///< "max search depth too small"
+  bool outOfMemory = false;       ///< "out of memory" or "-DMEMLIM bound"
+  bool searchNotCompleted = false;
+  int64_t stateVectorBytes = -1;
+  int64_t depthReached = -1;
+  int64_t statesStored = -1;
+  int64_t statesMatched = -1;
+  int64_t transitions = -1;
+  double memoryMb = -1;       ///< "total actual memory usage"
+  double elapsedSeconds = -1; ///< "pan: elapsed time"
+};
+
+/// Parses pan's standard output. Never throws; unknown text is ignored.
+PanReport parsePanOutput(const std::string &text);
+
+/// One step of a replayed trail, from the model's `DKV` printf lines.
+struct ReplayStep {
+  enum class Kind { Device, Send, Land };
+  Kind kind = Kind::Device;
+  int32_t id = 0;    ///< DeviceId (Device) or DmaId (Send, Land)
+  int32_t event = 0; ///< Device: the event index
+};
+
+/// What `spin -T -t MODEL` printed when replaying pan's trail.
+struct Replay {
+  std::vector<ReplayStep> steps;
+  int assertLine = 0;     ///< Promela line of the failed assert; 0 if none
+  std::string assertText; ///< "assert(...)" as spin printed it
+};
+
+/// Parses the replay output (printf lines "DKV d DEV EV ...", "DKV s DMA ...",
+/// "DKV l DMA ..." and spin's "MODEL:LINE, Error: assertion violated").
+Replay parseReplay(const std::string &text);
+
+/// The model state after a replay, recomputed from the steps with docs/model.md's
+/// effects (values in semaphore units, not scaled).
+struct ReplayState {
+  std::vector<size_t> pc;                ///< per device: index of its next event
+  std::vector<std::vector<int64_t>> sem; ///< [device][sem]
+  std::vector<int32_t> sent, landed;     ///< per DMA
+};
+
+/// Turns replayed steps into a report::Trace (actors, text, source locations,
+/// contexts, changed semaphore values) and the final state. Steps that don't fit the
+/// program (a bad id) are skipped and counted in `skipped`.
+report::Trace buildTrace(const model::Program &program, const std::vector<ReplayStep> &steps,
+                         ReplayState &state, int &skipped);
+
+/// The finding for a run that stopped in an invalid end state: every device that has
+/// not finished, with the wait or barrier it is stuck at, the semaphore's value and
+/// the amount it needs. Returns nullopt if no device is stuck in `state`.
+std::optional<report::Finding> deadlockFinding(const model::Program &program,
+                                               const ReplayState &state);
+
+/// The finding for a failed assert `check`, with values from `state` where useful.
+report::Finding checkFinding(const model::Program &program, const Check &check,
+                             const ReplayState &state);
+
+} // namespace dkv::promela

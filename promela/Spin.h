@@ -1,0 +1,43 @@
+// The spin engine: emit the Promela model, run spin, gcc and pan, read the verdict.
+#pragma once
+
+#include "model/Model.h"
+#include "report/Finding.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dkv::promela {
+
+/// How checkWithSpin runs the tools.
+struct SpinOptions {
+  std::string spin = "spin";    ///< spin executable (looked up in PATH)
+  std::string cc = "gcc";       ///< C compiler for pan.c
+  std::string optimize = "-O2"; ///< optimisation flag for pan.c
+  /// Extra compiler flags for pan.c, e.g. "-DCOLLAPSE" (compression) or "-DBITSTATE".
+  /// Note: -DBITSTATE / -DHC make the search approximate (a pass is then not a proof).
+  std::vector<std::string> ccFlags;
+  double timeoutSeconds = 600; ///< for the whole run (spin, gcc, pan, replay)
+  int64_t memoryMb = 4096;     ///< pan's memory limit (-DMEMLIM); 0 = none
+  int hashBits = 0;            ///< pan -w (hash table 2^bits slots); 0 = pan's default
+  int64_t depth = 0;           ///< pan -m; 0 = the model's own bound (LineMap::depthBound)
+  bool checkAssertions = true; ///< false: pan -A (no races, exit, lifetime checks)
+  bool checkDeadlocks = true;  ///< false: pan -E (no invalid end states)
+  /// Work in this directory (created if needed) and keep it; empty: a private
+  /// temporary directory (mkdtemp under $TMPDIR or /tmp), removed afterwards.
+  std::string keepDir;
+};
+
+/// Verifies `program` (which must pass model::verifyProgram) with spin: writes the
+/// model (emitPromela) to the work directory, runs `spin -a`, compiles pan.c with
+/// -DSAFETY, runs `./pan -n -m<depth>` and, on an error, replays the trail with
+/// `spin -t` to build the finding and its trace. Findings: one (pan stops at the
+/// first error). Verified only when pan finished the full search without errors;
+/// a missing tool, a failed compile, a timeout, pan running out of memory or depth,
+/// or any output dkv can't read gives Status::Inconclusive with the reason and the
+/// numbers. Statistics in Verdict::stats: states, transitions, depth, state vector,
+/// memory, pan time, total time. Never throws.
+report::Verdict checkWithSpin(const model::Program &program, const SpinOptions &options);
+
+} // namespace dkv::promela

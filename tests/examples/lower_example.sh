@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Lowers one example for one device count: `dkv model` must build and verify the
+# model (exit 0, or 10 when the static pre-check already reports findings), or, for
+# an example that expects a static error, report it (exit 2).
+#   lower_example.sh DKV FILE DEVICES
+set -u
+dkv=$1 file=$2 devices=$3
+options=$(sed -n 's|^[[:space:]]*//[[:space:]]*options:\(.*\)|\1|p' "$file" | head -1)
+# shellcheck disable=SC2086
+output=$("$dkv" model "$file" --devices "$devices" $options 2>&1)
+status=$?
+if grep -q '^[[:space:]]*//[[:space:]]*expect:[[:space:]]*static-error' "$file"; then
+  [ "$status" -eq 2 ] && exit 0
+elif [ "$status" -eq 0 ] || [ "$status" -eq 10 ]; then
+  exit 0
+fi
+echo "FAIL: dkv model $file --devices $devices exited $status"
+echo "$output" | tail -20
+exit 1

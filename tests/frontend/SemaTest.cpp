@@ -1,0 +1,198 @@
+// Unit tests of sema: one failing and one passing kernel per diagnostic id, types, constants.
+#include "TestUtil.h"
+
+#include "frontend/Sema.h"
+
+#include <gtest/gtest.h>
+
+namespace dkv::frontend {
+namespace {
+
+using namespace ast;
+using test::load;
+
+// A kernel on a 4-device mesh with common buffers and semaphores.
+std::string kernel(const std::string &body, const std::string &attrs = "") {
+  return "param N = 4\nconst H = N / 2\nmesh x = N\n"
+         "kernel k(in a: hbm f32[8, 128], out o: hbm f32[8, 128], inout h: hbm bf16[8, 128])" +
+         attrs + " {\n  scratch s: sem, d: dma_sem, r: dma_sem[3], v: vmem f32[2, 8, 128]\n" +
+         body + "\n}\n";
+}
+
+struct Case {
+  const char *id;
+  std::string bad;
+  std::string good;
+};
+
+class SemaDiagnostic : public testing::TestWithParam<Case> {};
+
+TEST_P(SemaDiagnostic, BadReportsIdGoodPasses) {
+  const Case &c = GetParam();
+  auto bad = load(c.bad);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_TRUE(bad.has(c.id)) << "expected [" << c.id << "]:\n" << c.bad << "\n" << bad.rendered();
+  auto good = load(c.good);
+  EXPECT_TRUE(good.ok) << c.good << "\n" << good.rendered();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ids, SemaDiagnostic,
+    testing::Values(
+        Case{"unknown-name", kernel("let i = j + 1"), kernel("let i = N + 1")},
+        Case{"redefinition", kernel("let s = 1"), kernel("let t = 1")},
+        Case{"missing-mesh", "kernel k() {}", "mesh x = 2\nkernel k() {}"},
+        Case{"missing-kernel", "mesh x = 2", "mesh x = 2\nkernel k() {}"},
+        Case{"duplicate-mesh", "mesh x = 2\nmesh y = 2\nkernel k() {}",
+             "mesh x = 2, y = 2\nkernel k() {}"},
+        Case{"duplicate-kernel", "mesh x = 2\nkernel k() {}\nkernel l() {}",
+             "mesh x = 2\nkernel k() {}"},
+        Case{"missing-param-value", "param M\nmesh x = M\nkernel k() {}",
+             "param M = 2\nmesh x = M\nkernel k() {}"},
+        Case{"not-constant", kernel("scratch b: vmem f32[axis_index(x)]"),
+             kernel("scratch b: vmem f32[H]")},
+        Case{"invalid-size", "mesh x = 0\nkernel k() {}", "mesh x = 1\nkernel k() {}"},
+        Case{"division-by-zero", "const Z = 1 / 0\nmesh x = 2\nkernel k() {}",
+             "const Z = 1 / 1\nmesh x = 2\nkernel k() {}"},
+        Case{"overflow", "const Z = 9223372036854775807 + 1\nmesh x = 2\nkernel k() {}",
+             "const Z = 9223372036854775806 + 1\nmesh x = 2\nkernel k() {}"},
+        Case{"type-mismatch", kernel("let i = a + 1"), kernel("let i = N + 1")},
+        Case{"shape-mismatch", kernel("let c = copy(a[0], o, d)"),
+             kernel("let c = copy(a[0], o[1], d)")},
+        Case{"dtype-mismatch", kernel("let c = copy(a, h, d)"), kernel("let c = copy(h, h, d)")},
+        Case{"out-of-bounds", kernel("let c = copy(a[0:9], o[0:9], d)"),
+             kernel("let c = copy(a[0:8], o[0:8], d)")},
+        Case{"index-count", kernel("o[0, 0, 0] = 1"), kernel("o[0, 0] = 1")},
+        Case{"device-out-of-range", kernel("signal(s, device = N)"),
+             kernel("signal(s, device = N - 1)")},
+        Case{"device-arity", kernel("signal(s, device = (1, 0))"),
+             kernel("signal(s, device = (1,))")},
+        Case{"sem-kind", kernel("signal(d)"), kernel("signal(s)")},
+        Case{"descriptor-kind", kernel("let c = copy(a, o, d)\n c.wait_recv()"),
+             kernel("let c = copy(a, o, d)\n c.wait()")},
+        Case{"grid-dim", kernel("let i = program_id(1)", " grid(2)"),
+             kernel("let i = program_id(0)", " grid(2)")},
+        Case{"no-collective-id", kernel("signal(barrier)"),
+             kernel("signal(barrier)", " collective_id(0)")},
+        Case{"write-to-input", kernel("a[0] = 1"), kernel("o[0] = 1")},
+        Case{"misplaced-expr", kernel("let i = read(s) + 1"), kernel("let i = read(s)")},
+        Case{"invalid-value", kernel("wait(s, 0)"), kernel("wait(s, 2)")}));
+
+TEST(Sema, UnknownDefineNeedsADefine) {
+  auto r = load("mesh x = 2\nkernel k() {}", {{"Q", 3}});
+  EXPECT_EQ(r.ids(), std::vector<std::string>{"unknown-define"});
+}
+
+TEST(Sema, ResolvesNamesToDeclarations) {
+  auto r = load(kernel("for i in 0 .. H { let j = i + N\n  o[j % 8] = v[0, 0] }"));
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const auto &loop = cast<ForStmt>(*r.module->kernel()->body().stmts()[1]);
+  const auto &let = cast<LetStmt>(*loop.body().stmts()[0]).decl();
+  const auto &sum = cast<BinaryExpr>(let.init());
+  EXPECT_EQ(cast<NameExpr>(sum.lhs()).decl(), &loop.var());
+  EXPECT_EQ(cast<NameExpr>(sum.rhs()).decl(), r.module->params()[0]);
+  const auto &store = cast<StoreStmt>(*loop.body().stmts()[1]);
+  const auto &target = cast<IndexExpr>(store.target());
+  EXPECT_EQ(target.base().decl(), r.module->kernel()->params()[1].get());
+  EXPECT_EQ(target.type().kind, TypeKind::Ref);
+  EXPECT_EQ(target.type().shape, (std::vector<int64_t>{128}));
+  EXPECT_EQ(store.value().type().shape, (std::vector<int64_t>{128}));
+}
+
+TEST(Sema, EvaluatesConstants) {
+  auto r = load("param N = 4\nconst A = (N * 3 - 1) / 2 % 4\nconst B = -7 / 2\nconst C = -7 % 3\n"
+                "mesh x = N\nkernel k() grid(A + 1, A + 1) collective_id(B + 9) {"
+                " let n = num_programs(1) + axis_size(x) }",
+                {{"N", 8}});
+  ASSERT_TRUE(r.ok) << r.rendered();
+  auto consts = r.module->consts();
+  EXPECT_EQ(consts[0]->value(), 3); // (23 / 2) % 4 = 11 % 4
+  EXPECT_EQ(consts[1]->value(), -4);
+  EXPECT_EQ(consts[2]->value(), 2);
+  EXPECT_EQ(r.module->mesh()->axes()[0]->size(), 8);
+  const KernelDecl *k = r.module->kernel();
+  EXPECT_EQ(k->gridValues(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(k->collectiveIdValue(), 5);
+  const auto &n = cast<LetStmt>(*k->body().stmts()[0]).decl().init();
+  EXPECT_EQ(evalConst(n), 12);
+}
+
+TEST(Sema, PerDeviceValuesAreNotConstant) {
+  auto r = load(kernel("let me = axis_index(x)\n let p = me + 1\n let c = copy(a[me:me + 2],"
+                       " o[H:H + 2], d)"));
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const auto &p = cast<LetStmt>(*r.module->kernel()->body().stmts()[2]).decl().init();
+  EXPECT_FALSE(evalConst(p).has_value());
+  // `me : me + 2` has the static extent 2.
+  const auto &c =
+      cast<CopyExpr>(cast<LetStmt>(*r.module->kernel()->body().stmts()[3]).decl().init());
+  EXPECT_EQ(c.src().type().shape, (std::vector<int64_t>{2, 128}));
+}
+
+TEST(Sema, FloorDivisionAndModulo) {
+  EXPECT_EQ(floorDiv(-7, 2), -4);
+  EXPECT_EQ(floorDiv(7, -2), -4);
+  EXPECT_EQ(floorMod(-7, 3), 2);
+  EXPECT_EQ(floorMod(7, -3), -2);
+  EXPECT_FALSE(floorDiv(1, 0).has_value());
+  EXPECT_FALSE(floorDiv(INT64_MIN, -1).has_value());
+  EXPECT_EQ(floorMod(INT64_MIN, -1), 0);
+}
+
+TEST(Sema, ValueExpressions) {
+  auto r = load(kernel("v[1] = a * 2.0 + o\n o[:, 0:4] += v[0, :, 4:8] - 1\n o[...] = 0\n"
+                       " o[0:4] = a[4:8] * min(a[0:4], 1.5)"));
+  EXPECT_TRUE(r.ok) << r.rendered();
+  auto bad = load(kernel("o[0:4] = a[0:3]"));
+  EXPECT_EQ(bad.ids(), std::vector<std::string>{"shape-mismatch"});
+  auto mod = load(kernel("o[0] = a[0] % 2"));
+  EXPECT_EQ(mod.ids(), std::vector<std::string>{"type-mismatch"});
+}
+
+TEST(Sema, DevicesAndSemaphores) {
+  auto r =
+      load("mesh x = 2, y = 2\nkernel k(in a: hbm f32[8], out o: hbm f32[8]) collective_id(0) {"
+           "\n scratch s: dma_sem[2], t: sem[2, 2]\n"
+           " let c = remote_copy(a, o, s[0], s[1], device = {y: 1})\n"
+           " let e = remote_copy(a, o, s[0], s[1], device = (1, axis_index(y)))\n"
+           " signal(t[0, 1], device = 3)\n wait(t[1, 0])\n signal(barrier, device = {x: 0})\n"
+           " wait(barrier, 1)\n let v = read(s[1])\n}\n");
+  EXPECT_TRUE(r.ok) << r.rendered();
+  auto bad = load("mesh x = 2, y = 2\nkernel k() {\n scratch t: sem[2, 2]\n"
+                  " signal(t[0])\n signal(t, device = {z: 1})\n signal(t[0, 0], device = {x: 2})\n"
+                  " signal(t[0, 0], device = {x: 1, x: 0})\n}\n");
+  EXPECT_EQ(bad.ids(), (std::vector<std::string>{"index-count", "index-count", "unknown-name",
+                                                 "device-out-of-range", "device-arity"}))
+      << bad.rendered();
+}
+
+TEST(Sema, LetsScopesAndShadowing) {
+  auto r = load(kernel("if N > 2 { let q = 1 } else { let q = 2 }\n let q = 3"));
+  EXPECT_TRUE(r.ok) << r.rendered();
+  auto shadow = load(kernel("let q = 1\n if true { let q = 2 }"));
+  EXPECT_EQ(shadow.ids(), std::vector<std::string>{"redefinition"});
+  auto scope = load(kernel("if true { let q = 1 }\n let z = q"));
+  EXPECT_EQ(scope.ids(), std::vector<std::string>{"unknown-name"});
+  auto ref = load(kernel("let q = a"));
+  EXPECT_EQ(ref.ids(), std::vector<std::string>{"type-mismatch"});
+}
+
+TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
+  EXPECT_EQ(load(kernel("wait(d)")).ids(), std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = copy(a, o, s)")).ids(), std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = remote_copy(a, o, d, s, device = 0)")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = copy(a, o, d)\n let e = copy(s, o, d)")).ids(),
+            std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("let c = copy(a, a, d)")).ids(),
+            std::vector<std::string>{"write-to-input"});
+}
+
+TEST(Sema, ParamsFromDefines) {
+  auto r = load("param N\nmesh x = N\nkernel k() {}", {{"N", 3}});
+  ASSERT_TRUE(r.ok) << r.rendered();
+  EXPECT_EQ(r.module->params()[0]->value(), 3);
+}
+
+} // namespace
+} // namespace dkv::frontend

@@ -1,0 +1,124 @@
+// Tests of reading pan's output and trail replays, and of running processes.
+#include "promela/Replay.h"
+#include "PromelaFixtures.h"
+#include "promela/Process.h"
+
+#include <gtest/gtest.h>
+
+namespace dkv::promela {
+namespace {
+
+const char *kPanError = R"(pan:1: assertion violated (rcv[0]==0) (at depth 9)
+pan: wrote model.pml.trail
+
+(Spin Version 6.5.2 -- 6 December 2019)
+Warning: Search not completed
+	+ Partial Order Reduction
+
+Full statespace search for:
+	never claim         	- (none specified)
+	assertion violations	+
+	cycle checks       	- (disabled by -DSAFETY)
+	invalid end states	+
+
+State-vector 44 byte, depth reached 14, errors: 1
+       15 states, stored
+        3 states, matched
+       18 transitions (= stored+matched)
+        0 atomic steps
+hash conflicts:         0 (resolved)
+
+Stats on memory usage (in Megabytes):
+    0.001	equivalent memory usage for states (stored*(State-vector + overhead))
+    0.182	actual memory usage for states
+  128.000	memory used for hash table (-w24)
+    0.054	memory used for DFS stack (-m1000)
+  128.195	total actual memory usage
+
+pan: elapsed time 0.25 seconds
+)";
+
+TEST(PanOutput, ReadsErrorsAndStatistics) {
+  PanReport r = parsePanOutput(kPanError);
+  EXPECT_TRUE(r.sawSummary);
+  EXPECT_EQ(r.errors, 1);
+  EXPECT_TRUE(r.assertionViolated);
+  EXPECT_EQ(r.assertionText, "(rcv[0]==0)");
+  EXPECT_FALSE(r.invalidEndState); // "invalid end states +" is not an error
+  EXPECT_TRUE(r.searchNotCompleted);
+  EXPECT_EQ(r.stateVectorBytes, 44);
+  EXPECT_EQ(r.depthReached, 14);
+  EXPECT_EQ(r.statesStored, 15);
+  EXPECT_EQ(r.statesMatched, 3);
+  EXPECT_EQ(r.transitions, 18);
+  EXPECT_DOUBLE_EQ(r.memoryMb, 128.195);
+  EXPECT_DOUBLE_EQ(r.elapsedSeconds, 0.25);
+}
+
+TEST(PanOutput, ReadsLimits) {
+  PanReport r = parsePanOutput("error: max search depth too small\npan: reached -DMEMLIM bound\n"
+                               "pan:1: invalid end state (at depth 4)\n");
+  EXPECT_TRUE(r.depthTooSmall);
+  EXPECT_TRUE(r.outOfMemory);
+  EXPECT_TRUE(r.invalidEndState);
+  EXPECT_FALSE(r.sawSummary);
+}
+
+TEST(Replay, ParsesStepsAndTheFailedAssert) {
+  Replay r = parseReplay("DKV d 1 0 enter invocation 0\nDKV s 0 dma 0 send chunk 1\n"
+                         "DKV l 3 dma 3 land chunk\nnoise\n"
+                         "spin: model.pml:42, Error: assertion violated\n"
+                         "spin: text of failed assertion: assert((rcv[0]==0))\n");
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].kind, ReplayStep::Kind::Device);
+  EXPECT_EQ(r.steps[0].id, 1);
+  EXPECT_EQ(r.steps[0].event, 0);
+  EXPECT_EQ(r.steps[1].kind, ReplayStep::Kind::Send);
+  EXPECT_EQ(r.steps[2].kind, ReplayStep::Kind::Land);
+  EXPECT_EQ(r.steps[2].id, 3);
+  EXPECT_EQ(r.assertLine, 42);
+  EXPECT_EQ(r.assertText, "assert((rcv[0]==0))");
+}
+
+TEST(Replay, RebuildsSemaphoreValuesAndStuckDevices) {
+  model::Program p = testing::rightPermute(2);
+  // Device 0 enters, passes the barrier, starts, its DMA sends and lands; device 1
+  // enters only.
+  std::vector<ReplayStep> steps = {
+      {ReplayStep::Kind::Device, 0, 0}, {ReplayStep::Kind::Device, 1, 0},
+      {ReplayStep::Kind::Device, 0, 1}, {ReplayStep::Kind::Device, 0, 2},
+      {ReplayStep::Kind::Send, 0, 0},   {ReplayStep::Kind::Land, 0, 0},
+      {ReplayStep::Kind::Device, 0, 3}};
+  ReplayState state;
+  int skipped = 0;
+  report::Trace trace = buildTrace(p, steps, state, skipped);
+  EXPECT_EQ(skipped, 0);
+  ASSERT_EQ(trace.steps.size(), 7u);
+  EXPECT_EQ(trace.steps[4].actor.kind, report::Actor::Kind::Dma);
+  EXPECT_EQ(trace.steps[4].semValues.at("send@0"), 32);
+  EXPECT_EQ(trace.steps[5].actor.device, 1);
+  EXPECT_EQ(trace.steps[5].semValues.at("recv@1"), 32);
+  EXPECT_EQ(trace.steps[6].semValues.at("send@0"), 0);
+  EXPECT_EQ(state.pc[0], 4u);
+  auto deadlock = deadlockFinding(p, state);
+  ASSERT_TRUE(deadlock.has_value());
+  EXPECT_NE(deadlock->message.find("device 0 waits for recv >= 32 but it is 0"), std::string::npos)
+      << deadlock->message;
+  EXPECT_NE(deadlock->message.find("device 1 waits at the device barrier"), std::string::npos)
+      << deadlock->message;
+}
+
+TEST(Process, TimesOutAndReportsMissingPrograms) {
+  std::string dir = ::testing::TempDir();
+  ProcessResult slow = runProcess({"sleep", "5"}, dir, dir + "p.out", dir + "p.err", 0.2);
+  EXPECT_EQ(slow.status, ProcessResult::Status::TimedOut);
+  EXPECT_LT(slow.seconds, 2.0);
+  ProcessResult missing = runProcess({"dkv-no-such-program"}, dir, dir + "p.out", dir + "p.err", 1);
+  EXPECT_EQ(missing.status, ProcessResult::Status::SpawnFailed);
+  ProcessResult echo = runProcess({"echo", "a b;c"}, dir, dir + "p.out", dir + "p.err", 5);
+  EXPECT_TRUE(echo.ok());
+  EXPECT_EQ(readTextFile(dir + "p.out"), "a b;c\n");
+}
+
+} // namespace
+} // namespace dkv::promela

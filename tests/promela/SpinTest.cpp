@@ -1,0 +1,216 @@
+// End-to-end tests of the spin engine: emit, spin -a, gcc, pan, trail replay.
+#include "promela/Spin.h"
+#include "PromelaFixtures.h"
+#include "model/Verifier.h"
+#include "promela/Emit.h"
+#include "promela/Process.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+namespace dkv::promela {
+namespace {
+
+using report::FindingKind;
+using report::Verdict;
+
+bool haveSpin() {
+  static const bool have = [] {
+    std::string dir = ::testing::TempDir();
+    ProcessResult r =
+        runProcess({"spin", "-V"}, dir, dir + "dkv_spin_v.out", dir + "dkv_spin_v.err", 10);
+    return r.ok();
+  }();
+  return have;
+}
+
+#define REQUIRE_SPIN()                                                                             \
+  if (!haveSpin())                                                                                 \
+  GTEST_SKIP() << "spin is not installed"
+
+/// Quick settings for tests: the state spaces are tiny, so -O0 (pan.c compiles in a
+/// fraction of the -O2 time) and a small hash table.
+SpinOptions quick() {
+  SpinOptions o;
+  o.optimize = "-O0";
+  o.hashBits = 16;
+  o.timeoutSeconds = 120;
+  return o;
+}
+
+std::string describe(const Verdict &v) {
+  std::string out = v.reason;
+  for (const auto &f : v.findings)
+    out += std::string(" [") + report::findingKindName(f.kind) + "] " + f.message;
+  return out;
+}
+
+const report::Finding &onlyFinding(const Verdict &v, FindingKind kind) {
+  EXPECT_EQ(v.status, Verdict::Status::Findings) << describe(v);
+  static const report::Finding none;
+  if (v.findings.size() != 1)
+    return none;
+  EXPECT_EQ(v.findings[0].kind, kind) << describe(v);
+  EXPECT_EQ(v.findings[0].engine, "spin");
+  EXPECT_FALSE(v.findings[0].trace.steps.empty());
+  for (const auto &step : v.findings[0].trace.steps)
+    EXPECT_TRUE(step.loc.valid()) << step.text;
+  return v.findings[0];
+}
+
+std::string stat(const Verdict &v, const std::string &name) {
+  for (const auto &[key, value] : v.stats)
+    if (key == name)
+      return value;
+  return "";
+}
+
+TEST(Spin, RightPermuteIsVerified) {
+  REQUIRE_SPIN();
+  SpinOptions o = quick();
+  o.optimize = "-O2"; // once with the default optimisation
+  Verdict v = checkWithSpin(testing::rightPermute(2), o);
+  EXPECT_EQ(v.status, Verdict::Status::Verified) << describe(v);
+  EXPECT_FALSE(stat(v, "states").empty());
+  EXPECT_FALSE(stat(v, "memory").empty());
+  EXPECT_FALSE(stat(v, "pan time").empty());
+}
+
+TEST(Spin, RightPermuteWithChunksAndSemUnitIsVerified) {
+  REQUIRE_SPIN();
+  model::Options options;
+  options.dmaChunks = 3;
+  options.semUnit = 4;
+  Verdict v = checkWithSpin(testing::rightPermute(3, true, options), quick());
+  EXPECT_EQ(v.status, Verdict::Status::Verified) << describe(v);
+}
+
+TEST(Spin, MissingWaitIsAnExitViolation) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::rightPermute(2, false), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::ExitViolation);
+  EXPECT_EQ(f.primary.loc.line, 7u);
+  EXPECT_NE(f.message.find("leaves the kernel"), std::string::npos) << f.message;
+}
+
+TEST(Spin, TwoWritersRace) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::twoWriters(), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::Race);
+  EXPECT_EQ(f.primary.loc.line, 8u); // the second start()
+  ASSERT_EQ(f.secondary.size(), 1u);
+  EXPECT_EQ(f.secondary[0].loc.line, 8u);
+  EXPECT_NE(f.message.find("still writing output[:]"), std::string::npos) << f.message;
+}
+
+TEST(Spin, WaitNobodySatisfiesIsADeadlock) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::waitNeverSignalled(), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::Deadlock);
+  EXPECT_EQ(f.primary.loc.line, 6u);
+  EXPECT_NE(f.message.find("device 1 waits for ready >= 1 but it is 0"), std::string::npos)
+      << f.message;
+}
+
+TEST(Spin, SignalBeforeThePeerEnteredIsALifetimeViolation) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::signalBeforeEnter(), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::LifetimeViolation);
+  EXPECT_EQ(f.primary.loc.line, 5u);
+  EXPECT_NE(f.message.find("signals ready on device 1"), std::string::npos) << f.message;
+}
+
+TEST(Spin, SharedReceiveSemaphoreRaces) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::sharedRecvSemaphore(), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::Race);
+  EXPECT_EQ(f.primary.loc.line, 16u); // reads a after waiting for "its" bytes
+  ASSERT_EQ(f.secondary.size(), 1u);
+  EXPECT_EQ(f.secondary[0].loc.line, 10u); // dma of a still landing
+  // The witness: b's DMA landed before a's, so the wait passed on b's bytes.
+  bool bLanded = false;
+  for (const auto &step : f.trace.steps)
+    if (step.text.find("dma 1 lands") != std::string::npos)
+      bLanded = true;
+  EXPECT_TRUE(bLanded);
+  EXPECT_EQ(f.trace.deviceCount, 2);
+}
+
+TEST(Spin, SharedReceiveSemaphoreRacesWithChunks) {
+  REQUIRE_SPIN();
+  model::Options o;
+  o.dmaChunks = 2;
+  o.semUnit = 4;
+  Verdict v = checkWithSpin(testing::sharedRecvSemaphore(o), quick());
+  onlyFinding(v, FindingKind::Race);
+}
+
+TEST(Spin, ScopedLocalCopiesWithABarrierSemaphoreAreVerified) {
+  REQUIRE_SPIN();
+  model::Program p = testing::collectiveScopedCopy(2);
+  ASSERT_TRUE(model::verifyProgram(p).empty()) << model::verifyProgram(p).front();
+  Verdict v = checkWithSpin(p, quick());
+  EXPECT_EQ(v.status, Verdict::Status::Verified) << describe(v);
+}
+
+TEST(Spin, ReadingAScratchBeforeItsCopyLandedRaces) {
+  REQUIRE_SPIN();
+  Verdict v = checkWithSpin(testing::collectiveScopedCopy(1, false), quick());
+  const report::Finding &f = onlyFinding(v, FindingKind::Race);
+  EXPECT_EQ(f.primary.loc.line, 10u);
+  EXPECT_NE(f.message.find("still writing scratch[:]"), std::string::npos) << f.message;
+}
+
+TEST(Spin, MissingToolIsInconclusive) {
+  SpinOptions o = quick();
+  o.spin = "dkv-no-such-spin";
+  Verdict v = checkWithSpin(testing::rightPermute(2), o);
+  EXPECT_EQ(v.status, Verdict::Status::Inconclusive);
+  EXPECT_NE(v.reason.find("is it installed"), std::string::npos) << v.reason;
+}
+
+TEST(Spin, TimeoutIsInconclusive) {
+  REQUIRE_SPIN();
+  SpinOptions o = quick();
+  o.timeoutSeconds = 0.001;
+  Verdict v = checkWithSpin(testing::rightPermute(2), o);
+  EXPECT_EQ(v.status, Verdict::Status::Inconclusive);
+  EXPECT_NE(v.reason.find("time limit"), std::string::npos) << v.reason;
+}
+
+TEST(Spin, TooSmallDepthIsInconclusive) {
+  REQUIRE_SPIN();
+  SpinOptions o = quick();
+  o.depth = 4;
+  Verdict v = checkWithSpin(testing::rightPermute(2), o);
+  EXPECT_EQ(v.status, Verdict::Status::Inconclusive);
+  EXPECT_NE(v.reason.find("depth"), std::string::npos) << v.reason;
+}
+
+TEST(Spin, MemoryLimitShrinksTheHashTableOrStopsPan) {
+  REQUIRE_SPIN();
+  SpinOptions o = quick();
+  o.hashBits = 0;
+  o.memoryMb = 16;
+  Verdict small = checkWithSpin(testing::rightPermute(2), o);
+  EXPECT_EQ(small.status, Verdict::Status::Verified) << describe(small);
+  model::Options chunks;
+  chunks.dmaChunks = 4;
+  Verdict big = checkWithSpin(testing::rightPermute(4, true, chunks), o);
+  EXPECT_EQ(big.status, Verdict::Status::Inconclusive) << describe(big);
+  EXPECT_NE(big.reason.find("out of memory"), std::string::npos) << big.reason;
+}
+
+TEST(Spin, KeepDirKeepsTheModel) {
+  REQUIRE_SPIN();
+  SpinOptions o = quick();
+  o.keepDir = ::testing::TempDir() + "dkv_spin_keep";
+  Verdict v = checkWithSpin(testing::waitNeverSignalled(), o);
+  EXPECT_EQ(v.status, Verdict::Status::Findings);
+  EXPECT_EQ(access((o.keepDir + "/model.pml").c_str(), R_OK), 0);
+  EXPECT_EQ(access((o.keepDir + "/model.pml.trail").c_str(), R_OK), 0);
+}
+
+} // namespace
+} // namespace dkv::promela
