@@ -1,12 +1,26 @@
-// Benchmark of the spin engine: per fixture and device count, pan's states, memory and
-// time, and the end-to-end time (emit, spin -a, gcc -O2, pan).
-#include "PromelaFixtures.h"
+// Benchmark of the spin engine (not a test): per example kernel and device count, the
+// verdict, pan's states, memory and time, and the end-to-end time of checkWithSpin
+// (emit, spin -a, gcc -O2, pan, trail replays; several pan runs when there are
+// findings, docs/promela.md). Prints a Markdown table for docs/performance.md.
+//
+//   dkv_spin_bench [EXAMPLES_DIR [MAX_DEVICES]]     (default: examples, 4)
+#include "frontend/Frontend.h"
+#include "frontend/Lower.h"
+#include "model/Model.h"
 #include "promela/Spin.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <functional>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,54 +35,129 @@ std::string stat(const report::Verdict &v, const std::string &name) {
   return "-";
 }
 
-const char *statusName(report::Verdict::Status s) {
-  switch (s) {
+std::string verdictText(const report::Verdict &v) {
+  switch (v.status) {
   case report::Verdict::Status::Verified:
     return "verified";
-  case report::Verdict::Status::Findings:
-    return "findings";
+  case report::Verdict::Status::Findings: {
+    std::vector<std::string> kinds;
+    for (const report::Finding &f : v.findings)
+      kinds.push_back(report::findingKindName(f.kind));
+    return fmt::format("{}", fmt::join(kinds, ", "));
+  }
   case report::Verdict::Status::Inconclusive:
     return "inconclusive";
   }
   return "?";
 }
 
+/// What an example's annotations say: its device range and model options.
+struct Example {
+  std::string path;
+  std::string name;
+  int minDevices = 2;
+  int maxDevices = 8;
+  model::Options options;
+  std::string optionText;
+  bool staticError = false;
+};
+
+Example readExample(const std::filesystem::path &path) {
+  Example e;
+  e.path = path.string();
+  e.name = path.stem().string();
+  std::ifstream in(path);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, std::regex(R"(^\s*//\s*devices:\s*(\d+)\s*\.\.\s*(\d+))"))) {
+      e.minDevices = std::stoi(m[1]);
+      e.maxDevices = std::stoi(m[2]);
+    } else if (std::regex_search(line, m, std::regex(R"(^\s*//\s*options:\s*(.*\S))"))) {
+      e.optionText = m[1];
+      std::istringstream words(e.optionText);
+      std::string word;
+      while (words >> word) {
+        std::string value;
+        if (word == "--no-entry-barrier") {
+          e.options.entryBarrier = false;
+        } else if (words >> value) {
+          if (word == "--invocations")
+            e.options.invocations = std::stoi(value);
+          else if (word == "--dma-chunks")
+            e.options.dmaChunks = std::stoi(value);
+          else if (word == "--sem-unit")
+            e.options.semUnit = std::stoll(value);
+        }
+      }
+    } else if (std::regex_search(line, std::regex(R"(^\s*//\s*expect:\s*static-error)"))) {
+      e.staticError = true;
+    }
+  }
+  return e;
+}
+
+/// Lowers the example for `devices` devices; nullopt (with the error) if it fails.
+std::optional<model::Program> lowerExample(const Example &e, int devices, std::string &error) {
+  auto source = support::SourceFile::load(e.path, error);
+  if (!source)
+    return std::nullopt;
+  support::DiagnosticEngine diags(&*source);
+  bool ok = false;
+  auto module = frontend::loadModule(*source, {}, devices, diags, ok);
+  if (!ok || !module) {
+    error = "frontend errors";
+    return std::nullopt;
+  }
+  auto program = frontend::lower(*module, e.path, e.options, diags);
+  if (!program || diags.hasErrors()) {
+    error = "lowering errors";
+    return std::nullopt;
+  }
+  return program;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  int maxDevices = argc > 1 ? std::atoi(argv[1]) : 4;
-  struct Case {
-    std::string name;
-    std::function<model::Program(int)> make;
-  };
-  std::vector<Case> cases = {
-      {"right_permute", [](int n) { return promela::testing::rightPermute(n); }},
-      {"right_permute chunks=4",
-       [](int n) {
-         model::Options o;
-         o.dmaChunks = 4;
-         return promela::testing::rightPermute(n, true, o);
-       }},
-      {"right_permute no-entry-barrier",
-       [](int n) {
-         model::Options o;
-         o.entryBarrier = false;
-         return promela::testing::rightPermute(n, true, o);
-       }},
-  };
-  std::printf("%-32s %3s  %-12s %12s %14s %10s %10s %10s\n", "fixture", "N", "verdict", "states",
-              "transitions", "memory", "pan", "total");
-  for (const Case &c : cases)
-    for (int n = 2; n <= maxDevices; ++n) {
-      promela::SpinOptions options;
-      report::Verdict v = promela::checkWithSpin(c.make(n), options);
-      std::printf("%-32s %3d  %-12s %12s %14s %10s %10s %10s\n", c.name.c_str(), n,
-                  statusName(v.status), stat(v, "states").c_str(), stat(v, "transitions").c_str(),
-                  stat(v, "memory").c_str(), stat(v, "pan time").c_str(),
+  std::string dir = argc > 1 ? argv[1] : "examples";
+  int maxDevices = argc > 2 ? std::atoi(argv[2]) : 4;
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".dk")
+      files.push_back(entry.path());
+  if (ec || files.empty()) {
+    std::fprintf(stderr, "dkv_spin_bench: no .dk files in %s\n", dir.c_str());
+    return 1;
+  }
+  std::sort(files.begin(), files.end());
+
+  std::printf("| example | N | verdict | states stored | memory | pan runs | pan time | "
+              "end to end |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const auto &file : files) {
+    Example e = readExample(file);
+    if (e.staticError)
+      continue;
+    for (int n = std::max(2, e.minDevices); n <= std::min(maxDevices, e.maxDevices); ++n) {
+      std::string error;
+      std::optional<model::Program> program = lowerExample(e, n, error);
+      std::string name = e.optionText.empty() ? e.name : e.name + " (" + e.optionText + ")";
+      if (!program) {
+        std::printf("| %s | %d | %s | | | | | |\n", name.c_str(), n, error.c_str());
+        continue;
+      }
+      promela::SpinOptions options; // the defaults of `dkv check --engine spin`
+      report::Verdict v = promela::checkWithSpin(*program, options);
+      std::printf("| %s | %d | %s | %s | %s | %s | %s | %s |\n", name.c_str(), n,
+                  verdictText(v).c_str(), stat(v, "states").c_str(), stat(v, "memory").c_str(),
+                  stat(v, "pan runs").c_str(), stat(v, "pan time").c_str(),
                   stat(v, "total time").c_str());
-      if (v.status == report::Verdict::Status::Inconclusive)
-        std::printf("    reason: %s\n", v.reason.c_str());
+      if (!v.reason.empty())
+        std::printf("|  | | reason: %s | | | | | |\n", v.reason.c_str());
       std::fflush(stdout);
     }
+  }
   return 0;
 }

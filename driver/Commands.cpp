@@ -1,12 +1,12 @@
 // The subcommands: each runs the pipeline to the stage it needs, then one engine.
 #include "driver/Commands.h"
 
+#include "driver/PromelaCommand.h"
 #include "executor/Executor.h"
 #include "frontend/AST.h"
 #include "frontend/AstPrinter.h"
 #include "model/Precheck.h"
 #include "model/Printer.h"
-#include "driver/PromelaCommand.h"
 #include "report/Render.h"
 #include "support/Invariant.h"
 

@@ -2,8 +2,8 @@
 #include "driver/Pipeline.h"
 
 #include "frontend/AST.h"
-#include "frontend/Lower.h"
 #include "frontend/Frontend.h"
+#include "frontend/Lower.h"
 #include "model/Verifier.h"
 #include "support/Invariant.h"
 

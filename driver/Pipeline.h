@@ -23,9 +23,9 @@ namespace dkv::driver {
 /// options that change the model.
 struct InstanceOptions {
   std::string file;
-  std::optional<int64_t> devices;           ///< --devices
-  std::vector<std::string> defines;         ///< -D NAME=V, as typed
-  model::Options model;                     ///< --invocations, --dma-chunks, ...
+  std::optional<int64_t> devices;   ///< --devices
+  std::vector<std::string> defines; ///< -D NAME=V, as typed
+  model::Options model;             ///< --invocations, --dma-chunks, ...
 };
 
 /// Everything the stages produced for one file. Owns the source and the AST.

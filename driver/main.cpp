@@ -19,8 +19,8 @@ using namespace dkv;
 // Internal errors (an invariant's abort, a crash) end with exit code 6 and a
 // one-line message instead of a core dump or a stack trace.
 void onFatalSignal(int signal) {
-  const char *message = signal == SIGABRT ? "dkv: internal error (aborted)\n"
-                                          : "dkv: internal error (crashed)\n";
+  const char *message =
+      signal == SIGABRT ? "dkv: internal error (aborted)\n" : "dkv: internal error (crashed)\n";
   ssize_t ignored = write(STDERR_FILENO, message, std::strlen(message));
   (void)ignored;
   _exit(support::kExitInternal);
@@ -33,7 +33,7 @@ void installFatalHandlers() {
   ss.ss_sp = altStack;
   ss.ss_size = sizeof(altStack);
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = onFatalSignal;
   sa.sa_flags = SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
@@ -43,11 +43,13 @@ void installFatalHandlers() {
 
 void addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions) {
   cmd->add_option("file", o.file, "kernel file (.dk)")->required();
-  cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("-D,--define", o.defines, "set a param: NAME=VALUE")->allow_extra_args(false);
   if (!modelOptions)
     return;
-  cmd->add_option("--invocations", o.model.invocations, "back-to-back runs of the kernel (default 1)")
+  cmd->add_option("--invocations", o.model.invocations,
+                  "back-to-back runs of the kernel (default 1)")
       ->check(CLI::Range(1, 16));
   cmd->add_option("--dma-chunks", o.model.dmaChunks, "steps per DMA side (default 1)")
       ->check(CLI::Range(1, 64));

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 
 namespace dkv::frontend {
@@ -177,8 +178,7 @@ private:
           declareDecl(*decl, scope);
       } else if (const auto *s = ast::dynCast<ast::RunScopedStmt>(stmt.get())) {
         auto id = static_cast<model::ScopeId>(program_.scopes.size());
-        program_.scopes.push_back(
-            {fmt::format("run_scoped@{}", locOf(*s).line), scope, locOf(*s)});
+        program_.scopes.push_back({fmt::format("run_scoped@{}", locOf(*s).line), scope, locOf(*s)});
         scopeOf_[s] = id;
         for (const auto &decl : s->decls())
           declareDecl(*decl, id);
@@ -277,6 +277,7 @@ private:
       for (int64_t p = 0; p < points; ++p) {
         programIds_ = point;
         env_.clear();
+        poisoned_.clear();
         setContext();
         lowerBlock(kernel_->body());
         for (size_t k = grid.size(); k-- > 0;) {
@@ -287,8 +288,8 @@ private:
       }
       programIds_.clear();
       setContext();
-      emit(model::KernelExit{inv}, kernel_->range().end.valid() ? kernel_->range().end
-                                                                 : locOf(*kernel_));
+      emit(model::KernelExit{inv},
+           kernel_->range().end.valid() ? kernel_->range().end : locOf(*kernel_));
     }
   }
 
@@ -372,9 +373,9 @@ private:
       SemId sem = evalSem(s.sem());
       int64_t amount = s.inc() ? evalInt(*s.inc()) : 1;
       if (amount < 0)
-        fail(*s.inc(), "negative-amount",
-             fmt::format("signal increment is {} (on device {}); it must be >= 0", amount,
-                         device_));
+        fail(
+            *s.inc(), "negative-amount",
+            fmt::format("signal increment is {} (on device {}); it must be >= 0", amount, device_));
       DeviceId target = s.device() ? evalDevice(*s.device()) : device_;
       emit(model::Signal{target, sem, amount}, locOf(s));
       return;
@@ -395,6 +396,17 @@ private:
   }
 
   void lowerLet(const ast::LetStmt &stmt) {
+    try {
+      lowerLetInit(stmt);
+    } catch (const StatementError &) {
+      // The binding has no value: later uses of it fail silently instead of
+      // repeating the error as "not defined here".
+      poisoned_.insert(&stmt.decl());
+      throw;
+    }
+  }
+
+  void lowerLetInit(const ast::LetStmt &stmt) {
     const ast::LetDecl &decl = stmt.decl();
     const ast::Expr &init = decl.init();
     if (const auto *c = ast::dynCast<ast::CopyExpr>(&init)) {
@@ -468,11 +480,13 @@ private:
 
   void lowerDma(const ast::DmaStmt &stmt) {
     const ast::Decl *decl = stmt.descriptor().decl();
+    if (poisoned_.count(decl))
+      throw StatementError{};
     auto it = env_.find(decl);
     if (it == env_.end() || !std::holds_alternative<Descriptor>(it->second))
       fail(stmt, "unsupported",
-           fmt::format("descriptor '{}' is not defined here on device {}",
-                       stmt.descriptor().name(), device_));
+           fmt::format("descriptor '{}' is not defined here on device {}", stmt.descriptor().name(),
+                       device_));
     const Descriptor &d = std::get<Descriptor>(it->second);
     int64_t units = d.bytes / program_.options.semUnit;
     switch (stmt.method()) {
@@ -568,8 +582,8 @@ private:
         if (node.region.elementCount() != 1 && shape != dstShape)
           fail(expr, "store-shape-mismatch",
                fmt::format("{} has shape {} but the store writes shape {} (on device {})",
-                           program_.regionName(node.region), shapeText(shape),
-                           shapeText(dstShape), device_));
+                           program_.regionName(node.region), shapeText(shape), shapeText(dstShape),
+                           device_));
         store.reads.push_back(node.region);
         return push(node);
       }
@@ -637,8 +651,7 @@ private:
     failAt(node.range(), id, std::move(message));
   }
 
-  [[noreturn]] void failAt(support::SourceRange range, const std::string &id,
-                           std::string message) {
+  [[noreturn]] void failAt(support::SourceRange range, const std::string &id, std::string message) {
     // Devices usually share a mistake: report each place once, for the first device.
     if (reported_.insert({range.begin.line, range.begin.col, id}).second)
       diags_.error(range, id, std::move(message));
@@ -705,9 +718,11 @@ private:
       }
       if (auto it = env_.find(decl); it != env_.end())
         return it->second;
+      if (poisoned_.count(decl))
+        throw StatementError{};
       fail(expr, "unsupported",
-           fmt::format("'{}' has no value here on device {}",
-                       ast::cast<ast::NameExpr>(expr).name(), device_));
+           fmt::format("'{}' has no value here on device {}", ast::cast<ast::NameExpr>(expr).name(),
+                       device_));
     }
     case ast::Node::Kind::UnaryExpr: {
       const auto &u = ast::cast<ast::UnaryExpr>(expr);
@@ -734,8 +749,7 @@ private:
         const std::vector<int64_t> &grid = kernel_->gridValues();
         if (dim < 0 || static_cast<size_t>(dim) >= grid.size())
           fail(call, "program-id-dim",
-               fmt::format("grid dimension {} does not exist (the grid has {})", dim,
-                           grid.size()));
+               fmt::format("grid dimension {} does not exist (the grid has {})", dim, grid.size()));
         if (call.builtin() == ast::Builtin::NumPrograms)
           return grid[dim];
         if (programIds_.empty())
@@ -832,8 +846,8 @@ private:
         count *= axis.size;
       if (id < 0 || id >= count)
         fail(expr, "device-out-of-range",
-             fmt::format("device id {} is out of range: the mesh has {} devices (on device {})",
-                         id, count, device_));
+             fmt::format("device id {} is out of range: the mesh has {} devices (on device {})", id,
+                         count, device_));
       return static_cast<DeviceId>(id);
     }
     int64_t id = 0;
@@ -955,6 +969,8 @@ private:
   std::vector<int64_t> programIds_;
   std::vector<std::pair<std::string, int64_t>> loopVars_;
   std::unordered_map<const ast::Decl *, Value> env_;
+  /// Bindings whose initialiser failed (already reported) in this grid point.
+  std::unordered_set<const ast::Decl *> poisoned_;
   model::ContextId context_ = 0;
   int64_t eventCount_ = 0;
 };
@@ -962,8 +978,8 @@ private:
 } // namespace
 
 std::optional<model::Program> lower(const ast::Module &module, const std::string &file,
-                                    const model::Options &options,
-                                    support::DiagnosticEngine &diags, const LowerLimits &limits) {
+                                    const model::Options &options, support::DiagnosticEngine &diags,
+                                    const LowerLimits &limits) {
   return Lowering(module, file, options, diags, limits).run();
 }
 

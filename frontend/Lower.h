@@ -29,8 +29,7 @@ struct LowerLimits {
 /// flow, a device or an address (`unsupported`). Returns nullopt iff it reported an
 /// error. `file` names the source in the program.
 std::optional<model::Program> lower(const ast::Module &module, const std::string &file,
-                                    const model::Options &options,
-                                    support::DiagnosticEngine &diags,
+                                    const model::Options &options, support::DiagnosticEngine &diags,
                                     const LowerLimits &limits = {});
 
 } // namespace dkv::frontend

@@ -96,10 +96,10 @@ struct Scope {
 struct ValueNode {
   enum class Op { Const, Load, Register, Neg, Add, Sub, Mul, Div, Min, Max };
   Op op = Op::Const;
-  double constant = 0;      ///< Op::Const
-  Region region;            ///< Op::Load (on the storing device)
-  RegisterId reg = -1;      ///< Op::Register (a value read from a semaphore)
-  int32_t lhs = -1;         ///< operands: indices into ValueExpr::nodes
+  double constant = 0; ///< Op::Const
+  Region region;       ///< Op::Load (on the storing device)
+  RegisterId reg = -1; ///< Op::Register (a value read from a semaphore)
+  int32_t lhs = -1;    ///< operands: indices into ValueExpr::nodes
   int32_t rhs = -1;
 };
 /// Loads are element-wise: a Load region has the store's element count (elements
@@ -115,17 +115,17 @@ struct Dma {
   DmaId id = 0;
   DeviceId issuer = 0;
   DeviceId target = 0;
-  Region src;                    ///< on the issuer
-  Region dst;                    ///< on the target
-  std::optional<SemId> sendSem;  ///< on the issuer; none for a local copy
-  SemId recvSem = 0;             ///< on the target
-  int64_t bytes = 0;             ///< src byte count (== dst byte count)
+  Region src;                   ///< on the issuer
+  Region dst;                   ///< on the target
+  std::optional<SemId> sendSem; ///< on the issuer; none for a local copy
+  SemId recvSem = 0;            ///< on the target
+  int64_t bytes = 0;            ///< src byte count (== dst byte count)
   /// Semaphore units added per chunk (size Options::dmaChunks): chunk c adds
   /// units[c]; they sum to bytes / Options::semUnit.
   std::vector<int64_t> chunkUnits;
   bool local = false;
   int32_t invocation = 0;
-  SourceLoc loc; ///< the start() call
+  SourceLoc loc;           ///< the start() call
   SourceLoc descriptorLoc; ///< where the descriptor was made
 };
 
@@ -181,8 +181,8 @@ struct SemRead {
   RegisterId reg = 0;
 };
 
-using EventKind = std::variant<KernelEnter, KernelExit, DeviceBarrier, ScopeEnter, ScopeExit,
-                               Store, DmaStart, SemWait, Signal, SemRead>;
+using EventKind = std::variant<KernelEnter, KernelExit, DeviceBarrier, ScopeEnter, ScopeExit, Store,
+                               DmaStart, SemWait, Signal, SemRead>;
 
 struct Event {
   EventKind kind;
@@ -206,9 +206,9 @@ struct MeshAxis {
 
 /// Options that change the model (docs/model.md "Options").
 struct Options {
-  int32_t invocations = 1; ///< back-to-back runs of the kernel on every device
-  int32_t dmaChunks = 1;   ///< each DMA side progresses in this many steps
-  int64_t semUnit = 1;     ///< bytes per DMA-semaphore unit
+  int32_t invocations = 1;  ///< back-to-back runs of the kernel on every device
+  int32_t dmaChunks = 1;    ///< each DMA side progresses in this many steps
+  int64_t semUnit = 1;      ///< bytes per DMA-semaphore unit
   bool entryBarrier = true; ///< implicit device barrier at entry without collective_id
 };
 

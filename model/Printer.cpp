@@ -96,9 +96,7 @@ const char *waitOriginName(WaitOrigin origin) {
 }
 
 // Overload set for std::visit; every event kind must be handled (no catch-all).
-template <class... Ts> struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
+template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
 template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
 
 } // namespace
@@ -155,8 +153,8 @@ void printProgram(const Program &program, std::ostream &out) {
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const Buffer &b = program.buffers[i];
     out << fmt::format("  b{} {}: {} {} {}{} ({} B){}  @{}\n", i, b.name, roleName(b.role),
-                       memSpaceName(b.space), dtypeName(b.dtype), shapeText(b.shape),
-                       b.byteSize(), scopeText(program, b.scope), locText(b.loc));
+                       memSpaceName(b.space), dtypeName(b.dtype), shapeText(b.shape), b.byteSize(),
+                       scopeText(program, b.scope), locText(b.loc));
   }
   out << "semaphores:\n";
   for (size_t i = 0; i < program.semaphores.size(); ++i) {

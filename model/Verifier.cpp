@@ -21,8 +21,7 @@ public:
       int32_t inside = -1;
       int32_t nextInvocation = 0;
       for (size_t i = 0; i < proc.events.size(); ++i)
-        checkEvent(static_cast<DeviceId>(d), i, proc.events[i], inside, nextInvocation,
-                   startCount);
+        checkEvent(static_cast<DeviceId>(d), i, proc.events[i], inside, nextInvocation, startCount);
       if (inside != -1)
         problem("device {} ends inside invocation {}", d, inside);
       if (nextInvocation != p_.options.invocations)
@@ -41,9 +40,7 @@ private:
   }
 
   bool validDevice(DeviceId d) const { return d >= 0 && d < p_.deviceCount(); }
-  bool validSem(SemId s) const {
-    return s >= 0 && static_cast<size_t>(s) < p_.semaphores.size();
-  }
+  bool validSem(SemId s) const { return s >= 0 && static_cast<size_t>(s) < p_.semaphores.size(); }
 
   void checkRegion(const Region &r, const std::string &what) {
     if (r.buffer < 0 || static_cast<size_t>(r.buffer) >= p_.buffers.size()) {
@@ -67,10 +64,12 @@ private:
     if (p_.options.invocations < 1 || p_.options.dmaChunks < 1 || p_.options.semUnit < 1)
       problem("options out of range");
     for (const Semaphore &s : p_.semaphores)
-      if (s.scope != kKernelScope && (s.scope < 0 || static_cast<size_t>(s.scope) >= p_.scopes.size()))
+      if (s.scope != kKernelScope &&
+          (s.scope < 0 || static_cast<size_t>(s.scope) >= p_.scopes.size()))
         problem("semaphore {} has scope {} out of range", s.name, s.scope);
     for (const Buffer &b : p_.buffers)
-      if (b.scope != kKernelScope && (b.scope < 0 || static_cast<size_t>(b.scope) >= p_.scopes.size()))
+      if (b.scope != kKernelScope &&
+          (b.scope < 0 || static_cast<size_t>(b.scope) >= p_.scopes.size()))
         problem("buffer {} has scope {} out of range", b.name, b.scope);
     for (size_t k = 0; k < p_.dmas.size(); ++k) {
       const Dma &d = p_.dmas[k];
@@ -110,7 +109,8 @@ private:
   void checkEvent(DeviceId d, size_t index, const Event &e, int32_t &inside,
                   int32_t &nextInvocation, std::vector<int> &startCount) {
     std::string what = fmt::format("device {} event {}", d, index);
-    if (e.context < 0 || (static_cast<size_t>(e.context) >= p_.contexts.size() && !p_.contexts.empty()))
+    if (e.context < 0 ||
+        (static_cast<size_t>(e.context) >= p_.contexts.size() && !p_.contexts.empty()))
       problem("{}: context {} out of range", what, e.context);
     bool isEnter = std::holds_alternative<KernelEnter>(e.kind);
     if (!isEnter && inside < 0)
@@ -160,8 +160,8 @@ private:
               problem("{}: wait on semaphore {} amount {}", what, ev.sem, ev.amount);
           } else if constexpr (std::is_same_v<T, Signal>) {
             if (!validSem(ev.sem) || !validDevice(ev.target) || ev.amount < 0)
-              problem("{}: signal of semaphore {} on device {} amount {}", what, ev.sem,
-                      ev.target, ev.amount);
+              problem("{}: signal of semaphore {} on device {} amount {}", what, ev.sem, ev.target,
+                      ev.amount);
           } else if constexpr (std::is_same_v<T, SemRead>) {
             if (!validSem(ev.sem) || ev.reg < 0 || ev.reg >= p_.registerCount)
               problem("{}: read of semaphore {} into r{}", what, ev.sem, ev.reg);
@@ -178,8 +178,6 @@ private:
 
 } // namespace
 
-std::vector<std::string> verifyProgram(const Program &program) {
-  return Verifier(program).run();
-}
+std::vector<std::string> verifyProgram(const Program &program) { return Verifier(program).run(); }
 
 } // namespace dkv::model

@@ -81,6 +81,25 @@ const char *typeFor(int64_t bound) {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
+/// The preprocessor switch guarding the asserts of one kind of check, or nullptr
+/// for the overflow asserts, which guard the model itself and stay on.
+const char *switchFor(Check::What what) {
+  switch (what) {
+  case Check::What::Race:
+    return kCheckRaces;
+  case Check::What::ExitSemaphore:
+  case Check::What::ExitDmaSend:
+  case Check::What::ExitDmaRecv:
+    return kCheckExit;
+  case Check::What::LifetimeLand:
+  case Check::What::LifetimeSignal:
+    return kCheckLifetime;
+  case Check::What::Overflow:
+    return nullptr;
+  }
+  return nullptr;
+}
+
 /// One atomic step of the model, rendered as a d_step.
 struct Step {
   std::string guard; ///< empty when always enabled
@@ -248,7 +267,9 @@ private:
       const auto &[expr, check] = step.asserts[i];
       bool last = i + 1 == step.asserts.size() && step.effects.empty();
       const std::string &message = checks_[check].message;
-      line(fmt::format("{}assert({}){}  /* {} {} */", inner, expr, last ? "" : ";",
+      const char *gate = switchFor(checks_[check].what);
+      std::string cond = gate ? fmt::format("!{} || {}", gate, expr) : expr;
+      line(fmt::format("{}assert({}){}  /* {} {} */", inner, cond, last ? "" : ";",
                        srcLoc(step.loc), sanitize(message)),
            step.loc, check);
     }
@@ -298,6 +319,14 @@ private:
                      (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
     line(fmt::format("#define MAX_DEPTH {}     /* longest run in steps, with margin: pan -m */",
                      depthBound_));
+    line("");
+    line("/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns");
+    line(" * races off to look for the other kinds (deadlocks: ./pan -E). */");
+    for (const char *gate : {kCheckRaces, kCheckExit, kCheckLifetime}) {
+      line(fmt::format("#ifndef {}", gate));
+      line(fmt::format("#define {} 1", gate));
+      line("#endif");
+    }
     line("");
   }
 

@@ -40,6 +40,12 @@ struct Check {
   model::SemId sem = -1;       ///< ExitSemaphore: the semaphore
 };
 
+/// The preprocessor switches of the emitted model: `spin -DCHECK_RACES=0 -a` compiles
+/// the race asserts out (likewise exit and lifetime). Overflow asserts have none.
+inline constexpr const char *kCheckRaces = "CHECK_RACES";
+inline constexpr const char *kCheckExit = "CHECK_EXIT";
+inline constexpr const char *kCheckLifetime = "CHECK_LIFETIME";
+
 /// Maps the emitted text back to the kernel: filled by emitPromela.
 struct LineMap {
   /// Kernel source location of each Promela line (index = line - 1); invalid if none.

@@ -90,6 +90,28 @@ PanReport parsePanOutput(const std::string &text) {
   return r;
 }
 
+report::Schedule toSchedule(const std::vector<ReplayStep> &steps) {
+  report::Schedule schedule;
+  schedule.reserve(steps.size());
+  for (const ReplayStep &step : steps) {
+    report::ScheduleStep out;
+    switch (step.kind) {
+    case ReplayStep::Kind::Device:
+      out.kind = report::ScheduleStep::Kind::Device;
+      break;
+    case ReplayStep::Kind::Send:
+      out.kind = report::ScheduleStep::Kind::Send;
+      break;
+    case ReplayStep::Kind::Land:
+      out.kind = report::ScheduleStep::Kind::Land;
+      break;
+    }
+    out.id = step.id;
+    schedule.push_back(out);
+  }
+  return schedule;
+}
+
 Replay parseReplay(const std::string &text) {
   Replay replay;
   std::istringstream in(text);

@@ -42,6 +42,10 @@ struct ReplayStep {
   int32_t event = 0; ///< Device: the event index
 };
 
+/// The engine-neutral schedule of replayed steps (report::Schedule), for replaying
+/// spin's counterexample in the executor. One ScheduleStep per ReplayStep, in order.
+report::Schedule toSchedule(const std::vector<ReplayStep> &steps);
+
 /// What `spin -T -t MODEL` printed when replaying pan's trail.
 struct Replay {
   std::vector<ReplayStep> steps;

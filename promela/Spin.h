@@ -24,6 +24,10 @@ struct SpinOptions {
   int64_t depth = 0;           ///< pan -m; 0 = the model's own bound (LineMap::depthBound)
   bool checkAssertions = true; ///< false: pan -A (no races, exit, lifetime checks)
   bool checkDeadlocks = true;  ///< false: pan -E (no invalid end states)
+  /// After a finding, search again with its kind switched off until every kind is
+  /// found or the search completes (docs/promela.md). false: stop at the first
+  /// finding, which is quicker when the full state space is large.
+  bool allKinds = true;
   /// Work in this directory (created if needed) and keep it; empty: a private
   /// temporary directory (mkdtemp under $TMPDIR or /tmp), removed afterwards.
   std::string keepDir;
@@ -32,12 +36,15 @@ struct SpinOptions {
 /// Verifies `program` (which must pass model::verifyProgram) with spin: writes the
 /// model (emitPromela) to the work directory, runs `spin -a`, compiles pan.c with
 /// -DSAFETY, runs `./pan -n -m<depth>` and, on an error, replays the trail with
-/// `spin -t` to build the finding and its trace. Findings: one (pan stops at the
-/// first error). Verified only when pan finished the full search without errors;
-/// a missing tool, a failed compile, a timeout, pan running out of memory or depth,
-/// or any output dkv can't read gives Status::Inconclusive with the reason and the
-/// numbers. Statistics in Verdict::stats: states, transitions, depth, state vector,
-/// memory, pan time, total time. Never throws.
+/// `spin -t` to build the finding, its trace and its schedule. pan stops at its first
+/// error, so with `allKinds` the search is repeated with the kinds already found
+/// switched off: one finding per kind. Verified only when pan finished the full
+/// search without errors; a missing tool, a failed compile, a timeout, pan running
+/// out of memory or depth, or any output dkv can't read gives Status::Inconclusive
+/// with the reason and the numbers (or, after a finding, Status::Findings with the
+/// reason saying the search for further kinds stopped). Statistics in
+/// Verdict::stats: states, transitions, depth, state vector, memory (of the last pan
+/// run), pan runs, pan time (summed), total time. Never throws.
 report::Verdict checkWithSpin(const model::Program &program, const SpinOptions &options);
 
 } // namespace dkv::promela

@@ -14,10 +14,10 @@ namespace dkv::report {
 using support::SourceLoc;
 
 enum class FindingKind {
-  Race,               ///< two conflicting accesses not ordered by happens-before
-  Deadlock,           ///< a device can never finish
-  ExitViolation,      ///< non-zero semaphore or DMA in flight at kernel exit
-  LifetimeViolation,  ///< DMA or signal reaching a device outside the kernel/scope
+  Race,              ///< two conflicting accesses not ordered by happens-before
+  Deadlock,          ///< a device can never finish
+  ExitViolation,     ///< non-zero semaphore or DMA in flight at kernel exit
+  LifetimeViolation, ///< DMA or signal reaching a device outside the kernel/scope
 };
 /// Stable names: "race", "deadlock", "exit-violation", "lifetime-violation" (also
 /// the `// expect:` verdicts).
@@ -40,8 +40,8 @@ struct Actor {
 /// One step of a witness schedule.
 struct TraceStep {
   Actor actor;
-  std::string text;  ///< e.g. "signal ready[0] +1 -> device 1", "dma 3 lands 4096 B"
-  SourceLoc loc;     ///< kernel source of the event (or of the DMA's start)
+  std::string text;    ///< e.g. "signal ready[0] +1 -> device 1", "dma 3 lands 4096 B"
+  SourceLoc loc;       ///< kernel source of the event (or of the DMA's start)
   std::string context; ///< e.g. "inv 0, grid (1)"
   /// Semaphore values that changed in this step: "ready[0]@1" -> 2.
   std::map<std::string, int64_t> semValues;
@@ -68,10 +68,10 @@ struct Finding {
   std::string message; ///< one line, lowercase start, no period
   Span primary;
   std::vector<Span> secondary;
-  Trace trace;              ///< may be empty for static findings
-  Schedule schedule;        ///< the steps that reach the finding (empty if static)
-  std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
-  bool confirmed = false;   ///< replayed in the executor
+  Trace trace;            ///< may be empty for static findings
+  Schedule schedule;      ///< the steps that reach the finding (empty if static)
+  std::string engine;     ///< "explore", "run", "spin", "z3", "precheck"
+  bool confirmed = false; ///< replayed in the executor
   /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in
   /// another"; empty when not shown.
   std::string wrongValue;

@@ -8,7 +8,7 @@ dkv="$root/build/driver/dkv"
 set -x
 "$dkv" check "$root/examples/right_permute.dk" --devices 2
 set +e
-"$dkv" check "$root/examples/allgather_shared_sem.dk" --devices 3
+"$dkv" check "$root/examples/all_gather_shared_sem.dk" --devices 3
 status=$?
 set -e
 # 10 means "findings": this example is broken on purpose.

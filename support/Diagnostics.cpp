@@ -41,8 +41,7 @@ Diagnostic &DiagnosticEngine::error(SourceRange range, std::string id, std::stri
   return report(Diagnostic{Severity::Error, range, std::move(message), std::move(id), {}});
 }
 
-Diagnostic &DiagnosticEngine::warning(SourceRange range, std::string id,
-                                      std::string message) {
+Diagnostic &DiagnosticEngine::warning(SourceRange range, std::string id, std::string message) {
   return report(Diagnostic{Severity::Warning, range, std::move(message), std::move(id), {}});
 }
 
@@ -75,8 +74,8 @@ void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range)
   out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
 }
 
-void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc,
-                   std::string_view label, std::string_view message) {
+void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc, std::string_view label,
+                   std::string_view message) {
   if (file)
     out << file->name() << ":";
   if (loc.valid())

@@ -57,8 +57,8 @@ private:
 
 /// Renders `file:line:col: label: message` without a newline (the clang-style
 /// heading shared by diagnostics and findings).
-void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc,
-                   std::string_view label, std::string_view message);
+void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc, std::string_view label,
+                   std::string_view message);
 
 /// Renders the source line of `range` and a caret line under it (nothing if the file
 /// or the location is unknown). Long lines are shown as a window around the caret.

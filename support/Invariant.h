@@ -20,11 +20,12 @@ enum ExitCode : int {
 } // namespace dkv::support
 
 /// Checks `cond` in every build type; on failure reports `reason` and aborts.
-#define DKV_INVARIANT(cond, reason)                                                          \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      ::dkv::support::invariantFailed(__FILE__, __LINE__, #cond, reason);                   \
+#define DKV_INVARIANT(cond, reason)                                                                \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::dkv::support::invariantFailed(__FILE__, __LINE__, #cond, reason);                          \
   } while (false)
 
 /// Marks code that must never run.
-#define DKV_UNREACHABLE(reason) ::dkv::support::invariantFailed(__FILE__, __LINE__, "unreachable", reason)
+#define DKV_UNREACHABLE(reason)                                                                    \
+  ::dkv::support::invariantFailed(__FILE__, __LINE__, "unreachable", reason)

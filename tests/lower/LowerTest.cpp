@@ -1,6 +1,6 @@
 // Tests of lowering: each construct of the language becomes the events docs/model.md says.
-#include "frontend/AST.h"
 #include "frontend/Lower.h"
+#include "frontend/AST.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
 #include "model/Printer.h"
@@ -69,9 +69,8 @@ TEST(Lower, RemoteCopyBecomesStartAndByteCountingWaits) {
   EXPECT_FALSE(p.dmas[2].local);
   EXPECT_EQ(eventsOf(p, 2), (std::vector<std::string>{
                                 "enter invocation 0", "device barrier (invocation 0)",
-                                "start dma 2: a[:] -> device 0 b[:]",
-                                "wait send >= 32 (wait_send)", "wait recv >= 32 (wait_recv)",
-                                "exit invocation 0"}));
+                                "start dma 2: a[:] -> device 0 b[:]", "wait send >= 32 (wait_send)",
+                                "wait recv >= 32 (wait_recv)", "exit invocation 0"}));
 }
 
 TEST(Lower, OptionsChangeInvocationsChunksUnitsAndBarrier) {
@@ -117,12 +116,10 @@ kernel k(out o: vmem f32[4, 2]) grid(2) {
 )");
   ASSERT_TRUE(l.program) << l.diagnostics;
   const model::Program &p = *l.program;
-  EXPECT_EQ(eventsOf(p, 1), (std::vector<std::string>{"enter invocation 0",
-                                                      "device barrier (invocation 0)",
-                                                      "signal s[0] += 2 on device 0",
-                                                      "store o[2, :] = 1.5",
-                                                      "signal s[1] += 2 on device 0",
-                                                      "exit invocation 0"}));
+  EXPECT_EQ(eventsOf(p, 1),
+            (std::vector<std::string>{"enter invocation 0", "device barrier (invocation 0)",
+                                      "signal s[0] += 2 on device 0", "store o[2, :] = 1.5",
+                                      "signal s[1] += 2 on device 0", "exit invocation 0"}));
   EXPECT_EQ(eventsOf(p, 0)[2], "store o[2, :] = 1.5");
   EXPECT_EQ(eventsOf(p, 0)[3], "store o[3, :] = 1.5");
   // contexts name the grid point and loop variable
@@ -181,8 +178,9 @@ kernel k() {
   EXPECT_NE(l.diagnostics.find("device id 4 is out of range: the mesh has 4 devices (on device 3)"),
             std::string::npos)
       << l.diagnostics;
-  EXPECT_EQ(l.diagnostics.find("device-out-of-range", l.diagnostics.find("device-out-of-range") + 1),
-            std::string::npos)
+  EXPECT_EQ(
+      l.diagnostics.find("device-out-of-range", l.diagnostics.find("device-out-of-range") + 1),
+      std::string::npos)
       << "reported twice: " << l.diagnostics;
 }
 
@@ -194,8 +192,9 @@ kernel k(out o: vmem f32[6]) {
 }
 )");
   EXPECT_FALSE(l.program);
-  EXPECT_NE(l.diagnostics.find("slice 6:8 is out of bounds for dimension 0 of 'o' (size 6) on device 3"),
-            std::string::npos)
+  EXPECT_NE(
+      l.diagnostics.find("slice 6:8 is out of bounds for dimension 0 of 'o' (size 6) on device 3"),
+      std::string::npos)
       << l.diagnostics;
 }
 
@@ -251,10 +250,9 @@ kernel k() collective_id(0) {
   ASSERT_TRUE(l.program) << l.diagnostics;
   const model::Program &p = *l.program;
   ASSERT_TRUE(p.barrierSemaphore().has_value());
-  EXPECT_EQ(eventsOf(p, 0), (std::vector<std::string>{"enter invocation 0",
-                                                      "signal barrier += 1 on device 1",
-                                                      "wait barrier >= 1 (wait)",
-                                                      "exit invocation 0"}));
+  EXPECT_EQ(eventsOf(p, 0),
+            (std::vector<std::string>{"enter invocation 0", "signal barrier += 1 on device 1",
+                                      "wait barrier >= 1 (wait)", "exit invocation 0"}));
 }
 
 TEST(Lower, TooLargeInstanceIsAnError) {

@@ -12,8 +12,10 @@ inline Program ringPermute(bool withWaits = true) {
   p.file = "fixture.dk";
   p.kernel = "permute";
   p.mesh = {{"x", 2}};
-  p.buffers.push_back({"input", MemSpace::Hbm, DType::F32, {8}, BufferRole::Input, kKernelScope, {1, 1}});
-  p.buffers.push_back({"output", MemSpace::Hbm, DType::F32, {8}, BufferRole::Output, kKernelScope, {1, 2}});
+  p.buffers.push_back(
+      {"input", MemSpace::Hbm, DType::F32, {8}, BufferRole::Input, kKernelScope, {1, 1}});
+  p.buffers.push_back(
+      {"output", MemSpace::Hbm, DType::F32, {8}, BufferRole::Output, kKernelScope, {1, 2}});
   p.semaphores.push_back({"send", {}, SemKind::Dma, kKernelScope, {2, 1}});
   p.semaphores.push_back({"recv", {}, SemKind::Dma, kKernelScope, {2, 2}});
   p.contexts = {"inv 0"};

@@ -1,6 +1,6 @@
 // Tests of the static pre-check.
-#include "Fixtures.h"
 #include "model/Precheck.h"
+#include "Fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,8 @@ TEST(Precheck, BarrierSemaphoreIsExemptFromTheExitRule) {
 
 TEST(Precheck, SignalOfDmaSemaphoreIsReported) {
   Program p = testing::ringPermute();
-  p.processes[0].events.insert(p.processes[0].events.begin() + 1, Event{Signal{0, 0, 32}, {4, 2}, 0});
+  p.processes[0].events.insert(p.processes[0].events.begin() + 1,
+                               Event{Signal{0, 0, 32}, {4, 2}, 0});
   auto findings = precheck(p);
   ASSERT_FALSE(findings.empty());
   bool found = false;

@@ -80,6 +80,17 @@ TEST(Replay, ParsesStepsAndTheFailedAssert) {
   EXPECT_EQ(r.assertText, "assert((rcv[0]==0))");
 }
 
+TEST(Replay, GivesTheEngineNeutralSchedule) {
+  Replay r = parseReplay("DKV d 1 0 enter invocation 0\nDKV s 0 dma 0 send chunk\n"
+                         "DKV l 0 dma 0 land chunk\nDKV d 0 4 wait recv >= 32\n");
+  using Step = report::ScheduleStep;
+  report::Schedule expected = {{Step::Kind::Device, 1},
+                               {Step::Kind::Send, 0},
+                               {Step::Kind::Land, 0},
+                               {Step::Kind::Device, 0}};
+  EXPECT_EQ(toSchedule(r.steps), expected);
+}
+
 TEST(Replay, RebuildsSemaphoreValuesAndStuckDevices) {
   model::Program p = testing::rightPermute(2);
   // Device 0 enters, passes the barrier, starts, its DMA sends and lands; device 1

@@ -1,0 +1,117 @@
+// Benchmark of the exhaustive search: every example kernel at N = 2, 3, 4, with the
+// states, transitions, seconds and states per second of executor::explore.
+//
+//   dkv_explore_bench [--max-states S] [--no-reduction] [EXAMPLE.dk ...]
+//
+// Without file arguments it runs every examples/*.dk that lowers (static-error
+// examples are skipped). `// devices: A..B` and `// options: --invocations K` in a
+// file are honoured.
+#include "executor/Executor.h"
+#include "frontend/Frontend.h"
+#include "frontend/Lower.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+using namespace dkv;
+
+namespace {
+
+std::string statOf(const report::Verdict &v, const std::string &key) {
+  for (const auto &[k, value] : v.stats)
+    if (k == key)
+      return value;
+  return "";
+}
+
+const char *statusName(const report::Verdict &v) {
+  switch (v.status) {
+  case report::Verdict::Status::Verified:
+    return "verified";
+  case report::Verdict::Status::Findings:
+    return "findings";
+  case report::Verdict::Status::Inconclusive:
+    return "inconclusive";
+  }
+  return "?";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  uint64_t maxStates = 2'000'000;
+  bool reduction = true;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--max-states" && i + 1 < argc)
+      maxStates = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--no-reduction")
+      reduction = false;
+    else
+      files.push_back(arg);
+  }
+  if (files.empty()) {
+    for (const auto &entry :
+         std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
+      if (entry.path().extension() == ".dk")
+        files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+  }
+  fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
+             "states", "transitions", "seconds", "states/s");
+  const std::regex devicesLine(R"(//\s*devices:\s*(\d+)\.\.(\d+))");
+  const std::regex invocationsLine(R"(//\s*options:.*--invocations\s+(\d+))");
+  for (const std::string &path : files) {
+    std::string error;
+    std::optional<support::SourceFile> file = support::SourceFile::load(path, error);
+    if (!file) {
+      fmt::print(stderr, "{}\n", error);
+      continue;
+    }
+    int64_t lo = 2, hi = 8;
+    model::Options options;
+    std::smatch m;
+    if (std::regex_search(file->text(), m, devicesLine)) {
+      lo = std::stoll(m[1]);
+      hi = std::stoll(m[2]);
+    }
+    if (std::regex_search(file->text(), m, invocationsLine))
+      options.invocations = std::stoi(m[1]);
+    std::string name = std::filesystem::path(path).filename().string();
+    for (int64_t n = 2; n <= 4; ++n) {
+      if (n < lo || n > hi)
+        continue;
+      support::DiagnosticEngine diags(&*file);
+      bool ok = false;
+      auto module = frontend::loadModule(*file, {}, n, diags, ok);
+      if (!ok || !module)
+        break;
+      std::optional<model::Program> program = frontend::lower(*module, name, options, diags);
+      if (!program)
+        break;
+      executor::ExploreOptions explore;
+      explore.maxStates = maxStates;
+      explore.reduction = reduction;
+      auto begin = std::chrono::steady_clock::now();
+      report::Verdict v = executor::explore(*program, explore);
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      double states = std::strtod(statOf(v, "states").c_str(), nullptr);
+      fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n, statusName(v),
+                 statOf(v, "states"), statOf(v, "transitions"), seconds,
+                 seconds > 0 ? states / seconds : 0.0);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,464 @@
+// The concrete executor: data, DMA engines, vector clocks and findings along one run.
+#include "executor/Simulator.h"
+
+#include "model/Printer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace dkv::executor {
+
+using namespace model;
+using report::ScheduleStep;
+
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+bool isInteger(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::BF16:
+  case DType::F16:
+    return false;
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+  case DType::U8:
+  case DType::U32:
+    return true;
+  }
+  return false;
+}
+
+double wrap(double value, int bits, bool isSigned) {
+  if (!std::isfinite(value))
+    return 0;
+  double t = std::trunc(value);
+  const double range = std::ldexp(1.0, bits);
+  double m = std::fmod(t, range);
+  if (m < 0)
+    m += range;
+  if (isSigned && m >= range / 2)
+    m -= range;
+  return m;
+}
+
+} // namespace
+
+double inputValue(uint64_t seed, DeviceId device, BufferId buffer, int64_t element) {
+  uint64_t h = splitmix(seed);
+  h = splitmix(h ^ static_cast<uint64_t>(device));
+  h = splitmix(h ^ static_cast<uint64_t>(buffer));
+  h = splitmix(h ^ static_cast<uint64_t>(element));
+  return static_cast<double>(1 + h % 9);
+}
+
+double roundToType(double value, DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::F16: // f16 is held at f32 precision (rounding not modelled)
+    return static_cast<double>(static_cast<float>(value));
+  case DType::BF16: {
+    float f = static_cast<float>(value);
+    if (std::isnan(f))
+      return value;
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    // Round to nearest even on the upper 16 bits.
+    uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+    bits = (bits + rounding) & 0xffff0000u;
+    std::memcpy(&f, &bits, sizeof f);
+    return static_cast<double>(f);
+  }
+  case DType::I32:
+    return wrap(value, 32, true);
+  case DType::I16:
+    return wrap(value, 16, true);
+  case DType::I8:
+    return wrap(value, 8, true);
+  case DType::U8:
+    return wrap(value, 8, false);
+  case DType::U32:
+    return wrap(value, 32, false);
+  }
+  return value;
+}
+
+std::vector<int64_t> regionElements(const Buffer &buffer, const Region &region) {
+  const size_t rank = buffer.shape.size();
+  std::vector<int64_t> begin(rank), end(rank), stride(rank);
+  int64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    stride[i] = s;
+    s *= buffer.shape[i];
+    begin[i] = 0;
+    end[i] = buffer.shape[i];
+    if (i < region.ranges.size()) {
+      begin[i] = std::clamp<int64_t>(region.ranges[i].begin, 0, buffer.shape[i]);
+      end[i] = std::clamp<int64_t>(region.ranges[i].end, begin[i], buffer.shape[i]);
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < rank; ++i)
+    if (begin[i] >= end[i])
+      return out;
+  std::vector<int64_t> idx = begin;
+  while (true) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < rank; ++i)
+      flat += idx[i] * stride[i];
+    out.push_back(flat);
+    size_t i = rank;
+    while (i-- > 0) {
+      if (++idx[i] < end[i])
+        break;
+      idx[i] = begin[i];
+    }
+    if (i == static_cast<size_t>(-1))
+      break;
+  }
+  return out;
+}
+
+Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace)
+    : machine_(machine), program_(machine.program()), recordTrace_(recordTrace),
+      state_(machine.initialState()) {
+  const int32_t n = machine.deviceCount();
+  const int32_t dmas = machine.dmaCount();
+  memory_.resize(n);
+  for (DeviceId d = 0; d < n; ++d) {
+    for (size_t b = 0; b < program_.buffers.size(); ++b) {
+      const Buffer &buf = program_.buffers[b];
+      std::vector<double> data(static_cast<size_t>(std::max<int64_t>(0, buf.elementCount())), 0);
+      if (buf.role == BufferRole::Input || buf.role == BufferRole::InOut)
+        for (size_t e = 0; e < data.size(); ++e)
+          data[e] = roundToType(
+              inputValue(inputSeed, d, static_cast<BufferId>(b), static_cast<int64_t>(e)),
+              buf.dtype);
+      memory_[d].push_back(std::move(data));
+    }
+  }
+  registers_.assign(n, std::vector<double>(std::max<int32_t>(0, program_.registerCount), 0));
+  inFlight_.resize(dmas);
+  const size_t width = static_cast<size_t>(n) + dmas;
+  deviceClock_.assign(n, Clock(width, 0));
+  dmaClock_.assign(dmas, Clock(width, 0));
+  sendEnd_.assign(dmas, 0);
+  landEnd_.assign(dmas, 0);
+  units_.resize(static_cast<size_t>(n) * machine.semCount());
+  dmaContext_.resize(dmas);
+  for (const Process &proc : program_.processes)
+    for (const Event &e : proc.events)
+      if (const auto *st = std::get_if<DmaStart>(&e.kind))
+        if (st->dma >= 0 && st->dma < dmas && e.context >= 0 &&
+            static_cast<size_t>(e.context) < program_.contexts.size())
+          dmaContext_[st->dma] = program_.contexts[e.context];
+  trace_.deviceCount = n;
+}
+
+void Simulator::join(Clock &into, const Clock &from) {
+  for (size_t i = 0; i < into.size(); ++i)
+    into[i] = std::max(into[i], from[i]);
+}
+
+void Simulator::addUnits(DeviceId d, SemId s, int64_t count, const Clock &clock) {
+  if (count <= 0)
+    return;
+  units_[static_cast<size_t>(d) * machine_.semCount() + s].push_back({count, clock});
+}
+
+// A wait consumes the oldest units first (docs/model.md, happens-before); the steps
+// that added them happen before the wait.
+void Simulator::consumeUnits(DeviceId d, SemId s, int64_t count, Clock &into) {
+  std::deque<Units> &q = units_[static_cast<size_t>(d) * machine_.semCount() + s];
+  while (count > 0 && !q.empty()) {
+    Units &front = q.front();
+    join(into, front.clock);
+    int64_t take = std::min(count, front.count);
+    front.count -= take;
+    count -= take;
+    if (front.count == 0)
+      q.pop_front();
+  }
+}
+
+void Simulator::addFinding(Violation v) {
+  for (const report::Finding &f : findings_)
+    if (f.kind == v.kind && f.primary.loc == v.primary.loc)
+      return;
+  report::Finding f;
+  f.kind = v.kind;
+  f.message = std::move(v.message);
+  f.primary = std::move(v.primary);
+  f.secondary = std::move(v.secondary);
+  f.trace = trace_;
+  f.schedule = schedule_;
+  f.engine = "run";
+  findings_.push_back(std::move(f));
+}
+
+std::vector<double> Simulator::gather(DeviceId d, const Region &region) const {
+  std::vector<double> out;
+  if (region.buffer < 0 || static_cast<size_t>(region.buffer) >= program_.buffers.size())
+    return out;
+  const std::vector<double> &data = memory_[d][region.buffer];
+  for (int64_t i : regionElements(program_.buffers[region.buffer], region))
+    out.push_back(static_cast<size_t>(i) < data.size() ? data[i] : 0.0);
+  return out;
+}
+
+void Simulator::scatter(DeviceId d, const Region &region, const std::vector<double> &values) {
+  if (region.buffer < 0 || static_cast<size_t>(region.buffer) >= program_.buffers.size())
+    return;
+  const Buffer &buf = program_.buffers[region.buffer];
+  std::vector<double> &data = memory_[d][region.buffer];
+  std::vector<int64_t> idx = regionElements(buf, region);
+  for (size_t i = 0; i < idx.size() && i < values.size(); ++i)
+    if (static_cast<size_t>(idx[i]) < data.size())
+      data[idx[i]] = roundToType(values[i], buf.dtype);
+}
+
+void Simulator::runStore(DeviceId d, const Store &store) {
+  if (store.dst.buffer < 0 || static_cast<size_t>(store.dst.buffer) >= program_.buffers.size())
+    return;
+  const bool integer = isInteger(program_.buffers[store.dst.buffer].dtype);
+  const std::vector<ValueNode> &nodes = store.value.nodes;
+  const size_t count = regionElements(program_.buffers[store.dst.buffer], store.dst).size();
+  // All loads happen before the write (a store is atomic).
+  std::vector<std::vector<double>> loads(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n)
+    if (nodes[n].op == ValueNode::Op::Load)
+      loads[n] = gather(d, nodes[n].region);
+  std::vector<double> result(count, 0);
+  std::vector<double> v(nodes.size(), 0);
+  auto operand = [&](int32_t i) {
+    return i >= 0 && static_cast<size_t>(i) < v.size() ? v[i] : 0.0;
+  };
+  for (size_t e = 0; e < count; ++e) {
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const ValueNode &node = nodes[n];
+      double a = operand(node.lhs), b = operand(node.rhs);
+      switch (node.op) {
+      case ValueNode::Op::Const:
+        v[n] = node.constant;
+        break;
+      case ValueNode::Op::Load: {
+        const std::vector<double> &l = loads[n];
+        v[n] = l.empty() ? 0.0 : l.size() == 1 ? l[0] : l[e % l.size()];
+        break;
+      }
+      case ValueNode::Op::Register:
+        v[n] = node.reg >= 0 && static_cast<size_t>(node.reg) < registers_[d].size()
+                   ? registers_[d][node.reg]
+                   : 0.0;
+        break;
+      case ValueNode::Op::Neg:
+        v[n] = -a;
+        break;
+      case ValueNode::Op::Add:
+        v[n] = a + b;
+        break;
+      case ValueNode::Op::Sub:
+        v[n] = a - b;
+        break;
+      case ValueNode::Op::Mul:
+        v[n] = a * b;
+        break;
+      case ValueNode::Op::Div:
+        // Integer division truncates; dividing an integer by zero gives 0.
+        if (integer)
+          v[n] = b == 0 ? 0.0 : std::trunc(a / b);
+        else
+          v[n] = a / b;
+        break;
+      case ValueNode::Op::Min:
+        v[n] = std::min(a, b);
+        break;
+      case ValueNode::Op::Max:
+        v[n] = std::max(a, b);
+        break;
+      }
+    }
+    result[e] = operand(store.value.root);
+  }
+  scatter(d, store.dst, result);
+}
+
+// The vector-clock race check at the start of an access (a Store, or a DmaStart
+// opening two intervals) whose event clock is `now`: every conflicting access that
+// began earlier must have ended before it in happens-before. An earlier interval that
+// is still open, or whose end (its last send or land chunk, an epoch of the DMA's
+// component) is not in `now`, races; so does an earlier store (an epoch of its
+// device: event i of device e has e's component i + 1) not in a new DMA's start clock.
+void Simulator::raceCheck(DeviceId d, int32_t pc, const Clock &now, std::vector<Violation> &found) {
+  const int32_t n = machine_.deviceCount();
+  for (const Conflict &c : machine_.conflicts(d, pc)) {
+    const DmaId k = c.other.dma;
+    if (!machine_.started(state_, k))
+      continue;
+    bool ordered = false;
+    if (!machine_.sideOpen(state_, c.other)) {
+      uint32_t end = c.other.dst ? landEnd_[k] : sendEnd_[k];
+      ordered = now[n + k] >= end;
+    }
+    if (!ordered)
+      found.push_back(machine_.raceViolation(d, pc, c));
+  }
+  const Event &e = program_.processes[d].events[pc];
+  if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
+    for (const StoreConflict &sc : machine_.storeConflicts(ds->dma)) {
+      if (state_.pc[sc.device] <= sc.pc)
+        continue; // not run yet: it will check against this DMA itself
+      if (now[sc.device] >= static_cast<uint32_t>(sc.pc) + 1)
+        continue;
+      found.push_back(machine_.raceViolation(sc.device, sc.pc, {{ds->dma, sc.dmaDst}, sc.mine}));
+    }
+  }
+}
+
+void Simulator::noteSem(report::TraceStep &out, DeviceId d, SemId s) const {
+  if (!recordTrace_)
+    return;
+  out.semValues[fmt::format("{}@{}", program_.semName(s), d)] =
+      state_.sem[static_cast<size_t>(d) * machine_.semCount() + s];
+}
+
+void Simulator::step(const ScheduleStep &step) {
+  if (!machine_.enabled(state_, step))
+    return;
+  // The findings of this step see the schedule and trace that include it.
+  schedule_.push_back(step);
+  report::TraceStep out;
+  std::vector<Violation> found;
+  if (std::optional<Violation> v = machine_.check(state_, step))
+    found.push_back(std::move(*v));
+  const int32_t n = machine_.deviceCount();
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    const DeviceId d = step.id;
+    const int32_t pc = state_.pc[d];
+    const Event &e = program_.processes[d].events[pc];
+    Clock &clock = deviceClock_[d];
+    ++clock[d];
+    if (recordTrace_) {
+      out.actor = {report::Actor::Kind::Device, d, d};
+      out.text = describeEvent(program_, e);
+      out.loc = e.loc;
+      if (e.context >= 0 && static_cast<size_t>(e.context) < program_.contexts.size())
+        out.context = program_.contexts[e.context];
+    }
+    if (const auto *st = std::get_if<Store>(&e.kind)) {
+      raceCheck(d, pc, clock, found);
+      runStore(d, *st);
+    } else if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
+      raceCheck(d, pc, clock, found);
+      dmaClock_[ds->dma] = clock;
+    } else if (const auto *w = std::get_if<SemWait>(&e.kind)) {
+      consumeUnits(d, w->sem, w->amount, clock);
+    } else if (const auto *sig = std::get_if<Signal>(&e.kind)) {
+      addUnits(sig->target, sig->sem, sig->amount, clock);
+    } else if (const auto *r = std::get_if<SemRead>(&e.kind)) {
+      if (r->reg >= 0 && static_cast<size_t>(r->reg) < registers_[d].size())
+        registers_[d][r->reg] =
+            static_cast<double>(state_.sem[static_cast<size_t>(d) * machine_.semCount() + r->sem]);
+    } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
+      // Every event before any device's barrier i happens before every event after
+      // any device's barrier i: the first device to pass joins all devices' clocks
+      // (all of them are at their barrier then).
+      size_t inv = static_cast<size_t>(std::max(0, b->invocation));
+      if (barrierJoin_.size() <= inv) {
+        barrierJoin_.resize(inv + 1);
+        barrierJoined_.resize(inv + 1, false);
+      }
+      if (!barrierJoined_[inv]) {
+        Clock all(clock.size(), 0);
+        for (DeviceId o = 0; o < n; ++o)
+          join(all, deviceClock_[o]);
+        barrierJoin_[inv] = std::move(all);
+        barrierJoined_[inv] = true;
+      }
+      join(clock, barrierJoin_[inv]);
+    }
+    machine_.apply(state_, step);
+    if (const auto *w = std::get_if<SemWait>(&e.kind))
+      noteSem(out, d, w->sem);
+    else if (const auto *sig = std::get_if<Signal>(&e.kind))
+      noteSem(out, sig->target, sig->sem);
+    break;
+  }
+  case ScheduleStep::Kind::Send:
+  case ScheduleStep::Kind::Land: {
+    const DmaId k = step.id;
+    const Dma &dma = program_.dmas[k];
+    const bool send = step.kind == ScheduleStep::Kind::Send;
+    const int32_t chunk = send ? state_.sent[k] : state_.landed[k];
+    const int32_t chunks = machine_.chunks(k);
+    const int64_t units =
+        static_cast<size_t>(chunk) < dma.chunkUnits.size() ? dma.chunkUnits[chunk] : 0;
+    Clock &clock = dmaClock_[k];
+    ++clock[n + k];
+    const bool last = chunk + 1 == chunks;
+    if (send) {
+      if (dma.sendSem)
+        addUnits(dma.issuer, *dma.sendSem, units, clock);
+      if (last) {
+        // The engine reads the source until its last chunk leaves: what it carries is
+        // the source as it is then.
+        inFlight_[k] = gather(dma.issuer, dma.src);
+        sendEnd_[k] = clock[n + k];
+      }
+    } else {
+      addUnits(dma.target, dma.recvSem, units, clock);
+      if (last) {
+        scatter(dma.target, dma.dst, inFlight_[k]);
+        landEnd_[k] = clock[n + k];
+      }
+    }
+    machine_.apply(state_, step);
+    if (recordTrace_) {
+      std::string chunkText = chunks > 1 ? fmt::format(" chunk {}/{}", chunk + 1, chunks) : "";
+      out.loc = dma.loc;
+      out.context = dmaContext_[k];
+      if (send) {
+        out.actor = {report::Actor::Kind::Dma, k, dma.issuer};
+        out.text = fmt::format("dma {} sends {}{}", k, program_.regionName(dma.src), chunkText);
+        if (dma.sendSem) {
+          out.text += fmt::format(" ({} += {})", program_.semName(*dma.sendSem), units);
+          noteSem(out, dma.issuer, *dma.sendSem);
+        }
+      } else {
+        out.actor = {report::Actor::Kind::Dma, k, dma.target};
+        out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", k,
+                               program_.regionName(dma.dst), dma.target, chunkText,
+                               program_.semName(dma.recvSem), units);
+        noteSem(out, dma.target, dma.recvSem);
+      }
+    }
+    break;
+  }
+  }
+  if (recordTrace_)
+    trace_.steps.push_back(std::move(out));
+  for (Violation &v : found)
+    addFinding(std::move(v));
+}
+
+void Simulator::finish() {
+  std::vector<ScheduleStep> steps;
+  machine_.enabledSteps(state_, steps);
+  if (!steps.empty())
+    return;
+  if (std::optional<Violation> v = machine_.deadlock(state_))
+    addFinding(std::move(*v));
+}
+
+} // namespace dkv::executor

@@ -1,0 +1,124 @@
+// Programs for the executor tests: hand-built models and lowered example kernels.
+#pragma once
+
+#include "frontend/Frontend.h"
+#include "frontend/Lower.h"
+#include "model/Model.h"
+#include "model/Verifier.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+namespace dkv::executor::testing {
+
+/// Lowers examples/NAME with N devices and `options`; fails the test on errors.
+inline std::optional<model::Program> lowerExample(const std::string &name, int64_t devices,
+                                                  model::Options options = {}) {
+  std::string error;
+  std::optional<support::SourceFile> file =
+      support::SourceFile::load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
+  EXPECT_TRUE(file.has_value()) << error;
+  if (!file)
+    return std::nullopt;
+  support::DiagnosticEngine diags(&*file);
+  bool ok = false;
+  auto module = frontend::loadModule(*file, {}, devices, diags, ok);
+  EXPECT_TRUE(ok && module) << name << ": frontend errors";
+  if (!ok || !module)
+    return std::nullopt;
+  std::optional<model::Program> program = frontend::lower(*module, name, options, diags);
+  EXPECT_TRUE(program.has_value()) << name << ": lowering errors";
+  if (program) {
+    std::vector<std::string> problems = model::verifyProgram(*program);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+  }
+  return program;
+}
+
+/// Two devices on axis x; each DMAs `input` into the other's `output` (send sem 0,
+/// recv sem 1), then waits for both sides unless `withWaits` is false. With
+/// `storeFirst`, each device first stores 0 into `output` (racing with the incoming
+/// DMA). Events: enter, barrier, [store], start, [wait send, wait recv], exit.
+inline model::Program permute(bool withWaits = true, bool storeFirst = false) {
+  using namespace model;
+  Program p;
+  p.file = "fixture.dk";
+  p.kernel = "permute";
+  p.mesh = {{"x", 2}};
+  p.buffers.push_back(
+      {"input", MemSpace::Hbm, DType::I32, {4}, BufferRole::Input, kKernelScope, {1, 1}});
+  p.buffers.push_back(
+      {"output", MemSpace::Hbm, DType::I32, {4}, BufferRole::Output, kKernelScope, {1, 2}});
+  p.semaphores.push_back({"send", {}, SemKind::Dma, kKernelScope, {2, 1}});
+  p.semaphores.push_back({"recv", {}, SemKind::Dma, kKernelScope, {2, 2}});
+  p.contexts = {"inv 0"};
+  for (DeviceId d = 0; d < 2; ++d) {
+    Dma dma;
+    dma.id = d;
+    dma.issuer = d;
+    dma.target = 1 - d;
+    dma.src = Region{0, {{0, 4}}};
+    dma.dst = Region{1, {{0, 4}}};
+    dma.sendSem = 0;
+    dma.recvSem = 1;
+    dma.bytes = 16;
+    dma.chunkUnits = {16};
+    dma.loc = {5, 3};
+    p.dmas.push_back(dma);
+    Process proc;
+    proc.device = d;
+    proc.coords = {d};
+    proc.events.push_back({KernelEnter{0}, {3, 1}, 0});
+    proc.events.push_back({DeviceBarrier{0}, {3, 1}, 0});
+    if (storeFirst) {
+      Store st;
+      st.dst = Region{1, {{0, 4}}};
+      st.value.nodes.push_back({ValueNode::Op::Const, 0.0, {}, -1, -1, -1});
+      st.value.root = 0;
+      proc.events.push_back({st, {4, 3}, 0});
+    }
+    proc.events.push_back({DmaStart{d}, {5, 3}, 0});
+    if (withWaits) {
+      proc.events.push_back({SemWait{0, 16, WaitOrigin::DmaWaitSend}, {6, 3}, 0});
+      proc.events.push_back({SemWait{1, 16, WaitOrigin::DmaWaitRecv}, {6, 3}, 0});
+    }
+    proc.events.push_back({KernelExit{0}, {7, 1}, 0});
+    p.processes.push_back(std::move(proc));
+  }
+  return p;
+}
+
+/// Two devices, one regular semaphore `ready`. Device 0 signals device 1 `signals`
+/// times (line 10); device 1 waits `waits` times for 1 (line 20). Both start with the
+/// entry barrier.
+inline model::Program signalWait(int signals, int waits) {
+  using namespace model;
+  Program p;
+  p.file = "fixture.dk";
+  p.kernel = "signal_wait";
+  p.mesh = {{"x", 2}};
+  p.semaphores.push_back({"ready", {}, SemKind::Regular, kKernelScope, {2, 1}});
+  p.contexts = {"inv 0"};
+  for (DeviceId d = 0; d < 2; ++d) {
+    Process proc;
+    proc.device = d;
+    proc.coords = {d};
+    proc.events.push_back({KernelEnter{0}, {3, 1}, 0});
+    proc.events.push_back({DeviceBarrier{0}, {3, 1}, 0});
+    if (d == 0)
+      for (int i = 0; i < signals; ++i)
+        proc.events.push_back({Signal{1, 0, 1}, {10, 3}, 0});
+    else
+      for (int i = 0; i < waits; ++i)
+        proc.events.push_back({SemWait{0, 1, WaitOrigin::Wait}, {20, 3}, 0});
+    proc.events.push_back({KernelExit{0}, {30, 1}, 0});
+    p.processes.push_back(std::move(proc));
+  }
+  return p;
+}
+
+} // namespace dkv::executor::testing

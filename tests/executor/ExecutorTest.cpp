@@ -1,0 +1,309 @@
+// Tests of single runs: data, policies, the vector-clock race check, replay, schedule
+// files and the functional confirmation of races.
+#include "executor/Executor.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace dkv::executor {
+namespace {
+
+using report::FindingKind;
+using report::ScheduleStep;
+
+bool hasFinding(const std::vector<report::Finding> &findings, FindingKind kind, uint32_t line = 0) {
+  for (const report::Finding &f : findings)
+    if (f.kind == kind && (line == 0 || f.primary.loc.line == line))
+      return true;
+  return false;
+}
+
+TEST(Run, PermuteMovesTheNeighboursInput) {
+  model::Program p = testing::permute();
+  for (Policy policy : {Policy::Random, Policy::RoundRobin, Policy::Priority}) {
+    RunOptions o;
+    o.policy = policy;
+    o.seed = 7;
+    o.inputSeed = 3;
+    RunResult r = runOnce(p, o);
+    EXPECT_TRUE(r.completed);
+    EXPECT_TRUE(r.findings.empty());
+    for (model::DeviceId d = 0; d < 2; ++d)
+      for (int64_t e = 0; e < 4; ++e)
+        EXPECT_EQ(r.memory[d][1][e], inputValue(3, 1 - d, 0, e));
+  }
+}
+
+TEST(Run, InputsAreSmallIntegersFromTheSeed) {
+  for (int64_t e = 0; e < 100; ++e) {
+    double v = inputValue(5, 1, 0, e);
+    EXPECT_GE(v, 1);
+    EXPECT_LE(v, 9);
+    EXPECT_EQ(v, std::trunc(v));
+    EXPECT_EQ(v, inputValue(5, 1, 0, e));
+  }
+  EXPECT_EQ(roundToType(2.7, model::DType::I32), 2);
+  EXPECT_EQ(roundToType(-2.7, model::DType::I32), -2);
+  EXPECT_EQ(roundToType(4294967296.0 + 5, model::DType::I32), 5);
+  EXPECT_EQ(roundToType(255 + 2, model::DType::U8), 1);
+  EXPECT_EQ(roundToType(1.0 / 3.0, model::DType::F32), static_cast<double>(1.0f / 3.0f));
+}
+
+TEST(Run, ManifestRaceIsReported) {
+  // Device 1 stores into output while device 0's DMA into it is in flight.
+  model::Program p = testing::permute(true, true);
+  RunOptions o;
+  o.policy = Policy::Replay;
+  using K = ScheduleStep::Kind;
+  o.schedule = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0}, {K::Device, 1},
+                {K::Device, 0}, {K::Device, 0}, {K::Device, 1}};
+  // enter, enter, barrier, barrier, store(0), start dma 0 (to 1), store(1)
+  RunResult r = runOnce(p, o);
+  ASSERT_FALSE(r.divergedAt.has_value());
+  ASSERT_TRUE(hasFinding(r.findings, FindingKind::Race, 4));
+  const report::Finding &f = r.findings.front();
+  EXPECT_EQ(f.engine, "run");
+  EXPECT_EQ(f.schedule, o.schedule);
+  EXPECT_EQ(f.trace.steps.size(), o.schedule.size());
+  ASSERT_EQ(f.secondary.size(), 1u);
+  EXPECT_EQ(f.secondary[0].loc.line, 5u);
+  EXPECT_NE(f.message.find("output"), std::string::npos) << f.message;
+}
+
+TEST(Run, RaceOrderedSafelyByTheScheduleIsStillReported) {
+  // Both stores run before either DMA starts: nothing overlaps in time, but nothing
+  // orders device 1's store before device 0's DMA either (vector clocks).
+  model::Program p = testing::permute(true, true);
+  RunOptions o;
+  o.policy = Policy::RoundRobin;
+  using K = ScheduleStep::Kind;
+  o.schedule = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0},
+                {K::Device, 1}, {K::Device, 0}, {K::Device, 1}};
+  RunResult r = runOnce(p, o);
+  EXPECT_TRUE(r.completed);
+  EXPECT_TRUE(hasFinding(r.findings, FindingKind::Race, 4));
+}
+
+TEST(Run, WaitsOrderTheDmaBeforeLaterAccesses) {
+  // right_permute reads nothing after its waits; all_reduce reads the received slot
+  // after its waits: no race under many schedules.
+  for (const char *name : {"right_permute.dk", "all_reduce.dk", "all_gather.dk"}) {
+    std::optional<model::Program> p = testing::lowerExample(name, 3);
+    ASSERT_TRUE(p);
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      RunOptions o;
+      o.seed = seed;
+      o.policy = seed % 2 ? Policy::Priority : Policy::Random;
+      RunResult r = runOnce(*p, o);
+      EXPECT_TRUE(r.completed) << name;
+      EXPECT_TRUE(r.findings.empty())
+          << name << " seed " << seed << ": " << r.findings.front().message;
+    }
+  }
+}
+
+TEST(Run, DeadlockNamesTheStuckWait) {
+  model::Program p = testing::signalWait(1, 2);
+  RunResult r = runOnce(p, {});
+  EXPECT_FALSE(r.completed);
+  ASSERT_TRUE(hasFinding(r.findings, FindingKind::Deadlock, 20));
+  EXPECT_NE(r.findings.back().message.find("device 1 waits for ready >= 1 but it is 0"),
+            std::string::npos)
+      << r.findings.back().message;
+}
+
+TEST(Run, ExitViolationWithoutWaits) {
+  model::Program p = testing::permute(false);
+  RunOptions o;
+  o.policy = Policy::RoundRobin;
+  RunResult r = runOnce(p, o);
+  EXPECT_TRUE(hasFinding(r.findings, FindingKind::ExitViolation, 7));
+}
+
+TEST(Run, LifetimeViolationOfALateSignal) {
+  // Device 1 waits once and leaves; device 0's second signal reaches it outside.
+  model::Program p = testing::signalWait(2, 1);
+  RunOptions o;
+  o.policy = Policy::Replay;
+  using K = ScheduleStep::Kind;
+  o.schedule = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0}, {K::Device, 1},
+                {K::Device, 0}, {K::Device, 1}, {K::Device, 1}, {K::Device, 0}};
+  RunResult r = runOnce(p, o);
+  ASSERT_FALSE(r.divergedAt.has_value());
+  EXPECT_TRUE(hasFinding(r.findings, FindingKind::LifetimeViolation, 10));
+}
+
+TEST(Run, ReplayStopsAtADisabledStep) {
+  model::Program p = testing::signalWait(1, 1);
+  RunOptions o;
+  o.policy = Policy::Replay;
+  o.schedule = {{ScheduleStep::Kind::Land, 0}};
+  RunResult r = runOnce(p, o);
+  ASSERT_TRUE(r.divergedAt.has_value());
+  EXPECT_EQ(*r.divergedAt, 0u);
+  EXPECT_TRUE(r.schedule.empty());
+}
+
+TEST(Run, SameSeedSameRun) {
+  std::optional<model::Program> p = testing::lowerExample("all_reduce_no_capacity.dk", 3);
+  ASSERT_TRUE(p);
+  RunOptions o;
+  o.seed = 11;
+  RunResult a = runOnce(*p, o), b = runOnce(*p, o);
+  EXPECT_EQ(a.schedule, b.schedule);
+  EXPECT_EQ(a.memory, b.memory);
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  for (size_t i = 0; i < a.findings.size(); ++i)
+    EXPECT_EQ(a.findings[i].message, b.findings[i].message);
+}
+
+TEST(Run, AllReduceSumsForEveryMeshSize) {
+  for (int64_t n = 2; n <= 8; ++n) {
+    std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", n);
+    ASSERT_TRUE(p);
+    model::BufferId input = -1, output = -1;
+    for (size_t b = 0; b < p->buffers.size(); ++b) {
+      if (p->buffers[b].name == "input")
+        input = static_cast<model::BufferId>(b);
+      if (p->buffers[b].name == "output")
+        output = static_cast<model::BufferId>(b);
+    }
+    ASSERT_GE(input, 0);
+    ASSERT_GE(output, 0);
+    for (uint64_t seed : {0u, 1u, 2u}) {
+      RunOptions o;
+      o.seed = seed;
+      o.inputSeed = seed;
+      RunResult r = runOnce(*p, o);
+      ASSERT_TRUE(r.completed) << "N=" << n;
+      EXPECT_TRUE(r.findings.empty()) << "N=" << n;
+      for (model::DeviceId d = 0; d < n; ++d)
+        for (int64_t e = 0; e < 8; ++e) {
+          double sum = 0;
+          for (model::DeviceId j = 0; j < n; ++j)
+            sum += inputValue(seed, j, input, e);
+          EXPECT_EQ(r.memory[d][output][e], sum) << "N=" << n << " device " << d;
+        }
+    }
+  }
+}
+
+TEST(Run, ReduceScatterSumsForEveryMeshSize) {
+  for (int64_t n = 2; n <= 8; ++n) {
+    std::optional<model::Program> p = testing::lowerExample("reduce_scatter_bidirectional.dk", n);
+    ASSERT_TRUE(p);
+    model::BufferId input = -1, output = -1;
+    for (size_t b = 0; b < p->buffers.size(); ++b) {
+      if (p->buffers[b].name == "input")
+        input = static_cast<model::BufferId>(b);
+      if (p->buffers[b].name == "output")
+        output = static_cast<model::BufferId>(b);
+    }
+    ASSERT_GE(input, 0);
+    ASSERT_GE(output, 0);
+    for (Policy policy : {Policy::Random, Policy::RoundRobin, Policy::Priority}) {
+      RunOptions o;
+      o.policy = policy;
+      o.seed = 5;
+      o.inputSeed = 9;
+      RunResult r = runOnce(*p, o);
+      ASSERT_TRUE(r.completed) << "N=" << n;
+      EXPECT_TRUE(r.findings.empty()) << "N=" << n;
+      // Device d ends with output = sum over devices j of input_j[d, :].
+      for (model::DeviceId d = 0; d < n; ++d)
+        for (int64_t e = 0; e < 4; ++e) {
+          double sum = 0;
+          for (model::DeviceId j = 0; j < n; ++j)
+            sum += inputValue(9, j, input, d * 4 + e);
+          EXPECT_EQ(r.memory[d][output][e], sum) << "N=" << n << " device " << d;
+        }
+    }
+  }
+}
+
+TEST(Confirm, RacyKernelShowsAWrongValue) {
+  std::optional<model::Program> p = testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(p);
+  std::optional<std::string> w = findWrongValue(*p, 0, nullptr);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find(" on device "), std::string::npos) << *w;
+  EXPECT_NE(w->find(" and "), std::string::npos) << *w;
+}
+
+TEST(Confirm, CorrectKernelAgreesInEverySchedule) {
+  std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", 3);
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(findWrongValue(*p, 0, nullptr).has_value());
+}
+
+TEST(ScheduleFile, RoundTrip) {
+  using K = ScheduleStep::Kind;
+  report::Schedule s = {{K::Device, 0}, {K::Send, 3}, {K::Land, 3}, {K::Device, 12}};
+  size_t line = 0;
+  std::string error;
+  std::optional<report::Schedule> back = parseSchedule(formatSchedule(s), line, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, s);
+  back = parseSchedule("# c\n\ndevice 1  # first\n  land 2\n", line, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->size(), 2u);
+}
+
+TEST(ScheduleFile, ErrorsNameTheLine) {
+  size_t line = 0;
+  std::string error;
+  EXPECT_FALSE(parseSchedule("device 0\nfly 2\n", line, error));
+  EXPECT_EQ(line, 2u);
+  EXPECT_NE(error.find("unknown step 'fly'"), std::string::npos) << error;
+  EXPECT_FALSE(parseSchedule("device 0\ndevice 1\nsend x\n", line, error));
+  EXPECT_EQ(line, 3u);
+  EXPECT_FALSE(parseSchedule("land 1 2\n", line, error));
+  EXPECT_EQ(line, 1u);
+}
+
+TEST(RunCommand, PrintsSeedAndOutputs) {
+  model::Program p = testing::permute();
+  support::SourceFile source("fixture.dk", "");
+  RunConfig config;
+  config.seed = 4;
+  std::ostringstream out, err;
+  EXPECT_EQ(runCommand(p, source, config, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("seed 4"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("device 1 output = ["), std::string::npos) << out.str();
+}
+
+TEST(RunCommand, WritesAndReplaysSchedules) {
+  std::optional<model::Program> p = testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(p);
+  support::SourceFile source("zero_dst_race.dk", "");
+  std::string path = std::string(DKV_BINARY_DIR) + "/executor_test_schedule.txt";
+  RunConfig config;
+  config.seed = 2;
+  config.writeSchedule = path;
+  std::ostringstream out1, err1;
+  EXPECT_EQ(runCommand(*p, source, config, out1, err1), 10) << err1.str();
+  EXPECT_NE(out1.str().find("wrong value: "), std::string::npos) << out1.str();
+  RunConfig replayConfig;
+  replayConfig.scheduleFile = path;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(runCommand(*p, source, replayConfig, out2, err2), 10) << err2.str();
+  // The same findings after the header line.
+  auto body = [](const std::string &s) { return s.substr(s.find('\n')); };
+  EXPECT_EQ(body(out1.str()), body(out2.str()));
+
+  std::ofstream(path) << "device 0\nland 7\n";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(runCommand(*p, source, replayConfig, out3, err3), 2);
+  EXPECT_EQ(err3.str().rfind(path + ":2: error: ", 0), 0u) << err3.str();
+  std::ofstream(path) << "device 0\nhop\n";
+  std::ostringstream out4, err4;
+  EXPECT_EQ(runCommand(*p, source, replayConfig, out4, err4), 2);
+  EXPECT_EQ(err4.str().rfind(path + ":2: error: unknown step 'hop'", 0), 0u) << err4.str();
+}
+
+} // namespace
+} // namespace dkv::executor

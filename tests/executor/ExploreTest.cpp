@@ -1,0 +1,214 @@
+// Tests of the exhaustive search: verdicts, budget, traces, replay, determinism.
+#include "executor/Executor.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace dkv::executor {
+namespace {
+
+using report::FindingKind;
+using Status = report::Verdict::Status;
+
+const report::Finding *findingOf(const report::Verdict &v, FindingKind kind, uint32_t line = 0) {
+  for (const report::Finding &f : v.findings)
+    if (f.kind == kind && (line == 0 || f.primary.loc.line == line))
+      return &f;
+  return nullptr;
+}
+
+std::string stat(const report::Verdict &v, const std::string &key) {
+  for (const auto &[k, value] : v.stats)
+    if (k == key)
+      return value;
+  return "";
+}
+
+TEST(Explore, PermuteWithWaitsIsVerified) {
+  report::Verdict v = explore(testing::permute(), {});
+  EXPECT_EQ(v.status, Status::Verified) << (v.findings.empty() ? "" : v.findings[0].message);
+  EXPECT_NE(stat(v, "states"), "");
+  EXPECT_NE(stat(v, "transitions"), "");
+  EXPECT_NE(stat(v, "time"), "");
+}
+
+TEST(Explore, RaceWithShortestTrace) {
+  report::Verdict v = explore(testing::permute(true, true), {});
+  ASSERT_EQ(v.status, Status::Findings);
+  const report::Finding *f = findingOf(v, FindingKind::Race, 4);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->engine, "explore");
+  EXPECT_TRUE(f->confirmed);
+  // enter, enter, barrier, barrier, (store 0,) start dma k, store on k's target: the
+  // store of the issuer is taken eagerly by the reduction, so 7 steps.
+  EXPECT_LE(f->schedule.size(), 7u);
+  EXPECT_EQ(f->trace.steps.size(), f->schedule.size());
+  EXPECT_FALSE(f->wrongValue.empty());
+  // The schedule replays to the same finding.
+  std::vector<report::Finding> again = replay(testing::permute(true, true), f->schedule);
+  bool same = false;
+  for (const report::Finding &g : again)
+    same = same || (g.kind == FindingKind::Race && g.primary.loc == f->primary.loc);
+  EXPECT_TRUE(same);
+}
+
+TEST(Explore, Deadlock) {
+  report::Verdict v = explore(testing::signalWait(1, 2), {});
+  ASSERT_EQ(v.status, Status::Findings);
+  const report::Finding *f = findingOf(v, FindingKind::Deadlock, 20);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("ready >= 1 but it is 0"), std::string::npos) << f->message;
+  EXPECT_TRUE(f->confirmed);
+}
+
+TEST(Explore, ExitAndLifetimeViolations) {
+  report::Verdict v = explore(testing::signalWait(2, 1), {});
+  ASSERT_EQ(v.status, Status::Findings);
+  EXPECT_NE(findingOf(v, FindingKind::ExitViolation, 30), nullptr);
+  EXPECT_NE(findingOf(v, FindingKind::LifetimeViolation, 10), nullptr);
+  report::Verdict w = explore(testing::permute(false), {});
+  const report::Finding *exit = findingOf(w, FindingKind::ExitViolation, 7);
+  ASSERT_NE(exit, nullptr);
+  EXPECT_TRUE(exit->confirmed);
+  EXPECT_NE(findingOf(w, FindingKind::LifetimeViolation), nullptr);
+}
+
+TEST(Explore, MatchedSignalsAreVerified) {
+  EXPECT_EQ(explore(testing::signalWait(3, 3), {}).status, Status::Verified);
+}
+
+TEST(Explore, BudgetGivesInconclusive) {
+  std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", 3);
+  ASSERT_TRUE(p);
+  ExploreOptions o;
+  o.maxStates = 100;
+  report::Verdict v = explore(*p, o);
+  EXPECT_EQ(v.status, Status::Inconclusive);
+  EXPECT_EQ(v.reason, "explored 100 states (budget 100)");
+  EXPECT_EQ(stat(v, "states"), "100");
+}
+
+TEST(Explore, Deterministic) {
+  std::optional<model::Program> p = testing::lowerExample("right_permute_two_senders.dk", 3);
+  ASSERT_TRUE(p);
+  report::Verdict a = explore(*p, {}), b = explore(*p, {});
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    EXPECT_EQ(a.findings[i].message, b.findings[i].message);
+    EXPECT_EQ(a.findings[i].schedule, b.findings[i].schedule);
+    EXPECT_EQ(a.findings[i].wrongValue, b.findings[i].wrongValue);
+    ASSERT_EQ(a.findings[i].trace.steps.size(), b.findings[i].trace.steps.size());
+    for (size_t j = 0; j < a.findings[i].trace.steps.size(); ++j)
+      EXPECT_EQ(a.findings[i].trace.steps[j].text, b.findings[i].trace.steps[j].text);
+  }
+  EXPECT_EQ(a.stats.front(), b.stats.front()); // states
+}
+
+struct Expected {
+  const char *file;
+  int64_t devices;
+  const char *verdict; ///< "ok" or a finding kind name
+  uint32_t line;       ///< 0: any
+  int32_t invocations = 1;
+};
+
+class ExampleVerdicts : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(ExampleVerdicts, MatchTheAnnotation) {
+  const Expected &e = GetParam();
+  model::Options options;
+  options.invocations = e.invocations;
+  std::optional<model::Program> p = testing::lowerExample(e.file, e.devices, options);
+  ASSERT_TRUE(p);
+  report::Verdict v = explore(*p, {});
+  if (std::string(e.verdict) == "ok") {
+    EXPECT_EQ(v.status, Status::Verified)
+        << e.file << ": " << (v.findings.empty() ? v.reason : v.findings[0].message);
+    return;
+  }
+  bool found = false;
+  for (const report::Finding &f : v.findings)
+    found = found || (std::string(report::findingKindName(f.kind)) == e.verdict &&
+                      (e.line == 0 || f.primary.loc.line == e.line));
+  EXPECT_TRUE(found) << e.file << " N=" << e.devices << ": no " << e.verdict << " at " << e.line;
+  for (const report::Finding &f : v.findings) {
+    std::vector<report::Finding> again = replay(*p, f.schedule);
+    bool same = false;
+    for (const report::Finding &g : again)
+      same = same || (g.kind == f.kind && g.primary.loc == f.primary.loc);
+    EXPECT_TRUE(same) << e.file << ": " << f.message << " does not replay";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, ExampleVerdicts,
+    ::testing::Values(Expected{"right_permute.dk", 3, "ok", 0},
+                      Expected{"all_gather.dk", 3, "ok", 0}, Expected{"all_reduce.dk", 3, "ok", 0},
+                      Expected{"reduce_scatter_bidirectional.dk", 3, "ok", 0},
+                      Expected{"barrier_double.dk", 3, "ok", 0, 2},
+                      Expected{"ready_handshake.dk", 3, "ok", 0, 2},
+                      Expected{"all_gather_shared_sem.dk", 3, "race", 26},
+                      Expected{"zero_dst_race.dk", 2, "race", 15},
+                      Expected{"right_permute_two_senders.dk", 3, "race", 16},
+                      Expected{"right_permute_no_sender.dk", 3, "deadlock", 18},
+                      Expected{"wait_never_signalled.dk", 3, "deadlock", 18},
+                      Expected{"right_permute_no_wait.dk", 2, "exit-violation", 0},
+                      Expected{"reduce_scatter_no_cleanup.dk", 2, "exit-violation", 0},
+                      Expected{"barrier_one_round.dk", 3, "lifetime-violation", 0, 2}));
+
+} // namespace
+} // namespace dkv::executor
+
+namespace dkv::executor {
+namespace {
+
+// The reduction must not change what is found: the same verdict and the same kinds
+// of findings with and without it, on every example (small instances).
+TEST(Explore, ReductionKeepsEveryKindOfFinding) {
+  struct Case {
+    const char *file;
+    int64_t devices;
+    int32_t invocations;
+  };
+  const Case cases[] = {
+      {"right_permute.dk", 3, 1},
+      {"all_gather.dk", 3, 1},
+      {"all_gather_bidirectional.dk", 3, 1},
+      {"all_gather_shared_sem.dk", 3, 1},
+      {"all_reduce.dk", 3, 1},
+      {"all_reduce_no_capacity.dk", 2, 1},
+      {"barrier_double.dk", 3, 2},
+      {"barrier_one_round.dk", 3, 2},
+      {"dma_table.dk", 4, 1},
+      {"dma_table_race.dk", 4, 1},
+      {"ready_handshake.dk", 3, 2},
+      {"reduce_scatter_bidirectional.dk", 3, 1},
+      {"reduce_scatter_no_cleanup.dk", 3, 1},
+      {"right_permute_no_sender.dk", 3, 1},
+      {"right_permute_no_wait.dk", 3, 1},
+      {"right_permute_two_senders.dk", 3, 1},
+      {"wait_never_signalled.dk", 3, 1},
+      {"zero_dst_race.dk", 3, 1},
+  };
+  for (const Case &c : cases) {
+    model::Options options;
+    options.invocations = c.invocations;
+    std::optional<model::Program> p = testing::lowerExample(c.file, c.devices, options);
+    ASSERT_TRUE(p);
+    ExploreOptions on, off;
+    off.reduction = false;
+    report::Verdict a = explore(*p, on), b = explore(*p, off);
+    EXPECT_EQ(a.status, b.status) << c.file;
+    std::set<report::FindingKind> ka, kb;
+    for (const report::Finding &f : a.findings)
+      ka.insert(f.kind);
+    for (const report::Finding &f : b.findings)
+      kb.insert(f.kind);
+    EXPECT_EQ(ka, kb) << c.file;
+  }
+}
+
+} // namespace
+} // namespace dkv::executor

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The emitted Promela of one example instance compiles with stock spin and gcc:
+#   compile_example.sh DKV FILE DEVICES [OPTIONS...]
+# Runs `dkv dump-promela`, `spin -a` and `gcc -c -DSAFETY pan.c` in a temporary
+# directory (no search: that is what the spin example tests do).
+set -u
+dkv=$1 file=$2 devices=$3
+shift 3
+if ! command -v spin >/dev/null; then
+  echo "skipped: spin is not installed"
+  exit 0
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() {
+  echo "FAIL: $file ($devices devices): $1"
+  cat "$dir"/*.log 2>/dev/null
+  exit 1
+}
+"$dkv" dump-promela "$file" --devices "$devices" "$@" -o "$dir/model.pml" >"$dir/dump.log" 2>&1 ||
+  fail "dkv dump-promela failed"
+(cd "$dir" && spin -a model.pml >spin.log 2>&1) || fail "spin -a failed"
+(cd "$dir" && gcc -c -DSAFETY pan.c >gcc.log 2>&1) || fail "gcc -c pan.c failed"
+echo "ok: $file ($devices devices): spin -a and gcc -c pass"
