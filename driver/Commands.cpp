@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ostream>
 
@@ -36,7 +37,34 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("--memory", o.memoryMb, "spin: pan's memory limit in MB")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
+  cmd->add_flag("--no-confirm{false}", o.confirm,
+                "spin: do not replay counterexamples in the executor");
+  cmd->add_flag("--timing", o.timing,
+                "print the engine's time statistics (they differ from run to run)");
 }
+
+namespace {
+
+/// What a verdict is about: the kernel, the mesh and the options that change the
+/// model (a "verified" holds for exactly this instance).
+std::string describeInstance(const model::Program &program) {
+  std::vector<std::string> axes;
+  for (const model::MeshAxis &axis : program.mesh)
+    axes.push_back(fmt::format("{}={}", axis.name, axis.size));
+  std::string text = fmt::format("kernel {} on mesh {}", program.kernel, fmt::join(axes, ", "));
+  const model::Options &o = program.options;
+  if (o.invocations != 1)
+    text += fmt::format(", {} invocations", o.invocations);
+  if (o.dmaChunks != 1)
+    text += fmt::format(", {} DMA chunks", o.dmaChunks);
+  if (o.semUnit != 1)
+    text += fmt::format(", semaphore unit {} B", o.semUnit);
+  if (!o.entryBarrier)
+    text += ", no entry barrier";
+  return text;
+}
+
+} // namespace
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
@@ -82,6 +110,10 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
   report::Verdict verdict;
   if (check.engine == "spin") {
     verdict = checkWithSpinEngine(program, check);
+    // Every counterexample of spin replays in the executor, which confirms it and
+    // shows the wrong value a race produces.
+    if (check.confirm)
+      executor::confirmFindings(program, verdict.findings, "spin");
   } else {
     executor::ExploreOptions options;
     options.maxStates = check.maxStates;
@@ -95,7 +127,8 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
       verdict.findings.push_back(std::move(f));
     verdict.status = report::Verdict::Status::Findings;
   }
-  report::renderVerdict(out, verdict, loaded.source.get(), check.engine);
+  report::renderVerdict(out, verdict, loaded.source.get(),
+                        {check.engine, describeInstance(program), check.timing});
   switch (verdict.status) {
   case report::Verdict::Status::Verified:
     return support::kExitOk;

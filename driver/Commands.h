@@ -25,6 +25,7 @@ struct CheckOptions {
   int64_t memoryMb = 4096;        ///< pan's memory limit
   bool confirm = true;            ///< replay counterexamples in the executor
   std::string keepDir;            ///< spin: keep the work directory here
+  bool timing = false;            ///< print time statistics (not byte-identical)
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);

@@ -47,6 +47,13 @@ int runCommand(const model::Program &program, const support::SourceFile &source,
 std::vector<report::Finding> replay(const model::Program &program,
                                     const report::Schedule &schedule);
 
+/// Confirms other engines' findings (spin's): replays each finding's schedule in the
+/// executor and sets `confirmed` when the replay reaches a finding of the same kind at
+/// the same primary location, `replayTried` always; the first race also gets a
+/// functional confirmation (`wrongValue`, see findWrongValue) named after `engine`.
+void confirmFindings(const model::Program &program, std::vector<report::Finding> &findings,
+                     const std::string &engine);
+
 /// The value of element `element` of input buffer `buffer` on device `device` for a
 /// run with input seed `seed`: a small integer in [1, 9], so sums are exact in every
 /// dtype dkv models.

@@ -68,10 +68,11 @@ struct Finding {
   std::string message; ///< one line, lowercase start, no period
   Span primary;
   std::vector<Span> secondary;
-  Trace trace;            ///< may be empty for static findings
-  Schedule schedule;      ///< the steps that reach the finding (empty if static)
-  std::string engine;     ///< "explore", "run", "spin", "z3", "precheck"
-  bool confirmed = false; ///< replayed in the executor
+  Trace trace;              ///< may be empty for static findings
+  Schedule schedule;        ///< the steps that reach the finding (empty if static)
+  std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
+  bool confirmed = false;   ///< replayed in the executor, which saw the same finding
+  bool replayTried = false; ///< another engine's finding was replayed (confirmed or not)
   /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in
   /// another"; empty when not shown.
   std::string wrongValue;

@@ -6,14 +6,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 
 namespace dkv::report {
 
 namespace {
 
-// Width of one device column of a timeline; longer step texts are cut with "~".
-constexpr size_t kColumnWidth = 34;
+// Widest device column of a timeline; longer step texts are cut with "~".
+constexpr size_t kColumnWidth = 44;
 
 std::string fit(const std::string &text, size_t width) {
   if (text.size() <= width)
@@ -21,10 +22,14 @@ std::string fit(const std::string &text, size_t width) {
   return text.substr(0, width - 1) + "~";
 }
 
-std::string statsLine(const Verdict &verdict) {
+std::string statsLine(const Verdict &verdict, bool timing) {
   std::string line;
-  for (const auto &[key, value] : verdict.stats)
+  for (const auto &[key, value] : verdict.stats) {
+    bool isTime = key == "time" || key.ends_with(" time");
+    if (isTime && !timing)
+      continue; // times differ between runs; the default output is byte-identical
     line += fmt::format("{}{} {}", line.empty() ? "" : ", ", key, value);
+  }
   return line;
 }
 
@@ -39,47 +44,64 @@ void renderTrace(std::ostream &out, const Trace &trace) {
   // A wide mesh would make an unreadable table: fall back to one line per step.
   bool table = columns <= 4;
   size_t numberWidth = std::to_string(trace.steps.size()).size() + 1;
+
+  // The text of each step, and the notes after the table: the context (invocation,
+  // grid point, loop variables) only where it changes for that device, and the
+  // semaphore values the step changed.
+  std::vector<std::string> texts, notes;
+  std::map<int32_t, std::string> lastContext;
+  size_t width = 8;
+  for (const TraceStep &step : trace.steps) {
+    bool dma = step.actor.kind == Actor::Kind::Dma;
+    std::string who = fmt::format("dma {}", step.actor.id);
+    std::string text =
+        dma && step.text.rfind(who + " ", 0) != 0 ? who + ": " + step.text : step.text;
+    if (step.loc.valid())
+      text += fmt::format(" @{}", step.loc.line);
+    std::string note;
+    // A DMA's context is that of its start; only a device's own steps advance it.
+    std::string &last = lastContext[step.actor.device];
+    if (!dma && !step.context.empty() && step.context != last) {
+      note = step.context;
+      last = step.context;
+    }
+    for (const auto &[name, value] : step.semValues)
+      note += fmt::format("{}{} = {}", note.empty() ? "" : "; ", name, value);
+    width = std::max(width, text.size());
+    texts.push_back(std::move(text));
+    notes.push_back(std::move(note));
+  }
+  width = std::min(width, kColumnWidth);
+
   if (table) {
     std::string header = std::string(numberWidth + 2, ' ');
     for (int32_t d = 0; d < columns; ++d)
-      header += fit(fmt::format("device {}", d), kColumnWidth) + (d + 1 < columns ? " | " : "");
+      header += fit(fmt::format("device {}", d), width) + (d + 1 < columns ? " | " : "");
     while (!header.empty() && header.back() == ' ')
       header.pop_back();
     out << header << "\n";
   }
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     const TraceStep &step = trace.steps[i];
-    std::string who = step.actor.kind == Actor::Kind::Dma ? fmt::format("dma {}: ", step.actor.id)
-                                                          : std::string();
-    std::string text = who + step.text;
-    if (step.loc.valid())
-      text += fmt::format(" @{}", step.loc.line);
-    std::string number = fmt::format("{:>{}}.", i + 1, numberWidth);
-    std::string line = number + "  ";
+    std::string line = fmt::format("{:>{}}.", i + 1, numberWidth) + "  ";
     if (table) {
       for (int32_t d = 0; d < columns; ++d) {
-        std::string cell = d == step.actor.device ? text : std::string();
-        if (d == step.actor.device && d + 1 == columns) {
-          line += cell; // the last column is not cut
-          break;
-        }
-        line += fit(cell, kColumnWidth) + (d + 1 < columns ? " | " : "");
+        bool mine = d == step.actor.device;
+        // The acting device's cell is cut only when another cell follows it.
+        bool last = d + 1 == columns;
+        if (mine && last && notes[i].empty())
+          line += texts[i];
+        else
+          line += fit(mine ? texts[i] : std::string(), width) + (last ? "" : " | ");
       }
     } else {
-      line += fmt::format("device {}: {}", step.actor.device, text);
+      line += fmt::format("device {}: {}", step.actor.device, texts[i]);
     }
+    if (!notes[i].empty())
+      line += "   [" + notes[i] + "]";
     while (!line.empty() && line.back() == ' ')
       line.pop_back();
-    out << line;
-    if (!step.context.empty() || !step.semValues.empty()) {
-      std::string extra;
-      if (!step.context.empty())
-        extra += step.context;
-      for (const auto &[name, value] : step.semValues)
-        extra += fmt::format("{}{} = {}", extra.empty() ? "" : "; ", name, value);
-      out << "   [" << extra << "]";
-    }
-    out << "\n";
+    out << line << "\n";
   }
 }
 
@@ -98,19 +120,24 @@ void renderFinding(std::ostream &out, const Finding &finding, const support::Sou
   if (!finding.trace.steps.empty()) {
     out << fmt::format("  trace ({} step{}, engine {}{}):\n", finding.trace.steps.size(),
                        finding.trace.steps.size() == 1 ? "" : "s", finding.engine,
-                       finding.confirmed ? ", replayed in the executor" : "");
+                       finding.confirmed     ? ", replayed in the executor"
+                       : finding.replayTried ? ", NOT reproduced by the executor: the engines "
+                                               "disagree, please report this"
+                                             : "");
     renderTrace(out, finding.trace);
   }
 }
 
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceFile *source,
-                   const std::string &engine) {
-  std::string stats = statsLine(verdict);
+                   const VerdictHeading &heading) {
+  const std::string &engine = heading.engine;
+  std::string stats = statsLine(verdict, heading.timing);
   std::string suffix = stats.empty() ? fmt::format(" (engine {})", engine)
                                      : fmt::format(" (engine {}: {})", engine, stats);
   switch (verdict.status) {
   case Verdict::Status::Verified:
-    out << "verified: no data race, deadlock, exit or lifetime violation" << suffix << "\n";
+    out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")
+        << "no data race, deadlock, exit or lifetime violation" << suffix << "\n";
     return;
   case Verdict::Status::Inconclusive:
     out << "inconclusive: " << verdict.reason << suffix << "\n";

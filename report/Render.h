@@ -18,7 +18,7 @@ namespace dkv::report {
 ///     <source line>
 ///     ^
 ///   wrong value: ...                 (when shown)
-///   trace (N steps, engine E[, confirmed by the executor]):
+///   trace (N steps, engine E[, replayed in the executor | NOT reproduced ...]):
 ///   <timeline, one column per device>
 ///
 /// `source` may be null (then locations print as line:col only, without snippets).
@@ -27,12 +27,22 @@ void renderFinding(std::ostream &out, const Finding &finding, const support::Sou
 /// Renders a trace as a timeline: a step number, then one column per device; a
 /// device's steps and the steps of DMAs drawn on that device's column (a DMA is
 /// drawn in the column of the device whose memory it changes), each with the source
-/// line, then the semaphore values that changed.
+/// line, then (after the table) the context where it changes for that device and
+/// the semaphore values that changed.
 void renderTrace(std::ostream &out, const Trace &trace);
 
+/// What the first line of a verdict says besides the result.
+struct VerdictHeading {
+  std::string engine;   ///< "explore", "spin", ...
+  std::string instance; ///< e.g. "kernel k on mesh x=2" (what "verified" is about)
+  bool timing = false;  ///< include the time statistics (they differ between runs)
+};
+
 /// Renders a verdict: its first line starts with "verified", "inconclusive" or
-/// "N finding(s)", names the engine and gives its statistics; findings follow.
+/// "N finding(s)", names the instance (when verified) and the engine and gives its
+/// statistics; findings follow. Without `timing` the output is byte-identical for
+/// the same verdict.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceFile *source,
-                   const std::string &engine);
+                   const VerdictHeading &heading);
 
 } // namespace dkv::report
