@@ -308,6 +308,9 @@ private:
                      o_.modelFileName));
     line(" */");
     line("");
+    line("/* The instance as dkv built it. These record the options: the processes, DMAs and");
+    line(" * semaphore scales below were generated for them, so changing a value here does");
+    line(" * not change the model; regenerate with dkv dump-promela and the option instead. */");
     line(fmt::format("#define NDEV {}            /* devices (--devices) */", p_.deviceCount()));
     line(fmt::format("#define NDMA {}            /* DMAs (one per start()) */", p_.dmas.size()));
     line(fmt::format("#define INVOCATIONS {}     /* --invocations */", o.invocations));
@@ -317,11 +320,13 @@ private:
                      o.semUnit));
     line(fmt::format("#define ENTRY_BARRIER {}   /* 0 with --no-entry-barrier or collective_id */",
                      (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
+    line("");
     line(fmt::format("#define MAX_DEPTH {}     /* longest run in steps, with margin: pan -m */",
                      depthBound_));
     line("");
-    line("/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns");
-    line(" * races off to look for the other kinds (deadlocks: ./pan -E). */");
+    line("/* What you may change without regenerating: one switch per kind of assert, on by");
+    line(" * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds");
+    line(" * (deadlocks: ./pan -E). */");
     for (const char *gate : {kCheckRaces, kCheckExit, kCheckLifetime}) {
       line(fmt::format("#ifndef {}", gate));
       line(fmt::format("#define {} 1", gate));

@@ -12,16 +12,21 @@
  * Replay: spin -t -p all_gather_shared_sem.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA)
  */
 
+/* The instance as dkv built it. These record the options: the processes, DMAs and
+ * semaphore scales below were generated for them, so changing a value here does
+ * not change the model; regenerate with dkv dump-promela and the option instead. */
 #define NDEV 3            /* devices (--devices) */
 #define NDMA 9            /* DMAs (one per start()) */
 #define INVOCATIONS 1     /* --invocations */
 #define DMA_CHUNKS 1      /* --dma-chunks: steps per DMA side */
 #define SEM_UNIT 1        /* --sem-unit: bytes per DMA semaphore unit */
 #define ENTRY_BARRIER 1   /* 0 with --no-entry-barrier or collective_id */
+
 #define MAX_DEPTH 210     /* longest run in steps, with margin: pan -m */
 
-/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns
- * races off to look for the other kinds (deadlocks: ./pan -E). */
+/* What you may change without regenerating: one switch per kind of assert, on by
+ * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds
+ * (deadlocks: ./pan -E). */
 #ifndef CHECK_RACES
 #define CHECK_RACES 1
 #endif
