@@ -468,6 +468,19 @@ int runCommandImpl(const Program &program, const support::SourceFile &source,
       report::renderFinding(out, f, &source);
     return support::kExitFindings;
   }
+  // The inputs as the run saw them, so a reader can check the outputs by hand.
+  out << "inputs:\n";
+  for (DeviceId d = 0; d < program.deviceCount(); ++d)
+    for (size_t b = 0; b < program.buffers.size(); ++b) {
+      const Buffer &buffer = program.buffers[b];
+      if (buffer.role != BufferRole::Input && buffer.role != BufferRole::InOut)
+        continue;
+      std::vector<double> values(static_cast<size_t>(buffer.elementCount()));
+      for (size_t e = 0; e < values.size(); ++e)
+        values[e] = inputValue(options.inputSeed, d, static_cast<BufferId>(b),
+                               static_cast<int64_t>(e));
+      out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(values));
+    }
   out << "outputs:\n";
   for (DeviceId d = 0; d < program.deviceCount(); ++d)
     for (size_t b = 0; b < program.buffers.size(); ++b) {

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Random small dkv kernel generator for differential testing of the engines.
+
+    gen_kernel.py SEED [-o FILE] [--devices N]
+
+Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
+unless --devices is given). The kernel uses a few small scratch buffers, regular and
+DMA semaphores (scalars and arrays), optionally a collective_id with barrier
+signals/waits, and 1-6 top-level statements drawn from: local copies and remote
+copies with start / wait / wait_send / wait_recv (sometimes omitted, duplicated or
+split between devices), signal/wait on regular semaphores to neighbours (sometimes
+mismatched), stores and += on slices (sometimes overlapping DMA regions), `if` on
+axis_index, small `for` loops and `run_scoped` blocks. Many kernels are buggy on
+purpose. The first line says the seed and N, so the file is self-describing.
+Python 3 standard library only.
+"""
+import argparse
+import random
+import sys
+
+
+class Gen:
+    def __init__(self, seed, devices=None):
+        self.R = random.Random(seed)
+        self.seed = seed
+        self.N = devices if devices else self.R.choice([2, 3])
+        self.coll = self.R.random() < 0.35
+        self.counter = 0
+        self.has_c = self.R.random() < 0.4
+        self.grid = self.R.random() < 0.1
+
+    # ---------------------------------------------------------------- helpers
+    def fresh(self, prefix):
+        self.counter += 1
+        return "%s%d" % (prefix, self.counter)
+
+    def chance(self, p):
+        return self.R.random() < p
+
+    def pick(self, xs):
+        return self.R.choice(xs)
+
+    def device(self):
+        R = self.R
+        r = R.random()
+        if r < 0.45:
+            return "right"
+        if r < 0.75:
+            return "left"
+        if r < 0.85:
+            return str(R.randrange(self.N))
+        if r < 0.92:
+            return "me"
+        return "N - 1"
+
+    # refs grouped by shape; each entry: (text, writable)
+    def refs(self, shape, ctx):
+        loop = ctx.get("loop")
+        scoped = ctx.get("scoped", [])
+        if shape == 4:
+            rs = [("outp", True), ("a", True), ("b[0]", True), ("b[1]", True), ("inp", False)]
+            if self.has_c:
+                rs.append(("c", True))
+            if loop:
+                rs.append(("b[%s]" % loop, True))
+            for t in scoped:
+                rs.append((t, True))
+        else:  # shape 2
+            rs = [("a[0:2]", True), ("a[2:4]", True), ("a[1:3]", True),
+                  ("b[0, 0:2]", True), ("b[1, 2:4]", True), ("b[0, 1:3]", True),
+                  ("outp[0:2]", True), ("outp[2:4]", True),
+                  ("inp[0:2]", False), ("inp[1:3]", False)]
+            if loop:
+                rs.append(("a[2 * %s:2 * %s + 2]" % (loop, loop), True))
+                rs.append(("b[%s, 0:2]" % loop, True))
+            for t in scoped:
+                rs.append(("%s[0:2]" % t, True))
+        return rs
+
+    def src_ref(self, shape, ctx):
+        return self.pick(self.refs(shape, ctx))[0]
+
+    def dst_ref(self, shape, ctx):
+        return self.pick([r for r, w in self.refs(shape, ctx) if w])
+
+    def dma_sem(self, ctx, role):
+        loop = ctx.get("loop")
+        scoped_sems = ctx.get("scoped_sems", [])
+        opts = {"send": ["sd", "sd", "da[0]", "rd"],
+                "recv": ["rd", "rd", "da[1]", "sd"],
+                "local": ["ld", "ld", "da[0]", "rd"]}[role]
+        opts = list(opts)
+        if loop:
+            opts.append("da[%s]" % loop)
+        opts.extend(scoped_sems)
+        return self.pick(opts)
+
+    def reg_sem(self, ctx):
+        loop = ctx.get("loop")
+        opts = ["s", "s", "s", "t[0]", "t[1]"]
+        if loop:
+            opts.append("t[%s]" % loop)
+        return self.pick(opts)
+
+    def cond(self):
+        N = self.N
+        return self.pick(["me == 0", "me == 1", "me != 0", "me < N - 1",
+                          "me == N - 1", "me > 0", "me % 2 == 0"])
+
+    # ---------------------------------------------------------- statements
+    # Each generator returns (now, later): two lists of lines (no indentation);
+    # `later` (descriptor waits) is placed after some more statements of the same block.
+
+    def st_remote(self, ctx):
+        shape = self.pick([4, 4, 2])
+        src = self.src_ref(shape, ctx)
+        dst = self.dst_ref(shape, ctx)
+        if self.chance(0.5):
+            dst = src if src != "inp" and not src.startswith("inp[") else dst
+        snd, rcv = self.dma_sem(ctx, "send"), self.dma_sem(ctx, "recv")
+        dev = self.device()
+        d = self.fresh("r")
+        decl = "let %s = remote_copy(%s, %s, %s, %s, device = %s)" % (d, src, dst, snd, rcv, dev)
+        r = self.R.random()
+        if r < 0.4:
+            now, later = [decl, d + ".start()"], [d + ".wait()"]
+        elif r < 0.55:
+            now, later = [decl, d + ".start()"], [d + ".wait_send()", d + ".wait_recv()"]
+        elif r < 0.63:
+            now, later = [decl, d + ".start()"], [d + ".wait_recv()", d + ".wait_send()"]
+        elif r < 0.7:
+            now, later = [decl, d + ".start()"], [d + ".wait_send()"]
+        elif r < 0.75:
+            now, later = [decl, d + ".start()"], []
+        elif r < 0.8:
+            now, later = [decl, d + ".start()"], [d + ".wait()", d + ".wait_recv()"]
+        else:
+            # table style: sender under a condition, receiver waits for it
+            sc = self.cond()
+            rc = self.pick(["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"]) if self.chance(0.5) else None
+            now = [decl, "if %s {" % sc, "  %s.start()" % d, "  %s.wait_send()" % d, "}"]
+            if rc is None:
+                now += ["%s.wait_recv()" % d]
+            else:
+                now += ["if %s {" % rc, "  %s.wait_recv()" % d, "}"]
+            later = []
+        return now, later
+
+    def st_local(self, ctx):
+        shape = self.pick([4, 2])
+        src = self.src_ref(shape, ctx)
+        dst = self.dst_ref(shape, ctx)
+        sem = self.dma_sem(ctx, "local")
+        d = self.fresh("l")
+        decl = "let %s = copy(%s, %s, %s)" % (d, src, dst, sem)
+        r = self.R.random()
+        if r < 0.7:
+            return [decl, d + ".start()"], [d + ".wait()"]
+        if r < 0.8:
+            return [decl, d + ".start()"], []
+        if r < 0.87:
+            return [decl, d + ".start()"], [d + ".wait()", d + ".wait()"]
+        return [decl, d + ".start()", d + ".start()"], [d + ".wait()", d + ".wait()"]
+
+    def st_signal(self, ctx):
+        sem = self.reg_sem(ctx)
+        amt = self.pick([1, 1, 1, 2])
+        dev = self.device()
+        r = self.R.random()
+        if r < 0.6:
+            w = amt
+        elif r < 0.8:
+            w = amt + self.pick([-1, 1]) if amt > 1 else 2
+        else:
+            w = None
+        sig = "signal(%s, %d, device = %s)" % (sem, amt, dev) if self.chance(0.85) else "signal(%s, %d)" % (sem, amt)
+        now = [sig]
+        later = [] if w is None else ["wait(%s, %d)" % (sem, w)]
+        if self.chance(0.15) and later:
+            # the wait first (a handshake in the wrong order)
+            return later + now, []
+        return now, later
+
+    def st_barrier(self, ctx):
+        if not self.coll:
+            return self.st_signal(ctx)
+        r = self.R.random()
+        if r < 0.6:
+            return (["signal(barrier, 1, device = left)", "signal(barrier, 1, device = right)",
+                     "wait(barrier, 2)"], [])
+        if r < 0.8:
+            return (["signal(barrier, 1, device = left)", "wait(barrier, 1)"], [])
+        return (["signal(barrier, 1, device = %s)" % self.device(),
+                 "wait(barrier, %d)" % self.pick([1, 1, 2])], [])
+
+    def value(self, shape, ctx):
+        r = self.R.random()
+        if r < 0.2:
+            return self.pick(["0", "1.0", "2.5"])
+        x = self.src_ref(shape, ctx)
+        if r < 0.6:
+            return x
+        y = self.src_ref(shape, ctx)
+        return self.pick(["%s + %s" % (x, y), "%s * 2.0" % x, "max(%s, %s)" % (x, y), "-%s" % x])
+
+    def st_store(self, ctx):
+        shape = self.pick([4, 2, 2])
+        dst = self.dst_ref(shape, ctx)
+        op = "+=" if self.chance(0.35) else "="
+        if dst in ("a", "outp", "c") and self.chance(0.2):
+            return ["%s[...] %s %s" % (dst, op, self.value(shape, ctx))], []
+        return ["%s %s %s" % (dst, op, self.value(shape, ctx))], []
+
+    def st_read(self, ctx):
+        v = self.fresh("v")
+        sem = self.reg_sem(ctx)
+        return ["let %s = read(%s)" % (v, sem), "%s = %s" % (self.dst_ref(2, ctx), v)], []
+
+    def st_if(self, ctx, depth):
+        c = self.cond()
+        body = self.block(ctx, depth + 1, self.R.randint(1, 2))
+        lines = ["if %s {" % c] + ["  " + l for l in body]
+        if self.chance(0.5):
+            other = self.block(ctx, depth + 1, self.R.randint(1, 2))
+            lines += ["} else {"] + ["  " + l for l in other]
+        lines.append("}")
+        return lines, []
+
+    def st_for(self, ctx, depth):
+        if ctx.get("loop"):
+            return self.st_store(ctx)
+        i = self.fresh("i")
+        c2 = dict(ctx)
+        c2["loop"] = i
+        body = self.block(c2, depth + 1, self.R.randint(1, 2))
+        return ["for %s in 0 .. 2 {" % i] + ["  " + l for l in body] + ["}"], []
+
+    def st_scoped(self, ctx, depth):
+        tb, ts = self.fresh("tmp"), self.fresh("ts")
+        c2 = dict(ctx)
+        c2["scoped"] = ctx.get("scoped", []) + [tb]
+        c2["scoped_sems"] = ctx.get("scoped_sems", []) + [ts]
+        # usually starts with a copy into/out of the scoped buffer
+        lines = []
+        d = self.fresh("l")
+        if self.chance(0.6):
+            src = self.src_ref(4, ctx)
+            lines += ["let %s = copy(%s, %s, %s)" % (d, src, tb, ts), d + ".start()"]
+            if self.chance(0.8):
+                lines.append(d + ".wait()")
+        body = self.block(c2, depth + 1, self.R.randint(1, 2))
+        lines += body
+        if self.chance(0.5):
+            d2 = self.fresh("l")
+            dst = self.dst_ref(4, ctx)
+            lines += ["let %s = copy(%s, %s, %s)" % (d2, tb, dst, ts), d2 + ".start()"]
+            if self.chance(0.85):
+                lines.append(d2 + ".wait()")
+        return (["run_scoped(%s: vmem f32[4], %s: dma_sem) {" % (tb, ts)]
+                + ["  " + l for l in lines] + ["}"], [])
+
+    def statement(self, ctx, depth):
+        kinds = [("remote", 30), ("local", 12), ("signal", 12), ("store", 18),
+                 ("barrier", 6 if self.coll else 0), ("read", 2)]
+        if depth < 2:
+            kinds += [("if", 8), ("for", 6), ("scoped", 5)]
+        tot = sum(w for _, w in kinds)
+        x = self.R.uniform(0, tot)
+        for k, w in kinds:
+            x -= w
+            if x <= 0:
+                break
+        if k in ("if", "for", "scoped"):
+            return getattr(self, "st_" + k)(ctx, depth)
+        return getattr(self, "st_" + k)(ctx)
+
+    def block(self, ctx, depth, n):
+        out = []
+        pending = []  # [(countdown, lines)]
+        for _ in range(n):
+            now, later = self.statement(ctx, depth)
+            out += now
+            for p in pending:
+                p[0] -= 1
+            for p in [p for p in pending if p[0] < 0]:
+                out += p[1]
+            pending = [p for p in pending if p[0] >= 0]
+            if later:
+                delay = 0 if self.chance(0.6) else self.R.randint(1, 2)
+                if delay == 0:
+                    out += later
+                else:
+                    pending.append([delay - 1, later])
+        for p in pending:
+            out += p[1]
+        return out
+
+    def kernel(self):
+        N = self.N
+        head = ["// fuzz seed %d, devices %d" % (self.seed, N),
+                "param N = %d" % N, "mesh x = N", ""]
+        attrs = ""
+        if self.grid:
+            attrs += " grid(2)"
+        if self.coll:
+            attrs += " collective_id(0)"
+        body = ["scratch a: vmem f32[4], b: vmem f32[2, 4]" + (", c: vmem f32[4]" if self.has_c else ""),
+                "scratch s: sem, t: sem[2]",
+                "scratch sd: dma_sem, rd: dma_sem, ld: dma_sem, da: dma_sem[2]",
+                "let me = axis_index(x)",
+                "let right = (me + 1) % N",
+                "let left = (me + N - 1) % N"]
+        if self.coll and self.chance(0.6):
+            body += self.st_barrier({})[0]
+        n = self.R.randint(1, 6)
+        body += self.block({}, 0, n)
+        return "\n".join(head + ["kernel fuzz(in inp: hbm f32[4], out outp: hbm f32[4])%s {" % attrs]
+                         + ["  " + l for l in body] + ["}", ""])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("seed", type=int)
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--devices", type=int, choices=[2, 3])
+    a = ap.parse_args()
+    text = Gen(a.seed, a.devices).kernel()
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
