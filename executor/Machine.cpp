@@ -287,18 +287,6 @@ std::string Machine::dmaName(DmaId k) const {
   return fmt::format("dma {} (device {} -> {})", k, dma.issuer, dma.target);
 }
 
-std::string Machine::describeStep(const ScheduleStep &step) const {
-  switch (step.kind) {
-  case ScheduleStep::Kind::Device:
-    return fmt::format("device {}", step.id);
-  case ScheduleStep::Kind::Send:
-    return fmt::format("send {}", step.id);
-  case ScheduleStep::Kind::Land:
-    return fmt::format("land {}", step.id);
-  }
-  return "?";
-}
-
 Violation Machine::raceViolation(DeviceId d, int32_t pc, const Conflict &conflict) const {
   const Event &e = program_.processes[d].events[pc];
   const Dma &other = dmas_[conflict.other.dma];

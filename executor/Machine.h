@@ -122,8 +122,6 @@ public:
   /// Static bound on the value of semaphore s on device d (sum of all increments).
   int64_t semBound(model::DeviceId d, model::SemId s) const { return semBound_[d * semCount_ + s]; }
 
-  /// Short description of a step for messages: "device 1", "dma 3 send", ...
-  std::string describeStep(const report::ScheduleStep &step) const;
   /// "dma 3 (device 0 -> 1)".
   std::string dmaName(model::DmaId k) const;
 

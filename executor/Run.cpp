@@ -231,18 +231,6 @@ std::optional<ParsedSchedule> parseScheduleLines(const std::string &text, size_t
   return out;
 }
 
-std::string stepText(const ScheduleStep &step) {
-  switch (step.kind) {
-  case ScheduleStep::Kind::Device:
-    return fmt::format("device {}", step.id);
-  case ScheduleStep::Kind::Send:
-    return fmt::format("send {}", step.id);
-  case ScheduleStep::Kind::Land:
-    return fmt::format("land {}", step.id);
-  }
-  return "?";
-}
-
 /// Why `step` cannot run in the simulator's current state, for error messages.
 std::string whyDisabled(const Machine &machine, const ControlState &s, const ScheduleStep &step) {
   const Program &program = machine.program();
@@ -338,7 +326,7 @@ std::string formatSchedule(const report::Schedule &schedule, std::optional<uint6
   if (inputSeed)
     out += fmt::format("inputs {}\n", *inputSeed);
   for (const ScheduleStep &step : schedule)
-    out += stepText(step) + "\n";
+    out += report::scheduleStepText(step) + "\n";
   return out;
 }
 
@@ -425,8 +413,8 @@ int runCommandImpl(const Program &program, const support::SourceFile &source,
   if (diverged) {
     const ScheduleStep &step = options.schedule[*diverged];
     err << fmt::format("{}:{}: error: step '{}' is not enabled after {} steps: {}\n",
-                       config.scheduleFile, lines[*diverged], stepText(step), *diverged,
-                       whyDisabled(machine, sim.state(), step));
+                       config.scheduleFile, lines[*diverged], report::scheduleStepText(step),
+                       *diverged, whyDisabled(machine, sim.state(), step));
     return support::kExitInputError;
   }
   if (!config.writeSchedule.empty()) {
@@ -477,8 +465,8 @@ int runCommandImpl(const Program &program, const support::SourceFile &source,
         continue;
       std::vector<double> values(static_cast<size_t>(buffer.elementCount()));
       for (size_t e = 0; e < values.size(); ++e)
-        values[e] = inputValue(options.inputSeed, d, static_cast<BufferId>(b),
-                               static_cast<int64_t>(e));
+        values[e] =
+            inputValue(options.inputSeed, d, static_cast<BufferId>(b), static_cast<int64_t>(e));
       out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(values));
     }
   out << "outputs:\n";

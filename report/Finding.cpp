@@ -1,5 +1,7 @@
-// Names of finding kinds.
+// Names of finding kinds and schedule steps.
 #include "report/Finding.h"
+
+#include <fmt/format.h>
 
 namespace dkv::report {
 
@@ -15,6 +17,18 @@ const char *findingKindName(FindingKind kind) {
     return "lifetime-violation";
   }
   return "unknown";
+}
+
+std::string scheduleStepText(const ScheduleStep &step) {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device:
+    return fmt::format("device {}", step.id);
+  case ScheduleStep::Kind::Send:
+    return fmt::format("send {}", step.id);
+  case ScheduleStep::Kind::Land:
+    return fmt::format("land {}", step.id);
+  }
+  return "?";
 }
 
 } // namespace dkv::report

@@ -62,6 +62,8 @@ struct ScheduleStep {
   friend bool operator==(const ScheduleStep &, const ScheduleStep &) = default;
 };
 using Schedule = std::vector<ScheduleStep>;
+/// A step as the schedule file writes it: "device 1", "send 3", "land 3".
+std::string scheduleStepText(const ScheduleStep &step);
 
 struct Finding {
   FindingKind kind = FindingKind::Race;

@@ -161,17 +161,19 @@ TEST(Run, SameSeedSameRun) {
     EXPECT_EQ(a.findings[i].message, b.findings[i].message);
 }
 
+/// The id of the buffer called `name`, or -1.
+model::BufferId bufferNamed(const model::Program &p, const std::string &name) {
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].name == name)
+      return static_cast<model::BufferId>(b);
+  return -1;
+}
+
 TEST(Run, AllReduceSumsForEveryMeshSize) {
   for (int64_t n = 2; n <= 8; ++n) {
     std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", n);
     ASSERT_TRUE(p);
-    model::BufferId input = -1, output = -1;
-    for (size_t b = 0; b < p->buffers.size(); ++b) {
-      if (p->buffers[b].name == "input")
-        input = static_cast<model::BufferId>(b);
-      if (p->buffers[b].name == "output")
-        output = static_cast<model::BufferId>(b);
-    }
+    model::BufferId input = bufferNamed(*p, "input"), output = bufferNamed(*p, "output");
     ASSERT_GE(input, 0);
     ASSERT_GE(output, 0);
     for (uint64_t seed : {0u, 1u, 2u}) {
@@ -196,13 +198,7 @@ TEST(Run, ReduceScatterSumsForEveryMeshSize) {
   for (int64_t n = 2; n <= 8; ++n) {
     std::optional<model::Program> p = testing::lowerExample("reduce_scatter_bidirectional.dk", n);
     ASSERT_TRUE(p);
-    model::BufferId input = -1, output = -1;
-    for (size_t b = 0; b < p->buffers.size(); ++b) {
-      if (p->buffers[b].name == "input")
-        input = static_cast<model::BufferId>(b);
-      if (p->buffers[b].name == "output")
-        output = static_cast<model::BufferId>(b);
-    }
+    model::BufferId input = bufferNamed(*p, "input"), output = bufferNamed(*p, "output");
     ASSERT_GE(input, 0);
     ASSERT_GE(output, 0);
     for (Policy policy : {Policy::Random, Policy::RoundRobin, Policy::Priority}) {
