@@ -119,14 +119,9 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
     options.maxStates = check.maxStates;
     verdict = executor::explore(program, options);
   }
-  // The static pre-check's findings are sure; they join the engine's, which carry
-  // the witness schedules.
-  std::vector<report::Finding> pre = model::precheck(program);
-  if (!pre.empty()) {
-    for (report::Finding &f : pre)
-      verdict.findings.push_back(std::move(f));
-    verdict.status = report::Verdict::Status::Findings;
-  }
+  // The static pre-check's findings hold without a search; they join the engine's,
+  // which carry the witness schedules.
+  report::mergePrecheck(verdict, model::precheck(program));
   report::renderVerdict(out, verdict, loaded.source.get(),
                         {check.engine, describeInstance(program), check.timing});
   switch (verdict.status) {

@@ -367,11 +367,12 @@ report::Verdict exploreImpl(const Program &program, const ExploreOptions &option
         f.wrongValue = *w;
       break;
     }
+  if (budgetReached)
+    verdict.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   if (!verdict.findings.empty())
     verdict.status = report::Verdict::Status::Findings;
   else if (budgetReached) {
     verdict.status = report::Verdict::Status::Inconclusive;
-    verdict.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   } else {
     verdict.status = report::Verdict::Status::Verified;
   }

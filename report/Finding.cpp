@@ -31,4 +31,26 @@ std::string scheduleStepText(const ScheduleStep &step) {
   return "?";
 }
 
+void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
+  const size_t engineCount = verdict.findings.size();
+  for (Finding &f : pre) {
+    Finding *host = nullptr;
+    for (size_t i = 0; i < engineCount; ++i) {
+      Finding &g = verdict.findings[i];
+      if (g.kind != f.kind)
+        continue;
+      if (!host || g.primary.loc == f.primary.loc)
+        host = &g;
+      if (g.primary.loc == f.primary.loc)
+        break;
+    }
+    if (host) {
+      host->secondary.push_back({f.primary.loc, "static pre-check: " + f.message});
+      continue;
+    }
+    verdict.findings.push_back(std::move(f));
+    verdict.status = Verdict::Status::Findings;
+  }
+}
+
 } // namespace dkv::report

@@ -85,9 +85,19 @@ struct Verdict {
   enum class Status { Verified, Findings, Inconclusive };
   Status status = Status::Verified;
   std::vector<Finding> findings;
-  std::string reason; ///< why inconclusive (with the numbers)
+  /// Why inconclusive (with the numbers); with findings, why the search for more
+  /// stopped early (empty when it was complete).
+  std::string reason;
   /// Engine statistics in a stable order: "states" -> "1234", "time" -> "0.3 s".
   std::vector<std::pair<std::string, std::string>> stats;
 };
+
+/// Joins the static pre-check's findings (`pre`, no witness) to an engine's verdict.
+/// A pre-check finding of a kind the engine also found is one bug reported twice: it
+/// becomes a note (its explanation, at its location) on the engine's finding of that
+/// kind with the same primary location, or else on the first of that kind. The others
+/// are added as they are and make the verdict `Findings`, also when the engine was
+/// inconclusive (the pre-check's findings hold without a search).
+void mergePrecheck(Verdict &verdict, std::vector<Finding> pre);
 
 } // namespace dkv::report

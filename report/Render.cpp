@@ -146,6 +146,9 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     out << fmt::format("{} finding{}", verdict.findings.size(),
                        verdict.findings.size() == 1 ? "" : "s")
         << suffix << "\n";
+    // Findings from an incomplete search: there may be more, of other kinds too.
+    if (!verdict.reason.empty())
+      out << "incomplete search: " << verdict.reason << "\n";
     break;
   }
   for (const Finding &f : verdict.findings) {

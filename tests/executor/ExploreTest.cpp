@@ -1,5 +1,6 @@
 // Tests of the exhaustive search: verdicts, budget, traces, replay, determinism.
 #include "executor/Executor.h"
+#include "model/Precheck.h"
 #include "tests/executor/ExecutorFixtures.h"
 
 #include <gtest/gtest.h>
@@ -165,8 +166,9 @@ namespace dkv::executor {
 namespace {
 
 // The reduction must not change what is found: the same verdict and the same kinds
-// of findings with and without it, on every example (small instances).
-TEST(Explore, ReductionKeepsEveryKindOfFinding) {
+// of findings with and without it, on every example (small instances). The static
+// pre-check must not claim a kind of finding the search does not reach.
+TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
   struct Case {
     const char *file;
     int64_t devices;
@@ -197,6 +199,16 @@ TEST(Explore, ReductionKeepsEveryKindOfFinding) {
     options.invocations = c.invocations;
     std::optional<model::Program> p = testing::lowerExample(c.file, c.devices, options);
     ASSERT_TRUE(p);
+    // The static pre-check claims its findings without a search: each of its kinds
+    // must be one the exhaustive search reaches (no false kind added to a verdict).
+    report::Verdict full = explore(*p, {});
+    std::set<report::FindingKind> searched;
+    for (const report::Finding &f : full.findings)
+      searched.insert(f.kind);
+    for (const report::Finding &f : model::precheck(*p))
+      EXPECT_TRUE(searched.count(f.kind))
+          << c.file << ": the pre-check's " << report::findingKindName(f.kind)
+          << " is not reachable: " << f.message;
     ExploreOptions on, off;
     off.reduction = false;
     report::Verdict a = explore(*p, on), b = explore(*p, off);

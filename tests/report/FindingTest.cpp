@@ -1,0 +1,60 @@
+// Tests of joining the static pre-check's findings to an engine's verdict.
+#include "report/Finding.h"
+
+#include <gtest/gtest.h>
+
+namespace dkv::report {
+namespace {
+
+Finding finding(FindingKind kind, uint32_t line, const std::string &message) {
+  Finding f;
+  f.kind = kind;
+  f.message = message;
+  f.primary = {{line, 3}, ""};
+  return f;
+}
+
+TEST(MergePrecheck, SameKindBecomesANoteOnTheEnginesFinding) {
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  v.findings = {finding(FindingKind::Deadlock, 12, "engine deadlock"),
+                finding(FindingKind::Deadlock, 18, "engine deadlock 2")};
+  mergePrecheck(v, {finding(FindingKind::Deadlock, 18, "never satisfied")});
+  ASSERT_EQ(v.findings.size(), 2u);
+  EXPECT_TRUE(v.findings[0].secondary.empty());
+  ASSERT_EQ(v.findings[1].secondary.size(), 1u); // the one at the same location
+  EXPECT_EQ(v.findings[1].secondary[0].label, "static pre-check: never satisfied");
+  EXPECT_EQ(v.findings[1].secondary[0].loc.line, 18u);
+}
+
+TEST(MergePrecheck, SameKindElsewhereGoesToTheFirstOfThatKind) {
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  v.findings = {finding(FindingKind::Race, 5, "race"),
+                finding(FindingKind::ExitViolation, 20, "exit")};
+  mergePrecheck(v, {finding(FindingKind::ExitViolation, 9, "sem left at 1")});
+  ASSERT_EQ(v.findings.size(), 2u);
+  ASSERT_EQ(v.findings[1].secondary.size(), 1u);
+  EXPECT_EQ(v.findings[1].secondary[0].loc.line, 9u);
+}
+
+TEST(MergePrecheck, NewKindIsAddedAndOverridesInconclusive) {
+  Verdict v;
+  v.status = Verdict::Status::Inconclusive;
+  v.reason = "explored 10 states (budget 10)";
+  mergePrecheck(v, {finding(FindingKind::Deadlock, 7, "never satisfied")});
+  EXPECT_EQ(v.status, Verdict::Status::Findings);
+  ASSERT_EQ(v.findings.size(), 1u);
+  EXPECT_EQ(v.findings[0].message, "never satisfied");
+  EXPECT_EQ(v.reason, "explored 10 states (budget 10)"); // still said: the search was cut
+}
+
+TEST(MergePrecheck, NothingToMergeKeepsTheVerdict) {
+  Verdict v;
+  mergePrecheck(v, {});
+  EXPECT_EQ(v.status, Verdict::Status::Verified);
+  EXPECT_TRUE(v.findings.empty());
+}
+
+} // namespace
+} // namespace dkv::report
