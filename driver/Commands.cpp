@@ -7,6 +7,7 @@
 #include "frontend/AstPrinter.h"
 #include "model/Precheck.h"
 #include "model/Printer.h"
+#include "report/Json.h"
 #include "report/Render.h"
 #include "support/Invariant.h"
 
@@ -39,6 +40,8 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
                 "spin: do not replay counterexamples in the executor");
+  cmd->add_option("--format", o.format, "output: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics (they differ from run to run)");
 }
@@ -122,8 +125,11 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
   // The static pre-check's findings hold without a search; they join the engine's,
   // which carry the witness schedules.
   report::mergePrecheck(verdict, model::precheck(program));
-  report::renderVerdict(out, verdict, loaded.source.get(),
-                        {check.engine, describeInstance(program), check.timing});
+  report::VerdictHeading heading{check.engine, describeInstance(program), check.timing};
+  if (check.format == "json")
+    report::renderVerdictJson(out, verdict, instance.file, heading);
+  else
+    report::renderVerdict(out, verdict, loaded.source.get(), heading);
   switch (verdict.status) {
   case report::Verdict::Status::Verified:
     return support::kExitOk;

@@ -26,6 +26,7 @@ struct CheckOptions {
   bool confirm = true;            ///< replay counterexamples in the executor
   std::string keepDir;            ///< spin: keep the work directory here
   bool timing = false;            ///< print time statistics (not byte-identical)
+  std::string format = "text";    ///< text | json
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);

@@ -27,6 +27,17 @@ using model::SemId;
 
 model::SourceLoc locOf(const ast::Node &node) { return node.range().begin; }
 
+/// Where a block ends: its closing `}` (a range's end is one past its last character),
+/// or its start when the parser gave no end.
+model::SourceLoc closingLocOf(const ast::Node &node) {
+  model::SourceLoc end = node.range().end;
+  if (!end.valid())
+    return node.range().begin;
+  if (end.col > 1)
+    --end.col;
+  return end;
+}
+
 model::MemSpace toModel(ast::MemSpace s) {
   switch (s) {
   case ast::MemSpace::Hbm:
@@ -288,8 +299,7 @@ private:
       }
       programIds_.clear();
       setContext();
-      emit(model::KernelExit{inv},
-           kernel_->range().end.valid() ? kernel_->range().end : locOf(*kernel_));
+      emit(model::KernelExit{inv}, closingLocOf(*kernel_));
     }
   }
 
@@ -332,7 +342,7 @@ private:
       model::ScopeId scope = scopeOf_.at(&s);
       emit(model::ScopeEnter{scope}, locOf(s));
       lowerBlock(s.body());
-      emit(model::ScopeExit{scope}, s.range().end.valid() ? s.range().end : locOf(s));
+      emit(model::ScopeExit{scope}, closingLocOf(s));
       return;
     }
     case ast::Node::Kind::LetStmt:

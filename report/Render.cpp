@@ -25,8 +25,7 @@ std::string fit(const std::string &text, size_t width) {
 std::string statsLine(const Verdict &verdict, bool timing) {
   std::string line;
   for (const auto &[key, value] : verdict.stats) {
-    bool isTime = key == "time" || key.ends_with(" time");
-    if (isTime && !timing)
+    if (isTimeStatistic(key) && !timing)
       continue; // times differ between runs; the default output is byte-identical
     line += fmt::format("{}{} {}", line.empty() ? "" : ", ", key, value);
   }
@@ -34,6 +33,8 @@ std::string statsLine(const Verdict &verdict, bool timing) {
 }
 
 } // namespace
+
+bool isTimeStatistic(const std::string &key) { return key == "time" || key.ends_with(" time"); }
 
 void renderTrace(std::ostream &out, const Trace &trace) {
   int32_t columns = trace.deviceCount;

@@ -38,6 +38,10 @@ struct VerdictHeading {
   bool timing = false;  ///< include the time statistics (they differ between runs)
 };
 
+/// True for the statistics that measure time ("time", "pan time", ...): they differ
+/// from run to run, so they are shown only on request.
+bool isTimeStatistic(const std::string &key);
+
 /// Renders a verdict: its first line starts with "verified", "inconclusive" or
 /// "N finding(s)", names the instance (when verified) and the engine and gives its
 /// statistics; findings follow. Without `timing` the output is byte-identical for

@@ -1,0 +1,93 @@
+// JSON rendering of verdicts (nlohmann::json; its objects keep keys sorted, so the
+// output is deterministic).
+#include "report/Json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+namespace dkv::report {
+
+namespace {
+
+using nlohmann::json;
+
+const char *statusName(Verdict::Status status) {
+  switch (status) {
+  case Verdict::Status::Verified:
+    return "verified";
+  case Verdict::Status::Findings:
+    return "findings";
+  case Verdict::Status::Inconclusive:
+    return "inconclusive";
+  }
+  return "unknown";
+}
+
+json location(const std::string &file, SourceLoc loc, const std::string &label) {
+  json j = {{"file", file}, {"line", loc.line}, {"column", loc.col}};
+  if (!label.empty())
+    j["label"] = label;
+  return j;
+}
+
+json traceStep(const TraceStep &step) {
+  json j = {{"actor", step.actor.kind == Actor::Kind::Dma ? "dma" : "device"},
+            {"id", step.actor.id},
+            {"device", step.actor.device},
+            {"text", step.text},
+            {"line", step.loc.line}};
+  if (!step.context.empty())
+    j["context"] = step.context;
+  if (!step.semValues.empty())
+    j["semaphores"] = step.semValues;
+  return j;
+}
+
+json findingJson(const Finding &f, const std::string &file) {
+  json secondary = json::array();
+  for (const Span &span : f.secondary)
+    secondary.push_back(location(file, span.loc, span.label));
+  json steps = json::array();
+  for (const TraceStep &step : f.trace.steps)
+    steps.push_back(traceStep(step));
+  json schedule = json::array();
+  for (const ScheduleStep &step : f.schedule)
+    schedule.push_back(scheduleStepText(step));
+  json j = {{"kind", findingKindName(f.kind)},
+            {"message", f.message},
+            {"primary", location(file, f.primary.loc, f.primary.label)},
+            {"secondary", secondary},
+            {"engine", f.engine},
+            {"confirmed", f.confirmed},
+            {"trace", steps},
+            {"schedule", schedule}};
+  if (!f.wrongValue.empty())
+    j["wrong_value"] = f.wrongValue;
+  return j;
+}
+
+} // namespace
+
+void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
+                       const VerdictHeading &heading) {
+  json stats = json::object();
+  for (const auto &[key, value] : verdict.stats)
+    if (heading.timing || !isTimeStatistic(key))
+      stats[key] = value;
+  json findings = json::array();
+  for (const Finding &f : verdict.findings)
+    findings.push_back(findingJson(f, file));
+  json j = {{"dkv_format", 1},
+            {"status", statusName(verdict.status)},
+            {"instance", heading.instance},
+            {"engine", heading.engine},
+            {"file", file},
+            {"stats", stats},
+            {"findings", findings}};
+  if (!verdict.reason.empty())
+    j["reason"] = verdict.reason;
+  out << j.dump(2) << "\n";
+}
+
+} // namespace dkv::report

@@ -1,0 +1,22 @@
+// JSON rendering of verdicts, for tools that read dkv's results (pre-merge checks).
+#pragma once
+
+#include "report/Finding.h"
+#include "report/Render.h"
+
+#include <iosfwd>
+#include <string>
+
+namespace dkv::report {
+
+/// Writes `verdict` as one JSON object (format version 1, keys sorted, two-space
+/// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
+/// instance, engine, file, reason, stats (times only with `heading.timing`), and
+/// findings, each with kind, message, primary and secondary locations, engine,
+/// confirmed, wrong_value, the trace steps and the schedule (in the schedule file's
+/// step syntax, so it can be replayed with `dkv run --schedule`). The same verdict
+/// gives byte-identical output.
+void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
+                       const VerdictHeading &heading);
+
+} // namespace dkv::report
