@@ -122,22 +122,28 @@ class Gen:
         d = self.fresh("r")
         decl = "let %s = remote_copy(%s, %s, %s, %s, device = %s)" % (d, src, dst, snd, rcv, dev)
         r = self.R.random()
-        if r < 0.4:
+        if r < 0.52:
             now, later = [decl, d + ".start()"], [d + ".wait()"]
-        elif r < 0.55:
+        elif r < 0.67:
             now, later = [decl, d + ".start()"], [d + ".wait_send()", d + ".wait_recv()"]
-        elif r < 0.63:
+        elif r < 0.71:
             now, later = [decl, d + ".start()"], [d + ".wait_recv()", d + ".wait_send()"]
-        elif r < 0.7:
-            now, later = [decl, d + ".start()"], [d + ".wait_send()"]
         elif r < 0.75:
+            now, later = [decl, d + ".start()"], [d + ".wait_send()"]
+        elif r < 0.78:
             now, later = [decl, d + ".start()"], []
         elif r < 0.8:
             now, later = [decl, d + ".start()"], [d + ".wait()", d + ".wait_recv()"]
         else:
-            # table style: sender under a condition, receiver waits for it
-            sc = self.cond()
-            rc = self.pick(["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"]) if self.chance(0.5) else None
+            # table style: one sender under a condition, its target waits for it
+            if self.chance(0.7):
+                k = self.R.randrange(self.N)
+                j = self.pick([x for x in range(self.N) if x != k] or [k])
+                decl = "let %s = remote_copy(%s, %s, %s, %s, device = %d)" % (d, src, dst, snd, rcv, j)
+                sc, rc = "me == %d" % k, "me == %d" % j
+            else:
+                sc = self.cond()
+                rc = self.pick(["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"]) if self.chance(0.5) else None
             now = [decl, "if %s {" % sc, "  %s.start()" % d, "  %s.wait_send()" % d, "}"]
             if rc is None:
                 now += ["%s.wait_recv()" % d]
@@ -154,11 +160,11 @@ class Gen:
         d = self.fresh("l")
         decl = "let %s = copy(%s, %s, %s)" % (d, src, dst, sem)
         r = self.R.random()
-        if r < 0.7:
+        if r < 0.82:
             return [decl, d + ".start()"], [d + ".wait()"]
-        if r < 0.8:
+        if r < 0.88:
             return [decl, d + ".start()"], []
-        if r < 0.87:
+        if r < 0.94:
             return [decl, d + ".start()"], [d + ".wait()", d + ".wait()"]
         return [decl, d + ".start()", d + ".start()"], [d + ".wait()", d + ".wait()"]
 
@@ -167,9 +173,9 @@ class Gen:
         amt = self.pick([1, 1, 1, 2])
         dev = self.device()
         r = self.R.random()
-        if r < 0.6:
+        if r < 0.82:
             w = amt
-        elif r < 0.8:
+        elif r < 0.92:
             w = amt + self.pick([-1, 1]) if amt > 1 else 2
         else:
             w = None
