@@ -5,7 +5,7 @@ packages=(
   cmake ninja-build g++ pkg-config clang-format
   antlr4 libantlr4-runtime-dev default-jre-headless
   libz3-dev z3 libfmt-dev libcli11-dev nlohmann-json3-dev
-  googletest libgtest-dev libgmock-dev spin gcc
+  googletest libgtest-dev libgmock-dev spin gcc python3
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -7,7 +7,9 @@
 # kinds (as tests/examples/agree.sh). Also flagged: any inconclusive answer (exit 5),
 # a timeout, and any spin finding whose trace says "NOT reproduced by the executor".
 # Seeds divisible by 5 also run with --dma-chunks 2, seeds divisible by 7 with
-# --invocations 2 (an extra run per option). One kernel at a time.
+# --invocations 2 (an extra run per option); with DKV_FUZZ_EXTRA=1 every seed also
+# runs with one of --dma-chunks 3, --sem-unit 8 --dma-chunks 2, --no-entry-barrier,
+# --invocations 2 --dma-chunks 2 (by seed mod 4). One kernel at a time.
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
 # outputs of every flagged run in WORKDIR/flagged/.
 set -u
@@ -34,6 +36,14 @@ for seed in $(seq "$first" "$last"); do
   optsets=("")
   [ $((seed % 5)) -eq 0 ] && optsets+=("--dma-chunks 2")
   [ $((seed % 7)) -eq 0 ] && optsets+=("--invocations 2")
+  if [ -n "${DKV_FUZZ_EXTRA:-}" ]; then  # rotate less common options through the seeds
+    case $((seed % 4)) in
+      0) optsets+=("--dma-chunks 3") ;;
+      1) optsets+=("--sem-unit 8 --dma-chunks 2") ;;
+      2) optsets+=("--no-entry-barrier") ;;
+      3) optsets+=("--invocations 2 --dma-chunks 2") ;;
+    esac
+  fi
   for opts in "${optsets[@]}"; do
     # shellcheck disable=SC2086
     explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore $opts 2>&1)
@@ -75,4 +85,5 @@ for seed in $(seq "$first" "$last"); do
 done
 summary="runs $n_runs (kernels $((last - first + 1))): both-ok $n_ok, both-findings $n_find, static-errors $n_static, inconclusive/timeout $n_inconc, flagged $n_flag"
 echo "$summary" | tee -a "$results"
-[ "$n_flag" -eq 0 ]
+# No kernel checked is a failure too: the generator must produce checkable kernels.
+[ "$n_runs" -gt 0 ] && [ "$n_flag" -eq 0 ]
