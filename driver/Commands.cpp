@@ -15,12 +15,29 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <ostream>
 
 namespace dkv::driver {
 
+namespace {
+
+// CLI11 converts "-1" to 2^64 - 1 and saturates too-large values of unsigned options
+// instead of rejecting them; this validator accepts exactly the numbers of uint64_t.
+const CLI::Validator kUint64(
+    [](std::string &text) -> std::string {
+      uint64_t value = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+        return "expected a number from 0 to 18446744073709551615, got '" + text + "'";
+      return {};
+    },
+    "UINT64");
+
+} // namespace
+
 void addRunOptions(CLI::App *cmd, RunOptions &o) {
-  auto *seed = cmd->add_option("--seed", o.seed, "random schedule with this seed");
+  auto *seed = cmd->add_option("--seed", o.seed, "random schedule with this seed")->check(kUint64);
   auto *schedule = cmd->add_option("--schedule", o.scheduleFile, "replay a schedule file");
   auto *rr = cmd->add_flag("--round-robin", o.roundRobin, "round-robin schedule");
   seed->excludes(schedule)->excludes(rr);

@@ -7,6 +7,7 @@
 #include "model/Verifier.h"
 #include "report/Render.h"
 #include "support/Invariant.h"
+#include "support/Source.h"
 
 #include <fmt/format.h>
 
@@ -378,16 +379,19 @@ int runCommandImpl(const Program &program, const support::SourceFile &source,
   std::vector<size_t> lines;
   std::string policy;
   if (!config.scheduleFile.empty()) {
-    std::ifstream in(config.scheduleFile);
-    if (!in) {
-      err << fmt::format("error: cannot read schedule file '{}'\n", config.scheduleFile);
+    // The same reader as kernel files: a directory or an unreadable path is an
+    // error, and an endless file (/dev/zero) stops at the size limit.
+    std::string error;
+    std::optional<support::SourceFile> text = support::SourceFile::load(config.scheduleFile, error);
+    if (text && text->truncated())
+      error = fmt::format("the schedule file is larger than {} bytes",
+                          support::SourceFile::kMaxLoadBytes);
+    if (!text || text->truncated()) {
+      err << fmt::format("{}: error: {}\n", config.scheduleFile, error);
       return support::kExitInputError;
     }
-    std::stringstream text;
-    text << in.rdbuf();
     size_t errorLine = 0;
-    std::string error;
-    std::optional<ParsedSchedule> parsed = parseScheduleLines(text.str(), errorLine, error);
+    std::optional<ParsedSchedule> parsed = parseScheduleLines(text->text(), errorLine, error);
     if (!parsed) {
       err << fmt::format("{}:{}: error: {}\n", config.scheduleFile, errorLine, error);
       return support::kExitInputError;

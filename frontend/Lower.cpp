@@ -7,6 +7,7 @@
 #include "frontend/Lower.h"
 
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -115,8 +116,21 @@ using Value = std::variant<int64_t, bool, Descriptor, RuntimeValue>;
 /// Thrown inside one statement's lowering after a diagnostic was reported, to skip
 /// the rest of that statement. Never leaves this file.
 struct StatementError {};
-/// Thrown when the instance exceeds the limits; stops lowering.
-struct TooLarge {};
+/// Thrown when the instance exceeds the limits; stops lowering with an
+/// `instance-too-large` error at `range`.
+struct TooLarge {
+  support::SourceRange range;
+  std::string message;
+};
+
+/// The product of `values`, or nullopt if it does not fit in 64 bits.
+std::optional<int64_t> checkedProduct(const std::vector<int64_t> &values) {
+  int64_t product = 1;
+  for (int64_t v : values)
+    if (__builtin_mul_overflow(product, v, &product))
+      return std::nullopt;
+  return product;
+}
 
 class Lowering {
 public:
@@ -151,16 +165,14 @@ public:
       diags_.error({}, "bad-option", "invocations, dma chunks and semaphore unit must be >= 1");
       return std::nullopt;
     }
-    declare(*kernel);
-    program_.processes.reserve(static_cast<size_t>(devices));
+    devices_ = devices;
     try {
+      declare(*kernel);
+      program_.processes.reserve(static_cast<size_t>(devices));
       for (DeviceId d = 0; d < devices; ++d)
         lowerDevice(d);
-    } catch (const TooLarge &) {
-      diags_.error(kernel->range(), "instance-too-large",
-                   fmt::format("the instance has more than {} events; use fewer devices, grid "
-                               "steps or loop iterations",
-                               limits_.maxEvents));
+    } catch (const TooLarge &e) {
+      diags_.error(e.range, "instance-too-large", e.message);
       return std::nullopt;
     }
     if (diags_.hasErrors())
@@ -219,6 +231,17 @@ private:
     buffer.dtype = toModel(b.dtype());
     buffer.shape = b.shapeValues();
     DKV_INVARIANT(buffer.shape.size() == b.shape().size(), "sema sets every buffer shape");
+    // Every device holds every buffer: bound the total before anything (the executor's
+    // memory, a region's element or byte count) can grow with it.
+    std::optional<int64_t> elements = checkedProduct(buffer.shape);
+    if (!elements || __builtin_add_overflow(totalElements_, *elements, &totalElements_) ||
+        totalElements_ > limits_.maxElements / devices_)
+      throw TooLarge{b.range(),
+                     fmt::format("the buffers have more than {} elements over all {} device(s) "
+                                 "(at '{}', {}); use smaller shapes or fewer devices",
+                                 limits_.maxElements, devices_, b.name(),
+                                 elements ? fmt::format("{} elements", *elements)
+                                          : std::string("more than 2^63 elements"))};
     switch (b.direction()) {
     case ast::Direction::In:
       buffer.role = model::BufferRole::Input;
@@ -243,9 +266,17 @@ private:
     const std::vector<int64_t> &dims = s.dimValues();
     DKV_INVARIANT(dims.size() == s.dims().size(), "sema sets every semaphore array size");
     semBase_[&s] = static_cast<SemId>(program_.semaphores.size());
-    int64_t count = 1;
-    for (int64_t d : dims)
-      count *= d;
+    std::optional<int64_t> product = checkedProduct(dims);
+    if (!product || __builtin_add_overflow(totalSems_, *product, &totalSems_) ||
+        totalSems_ > limits_.maxSemaphores / devices_)
+      throw TooLarge{s.range(),
+                     fmt::format("the instance has more than {} semaphores over all {} "
+                                 "device(s) (at '{}', {}); use smaller semaphore arrays or fewer "
+                                 "devices",
+                                 limits_.maxSemaphores, devices_, s.name(),
+                                 product ? fmt::format("{} semaphores", *product)
+                                         : std::string("more than 2^63 semaphores"))};
+    int64_t count = *product;
     std::vector<int64_t> index(dims.size(), 0);
     for (int64_t i = 0; i < count; ++i) {
       program_.semaphores.push_back({s.name(), index, toModel(s.semKind()), scope, locOf(s)});
@@ -273,11 +304,11 @@ private:
 
     const std::vector<int64_t> &grid = kernel_->gridValues();
     DKV_INVARIANT(grid.size() == kernel_->grid().size(), "sema sets every grid size");
-    int64_t points = 1;
-    for (int64_t g : grid)
-      points *= g;
+    // Sema checked each dimension; their product may still be absurd.
+    int64_t points = checkedProduct(grid).value_or(INT64_MAX);
     for (int32_t inv = 0; inv < program_.options.invocations; ++inv) {
       invocation_ = inv;
+      spendIterations(points, kernel_->range());
       programIds_.clear();
       loopVars_.clear();
       setContext();
@@ -303,7 +334,12 @@ private:
     }
   }
 
-  void setContext() {
+  /// The context (invocation, grid point, loop variables) changed; its name is made
+  /// when the next event needs it, so that iterations without events stay cheap.
+  void setContext() { contextDirty_ = true; }
+
+  void refreshContext() {
+    contextDirty_ = false;
     std::string text = fmt::format("inv {}", invocation_);
     if (!programIds_.empty())
       text += fmt::format(", grid ({})", fmt::join(programIds_, ", "));
@@ -318,7 +354,12 @@ private:
 
   template <class E> void emit(E event, model::SourceLoc loc) {
     if (++eventCount_ > limits_.maxEvents)
-      throw TooLarge{};
+      throw TooLarge{kernel_->range(),
+                     fmt::format("the instance has more than {} events; use fewer devices, grid "
+                                 "steps or loop iterations",
+                                 limits_.maxEvents)};
+    if (contextDirty_)
+      refreshContext();
     process_->events.push_back(model::Event{std::move(event), loc, context_});
   }
 
@@ -362,6 +403,11 @@ private:
       const auto &s = ast::cast<ast::ForStmt>(stmt);
       int64_t lo = evalInt(s.lo());
       int64_t hi = evalInt(s.hi());
+      int64_t count = 0;
+      if (hi > lo && __builtin_sub_overflow(hi, lo, &count))
+        count = INT64_MAX;
+      // Before unrolling: a huge loop with an empty body would otherwise just spin.
+      spendIterations(count, s.range());
       const ast::LoopVarDecl *var = &s.var();
       for (int64_t i = lo; i < hi; ++i) {
         env_[var] = i;
@@ -386,6 +432,7 @@ private:
         fail(
             *s.inc(), "negative-amount",
             fmt::format("signal increment is {} (on device {}); it must be >= 0", amount, device_));
+      checkAmount(s.inc(), amount, "signal increment");
       DeviceId target = s.device() ? evalDevice(*s.device()) : device_;
       emit(model::Signal{target, sem, amount}, locOf(s));
       return;
@@ -397,12 +444,31 @@ private:
       if (amount < 0)
         fail(*s.value(), "negative-amount",
              fmt::format("wait value is {} (on device {}); it must be >= 0", amount, device_));
+      checkAmount(s.value(), amount, "wait value");
       emit(model::SemWait{sem, amount, model::WaitOrigin::Wait}, locOf(s));
       return;
     }
     default:
       DKV_UNREACHABLE("statement kind");
     }
+  }
+
+  /// Counts `count` grid points or loop iterations against the instance's budget.
+  void spendIterations(int64_t count, support::SourceRange where) {
+    if (__builtin_add_overflow(iterationCount_, count, &iterationCount_) ||
+        iterationCount_ > limits_.maxIterations)
+      throw TooLarge{where, fmt::format("the instance has more than {} grid points and loop "
+                                        "iterations over all devices; use fewer devices, grid "
+                                        "steps or loop iterations",
+                                        limits_.maxIterations)};
+  }
+
+  /// Amounts beyond the 32-bit semaphores of a TPU (sema checks constant ones).
+  void checkAmount(const ast::Expr *expr, int64_t amount, std::string_view what) {
+    if (expr && amount > kMaxSemaphoreAmount)
+      fail(*expr, "amount-too-large",
+           fmt::format("{} is {} (on device {}); it must be at most {}", what, amount, device_,
+                       kMaxSemaphoreAmount));
   }
 
   void lowerLet(const ast::LetStmt &stmt) {
@@ -738,7 +804,10 @@ private:
       const auto &u = ast::cast<ast::UnaryExpr>(expr);
       if (u.op() == ast::UnaryOp::Not)
         return !evalBool(u.operand());
-      return -evalInt(u.operand());
+      int64_t v = evalInt(u.operand());
+      if (v == INT64_MIN)
+        fail(expr, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+      return -v;
     }
     case ast::Node::Kind::BinaryExpr:
       return evalBinary(ast::cast<ast::BinaryExpr>(expr));
@@ -856,8 +925,8 @@ private:
         count *= axis.size;
       if (id < 0 || id >= count)
         fail(expr, "device-out-of-range",
-             fmt::format("device id {} is out of range: the mesh has {} devices (on device {})", id,
-                         count, device_));
+             fmt::format("device id {} is out of range: the mesh has {} device{} (on device {})",
+                         id, count, count == 1 ? "" : "s", device_));
       return static_cast<DeviceId>(id);
     }
     int64_t id = 0;
@@ -929,7 +998,8 @@ private:
           break;
         case ast::Subscript::Kind::Index:
           lo = evalInt(*s.lo);
-          hi = lo + 1;
+          // `lo + 1` must not overflow: an index past the end fails below anyway.
+          hi = lo < shape[k] ? lo + 1 : shape[k] + 1;
           single = true;
           break;
         case ast::Subscript::Kind::Range:
@@ -982,7 +1052,12 @@ private:
   /// Bindings whose initialiser failed (already reported) in this grid point.
   std::unordered_set<const ast::Decl *> poisoned_;
   model::ContextId context_ = 0;
+  bool contextDirty_ = true;
   int64_t eventCount_ = 0;
+  int64_t iterationCount_ = 0;
+  int64_t devices_ = 1;
+  int64_t totalElements_ = 0; ///< per device
+  int64_t totalSems_ = 0;     ///< per device
 };
 
 } // namespace

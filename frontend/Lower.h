@@ -18,6 +18,14 @@ struct LowerLimits {
   /// Total events over all devices; a larger instance is an `instance-too-large` error.
   int64_t maxEvents = 4'000'000;
   int64_t maxDevices = 4096;
+  /// Grid points plus loop iterations over all devices and invocations (a loop whose
+  /// body makes no event still takes time to unroll).
+  int64_t maxIterations = 4'000'000;
+  /// Buffer elements over all devices (the executor stores every element of every
+  /// buffer of every device).
+  int64_t maxElements = int64_t{1} << 26;
+  /// Semaphores over all devices.
+  int64_t maxSemaphores = int64_t{1} << 22;
 };
 
 /// Instantiates `module` (which `analyze` accepted: every name resolved, every

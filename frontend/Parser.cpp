@@ -1114,9 +1114,11 @@ std::unique_ptr<ast::Module> emptyModule(const SourceFile &file, ast::Annotation
 std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine &diags,
                                        const ParseLimits &limits) {
   const std::string &text = file.text();
-  if (text.size() > limits.maxSourceBytes) {
+  if (text.size() > limits.maxSourceBytes || file.truncated()) {
+    // A truncated file was longer than what was read (or endless, like /dev/zero).
     diags.error({{1, 1}, {1, 1}}, "file-too-large",
-                fmt::format("file too large ({} bytes; the limit is {} bytes)", text.size(),
+                fmt::format("file too large ({}{} bytes; the limit is {} bytes)",
+                            file.truncated() ? "more than " : "", text.size(),
                             limits.maxSourceBytes));
     return emptyModule(file, {});
   }

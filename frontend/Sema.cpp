@@ -374,17 +374,23 @@ private:
   void meshDecl(MeshDecl &m) {
     int64_t devices = 1;
     bool known = true;
+    bool overflow = false;
     for (auto &axis : m.axes()) {
       axis->setSize(
           positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
       declare(*axis);
-      if (!axis->size() || __builtin_mul_overflow(devices, *axis->size(), &devices))
+      if (!axis->size())
         known = false;
+      else if (!overflow && __builtin_mul_overflow(devices, *axis->size(), &devices))
+        overflow = true;
     }
-    if (known && devices > kMaxMeshDevices) {
-      diags_.error(
-          m.range(), "invalid-size",
-          fmt::format("the mesh has {} devices; the limit is {}", devices, kMaxMeshDevices));
+    // The product of the axis sizes may not even fit in 64 bits: that is too many, too.
+    if (known && (overflow || devices > kMaxMeshDevices)) {
+      diags_.error(m.range(), "invalid-size",
+                   overflow ? fmt::format("the mesh has more than {} devices; the limit is {}",
+                                          INT64_MAX, kMaxMeshDevices)
+                            : fmt::format("the mesh has {} devices; the limit is {}", devices,
+                                          kMaxMeshDevices));
       known = false;
     }
     meshDevices_ = known ? devices : 0;
@@ -520,6 +526,10 @@ private:
     if (auto v = maybeConst(e); v && *v < 1)
       diags_.error(e.range(), "invalid-value",
                    fmt::format("{} must be at least 1, got {}", what, *v));
+    else if (v && *v > kMaxSemaphoreAmount)
+      diags_.error(e.range(), "invalid-value",
+                   fmt::format("{} must be at most {} (semaphores are 32-bit), got {}", what,
+                               kMaxSemaphoreAmount, *v));
   }
 
   void letDecl(LetDecl &l) {

@@ -17,6 +17,10 @@ using Defines = std::map<std::string, int64_t>;
 /// Largest mesh (number of devices) sema accepts.
 inline constexpr int64_t kMaxMeshDevices = 4096;
 
+/// Largest signal increment or wait value: TPU semaphores are 32-bit counters (and
+/// the bound keeps every sum of amounts over an instance far from 64-bit overflow).
+inline constexpr int64_t kMaxSemaphoreAmount = INT32_MAX;
+
 /// Checks a parsed module (precondition: the parser reported no errors).
 ///
 /// Resolves every NameExpr to its Decl, computes every expression's type, evaluates

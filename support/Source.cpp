@@ -1,9 +1,14 @@
 // Source files and line tables.
 #include "support/Source.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
 
 namespace dkv::support {
 
@@ -34,19 +39,41 @@ SourceLoc SourceFile::locForOffset(size_t offset) const {
   return SourceLoc{static_cast<uint32_t>(line), static_cast<uint32_t>(col)};
 }
 
-std::optional<SourceFile> SourceFile::load(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
+std::optional<SourceFile> SourceFile::load(const std::string &path, std::string &error,
+                                           size_t maxBytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "cannot read file: it is a directory";
+    return std::nullopt;
+  }
+  errno = 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!in) {
-    error = "cannot open file";
+    error = errno != 0 ? fmt::format("cannot open file: {}", std::strerror(errno))
+                       : std::string("cannot open file");
     return std::nullopt;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    error = "cannot read file";
+  std::string text;
+  bool truncated = false;
+  char buffer[1 << 16];
+  while (true) {
+    size_t n = std::fread(buffer, 1, sizeof(buffer), in.get());
+    size_t room = maxBytes - text.size();
+    text.append(buffer, std::min(n, room));
+    if (n > room) {
+      truncated = true;
+      break;
+    }
+    if (n < sizeof(buffer))
+      break;
+  }
+  if (std::ferror(in.get())) {
+    error = fmt::format("cannot read file: {}", std::strerror(errno));
     return std::nullopt;
   }
-  return SourceFile(path, buffer.str());
+  SourceFile file(path, std::move(text));
+  file.truncated_ = truncated;
+  return file;
 }
 
 } // namespace dkv::support

@@ -43,13 +43,24 @@ public:
   /// Position of byte `offset` in the file.
   SourceLoc locForOffset(size_t offset) const;
 
-  /// Reads `path`. Returns nullopt and sets `error` if the file can't be read.
-  static std::optional<SourceFile> load(const std::string &path, std::string &error);
+  /// True if load() stopped reading at its byte limit: the file is longer than text().
+  bool truncated() const { return truncated_; }
+
+  /// Reads `path`. Returns nullopt and sets `error` (e.g. "is a directory") if the file
+  /// can't be read. Reads at most `maxBytes` bytes: the text of a longer (or endless,
+  /// like /dev/zero) file is its first `maxBytes` bytes and truncated() is true.
+  static std::optional<SourceFile> load(const std::string &path, std::string &error,
+                                        size_t maxBytes = kMaxLoadBytes);
+
+  /// Default read limit of load(); far above what the parser accepts, so that the
+  /// parser still reports the exact size of a moderately large file.
+  static constexpr size_t kMaxLoadBytes = size_t{16} << 20;
 
 private:
   std::string name_;
   std::string text_;
   std::vector<size_t> lineStarts_;
+  bool truncated_ = false;
 };
 
 } // namespace dkv::support

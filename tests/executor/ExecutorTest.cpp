@@ -329,6 +329,18 @@ TEST(RunCommand, WritesAndReplaysSchedules) {
   std::ostringstream out4, err4;
   EXPECT_EQ(runCommand(*p, source, replayConfig, out4, err4), 2);
   EXPECT_EQ(err4.str().rfind(path + ":2: error: unknown step 'hop'", 0), 0u) << err4.str();
+
+  // A directory is not a schedule, and an endless file stops at the size limit.
+  RunConfig dirConfig;
+  dirConfig.scheduleFile = DKV_BINARY_DIR;
+  std::ostringstream out5, err5;
+  EXPECT_EQ(runCommand(*p, source, dirConfig, out5, err5), 2);
+  EXPECT_NE(err5.str().find("directory"), std::string::npos) << err5.str();
+  RunConfig zeroConfig;
+  zeroConfig.scheduleFile = "/dev/zero";
+  std::ostringstream out6, err6;
+  EXPECT_EQ(runCommand(*p, source, zeroConfig, out6, err6), 2);
+  EXPECT_NE(err6.str().find("larger than"), std::string::npos) << err6.str();
 }
 
 } // namespace

@@ -155,5 +155,55 @@ TEST(Robustness, ManyErrorsAreCapped) {
   expectDiagnosed(lines + "}");
 }
 
+TEST(Robustness, MeshSizeOverflowingInt64IsInvalidSize) {
+  // The product of the axis sizes overflows 64 bits: still a mesh that is too large.
+  auto r = test::load("mesh x = 4294967296, y = 4294967296\nkernel k() {}\n");
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.has("invalid-size")) << r.rendered();
+  auto many = test::load("mesh a = 65536, b = 65536, c = 65536, d = 65536, e = 2\nkernel k() {}\n");
+  EXPECT_TRUE(many.has("invalid-size")) << many.rendered();
+  EXPECT_TRUE(test::load("mesh x = 64, y = 64\nkernel k() {}\n").ok);
+}
+
+TEST(Robustness, HugeSemaphoreAmountsAreInvalid) {
+  const std::string head = "mesh x = 2\nkernel k() {\n  scratch s: sem\n";
+  auto signal = test::load(head + "  signal(s, 9223372036854775807)\n  wait(s)\n}\n");
+  EXPECT_TRUE(signal.has("invalid-value")) << signal.rendered();
+  auto wait = test::load(head + "  signal(s)\n  wait(s, 2147483648)\n}\n");
+  EXPECT_TRUE(wait.has("invalid-value")) << wait.rendered();
+  EXPECT_TRUE(test::load(head + "  signal(s, 2147483647)\n  wait(s, 2147483647)\n}\n").ok);
+}
+
+// Files on disk: directories, missing files and endless files are errors, not an empty
+// kernel or an unbounded read.
+TEST(Robustness, LoadingADirectoryIsAnError) {
+  std::string error;
+  auto file = support::SourceFile::load(::testing::TempDir(), error);
+  EXPECT_FALSE(file.has_value());
+  EXPECT_NE(error.find("directory"), std::string::npos) << error;
+}
+
+TEST(Robustness, LoadingAMissingFileSaysWhy) {
+  std::string error;
+  EXPECT_FALSE(support::SourceFile::load("/nonexistent/dir/k.dk", error).has_value());
+  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
+}
+
+TEST(Robustness, EndlessFileIsReadUpToTheLimit) {
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  auto file = support::SourceFile::load("/dev/zero", error, 1000);
+  ASSERT_TRUE(file.has_value()) << error;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_TRUE(file->truncated());
+  EXPECT_EQ(file->text().size(), 1000u);
+  support::DiagnosticEngine diags(&*file);
+  parseModule(*file, diags);
+  ASSERT_TRUE(diags.hasErrors());
+  EXPECT_EQ(diags.diagnostics().front().id, "file-too-large");
+  EXPECT_NE(diags.diagnostics().front().message.find("more than 1000 bytes"), std::string::npos)
+      << diags.diagnostics().front().message;
+}
+
 } // namespace
 } // namespace dkv::frontend

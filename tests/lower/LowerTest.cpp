@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 
 namespace dkv::frontend {
@@ -270,6 +271,115 @@ kernel k() {
                         {}, {}, LowerLimits{100'000, 4096});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
+}
+
+// Instances whose size is absurd are an `instance-too-large` error, quickly, before the
+// lowering (or the executor after it) loops or allocates for them.
+void expectTooLarge(const std::string &text, const std::string &what) {
+  auto start = std::chrono::steady_clock::now();
+  Lowered l = lowerText(text);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0)
+      << text;
+  EXPECT_FALSE(l.program) << text;
+  EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
+  EXPECT_NE(l.diagnostics.find(what), std::string::npos) << l.diagnostics;
+}
+
+TEST(Lower, HugeGridsAndLoopsWithoutEventsAreTooLarge) {
+  // Bodies without events: the event limit never triggers, the iteration limit does.
+  expectTooLarge("mesh x = 2\nkernel k() grid(1000000000) {}\n", "loop iterations");
+  expectTooLarge("mesh x = 2\nkernel k() grid(1000000000, 1000000000) {\n  let a = 1\n}\n",
+                 "loop iterations");
+  // The number of grid points overflows 64 bits (it used to wrap to 0 points).
+  expectTooLarge("mesh x = 2\nkernel k() grid(4294967296, 4294967296, 4294967296) {}\n",
+                 "loop iterations");
+  expectTooLarge("mesh x = 2\nkernel k() {\n  for i in 0 .. 1000000000 {}\n}\n", "loop iterations");
+  expectTooLarge("mesh x = 2\nkernel k() {\n  for i in -9223372036854775807 - 1 .. "
+                 "9223372036854775807 {\n    let j = i\n  }\n}\n",
+                 "loop iterations");
+  expectTooLarge(
+      "mesh x = 2\nkernel k() {\n  for i in 0 .. 100000 {\n    for j in 0 .. 100000 {}\n  }\n}\n",
+      "loop iterations");
+}
+
+TEST(Lower, IterationLimitCountsEveryDeviceAndInvocation) {
+  const char *text = "mesh x = 4\nkernel k() grid(10) {\n  for i in 0 .. 10 {}\n}\n";
+  // 4 devices x (10 grid points + 10 x 10 loop iterations) = 440.
+  EXPECT_TRUE(lowerText(text, {}, {}, LowerLimits{100'000, 4096, 440}).program);
+  Lowered l = lowerText(text, {}, {}, LowerLimits{100'000, 4096, 439});
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
+}
+
+TEST(Lower, HugeSemaphoreArraysAreTooLarge) {
+  expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: dma_sem[1000000000]\n}\n", "semaphores");
+  expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: sem[1000000000, 1000000000]\n}\n",
+                 "semaphores");
+  // The element count overflows 64 bits (it used to wrap to no semaphore at all).
+  expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: sem[4294967296, 4294967296]\n}\n",
+                 "more than 2^63 semaphores");
+  std::string dims = "2";
+  for (int i = 0; i < 39; ++i)
+    dims += ", 2";
+  expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: sem[" + dims + "]\n}\n", "semaphores");
+  // The limit is over all devices.
+  EXPECT_TRUE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1000]\n}\n", {}, {},
+                        LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                  .program);
+  EXPECT_FALSE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1001]\n}\n", {}, {},
+                         LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                   .program);
+}
+
+TEST(Lower, HugeBuffersAreTooLarge) {
+  expectTooLarge("mesh x = 2\nkernel k(in a: hbm f32[1000000000, 1000000000]) {}\n", "elements");
+  expectTooLarge("mesh x = 2\nkernel k() {\n  scratch b: vmem f32[1000000000]\n  b[0] = 1\n}\n",
+                 "elements");
+  // Element counts that overflow 64 bits, once used as DMA byte counts.
+  expectTooLarge("mesh x = 2\nkernel k(in a: hbm f32[9223372036854775807], out o: hbm "
+                 "f32[9223372036854775807]) {\n  scratch d: dma_sem\n  let c = copy(a, o, d)\n  "
+                 "c.start()\n  c.wait()\n}\n",
+                 "elements");
+  expectTooLarge("mesh x = 2\nkernel k(in a: hbm f32[4294967296, 4294967296, 4294967296]) {}\n",
+                 "more than 2^63 elements");
+  // Every device holds every buffer: 4096 devices of a modest all-gather output.
+  Lowered l =
+      lowerText("param N = 4\nmesh x = N\nkernel k(out o: hbm f32[N, 8, 128]) {}\n", {{"N", 4096}});
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
+  EXPECT_TRUE(
+      lowerText("param N = 4\nmesh x = N\nkernel k(out o: hbm f32[N, 8, 128]) {}\n", {{"N", 64}})
+          .program);
+}
+
+TEST(Lower, PerDeviceOverflowsAreErrors) {
+  // Negating INT64_MIN (it used to wrap silently).
+  Lowered neg = lowerText("mesh x = 2\nkernel k() {\n  let a = -9223372036854775807 - 1 + "
+                          "axis_index(x)\n  let b = -a\n}\n");
+  EXPECT_FALSE(neg.program);
+  EXPECT_NE(neg.diagnostics.find("[integer-overflow]"), std::string::npos) << neg.diagnostics;
+  // A single index at INT64_MAX is out of bounds (its end `i + 1` is never computed).
+  Lowered index = lowerText("mesh x = 2\nkernel k(out o: hbm f32[8]) {\n  let i = "
+                            "9223372036854775806 + axis_index(x)\n  o[i] = 1\n}\n");
+  EXPECT_FALSE(index.program);
+  EXPECT_NE(index.diagnostics.find("[slice-out-of-bounds]"), std::string::npos)
+      << index.diagnostics;
+}
+
+TEST(Lower, PerDeviceSemaphoreAmountsAreBounded) {
+  // Sums of amounts near INT64_MAX overflowed in the static pre-check and the executor.
+  Lowered l = lowerText("mesh x = 2\nkernel k() {\n  scratch s: sem\n  signal(s, "
+                        "2147483647 + axis_index(x))\n  wait(s, 1)\n}\n");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("[amount-too-large]"), std::string::npos) << l.diagnostics;
+  EXPECT_NE(l.diagnostics.find("device 1"), std::string::npos) << l.diagnostics;
+  Lowered w = lowerText("mesh x = 2\nkernel k() {\n  scratch s: sem\n  signal(s)\n  wait(s, "
+                        "2147483647 * (axis_index(x) + 1))\n}\n");
+  EXPECT_FALSE(w.program);
+  EXPECT_NE(w.diagnostics.find("[amount-too-large]"), std::string::npos) << w.diagnostics;
+  EXPECT_TRUE(lowerText("mesh x = 2\nkernel k() {\n  scratch s: sem\n  signal(s, 2147483646 + "
+                        "axis_index(x))\n  wait(s, 2147483646)\n}\n")
+                  .program);
 }
 
 TEST(Lower, LargeKernelLowers) {
