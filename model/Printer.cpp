@@ -169,10 +169,10 @@ void printProgram(const Program &program, std::ostream &out) {
   }
   out << "dmas:\n";
   for (const Dma &d : program.dmas) {
-    std::string sems = d.sendSem ? fmt::format("send sem {}@{}, recv sem {}@{}",
-                                               program.semName(*d.sendSem), d.issuer,
-                                               program.semName(d.recvSem), d.target)
-                                 : fmt::format("sem {}@{}", program.semName(d.recvSem), d.target);
+    std::string sems =
+        d.sendSem ? fmt::format("send sem {}@{}, recv sem {}@{}", program.semName(*d.sendSem),
+                                d.issuer, program.semName(d.recvSem), d.target)
+                  : fmt::format("sem {}@{}", program.semName(d.recvSem), d.target);
     out << fmt::format("  dma {}: {} device {} {} -> device {} {}, {} B, {}, units [{}]  @{}\n",
                        d.id, d.local ? "local" : "remote", d.issuer, program.regionName(d.src),
                        d.target, program.regionName(d.dst), d.bytes, sems,
