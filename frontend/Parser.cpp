@@ -5,13 +5,12 @@
 #include "DkvParser.h"
 #include "antlr4-runtime.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <exception>
+#include <fmt/format.h>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -1032,6 +1031,46 @@ std::string describeByte(unsigned char c) {
 // Scans the default-channel tokens for nesting that would make the generated
 // recursive-descent parser recurse deeply: brackets, and chains of prefix operators.
 // Returns the offending token, or null.
+/// After a syntax error: the innermost bracket that is never closed, if any. A closing
+/// bracket that matches an opener deeper in the stack leaves the ones above it
+/// unclosed; a stray closing bracket that matches nothing is not this function's
+/// concern (the parser reports it).
+const antlr4::Token *findUnclosedBracket(const std::vector<antlr4::Token *> &tokens) {
+  auto opener = [](size_t closing) -> size_t {
+    switch (closing) {
+    case DkvLexer::RPAREN:
+      return DkvLexer::LPAREN;
+    case DkvLexer::RBRACK:
+      return DkvLexer::LBRACK;
+    case DkvLexer::RBRACE:
+      return DkvLexer::LBRACE;
+    default:
+      return 0;
+    }
+  };
+  std::vector<const antlr4::Token *> open;
+  for (const antlr4::Token *t : tokens) {
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      continue;
+    size_t type = t->getType();
+    if (type == DkvLexer::LPAREN || type == DkvLexer::LBRACK || type == DkvLexer::LBRACE) {
+      open.push_back(t);
+      continue;
+    }
+    size_t want = opener(type);
+    if (want == 0)
+      continue;
+    auto match = std::find_if(open.rbegin(), open.rend(),
+                              [&](const antlr4::Token *o) { return o->getType() == want; });
+    if (match == open.rend())
+      continue; // a stray closing bracket
+    if (match != open.rbegin())
+      return open.back();
+    open.pop_back();
+  }
+  return open.empty() ? nullptr : open.back();
+}
+
 const antlr4::Token *findTooDeep(const std::vector<antlr4::Token *> &tokens, unsigned limit) {
   unsigned brackets = 0;
   unsigned prefixRun = 0;
@@ -1169,8 +1208,13 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
         antlr4::atn::PredictionMode::LL);
     tree = parser.module();
   }
-  if (listener.count() > 0)
+  if (listener.count() > 0) {
+    // Where the parser gave up is often far from the cause: point at the bracket.
+    if (const antlr4::Token *open = findUnclosedBracket(tokens.getTokens()))
+      diags.error(tokenRange(file, open), "unclosed-bracket",
+                  fmt::format("this '{}' is never closed", open->getText()));
     return emptyModule(file, std::move(annotations));
+  }
 
   Transformer transformer(file, diags, limits);
   auto items = transformer.module(tree);
