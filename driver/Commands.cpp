@@ -34,6 +34,25 @@ const CLI::Validator kUint64(
     },
     "UINT64");
 
+/// What a verdict is about: the kernel, the mesh and the options that change the
+/// model (a "verified" holds for exactly this instance).
+std::string describeInstance(const model::Program &program) {
+  std::vector<std::string> axes;
+  for (const model::MeshAxis &axis : program.mesh)
+    axes.push_back(fmt::format("{}={}", axis.name, axis.size));
+  std::string text = fmt::format("kernel {} on mesh {}", program.kernel, fmt::join(axes, ", "));
+  const model::Options &o = program.options;
+  if (o.invocations != 1)
+    text += fmt::format(", {} invocations", o.invocations);
+  if (o.dmaChunks != 1)
+    text += fmt::format(", {} DMA chunks", o.dmaChunks);
+  if (o.semUnit != 1)
+    text += fmt::format(", semaphore unit {} B", o.semUnit);
+  if (!o.entryBarrier)
+    text += ", no entry barrier";
+  return text;
+}
+
 } // namespace
 
 void addRunOptions(CLI::App *cmd, RunOptions &o) {
@@ -62,29 +81,6 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics (they differ from run to run)");
 }
-
-namespace {
-
-/// What a verdict is about: the kernel, the mesh and the options that change the
-/// model (a "verified" holds for exactly this instance).
-std::string describeInstance(const model::Program &program) {
-  std::vector<std::string> axes;
-  for (const model::MeshAxis &axis : program.mesh)
-    axes.push_back(fmt::format("{}={}", axis.name, axis.size));
-  std::string text = fmt::format("kernel {} on mesh {}", program.kernel, fmt::join(axes, ", "));
-  const model::Options &o = program.options;
-  if (o.invocations != 1)
-    text += fmt::format(", {} invocations", o.invocations);
-  if (o.dmaChunks != 1)
-    text += fmt::format(", {} DMA chunks", o.dmaChunks);
-  if (o.semUnit != 1)
-    text += fmt::format(", semaphore unit {} B", o.semUnit);
-  if (!o.entryBarrier)
-    text += ", no entry barrier";
-  return text;
-}
-
-} // namespace
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;

@@ -72,7 +72,8 @@ void renderTrace(std::ostream &out, const Trace &trace) {
     texts.push_back(std::move(text));
     notes.push_back(std::move(note));
   }
-  width = std::min(width, kColumnWidth);
+  // Fewer columns leave room for wider ones on a terminal of about 130 characters.
+  width = std::min(width, columns <= 2 ? kColumnWidth + 12 : kColumnWidth);
 
   if (table) {
     std::string header = std::string(numberWidth + 2, ' ');
