@@ -309,8 +309,9 @@ private:
     line(" */");
     line("");
     line("/* The instance as dkv built it. These record the options: the processes, DMAs and");
-    line(" * semaphore scales below were generated for them, so changing a value here does");
-    line(" * not change the model; regenerate with dkv dump-promela and the option instead. */");
+    line(" * semaphore scales below were generated for them, so a changed value here would");
+    line(" * not change the model. The #if below stops spin instead; to change an option,");
+    line(" * regenerate with dkv dump-promela and the option. */");
     line(fmt::format("#define NDEV {}            /* devices (--devices) */", p_.deviceCount()));
     line(fmt::format("#define NDMA {}            /* DMAs (one per start()) */", p_.dmas.size()));
     line(fmt::format("#define INVOCATIONS {}     /* --invocations */", o.invocations));
@@ -320,6 +321,13 @@ private:
                      o.semUnit));
     line(fmt::format("#define ENTRY_BARRIER {}   /* 0 with --no-entry-barrier or collective_id */",
                      (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
+    line(fmt::format("#if NDEV != {} || NDMA != {} || INVOCATIONS != {} || DMA_CHUNKS != {} || "
+                     "SEM_UNIT != {} || ENTRY_BARRIER != {}",
+                     p_.deviceCount(), p_.dmas.size(), o.invocations, o.dmaChunks, o.semUnit,
+                     (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
+    line("#error \"this model was generated for the values above: regenerate it with dkv "
+         "dump-promela and the options you want\"");
+    line("#endif");
     line("");
     line(fmt::format("#define MAX_DEPTH {}     /* longest run in steps, with margin: pan -m */",
                      depthBound_));

@@ -13,14 +13,18 @@
  */
 
 /* The instance as dkv built it. These record the options: the processes, DMAs and
- * semaphore scales below were generated for them, so changing a value here does
- * not change the model; regenerate with dkv dump-promela and the option instead. */
+ * semaphore scales below were generated for them, so a changed value here would
+ * not change the model. The #if below stops spin instead; to change an option,
+ * regenerate with dkv dump-promela and the option. */
 #define NDEV 2            /* devices (--devices) */
 #define NDMA 2            /* DMAs (one per start()) */
 #define INVOCATIONS 1     /* --invocations */
 #define DMA_CHUNKS 1      /* --dma-chunks: steps per DMA side */
 #define SEM_UNIT 1        /* --sem-unit: bytes per DMA semaphore unit */
 #define ENTRY_BARRIER 1   /* 0 with --no-entry-barrier or collective_id */
+#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1 || DMA_CHUNKS != 1 || SEM_UNIT != 1 || ENTRY_BARRIER != 1
+#error "this model was generated for the values above: regenerate it with dkv dump-promela and the options you want"
+#endif
 
 #define MAX_DEPTH 138     /* longest run in steps, with margin: pan -m */
 
