@@ -104,6 +104,13 @@ std::optional<std::string>
 findWrongValue(const model::Program &program, uint64_t inputSeed, const report::Schedule *witness,
                int schedules = 24, const std::string &witnessName = "in the witness schedule");
 
+/// Gives the first race of `findings` that shows no wrong value yet its functional
+/// confirmation: findWrongValue along that race's schedule, with input seed 0, the
+/// witness named `witnessName`. Other findings are left as they are.
+void showWrongValueOfFirstRace(const model::Program &program,
+                               std::vector<report::Finding> &findings,
+                               const std::string &witnessName);
+
 /// The schedule file format (docs/executor.md): one step per line, `device D`,
 /// `send K` or `land K`; `#` starts a comment; blank lines are ignored; an optional
 /// `inputs SEED` line gives the seed of the input data (`dkv run` writes it).

@@ -251,7 +251,7 @@ report::Finding makeFinding(const Machine &machine, Violation v, report::Schedul
   f.schedule = std::move(schedule);
   f.engine = "explore";
   for (const report::Finding &g : sim.findings())
-    f.confirmed = f.confirmed || (g.kind == f.kind && g.primary.loc == f.primary.loc);
+    f.confirmed = f.confirmed || report::sameFinding(g, f);
   return f;
 }
 
@@ -361,12 +361,7 @@ report::Verdict exploreImpl(const Program &program, const ExploreOptions &option
                        return a.kind < b.kind;
                      return a.primary.loc < b.primary.loc;
                    });
-  for (report::Finding &f : verdict.findings)
-    if (f.kind == FindingKind::Race && f.wrongValue.empty()) {
-      if (std::optional<std::string> w = findWrongValue(program, 0, &f.schedule))
-        f.wrongValue = *w;
-      break;
-    }
+  showWrongValueOfFirstRace(program, verdict.findings, "in the witness schedule");
   if (budgetReached)
     verdict.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   if (!verdict.findings.empty())

@@ -348,20 +348,24 @@ std::vector<report::Finding> replay(const Program &program, const report::Schedu
 
 void confirmFindings(const Program &program, std::vector<report::Finding> &findings,
                      const std::string &engine) {
-  bool raceShown = false;
   for (report::Finding &f : findings) {
     if (f.schedule.empty())
       continue; // static findings have no witness to replay
     f.replayTried = true;
     for (const report::Finding &g : replay(program, f.schedule))
-      f.confirmed = f.confirmed || (g.kind == f.kind && g.primary.loc == f.primary.loc);
-    if (f.kind == report::FindingKind::Race && !raceShown && f.wrongValue.empty()) {
-      raceShown = true;
-      if (std::optional<std::string> w =
-              findWrongValue(program, 0, &f.schedule, 24, "in " + engine + "'s counterexample"))
-        f.wrongValue = *w;
-    }
+      f.confirmed = f.confirmed || report::sameFinding(g, f);
   }
+  showWrongValueOfFirstRace(program, findings, "in " + engine + "'s counterexample");
+}
+
+void showWrongValueOfFirstRace(const Program &program, std::vector<report::Finding> &findings,
+                               const std::string &witnessName) {
+  for (report::Finding &f : findings)
+    if (f.kind == report::FindingKind::Race && f.wrongValue.empty()) {
+      if (std::optional<std::string> w = findWrongValue(program, 0, &f.schedule, 24, witnessName))
+        f.wrongValue = *w;
+      return;
+    }
 }
 
 namespace {

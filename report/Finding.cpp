@@ -31,6 +31,10 @@ std::string scheduleStepText(const ScheduleStep &step) {
   return "?";
 }
 
+bool sameFinding(const Finding &a, const Finding &b) {
+  return a.kind == b.kind && a.primary.loc == b.primary.loc;
+}
+
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
   const size_t engineCount = verdict.findings.size();
   for (Finding &f : pre) {

@@ -92,6 +92,10 @@ struct Verdict {
   std::vector<std::pair<std::string, std::string>> stats;
 };
 
+/// True when `a` and `b` report the same thing: the same kind at the same primary
+/// location (how a replay confirms another engine's finding).
+bool sameFinding(const Finding &a, const Finding &b);
+
 /// Joins the static pre-check's findings (`pre`, no witness) to an engine's verdict.
 /// A pre-check finding of a kind the engine also found is one bug reported twice: it
 /// becomes a note (its explanation, at its location) on the engine's finding of that

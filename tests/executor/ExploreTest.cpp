@@ -138,7 +138,7 @@ TEST_P(ExampleVerdicts, MatchTheAnnotation) {
     std::vector<report::Finding> again = replay(*p, f.schedule);
     bool same = false;
     for (const report::Finding &g : again)
-      same = same || (g.kind == f.kind && g.primary.loc == f.primary.loc);
+      same = same || report::sameFinding(g, f);
     EXPECT_TRUE(same) << e.file << ": " << f.message << " does not replay";
   }
 }
