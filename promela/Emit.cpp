@@ -107,6 +107,10 @@ struct Step {
   std::vector<std::string> printArgs;
   std::vector<std::pair<std::string, int>> asserts; ///< expression, check index
   std::vector<std::string> effects;
+  /// Effects compiled in only when a preprocessor condition holds (cond, statement).
+  std::vector<std::pair<std::string, std::string>> conditionalEffects;
+  /// When non-empty, the whole step is compiled in only when this condition holds.
+  std::string onlyIf;
   SourceLoc loc;
   std::string what; ///< a comment: what the step is
 };
@@ -136,39 +140,52 @@ private:
 
   void analyse() {
     const size_t nsem = p_.semaphores.size();
+    const size_t ndev = p_.processes.size();
+    const int64_t unit = p_.options.semUnit;
+    // A semaphore is byte-counted when a DMA adds to it or a DMA wait takes from it:
+    // its amounts are byte counts / SEM_UNIT, which the model computes from SEM_UNIT
+    // and DMA_CHUNKS (both live), so it is stored unscaled. Every other semaphore
+    // only moves by the kernel's constant amounts and is stored divided by their gcd:
+    // values start at 0 and only change by these amounts, so the division is exact.
+    byteCounted_.assign(nsem, false);
     scale_.assign(nsem, 0);
-    // gcd of every amount touching semaphore s (any device): waits, signals, chunks.
-    // Values start at 0 and only change by these amounts, so every value is a multiple
-    // of the gcd and dividing by it is exact.
-    auto touch = [&](SemId s, int64_t amount) { scale_[s] = std::gcd(scale_[s], amount); };
-    std::vector<std::vector<int64_t>> incr(p_.processes.size(), std::vector<int64_t>(nsem, 0));
+    std::vector<std::vector<int64_t>> fixedIncr(ndev, std::vector<int64_t>(nsem, 0));
+    std::vector<std::vector<int64_t>> byteIncr(ndev, std::vector<int64_t>(nsem, 0));
     for (const Dma &dma : p_.dmas) {
-      int64_t units = 0;
-      for (int64_t u : dma.chunkUnits) {
-        units += u;
-        touch(dma.recvSem, u);
-        if (dma.sendSem)
-          touch(*dma.sendSem, u);
+      byteCounted_[dma.recvSem] = true;
+      byteIncr[dma.target][dma.recvSem] += dma.bytes;
+      if (dma.sendSem) {
+        byteCounted_[*dma.sendSem] = true;
+        byteIncr[dma.issuer][*dma.sendSem] += dma.bytes;
       }
-      incr[dma.target][dma.recvSem] += units;
-      if (dma.sendSem)
-        incr[dma.issuer][*dma.sendSem] += units;
+      dmaBytes_.insert(dma.bytes);
     }
+    for (const Process &proc : p_.processes)
+      for (const Event &e : proc.events)
+        if (const auto *w = std::get_if<SemWait>(&e.kind)) {
+          if (w->origin != WaitOrigin::Wait) {
+            byteCounted_[w->sem] = true;
+            dmaBytes_.insert(w->amount * unit);
+          }
+        }
     for (const Process &proc : p_.processes)
       for (const Event &e : proc.events) {
         if (const auto *w = std::get_if<SemWait>(&e.kind))
-          touch(w->sem, w->amount);
+          scale_[w->sem] = std::gcd(scale_[w->sem], w->amount);
         if (const auto *s = std::get_if<Signal>(&e.kind)) {
-          touch(s->sem, s->amount);
-          incr[s->target][s->sem] += s->amount;
+          scale_[s->sem] = std::gcd(scale_[s->sem], s->amount);
+          fixedIncr[s->target][s->sem] += s->amount;
         }
       }
-    bound_.assign(nsem, 0);
+    fixedBound_.assign(nsem, 0);
+    byteBound_.assign(nsem, 0);
     for (size_t s = 0; s < nsem; ++s) {
-      if (scale_[s] == 0)
+      if (scale_[s] == 0 || byteCounted_[s])
         scale_[s] = 1;
-      for (size_t d = 0; d < p_.processes.size(); ++d)
-        bound_[s] = std::max(bound_[s], incr[d][s] / scale_[s]);
+      for (size_t d = 0; d < ndev; ++d) {
+        fixedBound_[s] = std::max(fixedBound_[s], fixedIncr[d][s] / scale_[s]);
+        byteBound_[s] = std::max(byteBound_[s], byteIncr[d][s]);
+      }
     }
     // Promela names of semaphores, unique.
     std::set<std::string> used;
@@ -191,14 +208,37 @@ private:
       for (size_t i = 0; i < proc.events.size(); ++i)
         if (const auto *st = std::get_if<DmaStart>(&proc.events[i].kind))
           startIndex_[st->dma] = static_cast<int64_t>(i);
-      for (const Event &e : proc.events)
-        if (std::holds_alternative<DeviceBarrier>(e.kind))
-          hasBarrier_ = true;
     }
-    steps += 2 * static_cast<int64_t>(p_.dmas.size()) * p_.options.dmaChunks;
-    // Every transition of a run is one step above or a process ending; doubled plus
-    // a constant so that pan never truncates (a truncated search is inconclusive).
-    depthBound_ = 2 * (steps + static_cast<int64_t>(p_.processes.size()) + 1) + 100;
+    // The entry barrier is live (ENTRY_BARRIER) unless the kernel has a collective_id,
+    // whose barrier semaphore replaces it. Count its steps whether or not this program
+    // has them, so that the depth bound holds for both values.
+    barrierLive_ = !p_.hasCollectiveId;
+    if (barrierLive_ && !p_.options.entryBarrier)
+      steps += static_cast<int64_t>(ndev) * p_.options.invocations;
+    // Every transition of a run is one step above, a DMA chunk or a process ending;
+    // doubled plus a constant so that pan never truncates (a truncated search is
+    // inconclusive): MAX_DEPTH = depthBase_ + 4 * NDMA * DMA_CHUNKS.
+    depthBase_ = 2 * (steps + static_cast<int64_t>(ndev) + 1) + 100;
+    depthBound_ = depthBase_ + 4 * static_cast<int64_t>(p_.dmas.size()) * p_.options.dmaChunks;
+  }
+
+  /// The largest value semaphore s can reach on any device, as a preprocessor
+  /// expression of SEM_UNIT (byte-counted) or a constant; `worst` is its value at
+  /// SEM_UNIT = 1, the largest it can be.
+  std::string boundExpr(SemId s) const {
+    if (!byteCounted_[s] || byteBound_[s] == 0)
+      return std::to_string(fixedBound_[s]);
+    std::string bytes = fmt::format("{} / SEM_UNIT", byteBound_[s]);
+    return fixedBound_[s] ? fmt::format("{} + {}", fixedBound_[s], bytes) : bytes;
+  }
+  int64_t worstBound(SemId s) const { return fixedBound_[s] + byteBound_[s]; }
+
+  /// Semaphore units of a wait: byte-counted DMA waits as UNITS(bytes), which follows
+  /// SEM_UNIT; plain waits their constant amount (scaled).
+  std::string waitAmount(const SemWait &w) const {
+    if (w.origin != WaitOrigin::Wait)
+      return fmt::format("UNITS({})", w.amount * p_.options.semUnit);
+    return std::to_string(w.amount / scale_[w.sem]);
   }
 
   std::string sem(SemId s, DeviceId d) const { return fmt::format("{}[{}]", semVar_[s], d); }
@@ -235,15 +275,18 @@ private:
     return fmt::format("printf(\"{}\\n\"{})", step.print, args);
   }
 
-  /// Renders a step: one line when it has no asserts, otherwise one line per
-  /// statement so that every assert has its own line (and its own check).
+  /// Renders a step: one line when it has no asserts or conditional effects,
+  /// otherwise one line per statement so that every assert has its own line (and its
+  /// own check) and a preprocessor condition can surround a statement.
   void emitStep(const Step &step, const std::string &indent, const std::string &prefix) {
+    if (!step.onlyIf.empty())
+      line(fmt::format("#if {}", step.onlyIf), step.loc);
     std::vector<std::string> body;
     if (o_.tracePrintfs && !step.print.empty())
       body.push_back(printfStatement(step));
     std::string comment = fmt::format("/* {} {} */", srcLoc(step.loc), sanitize(step.what));
     std::string guard = step.guard.empty() ? "" : step.guard + " -> ";
-    if (step.asserts.empty()) {
+    if (step.asserts.empty() && step.conditionalEffects.empty()) {
       for (const std::string &e : step.effects)
         body.push_back(e);
       std::string joined;
@@ -255,28 +298,34 @@ private:
         joined = step.guard, guard.clear();
       line(fmt::format("{}{}d_step {{ {}{} }}  {}", indent, prefix, guard, joined, comment),
            step.loc);
-      return;
+    } else {
+      // Promela accepts a `;` after the last statement of a block, so every statement
+      // ends in one and a conditional statement needs no separator of its own.
+      std::string inner = indent + std::string(prefix.size(), ' ') + "  ";
+      line(fmt::format("{}{}d_step {{  {}", indent, prefix, comment), step.loc);
+      if (!step.guard.empty())
+        line(fmt::format("{}{} ->", inner, step.guard), step.loc);
+      for (const std::string &b : body)
+        line(fmt::format("{}{};", inner, b), step.loc);
+      for (const auto &[expr, check] : step.asserts) {
+        const std::string &message = checks_[check].message;
+        const char *gate = switchFor(checks_[check].what);
+        std::string cond = gate ? fmt::format("!{} || {}", gate, expr) : expr;
+        line(fmt::format("{}assert({});  /* {} {} */", inner, cond, srcLoc(step.loc),
+                         sanitize(message)),
+             step.loc, check);
+      }
+      for (const std::string &e : step.effects)
+        line(fmt::format("{}{};", inner, e), step.loc);
+      for (const auto &[cond, e] : step.conditionalEffects) {
+        line(fmt::format("#if {}", cond), step.loc);
+        line(fmt::format("{}{};", inner, e), step.loc);
+        line("#endif", step.loc);
+      }
+      line(fmt::format("{}{}}}", indent, std::string(prefix.size(), ' ')), step.loc);
     }
-    std::string inner = indent + std::string(prefix.size(), ' ') + "  ";
-    line(fmt::format("{}{}d_step {{  {}", indent, prefix, comment), step.loc);
-    if (!step.guard.empty())
-      line(fmt::format("{}{} ->", inner, step.guard), step.loc);
-    for (const std::string &b : body)
-      line(fmt::format("{}{};", inner, b), step.loc);
-    for (size_t i = 0; i < step.asserts.size(); ++i) {
-      const auto &[expr, check] = step.asserts[i];
-      bool last = i + 1 == step.asserts.size() && step.effects.empty();
-      const std::string &message = checks_[check].message;
-      const char *gate = switchFor(checks_[check].what);
-      std::string cond = gate ? fmt::format("!{} || {}", gate, expr) : expr;
-      line(fmt::format("{}assert({}){}  /* {} {} */", inner, cond, last ? "" : ";",
-                       srcLoc(step.loc), sanitize(message)),
-           step.loc, check);
-    }
-    for (size_t i = 0; i < step.effects.size(); ++i)
-      line(fmt::format("{}{}{}", inner, step.effects[i], i + 1 == step.effects.size() ? "" : ";"),
-           step.loc);
-    line(fmt::format("{}{}}}", indent, std::string(prefix.size(), ' ')), step.loc);
+    if (!step.onlyIf.empty())
+      line("#endif", step.loc);
   }
 
   // ---- Header and declarations. ----
@@ -304,37 +353,75 @@ private:
                      o_.modelFileName, depthBound_));
     line(" * Races, exit and lifetime violations are assertion violations; a deadlock is an");
     line(" * invalid end state (a device process that cannot finish its events).");
-    line(fmt::format(" * Replay: spin -t -p {}   (DKV lines: d DEVICE EVENT | s DMA | l DMA)",
-                     o_.modelFileName));
+    line(fmt::format(
+        " * Replay: spin -t -p {}   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)",
+        o_.modelFileName));
     line(" */");
     line("");
-    line("/* The instance as dkv built it. These record the options: the processes, DMAs and");
-    line(" * semaphore scales below were generated for them, so a changed value here would");
-    line(" * not change the model. The #if below stops spin instead; to change an option,");
-    line(" * regenerate with dkv dump-promela and the option. */");
-    line(fmt::format("#define NDEV {}            /* devices (--devices) */", p_.deviceCount()));
-    line(fmt::format("#define NDMA {}            /* DMAs (one per start()) */", p_.dmas.size()));
-    line(fmt::format("#define INVOCATIONS {}     /* --invocations */", o.invocations));
-    line(fmt::format("#define DMA_CHUNKS {}      /* --dma-chunks: steps per DMA side */",
-                     o.dmaChunks));
-    line(fmt::format("#define SEM_UNIT {}        /* --sem-unit: bytes per DMA semaphore unit */",
-                     o.semUnit));
-    line(fmt::format("#define ENTRY_BARRIER {}   /* 0 with --no-entry-barrier or collective_id */",
-                     (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
-    line(fmt::format("#if NDEV != {} || NDMA != {} || INVOCATIONS != {} || DMA_CHUNKS != {} || "
-                     "SEM_UNIT != {} || ENTRY_BARRIER != {}",
-                     p_.deviceCount(), p_.dmas.size(), o.invocations, o.dmaChunks, o.semUnit,
-                     (!p_.hasCollectiveId && o.entryBarrier) ? 1 : 0));
+    const int entryBarrier = (barrierLive_ && o.entryBarrier) ? 1 : 0;
+    line("/* Fixed by the instance: every device's events are unrolled for this mesh and");
+    line(" * number of invocations (the kernel's control flow, indices and targets were");
+    line(" * evaluated per device), so changing one means regenerating with dkv");
+    line(" * dump-promela; the #if below stops spin -a rather than check a model that no");
+    line(" * longer matches them. */");
+    // #ifndef, so that a value given with spin -D is caught by the #if too.
+    auto define = [&](const char *name, int64_t value, const std::string &comment) {
+      line(fmt::format("#ifndef {}", name));
+      line(fmt::format("#define {} {}  /* {} */", name, value, comment));
+      line("#endif");
+    };
+    define("NDEV", p_.deviceCount(), "devices (--devices)");
+    define("NDMA", static_cast<int64_t>(p_.dmas.size()), "DMAs (one per start() and invocation)");
+    define("INVOCATIONS", o.invocations, "--invocations");
+    std::string fixedCheck = fmt::format("NDEV != {} || NDMA != {} || INVOCATIONS != {}",
+                                         p_.deviceCount(), p_.dmas.size(), o.invocations);
+    if (!barrierLive_) {
+      define("ENTRY_BARRIER", 0, "collective_id: its barrier semaphore replaces the entry barrier");
+      fixedCheck += " || ENTRY_BARRIER != 0";
+    }
+    line(fmt::format("#if {}", fixedCheck));
     line("#error \"this model was generated for the values above: regenerate it with dkv "
          "dump-promela and the options you want\"");
     line("#endif");
     line("");
-    line(fmt::format("#define MAX_DEPTH {}     /* longest run in steps, with margin: pan -m */",
-                     depthBound_));
+    line("/* Options you may change without regenerating: edit a value here or override it,");
+    line(" * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would");
+    line(" * generate with those options). */");
+    define("DMA_CHUNKS", o.dmaChunks, "--dma-chunks: steps per DMA side, 1..64");
+    define("SEM_UNIT", o.semUnit, "--sem-unit: bytes per DMA-semaphore unit");
+    if (barrierLive_)
+      define("ENTRY_BARRIER", entryBarrier,
+             "1: devices wait at entry until all have entered; 0: --no-entry-barrier");
+    std::string bad = "DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1";
+    if (barrierLive_)
+      bad += " || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)";
+    line(fmt::format("#if {}", bad));
+    line("#error \"DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1\"");
+    line("#endif");
+    if (!dmaBytes_.empty()) {
+      // dkv's lowering refuses a DMA whose size is not a multiple of the unit
+      // (dma-size-unit); the model refuses the same SEM_UNIT values.
+      std::vector<std::string> sizes;
+      for (int64_t bytes : dmaBytes_)
+        sizes.push_back(fmt::format("{} % SEM_UNIT", bytes));
+      line(fmt::format("#if {}", fmt::join(sizes, " || ")));
+      line(fmt::format("#error \"SEM_UNIT must divide every DMA size ({} bytes)\"",
+                       fmt::join(dmaBytes_, ", ")));
+      line("#endif");
+      line("/* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in");
+      line(" * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one");
+      line(" * for the first UNITS(B) % DMA_CHUNKS chunks. */");
+      line("#define UNITS(B) ((B) / SEM_UNIT)");
+      line("#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : "
+           "0))");
+    }
     line("");
-    line("/* What you may change without regenerating: one switch per kind of assert, on by");
-    line(" * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds");
-    line(" * (deadlocks: ./pan -E). */");
+    line(fmt::format("/* Longest run in steps, with margin: pan -m ({} with the values above) */",
+                     depthBound_));
+    line(fmt::format("#define MAX_DEPTH ({} + 4 * NDMA * DMA_CHUNKS)", depthBase_));
+    line("");
+    line("/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns");
+    line(" * races off to look for the other kinds (deadlocks: ./pan -E). */");
     for (const char *gate : {kCheckRaces, kCheckExit, kCheckLifetime}) {
       line(fmt::format("#ifndef {}", gate));
       line(fmt::format("#define {} 1", gate));
@@ -346,16 +433,37 @@ private:
   void declarations() {
     std::optional<SemId> barrier = p_.barrierSemaphore();
     if (!p_.semaphores.empty()) {
-      line("/* Semaphores: one array per semaphore, indexed by device. A stored value v means");
-      line(" * v * scale units; the type holds the bound (sum of all increments / scale). */");
+      line("/* Semaphores: one array per semaphore, indexed by device, in units. A semaphore");
+      line(" * that only moves by the kernel's constant amounts is stored divided by their gcd");
+      line(" * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.");
+      line(" * Each type holds the semaphore's bound, the most any run can add on a device. */");
     }
+    // One type per distinct bound of a byte-counted semaphore, chosen by the
+    // preprocessor because the bound follows SEM_UNIT.
+    std::map<std::string, std::string> typeMacro;
     for (size_t s = 0; s < p_.semaphores.size(); ++s) {
+      SemId sid = static_cast<SemId>(s);
       const Semaphore &sem = p_.semaphores[s];
-      std::string note =
-          barrier && *barrier == static_cast<SemId>(s) ? ", exempt from exit rule" : "";
-      line(fmt::format("{} {}[NDEV];  /* {} {}: scale {}, bound {}{} */", typeFor(bound_[s]),
-                       semVar_[s], semKindName(sem.kind),
-                       sanitize(p_.semName(static_cast<SemId>(s))), scale_[s], bound_[s], note),
+      std::string note = barrier && *barrier == sid ? ", exempt from exit rule" : "";
+      std::string bound = boundExpr(sid);
+      std::string type = typeFor(worstBound(sid));
+      if (byteCounted_[s] && byteBound_[s] > 0) {
+        auto [it, fresh] =
+            typeMacro.emplace(bound, fmt::format("SEMTYPE_{}", typeMacro.size() + 1));
+        if (fresh) {
+          line(fmt::format("#if {} <= 255", bound));
+          line(fmt::format("#define {} byte", it->second));
+          line(fmt::format("#elif {} <= 32767", bound));
+          line(fmt::format("#define {} short", it->second));
+          line("#else");
+          line(fmt::format("#define {} int", it->second));
+          line("#endif");
+        }
+        type = it->second;
+      }
+      std::string scale = byteCounted_[s] ? "" : fmt::format("scale {}, ", scale_[s]);
+      line(fmt::format("{} {}[NDEV];  /* {} {}: {}bound {}{} */", type, semVar_[s],
+                       semKindName(sem.kind), sanitize(p_.semName(sid)), scale, bound, note),
            sem.loc);
     }
     if (!p_.dmas.empty()) {
@@ -369,9 +477,11 @@ private:
     line("");
     line("/* where[d]: 0 outside the kernel, i+1 inside invocation i */");
     line("byte where[NDEV];");
-    if (hasBarrier_) {
-      line("/* arrived[i]: devices that reached (are at or past) their DeviceBarrier{i} */");
+    if (barrierLive_) {
+      line("#if ENTRY_BARRIER");
+      line("/* arrived[i]: devices that reached (are at or past) the barrier of invocation i */");
       line(fmt::format("{} arrived[INVOCATIONS];", typeFor(p_.deviceCount())));
+      line("#endif");
     }
     for (size_t b = 0; b < p_.scopes.size(); ++b)
       line(fmt::format("bit inscope{}[NDEV];  /* device is inside {} */", b,
@@ -399,14 +509,33 @@ private:
       step.what = describeEvent(p_, e);
       step.print = fmt::format("DKV d {} {} {}", proc.device, i, sanitize(step.what));
       eventStep(proc.device, i, e, inside, step);
-      // Arriving at a DeviceBarrier is folded into the step before it: "reached" means
-      // pc at or past the barrier, which becomes true exactly when that step runs.
-      if (i + 1 < proc.events.size())
-        if (const auto *b = std::get_if<DeviceBarrier>(&proc.events[i + 1].kind))
-          step.effects.push_back(fmt::format("arrived[{}]++", b->invocation));
+      // The entry barrier (docs/model.md: a DeviceBarrier right after KernelEnter when
+      // the kernel has no collective_id) is compiled in with ENTRY_BARRIER. Arriving is
+      // folded into the enter step: "reached" means pc at or past the barrier, which
+      // becomes true exactly when that step runs.
+      const auto *enter = std::get_if<KernelEnter>(&e.kind);
+      if (enter && barrierLive_)
+        step.conditionalEffects.push_back(
+            {"ENTRY_BARRIER", fmt::format("arrived[{}]++", enter->invocation)});
+      if (std::holds_alternative<DeviceBarrier>(e.kind))
+        step.onlyIf = "ENTRY_BARRIER";
       if (std::holds_alternative<KernelExit>(e.kind))
         inside = -1;
       emitStep(step, "  ", "");
+      // Generated without the barrier: its step, for a user who turns it on. It is not
+      // an event of dkv's program, so its trace line has its own kind (DKV b).
+      bool barrierNext = i + 1 < proc.events.size() &&
+                         std::holds_alternative<DeviceBarrier>(proc.events[i + 1].kind);
+      if (enter && barrierLive_ && !barrierNext) {
+        Step barrierStep;
+        barrierStep.loc = e.loc;
+        barrierStep.what = describeEvent(p_, Event{DeviceBarrier{enter->invocation}, e.loc});
+        barrierStep.print =
+            fmt::format("DKV b {} {} {}", proc.device, enter->invocation, barrierStep.what);
+        barrierStep.guard = fmt::format("arrived[{}] == NDEV", enter->invocation);
+        barrierStep.onlyIf = "ENTRY_BARRIER";
+        emitStep(barrierStep, "  ", "");
+      }
     }
     // Falling off the end is the only valid end state of a device process.
     line("}");
@@ -436,8 +565,17 @@ private:
             step.effects.push_back(
                 fmt::format("snd[{0}] = DMA_CHUNKS; rcv[{0}] = DMA_CHUNKS", ev.dma));
           } else if constexpr (std::is_same_v<T, SemWait>) {
-            int64_t a = ev.amount / scale_[ev.sem];
-            if (a > 0) {
+            if (ev.origin != WaitOrigin::Wait) {
+              // The amount follows SEM_UNIT: print the one this compilation waits for.
+              std::string fixed = fmt::format(" >= {} (", ev.amount);
+              size_t at = step.print.find(fixed);
+              if (at != std::string::npos) {
+                step.print.replace(at, fixed.size(), " >= %d (");
+                step.printArgs.push_back(waitAmount(ev));
+              }
+            }
+            if (ev.amount > 0) {
+              std::string a = waitAmount(ev);
               step.guard = fmt::format("{} >= {}", sem(ev.sem, d), a);
               step.effects.push_back(fmt::format("{0} = {0} - {1}", sem(ev.sem, d), a));
             }
@@ -455,12 +593,12 @@ private:
   }
 
   /// sem[target] += amount (scaled). An overflow assert only where the type cannot
-  /// hold the static bound (int with a bound beyond 2^31-1); otherwise wrap-around is
-  /// impossible because no run adds more than the bound.
+  /// hold the bound for some SEM_UNIT (int with a bound beyond 2^31-1); otherwise
+  /// wrap-around is impossible because no run adds more than the bound.
   void increment(SemId s, DeviceId target, const std::string &amount, SourceLoc loc,
                  const std::string &what, Step &step) {
     std::string var = sem(s, target);
-    if (bound_[s] > kIntMax) {
+    if (worstBound(s) > kIntMax) {
       Check c;
       c.what = Check::What::Overflow;
       c.message = fmt::format("semaphore {} on device {} exceeds the model's integer range "
@@ -628,30 +766,9 @@ private:
 
   // ---- DMAs. ----
 
-  /// Units (scaled) of the chunk whose 0-based index is `chunk` (a Promela expression).
-  std::string unitsExpr(const Dma &dma, int64_t scale, const std::string &chunk) const {
-    std::vector<int64_t> u;
-    for (int64_t x : dma.chunkUnits)
-      u.push_back(x / scale);
-    if (std::all_of(u.begin(), u.end(), [&](int64_t x) { return x == u[0]; }))
-      return std::to_string(u.empty() ? 0 : u[0]);
-    // docs/model.md: the first U mod K chunks carry one more unit.
-    size_t r = 0;
-    while (r < u.size() && u[r] == u[0])
-      ++r;
-    bool pattern = std::all_of(u.begin() + r, u.end(), [&](int64_t x) { return x == u[0] - 1; });
-    if (pattern)
-      return fmt::format("({} < {} -> {} : {})", chunk, r, u[0], u[0] - 1);
-    std::string expr = std::to_string(u.back());
-    for (size_t c = u.size() - 1; c-- > 0;)
-      expr = fmt::format("({} == {} -> {} : {})", chunk, c, u[c], expr);
-    return expr;
-  }
-
   void dmaLoop() {
     if (p_.dmas.empty())
       return;
-    const bool chunked = p_.options.dmaChunks > 1;
     line("/* The DMA engines: each option moves one chunk of one DMA in flight. Labelled");
     line(" * end: an idle DMA engine is a valid end state, so an invalid end state always");
     line(" * means a device process that cannot finish. */");
@@ -665,15 +782,12 @@ private:
       send.what = fmt::format("dma {} send chunk", dma.id);
       send.guard = fmt::format("snd[{}] > 0", dma.id);
       send.print = fmt::format("DKV s {} {}", dma.id, sanitize(send.what));
-      if (chunked) {
-        send.print += fmt::format(" %d/{}", p_.options.dmaChunks);
-        send.printArgs.push_back(fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id));
-      }
-      if (dma.sendSem) {
-        std::string chunk = fmt::format("DMA_CHUNKS - snd[{}]", dma.id);
-        increment(*dma.sendSem, dma.issuer, unitsExpr(dma, scale_[*dma.sendSem], chunk), dma.loc,
+      send.print += " %d/%d";
+      send.printArgs = {fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id), "DMA_CHUNKS"};
+      if (dma.sendSem)
+        increment(*dma.sendSem, dma.issuer,
+                  fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - snd[{}])", dma.bytes, dma.id), dma.loc,
                   fmt::format("dma {} send chunk", dma.id), send);
-      }
       send.effects.push_back(fmt::format("snd[{}]--", dma.id));
       emitStep(send, "  ", ":: ");
 
@@ -685,10 +799,8 @@ private:
       land.what = fmt::format("dma {} land chunk", dma.id);
       land.guard = fmt::format("rcv[{0}] > snd[{0}]", dma.id);
       land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
-      if (chunked) {
-        land.print += fmt::format(" %d/{}", p_.options.dmaChunks);
-        land.printArgs.push_back(fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id));
-      }
+      land.print += " %d/%d";
+      land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};
       std::string label = fmt::format("dma {} lands on device {}", dma.id, dma.target);
       Check c = finding(Check::What::LifetimeLand, report::FindingKind::LifetimeViolation,
                         fmt::format("dma {} from device {} lands on device {} while device {} is "
@@ -710,8 +822,8 @@ private:
         land.asserts.push_back({fmt::format("inscope{}[{}] == 1", s, dma.target), addCheck(sc)});
       }
       increment(dma.recvSem, dma.target,
-                unitsExpr(dma, scale_[dma.recvSem], fmt::format("DMA_CHUNKS - rcv[{}]", dma.id)),
-                dma.loc, fmt::format("dma {} land chunk", dma.id), land);
+                fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - rcv[{}])", dma.bytes, dma.id), dma.loc,
+                fmt::format("dma {} land chunk", dma.id), land);
       land.effects.push_back(fmt::format("rcv[{}]--", dma.id));
       emitStep(land, "  ", ":: ");
     }
@@ -727,10 +839,14 @@ private:
   std::string file_;
   std::vector<Check> checks_;
   std::vector<int64_t> scale_;
-  std::vector<int64_t> bound_;
+  std::vector<bool> byteCounted_;
+  std::vector<int64_t> fixedBound_; ///< per semaphore: constant increments / scale
+  std::vector<int64_t> byteBound_;  ///< per semaphore: DMA bytes (units: / SEM_UNIT)
+  std::set<int64_t> dmaBytes_;      ///< every DMA size, for the SEM_UNIT guard
   std::vector<std::string> semVar_;
   std::vector<int64_t> startIndex_;
-  bool hasBarrier_ = false;
+  bool barrierLive_ = false;
+  int64_t depthBase_ = 0;
   int64_t depthBound_ = 0;
 };
 

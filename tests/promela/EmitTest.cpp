@@ -11,6 +11,9 @@
 namespace dkv::promela {
 namespace {
 
+using namespace model;
+using testing::collectiveScopedCopy;
+using testing::ProgramBuilder;
 using testing::rightPermute;
 using testing::sharedRecvSemaphore;
 
@@ -55,23 +58,68 @@ TEST(Emit, LineMapPointsAssertsAtTheirChecks) {
   ASSERT_EQ(static_cast<int>(map.source.size()), lines);
 }
 
-TEST(Emit, ScalesSemaphoresByTheirGcd) {
+TEST(Emit, DmaSemaphoresFollowTheLiveSemUnit) {
   LineMap map;
   std::string text = emitPromela(rightPermute(2), {}, &map);
   ASSERT_EQ(map.semScale.size(), 2u);
-  EXPECT_EQ(map.semScale[0], 32); // every amount on send is 32 units
-  EXPECT_NE(text.find("byte sem_send[NDEV];"), std::string::npos);
-  EXPECT_NE(text.find("sem_recv[0] >= 1 -> printf("), std::string::npos);
-  EXPECT_NE(text.find("sem_recv[0] = sem_recv[0] - 1 }"), std::string::npos);
+  // Byte-counted: stored in units of SEM_UNIT, which the model reads at compile time.
+  EXPECT_EQ(map.semScale[0], 1);
+  EXPECT_EQ(map.semScale[1], 1);
+  EXPECT_NE(text.find("#define UNITS(B) ((B) / SEM_UNIT)"), std::string::npos);
+  EXPECT_NE(text.find("SEMTYPE_1 sem_send[NDEV];  /* dma_sem send: bound 32 / SEM_UNIT */"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("#if 32 / SEM_UNIT <= 255\n#define SEMTYPE_1 byte"), std::string::npos);
+  EXPECT_NE(text.find("sem_recv[0] >= UNITS(32) -> printf("), std::string::npos);
+  EXPECT_NE(text.find("sem_recv[0] = sem_recv[0] - UNITS(32) }"), std::string::npos);
+  EXPECT_NE(text.find("sem_recv[1] = sem_recv[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[0]);"),
+            std::string::npos);
+  // A DMA size the unit must divide: the model refuses other units, as dkv does.
+  EXPECT_NE(text.find("#if 32 % SEM_UNIT\n#error"), std::string::npos);
   EXPECT_GT(map.depthBound, 0);
 }
 
-TEST(Emit, ChunksCarryTheRemainderFirst) {
-  model::Options o;
-  o.dmaChunks = 3; // 16 units: 6, 5, 5
+TEST(Emit, RegularSemaphoresAreScaledByTheirGcd) {
+  ProgramBuilder b("scaled", 2);
+  SemId ready = b.sem("ready", SemKind::Regular);
+  for (int d = 0; d < 2; ++d)
+    b.enter(d);
+  b.event(0, Signal{1, ready, 4}, 5);
+  b.event(0, Signal{1, ready, 8}, 6);
+  b.event(1, SemWait{ready, 12, WaitOrigin::Wait}, 7);
+  for (int d = 0; d < 2; ++d)
+    b.event(d, KernelExit{0}, 8);
   LineMap map;
-  std::string text = emitPromela(sharedRecvSemaphore(o), {}, &map);
-  EXPECT_NE(text.find("(DMA_CHUNKS - snd[0] < 1 -> 6 : 5)"), std::string::npos) << text;
+  std::string text = emitPromela(b.program(), {}, &map);
+  ASSERT_EQ(map.semScale.size(), 1u);
+  EXPECT_EQ(map.semScale[0], 4);
+  EXPECT_NE(text.find("byte sem_ready[NDEV];  /* sem ready: scale 4, bound 3 */"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sem_ready[1] >= 3 -> "), std::string::npos);
+  EXPECT_NE(text.find("sem_ready[1] = sem_ready[1] + 2;"), std::string::npos);
+}
+
+TEST(Emit, EntryBarrierIsCompiledInWithItsDefine) {
+  // Generated with the barrier: its steps under #if ENTRY_BARRIER, arrival folded
+  // into the enter step.
+  std::string on = emitPromela(rightPermute(2), {}, nullptr);
+  EXPECT_NE(on.find("#define ENTRY_BARRIER 1"), std::string::npos);
+  EXPECT_NE(on.find("#if ENTRY_BARRIER\n    arrived[0]++;\n#endif"), std::string::npos) << on;
+  EXPECT_NE(on.find("#if ENTRY_BARRIER\n  d_step { arrived[0] == NDEV -> printf(\"DKV d 0 1 "),
+            std::string::npos);
+  // Generated without: the same steps, off by default, printed as DKV b lines.
+  model::Options o;
+  o.entryBarrier = false;
+  std::string off = emitPromela(rightPermute(2, true, o), {}, nullptr);
+  EXPECT_NE(off.find("#define ENTRY_BARRIER 0"), std::string::npos);
+  EXPECT_NE(off.find("#if ENTRY_BARRIER\n  d_step { arrived[0] == NDEV -> printf(\"DKV b 0 0 "),
+            std::string::npos)
+      << off;
+  // collective_id: no entry barrier at all, and the define is fixed.
+  std::string collective = emitPromela(collectiveScopedCopy(1), {}, nullptr);
+  EXPECT_EQ(collective.find("arrived"), std::string::npos);
+  EXPECT_NE(collective.find("|| ENTRY_BARRIER != 0"), std::string::npos);
 }
 
 /// Exact comparison with tests/golden/promela/NAME; DKV_UPDATE_GOLDEN=1 rewrites it.

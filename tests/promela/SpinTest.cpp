@@ -6,7 +6,11 @@
 #include "promela/Emit.h"
 #include "promela/Process.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -109,6 +113,38 @@ TEST(Spin, RightPermuteWithChunksAndSemUnitIsVerified) {
   options.semUnit = 4;
   Verdict v = checkWithSpin(testing::rightPermute(3, true, options), quick());
   EXPECT_EQ(v.status, Verdict::Status::Verified) << describe(v);
+}
+
+/// The model computes chunk units in Promela (CHUNK_UNITS, from SEM_UNIT and
+/// DMA_CHUNKS): spin must give every chunk the units of the program's DMA
+/// (docs/model.md: the first U mod K chunks carry one more).
+TEST(Spin, ChunkUnitsMacroMatchesTheProgram) {
+  REQUIRE_SPIN();
+  for (auto [unit, chunks] : {std::pair{1, 3}, {4, 3}, {1, 5}, {2, 7}, {16, 2}}) {
+    model::Options options;
+    options.semUnit = unit;
+    options.dmaChunks = chunks;
+    model::Program program = testing::sharedRecvSemaphore(options);
+    const model::Dma &dma = program.dmas[0];
+    std::string text = emitPromela(program, {}, nullptr);
+    size_t depth = text.find("#define MAX_DEPTH");
+    ASSERT_NE(depth, std::string::npos);
+    std::string model = text.substr(0, text.find('\n', depth) + 1) + "init {\n";
+    for (int c = 0; c < chunks; ++c)
+      model += fmt::format("  printf(\"units %d\\n\", CHUNK_UNITS({}, {}));\n", dma.bytes, c);
+    model += "}\n";
+    std::string dir = ::testing::TempDir();
+    std::ofstream(dir + "dkv_chunk_units.pml") << model;
+    ProcessResult r = runProcess({"spin", "dkv_chunk_units.pml"}, dir, dir + "dkv_chunk_units.out",
+                                 dir + "dkv_chunk_units.err", 30);
+    ASSERT_TRUE(r.ok()) << readTextFile(dir + "dkv_chunk_units.err");
+    std::istringstream out(readTextFile(dir + "dkv_chunk_units.out"));
+    std::vector<int64_t> units;
+    for (std::string word; out >> word;)
+      if (int64_t u; word == "units" && out >> u)
+        units.push_back(u);
+    EXPECT_EQ(units, dma.chunkUnits) << "sem unit " << unit << ", " << chunks << " chunks";
+  }
 }
 
 TEST(Spin, MissingWaitIsAnExitViolation) {

@@ -9,28 +9,56 @@
  * Run:    spin -a all_gather_shared_sem.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m210
  * Races, exit and lifetime violations are assertion violations; a deadlock is an
  * invalid end state (a device process that cannot finish its events).
- * Replay: spin -t -p all_gather_shared_sem.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA)
+ * Replay: spin -t -p all_gather_shared_sem.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)
  */
 
-/* The instance as dkv built it. These record the options: the processes, DMAs and
- * semaphore scales below were generated for them, so a changed value here would
- * not change the model. The #if below stops spin instead; to change an option,
- * regenerate with dkv dump-promela and the option. */
-#define NDEV 3            /* devices (--devices) */
-#define NDMA 9            /* DMAs (one per start()) */
-#define INVOCATIONS 1     /* --invocations */
-#define DMA_CHUNKS 1      /* --dma-chunks: steps per DMA side */
-#define SEM_UNIT 1        /* --sem-unit: bytes per DMA semaphore unit */
-#define ENTRY_BARRIER 1   /* 0 with --no-entry-barrier or collective_id */
-#if NDEV != 3 || NDMA != 9 || INVOCATIONS != 1 || DMA_CHUNKS != 1 || SEM_UNIT != 1 || ENTRY_BARRIER != 1
+/* Fixed by the instance: every device's events are unrolled for this mesh and
+ * number of invocations (the kernel's control flow, indices and targets were
+ * evaluated per device), so changing one means regenerating with dkv
+ * dump-promela; the #if below stops spin -a rather than check a model that no
+ * longer matches them. */
+#ifndef NDEV
+#define NDEV 3  /* devices (--devices) */
+#endif
+#ifndef NDMA
+#define NDMA 9  /* DMAs (one per start() and invocation) */
+#endif
+#ifndef INVOCATIONS
+#define INVOCATIONS 1  /* --invocations */
+#endif
+#if NDEV != 3 || NDMA != 9 || INVOCATIONS != 1
 #error "this model was generated for the values above: regenerate it with dkv dump-promela and the options you want"
 #endif
 
-#define MAX_DEPTH 210     /* longest run in steps, with margin: pan -m */
+/* Options you may change without regenerating: edit a value here or override it,
+ * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would
+ * generate with those options). */
+#ifndef DMA_CHUNKS
+#define DMA_CHUNKS 1  /* --dma-chunks: steps per DMA side, 1..64 */
+#endif
+#ifndef SEM_UNIT
+#define SEM_UNIT 1  /* --sem-unit: bytes per DMA-semaphore unit */
+#endif
+#ifndef ENTRY_BARRIER
+#define ENTRY_BARRIER 1  /* 1: devices wait at entry until all have entered; 0: --no-entry-barrier */
+#endif
+#if DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
+#error "DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
+#endif
+#if 32 % SEM_UNIT
+#error "SEM_UNIT must divide every DMA size (32 bytes)"
+#endif
+/* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in
+ * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one
+ * for the first UNITS(B) % DMA_CHUNKS chunks. */
+#define UNITS(B) ((B) / SEM_UNIT)
+#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : 0))
 
-/* What you may change without regenerating: one switch per kind of assert, on by
- * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds
- * (deadlocks: ./pan -E). */
+/* Longest run in steps, with margin: pan -m (210 with the values above) */
+#define MAX_DEPTH (174 + 4 * NDMA * DMA_CHUNKS)
+
+/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns
+ * races off to look for the other kinds (deadlocks: ./pan -E). */
 #ifndef CHECK_RACES
 #define CHECK_RACES 1
 #endif
@@ -41,11 +69,27 @@
 #define CHECK_LIFETIME 1
 #endif
 
-/* Semaphores: one array per semaphore, indexed by device. A stored value v means
- * v * scale units; the type holds the bound (sum of all increments / scale). */
-byte sem_copy_sem[NDEV];  /* dma_sem copy_sem: scale 32, bound 1 */
-byte sem_send_sem[NDEV];  /* dma_sem send_sem: scale 32, bound 2 */
-byte sem_recv_sem[NDEV];  /* dma_sem recv_sem: scale 32, bound 2 */
+/* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
+ * that only moves by the kernel's constant amounts is stored divided by their gcd
+ * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
+ * Each type holds the semaphore's bound, the most any run can add on a device. */
+#if 32 / SEM_UNIT <= 255
+#define SEMTYPE_1 byte
+#elif 32 / SEM_UNIT <= 32767
+#define SEMTYPE_1 short
+#else
+#define SEMTYPE_1 int
+#endif
+SEMTYPE_1 sem_copy_sem[NDEV];  /* dma_sem copy_sem: bound 32 / SEM_UNIT */
+#if 64 / SEM_UNIT <= 255
+#define SEMTYPE_2 byte
+#elif 64 / SEM_UNIT <= 32767
+#define SEMTYPE_2 short
+#else
+#define SEMTYPE_2 int
+#endif
+SEMTYPE_2 sem_send_sem[NDEV];  /* dma_sem send_sem: bound 64 / SEM_UNIT */
+SEMTYPE_2 sem_recv_sem[NDEV];  /* dma_sem recv_sem: bound 64 / SEM_UNIT */
 
 /* DMA k: snd[k] send chunks still to leave, rcv[k] chunks still to land (both 0
  * before its start and after it completed). Source read open <=> snd[k] > 0,
@@ -55,30 +99,40 @@ byte rcv[NDMA];
 
 /* where[d]: 0 outside the kernel, i+1 inside invocation i */
 byte where[NDEV];
-/* arrived[i]: devices that reached (are at or past) their DeviceBarrier{i} */
+#if ENTRY_BARRIER
+/* arrived[i]: devices that reached (are at or past) the barrier of invocation i */
 byte arrived[INVOCATIONS];
+#endif
 
 /* device 0 (x=0): 11 events */
 active proctype dev0() {
-  d_step { printf("DKV d 0 0 enter invocation 0\n"); where[0] = 1; arrived[0]++ }  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+  d_step {  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+    printf("DKV d 0 0 enter invocation 0\n");
+    where[0] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:11 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 0 2 start dma 0: input[:] -> device 0 output[0, :]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:21 start dma 0: input[:] -> device 0 output[0, :] */
-  d_step { sem_copy_sem[0] >= 1 -> printf("DKV d 0 3 wait copy_sem >= 32 (wait local copy)\n"); sem_copy_sem[0] = sem_copy_sem[0] - 1 }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
+  d_step { sem_copy_sem[0] >= UNITS(32) -> printf("DKV d 0 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[0] = sem_copy_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 1: output[0, :] -> device 1 output[0, :] */
     printf("DKV d 0 4 start dma 1: output[0, :] -> device 1 output[0, :]\n");
     assert(!CHECK_RACES || rcv[0] == 0);  /* all_gather_shared_sem.dk:26 dma 1 reading output[0, :] on device 0 while dma 0 is still writing output[0, :] */
     assert(!CHECK_RACES || snd[5] == 0);  /* all_gather_shared_sem.dk:26 dma 1 writing output[0, :] on device 1 while dma 5 is still reading output[0, :] */
-    snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS
+    snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[0] >= 1 -> printf("DKV d 0 5 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[0] = sem_send_sem[0] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[0] >= 1 -> printf("DKV d 0 6 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[0] = sem_recv_sem[0] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 2: output[2, :] -> device 1 output[2, :] */
     printf("DKV d 0 7 start dma 2: output[2, :] -> device 1 output[2, :]\n");
     assert(!CHECK_RACES || rcv[7] == 0);  /* all_gather_shared_sem.dk:26 dma 2 reading output[2, :] on device 0 while dma 7 is still writing output[2, :] */
-    snd[2] = DMA_CHUNKS; rcv[2] = DMA_CHUNKS
+    snd[2] = DMA_CHUNKS; rcv[2] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[0] >= 1 -> printf("DKV d 0 8 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[0] = sem_send_sem[0] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[0] >= 1 -> printf("DKV d 0 9 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[0] = sem_recv_sem[0] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 0 10 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_copy_sem[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel with semaphore copy_sem non-zero */
@@ -90,31 +144,39 @@ active proctype dev0() {
     assert(!CHECK_EXIT || snd[2] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 2 is still reading output[2, :] */
     assert(!CHECK_EXIT || rcv[7] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 7 from device 2 is still writing output[2, :] */
     assert(!CHECK_EXIT || rcv[8] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 8 from device 2 is still writing output[1, :] */
-    where[0] = 0
+    where[0] = 0;
   }
 }
 
 /* device 1 (x=1): 11 events */
 active proctype dev1() {
-  d_step { printf("DKV d 1 0 enter invocation 0\n"); where[1] = 1; arrived[0]++ }  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+  d_step {  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+    printf("DKV d 1 0 enter invocation 0\n");
+    where[1] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:11 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 1 2 start dma 3: input[:] -> device 1 output[1, :]\n"); snd[3] = DMA_CHUNKS; rcv[3] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:21 start dma 3: input[:] -> device 1 output[1, :] */
-  d_step { sem_copy_sem[1] >= 1 -> printf("DKV d 1 3 wait copy_sem >= 32 (wait local copy)\n"); sem_copy_sem[1] = sem_copy_sem[1] - 1 }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
+  d_step { sem_copy_sem[1] >= UNITS(32) -> printf("DKV d 1 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[1] = sem_copy_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 4: output[1, :] -> device 2 output[1, :] */
     printf("DKV d 1 4 start dma 4: output[1, :] -> device 2 output[1, :]\n");
     assert(!CHECK_RACES || rcv[3] == 0);  /* all_gather_shared_sem.dk:26 dma 4 reading output[1, :] on device 1 while dma 3 is still writing output[1, :] */
     assert(!CHECK_RACES || snd[8] == 0);  /* all_gather_shared_sem.dk:26 dma 4 writing output[1, :] on device 2 while dma 8 is still reading output[1, :] */
-    snd[4] = DMA_CHUNKS; rcv[4] = DMA_CHUNKS
+    snd[4] = DMA_CHUNKS; rcv[4] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[1] >= 1 -> printf("DKV d 1 5 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[1] = sem_send_sem[1] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[1] >= 1 -> printf("DKV d 1 6 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[1] = sem_recv_sem[1] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 5: output[0, :] -> device 2 output[0, :] */
     printf("DKV d 1 7 start dma 5: output[0, :] -> device 2 output[0, :]\n");
     assert(!CHECK_RACES || rcv[1] == 0);  /* all_gather_shared_sem.dk:26 dma 5 reading output[0, :] on device 1 while dma 1 is still writing output[0, :] */
-    snd[5] = DMA_CHUNKS; rcv[5] = DMA_CHUNKS
+    snd[5] = DMA_CHUNKS; rcv[5] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[1] >= 1 -> printf("DKV d 1 8 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[1] = sem_send_sem[1] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[1] >= 1 -> printf("DKV d 1 9 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[1] = sem_recv_sem[1] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 1 10 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_copy_sem[1] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel with semaphore copy_sem non-zero */
@@ -126,31 +188,39 @@ active proctype dev1() {
     assert(!CHECK_EXIT || rcv[3] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 3 from device 1 is still writing output[1, :] */
     assert(!CHECK_EXIT || snd[4] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 4 is still reading output[1, :] */
     assert(!CHECK_EXIT || snd[5] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 5 is still reading output[0, :] */
-    where[1] = 0
+    where[1] = 0;
   }
 }
 
 /* device 2 (x=2): 11 events */
 active proctype dev2() {
-  d_step { printf("DKV d 2 0 enter invocation 0\n"); where[2] = 1; arrived[0]++ }  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+  d_step {  /* all_gather_shared_sem.dk:11 enter invocation 0 */
+    printf("DKV d 2 0 enter invocation 0\n");
+    where[2] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 2 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:11 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 2 2 start dma 6: input[:] -> device 2 output[2, :]\n"); snd[6] = DMA_CHUNKS; rcv[6] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:21 start dma 6: input[:] -> device 2 output[2, :] */
-  d_step { sem_copy_sem[2] >= 1 -> printf("DKV d 2 3 wait copy_sem >= 32 (wait local copy)\n"); sem_copy_sem[2] = sem_copy_sem[2] - 1 }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
+  d_step { sem_copy_sem[2] >= UNITS(32) -> printf("DKV d 2 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[2] = sem_copy_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 7: output[2, :] -> device 0 output[2, :] */
     printf("DKV d 2 4 start dma 7: output[2, :] -> device 0 output[2, :]\n");
     assert(!CHECK_RACES || snd[2] == 0);  /* all_gather_shared_sem.dk:26 dma 7 writing output[2, :] on device 0 while dma 2 is still reading output[2, :] */
     assert(!CHECK_RACES || rcv[6] == 0);  /* all_gather_shared_sem.dk:26 dma 7 reading output[2, :] on device 2 while dma 6 is still writing output[2, :] */
-    snd[7] = DMA_CHUNKS; rcv[7] = DMA_CHUNKS
+    snd[7] = DMA_CHUNKS; rcv[7] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[2] >= 1 -> printf("DKV d 2 5 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[2] = sem_send_sem[2] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[2] >= 1 -> printf("DKV d 2 6 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[2] = sem_recv_sem[2] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 8: output[1, :] -> device 0 output[1, :] */
     printf("DKV d 2 7 start dma 8: output[1, :] -> device 0 output[1, :]\n");
     assert(!CHECK_RACES || rcv[4] == 0);  /* all_gather_shared_sem.dk:26 dma 8 reading output[1, :] on device 2 while dma 4 is still writing output[1, :] */
-    snd[8] = DMA_CHUNKS; rcv[8] = DMA_CHUNKS
+    snd[8] = DMA_CHUNKS; rcv[8] = DMA_CHUNKS;
   }
-  d_step { sem_send_sem[2] >= 1 -> printf("DKV d 2 8 wait send_sem >= 32 (wait_send)\n"); sem_send_sem[2] = sem_send_sem[2] - 1 }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[2] >= 1 -> printf("DKV d 2 9 wait recv_sem >= 32 (wait_recv)\n"); sem_recv_sem[2] = sem_recv_sem[2] - 1 }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
+  d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
+  d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 2 10 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_copy_sem[2] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel with semaphore copy_sem non-zero */
@@ -162,7 +232,7 @@ active proctype dev2() {
     assert(!CHECK_EXIT || rcv[6] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 6 from device 2 is still writing output[2, :] */
     assert(!CHECK_EXIT || snd[7] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 7 is still reading output[2, :] */
     assert(!CHECK_EXIT || snd[8] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 8 is still reading output[1, :] */
-    where[2] = 0
+    where[2] = 0;
   }
 }
 
@@ -172,77 +242,77 @@ active proctype dev2() {
 active proctype dmas() {
 end:
   do
-  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk\n"); snd[0]-- }  /* all_gather_shared_sem.dk:21 dma 0 send chunk */
+  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS); snd[0]-- }  /* all_gather_shared_sem.dk:21 dma 0 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 0 land chunk */
        rcv[0] > snd[0] ->
-       printf("DKV l 0 dma 0 land chunk\n");
+       printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:21 dma 0 from device 0 lands on device 0 while device 0 is not in invocation 0 of the kernel */
-       sem_copy_sem[0] = sem_copy_sem[0] + 1;
-       rcv[0]--
+       sem_copy_sem[0] = sem_copy_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[0]);
+       rcv[0]--;
      }
-  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk\n"); sem_send_sem[0] = sem_send_sem[0] + 1; snd[1]-- }  /* all_gather_shared_sem.dk:26 dma 1 send chunk */
+  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS); sem_send_sem[0] = sem_send_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - snd[1]); snd[1]-- }  /* all_gather_shared_sem.dk:26 dma 1 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 1 land chunk */
        rcv[1] > snd[1] ->
-       printf("DKV l 1 dma 1 land chunk\n");
+       printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 dma 1 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_recv_sem[1] = sem_recv_sem[1] + 1;
-       rcv[1]--
+       sem_recv_sem[1] = sem_recv_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[1]);
+       rcv[1]--;
      }
-  :: d_step { snd[2] > 0 -> printf("DKV s 2 dma 2 send chunk\n"); sem_send_sem[0] = sem_send_sem[0] + 1; snd[2]-- }  /* all_gather_shared_sem.dk:26 dma 2 send chunk */
+  :: d_step { snd[2] > 0 -> printf("DKV s 2 dma 2 send chunk %d/%d\n", DMA_CHUNKS - snd[2] + 1, DMA_CHUNKS); sem_send_sem[0] = sem_send_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - snd[2]); snd[2]-- }  /* all_gather_shared_sem.dk:26 dma 2 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 2 land chunk */
        rcv[2] > snd[2] ->
-       printf("DKV l 2 dma 2 land chunk\n");
+       printf("DKV l 2 dma 2 land chunk %d/%d\n", DMA_CHUNKS - rcv[2] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 dma 2 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_recv_sem[1] = sem_recv_sem[1] + 1;
-       rcv[2]--
+       sem_recv_sem[1] = sem_recv_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[2]);
+       rcv[2]--;
      }
-  :: d_step { snd[3] > 0 -> printf("DKV s 3 dma 3 send chunk\n"); snd[3]-- }  /* all_gather_shared_sem.dk:21 dma 3 send chunk */
+  :: d_step { snd[3] > 0 -> printf("DKV s 3 dma 3 send chunk %d/%d\n", DMA_CHUNKS - snd[3] + 1, DMA_CHUNKS); snd[3]-- }  /* all_gather_shared_sem.dk:21 dma 3 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 3 land chunk */
        rcv[3] > snd[3] ->
-       printf("DKV l 3 dma 3 land chunk\n");
+       printf("DKV l 3 dma 3 land chunk %d/%d\n", DMA_CHUNKS - rcv[3] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:21 dma 3 from device 1 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_copy_sem[1] = sem_copy_sem[1] + 1;
-       rcv[3]--
+       sem_copy_sem[1] = sem_copy_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[3]);
+       rcv[3]--;
      }
-  :: d_step { snd[4] > 0 -> printf("DKV s 4 dma 4 send chunk\n"); sem_send_sem[1] = sem_send_sem[1] + 1; snd[4]-- }  /* all_gather_shared_sem.dk:26 dma 4 send chunk */
+  :: d_step { snd[4] > 0 -> printf("DKV s 4 dma 4 send chunk %d/%d\n", DMA_CHUNKS - snd[4] + 1, DMA_CHUNKS); sem_send_sem[1] = sem_send_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - snd[4]); snd[4]-- }  /* all_gather_shared_sem.dk:26 dma 4 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 4 land chunk */
        rcv[4] > snd[4] ->
-       printf("DKV l 4 dma 4 land chunk\n");
+       printf("DKV l 4 dma 4 land chunk %d/%d\n", DMA_CHUNKS - rcv[4] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 dma 4 from device 1 lands on device 2 while device 2 is not in invocation 0 of the kernel */
-       sem_recv_sem[2] = sem_recv_sem[2] + 1;
-       rcv[4]--
+       sem_recv_sem[2] = sem_recv_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[4]);
+       rcv[4]--;
      }
-  :: d_step { snd[5] > 0 -> printf("DKV s 5 dma 5 send chunk\n"); sem_send_sem[1] = sem_send_sem[1] + 1; snd[5]-- }  /* all_gather_shared_sem.dk:26 dma 5 send chunk */
+  :: d_step { snd[5] > 0 -> printf("DKV s 5 dma 5 send chunk %d/%d\n", DMA_CHUNKS - snd[5] + 1, DMA_CHUNKS); sem_send_sem[1] = sem_send_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - snd[5]); snd[5]-- }  /* all_gather_shared_sem.dk:26 dma 5 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 5 land chunk */
        rcv[5] > snd[5] ->
-       printf("DKV l 5 dma 5 land chunk\n");
+       printf("DKV l 5 dma 5 land chunk %d/%d\n", DMA_CHUNKS - rcv[5] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 dma 5 from device 1 lands on device 2 while device 2 is not in invocation 0 of the kernel */
-       sem_recv_sem[2] = sem_recv_sem[2] + 1;
-       rcv[5]--
+       sem_recv_sem[2] = sem_recv_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[5]);
+       rcv[5]--;
      }
-  :: d_step { snd[6] > 0 -> printf("DKV s 6 dma 6 send chunk\n"); snd[6]-- }  /* all_gather_shared_sem.dk:21 dma 6 send chunk */
+  :: d_step { snd[6] > 0 -> printf("DKV s 6 dma 6 send chunk %d/%d\n", DMA_CHUNKS - snd[6] + 1, DMA_CHUNKS); snd[6]-- }  /* all_gather_shared_sem.dk:21 dma 6 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 6 land chunk */
        rcv[6] > snd[6] ->
-       printf("DKV l 6 dma 6 land chunk\n");
+       printf("DKV l 6 dma 6 land chunk %d/%d\n", DMA_CHUNKS - rcv[6] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:21 dma 6 from device 2 lands on device 2 while device 2 is not in invocation 0 of the kernel */
-       sem_copy_sem[2] = sem_copy_sem[2] + 1;
-       rcv[6]--
+       sem_copy_sem[2] = sem_copy_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[6]);
+       rcv[6]--;
      }
-  :: d_step { snd[7] > 0 -> printf("DKV s 7 dma 7 send chunk\n"); sem_send_sem[2] = sem_send_sem[2] + 1; snd[7]-- }  /* all_gather_shared_sem.dk:26 dma 7 send chunk */
+  :: d_step { snd[7] > 0 -> printf("DKV s 7 dma 7 send chunk %d/%d\n", DMA_CHUNKS - snd[7] + 1, DMA_CHUNKS); sem_send_sem[2] = sem_send_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - snd[7]); snd[7]-- }  /* all_gather_shared_sem.dk:26 dma 7 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 7 land chunk */
        rcv[7] > snd[7] ->
-       printf("DKV l 7 dma 7 land chunk\n");
+       printf("DKV l 7 dma 7 land chunk %d/%d\n", DMA_CHUNKS - rcv[7] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 dma 7 from device 2 lands on device 0 while device 0 is not in invocation 0 of the kernel */
-       sem_recv_sem[0] = sem_recv_sem[0] + 1;
-       rcv[7]--
+       sem_recv_sem[0] = sem_recv_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[7]);
+       rcv[7]--;
      }
-  :: d_step { snd[8] > 0 -> printf("DKV s 8 dma 8 send chunk\n"); sem_send_sem[2] = sem_send_sem[2] + 1; snd[8]-- }  /* all_gather_shared_sem.dk:26 dma 8 send chunk */
+  :: d_step { snd[8] > 0 -> printf("DKV s 8 dma 8 send chunk %d/%d\n", DMA_CHUNKS - snd[8] + 1, DMA_CHUNKS); sem_send_sem[2] = sem_send_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - snd[8]); snd[8]-- }  /* all_gather_shared_sem.dk:26 dma 8 send chunk */
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 8 land chunk */
        rcv[8] > snd[8] ->
-       printf("DKV l 8 dma 8 land chunk\n");
+       printf("DKV l 8 dma 8 land chunk %d/%d\n", DMA_CHUNKS - rcv[8] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 dma 8 from device 2 lands on device 0 while device 0 is not in invocation 0 of the kernel */
-       sem_recv_sem[0] = sem_recv_sem[0] + 1;
-       rcv[8]--
+       sem_recv_sem[0] = sem_recv_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[8]);
+       rcv[8]--;
      }
   od
 }

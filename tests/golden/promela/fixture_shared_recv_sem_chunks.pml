@@ -8,28 +8,56 @@
  * Run:    spin -a fixture_shared_recv_sem_chunks.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m150
  * Races, exit and lifetime violations are assertion violations; a deadlock is an
  * invalid end state (a device process that cannot finish its events).
- * Replay: spin -t -p fixture_shared_recv_sem_chunks.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA)
+ * Replay: spin -t -p fixture_shared_recv_sem_chunks.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)
  */
 
-/* The instance as dkv built it. These record the options: the processes, DMAs and
- * semaphore scales below were generated for them, so a changed value here would
- * not change the model. The #if below stops spin instead; to change an option,
- * regenerate with dkv dump-promela and the option. */
-#define NDEV 2            /* devices (--devices) */
-#define NDMA 2            /* DMAs (one per start()) */
-#define INVOCATIONS 1     /* --invocations */
-#define DMA_CHUNKS 2      /* --dma-chunks: steps per DMA side */
-#define SEM_UNIT 4        /* --sem-unit: bytes per DMA semaphore unit */
-#define ENTRY_BARRIER 1   /* 0 with --no-entry-barrier or collective_id */
-#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1 || DMA_CHUNKS != 2 || SEM_UNIT != 4 || ENTRY_BARRIER != 1
+/* Fixed by the instance: every device's events are unrolled for this mesh and
+ * number of invocations (the kernel's control flow, indices and targets were
+ * evaluated per device), so changing one means regenerating with dkv
+ * dump-promela; the #if below stops spin -a rather than check a model that no
+ * longer matches them. */
+#ifndef NDEV
+#define NDEV 2  /* devices (--devices) */
+#endif
+#ifndef NDMA
+#define NDMA 2  /* DMAs (one per start() and invocation) */
+#endif
+#ifndef INVOCATIONS
+#define INVOCATIONS 1  /* --invocations */
+#endif
+#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1
 #error "this model was generated for the values above: regenerate it with dkv dump-promela and the options you want"
 #endif
 
-#define MAX_DEPTH 150     /* longest run in steps, with margin: pan -m */
+/* Options you may change without regenerating: edit a value here or override it,
+ * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would
+ * generate with those options). */
+#ifndef DMA_CHUNKS
+#define DMA_CHUNKS 2  /* --dma-chunks: steps per DMA side, 1..64 */
+#endif
+#ifndef SEM_UNIT
+#define SEM_UNIT 4  /* --sem-unit: bytes per DMA-semaphore unit */
+#endif
+#ifndef ENTRY_BARRIER
+#define ENTRY_BARRIER 1  /* 1: devices wait at entry until all have entered; 0: --no-entry-barrier */
+#endif
+#if DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
+#error "DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
+#endif
+#if 16 % SEM_UNIT
+#error "SEM_UNIT must divide every DMA size (16 bytes)"
+#endif
+/* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in
+ * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one
+ * for the first UNITS(B) % DMA_CHUNKS chunks. */
+#define UNITS(B) ((B) / SEM_UNIT)
+#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : 0))
 
-/* What you may change without regenerating: one switch per kind of assert, on by
- * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds
- * (deadlocks: ./pan -E). */
+/* Longest run in steps, with margin: pan -m (150 with the values above) */
+#define MAX_DEPTH (134 + 4 * NDMA * DMA_CHUNKS)
+
+/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns
+ * races off to look for the other kinds (deadlocks: ./pan -E). */
 #ifndef CHECK_RACES
 #define CHECK_RACES 1
 #endif
@@ -40,10 +68,19 @@
 #define CHECK_LIFETIME 1
 #endif
 
-/* Semaphores: one array per semaphore, indexed by device. A stored value v means
- * v * scale units; the type holds the bound (sum of all increments / scale). */
-byte sem_send[NDEV];  /* dma_sem send: scale 2, bound 4 */
-byte sem_recv[NDEV];  /* dma_sem recv: scale 2, bound 4 */
+/* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
+ * that only moves by the kernel's constant amounts is stored divided by their gcd
+ * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
+ * Each type holds the semaphore's bound, the most any run can add on a device. */
+#if 32 / SEM_UNIT <= 255
+#define SEMTYPE_1 byte
+#elif 32 / SEM_UNIT <= 32767
+#define SEMTYPE_1 short
+#else
+#define SEMTYPE_1 int
+#endif
+SEMTYPE_1 sem_send[NDEV];  /* dma_sem send: bound 32 / SEM_UNIT */
+SEMTYPE_1 sem_recv[NDEV];  /* dma_sem recv: bound 32 / SEM_UNIT */
 
 /* DMA k: snd[k] send chunks still to leave, rcv[k] chunks still to land (both 0
  * before its start and after it completed). Source read open <=> snd[k] > 0,
@@ -53,40 +90,58 @@ byte rcv[NDMA];
 
 /* where[d]: 0 outside the kernel, i+1 inside invocation i */
 byte where[NDEV];
-/* arrived[i]: devices that reached (are at or past) their DeviceBarrier{i} */
+#if ENTRY_BARRIER
+/* arrived[i]: devices that reached (are at or past) the barrier of invocation i */
 byte arrived[INVOCATIONS];
+#endif
 
 /* device 0 (x=0): 7 events */
 active proctype dev0() {
-  d_step { printf("DKV d 0 0 enter invocation 0\n"); where[0] = 1; arrived[0]++ }  /* fixture.dk:3 enter invocation 0 */
+  d_step {  /* fixture.dk:3 enter invocation 0 */
+    printf("DKV d 0 0 enter invocation 0\n");
+    where[0] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 0 2 start dma 0: a[:] -> device 1 a[:]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* fixture.dk:10 start dma 0: a[:] -> device 1 a[:] */
   d_step { printf("DKV d 0 3 start dma 1: b[:] -> device 1 b[:]\n"); snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS }  /* fixture.dk:11 start dma 1: b[:] -> device 1 b[:] */
-  d_step { sem_send[0] >= 2 -> printf("DKV d 0 4 wait send >= 4 (wait_send)\n"); sem_send[0] = sem_send[0] - 2 }  /* fixture.dk:12 wait send >= 4 (wait_send) */
-  d_step { sem_send[0] >= 2 -> printf("DKV d 0 5 wait send >= 4 (wait_send)\n"); sem_send[0] = sem_send[0] - 2 }  /* fixture.dk:13 wait send >= 4 (wait_send) */
+  d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 4 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:12 wait send >= 4 (wait_send) */
+  d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 5 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:13 wait send >= 4 (wait_send) */
   d_step {  /* fixture.dk:20 exit invocation 0 */
     printf("DKV d 0 6 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_send[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel with semaphore send non-zero */
     assert(!CHECK_EXIT || sem_recv[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel with semaphore recv non-zero */
     assert(!CHECK_EXIT || snd[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel while dma 0 is still reading a[:] */
     assert(!CHECK_EXIT || snd[1] == 0);  /* fixture.dk:20 device 0 leaves the kernel while dma 1 is still reading b[:] */
-    where[0] = 0
+    where[0] = 0;
   }
 }
 
 /* device 1 (x=1): 7 events */
 active proctype dev1() {
-  d_step { printf("DKV d 1 0 enter invocation 0\n"); where[1] = 1; arrived[0]++ }  /* fixture.dk:3 enter invocation 0 */
+  d_step {  /* fixture.dk:3 enter invocation 0 */
+    printf("DKV d 1 0 enter invocation 0\n");
+    where[1] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
-  d_step { sem_recv[1] >= 2 -> printf("DKV d 1 2 wait recv >= 4 (wait_recv)\n"); sem_recv[1] = sem_recv[1] - 2 }  /* fixture.dk:15 wait recv >= 4 (wait_recv) */
+#endif
+  d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 2 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:15 wait recv >= 4 (wait_recv) */
   d_step {  /* fixture.dk:16 store out[:] = a[:] */
     printf("DKV d 1 3 store out[:] = a[:]\n");
-    assert(!CHECK_RACES || rcv[0] == 0)  /* fixture.dk:16 load of a[:] on device 1 while dma 0 is still writing a[:] */
+    assert(!CHECK_RACES || rcv[0] == 0);  /* fixture.dk:16 load of a[:] on device 1 while dma 0 is still writing a[:] */
   }
-  d_step { sem_recv[1] >= 2 -> printf("DKV d 1 4 wait recv >= 4 (wait_recv)\n"); sem_recv[1] = sem_recv[1] - 2 }  /* fixture.dk:17 wait recv >= 4 (wait_recv) */
+  d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:17 wait recv >= 4 (wait_recv) */
   d_step {  /* fixture.dk:18 store out[:] = b[:] */
     printf("DKV d 1 5 store out[:] = b[:]\n");
-    assert(!CHECK_RACES || rcv[1] == 0)  /* fixture.dk:18 load of b[:] on device 1 while dma 1 is still writing b[:] */
+    assert(!CHECK_RACES || rcv[1] == 0);  /* fixture.dk:18 load of b[:] on device 1 while dma 1 is still writing b[:] */
   }
   d_step {  /* fixture.dk:20 exit invocation 0 */
     printf("DKV d 1 6 exit invocation 0\n");
@@ -94,7 +149,7 @@ active proctype dev1() {
     assert(!CHECK_EXIT || sem_recv[1] == 0);  /* fixture.dk:20 device 1 leaves the kernel with semaphore recv non-zero */
     assert(!CHECK_EXIT || rcv[0] == 0);  /* fixture.dk:20 device 1 leaves the kernel while dma 0 from device 0 is still writing a[:] */
     assert(!CHECK_EXIT || rcv[1] == 0);  /* fixture.dk:20 device 1 leaves the kernel while dma 1 from device 0 is still writing b[:] */
-    where[1] = 0
+    where[1] = 0;
   }
 }
 
@@ -104,21 +159,21 @@ active proctype dev1() {
 active proctype dmas() {
 end:
   do
-  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk %d/2\n", DMA_CHUNKS - snd[0] + 1); sem_send[0] = sem_send[0] + 1; snd[0]-- }  /* fixture.dk:10 dma 0 send chunk */
+  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS); sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[0]); snd[0]-- }  /* fixture.dk:10 dma 0 send chunk */
   :: d_step {  /* fixture.dk:10 dma 0 land chunk */
        rcv[0] > snd[0] ->
-       printf("DKV l 0 dma 0 land chunk %d/2\n", DMA_CHUNKS - rcv[0] + 1);
+       printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:10 dma 0 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_recv[1] = sem_recv[1] + 1;
-       rcv[0]--
+       sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[0]);
+       rcv[0]--;
      }
-  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk %d/2\n", DMA_CHUNKS - snd[1] + 1); sem_send[0] = sem_send[0] + 1; snd[1]-- }  /* fixture.dk:11 dma 1 send chunk */
+  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS); sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[1]); snd[1]-- }  /* fixture.dk:11 dma 1 send chunk */
   :: d_step {  /* fixture.dk:11 dma 1 land chunk */
        rcv[1] > snd[1] ->
-       printf("DKV l 1 dma 1 land chunk %d/2\n", DMA_CHUNKS - rcv[1] + 1);
+       printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:11 dma 1 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_recv[1] = sem_recv[1] + 1;
-       rcv[1]--
+       sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[1]);
+       rcv[1]--;
      }
   od
 }

@@ -9,28 +9,56 @@
  * Run:    spin -a right_permute.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m138
  * Races, exit and lifetime violations are assertion violations; a deadlock is an
  * invalid end state (a device process that cannot finish its events).
- * Replay: spin -t -p right_permute.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA)
+ * Replay: spin -t -p right_permute.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)
  */
 
-/* The instance as dkv built it. These record the options: the processes, DMAs and
- * semaphore scales below were generated for them, so a changed value here would
- * not change the model. The #if below stops spin instead; to change an option,
- * regenerate with dkv dump-promela and the option. */
-#define NDEV 2            /* devices (--devices) */
-#define NDMA 2            /* DMAs (one per start()) */
-#define INVOCATIONS 1     /* --invocations */
-#define DMA_CHUNKS 1      /* --dma-chunks: steps per DMA side */
-#define SEM_UNIT 1        /* --sem-unit: bytes per DMA semaphore unit */
-#define ENTRY_BARRIER 1   /* 0 with --no-entry-barrier or collective_id */
-#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1 || DMA_CHUNKS != 1 || SEM_UNIT != 1 || ENTRY_BARRIER != 1
+/* Fixed by the instance: every device's events are unrolled for this mesh and
+ * number of invocations (the kernel's control flow, indices and targets were
+ * evaluated per device), so changing one means regenerating with dkv
+ * dump-promela; the #if below stops spin -a rather than check a model that no
+ * longer matches them. */
+#ifndef NDEV
+#define NDEV 2  /* devices (--devices) */
+#endif
+#ifndef NDMA
+#define NDMA 2  /* DMAs (one per start() and invocation) */
+#endif
+#ifndef INVOCATIONS
+#define INVOCATIONS 1  /* --invocations */
+#endif
+#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1
 #error "this model was generated for the values above: regenerate it with dkv dump-promela and the options you want"
 #endif
 
-#define MAX_DEPTH 138     /* longest run in steps, with margin: pan -m */
+/* Options you may change without regenerating: edit a value here or override it,
+ * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would
+ * generate with those options). */
+#ifndef DMA_CHUNKS
+#define DMA_CHUNKS 1  /* --dma-chunks: steps per DMA side, 1..64 */
+#endif
+#ifndef SEM_UNIT
+#define SEM_UNIT 1  /* --sem-unit: bytes per DMA-semaphore unit */
+#endif
+#ifndef ENTRY_BARRIER
+#define ENTRY_BARRIER 1  /* 1: devices wait at entry until all have entered; 0: --no-entry-barrier */
+#endif
+#if DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
+#error "DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
+#endif
+#if 4096 % SEM_UNIT
+#error "SEM_UNIT must divide every DMA size (4096 bytes)"
+#endif
+/* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in
+ * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one
+ * for the first UNITS(B) % DMA_CHUNKS chunks. */
+#define UNITS(B) ((B) / SEM_UNIT)
+#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : 0))
 
-/* What you may change without regenerating: one switch per kind of assert, on by
- * default; spin -DCHECK_RACES=0 -a ... turns races off to look for the other kinds
- * (deadlocks: ./pan -E). */
+/* Longest run in steps, with margin: pan -m (138 with the values above) */
+#define MAX_DEPTH (130 + 4 * NDMA * DMA_CHUNKS)
+
+/* One switch per kind of assert, on by default: spin -DCHECK_RACES=0 -a ... turns
+ * races off to look for the other kinds (deadlocks: ./pan -E). */
 #ifndef CHECK_RACES
 #define CHECK_RACES 1
 #endif
@@ -41,10 +69,19 @@
 #define CHECK_LIFETIME 1
 #endif
 
-/* Semaphores: one array per semaphore, indexed by device. A stored value v means
- * v * scale units; the type holds the bound (sum of all increments / scale). */
-byte sem_send[NDEV];  /* dma_sem send: scale 4096, bound 1 */
-byte sem_recv[NDEV];  /* dma_sem recv: scale 4096, bound 1 */
+/* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
+ * that only moves by the kernel's constant amounts is stored divided by their gcd
+ * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
+ * Each type holds the semaphore's bound, the most any run can add on a device. */
+#if 4096 / SEM_UNIT <= 255
+#define SEMTYPE_1 byte
+#elif 4096 / SEM_UNIT <= 32767
+#define SEMTYPE_1 short
+#else
+#define SEMTYPE_1 int
+#endif
+SEMTYPE_1 sem_send[NDEV];  /* dma_sem send: bound 4096 / SEM_UNIT */
+SEMTYPE_1 sem_recv[NDEV];  /* dma_sem recv: bound 4096 / SEM_UNIT */
 
 /* DMA k: snd[k] send chunks still to leave, rcv[k] chunks still to land (both 0
  * before its start and after it completed). Source read open <=> snd[k] > 0,
@@ -54,40 +91,58 @@ byte rcv[NDMA];
 
 /* where[d]: 0 outside the kernel, i+1 inside invocation i */
 byte where[NDEV];
-/* arrived[i]: devices that reached (are at or past) their DeviceBarrier{i} */
+#if ENTRY_BARRIER
+/* arrived[i]: devices that reached (are at or past) the barrier of invocation i */
 byte arrived[INVOCATIONS];
+#endif
 
 /* device 0 (x=0): 6 events */
 active proctype dev0() {
-  d_step { printf("DKV d 0 0 enter invocation 0\n"); where[0] = 1; arrived[0]++ }  /* right_permute.dk:11 enter invocation 0 */
+  d_step {  /* right_permute.dk:11 enter invocation 0 */
+    printf("DKV d 0 0 enter invocation 0\n");
+    where[0] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 0 2 start dma 0: input[:, :] -> device 1 output[:, :]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* right_permute.dk:16 start dma 0: input[:, :] -> device 1 output[:, :] */
-  d_step { sem_send[0] >= 1 -> printf("DKV d 0 3 wait send >= 4096 (wait_send)\n"); sem_send[0] = sem_send[0] - 1 }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
-  d_step { sem_recv[0] >= 1 -> printf("DKV d 0 4 wait recv >= 4096 (wait_recv)\n"); sem_recv[0] = sem_recv[0] - 1 }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
+  d_step { sem_send[0] >= UNITS(4096) -> printf("DKV d 0 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[0] = sem_send[0] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
+  d_step { sem_recv[0] >= UNITS(4096) -> printf("DKV d 0 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[0] = sem_recv[0] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
   d_step {  /* right_permute.dk:18 exit invocation 0 */
     printf("DKV d 0 5 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_send[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel with semaphore send non-zero */
     assert(!CHECK_EXIT || sem_recv[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel with semaphore recv non-zero */
     assert(!CHECK_EXIT || snd[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel while dma 0 is still reading input[:, :] */
     assert(!CHECK_EXIT || rcv[1] == 0);  /* right_permute.dk:18 device 0 leaves the kernel while dma 1 from device 1 is still writing output[:, :] */
-    where[0] = 0
+    where[0] = 0;
   }
 }
 
 /* device 1 (x=1): 6 events */
 active proctype dev1() {
-  d_step { printf("DKV d 1 0 enter invocation 0\n"); where[1] = 1; arrived[0]++ }  /* right_permute.dk:11 enter invocation 0 */
+  d_step {  /* right_permute.dk:11 enter invocation 0 */
+    printf("DKV d 1 0 enter invocation 0\n");
+    where[1] = 1;
+#if ENTRY_BARRIER
+    arrived[0]++;
+#endif
+  }
+#if ENTRY_BARRIER
   d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#endif
   d_step { printf("DKV d 1 2 start dma 1: input[:, :] -> device 0 output[:, :]\n"); snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS }  /* right_permute.dk:16 start dma 1: input[:, :] -> device 0 output[:, :] */
-  d_step { sem_send[1] >= 1 -> printf("DKV d 1 3 wait send >= 4096 (wait_send)\n"); sem_send[1] = sem_send[1] - 1 }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
-  d_step { sem_recv[1] >= 1 -> printf("DKV d 1 4 wait recv >= 4096 (wait_recv)\n"); sem_recv[1] = sem_recv[1] - 1 }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
+  d_step { sem_send[1] >= UNITS(4096) -> printf("DKV d 1 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[1] = sem_send[1] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
+  d_step { sem_recv[1] >= UNITS(4096) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[1] = sem_recv[1] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
   d_step {  /* right_permute.dk:18 exit invocation 0 */
     printf("DKV d 1 5 exit invocation 0\n");
     assert(!CHECK_EXIT || sem_send[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel with semaphore send non-zero */
     assert(!CHECK_EXIT || sem_recv[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel with semaphore recv non-zero */
     assert(!CHECK_EXIT || rcv[0] == 0);  /* right_permute.dk:18 device 1 leaves the kernel while dma 0 from device 0 is still writing output[:, :] */
     assert(!CHECK_EXIT || snd[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel while dma 1 is still reading input[:, :] */
-    where[1] = 0
+    where[1] = 0;
   }
 }
 
@@ -97,21 +152,21 @@ active proctype dev1() {
 active proctype dmas() {
 end:
   do
-  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk\n"); sem_send[0] = sem_send[0] + 1; snd[0]-- }  /* right_permute.dk:16 dma 0 send chunk */
+  :: d_step { snd[0] > 0 -> printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS); sem_send[0] = sem_send[0] + CHUNK_UNITS(4096, DMA_CHUNKS - snd[0]); snd[0]-- }  /* right_permute.dk:16 dma 0 send chunk */
   :: d_step {  /* right_permute.dk:16 dma 0 land chunk */
        rcv[0] > snd[0] ->
-       printf("DKV l 0 dma 0 land chunk\n");
+       printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[1] == 1);  /* right_permute.dk:16 dma 0 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
-       sem_recv[1] = sem_recv[1] + 1;
-       rcv[0]--
+       sem_recv[1] = sem_recv[1] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[0]);
+       rcv[0]--;
      }
-  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk\n"); sem_send[1] = sem_send[1] + 1; snd[1]-- }  /* right_permute.dk:16 dma 1 send chunk */
+  :: d_step { snd[1] > 0 -> printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS); sem_send[1] = sem_send[1] + CHUNK_UNITS(4096, DMA_CHUNKS - snd[1]); snd[1]-- }  /* right_permute.dk:16 dma 1 send chunk */
   :: d_step {  /* right_permute.dk:16 dma 1 land chunk */
        rcv[1] > snd[1] ->
-       printf("DKV l 1 dma 1 land chunk\n");
+       printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);
        assert(!CHECK_LIFETIME || where[0] == 1);  /* right_permute.dk:16 dma 1 from device 1 lands on device 0 while device 0 is not in invocation 0 of the kernel */
-       sem_recv[0] = sem_recv[0] + 1;
-       rcv[1]--
+       sem_recv[0] = sem_recv[0] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[1]);
+       rcv[1]--;
      }
   od
 }
