@@ -8,8 +8,11 @@
 //   send chunks still to leave and `rcv[k]` the land chunks still to land; both are 0
 //   before the start and after completion, so "send side open" is `snd[k] > 0` and
 //   "receive side open" is `rcv[k] > 0` (no per-byte state);
-// - semaphores are global arrays indexed by device, scaled by the gcd of everything
-//   that touches them;
+// - semaphores are global arrays indexed by device; a DMA semaphore in units whose
+//   amounts the model computes from the live SEM_UNIT and DMA_CHUNKS defines, any
+//   other one scaled by the gcd of everything that touches it;
+// - the options are #defines: DMA_CHUNKS, SEM_UNIT, ENTRY_BARRIER and (downwards)
+//   INVOCATIONS may change without regenerating, NDEV and NDMA may not;
 // - findings: races, exit and lifetime rules are asserts; a deadlock is an invalid
 //   end state (device processes end only when all their events ran; the DMA loop
 //   is labelled `end`).
@@ -359,11 +362,10 @@ private:
     line(" */");
     line("");
     const int entryBarrier = (barrierLive_ && o.entryBarrier) ? 1 : 0;
-    line("/* Fixed by the instance: every device's events are unrolled for this mesh and");
-    line(" * number of invocations (the kernel's control flow, indices and targets were");
-    line(" * evaluated per device), so changing one means regenerating with dkv");
-    line(" * dump-promela; the #if below stops spin -a rather than check a model that no");
-    line(" * longer matches them. */");
+    line("/* Fixed by the instance: every device's events are unrolled for this mesh (the");
+    line(" * kernel's control flow, indices and DMA targets were evaluated per device), so");
+    line(" * another mesh means regenerating with dkv dump-promela; the #if below stops");
+    line(" * spin -a rather than check a model that no longer matches it. */");
     // #ifndef, so that a value given with spin -D is caught by the #if too.
     auto define = [&](const char *name, int64_t value, const std::string &comment) {
       line(fmt::format("#ifndef {}", name));
@@ -371,10 +373,11 @@ private:
       line("#endif");
     };
     define("NDEV", p_.deviceCount(), "devices (--devices)");
-    define("NDMA", static_cast<int64_t>(p_.dmas.size()), "DMAs (one per start() and invocation)");
-    define("INVOCATIONS", o.invocations, "--invocations");
-    std::string fixedCheck = fmt::format("NDEV != {} || NDMA != {} || INVOCATIONS != {}",
-                                         p_.deviceCount(), p_.dmas.size(), o.invocations);
+    define(
+        "NDMA", static_cast<int64_t>(p_.dmas.size()),
+        fmt::format("DMAs (one per start() and invocation, for {} invocation(s))", o.invocations));
+    std::string fixedCheck =
+        fmt::format("NDEV != {} || NDMA != {}", p_.deviceCount(), p_.dmas.size());
     if (!barrierLive_) {
       define("ENTRY_BARRIER", 0, "collective_id: its barrier semaphore replaces the entry barrier");
       fixedCheck += " || ENTRY_BARRIER != 0";
@@ -386,17 +389,25 @@ private:
     line("");
     line("/* Options you may change without regenerating: edit a value here or override it,");
     line(" * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would");
-    line(" * generate with those options). */");
+    line(fmt::format(" * generate with those options). INVOCATIONS can go down to 1, not above {}:",
+                     o.invocations));
+    line(" * the invocations are unrolled, and the model has the steps of that many. */");
+    define("INVOCATIONS", o.invocations,
+           fmt::format("--invocations: back-to-back runs of the kernel, 1..{}", o.invocations));
     define("DMA_CHUNKS", o.dmaChunks, "--dma-chunks: steps per DMA side, 1..64");
     define("SEM_UNIT", o.semUnit, "--sem-unit: bytes per DMA-semaphore unit");
     if (barrierLive_)
       define("ENTRY_BARRIER", entryBarrier,
              "1: devices wait at entry until all have entered; 0: --no-entry-barrier");
-    std::string bad = "DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1";
+    std::string bad = fmt::format(
+        "INVOCATIONS < 1 || INVOCATIONS > {} || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1",
+        o.invocations);
     if (barrierLive_)
       bad += " || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)";
     line(fmt::format("#if {}", bad));
-    line("#error \"DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1\"");
+    line(fmt::format("#error \"INVOCATIONS must be 1..{} (more: regenerate), DMA_CHUNKS 1..64, "
+                     "SEM_UNIT >= 1{}\"",
+                     o.invocations, barrierLive_ ? " and ENTRY_BARRIER 0 or 1" : ""));
     line("#endif");
     if (!dmaBytes_.empty()) {
       // dkv's lowering refuses a DMA whose size is not a multiple of the unit
@@ -502,8 +513,13 @@ private:
     int32_t inside = -1;
     for (size_t i = 0; i < proc.events.size(); ++i) {
       const Event &e = proc.events[i];
-      if (const auto *enter = std::get_if<KernelEnter>(&e.kind))
+      if (const auto *enter = std::get_if<KernelEnter>(&e.kind)) {
         inside = enter->invocation;
+        // Invocation i runs only when INVOCATIONS > i; its DMAs then never start, so
+        // their sides stay closed and every assert about them holds.
+        if (inside > 0)
+          line(fmt::format("#if INVOCATIONS > {}", inside), e.loc);
+      }
       Step step;
       step.loc = e.loc;
       step.what = describeEvent(p_, e);
@@ -519,8 +535,6 @@ private:
             {"ENTRY_BARRIER", fmt::format("arrived[{}]++", enter->invocation)});
       if (std::holds_alternative<DeviceBarrier>(e.kind))
         step.onlyIf = "ENTRY_BARRIER";
-      if (std::holds_alternative<KernelExit>(e.kind))
-        inside = -1;
       emitStep(step, "  ", "");
       // Generated without the barrier: its step, for a user who turns it on. It is not
       // an event of dkv's program, so its trace line has its own kind (DKV b).
@@ -535,6 +549,11 @@ private:
         barrierStep.guard = fmt::format("arrived[{}] == NDEV", enter->invocation);
         barrierStep.onlyIf = "ENTRY_BARRIER";
         emitStep(barrierStep, "  ", "");
+      }
+      if (std::holds_alternative<KernelExit>(e.kind)) {
+        if (inside > 0)
+          line("#endif", e.loc);
+        inside = -1;
       }
     }
     // Falling off the end is the only valid end state of a device process.

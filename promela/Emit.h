@@ -55,8 +55,9 @@ struct LineMap {
   std::vector<Check> checks;
   /// Upper bound on the length of any run in transitions, with margin: pan's -m.
   int64_t depthBound = 0;
-  /// Per SemId: how many semaphore units one stored unit stands for (the gcd of every
-  /// amount that touches the semaphore; exact because all of them are multiples).
+  /// Per SemId: how many semaphore units one stored unit stands for: 1 for a DMA
+  /// semaphore (its amounts follow the model's SEM_UNIT define), else the gcd of every
+  /// amount that touches it (exact because all of them are multiples).
   std::vector<int64_t> semScale;
 
   /// The check asserted on Promela line `line` (1-based), or nullptr.

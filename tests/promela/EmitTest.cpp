@@ -122,6 +122,22 @@ TEST(Emit, EntryBarrierIsCompiledInWithItsDefine) {
   EXPECT_NE(collective.find("|| ENTRY_BARRIER != 0"), std::string::npos);
 }
 
+TEST(Emit, LaterInvocationsAreCompiledInWithInvocations) {
+  std::string text = emitPromela(collectiveScopedCopy(2), {}, nullptr);
+  EXPECT_NE(text.find("#define INVOCATIONS 2"), std::string::npos);
+  EXPECT_NE(text.find("#if INVOCATIONS < 1 || INVOCATIONS > 2 ||"), std::string::npos);
+  // Device 0's second invocation, from its enter step to its exit step.
+  size_t from = text.find("#if INVOCATIONS > 1\n");
+  ASSERT_NE(from, std::string::npos) << text;
+  size_t enter = text.find("enter invocation 1", from);
+  size_t exit = text.find("exit invocation 1", from);
+  size_t endif = text.find("#endif\n", exit);
+  ASSERT_NE(exit, std::string::npos);
+  EXPECT_LT(enter, exit);
+  EXPECT_EQ(text.find("#endif", enter), text.find("#endif", exit)) << "no #endif before the exit";
+  EXPECT_NE(endif, std::string::npos);
+}
+
 /// Exact comparison with tests/golden/promela/NAME; DKV_UPDATE_GOLDEN=1 rewrites it.
 /// The examples' goldens (NAME.nN.pml, from `dkv dump-promela`) are checked by
 /// tests/golden; this one covers what no example uses: chunks and a semaphore unit.

@@ -12,7 +12,9 @@
 # 3, 5, 7, 11 dkv refuses) must be refused by both: dkv with dma-size-unit, spin -a
 # with the model's #error.
 # A kernel with collective_id has no entry barrier: -DENTRY_BARRIER=1 must be refused,
-# and so must a changed -DNDEV (fixed by the instance).
+# and so must a changed -DNDEV (fixed by the instance) and more invocations than the
+# model was generated for. A model of several invocations is also checked with
+# -DINVOCATIONS=1 against --invocations 1.
 set -u
 dkv=$1 file=$2 devices=$3
 shift 3
@@ -89,6 +91,23 @@ fi
 
 defines=(-DDMA_CHUNKS=2 -DSEM_UNIT="$unit")
 options=(--dma-chunks 2 --sem-unit "$unit")
+# INVOCATIONS can go down (to 1), never above the generated number.
+invocations=$(sed -n 's/^#define INVOCATIONS \([0-9]*\).*/\1/p' "$base")
+[ -n "$invocations" ] || { reason="the model has no INVOCATIONS define"; fail "$@"; }
+if (cd "$dir/base" && spin -DINVOCATIONS=$((invocations + 1)) -a model.pml >inv.log 2>&1) ||
+  ! grep -q "more: regenerate" "$dir/base/inv.log"; then
+  reason="spin -DINVOCATIONS=$((invocations + 1)) -a is not refused with the model's #error"
+  fail "$@"
+fi
+given=("$@")
+if [ "$invocations" -gt 1 ]; then
+  defines+=(-DINVOCATIONS=1)
+  options+=(--invocations 1)
+  given=()
+  while [ $# -gt 0 ]; do # the example's options without its --invocations
+    if [ "$1" = --invocations ]; then shift 2; else given+=("$1"); shift; fi
+  done
+fi
 if [ "$barrier" = 1 ]; then
   defines+=(-DENTRY_BARRIER=0)
   options+=(--no-entry-barrier)
@@ -98,7 +117,7 @@ elif grep -q '^#define ENTRY_BARRIER 0 *\/\* collective_id' "$base"; then
     fail "$@"
   fi
 fi
-dump regen "$@" "${options[@]}" || { reason="dkv dump-promela ${options[*]} failed"; fail "$@"; }
+dump regen "${given[@]}" "${options[@]}" || { reason="dkv dump-promela ${options[*]} failed"; fail "$@"; }
 live=$(answer base "${defines[@]}") || { reason="base model with ${defines[*]} failed"; fail "$@"; }
 regen=$(answer regen) || { reason="regenerated model failed"; fail "$@"; }
 if [ "$live" != "$regen" ]; then

@@ -11,27 +11,27 @@
  * Replay: spin -t -p fixture_shared_recv_sem_chunks.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)
  */
 
-/* Fixed by the instance: every device's events are unrolled for this mesh and
- * number of invocations (the kernel's control flow, indices and targets were
- * evaluated per device), so changing one means regenerating with dkv
- * dump-promela; the #if below stops spin -a rather than check a model that no
- * longer matches them. */
+/* Fixed by the instance: every device's events are unrolled for this mesh (the
+ * kernel's control flow, indices and DMA targets were evaluated per device), so
+ * another mesh means regenerating with dkv dump-promela; the #if below stops
+ * spin -a rather than check a model that no longer matches it. */
 #ifndef NDEV
 #define NDEV 2  /* devices (--devices) */
 #endif
 #ifndef NDMA
-#define NDMA 2  /* DMAs (one per start() and invocation) */
+#define NDMA 2  /* DMAs (one per start() and invocation, for 1 invocation(s)) */
 #endif
-#ifndef INVOCATIONS
-#define INVOCATIONS 1  /* --invocations */
-#endif
-#if NDEV != 2 || NDMA != 2 || INVOCATIONS != 1
+#if NDEV != 2 || NDMA != 2
 #error "this model was generated for the values above: regenerate it with dkv dump-promela and the options you want"
 #endif
 
 /* Options you may change without regenerating: edit a value here or override it,
  * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would
- * generate with those options). */
+ * generate with those options). INVOCATIONS can go down to 1, not above 1:
+ * the invocations are unrolled, and the model has the steps of that many. */
+#ifndef INVOCATIONS
+#define INVOCATIONS 1  /* --invocations: back-to-back runs of the kernel, 1..1 */
+#endif
 #ifndef DMA_CHUNKS
 #define DMA_CHUNKS 2  /* --dma-chunks: steps per DMA side, 1..64 */
 #endif
@@ -41,8 +41,8 @@
 #ifndef ENTRY_BARRIER
 #define ENTRY_BARRIER 1  /* 1: devices wait at entry until all have entered; 0: --no-entry-barrier */
 #endif
-#if DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
-#error "DMA_CHUNKS must be 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
+#if INVOCATIONS < 1 || INVOCATIONS > 1 || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
+#error "INVOCATIONS must be 1..1 (more: regenerate), DMA_CHUNKS 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
 #endif
 #if 16 % SEM_UNIT
 #error "SEM_UNIT must divide every DMA size (16 bytes)"
