@@ -356,9 +356,9 @@ private:
                      o_.modelFileName, depthBound_));
     line(" * Races, exit and lifetime violations are assertion violations; a deadlock is an");
     line(" * invalid end state (a device process that cannot finish its events).");
-    line(fmt::format(
-        " * Replay: spin -t -p {}   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)",
-        o_.modelFileName));
+    line(fmt::format(" * Replay: spin -t -p {}   (with the same -D flags as spin -a, if any)",
+                     o_.modelFileName));
+    line(" * DKV lines of a replay: d DEVICE EVENT | s DMA | l DMA | b DEVICE INVOCATION.");
     line(" */");
     line("");
     const int entryBarrier = (barrierLive_ && o.entryBarrier) ? 1 : 0;

@@ -9,7 +9,8 @@
  * Run:    spin -a all_gather_shared_sem.pml && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m210
  * Races, exit and lifetime violations are assertion violations; a deadlock is an
  * invalid end state (a device process that cannot finish its events).
- * Replay: spin -t -p all_gather_shared_sem.pml   (DKV lines: d DEVICE EVENT | s DMA | l DMA | b DEVICE INV)
+ * Replay: spin -t -p all_gather_shared_sem.pml   (with the same -D flags as spin -a, if any)
+ * DKV lines of a replay: d DEVICE EVENT | s DMA | l DMA | b DEVICE INVOCATION.
  */
 
 /* Fixed by the instance: every device's events are unrolled for this mesh (the
