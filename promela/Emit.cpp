@@ -307,9 +307,9 @@ private:
       std::string inner = indent + std::string(prefix.size(), ' ') + "  ";
       line(fmt::format("{}{}d_step {{  {}", indent, prefix, comment), step.loc);
       if (!step.guard.empty())
-        line(fmt::format("{}{} ->", inner, step.guard), step.loc);
+        line(fmt::format("{}{} ->  /* {} */", inner, step.guard, srcLoc(step.loc)), step.loc);
       for (const std::string &b : body)
-        line(fmt::format("{}{};", inner, b), step.loc);
+        line(fmt::format("{}{};  /* {} */", inner, b, srcLoc(step.loc)), step.loc);
       for (const auto &[expr, check] : step.asserts) {
         const std::string &message = checks_[check].message;
         const char *gate = switchFor(checks_[check].what);
@@ -319,10 +319,10 @@ private:
              step.loc, check);
       }
       for (const std::string &e : step.effects)
-        line(fmt::format("{}{};", inner, e), step.loc);
+        line(fmt::format("{}{};  /* {} */", inner, e, srcLoc(step.loc)), step.loc);
       for (const auto &[cond, e] : step.conditionalEffects) {
         line(fmt::format("#if {}", cond), step.loc);
-        line(fmt::format("{}{};", inner, e), step.loc);
+        line(fmt::format("{}{};  /* {} */", inner, e, srcLoc(step.loc)), step.loc);
         line("#endif", step.loc);
       }
       line(fmt::format("{}{}}}", indent, std::string(prefix.size(), ' ')), step.loc);

@@ -105,7 +105,9 @@ TEST(Emit, EntryBarrierIsCompiledInWithItsDefine) {
   // into the enter step.
   std::string on = emitPromela(rightPermute(2), {}, nullptr);
   EXPECT_NE(on.find("#define ENTRY_BARRIER 1"), std::string::npos);
-  EXPECT_NE(on.find("#if ENTRY_BARRIER\n    arrived[0]++;\n#endif"), std::string::npos) << on;
+  EXPECT_NE(on.find("#if ENTRY_BARRIER\n    arrived[0]++;  /* fixture.dk:3 */\n#endif"),
+            std::string::npos)
+      << on;
   EXPECT_NE(on.find("#if ENTRY_BARRIER\n  d_step { arrived[0] == NDEV -> printf(\"DKV d 0 1 "),
             std::string::npos);
   // Generated without: the same steps, off by default, printed as DKV b lines.
