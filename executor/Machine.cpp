@@ -206,6 +206,17 @@ bool Machine::insideScope(const ControlState &s, DeviceId d, ScopeId scope) cons
   return false;
 }
 
+bool Machine::barrierOpen(const ControlState &s, int32_t invocation) const {
+  if (invocation < 0 || static_cast<size_t>(invocation) >= barrierPc_[0].size())
+    return true;
+  for (DeviceId d = 0; d < deviceCount_; ++d) {
+    int32_t at = barrierPc_[d][invocation];
+    if (at >= 0 && s.pc[d] < at)
+      return false;
+  }
+  return true;
+}
+
 bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
@@ -214,15 +225,8 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
     const Event &e = program_.processes[step.id].events[s.pc[step.id]];
     if (const auto *w = std::get_if<SemWait>(&e.kind))
       return s.sem[static_cast<size_t>(step.id) * semCount_ + w->sem] >= w->amount;
-    if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
-      if (b->invocation < 0 || static_cast<size_t>(b->invocation) >= barrierPc_[0].size())
-        return true;
-      for (DeviceId d = 0; d < deviceCount_; ++d) {
-        int32_t at = barrierPc_[d][b->invocation];
-        if (at >= 0 && s.pc[d] < at)
-          return false;
-      }
-    }
+    if (const auto *b = std::get_if<DeviceBarrier>(&e.kind))
+      return barrierOpen(s, b->invocation);
     return true;
   }
   case ScheduleStep::Kind::Send:
@@ -234,21 +238,42 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
   return false;
 }
 
-void Machine::enabledSteps(const ControlState &s, std::vector<ScheduleStep> &out) const {
+void Machine::enabledSteps(const ControlState &s, std::vector<ScheduleStep> &out,
+                           const std::set<DmaId> *inFlight) const {
   out.clear();
+  // Whether each invocation's barrier is open, worked out once per call rather than
+  // once per waiting device (which made a step quadratic in the mesh size).
+  std::vector<int8_t> open(barrierPc_.empty() ? 0 : barrierPc_[0].size(), -1);
   for (DeviceId d = 0; d < deviceCount_; ++d) {
     ScheduleStep step{ScheduleStep::Kind::Device, d};
+    if (!finished(s, d))
+      if (const auto *b = std::get_if<DeviceBarrier>(&program_.processes[d].events[s.pc[d]].kind))
+        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < open.size()) {
+          int8_t &known = open[b->invocation];
+          if (known < 0)
+            known = barrierOpen(s, b->invocation) ? 1 : 0;
+          if (known)
+            out.push_back(step);
+          continue;
+        }
     if (enabled(s, step))
       out.push_back(step);
   }
-  for (DmaId k = 0; k < dmaCount_; ++k) {
+  auto dmaSteps = [&](DmaId k) {
     if (!started(s, k) || s.landed[k] >= chunks_[k])
-      continue;
+      return;
     if (s.sent[k] < chunks_[k])
       out.push_back({ScheduleStep::Kind::Send, k});
     if (s.landed[k] < s.sent[k])
       out.push_back({ScheduleStep::Kind::Land, k});
+  };
+  if (inFlight) {
+    for (DmaId k : *inFlight) // ascending, as below
+      dmaSteps(k);
+    return;
   }
+  for (DmaId k = 0; k < dmaCount_; ++k)
+    dmaSteps(k);
 }
 
 void Machine::apply(ControlState &s, const ScheduleStep &step) const {

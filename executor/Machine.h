@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,7 +93,13 @@ public:
 
   bool enabled(const ControlState &s, const report::ScheduleStep &step) const;
   /// Every enabled step in a fixed order: devices by id, then each DMA's send, land.
-  void enabledSteps(const ControlState &s, std::vector<report::ScheduleStep> &out) const;
+  /// `inFlight`, when given, holds every DMA that is started and not yet complete in
+  /// `s` (a caller that follows one run keeps it); only those are looked at, so a
+  /// step costs O(devices + DMAs in flight) instead of O(devices + all DMAs).
+  void enabledSteps(const ControlState &s, std::vector<report::ScheduleStep> &out,
+                    const std::set<model::DmaId> *inFlight = nullptr) const;
+  /// Whether every device has reached (is at or past) its barrier of `invocation`.
+  bool barrierOpen(const ControlState &s, int32_t invocation) const;
   /// Applies an enabled step's control effects (docs/model.md section 3).
   void apply(ControlState &s, const report::ScheduleStep &step) const;
   /// The finding checked at `step` in state `s` (before it runs), if any: a race of a

@@ -151,7 +151,9 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
   inFlight_.resize(dmas);
   const size_t width = static_cast<size_t>(n) + dmas;
   deviceClock_.assign(n, Clock(width, 0));
-  dmaClock_.assign(dmas, Clock(width, 0));
+  // A DMA's clock exists only while it is in flight (from its start to its last
+  // land chunk): N + D components for each of D DMAs would be quadratic in D.
+  dmaClock_.assign(dmas, Clock{});
   sendEnd_.assign(dmas, 0);
   landEnd_.assign(dmas, 0);
   units_.resize(static_cast<size_t>(n) * machine.semCount());
@@ -362,6 +364,7 @@ void Simulator::step(const ScheduleStep &step) {
     } else if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
       raceCheck(d, pc, clock, found);
       dmaClock_[ds->dma] = clock;
+      inFlightDmas_.insert(ds->dma);
     } else if (const auto *w = std::get_if<SemWait>(&e.kind)) {
       consumeUnits(d, w->sem, w->amount, clock);
     } else if (const auto *sig = std::get_if<Signal>(&e.kind)) {
@@ -421,6 +424,10 @@ void Simulator::step(const ScheduleStep &step) {
       if (last) {
         scatter(dma.target, dma.dst, inFlight_[k]);
         landEnd_[k] = clock[n + k];
+        // The last step of the DMA (a land follows its send): free its clock and data.
+        Clock().swap(clock);
+        std::vector<double>().swap(inFlight_[k]);
+        inFlightDmas_.erase(k);
       }
     }
     machine_.apply(state_, step);
@@ -454,7 +461,7 @@ void Simulator::step(const ScheduleStep &step) {
 
 void Simulator::finish() {
   std::vector<ScheduleStep> steps;
-  machine_.enabledSteps(state_, steps);
+  enabledSteps(steps);
   if (!steps.empty())
     return;
   if (std::optional<Violation> v = machine_.deadlock(state_))

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ public:
 
   const ControlState &state() const { return state_; }
   void enabledSteps(std::vector<report::ScheduleStep> &out) const {
-    machine_.enabledSteps(state_, out);
+    machine_.enabledSteps(state_, out, &inFlightDmas_);
   }
   bool enabled(const report::ScheduleStep &step) const { return machine_.enabled(state_, step); }
   /// Takes `step`, which must be enabled.
@@ -69,6 +70,7 @@ private:
   std::vector<std::vector<std::vector<double>>> memory_;
   std::vector<std::vector<double>> registers_; ///< [device][register]
   std::vector<std::vector<double>> inFlight_;  ///< per DMA: the data read at its last send
+  std::set<model::DmaId> inFlightDmas_;        ///< started and not complete, for enabledSteps
   // Vector clocks: components 0..N-1 are the devices, N + k is DMA k.
   std::vector<Clock> deviceClock_;
   std::vector<Clock> dmaClock_;
