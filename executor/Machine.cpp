@@ -241,22 +241,25 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
 void Machine::enabledSteps(const ControlState &s, std::vector<ScheduleStep> &out,
                            const std::set<DmaId> *inFlight) const {
   out.clear();
-  // Whether each invocation's barrier is open, worked out once per call rather than
-  // once per waiting device (which made a step quadratic in the mesh size).
-  std::vector<int8_t> open(barrierPc_.empty() ? 0 : barrierPc_[0].size(), -1);
+  // Whether each invocation's barrier is open, worked out at most once per call
+  // rather than once per waiting device (which made a step quadratic in the mesh
+  // size); the cache is only allocated when some device is at a barrier.
+  std::vector<int8_t> open; // per invocation: -1 not known yet, else 0 / 1
+  auto barrierOpenOnce = [&](int32_t invocation) {
+    if (invocation < 0 || static_cast<size_t>(invocation) >= barrierPc_[0].size())
+      return barrierOpen(s, invocation);
+    if (open.empty())
+      open.assign(barrierPc_[0].size(), -1);
+    if (open[invocation] < 0)
+      open[invocation] = barrierOpen(s, invocation) ? 1 : 0;
+    return open[invocation] == 1;
+  };
   for (DeviceId d = 0; d < deviceCount_; ++d) {
     ScheduleStep step{ScheduleStep::Kind::Device, d};
-    if (!finished(s, d))
-      if (const auto *b = std::get_if<DeviceBarrier>(&program_.processes[d].events[s.pc[d]].kind))
-        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < open.size()) {
-          int8_t &known = open[b->invocation];
-          if (known < 0)
-            known = barrierOpen(s, b->invocation) ? 1 : 0;
-          if (known)
-            out.push_back(step);
-          continue;
-        }
-    if (enabled(s, step))
+    const auto *barrier =
+        finished(s, d) ? nullptr
+                       : std::get_if<DeviceBarrier>(&program_.processes[d].events[s.pc[d]].kind);
+    if (barrier ? barrierOpenOnce(barrier->invocation) : enabled(s, step))
       out.push_back(step);
   }
   auto dmaSteps = [&](DmaId k) {

@@ -164,17 +164,14 @@ private:
       dmaBytes_.insert(dma.bytes);
     }
     for (const Process &proc : p_.processes)
-      for (const Event &e : proc.events)
+      for (const Event &e : proc.events) {
         if (const auto *w = std::get_if<SemWait>(&e.kind)) {
+          scale_[w->sem] = std::gcd(scale_[w->sem], w->amount);
           if (w->origin != WaitOrigin::Wait) {
             byteCounted_[w->sem] = true;
             dmaBytes_.insert(w->amount * unit);
           }
         }
-    for (const Process &proc : p_.processes)
-      for (const Event &e : proc.events) {
-        if (const auto *w = std::get_if<SemWait>(&e.kind))
-          scale_[w->sem] = std::gcd(scale_[w->sem], w->amount);
         if (const auto *s = std::get_if<Signal>(&e.kind)) {
           scale_[s->sem] = std::gcd(scale_[s->sem], s->amount);
           fixedIncr[s->target][s->sem] += s->amount;
@@ -226,7 +223,7 @@ private:
   }
 
   /// The largest value semaphore s can reach on any device, as a preprocessor
-  /// expression of SEM_UNIT (byte-counted) or a constant; `worst` is its value at
+  /// expression of SEM_UNIT (byte-counted) or a constant; worstBound is its value at
   /// SEM_UNIT = 1, the largest it can be.
   std::string boundExpr(SemId s) const {
     if (!byteCounted_[s] || byteBound_[s] == 0)
@@ -584,17 +581,16 @@ private:
             step.effects.push_back(
                 fmt::format("snd[{0}] = DMA_CHUNKS; rcv[{0}] = DMA_CHUNKS", ev.dma));
           } else if constexpr (std::is_same_v<T, SemWait>) {
+            std::string a = waitAmount(ev);
             if (ev.origin != WaitOrigin::Wait) {
               // The amount follows SEM_UNIT: print the one this compilation waits for.
               std::string fixed = fmt::format(" >= {} (", ev.amount);
               size_t at = step.print.find(fixed);
-              if (at != std::string::npos) {
-                step.print.replace(at, fixed.size(), " >= %d (");
-                step.printArgs.push_back(waitAmount(ev));
-              }
+              DKV_INVARIANT(at != std::string::npos, "describeEvent prints a wait's amount");
+              step.print.replace(at, fixed.size(), " >= %d (");
+              step.printArgs.push_back(a);
             }
             if (ev.amount > 0) {
-              std::string a = waitAmount(ev);
               step.guard = fmt::format("{} >= {}", sem(ev.sem, d), a);
               step.effects.push_back(fmt::format("{0} = {0} - {1}", sem(ev.sem, d), a));
             }
