@@ -7,6 +7,7 @@
 // examples are skipped). `// devices: A..B` and `// options: --invocations K` in a
 // file are honoured.
 #include "executor/Executor.h"
+#include "semantics/Witness.h"
 #include "frontend/Frontend.h"
 #include "frontend/Lower.h"
 #include "support/Diagnostics.h"
@@ -103,7 +104,9 @@ int main(int argc, char **argv) {
       explore.maxStates = maxStates;
       explore.reduction = reduction;
       auto begin = std::chrono::steady_clock::now();
-      report::Verdict v = executor::explore(*program, explore);
+      semantics::Instance instance(std::move(*program));
+      report::Verdict v = semantics::buildVerdict(
+          instance.machine(), executor::explore(instance.machine(), explore), "explore");
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       double states = std::strtod(statOf(v, "states").c_str(), nullptr);

@@ -8,6 +8,7 @@
 #include "frontend/Lower.h"
 #include "model/Model.h"
 #include "promela/Spin.h"
+#include "semantics/Witness.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -149,7 +150,9 @@ int main(int argc, char **argv) {
         continue;
       }
       promela::SpinOptions options; // the defaults of `dkv check --engine spin`
-      report::Verdict v = promela::checkWithSpin(*program, options);
+      semantics::Instance instance(std::move(*program));
+      report::Verdict v = semantics::buildVerdict(
+          instance.machine(), promela::checkWithSpin(instance.machine(), options), "spin");
       std::printf("| %s | %d | %s | %s | %s | %s | %s | %s |\n", name.c_str(), n,
                   verdictText(v).c_str(), stat(v, "states").c_str(), stat(v, "memory").c_str(),
                   stat(v, "pan runs").c_str(), stat(v, "pan time").c_str(),

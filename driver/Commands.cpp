@@ -2,7 +2,6 @@
 #include "driver/Commands.h"
 
 #include "driver/PromelaCommand.h"
-#include "executor/Executor.h"
 #include "frontend/AST.h"
 #include "frontend/AstPrinter.h"
 #include "model/Precheck.h"
@@ -65,8 +64,13 @@ void addRunOptions(CLI::App *cmd, RunOptions &o) {
 }
 
 void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
-  cmd->add_option("--engine", o.engine, "explore (exhaustive execution) or spin")
-      ->check(CLI::IsMember({"explore", "spin"}));
+  std::vector<std::string> names;
+  for (const Engine &e : engines())
+    names.push_back(e.name);
+  cmd->add_option("--engine", o.engine,
+                  fmt::format("engine: {} (default explore; `dkv engines` lists them)",
+                              fmt::join(names, ", ")))
+      ->check(CLI::IsMember(names));
   cmd->add_option("--max-states", o.maxStates, "explore: state budget")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--timeout", o.timeoutSeconds, "spin: time limit in seconds")
@@ -75,7 +79,7 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
-                "spin: do not replay counterexamples in the executor");
+                "do not replay witnesses in the executor (no confirmation, no wrong value)");
   cmd->add_option("--format", o.format, "output: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--timing", o.timing,
@@ -96,8 +100,8 @@ int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  model::printProgram(*loaded.program, out);
-  std::vector<report::Finding> findings = model::precheck(*loaded.program);
+  model::printProgram(loaded.instance->program(), out);
+  std::vector<report::Finding> findings = model::precheck(loaded.instance->program());
   if (findings.empty())
     return support::kExitOk;
   out << "\nstatic pre-check:\n";
@@ -112,7 +116,7 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  return executor::runCommand(*loaded.program, *loaded.source, run, out, err);
+  return runSchedule(loaded.instance->machine(), *loaded.source, run, out, err);
 }
 
 int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
@@ -121,23 +125,14 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  const model::Program &program = *loaded.program;
+  const model::Program &program = loaded.instance->program();
 
-  report::Verdict verdict;
-  if (check.engine == "spin") {
-    verdict = checkWithSpinEngine(program, check);
-    // Every counterexample of spin replays in the executor, which confirms it and
-    // shows the wrong value a race produces.
-    if (check.confirm)
-      executor::confirmFindings(program, verdict.findings, "spin");
-  } else {
-    executor::ExploreOptions options;
-    options.maxStates = check.maxStates;
-    verdict = executor::explore(program, options);
+  const Engine *engine = findEngine(check.engine);
+  if (!engine) {
+    err << "dkv: error: no engine called '" << check.engine << "'\n";
+    return support::kExitUsage;
   }
-  // The static pre-check's findings hold without a search; they join the engine's,
-  // which carry the witness schedules.
-  report::mergePrecheck(verdict, model::precheck(program));
+  report::Verdict verdict = runEngine(*engine, loaded.instance->machine(), check);
   report::VerdictHeading heading{check.engine, describeInstance(program), check.timing};
   if (check.format == "json")
     report::renderVerdictJson(out, verdict, instance.file, heading);
@@ -150,6 +145,8 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
     return support::kExitFindings;
   case report::Verdict::Status::Inconclusive:
     return support::kExitInconclusive;
+  case report::Verdict::Status::Error:
+    return support::kExitInternal;
   }
   DKV_UNREACHABLE("verdict status");
 }
@@ -160,7 +157,13 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  return dumpPromelaCommand(*loaded.program, outPath, out, err);
+  return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
+}
+
+int enginesCommand(std::ostream &out) {
+  for (const Engine &e : engines())
+    out << fmt::format("{:<10} {}\n", e.name, e.description);
+  return support::kExitOk;
 }
 
 } // namespace dkv::driver

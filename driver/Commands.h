@@ -1,8 +1,8 @@
 // The subcommands of `dkv`; each returns the process exit code.
 #pragma once
 
+#include "driver/Engines.h"
 #include "driver/Pipeline.h"
-#include "executor/Executor.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -15,18 +15,12 @@ class App;
 
 namespace dkv::driver {
 
-/// `dkv run` options: the executor's own.
-using RunOptions = executor::RunConfig;
-
-struct CheckOptions {
-  std::string engine = "explore"; ///< explore | spin
-  uint64_t maxStates = 2'000'000; ///< explore's state budget
-  double timeoutSeconds = 600;    ///< spin's time limit
-  int64_t memoryMb = 4096;        ///< pan's memory limit
-  bool confirm = true;            ///< replay counterexamples in the executor
-  std::string keepDir;            ///< spin: keep the work directory here
-  bool timing = false;            ///< print time statistics (not byte-identical)
-  std::string format = "text";    ///< text | json
+/// `dkv run` options.
+struct RunOptions {
+  std::optional<uint64_t> seed; ///< random policy with this seed (printed)
+  std::string scheduleFile;     ///< replay this schedule file
+  bool roundRobin = false;      ///< round-robin policy
+  std::string writeSchedule;    ///< write the schedule taken to this file
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);
@@ -40,5 +34,13 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
                  std::ostream &err);
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
                        std::ostream &out, std::ostream &err);
+/// `dkv engines`: one line per registered engine, "NAME  description".
+int enginesCommand(std::ostream &out);
+
+/// Runs one schedule of the machine's program and prints its findings (with traces)
+/// or the inputs and final outputs to `out`. Returns the exit code (0 ok, 10 findings,
+/// 2 bad schedule file, 1 unwritable file).
+int runSchedule(const semantics::Machine &machine, const support::SourceFile &source,
+                const RunOptions &options, std::ostream &out, std::ostream &err);
 
 } // namespace dkv::driver

@@ -44,18 +44,21 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitOk;
   }
 
-  out.program = frontend::lower(*out.module, options.file, options.model, diags);
+  std::optional<model::Program> program =
+      frontend::lower(*out.module, options.file, options.model, diags);
   diags.render(err); // errors and warnings
-  if (!out.program || diags.hasErrors())
+  if (!program || diags.hasErrors())
     return support::kExitInputError;
 
-  std::vector<std::string> problems = model::verifyProgram(*out.program);
+
+  std::vector<std::string> problems = model::verifyProgram(*program);
   if (!problems.empty()) {
     err << "dkv: internal error: the lowered model is malformed:\n";
     for (const std::string &p : problems)
       err << "  " << p << "\n";
     return support::kExitInternal;
   }
+  out.instance = std::make_unique<semantics::Instance>(std::move(*program));
   return support::kExitOk;
 }
 

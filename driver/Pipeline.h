@@ -2,6 +2,8 @@
 #pragma once
 
 #include "model/Model.h"
+#include "semantics/Machine.h"
+#include "semantics/Properties.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -37,7 +39,8 @@ struct Loaded {
 
   std::unique_ptr<support::SourceFile> source;
   std::unique_ptr<ast::Module> module;
-  std::optional<model::Program> program;
+  /// Stage::Model: the program of the instance with its properties and step table.
+  std::unique_ptr<semantics::Instance> instance;
 };
 
 /// The stage to stop after.

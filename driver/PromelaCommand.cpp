@@ -1,4 +1,4 @@
-// The spin-based commands of `dkv`: dump-promela and the spin engine of `check`.
+// `dkv dump-promela`: the Promela model of an instance.
 #include "driver/PromelaCommand.h"
 
 #include "promela/Emit.h"
@@ -18,12 +18,13 @@ std::string baseName(const std::string &path) {
 
 } // namespace
 
-int dumpPromelaCommand(const model::Program &program, const std::string &outPath, std::ostream &out,
-                       std::ostream &err) {
+int dumpPromelaCommand(const semantics::Properties &properties, const std::string &outPath,
+                       std::ostream &out, std::ostream &err) {
+  const model::Program &program = properties.program();
   promela::EmitOptions options;
   options.modelFileName = outPath.empty() ? program.kernel + ".pml" : baseName(outPath);
   promela::LineMap map;
-  std::string text = promela::emitPromela(program, options, &map);
+  std::string text = promela::emitPromela(properties, options, &map);
   if (outPath.empty()) {
     out << text;
     return out ? support::kExitOk : support::kExitUsage;
@@ -38,18 +39,6 @@ int dumpPromelaCommand(const model::Program &program, const std::string &outPath
   err << "wrote " << outPath << "; run: spin -a " << outPath
       << " && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m" << map.depthBound << "\n";
   return support::kExitOk;
-}
-
-promela::SpinOptions spinOptionsFor(const CheckOptions &check) {
-  promela::SpinOptions options;
-  options.timeoutSeconds = check.timeoutSeconds;
-  options.memoryMb = check.memoryMb;
-  options.keepDir = check.keepDir;
-  return options;
-}
-
-report::Verdict checkWithSpinEngine(const model::Program &program, const CheckOptions &check) {
-  return promela::checkWithSpin(program, spinOptionsFor(check));
 }
 
 } // namespace dkv::driver

@@ -85,6 +85,8 @@ int realMain(int argc, char **argv) {
   addInstanceOptions(checkCmd, instance, true);
   driver::addCheckOptions(checkCmd, check);
 
+  CLI::App *enginesCmd = app.add_subcommand("engines", "list the engines of dkv check");
+
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
   addInstanceOptions(promelaCmd, instance, true);
@@ -105,6 +107,8 @@ int realMain(int argc, char **argv) {
     return driver::runCommand(instance, run, std::cout, std::cerr);
   if (checkCmd->parsed())
     return driver::checkCommand(instance, check, std::cout, std::cerr);
+  if (enginesCmd->parsed())
+    return driver::enginesCommand(std::cout);
   if (promelaCmd->parsed())
     return driver::dumpPromelaCommand(instance, promelaOut, std::cout, std::cerr);
   return support::kExitUsage;

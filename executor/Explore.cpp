@@ -1,10 +1,8 @@
 // Exhaustive exploration: breadth-first search over every schedule of a program, with
 // a visited-state table and a partial-order reduction (docs/executor.md).
 #include "executor/Executor.h"
-#include "executor/Machine.h"
-#include "executor/Simulator.h"
 
-#include "model/Verifier.h"
+#include "semantics/Machine.h"
 
 #include <fmt/format.h>
 
@@ -18,13 +16,13 @@
 namespace dkv::executor {
 
 using namespace model;
-using report::FindingKind;
 using report::ScheduleStep;
+using semantics::ControlState;
+using semantics::Machine;
+using semantics::ObligationIndex;
+using semantics::PropertyIndex;
 
 namespace {
-
-// At most this many findings (distinct primary locations) per kind.
-constexpr size_t kFindingsPerKind = 4;
 
 int widthFor(uint64_t maxValue) {
   if (maxValue <= 0xff)
@@ -234,41 +232,13 @@ report::Schedule pathTo(const StateTable &table, size_t index) {
   return path;
 }
 
-/// Turns a violation at the end of `schedule` into a finding with the executor's trace;
-/// `confirmed` when replaying the schedule in the executor shows the same finding.
-report::Finding makeFinding(const Machine &machine, Violation v, report::Schedule schedule) {
-  Simulator sim(machine, 0);
-  for (const ScheduleStep &step : schedule)
-    sim.step(step);
-  if (v.kind == FindingKind::Deadlock)
-    sim.finish();
-  report::Finding f;
-  f.kind = v.kind;
-  f.message = std::move(v.message);
-  f.primary = std::move(v.primary);
-  f.secondary = std::move(v.secondary);
-  f.trace = sim.trace();
-  f.schedule = std::move(schedule);
-  f.engine = "explore";
-  for (const report::Finding &g : sim.findings())
-    f.confirmed = f.confirmed || report::sameFinding(g, f);
-  return f;
-}
-
 } // namespace
 
 namespace {
 
-report::Verdict exploreImpl(const Program &program, const ExploreOptions &options) {
-  report::Verdict verdict;
+semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions &options) {
+  semantics::EngineResult result;
   auto begin = std::chrono::steady_clock::now();
-  std::vector<std::string> problems = verifyProgram(program);
-  if (!problems.empty()) {
-    verdict.status = report::Verdict::Status::Inconclusive;
-    verdict.reason = "the model is malformed: " + problems.front();
-    return verdict;
-  }
-  Machine machine(program);
   Codec codec(machine);
   StateTable table(codec.size());
   const uint64_t budget =
@@ -280,23 +250,25 @@ report::Verdict exploreImpl(const Program &program, const ExploreOptions &option
   codec.encode(s, buffer.data());
   table.insert(buffer.data(), 0, 0);
 
-  // Findings, first per (kind, primary location) in breadth-first order: the
-  // shortest schedule to each.
+  // The first witness of each property in breadth-first order: the shortest schedule
+  // to it.
   struct Pending {
-    Violation v;
+    PropertyIndex property;
     size_t state;
     std::optional<ScheduleStep> step;
   };
   std::vector<Pending> pending;
-  std::map<FindingKind, size_t> perKind;
-  auto note = [&](Violation v, size_t state, std::optional<ScheduleStep> step) {
-    for (const Pending &p : pending)
-      if (p.v.kind == v.kind && p.v.primary.loc == v.primary.loc)
-        return;
-    if (perKind[v.kind] >= kFindingsPerKind)
-      return;
-    ++perKind[v.kind];
-    pending.push_back({std::move(v), state, step});
+  std::vector<bool> seen(machine.properties().properties().size(), false);
+  std::vector<ObligationIndex> found;
+  auto note = [&](size_t state, std::optional<ScheduleStep> step) {
+    for (ObligationIndex o : found) {
+      PropertyIndex p = machine.properties().obligation(o).property;
+      if (seen[p])
+        continue;
+      seen[p] = true;
+      pending.push_back({p, state, step});
+    }
+    found.clear();
   };
 
   uint64_t transitions = 0;
@@ -306,13 +278,14 @@ report::Verdict exploreImpl(const Program &program, const ExploreOptions &option
     codec.decode(table.state(i), s);
     machine.enabledSteps(s, steps);
     if (steps.empty()) {
-      if (std::optional<Violation> v = machine.deadlock(s))
-        note(std::move(*v), i, std::nullopt);
+      machine.stuck(s, found);
+      note(i, std::nullopt);
       continue;
     }
-    for (const ScheduleStep &step : steps)
-      if (std::optional<Violation> v = machine.check(s, step))
-        note(std::move(*v), i, step);
+    for (const ScheduleStep &step : steps) {
+      machine.violations(s, step, found);
+      note(i, step);
+    }
     // Partial-order reduction: a safe step (Machine::isSafeStep) commutes with all
     // that other actors can do and is invisible to every check, so it alone is
     // explored; the findings of the other enabled steps were checked above.
@@ -352,50 +325,37 @@ report::Verdict exploreImpl(const Program &program, const ExploreOptions &option
     report::Schedule schedule = pathTo(table, p.state);
     if (p.step)
       schedule.push_back(*p.step);
-    verdict.findings.push_back(makeFinding(machine, std::move(p.v), std::move(schedule)));
+    result.witnesses.push_back({p.property, std::move(schedule)});
   }
-  // Races first, then by kind and location: a stable order independent of timing.
-  std::stable_sort(verdict.findings.begin(), verdict.findings.end(),
-                   [](const report::Finding &a, const report::Finding &b) {
-                     if (a.kind != b.kind)
-                       return a.kind < b.kind;
-                     return a.primary.loc < b.primary.loc;
-                   });
-  showWrongValueOfFirstRace(program, verdict.findings, "in the witness schedule");
-  if (budgetReached)
-    verdict.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
-  if (!verdict.findings.empty())
-    verdict.status = report::Verdict::Status::Findings;
-  else if (budgetReached) {
-    verdict.status = report::Verdict::Status::Inconclusive;
-  } else {
-    verdict.status = report::Verdict::Status::Verified;
+  if (budgetReached) {
+    result.complete = false;
+    result.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   }
-  verdict.stats.push_back({"states", std::to_string(table.count())});
-  verdict.stats.push_back({"transitions", std::to_string(transitions)});
+  result.stats.push_back({"states", std::to_string(table.count())});
+  result.stats.push_back({"transitions", std::to_string(transitions)});
   if (budgetReached)
-    verdict.stats.push_back({"budget", fmt::format("{} (reached)", budget)});
-  verdict.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
-  return verdict;
+    result.stats.push_back({"budget", fmt::format("{} (reached)", budget)});
+  result.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
+  return result;
 }
 
 } // namespace
 
-report::Verdict explore(const Program &program, const ExploreOptions &options) {
+semantics::EngineResult explore(const Machine &machine, const ExploreOptions &options) {
   // No exception leaves the library; the one to expect is running out of memory with
   // a large budget.
   try {
-    return exploreImpl(program, options);
+    return exploreImpl(machine, options);
   } catch (const std::bad_alloc &) {
-    report::Verdict verdict;
-    verdict.status = report::Verdict::Status::Inconclusive;
-    verdict.reason = "out of memory (lower --max-states)";
-    return verdict;
+    semantics::EngineResult result;
+    result.complete = false;
+    result.reason = "out of memory (lower --max-states)";
+    return result;
   } catch (const std::exception &e) {
-    report::Verdict verdict;
-    verdict.status = report::Verdict::Status::Inconclusive;
-    verdict.reason = fmt::format("the search failed: {}", e.what());
-    return verdict;
+    semantics::EngineResult result;
+    result.complete = false;
+    result.reason = fmt::format("the search failed: {}", e.what());
+    return result;
   }
 }
 

@@ -1,20 +1,11 @@
-// One run: scheduling policies, `dkv run`, replay of other engines' schedules,
-// schedule files and the functional confirmation of races.
+// One run: scheduling policies, the confirmation of any engine's witness in the
+// executor, and the functional confirmation of races (the wrong value).
 #include "executor/Executor.h"
-#include "executor/Machine.h"
 #include "executor/Simulator.h"
-
-#include "model/Verifier.h"
-#include "report/Render.h"
-#include "support/Invariant.h"
-#include "support/Source.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <ostream>
-#include <sstream>
 
 namespace dkv::executor {
 
@@ -53,11 +44,12 @@ size_t slotOf(const ScheduleStep &step, int32_t devices) {
   return 0;
 }
 
-void drive(Simulator &sim, const Machine &machine, const RunOptions &options,
-           std::optional<size_t> &divergedAt) {
+void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &options,
+           RunResult &result) {
   for (size_t i = 0; i < options.schedule.size(); ++i) {
     if (!sim.enabled(options.schedule[i])) {
-      divergedAt = i;
+      result.divergedAt = i;
+      result.divergedWhy = machine.whyDisabled(sim.state(), options.schedule[i]);
       break;
     }
     sim.step(options.schedule[i]);
@@ -156,148 +148,40 @@ std::optional<std::string> firstDifference(const Program &program, const RunResu
   return std::nullopt;
 }
 
-std::string abbreviated(const std::vector<double> &values) {
-  constexpr size_t kHead = 8, kTail = 4;
-  std::vector<std::string> parts;
-  if (values.size() <= kHead + kTail + 4) {
-    for (double v : values)
-      parts.push_back(number(v));
-  } else {
-    for (size_t i = 0; i < kHead; ++i)
-      parts.push_back(number(values[i]));
-    parts.push_back(fmt::format("... ({} more) ...", values.size() - kHead - kTail));
-    for (size_t i = values.size() - kTail; i < values.size(); ++i)
-      parts.push_back(number(values[i]));
-  }
-  return fmt::format("[{}]", fmt::join(parts, ", "));
-}
-
-struct ParsedSchedule {
-  report::Schedule steps;
-  std::vector<size_t> lines;
-  std::optional<uint64_t> inputSeed; ///< an `inputs SEED` line
-};
-
-std::optional<ParsedSchedule> parseScheduleLines(const std::string &text, size_t &errorLine,
-                                                 std::string &error) {
-  ParsedSchedule out;
-  std::istringstream in(text);
-  std::string raw;
-  size_t line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    std::string content = raw.substr(0, raw.find('#'));
-    std::istringstream words(content);
-    std::string kind, id, extra;
-    if (!(words >> kind))
-      continue;
-    if (kind == "inputs") {
-      std::string seed;
-      if (!(words >> seed) || seed.find_first_not_of("0123456789") != std::string::npos ||
-          seed.size() > 19 || (words >> extra)) {
-        errorLine = line;
-        error = "'inputs' needs one non-negative number (the input seed)";
-        return std::nullopt;
-      }
-      out.inputSeed = std::stoull(seed);
-      continue;
-    }
-    ScheduleStep step;
-    if (kind == "device")
-      step.kind = ScheduleStep::Kind::Device;
-    else if (kind == "send")
-      step.kind = ScheduleStep::Kind::Send;
-    else if (kind == "land")
-      step.kind = ScheduleStep::Kind::Land;
-    else {
-      errorLine = line;
-      error = fmt::format("unknown step '{}' (expected 'device D', 'send K' or 'land K')", kind);
-      return std::nullopt;
-    }
-    if (!(words >> id) || id.find_first_not_of("0123456789") != std::string::npos ||
-        id.size() > 9) {
-      errorLine = line;
-      error = fmt::format("'{}' needs a non-negative number", kind);
-      return std::nullopt;
-    }
-    if (words >> extra) {
-      errorLine = line;
-      error = fmt::format("unexpected '{}' after the step", extra);
-      return std::nullopt;
-    }
-    step.id = static_cast<int32_t>(std::stol(id));
-    out.steps.push_back(step);
-    out.lines.push_back(line);
-  }
-  return out;
-}
-
-/// Why `step` cannot run in the simulator's current state, for error messages.
-std::string whyDisabled(const Machine &machine, const ControlState &s, const ScheduleStep &step) {
-  const Program &program = machine.program();
-  switch (step.kind) {
-  case ScheduleStep::Kind::Device:
-    if (step.id < 0 || step.id >= machine.deviceCount())
-      return fmt::format("there is no device {} (the program has {})", step.id,
-                         machine.deviceCount());
-    if (machine.finished(s, step.id))
-      return fmt::format("device {} has finished", step.id);
-    if (const auto *w =
-            std::get_if<SemWait>(&program.processes[step.id].events[s.pc[step.id]].kind))
-      return fmt::format("device {} waits for {} >= {} but it is {}", step.id,
-                         program.semName(w->sem), w->amount,
-                         s.sem[static_cast<size_t>(step.id) * machine.semCount() + w->sem]);
-    return fmt::format("device {} waits at a device barrier", step.id);
-  case ScheduleStep::Kind::Send:
-  case ScheduleStep::Kind::Land:
-    if (step.id < 0 || step.id >= machine.dmaCount())
-      return fmt::format("there is no dma {} (the program has {})", step.id, machine.dmaCount());
-    if (!machine.started(s, step.id))
-      return fmt::format("dma {} has not started", step.id);
-    if (step.kind == ScheduleStep::Kind::Send)
-      return fmt::format("dma {} has sent all its chunks", step.id);
-    return fmt::format("dma {} has no chunk in flight", step.id);
-  }
-  return "";
-}
-
 } // namespace
 
-RunResult runOnce(const Program &program, const RunOptions &options) {
+RunResult runOnce(const semantics::Machine &machine, const RunOptions &options) {
   RunResult result;
-  if (!verifyProgram(program).empty())
-    return result;
-  Machine machine(program);
   Simulator sim(machine, options.inputSeed);
-  drive(sim, machine, options, result.divergedAt);
+  drive(sim, machine, options, result);
   result.findings = sim.findings();
   result.schedule = sim.schedule();
   result.trace = sim.trace();
   std::vector<ScheduleStep> steps;
   sim.enabledSteps(steps);
   result.completed = steps.empty() && sim.allDevicesFinished();
+  result.enabledAtEnd = steps.size();
   result.memory = sim.memory();
   return result;
 }
 
-std::optional<std::string> findWrongValue(const Program &program, uint64_t inputSeed,
+std::optional<std::string> findWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
                                           const report::Schedule *witness, int schedules,
                                           const std::string &witnessName) {
-  if (!verifyProgram(program).empty())
-    return std::nullopt;
+  const Program &program = machine.program();
   std::vector<std::pair<std::string, RunResult>> runs;
   if (witness) {
     RunOptions o;
     o.policy = Policy::RoundRobin;
     o.inputSeed = inputSeed;
     o.schedule = *witness;
-    runs.push_back({witnessName, runOnce(program, o)});
+    runs.push_back({witnessName, runOnce(machine, o)});
   }
   {
     RunOptions o;
     o.policy = Policy::RoundRobin;
     o.inputSeed = inputSeed;
-    runs.push_back({"with --round-robin", runOnce(program, o)});
+    runs.push_back({"with --round-robin", runOnce(machine, o)});
   }
   for (int i = 0; i < schedules; ++i) {
     RunOptions o;
@@ -306,7 +190,7 @@ std::optional<std::string> findWrongValue(const Program &program, uint64_t input
     o.policy = i % 2 == 0 ? Policy::Random : Policy::Priority;
     std::string name = i % 2 == 0 ? fmt::format("with --seed {}", i / 2)
                                   : fmt::format("in priority schedule {}", i / 2);
-    runs.push_back({name, runOnce(program, o)});
+    runs.push_back({name, runOnce(machine, o)});
   }
   // Runs that completed are compared first: a run stopped by a deadlock has not
   // written everything yet.
@@ -322,181 +206,25 @@ std::optional<std::string> findWrongValue(const Program &program, uint64_t input
   return std::nullopt;
 }
 
-std::string formatSchedule(const report::Schedule &schedule, std::optional<uint64_t> inputSeed) {
-  std::string out = "# dkv schedule: one step per line (device D | send K | land K)\n";
-  if (inputSeed)
-    out += fmt::format("inputs {}\n", *inputSeed);
-  for (const ScheduleStep &step : schedule)
-    out += report::scheduleStepText(step) + "\n";
-  return out;
-}
-
-std::optional<report::Schedule> parseSchedule(const std::string &text, size_t &errorLine,
-                                              std::string &error) {
-  std::optional<ParsedSchedule> parsed = parseScheduleLines(text, errorLine, error);
-  if (!parsed)
-    return std::nullopt;
-  return parsed->steps;
-}
-
-std::vector<report::Finding> replay(const Program &program, const report::Schedule &schedule) {
-  RunOptions o;
-  o.policy = Policy::Replay;
-  o.schedule = schedule;
-  return runOnce(program, o).findings;
-}
-
-void confirmFindings(const Program &program, std::vector<report::Finding> &findings,
-                     const std::string &engine) {
+void confirmFindings(const semantics::Machine &machine, std::vector<report::Finding> &findings) {
+  bool wrongValueShown = false;
   for (report::Finding &f : findings) {
     if (f.schedule.empty())
       continue; // static findings have no witness to replay
     f.replayTried = true;
-    for (const report::Finding &g : replay(program, f.schedule))
+    RunOptions o;
+    o.policy = Policy::Replay;
+    o.schedule = f.schedule;
+    RunResult run = runOnce(machine, o);
+    f.confirmed = false;
+    for (const report::Finding &g : run.findings)
       f.confirmed = f.confirmed || report::sameFinding(g, f);
-  }
-  showWrongValueOfFirstRace(program, findings, "in " + engine + "'s counterexample");
-}
-
-void showWrongValueOfFirstRace(const Program &program, std::vector<report::Finding> &findings,
-                               const std::string &witnessName) {
-  for (report::Finding &f : findings)
-    if (f.kind == report::FindingKind::Race && f.wrongValue.empty()) {
-      if (std::optional<std::string> w = findWrongValue(program, 0, &f.schedule, 24, witnessName))
+    // The first race also shows the wrong value it produces.
+    if (f.kind == report::FindingKind::Race && !wrongValueShown) {
+      wrongValueShown = true;
+      if (std::optional<std::string> w = findWrongValue(machine, 0, &f.schedule))
         f.wrongValue = *w;
-      return;
     }
-}
-
-namespace {
-
-int runCommandImpl(const Program &program, const support::SourceFile &source,
-                   const RunConfig &config, std::ostream &out, std::ostream &err) {
-  std::vector<std::string> problems = verifyProgram(program);
-  if (!problems.empty()) {
-    err << "error: the model is malformed: " << problems.front() << "\n";
-    return support::kExitInternal;
-  }
-  RunOptions options;
-  options.inputSeed = config.seed.value_or(0);
-  options.seed = config.seed.value_or(0);
-  std::vector<size_t> lines;
-  std::string policy;
-  if (!config.scheduleFile.empty()) {
-    // The same reader as kernel files: a directory or an unreadable path is an
-    // error, and an endless file (/dev/zero) stops at the size limit.
-    std::string error;
-    std::optional<support::SourceFile> text = support::SourceFile::load(config.scheduleFile, error);
-    if (text && text->truncated())
-      error = fmt::format("the schedule file is larger than {} bytes",
-                          support::SourceFile::kMaxLoadBytes);
-    if (!text || text->truncated()) {
-      err << fmt::format("{}: error: {}\n", config.scheduleFile, error);
-      return support::kExitInputError;
-    }
-    size_t errorLine = 0;
-    std::optional<ParsedSchedule> parsed = parseScheduleLines(text->text(), errorLine, error);
-    if (!parsed) {
-      err << fmt::format("{}:{}: error: {}\n", config.scheduleFile, errorLine, error);
-      return support::kExitInputError;
-    }
-    options.policy = Policy::Replay;
-    options.schedule = std::move(parsed->steps);
-    lines = std::move(parsed->lines);
-    if (parsed->inputSeed)
-      options.inputSeed = *parsed->inputSeed;
-    policy = fmt::format("schedule from {}", config.scheduleFile);
-  } else if (config.roundRobin) {
-    options.policy = Policy::RoundRobin;
-    policy = "round-robin schedule";
-  } else {
-    options.policy = Policy::Random;
-    policy = "random schedule";
-  }
-
-  Machine machine(program);
-  Simulator sim(machine, options.inputSeed);
-  std::optional<size_t> diverged;
-  drive(sim, machine, options, diverged);
-  if (diverged) {
-    const ScheduleStep &step = options.schedule[*diverged];
-    err << fmt::format("{}:{}: error: step '{}' is not enabled after {} steps: {}\n",
-                       config.scheduleFile, lines[*diverged], report::scheduleStepText(step),
-                       *diverged, whyDisabled(machine, sim.state(), step));
-    return support::kExitInputError;
-  }
-  if (!config.writeSchedule.empty()) {
-    std::ofstream file(config.writeSchedule);
-    file << formatSchedule(sim.schedule(), options.inputSeed);
-    if (!file) {
-      err << fmt::format("error: cannot write schedule to '{}'\n", config.writeSchedule);
-      return support::kExitUsage;
-    }
-  }
-
-  if (options.policy == Policy::Replay)
-    out << fmt::format("{} (inputs from seed {})\n", policy, options.inputSeed);
-  else
-    out << fmt::format("seed {} ({}, inputs from seed {})\n", options.seed, policy,
-                       options.inputSeed);
-  std::vector<ScheduleStep> enabled;
-  sim.enabledSteps(enabled);
-  if (enabled.empty() && sim.allDevicesFinished())
-    out << fmt::format("{} steps; every device finished\n", sim.schedule().size());
-  else if (enabled.empty())
-    out << fmt::format("{} steps; the run is stuck\n", sim.schedule().size());
-  else
-    out << fmt::format("{} steps; the schedule ends here ({} steps could still run)\n",
-                       sim.schedule().size(), enabled.size());
-
-  std::vector<report::Finding> findings = sim.findings();
-  if (!findings.empty()) {
-    for (report::Finding &f : findings)
-      if (f.kind == report::FindingKind::Race) {
-        report::Schedule taken = sim.schedule();
-        if (std::optional<std::string> w =
-                findWrongValue(program, options.inputSeed, &taken, 24, "in this run"))
-          f.wrongValue = *w;
-        break;
-      }
-    out << fmt::format("{} finding{}\n", findings.size(), findings.size() == 1 ? "" : "s");
-    for (const report::Finding &f : findings)
-      report::renderFinding(out, f, &source);
-    return support::kExitFindings;
-  }
-  // The inputs as the run saw them, so a reader can check the outputs by hand.
-  out << "inputs:\n";
-  for (DeviceId d = 0; d < program.deviceCount(); ++d)
-    for (size_t b = 0; b < program.buffers.size(); ++b) {
-      const Buffer &buffer = program.buffers[b];
-      if (buffer.role != BufferRole::Input && buffer.role != BufferRole::InOut)
-        continue;
-      std::vector<double> values(static_cast<size_t>(buffer.elementCount()));
-      for (size_t e = 0; e < values.size(); ++e)
-        values[e] =
-            inputValue(options.inputSeed, d, static_cast<BufferId>(b), static_cast<int64_t>(e));
-      out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(values));
-    }
-  out << "outputs:\n";
-  for (DeviceId d = 0; d < program.deviceCount(); ++d)
-    for (size_t b = 0; b < program.buffers.size(); ++b) {
-      const Buffer &buffer = program.buffers[b];
-      if (!isOutput(buffer))
-        continue;
-      out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(sim.memory()[d][b]));
-    }
-  return support::kExitOk;
-}
-
-} // namespace
-
-int runCommand(const Program &program, const support::SourceFile &source, const RunConfig &config,
-               std::ostream &out, std::ostream &err) {
-  try {
-    return runCommandImpl(program, source, config, out, err);
-  } catch (const std::exception &e) {
-    err << "error: the run failed: " << e.what() << "\n";
-    return support::kExitInternal;
   }
 }
 

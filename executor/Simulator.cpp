@@ -1,7 +1,7 @@
 // The concrete executor: data, DMA engines, vector clocks and findings along one run.
 #include "executor/Simulator.h"
 
-#include "model/Printer.h"
+#include "semantics/Witness.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +13,8 @@ namespace dkv::executor {
 
 using namespace model;
 using report::ScheduleStep;
+using semantics::Obligation;
+using semantics::ObligationIndex;
 
 namespace {
 
@@ -157,13 +159,6 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
   sendEnd_.assign(dmas, 0);
   landEnd_.assign(dmas, 0);
   units_.resize(static_cast<size_t>(n) * machine.semCount());
-  dmaContext_.resize(dmas);
-  for (const Process &proc : program_.processes)
-    for (const Event &e : proc.events)
-      if (const auto *st = std::get_if<DmaStart>(&e.kind))
-        if (st->dma >= 0 && st->dma < dmas && e.context >= 0 &&
-            static_cast<size_t>(e.context) < program_.contexts.size())
-          dmaContext_[st->dma] = program_.contexts[e.context];
   trace_.deviceCount = n;
 }
 
@@ -193,19 +188,13 @@ void Simulator::consumeUnits(DeviceId d, SemId s, int64_t count, Clock &into) {
   }
 }
 
-void Simulator::addFinding(Violation v) {
+void Simulator::addFinding(ObligationIndex o, const ControlState &before) {
+  const semantics::Properties &props = machine_.properties();
+  const std::string &id = props.property(props.obligation(o).property).id;
   for (const report::Finding &f : findings_)
-    if (f.kind == v.kind && f.primary.loc == v.primary.loc)
+    if (f.property == id)
       return;
-  report::Finding f;
-  f.kind = v.kind;
-  f.message = std::move(v.message);
-  f.primary = std::move(v.primary);
-  f.secondary = std::move(v.secondary);
-  f.trace = trace_;
-  f.schedule = schedule_;
-  f.engine = "run";
-  findings_.push_back(std::move(f));
+  findings_.push_back(semantics::makeFinding(machine_, o, schedule_, trace_, before, "run"));
 }
 
 std::vector<double> Simulator::gather(DeviceId d, const Region &region) const {
@@ -301,37 +290,39 @@ void Simulator::runStore(DeviceId d, const Store &store) {
 // is still open, or whose end (its last send or land chunk, an epoch of the DMA's
 // component) is not in `now`, races; so does an earlier store (an epoch of its
 // device: event i of device e has e's component i + 1) not in a new DMA's start clock.
-void Simulator::raceCheck(DeviceId d, int32_t pc, const Clock &now, std::vector<Violation> &found) {
+void Simulator::raceCheck(DeviceId d, int32_t pc, const Clock &now,
+                          std::vector<ObligationIndex> &found) {
   const int32_t n = machine_.deviceCount();
-  for (const Conflict &c : machine_.conflicts(d, pc)) {
-    const DmaId k = c.other.dma;
-    if (!machine_.started(state_, k))
+  const semantics::Properties &props = machine_.properties();
+  auto note = [&](ObligationIndex o) {
+    if (std::find(found.begin(), found.end(), o) == found.end())
+      found.push_back(o);
+  };
+  for (ObligationIndex index : props.atEvent(d, pc)) {
+    const Obligation &o = props.obligation(index);
+    if (o.what != Obligation::What::Race || !machine_.started(state_, o.dma))
       continue;
     bool ordered = false;
-    if (!machine_.sideOpen(state_, c.other)) {
-      uint32_t end = c.other.dst ? landEnd_[k] : sendEnd_[k];
-      ordered = now[n + k] >= end;
+    if (!machine_.sideOpen(state_, {o.dma, o.dst})) {
+      uint32_t end = o.dst ? landEnd_[o.dma] : sendEnd_[o.dma];
+      ordered = now[n + o.dma] >= end;
     }
     if (!ordered)
-      found.push_back(machine_.raceViolation(d, pc, c));
+      note(index);
   }
   const Event &e = program_.processes[d].events[pc];
   if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
-    for (const StoreConflict &sc : machine_.storeConflicts(ds->dma)) {
-      if (state_.pc[sc.device] <= sc.pc)
-        continue; // not run yet: it will check against this DMA itself
-      if (now[sc.device] >= static_cast<uint32_t>(sc.pc) + 1)
+    for (ObligationIndex index : props.racesAgainst(ds->dma)) {
+      const Obligation &o = props.obligation(index);
+      if (!std::holds_alternative<Store>(program_.processes[o.device].events[o.pc].kind))
         continue;
-      found.push_back(machine_.raceViolation(sc.device, sc.pc, {{ds->dma, sc.dmaDst}, sc.mine}));
+      if (state_.pc[o.device] <= o.pc)
+        continue; // not run yet: it will check against this DMA itself
+      if (now[o.device] >= static_cast<uint32_t>(o.pc) + 1)
+        continue;
+      note(index);
     }
   }
-}
-
-void Simulator::noteSem(report::TraceStep &out, DeviceId d, SemId s) const {
-  if (!recordTrace_)
-    return;
-  out.semValues[fmt::format("{}@{}", program_.semName(s), d)] =
-      state_.sem[static_cast<size_t>(d) * machine_.semCount() + s];
 }
 
 void Simulator::step(const ScheduleStep &step) {
@@ -340,9 +331,13 @@ void Simulator::step(const ScheduleStep &step) {
   // The findings of this step see the schedule and trace that include it.
   schedule_.push_back(step);
   report::TraceStep out;
-  std::vector<Violation> found;
-  if (std::optional<Violation> v = machine_.check(state_, step))
-    found.push_back(std::move(*v));
+  if (recordTrace_)
+    out = semantics::traceStep(machine_, state_, step);
+  std::vector<ObligationIndex> found;
+  machine_.violations(state_, step, found);
+  // The state the step runs from, which the findings of this step describe; copied
+  // only when there is one (a copy per step would make long runs quadratic).
+  std::optional<ControlState> before;
   const int32_t n = machine_.deviceCount();
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
@@ -351,13 +346,6 @@ void Simulator::step(const ScheduleStep &step) {
     const Event &e = program_.processes[d].events[pc];
     Clock &clock = deviceClock_[d];
     ++clock[d];
-    if (recordTrace_) {
-      out.actor = {report::Actor::Kind::Device, d, d};
-      out.text = describeEvent(program_, e);
-      out.loc = e.loc;
-      if (e.context >= 0 && static_cast<size_t>(e.context) < program_.contexts.size())
-        out.context = program_.contexts[e.context];
-    }
     if (const auto *st = std::get_if<Store>(&e.kind)) {
       raceCheck(d, pc, clock, found);
       runStore(d, *st);
@@ -391,11 +379,9 @@ void Simulator::step(const ScheduleStep &step) {
       }
       join(clock, barrierJoin_[inv]);
     }
+    if (!found.empty())
+      before = state_;
     machine_.apply(state_, step);
-    if (const auto *w = std::get_if<SemWait>(&e.kind))
-      noteSem(out, d, w->sem);
-    else if (const auto *sig = std::get_if<Signal>(&e.kind))
-      noteSem(out, sig->target, sig->sem);
     break;
   }
   case ScheduleStep::Kind::Send:
@@ -430,33 +416,18 @@ void Simulator::step(const ScheduleStep &step) {
         inFlightDmas_.erase(k);
       }
     }
+    if (!found.empty())
+      before = state_;
     machine_.apply(state_, step);
-    if (recordTrace_) {
-      std::string chunkText = chunks > 1 ? fmt::format(" chunk {}/{}", chunk + 1, chunks) : "";
-      out.loc = dma.loc;
-      out.context = dmaContext_[k];
-      if (send) {
-        out.actor = {report::Actor::Kind::Dma, k, dma.issuer};
-        out.text = fmt::format("dma {} sends {}{}", k, program_.regionName(dma.src), chunkText);
-        if (dma.sendSem) {
-          out.text += fmt::format(" ({} += {})", program_.semName(*dma.sendSem), units);
-          noteSem(out, dma.issuer, *dma.sendSem);
-        }
-      } else {
-        out.actor = {report::Actor::Kind::Dma, k, dma.target};
-        out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", k,
-                               program_.regionName(dma.dst), dma.target, chunkText,
-                               program_.semName(dma.recvSem), units);
-        noteSem(out, dma.target, dma.recvSem);
-      }
-    }
     break;
   }
   }
-  if (recordTrace_)
+  if (recordTrace_) {
+    semantics::traceValues(machine_, state_, step, out);
     trace_.steps.push_back(std::move(out));
-  for (Violation &v : found)
-    addFinding(std::move(v));
+  }
+  for (ObligationIndex o : found)
+    addFinding(o, *before);
 }
 
 void Simulator::finish() {
@@ -464,8 +435,10 @@ void Simulator::finish() {
   enabledSteps(steps);
   if (!steps.empty())
     return;
-  if (std::optional<Violation> v = machine_.deadlock(state_))
-    addFinding(std::move(*v));
+  std::vector<ObligationIndex> stuck;
+  machine_.stuck(state_, stuck);
+  for (ObligationIndex o : stuck)
+    addFinding(o, state_);
 }
 
 } // namespace dkv::executor

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "executor/Executor.h"
-#include "executor/Machine.h"
+#include "semantics/Machine.h"
 #include "report/Finding.h"
 
 #include <cstdint>
@@ -22,9 +22,12 @@ std::vector<int64_t> regionElements(const model::Buffer &buffer, const model::Re
 /// Every step runs the checks of docs/model.md on the control state (a race that
 /// manifests, exit and lifetime rules) and the vector-clock race check (a race that
 /// this schedule happened to order safely is reported too). Findings are deduplicated
-/// by kind and primary location; each carries the trace and schedule up to its step.
+/// by property; each carries the trace and schedule up to its step.
 class Simulator {
 public:
+  using Machine = semantics::Machine;
+  using ControlState = semantics::ControlState;
+
   /// `machine` must outlive the simulator. `recordTrace` false skips trace texts
   /// (findings then carry only their schedule).
   Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace = true);
@@ -53,15 +56,17 @@ private:
     Clock clock;
   };
 
-  void addFinding(Violation v);
+  /// A finding of obligation `o` at the current step (`before`: the state it ran
+  /// from; for Stuck, the deadlocked state), unless its property was reported.
+  void addFinding(semantics::ObligationIndex o, const ControlState &before);
   void addUnits(model::DeviceId d, model::SemId s, int64_t count, const Clock &clock);
   void consumeUnits(model::DeviceId d, model::SemId s, int64_t count, Clock &into);
   static void join(Clock &into, const Clock &from);
-  void raceCheck(model::DeviceId d, int32_t pc, const Clock &now, std::vector<Violation> &found);
+  void raceCheck(model::DeviceId d, int32_t pc, const Clock &now,
+                 std::vector<semantics::ObligationIndex> &found);
   void runStore(model::DeviceId d, const model::Store &store);
   std::vector<double> gather(model::DeviceId d, const model::Region &region) const;
   void scatter(model::DeviceId d, const model::Region &region, const std::vector<double> &data);
-  void noteSem(report::TraceStep &out, model::DeviceId d, model::SemId s) const;
 
   const Machine &machine_;
   const model::Program &program_;
@@ -78,7 +83,6 @@ private:
   std::vector<std::deque<Units>> units_;    ///< [device * semCount + sem], oldest first
   std::vector<Clock> barrierJoin_;          ///< per invocation, once the first device passes
   std::vector<bool> barrierJoined_;
-  std::vector<std::string> dmaContext_;
   std::vector<report::Finding> findings_;
   report::Schedule schedule_;
   report::Trace trace_;

@@ -20,6 +20,7 @@
 
 #include "model/Printer.h"
 #include "support/Invariant.h"
+#include "support/Overloaded.h"
 
 #include <fmt/format.h>
 
@@ -32,6 +33,8 @@
 namespace dkv::promela {
 
 using namespace model;
+using semantics::Obligation;
+using semantics::ObligationIndex;
 
 const Check *LineMap::checkAt(int line) const {
   auto it = checkAtLine.find(line);
@@ -84,20 +87,16 @@ const char *typeFor(int64_t bound) {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
-/// The preprocessor switch guarding the asserts of one kind of check, or nullptr
-/// for the overflow asserts, which guard the model itself and stay on.
-const char *switchFor(Check::What what) {
-  switch (what) {
-  case Check::What::Race:
+/// The preprocessor switch guarding the asserts of one kind of finding.
+const char *switchFor(report::FindingKind kind) {
+  switch (kind) {
+  case report::FindingKind::Race:
     return kCheckRaces;
-  case Check::What::ExitSemaphore:
-  case Check::What::ExitDmaSend:
-  case Check::What::ExitDmaRecv:
+  case report::FindingKind::ExitViolation:
     return kCheckExit;
-  case Check::What::LifetimeLand:
-  case Check::What::LifetimeSignal:
+  case report::FindingKind::LifetimeViolation:
     return kCheckLifetime;
-  case Check::What::Overflow:
+  case report::FindingKind::Deadlock:
     return nullptr;
   }
   return nullptr;
@@ -114,14 +113,17 @@ struct Step {
   std::vector<std::pair<std::string, std::string>> conditionalEffects;
   /// When non-empty, the whole step is compiled in only when this condition holds.
   std::string onlyIf;
+  /// When non-empty, a label before the step (a valid end state for a skipped
+  /// deadlock property).
+  std::string label;
   SourceLoc loc;
   std::string what; ///< a comment: what the step is
 };
 
 class Emitter {
 public:
-  Emitter(const Program &program, const EmitOptions &options, LineMap *map)
-      : p_(program), o_(options), map_(map) {}
+  Emitter(const semantics::Properties &properties, const EmitOptions &options, LineMap *map)
+      : props_(properties), p_(properties.program()), o_(options), map_(map) {}
 
   std::string run() {
     analyse();
@@ -200,15 +202,9 @@ private:
       }
       semVar_.push_back(name);
     }
-    // Where each DMA is started (device, event index).
-    startIndex_.assign(p_.dmas.size(), -1);
     int64_t steps = 0;
-    for (const Process &proc : p_.processes) {
+    for (const Process &proc : p_.processes)
       steps += static_cast<int64_t>(proc.events.size());
-      for (size_t i = 0; i < proc.events.size(); ++i)
-        if (const auto *st = std::get_if<DmaStart>(&proc.events[i].kind))
-          startIndex_[st->dma] = static_cast<int64_t>(i);
-    }
     // The entry barrier is live (ENTRY_BARRIER) unless the kernel has a collective_id,
     // whose barrier semaphore replaces it. Count its steps whether or not this program
     // has them, so that the depth bound holds for both values.
@@ -281,6 +277,8 @@ private:
   void emitStep(const Step &step, const std::string &indent, const std::string &prefix) {
     if (!step.onlyIf.empty())
       line(fmt::format("#if {}", step.onlyIf), step.loc);
+    if (!step.label.empty())
+      line(fmt::format("{}:", step.label), step.loc);
     std::vector<std::string> body;
     if (o_.tracePrintfs && !step.print.empty())
       body.push_back(printfStatement(step));
@@ -308,11 +306,17 @@ private:
       for (const std::string &b : body)
         line(fmt::format("{}{};  /* {} */", inner, b, srcLoc(step.loc)), step.loc);
       for (const auto &[expr, check] : step.asserts) {
-        const std::string &message = checks_[check].message;
-        const char *gate = switchFor(checks_[check].what);
-        std::string cond = gate ? fmt::format("!{} || {}", gate, expr) : expr;
+        const Check &c = checks_[check];
+        std::string cond = expr, comment = c.message;
+        if (!c.overflow) {
+          const semantics::Property &prop =
+              props_.property(props_.obligation(c.obligation).property);
+          if (const char *gate = switchFor(prop.kind))
+            cond = fmt::format("!{} || {}", gate, expr);
+          comment = fmt::format("{}: {}", prop.id, prop.message);
+        }
         line(fmt::format("{}assert({});  /* {} {} */", inner, cond, srcLoc(step.loc),
-                         sanitize(message)),
+                         sanitize(comment)),
              step.loc, check);
       }
       for (const std::string &e : step.effects)
@@ -521,7 +525,12 @@ private:
       step.loc = e.loc;
       step.what = describeEvent(p_, e);
       step.print = fmt::format("DKV d {} {} {}", proc.device, i, sanitize(step.what));
-      eventStep(proc.device, i, e, inside, step);
+      eventStep(proc.device, i, e, step);
+      // A deadlock property already found: a device blocked here is a valid end
+      // state, so that pan looks for the others.
+      const ObligationIndex stuck = props_.stuckAt(proc.device, static_cast<int32_t>(i));
+      if (stuck >= 0 && o_.skip.count(props_.obligation(stuck).property))
+        step.label = fmt::format("end_found_{}", i);
       // The entry barrier (docs/model.md: a DeviceBarrier right after KernelEnter when
       // the kernel has no collective_id) is compiled in with ENTRY_BARRIER. Arriving is
       // folded into the enter step: "reached" means pc at or past the barrier, which
@@ -558,26 +567,24 @@ private:
     line("");
   }
 
-  void eventStep(DeviceId d, size_t index, const Event &e, int32_t inside, Step &step) {
+  void eventStep(DeviceId d, size_t index, const Event &e, Step &step) {
+    checks(props_.atEvent(d, static_cast<int32_t>(index)), step);
     std::visit(
         [&](const auto &ev) {
           using T = std::decay_t<decltype(ev)>;
           if constexpr (std::is_same_v<T, KernelEnter>) {
             step.effects.push_back(fmt::format("where[{}] = {}", d, ev.invocation + 1));
           } else if constexpr (std::is_same_v<T, KernelExit>) {
-            exitChecks(d, e, std::nullopt, step);
             step.effects.push_back(fmt::format("where[{}] = 0", d));
           } else if constexpr (std::is_same_v<T, DeviceBarrier>) {
             step.guard = fmt::format("arrived[{}] == NDEV", ev.invocation);
           } else if constexpr (std::is_same_v<T, ScopeEnter>) {
             step.effects.push_back(fmt::format("inscope{}[{}] = 1", ev.scope, d));
           } else if constexpr (std::is_same_v<T, ScopeExit>) {
-            exitChecks(d, e, ev.scope, step);
             step.effects.push_back(fmt::format("inscope{}[{}] = 0", ev.scope, d));
           } else if constexpr (std::is_same_v<T, Store>) {
-            storeChecks(d, index, e, ev, step);
+            // Data is abstracted away: a store only has its race checks.
           } else if constexpr (std::is_same_v<T, DmaStart>) {
-            startChecks(d, index, e, p_.dmas[ev.dma], step);
             step.effects.push_back(
                 fmt::format("snd[{0}] = DMA_CHUNKS; rcv[{0}] = DMA_CHUNKS", ev.dma));
           } else if constexpr (std::is_same_v<T, SemWait>) {
@@ -595,7 +602,6 @@ private:
               step.effects.push_back(fmt::format("{0} = {0} - {1}", sem(ev.sem, d), a));
             }
           } else if constexpr (std::is_same_v<T, Signal>) {
-            signalChecks(d, e, ev, inside, step);
             increment(ev.sem, ev.target, std::to_string(ev.amount / scale_[ev.sem]), e.loc,
                       fmt::format("signal {} on device {}", p_.semName(ev.sem), ev.target), step);
           } else if constexpr (std::is_same_v<T, SemRead>) {
@@ -615,168 +621,56 @@ private:
     std::string var = sem(s, target);
     if (worstBound(s) > kIntMax) {
       Check c;
-      c.what = Check::What::Overflow;
+      c.overflow = true;
       c.message = fmt::format("semaphore {} on device {} exceeds the model's integer range "
                               "({}): {}",
                               p_.semName(s), target, kIntMax, what);
-      c.primary = {loc, what};
-      c.device = target;
-      c.sem = s;
       step.asserts.push_back({fmt::format("{} <= {} - {}", var, kIntMax, amount), addCheck(c)});
     }
     step.effects.push_back(fmt::format("{0} = {0} + {1}", var, amount));
   }
 
-  Check finding(Check::What what, report::FindingKind kind, std::string message, SourceLoc loc,
-                std::string label, DeviceId device) {
-    Check c;
-    c.what = what;
-    c.kind = kind;
-    c.message = std::move(message);
-    c.primary = {loc, std::move(label)};
-    c.device = device;
-    return c;
-  }
-
-  /// KernelExit (scope == nullopt) or ScopeExit: every semaphore (of the scope) zero,
-  /// every DMA side on this device (with a buffer or semaphore of the scope) closed.
-  void exitChecks(DeviceId d, const Event &e, std::optional<ScopeId> scope, Step &step) {
-    std::optional<SemId> barrier = p_.barrierSemaphore();
-    std::string where = scope ? p_.scopes[*scope].name : std::string("the kernel");
-    std::string label = scope ? fmt::format("exit of {}", where) : std::string("kernel exit");
-    for (size_t s = 0; s < p_.semaphores.size(); ++s) {
-      SemId sid = static_cast<SemId>(s);
-      if (scope ? p_.semaphores[s].scope != *scope : barrier && *barrier == sid)
+  /// The asserts of obligations checked at a step, except those of skipped
+  /// properties. Each is evaluated before the step's effects (docs/model.md: a check
+  /// reads the state the step runs from).
+  void checks(const std::vector<ObligationIndex> &obligations, Step &step) {
+    for (ObligationIndex index : obligations) {
+      const Obligation &o = props_.obligation(index);
+      if (o_.skip.count(o.property))
         continue;
-      Check c = finding(
-          Check::What::ExitSemaphore, report::FindingKind::ExitViolation,
-          fmt::format("device {} leaves {} with semaphore {} non-zero", d, where, p_.semName(sid)),
-          e.loc, label, d);
-      c.sem = sid;
-      c.secondary.push_back({p_.semaphores[s].loc, "semaphore declared here"});
-      step.asserts.push_back({fmt::format("{} == 0", sem(sid, d)), addCheck(c)});
-    }
-    auto scoped = [&](BufferId b, std::optional<SemId> s) {
-      if (!scope)
-        return true;
-      return p_.buffers[b].scope == *scope || (s && p_.semaphores[*s].scope == *scope);
-    };
-    for (const Dma &dma : p_.dmas) {
-      if (dma.issuer == d && scoped(dma.src.buffer, dma.sendSem)) {
-        Check c = finding(Check::What::ExitDmaSend, report::FindingKind::ExitViolation,
-                          fmt::format("device {} leaves {} while dma {} is still reading {}", d,
-                                      where, dma.id, p_.regionName(dma.src)),
-                          e.loc, label, d);
-        c.secondary.push_back({dma.loc, fmt::format("dma {} started here", dma.id)});
-        step.asserts.push_back({fmt::format("snd[{}] == 0", dma.id), addCheck(c)});
-      }
-      if (dma.target == d && scoped(dma.dst.buffer, dma.recvSem)) {
-        Check c = finding(Check::What::ExitDmaRecv, report::FindingKind::ExitViolation,
-                          fmt::format("device {} leaves {} while dma {} from device {} is still "
-                                      "writing {}",
-                                      d, where, dma.id, dma.issuer, p_.regionName(dma.dst)),
-                          e.loc, label, d);
-        c.secondary.push_back({dma.loc, fmt::format("dma {} started here", dma.id)});
-        step.asserts.push_back({fmt::format("rcv[{}] == 0", dma.id), addCheck(c)});
-      }
+      Check c;
+      c.obligation = index;
+      step.asserts.push_back({assertion(o), addCheck(c)});
     }
   }
 
-  /// Whether DMA `k` can be open when device `d` runs its event `index`: a DMA of d
-  /// started later in d's program cannot be (program order); everything else may.
-  bool mayBeOpen(const Dma &dma, DeviceId d, size_t index) const {
-    return !(dma.issuer == d && startIndex_[dma.id] >= static_cast<int64_t>(index));
-  }
-
-  /// One assert per (open DMA, side) conflicting with an access of this step.
-  struct Conflicts {
-    std::vector<std::pair<DmaId, bool>> seen; ///< (dma, is source side)
-    bool add(DmaId k, bool source) {
-      if (std::find(seen.begin(), seen.end(), std::make_pair(k, source)) != seen.end())
-        return false;
-      seen.push_back({k, source});
-      return true;
+  /// The Promela condition that holds unless obligation `o` is violated, in the
+  /// encoding above (snd/rcv > 0 while a side is open, where[d] = invocation + 1).
+  std::string assertion(const Obligation &o) const {
+    using What = Obligation::What;
+    switch (o.what) {
+    case What::Race:
+      return fmt::format("{}[{}] == 0", o.dst ? "rcv" : "snd", o.dma);
+    case What::ExitSemaphore:
+      return fmt::format("{} == 0", sem(o.sem, o.device));
+    case What::ExitSend:
+      return fmt::format("snd[{}] == 0", o.dma);
+    case What::ExitRecv:
+      return fmt::format("rcv[{}] == 0", o.dma);
+    case What::LandInvocation:
+      return fmt::format("where[{}] == {}", o.device, o.invocation + 1);
+    case What::LandScope:
+      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 1", o.device, o.invocation + 1,
+                         o.scope);
+    case What::SignalInvocation:
+      return fmt::format("where[{}] == {}", o.target, o.invocation + 1);
+    case What::SignalScope:
+      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 1", o.target, o.invocation + 1,
+                         o.scope);
+    case What::Stuck:
+      break; // a deadlock is an invalid end state, not an assert
     }
-  };
-
-  void raceCheck(Conflicts &conflicts, const Dma &other, bool sourceSide, DeviceId device,
-                 const std::string &access, const Event &e, const std::string &label, Step &step) {
-    if (!conflicts.add(other.id, sourceSide))
-      return;
-    const Region &region = sourceSide ? other.src : other.dst;
-    Check c =
-        finding(Check::What::Race, report::FindingKind::Race,
-                fmt::format("{} on device {} while dma {} is still {} {}", access, device, other.id,
-                            sourceSide ? "reading" : "writing", p_.regionName(region)),
-                e.loc, label, device);
-    c.secondary.push_back(
-        {other.loc, fmt::format("dma {} from device {} {} {} on device {}", other.id, other.issuer,
-                                sourceSide ? "reads" : "writes", p_.regionName(region), device)});
-    step.asserts.push_back(
-        {fmt::format("{}[{}] == 0", sourceSide ? "snd" : "rcv", other.id), addCheck(c)});
-  }
-
-  void storeChecks(DeviceId d, size_t index, const Event &e, const Store &store, Step &step) {
-    Conflicts conflicts;
-    std::string label = fmt::format("store {}", p_.regionName(store.dst));
-    for (const Dma &dma : p_.dmas) {
-      if (!mayBeOpen(dma, d, index))
-        continue;
-      // The store writes dst: conflicts with a DMA writing it or reading it on d.
-      if (dma.target == d && dma.dst.overlaps(store.dst))
-        raceCheck(conflicts, dma, false, d, fmt::format("store to {}", p_.regionName(store.dst)), e,
-                  label, step);
-      if (dma.issuer == d && dma.src.overlaps(store.dst))
-        raceCheck(conflicts, dma, true, d, fmt::format("store to {}", p_.regionName(store.dst)), e,
-                  label, step);
-      // The store reads its loads: conflicts with a DMA writing them on d.
-      for (const Region &r : store.reads)
-        if (dma.target == d && dma.dst.overlaps(r))
-          raceCheck(conflicts, dma, false, d, fmt::format("load of {}", p_.regionName(r)), e, label,
-                    step);
-    }
-  }
-
-  void startChecks(DeviceId d, size_t index, const Event &e, const Dma &k, Step &step) {
-    Conflicts conflicts;
-    std::string label = fmt::format("start of dma {}", k.id);
-    for (const Dma &j : p_.dmas) {
-      if (j.id == k.id || !mayBeOpen(j, d, index))
-        continue;
-      // k reads its source on d (the issuer): conflicts with j writing there.
-      if (j.target == d && j.dst.overlaps(k.src))
-        raceCheck(conflicts, j, false, d,
-                  fmt::format("dma {} reading {}", k.id, p_.regionName(k.src)), e, label, step);
-      // k writes its destination on the target: conflicts with j reading or writing it.
-      std::string access = fmt::format("dma {} writing {}", k.id, p_.regionName(k.dst));
-      if (j.target == k.target && j.dst.overlaps(k.dst))
-        raceCheck(conflicts, j, false, k.target, access, e, label, step);
-      if (j.issuer == k.target && j.src.overlaps(k.dst))
-        raceCheck(conflicts, j, true, k.target, access, e, label, step);
-    }
-  }
-
-  void signalChecks(DeviceId d, const Event &e, const Signal &signal, int32_t inside, Step &step) {
-    std::optional<SemId> barrier = p_.barrierSemaphore();
-    if (barrier && *barrier == signal.sem)
-      return; // the barrier semaphore is valid everywhere at all times
-    std::string label = fmt::format("signal {}", p_.semName(signal.sem));
-    Check c = finding(Check::What::LifetimeSignal, report::FindingKind::LifetimeViolation,
-                      fmt::format("device {} signals {} on device {} while device {} is not in "
-                                  "invocation {} of the kernel",
-                                  d, p_.semName(signal.sem), signal.target, signal.target, inside),
-                      e.loc, label, signal.target);
-    step.asserts.push_back(
-        {fmt::format("where[{}] == {}", signal.target, inside + 1), addCheck(c)});
-    ScopeId scope = p_.semaphores[signal.sem].scope;
-    if (scope != kKernelScope) {
-      Check s = finding(Check::What::LifetimeSignal, report::FindingKind::LifetimeViolation,
-                        fmt::format("device {} signals {} on device {} outside its {}", d,
-                                    p_.semName(signal.sem), signal.target, p_.scopes[scope].name),
-                        e.loc, label, signal.target);
-      step.asserts.push_back(
-          {fmt::format("inscope{}[{}] == 1", scope, signal.target), addCheck(s)});
-    }
+    DKV_UNREACHABLE("an obligation with an assert");
   }
 
   // ---- DMAs. ----
@@ -816,26 +710,7 @@ private:
       land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
       land.print += " %d/%d";
       land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};
-      std::string label = fmt::format("dma {} lands on device {}", dma.id, dma.target);
-      Check c = finding(Check::What::LifetimeLand, report::FindingKind::LifetimeViolation,
-                        fmt::format("dma {} from device {} lands on device {} while device {} is "
-                                    "not in invocation {} of the kernel",
-                                    dma.id, dma.issuer, dma.target, dma.target, dma.invocation),
-                        dma.loc, label, dma.target);
-      land.asserts.push_back(
-          {fmt::format("where[{}] == {}", dma.target, dma.invocation + 1), addCheck(c)});
-      std::set<ScopeId> scopes;
-      if (p_.buffers[dma.dst.buffer].scope != kKernelScope)
-        scopes.insert(p_.buffers[dma.dst.buffer].scope);
-      if (p_.semaphores[dma.recvSem].scope != kKernelScope)
-        scopes.insert(p_.semaphores[dma.recvSem].scope);
-      for (ScopeId s : scopes) {
-        Check sc = finding(Check::What::LifetimeLand, report::FindingKind::LifetimeViolation,
-                           fmt::format("dma {} from device {} lands on device {} outside its {}",
-                                       dma.id, dma.issuer, dma.target, p_.scopes[s].name),
-                           dma.loc, label, dma.target);
-        land.asserts.push_back({fmt::format("inscope{}[{}] == 1", s, dma.target), addCheck(sc)});
-      }
+      checks(props_.atLand(dma.id), land);
       increment(dma.recvSem, dma.target,
                 fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - rcv[{}])", dma.bytes, dma.id), dma.loc,
                 fmt::format("dma {} land chunk", dma.id), land);
@@ -846,6 +721,7 @@ private:
     line("}");
   }
 
+  const semantics::Properties &props_;
   const Program &p_;
   const EmitOptions &o_;
   LineMap *map_;
@@ -859,7 +735,6 @@ private:
   std::vector<int64_t> byteBound_;  ///< per semaphore: DMA bytes (units: / SEM_UNIT)
   std::set<int64_t> dmaBytes_;      ///< every DMA size, for the SEM_UNIT guard
   std::vector<std::string> semVar_;
-  std::vector<int64_t> startIndex_;
   bool barrierLive_ = false;
   int64_t depthBase_ = 0;
   int64_t depthBound_ = 0;
@@ -867,10 +742,11 @@ private:
 
 } // namespace
 
-std::string emitPromela(const Program &program, const EmitOptions &options, LineMap *map) {
+std::string emitPromela(const semantics::Properties &properties, const EmitOptions &options,
+                        LineMap *map) {
   if (map)
     *map = LineMap{};
-  return Emitter(program, options, map).run();
+  return Emitter(properties, options, map).run();
 }
 
 } // namespace dkv::promela

@@ -3,9 +3,11 @@
 
 #include "model/Model.h"
 #include "report/Finding.h"
+#include "semantics/Properties.h"
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,26 +20,19 @@ struct EmitOptions {
   /// Emit the `printf("DKV ...")` step lines that checkWithSpin parses from a trail
   /// replay. Without them a counterexample cannot be mapped back to a trace.
   bool tracePrintfs = true;
+  /// Properties already found, not to be checked again: their asserts are left out,
+  /// and the waits of a skipped deadlock property are labelled as valid end states
+  /// (checkWithSpin searches again for the others).
+  std::set<semantics::PropertyIndex> skip;
 };
 
-/// What one `assert` of the emitted model checks (docs/model.md section 4).
+/// What one `assert` of the emitted model checks: an obligation of the property list
+/// (semantics::Properties), or that a semaphore fits its Promela integer type (a
+/// limit of the model, not of the kernel).
 struct Check {
-  enum class What {
-    Race,           ///< a Store / DmaStart against an open DMA side
-    ExitSemaphore,  ///< non-zero semaphore at KernelExit / ScopeExit
-    ExitDmaSend,    ///< DMA send side open at KernelExit / ScopeExit
-    ExitDmaRecv,    ///< DMA receive side open at KernelExit / ScopeExit
-    LifetimeLand,   ///< a DMA chunk lands outside the target's invocation / scope
-    LifetimeSignal, ///< a signal reaches a device outside its invocation / scope
-    Overflow,       ///< a semaphore would exceed its Promela type (tool limit)
-  };
-  What what = What::Race;
-  report::FindingKind kind = report::FindingKind::Race;
-  std::string message; ///< the finding's message (lowercase, no period)
-  report::Span primary;
-  std::vector<report::Span> secondary;
-  model::DeviceId device = -1; ///< device whose state is checked
-  model::SemId sem = -1;       ///< ExitSemaphore: the semaphore
+  bool overflow = false;
+  semantics::ObligationIndex obligation = -1; ///< when !overflow
+  std::string message;                        ///< overflow: why the model is too small
 };
 
 /// The preprocessor switches of the emitted model: `spin -DCHECK_RACES=0 -a` compiles
@@ -64,11 +59,14 @@ struct LineMap {
   const Check *checkAt(int line) const;
 };
 
-/// Emits the Promela model of `program` (which must pass model::verifyProgram): one
-/// proctype per device, one process running every DMA's send and land chunks as a
-/// nondeterministic loop, races / exit / lifetime rules as asserts and deadlocks as
-/// invalid end states. Deterministic: identical programs give identical text. If
-/// `map` is non-null it is filled with the line map needed to read pan's results.
-std::string emitPromela(const model::Program &program, const EmitOptions &options, LineMap *map);
+/// Emits the Promela model of the properties' program (which must pass
+/// model::verifyProgram): one proctype per device, one process running every DMA's
+/// send and land chunks as a nondeterministic loop, the obligations of races, exit
+/// and lifetime rules as asserts (one per obligation, commented with its property id)
+/// and deadlocks as invalid end states. Deterministic: identical programs give
+/// identical text. If `map` is non-null it is filled with the line map needed to read
+/// pan's results.
+std::string emitPromela(const semantics::Properties &properties, const EmitOptions &options,
+                        LineMap *map);
 
 } // namespace dkv::promela

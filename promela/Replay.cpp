@@ -1,16 +1,12 @@
 // Reading pan's output and spin's trail replay, and mapping them back to the kernel.
 #include "promela/Replay.h"
 
-#include "model/Printer.h"
-
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <sstream>
 
 namespace dkv::promela {
-
-using namespace model;
 
 namespace {
 
@@ -153,146 +149,6 @@ Replay parseReplay(const std::string &text) {
       replay.assertText = line.substr(textMarker.size());
   }
   return replay;
-}
-
-report::Trace buildTrace(const Program &program, const std::vector<ReplayStep> &steps,
-                         ReplayState &state, int &skipped) {
-  const size_t ndev = program.processes.size();
-  state.pc.assign(ndev, 0);
-  state.sem.assign(ndev, std::vector<int64_t>(program.semaphores.size(), 0));
-  state.sent.assign(program.dmas.size(), 0);
-  state.landed.assign(program.dmas.size(), 0);
-  skipped = 0;
-
-  // The context of each DMA is that of its start event.
-  std::vector<std::string> dmaContext(program.dmas.size());
-  for (const Process &proc : program.processes)
-    for (const Event &e : proc.events)
-      if (const auto *st = std::get_if<DmaStart>(&e.kind))
-        if (e.context >= 0 && static_cast<size_t>(e.context) < program.contexts.size())
-          dmaContext[st->dma] = program.contexts[e.context];
-
-  report::Trace trace;
-  trace.deviceCount = static_cast<int32_t>(ndev);
-  const int32_t chunks = program.options.dmaChunks;
-  for (const ReplayStep &step : steps) {
-    report::TraceStep out;
-    auto add = [&](DeviceId d, SemId s, int64_t amount) {
-      state.sem[d][s] += amount;
-      out.semValues[fmt::format("{}@{}", program.semName(s), d)] = state.sem[d][s];
-    };
-    if (step.kind == ReplayStep::Kind::Device) {
-      if (step.id < 0 || static_cast<size_t>(step.id) >= ndev || step.event < 0 ||
-          static_cast<size_t>(step.event) >= program.processes[step.id].events.size()) {
-        ++skipped;
-        continue;
-      }
-      const Event &e = program.processes[step.id].events[step.event];
-      state.pc[step.id] = static_cast<size_t>(step.event) + 1;
-      out.actor = {report::Actor::Kind::Device, step.id, step.id};
-      out.text = describeEvent(program, e);
-      out.loc = e.loc;
-      if (e.context >= 0 && static_cast<size_t>(e.context) < program.contexts.size())
-        out.context = program.contexts[e.context];
-      if (const auto *w = std::get_if<SemWait>(&e.kind))
-        add(step.id, w->sem, -w->amount);
-      else if (const auto *s = std::get_if<Signal>(&e.kind))
-        add(s->target, s->sem, s->amount);
-    } else {
-      if (step.id < 0 || static_cast<size_t>(step.id) >= program.dmas.size()) {
-        ++skipped;
-        continue;
-      }
-      const Dma &dma = program.dmas[step.id];
-      bool send = step.kind == ReplayStep::Kind::Send;
-      int32_t &counter = send ? state.sent[step.id] : state.landed[step.id];
-      if (counter >= chunks || counter >= static_cast<int32_t>(dma.chunkUnits.size())) {
-        ++skipped;
-        continue;
-      }
-      int64_t units = dma.chunkUnits[counter];
-      std::string chunk = chunks > 1 ? fmt::format(" chunk {}/{}", counter + 1, chunks) : "";
-      ++counter;
-      out.loc = dma.loc;
-      out.context = dmaContext[step.id];
-      if (send) {
-        out.actor = {report::Actor::Kind::Dma, dma.id, dma.issuer};
-        out.text = fmt::format("dma {} sends {}{}", dma.id, program.regionName(dma.src), chunk);
-        if (dma.sendSem) {
-          add(dma.issuer, *dma.sendSem, units);
-          out.text += fmt::format(" ({} += {})", program.semName(*dma.sendSem), units);
-        }
-      } else {
-        out.actor = {report::Actor::Kind::Dma, dma.id, dma.target};
-        out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", dma.id,
-                               program.regionName(dma.dst), dma.target, chunk,
-                               program.semName(dma.recvSem), units);
-        add(dma.target, dma.recvSem, units);
-      }
-    }
-    trace.steps.push_back(std::move(out));
-  }
-  return trace;
-}
-
-std::optional<report::Finding> deadlockFinding(const Program &program, const ReplayState &state) {
-  report::Finding f;
-  f.kind = report::FindingKind::Deadlock;
-  f.engine = "spin";
-  std::vector<std::string> parts;
-  for (const Process &proc : program.processes) {
-    size_t pc = state.pc[proc.device];
-    if (pc >= proc.events.size())
-      continue;
-    const Event &e = proc.events[pc];
-    std::string part;
-    std::string label;
-    if (const auto *w = std::get_if<SemWait>(&e.kind)) {
-      int64_t value = state.sem[proc.device][w->sem];
-      part = fmt::format("device {} waits for {} >= {} but it is {}", proc.device,
-                         program.semName(w->sem), w->amount, value);
-      label = fmt::format("device {} waits here ({} is {}, needs {})", proc.device,
-                          program.semName(w->sem), value, w->amount);
-    } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
-      int reached = 0;
-      for (const Process &other : program.processes)
-        for (size_t i = 0; i < other.events.size(); ++i)
-          if (const auto *ob = std::get_if<DeviceBarrier>(&other.events[i].kind))
-            if (ob->invocation == b->invocation && state.pc[other.device] >= i) {
-              ++reached;
-              break;
-            }
-      part = fmt::format("device {} waits at the device barrier of invocation {} ({} of {} "
-                         "devices arrived)",
-                         proc.device, b->invocation, reached, program.deviceCount());
-      label = fmt::format("device {} waits here", proc.device);
-    } else {
-      part = fmt::format("device {} is stuck before {}", proc.device, describeEvent(program, e));
-      label = fmt::format("device {} is stuck here", proc.device);
-    }
-    parts.push_back(part);
-    if (!f.primary.loc.valid() && f.primary.label.empty())
-      f.primary = {e.loc, label};
-    else
-      f.secondary.push_back({e.loc, label});
-  }
-  if (parts.empty())
-    return std::nullopt;
-  f.message = fmt::format("{}", fmt::join(parts, "; "));
-  return f;
-}
-
-report::Finding checkFinding(const Program &program, const Check &check, const ReplayState &state) {
-  report::Finding f;
-  f.kind = check.kind;
-  f.engine = "spin";
-  f.message = check.message;
-  f.primary = check.primary;
-  f.secondary = check.secondary;
-  if (check.what == Check::What::ExitSemaphore && check.device >= 0 && check.sem >= 0 &&
-      static_cast<size_t>(check.device) < state.sem.size())
-    f.message += fmt::format(" (value {})", state.sem[check.device][check.sem]);
-  return f;
 }
 
 } // namespace dkv::promela

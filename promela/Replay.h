@@ -1,8 +1,6 @@
 // Reading spin's results: pan's statistics and a trail replay mapped back to a trace.
 #pragma once
 
-#include "model/Model.h"
-#include "promela/Emit.h"
 #include "report/Finding.h"
 
 #include <cstdint>
@@ -56,29 +54,5 @@ struct Replay {
 /// Parses the replay output (printf lines "DKV d DEV EV ...", "DKV s DMA ...",
 /// "DKV l DMA ..." and spin's "MODEL:LINE, Error: assertion violated").
 Replay parseReplay(const std::string &text);
-
-/// The model state after a replay, recomputed from the steps with docs/model.md's
-/// effects (values in semaphore units, not scaled).
-struct ReplayState {
-  std::vector<size_t> pc;                ///< per device: index of its next event
-  std::vector<std::vector<int64_t>> sem; ///< [device][sem]
-  std::vector<int32_t> sent, landed;     ///< per DMA
-};
-
-/// Turns replayed steps into a report::Trace (actors, text, source locations,
-/// contexts, changed semaphore values) and the final state. Steps that don't fit the
-/// program (a bad id) are skipped and counted in `skipped`.
-report::Trace buildTrace(const model::Program &program, const std::vector<ReplayStep> &steps,
-                         ReplayState &state, int &skipped);
-
-/// The finding for a run that stopped in an invalid end state: every device that has
-/// not finished, with the wait or barrier it is stuck at, the semaphore's value and
-/// the amount it needs. Returns nullopt if no device is stuck in `state`.
-std::optional<report::Finding> deadlockFinding(const model::Program &program,
-                                               const ReplayState &state);
-
-/// The finding for a failed assert `check`, with values from `state` where useful.
-report::Finding checkFinding(const model::Program &program, const Check &check,
-                             const ReplayState &state);
 
 } // namespace dkv::promela

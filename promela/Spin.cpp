@@ -1,7 +1,6 @@
 // Running spin / gcc / pan on the emitted model and turning pan's answer into a Verdict.
 #include "promela/Spin.h"
 
-#include "model/Verifier.h"
 #include "promela/Emit.h"
 #include "promela/Process.h"
 #include "promela/Replay.h"
@@ -82,36 +81,17 @@ private:
 
 std::string secondsText(double s) { return fmt::format("{:.2f} s", s); }
 
-/// The switch that turns a finding kind's asserts off, or nullptr for deadlocks
-/// (pan -E turns invalid end states off without recompiling).
-const char *switchForKind(report::FindingKind kind) {
-  switch (kind) {
-  case report::FindingKind::Race:
-    return kCheckRaces;
-  case report::FindingKind::ExitViolation:
-    return kCheckExit;
-  case report::FindingKind::LifetimeViolation:
-    return kCheckLifetime;
-  case report::FindingKind::Deadlock:
-    return nullptr;
-  }
-  return nullptr;
-}
-
-/// One checkWithSpin call. pan stops at its first error, so to report every kind of
-/// finding the instance has (as exhaustive exploration does) the search is repeated
-/// with the kinds already found switched off: the asserts of a kind by recompiling
-/// with -DCHECK_...=0, deadlocks by pan -E. At most four searches; an instance
-/// without findings needs one.
+/// One checkWithSpin call. pan stops at its first error, so to report every
+/// violated property (as exhaustive exploration does) the model is regenerated
+/// without the checks of the properties found so far and searched again, until pan
+/// finds no more errors. Each round costs one spin -a, one compile and one pan run.
 class SpinRun {
 public:
-  SpinRun(const model::Program &program, const SpinOptions &options)
-      : p_(program), o_(options), begin_(std::chrono::steady_clock::now()) {}
+  SpinRun(const semantics::Machine &machine, const SpinOptions &options)
+      : m_(machine), p_(machine.program()), o_(options),
+        begin_(std::chrono::steady_clock::now()) {}
 
-  report::Verdict run() {
-    std::vector<std::string> problems = model::verifyProgram(p_);
-    if (!problems.empty())
-      return finish("the model is malformed (a dkv bug): " + problems.front());
+  semantics::EngineResult run() {
     // Spin numbers processes with a byte: at most 255 (the devices and the DMA loop).
     if (p_.deviceCount() + 1 > 255)
       return finish(fmt::format("spin supports at most 255 processes; this instance has "
@@ -120,57 +100,37 @@ public:
     WorkDir dir(o_.keepDir);
     if (!dir.error().empty())
       return finish(dir.error());
-
-    EmitOptions emit;
-    emit.modelFileName = kModelFile;
-    std::string text = emitPromela(p_, emit, &map_);
-    {
-      std::ofstream out(dir.file(kModelFile), std::ios::binary);
-      out << text;
-      if (!out)
-        return finish("cannot write " + dir.file(kModelFile));
-    }
-    depth_ = o_.depth > 0 ? o_.depth : map_.depthBound;
+    depth_ = o_.depth;
     checkDeadlocks_ = o_.checkDeadlocks;
     if (!o_.checkAssertions)
       for (const char *gate : {kCheckRaces, kCheckExit, kCheckLifetime})
         off_.push_back(gate);
 
-    bool compiled = false;
     for (;;) {
-      if (!compiled) {
-        if (std::string problem = compile(dir); !problem.empty())
-          return finish(problem);
-        compiled = true;
-      }
+      if (std::string problem = writeModel(dir); !problem.empty())
+        return finish(problem);
+      if (std::string problem = compile(dir); !problem.empty())
+        return finish(problem);
       std::string problem;
       bool complete = search(dir, problem);
       if (!problem.empty())
         return finish(problem);
       if (complete)
         return finish("");
-      // pan found an error: map it back, then search again without its kind.
-      report::Finding finding;
-      if (std::string why = counterexample(dir, finding); !why.empty())
+      // pan found an error: map it back to witnesses, then search again without them.
+      std::vector<semantics::Witness> found;
+      if (std::string why = counterexample(dir, found); !why.empty())
         return finish(why);
-      report::FindingKind kind = finding.kind;
-      // A kind is switched off once found, so it can't come back; if it did (a dkv
-      // bug), stop rather than search forever.
-      for (const report::Finding &f : findings_)
-        if (f.kind == kind)
-          return finish(fmt::format("pan reports a second {} with its checks switched off",
-                                    report::findingKindName(kind)));
-      findings_.push_back(std::move(finding));
-      if (!o_.allKinds)
-        return finish("");
-      if (const char *gate = switchForKind(kind)) {
-        off_.push_back(gate);
-        compiled = false;
-      } else {
-        checkDeadlocks_ = false;
+      for (semantics::Witness &w : found) {
+        // A property is left out once found, so it can't come back; if it did (a dkv
+        // bug), stop rather than search forever.
+        if (!emit_.skip.insert(w.property).second)
+          return finish(fmt::format("pan reports {} again although its checks were left out",
+                                    m_.properties().property(w.property).id));
+        witnesses_.push_back(std::move(w));
       }
-      if (off_.size() == 3 && !checkDeadlocks_)
-        return finish(""); // every kind found (or off): nothing left to search for
+      if (!o_.allProperties)
+        return finish("");
     }
   }
 
@@ -192,6 +152,19 @@ private:
       argv.push_back(fmt::format("-D{}=0", gate));
     argv.insert(argv.end(), rest);
     return argv;
+  }
+
+  /// Writes the model with the current skip set; "" on success, else why not.
+  std::string writeModel(const WorkDir &dir) {
+    emit_.modelFileName = kModelFile;
+    std::string text = emitPromela(m_.properties(), emit_, &map_);
+    if (o_.depth <= 0)
+      depth_ = map_.depthBound;
+    std::ofstream out(dir.file(kModelFile), std::ios::binary);
+    out << text;
+    if (!out)
+      return "cannot write " + dir.file(kModelFile);
+    return "";
   }
 
   /// spin -a and the C compiler; "" on success, else why not.
@@ -311,24 +284,14 @@ private:
     return out;
   }
 
-  /// The verdict: the findings so far, else verified when `problem` is empty, else
-  /// inconclusive. With findings, a problem means the search for further kinds
-  /// stopped early; the findings stand and the reason says what was not searched.
-  report::Verdict finish(const std::string &problem) {
-    report::Verdict v;
-    v.stats = stats();
-    if (!findings_.empty()) {
-      v.status = report::Verdict::Status::Findings;
-      v.findings = std::move(findings_);
-      if (!problem.empty())
-        v.reason = "the search for further kinds of findings stopped: " + problem;
-    } else if (problem.empty()) {
-      v.status = report::Verdict::Status::Verified;
-    } else {
-      v.status = report::Verdict::Status::Inconclusive;
-      v.reason = problem;
-    }
-    return v;
+  /// The result: the witnesses so far, complete when `problem` is empty.
+  semantics::EngineResult finish(const std::string &problem) {
+    semantics::EngineResult r;
+    r.stats = stats();
+    r.witnesses = std::move(witnesses_);
+    r.complete = problem.empty();
+    r.reason = problem;
+    return r;
   }
 
   std::string toolFailure(const WorkDir &dir, const ProcessResult &r, const std::string &what,
@@ -347,39 +310,60 @@ private:
   }
 
   /// pan found an error and wrote a trail: replay it (with the same switches) and map
-  /// it back to a finding with its trace and schedule. "" on success, else why not.
-  std::string counterexample(const WorkDir &dir, report::Finding &finding) {
+  /// it to the properties it violates with the schedule that reaches them. "" on
+  /// success, else why not.
+  std::string counterexample(const WorkDir &dir, std::vector<semantics::Witness> &found) {
     ProcessResult replayRun = tool(dir, spinCommand({"-T", "-t", kModelFile}), "replay");
     if (!replayRun.ok())
       return toolFailure(dir, replayRun, "replaying the trail (spin -t)", "replay");
     Replay replay = parseReplay(readTextFile(dir.file("replay.out")));
-    ReplayState state;
-    int skipped = 0;
-    report::Trace trace = buildTrace(p_, replay.steps, state, skipped);
-    if (skipped > 0)
-      return fmt::format("cannot map {} step(s) of spin's trail to the kernel", skipped);
+    report::Schedule schedule = toSchedule(replay.steps);
     if (pan_.assertionViolated) {
       const Check *check = map_.checkAt(replay.assertLine);
       if (!check)
         return fmt::format("pan reports an assertion violation ({}) that dkv cannot map to "
                            "the kernel (line {})",
                            pan_.assertionText, replay.assertLine);
-      if (check->what == Check::What::Overflow)
+      if (check->overflow)
         return check->message;
-      finding = checkFinding(p_, *check, state);
-    } else if (pan_.invalidEndState) {
-      std::optional<report::Finding> deadlock = deadlockFinding(p_, state);
-      if (!deadlock)
-        return "pan reports an invalid end state in which every device finished";
-      finding = std::move(*deadlock);
-    } else {
-      return "pan reports an error dkv does not know" + numbers();
+      // The failed assert belongs to the last step of the trail, which did not run: its
+      // printf comes first in the d_step, so the step is in the schedule already.
+      found.push_back({m_.properties().obligation(check->obligation).property, schedule});
+      return "";
     }
-    finding.trace = std::move(trace);
-    finding.schedule = toSchedule(replay.steps);
-    return "";
+    if (pan_.invalidEndState) {
+      // Every wait the devices are stuck at in the final state is a violated deadlock
+      // property (the trail ends in that state).
+      semantics::ControlState before;
+      std::string error;
+      std::optional<semantics::ControlState> end =
+          semantics::replaySchedule(m_, schedule, before, nullptr, error);
+      if (!end)
+        return "cannot replay spin's trail: " + error;
+      std::vector<semantics::ObligationIndex> stuck;
+      std::vector<report::ScheduleStep> enabled;
+      m_.enabledSteps(*end, enabled);
+      if (enabled.empty())
+        m_.stuck(*end, stuck);
+      for (semantics::ObligationIndex o : stuck) {
+        semantics::PropertyIndex p = m_.properties().obligation(o).property;
+        if (emit_.skip.count(p))
+          continue;
+        bool seen = false;
+        for (const semantics::Witness &w : found)
+          seen = seen || w.property == p;
+        if (!seen)
+          found.push_back({p, schedule});
+      }
+      if (found.empty())
+        return "pan reports an invalid end state that is not a deadlock of the model" +
+               numbers();
+      return "";
+    }
+    return "pan reports an error dkv does not know" + numbers();
   }
 
+  const semantics::Machine &m_;
   const model::Program &p_;
   const SpinOptions &o_;
   std::chrono::steady_clock::time_point begin_;
@@ -390,25 +374,24 @@ private:
   double panSeconds_ = 0;
   bool checkDeadlocks_ = true;
   std::vector<const char *> off_; ///< switches turned off (kCheckRaces, ...)
-  std::vector<report::Finding> findings_;
+  EmitOptions emit_;              ///< with the properties found so far to skip
+  std::vector<semantics::Witness> witnesses_;
 };
 
 } // namespace
 
-report::Verdict checkWithSpin(const model::Program &program, const SpinOptions &options) {
+semantics::EngineResult checkWithSpin(const semantics::Machine &machine,
+                                      const SpinOptions &options) {
+  semantics::EngineResult r;
+  r.complete = false;
   try {
-    return SpinRun(program, options).run();
+    return SpinRun(machine, options).run();
   } catch (const std::exception &e) {
-    report::Verdict v;
-    v.status = report::Verdict::Status::Inconclusive;
-    v.reason = std::string("internal error in the spin engine: ") + e.what();
-    return v;
+    r.reason = std::string("internal error in the spin engine: ") + e.what();
   } catch (...) {
-    report::Verdict v;
-    v.status = report::Verdict::Status::Inconclusive;
-    v.reason = "internal error in the spin engine";
-    return v;
+    r.reason = "internal error in the spin engine";
   }
+  return r;
 }
 
 } // namespace dkv::promela

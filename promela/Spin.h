@@ -1,8 +1,8 @@
 // The spin engine: emit the Promela model, run spin, gcc and pan, read the verdict.
 #pragma once
 
-#include "model/Model.h"
-#include "report/Finding.h"
+#include "semantics/Machine.h"
+#include "semantics/Witness.h"
 
 #include <cstdint>
 #include <string>
@@ -22,29 +22,32 @@ struct SpinOptions {
   int64_t memoryMb = 4096;     ///< pan's memory limit (-DMEMLIM); 0 = none
   int hashBits = 0;            ///< pan -w (hash table 2^bits slots); 0 = pan's default
   int64_t depth = 0;           ///< pan -m; 0 = the model's own bound (LineMap::depthBound)
-  bool checkAssertions = true; ///< false: pan -A (no races, exit, lifetime checks)
+  bool checkAssertions = true; ///< false: no races, exit, lifetime checks
   bool checkDeadlocks = true;  ///< false: pan -E (no invalid end states)
-  /// After a finding, search again with its kind switched off until every kind is
-  /// found or the search completes (docs/promela.md). false: stop at the first
-  /// finding, which is quicker when the full state space is large.
-  bool allKinds = true;
+  /// After a finding, search again with its property switched off until the search
+  /// completes (docs/promela.md): a witness of every violated property, as the
+  /// exhaustive search gives. false: stop at the first finding, which is quicker when
+  /// the full state space is large.
+  bool allProperties = true;
   /// Work in this directory (created if needed) and keep it; empty: a private
   /// temporary directory (mkdtemp under $TMPDIR or /tmp), removed afterwards.
   std::string keepDir;
 };
 
-/// Verifies `program` (which must pass model::verifyProgram) with spin: writes the
-/// model (emitPromela) to the work directory, runs `spin -a`, compiles pan.c with
-/// -DSAFETY, runs `./pan -n -m<depth>` and, on an error, replays the trail with
-/// `spin -t` to build the finding, its trace and its schedule. pan stops at its first
-/// error, so with `allKinds` the search is repeated with the kinds already found
-/// switched off: one finding per kind. Verified only when pan finished the full
-/// search without errors; a missing tool, a failed compile, a timeout, pan running
-/// out of memory or depth, or any output dkv can't read gives Status::Inconclusive
-/// with the reason and the numbers (or, after a finding, Status::Findings with the
-/// reason saying the search for further kinds stopped). Statistics in
-/// Verdict::stats: states, transitions, depth, state vector, memory (of the last pan
-/// run), pan runs, pan time (summed), total time. Never throws.
-report::Verdict checkWithSpin(const model::Program &program, const SpinOptions &options);
+/// Verifies the machine's program with spin: writes the model (emitPromela) to the
+/// work directory, runs `spin -a`, compiles pan.c with -DSAFETY, runs `./pan -n
+/// -m<depth>` and, on an error, replays the trail with `spin -t` to get the witness
+/// schedule and the violated property (the failed assert's obligation, or for an
+/// invalid end state the waits the replayed state is stuck at). pan stops at its
+/// first error, so with `allProperties` the model is regenerated without the found
+/// properties' checks (EmitOptions::skip) and searched again until pan finds no
+/// more. Complete only when pan finished its last search without errors; a missing
+/// tool, a failed compile, a timeout, pan running out of memory or depth, or any
+/// output dkv can't read makes the result incomplete with the reason and the
+/// numbers (the witnesses found before stand). Statistics: states, transitions,
+/// depth, state vector, memory (of the last pan run), pan runs, pan time (summed),
+/// total time. Never throws.
+semantics::EngineResult checkWithSpin(const semantics::Machine &machine,
+                                      const SpinOptions &options);
 
 } // namespace dkv::promela

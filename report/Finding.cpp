@@ -32,20 +32,33 @@ std::string scheduleStepText(const ScheduleStep &step) {
 }
 
 bool sameFinding(const Finding &a, const Finding &b) {
+  if (!a.property.empty() || !b.property.empty())
+    return a.property == b.property;
   return a.kind == b.kind && a.primary.loc == b.primary.loc;
 }
 
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
   const size_t engineCount = verdict.findings.size();
   for (Finding &f : pre) {
+    // The engine's finding at the same place: its primary location, or a secondary
+    // one (an exit finding names the semaphore's declaration, where the pre-check
+    // reports it); else the first of the kind.
+    auto samePlace = [&](const Finding &g) {
+      if (g.primary.loc == f.primary.loc)
+        return true;
+      for (const Span &span : g.secondary)
+        if (span.loc == f.primary.loc)
+          return true;
+      return false;
+    };
     Finding *host = nullptr;
     for (size_t i = 0; i < engineCount; ++i) {
       Finding &g = verdict.findings[i];
       if (g.kind != f.kind)
         continue;
-      if (!host || g.primary.loc == f.primary.loc)
+      if (!host || samePlace(g))
         host = &g;
-      if (g.primary.loc == f.primary.loc)
+      if (samePlace(g))
         break;
     }
     if (host) {

@@ -67,7 +67,15 @@ std::string scheduleStepText(const ScheduleStep &step);
 
 struct Finding {
   FindingKind kind = FindingKind::Race;
-  std::string message; ///< one line, lowercase start, no period
+  /// The violated property's id (semantics::Properties), e.g. "race.0"; empty for a
+  /// finding of the static pre-check. Every engine reports the same id and message for
+  /// the same property.
+  std::string property;
+  std::string message; ///< the property's message: one line, lowercase start, no period
+  /// The witness's own instance of it, with devices, regions and values, e.g. "store
+  /// to out[0:4] on device 1 races with dma 2 (device 0 -> 1) writing out[0:4]";
+  /// differs between witnesses of one property. Empty for static findings.
+  std::string detail;
   Span primary;
   std::vector<Span> secondary;
   Trace trace;              ///< may be empty for static findings
@@ -82,7 +90,9 @@ struct Finding {
 
 /// The outcome of one engine run on one kernel instance.
 struct Verdict {
-  enum class Status { Verified, Findings, Inconclusive };
+  /// Error: an engine's witness does not replay to its property (a bug in dkv, exit
+  /// code 6); `reason` says which.
+  enum class Status { Verified, Findings, Inconclusive, Error };
   Status status = Status::Verified;
   std::vector<Finding> findings;
   /// Why inconclusive (with the numbers); with findings, why the search for more
@@ -92,14 +102,15 @@ struct Verdict {
   std::vector<std::pair<std::string, std::string>> stats;
 };
 
-/// True when `a` and `b` report the same thing: the same kind at the same primary
-/// location (how a replay confirms another engine's finding).
+/// True when `a` and `b` report the same thing: the same property (for findings of
+/// the static pre-check, which have none: the same kind at the same primary location).
 bool sameFinding(const Finding &a, const Finding &b);
 
 /// Joins the static pre-check's findings (`pre`, no witness) to an engine's verdict.
 /// A pre-check finding of a kind the engine also found is one bug reported twice: it
 /// becomes a note (its explanation, at its location) on the engine's finding of that
-/// kind with the same primary location, or else on the first of that kind. The others
+/// kind with that location as its primary or a secondary span, or else on the first
+/// of that kind. The others
 /// are added as they are and make the verdict `Findings`, also when the engine was
 /// inconclusive (the pre-check's findings hold without a search).
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre);

@@ -20,6 +20,8 @@ const char *statusName(Verdict::Status status) {
     return "findings";
   case Verdict::Status::Inconclusive:
     return "inconclusive";
+  case Verdict::Status::Error:
+    return "error";
   }
   return "unknown";
 }
@@ -64,6 +66,10 @@ json findingJson(const Finding &f, const std::string &file) {
             {"schedule", schedule}};
   if (!f.wrongValue.empty())
     j["wrong_value"] = f.wrongValue;
+  if (!f.property.empty())
+    j["property"] = f.property;
+  if (!f.detail.empty())
+    j["detail"] = f.detail;
   return j;
 }
 

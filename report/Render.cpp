@@ -110,8 +110,12 @@ void renderTrace(std::ostream &out, const Trace &trace) {
 void renderFinding(std::ostream &out, const Finding &finding, const support::SourceFile *source) {
   support::renderHeading(out, source, finding.primary.loc, findingKindName(finding.kind),
                          finding.message);
+  if (!finding.property.empty())
+    out << " [" << finding.property << "]";
   out << "\n";
   support::renderSnippet(out, source, {finding.primary.loc, finding.primary.loc});
+  if (!finding.detail.empty())
+    out << "  witness: " << finding.detail << "\n";
   for (const Span &span : finding.secondary) {
     support::renderHeading(out, source, span.loc, "note", span.label);
     out << "\n";
@@ -144,6 +148,9 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   case Verdict::Status::Inconclusive:
     out << "inconclusive: " << verdict.reason << suffix << "\n";
     break;
+  case Verdict::Status::Error:
+    out << "internal error: " << verdict.reason << suffix << "\n";
+    return;
   case Verdict::Status::Findings:
     out << fmt::format("{} finding{}", verdict.findings.size(),
                        verdict.findings.size() == 1 ? "" : "s")

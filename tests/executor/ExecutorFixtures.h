@@ -1,10 +1,13 @@
 // Programs for the executor tests: hand-built models and lowered example kernels.
 #pragma once
 
+#include "executor/Executor.h"
 #include "frontend/Frontend.h"
 #include "frontend/Lower.h"
 #include "model/Model.h"
 #include "model/Verifier.h"
+#include "semantics/Machine.h"
+#include "semantics/Witness.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -122,3 +125,47 @@ inline model::Program signalWait(int signals, int waits) {
 }
 
 } // namespace dkv::executor::testing
+
+// Conveniences for the tests: the executor's entry points on a bare program, each
+// building the program's semantics::Instance for the call (the production code
+// builds it once, in the driver's pipeline).
+namespace dkv::executor {
+
+/// explore, then the verdict every engine gets (semantics::buildVerdict and the
+/// executor's confirmation), without the static pre-check.
+inline report::Verdict explore(const model::Program &program, const ExploreOptions &options) {
+  semantics::Instance instance(program);
+  report::Verdict v = semantics::buildVerdict(
+      instance.machine(), explore(instance.machine(), options), "explore");
+  confirmFindings(instance.machine(), v.findings);
+  return v;
+}
+
+inline RunResult runOnce(const model::Program &program, const RunOptions &options) {
+  semantics::Instance instance(program);
+  return runOnce(instance.machine(), options);
+}
+
+/// The findings the executor sees along `schedule` (and at its end).
+inline std::vector<report::Finding> replay(const model::Program &program,
+                                           const report::Schedule &schedule) {
+  RunOptions o;
+  o.policy = Policy::Replay;
+  o.schedule = schedule;
+  return runOnce(program, o).findings;
+}
+
+inline std::optional<std::string> findWrongValue(const model::Program &program,
+                                                 uint64_t inputSeed,
+                                                 const report::Schedule *witness) {
+  semantics::Instance instance(program);
+  return findWrongValue(instance.machine(), inputSeed, witness);
+}
+
+inline void confirmFindings(const model::Program &program,
+                            std::vector<report::Finding> &findings) {
+  semantics::Instance instance(program);
+  confirmFindings(instance.machine(), findings);
+}
+
+} // namespace dkv::executor

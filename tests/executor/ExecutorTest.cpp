@@ -111,9 +111,9 @@ TEST(Run, DeadlockNamesTheStuckWait) {
   RunResult r = runOnce(p, {});
   EXPECT_FALSE(r.completed);
   ASSERT_TRUE(hasFinding(r.findings, FindingKind::Deadlock, 20));
-  EXPECT_NE(r.findings.back().message.find("device 1 waits for ready >= 1 but it is 0"),
-            std::string::npos)
-      << r.findings.back().message;
+  // The property's message names the wait; the witness's detail its state.
+  EXPECT_EQ(r.findings.back().message, "wait for ready >= 1 (wait) never returns");
+  EXPECT_EQ(r.findings.back().detail, "device 1 waits for ready >= 1 but it is 0");
 }
 
 TEST(Run, ExitViolationWithoutWaits) {
@@ -248,13 +248,13 @@ TEST(Confirm, OtherEnginesFindingsAreReplayed) {
   found.confirmed = false;
   found.wrongValue.clear();
   found.engine = "spin";
-  report::Finding wrongPlace = found;
-  wrongPlace.primary.loc.line += 1; // no finding there: the replay must not confirm it
-  std::vector<report::Finding> findings = {found, wrongPlace};
-  confirmFindings(*p, findings, "spin");
+  report::Finding wrongProperty = found;
+  wrongProperty.property = "race.99"; // not violated: the replay must not confirm it
+  std::vector<report::Finding> findings = {found, wrongProperty};
+  confirmFindings(*p, findings);
   EXPECT_TRUE(findings[0].replayTried);
   EXPECT_TRUE(findings[0].confirmed);
-  EXPECT_NE(findings[0].wrongValue.find("in spin's counterexample"), std::string::npos)
+  EXPECT_NE(findings[0].wrongValue.find("in the witness schedule"), std::string::npos)
       << findings[0].wrongValue;
   EXPECT_TRUE(findings[1].replayTried);
   EXPECT_FALSE(findings[1].confirmed);
@@ -264,83 +264,6 @@ TEST(Confirm, CorrectKernelAgreesInEverySchedule) {
   std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", 3);
   ASSERT_TRUE(p);
   EXPECT_FALSE(findWrongValue(*p, 0, nullptr).has_value());
-}
-
-TEST(ScheduleFile, RoundTrip) {
-  using K = ScheduleStep::Kind;
-  report::Schedule s = {{K::Device, 0}, {K::Send, 3}, {K::Land, 3}, {K::Device, 12}};
-  size_t line = 0;
-  std::string error;
-  std::optional<report::Schedule> back = parseSchedule(formatSchedule(s), line, error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(*back, s);
-  back = parseSchedule("# c\n\ndevice 1  # first\n  land 2\n", line, error);
-  ASSERT_TRUE(back) << error;
-  EXPECT_EQ(back->size(), 2u);
-}
-
-TEST(ScheduleFile, ErrorsNameTheLine) {
-  size_t line = 0;
-  std::string error;
-  EXPECT_FALSE(parseSchedule("device 0\nfly 2\n", line, error));
-  EXPECT_EQ(line, 2u);
-  EXPECT_NE(error.find("unknown step 'fly'"), std::string::npos) << error;
-  EXPECT_FALSE(parseSchedule("device 0\ndevice 1\nsend x\n", line, error));
-  EXPECT_EQ(line, 3u);
-  EXPECT_FALSE(parseSchedule("land 1 2\n", line, error));
-  EXPECT_EQ(line, 1u);
-}
-
-TEST(RunCommand, PrintsSeedAndOutputs) {
-  model::Program p = testing::permute();
-  support::SourceFile source("fixture.dk", "");
-  RunConfig config;
-  config.seed = 4;
-  std::ostringstream out, err;
-  EXPECT_EQ(runCommand(p, source, config, out, err), 0) << err.str();
-  EXPECT_NE(out.str().find("seed 4"), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("device 1 output = ["), std::string::npos) << out.str();
-}
-
-TEST(RunCommand, WritesAndReplaysSchedules) {
-  std::optional<model::Program> p = testing::lowerExample("zero_dst_race.dk", 2);
-  ASSERT_TRUE(p);
-  support::SourceFile source("zero_dst_race.dk", "");
-  std::string path = std::string(DKV_BINARY_DIR) + "/executor_test_schedule.txt";
-  RunConfig config;
-  config.seed = 2;
-  config.writeSchedule = path;
-  std::ostringstream out1, err1;
-  EXPECT_EQ(runCommand(*p, source, config, out1, err1), 10) << err1.str();
-  EXPECT_NE(out1.str().find("wrong value: "), std::string::npos) << out1.str();
-  RunConfig replayConfig;
-  replayConfig.scheduleFile = path;
-  std::ostringstream out2, err2;
-  EXPECT_EQ(runCommand(*p, source, replayConfig, out2, err2), 10) << err2.str();
-  // The same findings after the header line.
-  auto body = [](const std::string &s) { return s.substr(s.find('\n')); };
-  EXPECT_EQ(body(out1.str()), body(out2.str()));
-
-  std::ofstream(path) << "device 0\nland 7\n";
-  std::ostringstream out3, err3;
-  EXPECT_EQ(runCommand(*p, source, replayConfig, out3, err3), 2);
-  EXPECT_EQ(err3.str().rfind(path + ":2: error: ", 0), 0u) << err3.str();
-  std::ofstream(path) << "device 0\nhop\n";
-  std::ostringstream out4, err4;
-  EXPECT_EQ(runCommand(*p, source, replayConfig, out4, err4), 2);
-  EXPECT_EQ(err4.str().rfind(path + ":2: error: unknown step 'hop'", 0), 0u) << err4.str();
-
-  // A directory is not a schedule, and an endless file stops at the size limit.
-  RunConfig dirConfig;
-  dirConfig.scheduleFile = DKV_BINARY_DIR;
-  std::ostringstream out5, err5;
-  EXPECT_EQ(runCommand(*p, source, dirConfig, out5, err5), 2);
-  EXPECT_NE(err5.str().find("directory"), std::string::npos) << err5.str();
-  RunConfig zeroConfig;
-  zeroConfig.scheduleFile = "/dev/zero";
-  std::ostringstream out6, err6;
-  EXPECT_EQ(runCommand(*p, source, zeroConfig, out6, err6), 2);
-  EXPECT_NE(err6.str().find("larger than"), std::string::npos) << err6.str();
 }
 
 } // namespace

@@ -60,7 +60,9 @@ TEST(Explore, Deadlock) {
   ASSERT_EQ(v.status, Status::Findings);
   const report::Finding *f = findingOf(v, FindingKind::Deadlock, 20);
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->message.find("ready >= 1 but it is 0"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message, "wait for ready >= 1 (wait) never returns");
+  EXPECT_EQ(f->property, "deadlock.0");
+  EXPECT_NE(f->detail.find("ready >= 1 but it is 0"), std::string::npos) << f->detail;
   EXPECT_TRUE(f->confirmed);
 }
 

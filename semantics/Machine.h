@@ -1,44 +1,27 @@
-// The control part of docs/model.md as code: the state (program counters, semaphore
-// values, DMA progress), which steps are enabled, their effects, and the findings
-// checked at each step. Shared by the concrete executor (executor/Simulator.h) and the
-// exhaustive search (executor/Explore.cpp), so both implement the one table.
+// The step table of docs/model.md as code: the control state (program counters,
+// semaphore values, DMA progress), which steps are enabled, their effects, and which
+// obligations of the property list each step violates. Every engine that executes the
+// model (the executor, the exhaustive search, the replay of any engine's witness)
+// uses this one implementation; the Promela emitter translates the same table.
 #pragma once
 
 #include "model/Model.h"
 #include "report/Finding.h"
+#include "semantics/Properties.h"
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace dkv::executor {
+namespace dkv::semantics {
 
 /// One side of a DMA's access interval: its source read (on the issuer) or its
 /// destination write (on the target).
 struct DmaSide {
   model::DmaId dma = 0;
   bool dst = false;
-};
-
-/// One access of a Store or DmaStart event that conflicts statically (same device,
-/// same buffer, overlapping regions, one a write) with a side of another DMA.
-struct Conflict {
-  DmaSide other;
-  /// Store: -1 for its destination, i >= 0 for reads[i]. DmaStart: 0 for its source,
-  /// 1 for its destination.
-  int32_t mine = -1;
-};
-
-/// A Store event that conflicts statically with a side of a DMA (the reverse of
-/// Conflict, used by the vector-clock check at the DMA's start).
-struct StoreConflict {
-  model::DeviceId device = 0;
-  int32_t pc = 0;
-  int32_t mine = -1; ///< as Conflict::mine
-  bool dmaDst = false;
 };
 
 /// The control state of docs/model.md section 2. `where` and `scopes` are functions of
@@ -49,23 +32,17 @@ struct ControlState {
   std::vector<int64_t> sem;  ///< [device * semCount + sem]
   std::vector<int32_t> sent; ///< per DMA
   std::vector<int32_t> landed;
-};
-
-/// A finding without its trace and schedule (those come from the run that reaches it).
-struct Violation {
-  report::FindingKind kind = report::FindingKind::Race;
-  std::string message;
-  report::Span primary;
-  std::vector<report::Span> secondary;
+  friend bool operator==(const ControlState &, const ControlState &) = default;
 };
 
 /// Everything about a program the steps need, computed once. The program must pass
-/// model::verifyProgram; it must outlive this object.
+/// model::verifyProgram; the program and the properties must outlive this object.
 class Machine {
 public:
-  explicit Machine(const model::Program &program);
+  Machine(const model::Program &program, const Properties &properties);
 
   const model::Program &program() const { return program_; }
+  const Properties &properties() const { return properties_; }
   int32_t deviceCount() const { return deviceCount_; }
   int32_t dmaCount() const { return dmaCount_; }
   int32_t semCount() const { return semCount_; }
@@ -74,8 +51,12 @@ public:
 
   ControlState initialState() const;
 
+  int64_t semValue(const ControlState &s, model::DeviceId d, model::SemId sem) const {
+    return s.sem[static_cast<size_t>(d) * semCount_ + sem];
+  }
   bool started(const ControlState &s, model::DmaId k) const {
-    return startPc_[k] >= 0 && s.pc[dmas_[k].issuer] > startPc_[k];
+    const int32_t start = properties_.startPc(k);
+    return start >= 0 && s.pc[dmas_[k].issuer] > start;
   }
   bool sideOpen(const ControlState &s, DmaSide side) const {
     return started(s, side.dma) &&
@@ -87,7 +68,7 @@ public:
   bool allDevicesFinished(const ControlState &s) const;
   /// The invocation device d is inside at its pc, or -1 when outside.
   int32_t insideInvocation(const ControlState &s, model::DeviceId d) const {
-    return where_[d][s.pc[d]];
+    return properties_.invocationAt(d, s.pc[d]);
   }
   bool insideScope(const ControlState &s, model::DeviceId d, model::ScopeId scope) const;
 
@@ -102,42 +83,36 @@ public:
   bool barrierOpen(const ControlState &s, int32_t invocation) const;
   /// Applies an enabled step's control effects (docs/model.md section 3).
   void apply(ControlState &s, const report::ScheduleStep &step) const;
-  /// The finding checked at `step` in state `s` (before it runs), if any: a race of a
-  /// Store or DmaStart with an open DMA interval, an exit or a lifetime violation.
-  std::optional<Violation> check(const ControlState &s, const report::ScheduleStep &step) const;
-  /// The deadlock finding for a state with no enabled step; nullopt if every device
-  /// has finished.
-  std::optional<Violation> deadlock(const ControlState &s) const;
+  /// Why `step` is not enabled in `s`, e.g. "device 1 waits for ready >= 1 but it is 0".
+  std::string whyDisabled(const ControlState &s, const report::ScheduleStep &step) const;
+
+  /// Whether obligation `o` is violated in `s`: for a step check, when its step runs
+  /// from `s`; for Stuck, when `s` has no enabled step and o's device is at o's event.
+  bool violated(const ControlState &s, ObligationIndex o) const;
+  /// Appends the obligations violated by taking `step` (enabled) from `s`, in the
+  /// properties' fixed order.
+  void violations(const ControlState &s, const report::ScheduleStep &step,
+                  std::vector<ObligationIndex> &out) const;
+  /// In a state with no enabled step: appends the Stuck obligation of every device
+  /// that has not finished (a deadlock when there is any).
+  void stuck(const ControlState &s, std::vector<ObligationIndex> &out) const;
+  /// The witness text of a violated obligation with the values of `s` (the state the
+  /// violating step runs from, or the deadlocked state), e.g. "device 1 leaves
+  /// invocation 0 of the kernel with recv = 2".
+  std::string describe(const ControlState &s, ObligationIndex o) const;
 
   /// A device step that commutes with every step of every other actor from `s` on and
-  /// changes no check's outcome, so the search may take it alone (see Explore.cpp).
+  /// changes no check's outcome, so the search may take it alone (see Machine.cpp).
   bool isSafeStep(const ControlState &s, model::DeviceId d) const;
   /// A DMA chunk that a blocked device needs before it can move (see Machine.cpp).
   bool isSafeDmaStep(const ControlState &s, const report::ScheduleStep &step) const;
 
-  /// Race finding for the access `mine` of the event at (d, pc) (a Store or DmaStart)
-  /// against `other`; `storeFirst` says the store ran before the DMA interval opened.
-  Violation raceViolation(model::DeviceId d, int32_t pc, const Conflict &conflict) const;
-
-  const std::vector<Conflict> &conflicts(model::DeviceId d, int32_t pc) const {
-    return conflicts_[d][pc];
-  }
-  const std::vector<StoreConflict> &storeConflicts(model::DmaId k) const {
-    return storeConflicts_[k];
-  }
-  int32_t startPc(model::DmaId k) const { return startPc_[k]; }
   /// Static bound on the value of semaphore s on device d (sum of all increments).
   int64_t semBound(model::DeviceId d, model::SemId s) const { return semBound_[d * semCount_ + s]; }
 
-  /// "dma 3 (device 0 -> 1)".
-  std::string dmaName(model::DmaId k) const;
-
 private:
-  std::optional<Violation> checkDevice(const ControlState &s, model::DeviceId d) const;
-  std::optional<Violation> checkExit(const ControlState &s, model::DeviceId d,
-                                     const model::Event &e, model::ScopeId scope) const;
-
   const model::Program &program_;
+  const Properties &properties_;
   const std::vector<model::Dma> &dmas_;
   int32_t deviceCount_ = 0;
   int32_t dmaCount_ = 0;
@@ -145,13 +120,8 @@ private:
   std::optional<model::SemId> barrierSem_;
   std::vector<int32_t> chunks_;
   std::vector<int32_t> eventCount_;
-  std::vector<int32_t> startPc_;                ///< per DMA; -1 if never started
-  std::vector<std::vector<int32_t>> barrierPc_; ///< [device][invocation], -1 if none
-  std::vector<std::vector<int32_t>> where_;     ///< [device][pc] -> invocation or -1
   /// [device][scope] -> pc ranges (begin, end] in which the device is inside.
   std::vector<std::vector<std::vector<std::pair<int32_t, int32_t>>>> scopeRanges_;
-  std::vector<std::vector<std::vector<Conflict>>> conflicts_;   ///< [device][pc]
-  std::vector<std::vector<StoreConflict>> storeConflicts_;      ///< per DMA
   std::vector<int64_t> semBound_;                               ///< [device * semCount + sem]
   std::vector<std::vector<model::DmaId>> issuedBy_, targeting_; ///< per device
   /// [device][scope]: some signal from another device, or some DMA, can reach a
@@ -160,4 +130,24 @@ private:
   std::vector<std::vector<bool>> scopeRemoteSignal_;
 };
 
-} // namespace dkv::executor
+/// A program with its properties and step table, owned together. They refer to each
+/// other, so an Instance is neither copied nor moved (hold it by unique_ptr).
+class Instance {
+public:
+  /// `program` must pass model::verifyProgram.
+  explicit Instance(model::Program program)
+      : program_(std::move(program)), properties_(program_), machine_(program_, properties_) {}
+  Instance(const Instance &) = delete;
+  Instance &operator=(const Instance &) = delete;
+
+  const model::Program &program() const { return program_; }
+  const Properties &properties() const { return properties_; }
+  const Machine &machine() const { return machine_; }
+
+private:
+  model::Program program_;
+  Properties properties_;
+  Machine machine_;
+};
+
+} // namespace dkv::semantics

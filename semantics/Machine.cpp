@@ -1,0 +1,541 @@
+// The step table of docs/model.md: enabledness, effects and the per-step checks.
+#include "semantics/Machine.h"
+
+#include "model/Printer.h"
+#include "semantics/Text.h"
+#include "support/Invariant.h"
+#include "support/Overloaded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace dkv::semantics {
+
+using namespace model;
+using report::ScheduleStep;
+using support::Overloaded;
+using What = Obligation::What;
+
+namespace {
+
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b)
+    return std::numeric_limits<int64_t>::max();
+  return a + b;
+}
+
+} // namespace
+
+Machine::Machine(const Program &program, const Properties &properties)
+    : program_(program), properties_(properties), dmas_(program.dmas),
+      deviceCount_(program.deviceCount()), dmaCount_(static_cast<int32_t>(program.dmas.size())),
+      semCount_(static_cast<int32_t>(program.semaphores.size())),
+      barrierSem_(program.barrierSemaphore()) {
+  const int32_t n = deviceCount_;
+  for (const Dma &dma : dmas_)
+    chunks_.push_back(std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size())));
+  issuedBy_.resize(n);
+  targeting_.resize(n);
+  for (const Dma &dma : dmas_) {
+    issuedBy_[dma.issuer].push_back(dma.id);
+    targeting_[dma.target].push_back(dma.id);
+  }
+  const size_t scopeCount = program.scopes.size();
+  scopeRanges_.assign(n, std::vector<std::vector<std::pair<int32_t, int32_t>>>(scopeCount));
+  scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
+  scopeDmas_.assign(n, std::vector<std::vector<DmaId>>(scopeCount));
+  semBound_.assign(static_cast<size_t>(n) * semCount_, 0);
+  auto bump = [&](DeviceId d, SemId s, int64_t amount) {
+    int64_t &b = semBound_[static_cast<size_t>(d) * semCount_ + s];
+    b = saturatingAdd(b, std::max<int64_t>(0, amount));
+  };
+
+  for (DeviceId d = 0; d < n; ++d) {
+    const std::vector<Event> &events = program.processes[d].events;
+    eventCount_.push_back(static_cast<int32_t>(events.size()));
+    std::vector<std::pair<ScopeId, int32_t>> open;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const int32_t pc = static_cast<int32_t>(i);
+      std::visit(Overloaded{
+                     [&](const ScopeEnter &e) { open.push_back({e.scope, pc}); },
+                     [&](const ScopeExit &e) {
+                       for (size_t j = open.size(); j-- > 0;)
+                         if (open[j].first == e.scope) {
+                           scopeRanges_[d][e.scope].push_back({open[j].second, pc});
+                           open.erase(open.begin() + static_cast<std::ptrdiff_t>(j));
+                           break;
+                         }
+                     },
+                     [&](const Signal &e) {
+                       bump(e.target, e.sem, e.amount);
+                       const Semaphore &sem = program.semaphores[e.sem];
+                       if (e.target != d && sem.scope != kKernelScope)
+                         scopeRemoteSignal_[e.target][sem.scope] = true;
+                     },
+                     [&](const KernelEnter &) {},
+                     [&](const KernelExit &) {},
+                     [&](const DeviceBarrier &) {},
+                     [&](const Store &) {},
+                     [&](const DmaStart &) {},
+                     [&](const SemWait &) {},
+                     [&](const SemRead &) {},
+                 },
+                 events[i].kind);
+    }
+    for (const auto &[scope, pc] : open)
+      scopeRanges_[d][scope].push_back({pc, static_cast<int32_t>(events.size())});
+  }
+
+  for (const Dma &dma : dmas_) {
+    for (size_t c = 0; c < dma.chunkUnits.size(); ++c) {
+      if (dma.sendSem)
+        bump(dma.issuer, *dma.sendSem, dma.chunkUnits[c]);
+      bump(dma.target, dma.recvSem, dma.chunkUnits[c]);
+    }
+    ScopeId dstScope = program.buffers[dma.dst.buffer].scope;
+    ScopeId recvScope = program.semaphores[dma.recvSem].scope;
+    if (dstScope != kKernelScope)
+      scopeDmas_[dma.target][dstScope].push_back(dma.id);
+    if (recvScope != kKernelScope && recvScope != dstScope)
+      scopeDmas_[dma.target][recvScope].push_back(dma.id);
+  }
+}
+
+ControlState Machine::initialState() const {
+  ControlState s;
+  s.pc.assign(deviceCount_, 0);
+  s.sem.assign(static_cast<size_t>(deviceCount_) * semCount_, 0);
+  s.sent.assign(dmaCount_, 0);
+  s.landed.assign(dmaCount_, 0);
+  return s;
+}
+
+bool Machine::allDevicesFinished(const ControlState &s) const {
+  for (DeviceId d = 0; d < deviceCount_; ++d)
+    if (!finished(s, d))
+      return false;
+  return true;
+}
+
+bool Machine::insideScope(const ControlState &s, DeviceId d, ScopeId scope) const {
+  if (scope == kKernelScope)
+    return true;
+  if (scope < 0 || static_cast<size_t>(scope) >= program_.scopes.size())
+    return false;
+  int32_t pc = s.pc[d];
+  for (const auto &[begin, end] : scopeRanges_[d][scope])
+    if (pc > begin && pc <= end)
+      return true;
+  return false;
+}
+
+bool Machine::barrierOpen(const ControlState &s, int32_t invocation) const {
+  const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
+  if (barrierPc.empty() || invocation < 0 ||
+      static_cast<size_t>(invocation) >= barrierPc[0].size())
+    return true;
+  for (DeviceId d = 0; d < deviceCount_; ++d) {
+    int32_t at = barrierPc[d][invocation];
+    if (at >= 0 && s.pc[d] < at)
+      return false;
+  }
+  return true;
+}
+
+bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    if (step.id < 0 || step.id >= deviceCount_ || finished(s, step.id))
+      return false;
+    const Event &e = program_.processes[step.id].events[s.pc[step.id]];
+    if (const auto *w = std::get_if<SemWait>(&e.kind))
+      return semValue(s, step.id, w->sem) >= w->amount;
+    if (const auto *b = std::get_if<DeviceBarrier>(&e.kind))
+      return barrierOpen(s, b->invocation);
+    return true;
+  }
+  case ScheduleStep::Kind::Send:
+    return step.id >= 0 && step.id < dmaCount_ && started(s, step.id) &&
+           s.sent[step.id] < chunks_[step.id];
+  case ScheduleStep::Kind::Land:
+    return step.id >= 0 && step.id < dmaCount_ && s.landed[step.id] < s.sent[step.id];
+  }
+  return false;
+}
+
+void Machine::enabledSteps(const ControlState &s, std::vector<ScheduleStep> &out,
+                           const std::set<DmaId> *inFlight) const {
+  out.clear();
+  // Whether each invocation's barrier is open, worked out at most once per call
+  // rather than once per waiting device (which made a step quadratic in the mesh
+  // size); the cache is only allocated when some device is at a barrier.
+  std::vector<int8_t> open; // per invocation: -1 not known yet, else 0 / 1
+  const size_t invocations =
+      properties_.barrierPcs().empty() ? 0 : properties_.barrierPcs()[0].size();
+  auto barrierOpenOnce = [&](int32_t invocation) {
+    if (invocation < 0 || static_cast<size_t>(invocation) >= invocations)
+      return barrierOpen(s, invocation);
+    if (open.empty())
+      open.assign(invocations, -1);
+    if (open[invocation] < 0)
+      open[invocation] = barrierOpen(s, invocation) ? 1 : 0;
+    return open[invocation] == 1;
+  };
+  for (DeviceId d = 0; d < deviceCount_; ++d) {
+    ScheduleStep step{ScheduleStep::Kind::Device, d};
+    const auto *barrier =
+        finished(s, d) ? nullptr
+                       : std::get_if<DeviceBarrier>(&program_.processes[d].events[s.pc[d]].kind);
+    if (barrier ? barrierOpenOnce(barrier->invocation) : enabled(s, step))
+      out.push_back(step);
+  }
+  auto dmaSteps = [&](DmaId k) {
+    if (!started(s, k) || s.landed[k] >= chunks_[k])
+      return;
+    if (s.sent[k] < chunks_[k])
+      out.push_back({ScheduleStep::Kind::Send, k});
+    if (s.landed[k] < s.sent[k])
+      out.push_back({ScheduleStep::Kind::Land, k});
+  };
+  if (inFlight) {
+    for (DmaId k : *inFlight) // ascending, as below
+      dmaSteps(k);
+    return;
+  }
+  for (DmaId k = 0; k < dmaCount_; ++k)
+    dmaSteps(k);
+}
+
+void Machine::apply(ControlState &s, const ScheduleStep &step) const {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    const DeviceId d = step.id;
+    const Event &e = program_.processes[d].events[s.pc[d]];
+    if (const auto *w = std::get_if<SemWait>(&e.kind))
+      s.sem[static_cast<size_t>(d) * semCount_ + w->sem] -= w->amount;
+    else if (const auto *sig = std::get_if<Signal>(&e.kind))
+      s.sem[static_cast<size_t>(sig->target) * semCount_ + sig->sem] += sig->amount;
+    ++s.pc[d];
+    return;
+  }
+  case ScheduleStep::Kind::Send: {
+    const Dma &dma = dmas_[step.id];
+    int32_t c = s.sent[step.id]++;
+    if (dma.sendSem && static_cast<size_t>(c) < dma.chunkUnits.size())
+      s.sem[static_cast<size_t>(dma.issuer) * semCount_ + *dma.sendSem] += dma.chunkUnits[c];
+    return;
+  }
+  case ScheduleStep::Kind::Land: {
+    const Dma &dma = dmas_[step.id];
+    int32_t c = s.landed[step.id]++;
+    if (static_cast<size_t>(c) < dma.chunkUnits.size())
+      s.sem[static_cast<size_t>(dma.target) * semCount_ + dma.recvSem] += dma.chunkUnits[c];
+    return;
+  }
+  }
+}
+
+std::string Machine::whyDisabled(const ControlState &s, const ScheduleStep &step) const {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    if (step.id < 0 || step.id >= deviceCount_)
+      return fmt::format("there is no device {} (the program has {})", step.id, deviceCount_);
+    if (finished(s, step.id))
+      return fmt::format("device {} has finished", step.id);
+    const Event &e = program_.processes[step.id].events[s.pc[step.id]];
+    if (const auto *w = std::get_if<SemWait>(&e.kind))
+      return fmt::format("device {} waits for {} >= {} but it is {}", step.id,
+                         program_.semName(w->sem), w->amount, semValue(s, step.id, w->sem));
+    return fmt::format("device {} waits at a device barrier", step.id);
+  }
+  case ScheduleStep::Kind::Send:
+  case ScheduleStep::Kind::Land:
+    if (step.id < 0 || step.id >= dmaCount_)
+      return fmt::format("there is no dma {} (the program has {})", step.id, dmaCount_);
+    if (!started(s, step.id))
+      return fmt::format("dma {} has not started", step.id);
+    if (step.kind == ScheduleStep::Kind::Send)
+      return fmt::format("dma {} has sent all its chunks", step.id);
+    return fmt::format("dma {} has no chunk in flight", step.id);
+  }
+  return "";
+}
+
+bool Machine::violated(const ControlState &s, ObligationIndex index) const {
+  const Obligation &o = properties_.obligation(index);
+  switch (o.what) {
+  case What::Race:
+    return sideOpen(s, {o.dma, o.dst});
+  case What::ExitSemaphore:
+    return semValue(s, o.device, o.sem) != 0;
+  case What::ExitSend:
+    return sideOpen(s, {o.dma, false});
+  case What::ExitRecv:
+    return sideOpen(s, {o.dma, true});
+  case What::LandInvocation:
+    return insideInvocation(s, o.device) != o.invocation;
+  case What::LandScope:
+    return insideInvocation(s, o.device) == o.invocation && !insideScope(s, o.device, o.scope);
+  case What::SignalInvocation:
+    return insideInvocation(s, o.target) != o.invocation;
+  case What::SignalScope:
+    return insideInvocation(s, o.target) == o.invocation && !insideScope(s, o.target, o.scope);
+  case What::Stuck: {
+    if (finished(s, o.device) || s.pc[o.device] != o.pc)
+      return false;
+    std::vector<ScheduleStep> steps;
+    enabledSteps(s, steps);
+    return steps.empty();
+  }
+  }
+  DKV_UNREACHABLE("obligation kind");
+}
+
+void Machine::violations(const ControlState &s, const ScheduleStep &step,
+                         std::vector<ObligationIndex> &out) const {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device:
+    if (step.id < 0 || step.id >= deviceCount_ || finished(s, step.id))
+      return;
+    for (ObligationIndex o : properties_.atEvent(step.id, s.pc[step.id]))
+      if (violated(s, o))
+        out.push_back(o);
+    return;
+  case ScheduleStep::Kind::Send:
+    return; // a send chunk checks nothing
+  case ScheduleStep::Kind::Land:
+    if (step.id < 0 || step.id >= dmaCount_)
+      return;
+    for (ObligationIndex o : properties_.atLand(step.id))
+      if (violated(s, o))
+        out.push_back(o);
+    return;
+  }
+}
+
+void Machine::stuck(const ControlState &s, std::vector<ObligationIndex> &out) const {
+  for (DeviceId d = 0; d < deviceCount_; ++d) {
+    if (finished(s, d))
+      continue;
+    ObligationIndex o = properties_.stuckAt(d, s.pc[d]);
+    // Only waits and barriers block: a device at any other event can always move.
+    DKV_INVARIANT(o >= 0, "a device with no enabled step is at a wait or a barrier");
+    out.push_back(o);
+  }
+}
+
+std::string Machine::describe(const ControlState &s, ObligationIndex index) const {
+  const Obligation &o = properties_.obligation(index);
+  auto where = [&](DeviceId t, int32_t invocation, ScopeId scope) {
+    int32_t theirs = insideInvocation(s, t);
+    if (theirs != invocation)
+      return theirs < 0 ? fmt::format("device {} is outside the kernel", t)
+                        : fmt::format("device {} is in invocation {}, not {}", t, theirs,
+                                      invocation);
+    return fmt::format("device {} is outside {}", t, program_.scopes[scope].name);
+  };
+  switch (o.what) {
+  case What::Race:
+  case What::ExitSend:
+  case What::ExitRecv:
+    return properties_.obligationText(index);
+  case What::ExitSemaphore: {
+    std::string leaves =
+        o.scope != kKernelScope
+            ? fmt::format("device {} leaves {}", o.device, program_.scopes[o.scope].name)
+            : fmt::format("device {} leaves invocation {} of the kernel", o.device,
+                          std::max(0, insideInvocation(s, o.device)));
+    return fmt::format("{} with {} = {}", leaves, program_.semName(o.sem),
+                       semValue(s, o.device, o.sem));
+  }
+  case What::LandInvocation:
+  case What::LandScope: {
+    const Dma &dma = dmas_[o.dma];
+    return fmt::format("{} lands in {} on device {}, but {}", dmaName(program_, o.dma),
+                       program_.regionName(dma.dst), dma.target,
+                       where(dma.target, o.invocation, o.scope));
+  }
+  case What::SignalInvocation:
+  case What::SignalScope:
+    return fmt::format("signal of {} from device {} reaches device {}, but {}",
+                       program_.semName(o.sem), o.device, o.target,
+                       where(o.target, o.invocation, o.scope));
+  case What::Stuck: {
+    // The whole deadlock: every device that has not finished and what it waits for.
+    std::vector<std::string> parts;
+    for (DeviceId d = 0; d < deviceCount_; ++d) {
+      if (finished(s, d))
+        continue;
+      const Event &e = program_.processes[d].events[s.pc[d]];
+      if (const auto *w = std::get_if<SemWait>(&e.kind)) {
+        parts.push_back(fmt::format("device {} waits for {} >= {} but it is {}", d,
+                                    program_.semName(w->sem), w->amount,
+                                    semValue(s, d, w->sem)));
+      } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
+        int arrived = 0;
+        const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
+        for (DeviceId other = 0; other < deviceCount_; ++other) {
+          int32_t at = b->invocation >= 0 &&
+                               static_cast<size_t>(b->invocation) < barrierPc[other].size()
+                           ? barrierPc[other][b->invocation]
+                           : -1;
+          if (at < 0 || s.pc[other] >= at)
+            ++arrived;
+        }
+        parts.push_back(fmt::format("device {} waits at the device barrier of invocation {} "
+                                    "({} of {} devices arrived)",
+                                    d, b->invocation, arrived, deviceCount_));
+      } else {
+        parts.push_back(fmt::format("device {} is stuck before {}", d, describeEvent(program_, e)));
+      }
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+  }
+  DKV_UNREACHABLE("obligation kind");
+}
+
+// Soundness of the reduction (used by the exhaustive search, executor::explore): a step t of device d is
+// "safe" in state s when (1) it is enabled and stays enabled until d takes it (no
+// other actor can disable a device's next event: only d decreases d's semaphores and
+// barriers never close), (2) it commutes with every step any other actor can take
+// from s before it, and (3) it does not change the outcome of any other step's check
+// (race, exit, lifetime) nor is its own check's outcome changed by them. Then every
+// run from s is equivalent to one that takes t first, reaching the same states with
+// the same findings, so exploring only t from s loses no finding and no deadlock
+// (the state graph is acyclic: every step increases a pc or a DMA counter, so no
+// cycle proviso is needed).
+bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
+  if (finished(s, d))
+    return false;
+  const int32_t pc = s.pc[d];
+  const Event &e = program_.processes[d].events[pc];
+  return std::visit(
+      Overloaded{
+          // Changes where[d]: other devices' signals and lands check it.
+          [&](const KernelEnter &) { return false; },
+          // Reads semaphores and DMA progress that other actors change.
+          [&](const KernelExit &) { return false; },
+          // Once enabled it stays enabled and changes nothing but pc[d].
+          [&](const DeviceBarrier &) {
+            return enabled(s, {ScheduleStep::Kind::Device, d});
+          },
+          // Changes scopes[d], which the lifetime checks of lands and signals into the
+          // scope read; safe when none of those can happen before the next ScopeEnter
+          // could matter: no other device signals a semaphore of the scope and every DMA
+          // into it is started later by d itself or has landed completely.
+          [&](const ScopeEnter &x) {
+            if (x.scope < 0 || static_cast<size_t>(x.scope) >= program_.scopes.size() ||
+                scopeRemoteSignal_[d][x.scope])
+              return false;
+            for (DmaId k : scopeDmas_[d][x.scope]) {
+              bool later = dmas_[k].issuer == d && properties_.startPc(k) > pc;
+              bool done = started(s, k) && s.landed[k] >= chunks_[k];
+              if (!later && !done)
+                return false;
+            }
+            return true;
+          },
+          [&](const ScopeExit &) { return false; },
+          // Touches only d's memory (which the search does not track) and its race
+          // check reads only the open/closed status of conflicting DMA sides. A side
+          // that has closed stays closed (every DMA starts once); a DMA that d itself
+          // starts later cannot open before this store. Any other conflicting DMA could
+          // be opened by another actor first, so then the store is not safe.
+          [&](const Store &) {
+            for (ObligationIndex index : properties_.atEvent(d, pc)) {
+              const Obligation &o = properties_.obligation(index);
+              const DmaId k = o.dma;
+              if (started(s, k)) {
+                if (sideOpen(s, {k, o.dst}))
+                  return false;
+                continue;
+              }
+              if (!(dmas_[k].issuer == d && properties_.startPc(k) > pc))
+                return false;
+            }
+            return true;
+          },
+          // Opens DMA intervals and enables a target's exit check: visible.
+          [&](const DmaStart &) { return false; },
+          // Enabled waits stay enabled; the decrement of d's own semaphore commutes with
+          // every increment by other actors and only d's own later steps read it.
+          [&](const SemWait &) {
+            return enabled(s, {ScheduleStep::Kind::Device, d});
+          },
+          // A signal on the barrier semaphore has no check and only the target's waits
+          // read the value (they commute with an increment); a signal to d itself is
+          // checked against d's own state, which no other actor changes.
+          [&](const Signal &sig) {
+            return (barrierSem_ && sig.sem == *barrierSem_) || sig.target == d;
+          },
+          // Writes a register (data only, not part of the searched state).
+          [&](const SemRead &) { return true; },
+      },
+      e.kind);
+}
+
+// A DMA chunk is safe when the device whose memory and semaphore it touches (the
+// issuer for a send chunk, the target for a land chunk) is blocked at a SemWait on
+// that semaphore which cannot pass without this very chunk: the units it still needs
+// exceed what every other DMA into that semaphore can still add plus what this DMA
+// adds after this chunk (signals never reach DMA semaphores). Then, until the chunk
+// runs, that device takes no step, so none of its steps (exit checks, stores, scope
+// and kernel entries and exits, the only readers of its where/scopes and semaphore)
+// can interleave; the increment commutes with everything else. The chunk's lifetime
+// check reads only that device's state, which is frozen. The last chunk closes a DMA
+// side, which changes the race check of any later DmaStart conflicting with it, so
+// every such DMA must have started already (a Store conflicting with it could only be
+// the blocked device's). So the chunk commutes with every step other actors can take
+// first and changes no check's outcome, the same argument as for isSafeStep.
+bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step) const {
+  if (step.kind == ScheduleStep::Kind::Device || step.id < 0 || step.id >= dmaCount_ ||
+      !enabled(s, step))
+    return false;
+  const DmaId k = step.id;
+  const Dma &dma = dmas_[k];
+  const bool send = step.kind == ScheduleStep::Kind::Send;
+  if (send && !dma.sendSem)
+    return false;
+  const DeviceId owner = send ? dma.issuer : dma.target;
+  const SemId sem = send ? *dma.sendSem : dma.recvSem;
+  if (finished(s, owner))
+    return false;
+  const auto *w = std::get_if<SemWait>(&program_.processes[owner].events[s.pc[owner]].kind);
+  if (!w || w->sem != sem)
+    return false;
+  const int32_t chunk = send ? s.sent[k] : s.landed[k];
+  auto units = [&](const Dma &d, int32_t from) {
+    int64_t sum = 0;
+    for (size_t c = static_cast<size_t>(std::max(0, from)); c < d.chunkUnits.size(); ++c)
+      sum = saturatingAdd(sum, d.chunkUnits[c]);
+    return sum;
+  };
+  int64_t available = s.sem[static_cast<size_t>(owner) * semCount_ + sem];
+  available = saturatingAdd(available, units(dma, chunk + 1));
+  for (DmaId j : send ? issuedBy_[owner] : targeting_[owner]) {
+    if (j == k)
+      continue;
+    const Dma &other = dmas_[j];
+    if (send ? (other.sendSem != dma.sendSem) : (other.recvSem != sem))
+      continue;
+    available = saturatingAdd(available, units(other, send ? s.sent[j] : s.landed[j]));
+  }
+  if (available >= w->amount)
+    return false;
+  // Closing side (k, !send) changes the race check of every DmaStart against it
+  // that has not run yet.
+  if (chunk + 1 == chunks_[k])
+    for (ObligationIndex index : properties_.racesAgainst(k)) {
+      const Obligation &o = properties_.obligation(index);
+      if (o.dst == !send &&
+          std::holds_alternative<DmaStart>(program_.processes[o.device].events[o.pc].kind) &&
+          s.pc[o.device] <= o.pc)
+        return false;
+    }
+  return true;
+}
+
+} // namespace dkv::semantics

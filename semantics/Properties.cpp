@@ -1,0 +1,597 @@
+// The property list of one instance (docs/model.md section 4, "Properties").
+#include "semantics/Properties.h"
+
+#include "semantics/Text.h"
+#include "model/Printer.h"
+#include "support/Invariant.h"
+#include "support/Overloaded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace dkv::semantics {
+
+using namespace model;
+using report::FindingKind;
+
+namespace {
+
+/// Message templates; slots are filled with the exact text shared by every
+/// obligation of the property, or its general form.
+enum Template : int32_t {
+  kRace,            // {0} races with {1}
+  kExitSemaphore,   // {0} with semaphore {1} non-zero
+  kExitSend,        // {0} while a dma started at line {1} is still reading {2}
+  kExitRecv,        // {0} while a dma started at line {1} is still writing {2}
+  kLandInvocation,  // dma writing {0} lands on a device outside the invocation ...
+  kLandScope,       // dma writing {0} lands on a device outside {1}, which allocates {2}
+  kSignalInvocation,
+  kSignalScope,
+  kStuckWait,
+  kStuckBarrier,
+};
+
+std::string compose(int32_t templ, const std::vector<std::string> &s) {
+  switch (static_cast<Template>(templ)) {
+  case kRace:
+    return fmt::format("{} races with {}", s[0], s[1]);
+  case kExitSemaphore:
+    return fmt::format("{} with semaphore {} non-zero", s[0], s[1]);
+  case kExitSend:
+    return fmt::format("{} while a dma started at line {} is still reading {}", s[0], s[1], s[2]);
+  case kExitRecv:
+    return fmt::format("{} while a dma started at line {} is still writing {}", s[0], s[1], s[2]);
+  case kLandInvocation:
+    return fmt::format("dma writing {} lands on a device that is not in the invocation of the "
+                       "kernel that started it",
+                       s[0]);
+  case kLandScope:
+    return fmt::format("dma writing {} lands on a device outside {}, which allocates {}", s[0],
+                       s[1], s[2]);
+  case kSignalInvocation:
+    return fmt::format("signal of {} reaches a device that is not in the signaller's invocation "
+                       "of the kernel",
+                       s[0]);
+  case kSignalScope:
+    return fmt::format("signal of {} reaches a device outside {}, which allocates it", s[0], s[1]);
+  case kStuckWait:
+    return fmt::format("wait for {} >= {} ({}) never returns", s[0], s[1], s[2]);
+  case kStuckBarrier:
+    return fmt::format("the device barrier of invocation {} never opens", s[0]);
+  }
+  DKV_UNREACHABLE("property template");
+}
+
+std::string locKey(SourceLoc loc) { return fmt::format("{}:{}", loc.line, loc.col); }
+
+/// "out[...]": a region of `buffer` whose ranges differ between obligations.
+std::string generalRegion(const Program &p, BufferId buffer) {
+  return p.buffers[buffer].name + "[...]";
+}
+std::string generalSem(const Program &p, SemId sem) {
+  const Semaphore &s = p.semaphores[sem];
+  return s.index.empty() ? s.name : s.name + "[...]";
+}
+
+const char *kindPrefix(FindingKind kind) {
+  switch (kind) {
+  case FindingKind::Race:
+    return "race";
+  case FindingKind::Deadlock:
+    return "deadlock";
+  case FindingKind::ExitViolation:
+    return "exit";
+  case FindingKind::LifetimeViolation:
+    return "lifetime";
+  }
+  DKV_UNREACHABLE("finding kind");
+}
+
+} // namespace
+
+Properties::Properties(const Program &program) : program_(program) {
+  const int32_t n = program.deviceCount();
+  startPc_.assign(program.dmas.size(), -1);
+  int32_t invocations = std::max<int32_t>(1, program.options.invocations);
+  for (const Process &proc : program.processes)
+    for (const Event &e : proc.events)
+      if (const auto *b = std::get_if<DeviceBarrier>(&e.kind))
+        invocations = std::max(invocations, b->invocation + 1);
+  barrierPc_.assign(n, std::vector<int32_t>(invocations, -1));
+  where_.resize(n);
+  atEvent_.resize(n);
+  stuck_.resize(n);
+  atLand_.resize(program.dmas.size());
+  racesAgainst_.resize(program.dmas.size());
+  for (DeviceId d = 0; d < n; ++d) {
+    const std::vector<Event> &events = program.processes[d].events;
+    atEvent_[d].resize(events.size());
+    stuck_[d].assign(events.size(), -1);
+    where_[d].assign(events.size() + 1, -1);
+    int32_t current = -1;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const int32_t pc = static_cast<int32_t>(i);
+      // `where` at pc: the invocation the device is inside when it runs event pc.
+      where_[d][i] = current;
+      std::visit(support::Overloaded{
+                     [&](const KernelEnter &e) { current = e.invocation; },
+                     [&](const KernelExit &) { current = -1; },
+                     [&](const DeviceBarrier &e) {
+                       if (e.invocation >= 0 && e.invocation < invocations &&
+                           barrierPc_[d][e.invocation] < 0)
+                         barrierPc_[d][e.invocation] = pc;
+                     },
+                     [&](const ScopeEnter &) {},
+                     [&](const ScopeExit &) {},
+                     [&](const Store &) {},
+                     [&](const DmaStart &e) { startPc_[e.dma] = pc; },
+                     [&](const SemWait &) {},
+                     [&](const Signal &) {},
+                     [&](const SemRead &) {},
+                 },
+                 events[i].kind);
+    }
+    where_[d][events.size()] = current;
+  }
+  collectRaces();
+  collectEventChecks();
+  collectLands();
+  finish();
+}
+
+std::optional<PropertyIndex> Properties::find(const std::string &id) const {
+  for (size_t p = 0; p < properties_.size(); ++p)
+    if (properties_[p].id == id)
+      return static_cast<PropertyIndex>(p);
+  return std::nullopt;
+}
+
+PropertyIndex Properties::propertyFor(const std::string &key, FindingKind kind,
+                                      const std::vector<std::pair<std::string, std::string>> &slots,
+                                      int32_t templ, report::Span primary,
+                                      std::vector<report::Span> secondary) {
+  auto [it, fresh] = byKey_.emplace(key, static_cast<PropertyIndex>(properties_.size()));
+  if (fresh) {
+    Property p;
+    p.kind = kind;
+    p.primary = std::move(primary);
+    p.secondary = std::move(secondary);
+    properties_.push_back(std::move(p));
+    Draft draft;
+    draft.templ = templ;
+    for (const auto &[exact, general] : slots) {
+      draft.slots.push_back(exact);
+      draft.general.push_back(general);
+    }
+    drafts_.push_back(std::move(draft));
+    return it->second;
+  }
+  Draft &draft = drafts_[it->second];
+  DKV_INVARIANT(draft.slots.size() == slots.size(), "a property's slots");
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (draft.slots[i] != slots[i].first)
+      draft.slots[i] = draft.general[i];
+  return it->second;
+}
+
+ObligationIndex Properties::add(Obligation o, const std::string &key, FindingKind kind,
+                                const std::vector<std::pair<std::string, std::string>> &slots,
+                                int32_t templ, report::Span primary,
+                                std::vector<report::Span> secondary) {
+  o.property = propertyFor(key, kind, slots, templ, std::move(primary), std::move(secondary));
+  obligations_.push_back(o);
+  return static_cast<ObligationIndex>(obligations_.size()) - 1;
+}
+
+// Candidate races: every (Store or DmaStart event, DMA side) pair on one device and
+// buffer with overlapping regions and at least one write, bucketed by (device,
+// buffer) so that the pairing is linear in the accesses that share a buffer. One
+// obligation per pair: the event's first access that conflicts with that side.
+void Properties::collectRaces() {
+  const Program &p = program_;
+  std::map<std::pair<DeviceId, BufferId>, std::vector<std::pair<DmaId, bool>>> sidesOn;
+  for (const Dma &dma : p.dmas) {
+    sidesOn[{dma.issuer, dma.src.buffer}].push_back({dma.id, false});
+    sidesOn[{dma.target, dma.dst.buffer}].push_back({dma.id, true});
+  }
+  // Whether the access at (d, pc) happens before DMA k starts in every run: k is
+  // started later by d itself (program order), or after a device barrier that d
+  // reaches only after the access.
+  auto ordered = [&](DeviceId d, int32_t pc, DmaId k) {
+    const Dma &dma = p.dmas[k];
+    const int32_t start = startPc_[k];
+    if (start < 0)
+      return true; // never started: never open
+    if (dma.issuer == d && start > pc)
+      return true;
+    for (size_t i = 0; i < barrierPc_[d].size(); ++i) {
+      int32_t mine = barrierPc_[d][i], theirs = barrierPc_[dma.issuer][i];
+      if (mine > pc && theirs >= 0 && theirs < start)
+        return true;
+    }
+    return false;
+  };
+  for (DeviceId d = 0; d < p.deviceCount(); ++d) {
+    const std::vector<Event> &events = p.processes[d].events;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const int32_t pc = static_cast<int32_t>(i);
+      const Event &e = events[i];
+      std::vector<std::pair<DmaId, bool>> seen;
+      // One access: `memory` is the device whose buffer it touches.
+      auto collect = [&](DeviceId memory, const Region &region, bool write, int32_t access,
+                         DmaId self, const std::string &mine, const std::string &mineGeneral,
+                         const std::string &label) {
+        auto it = sidesOn.find({memory, region.buffer});
+        if (it == sidesOn.end())
+          return;
+        for (const auto &[k, dst] : it->second) {
+          if (k == self || (!write && !dst))
+            continue;
+          const Dma &other = p.dmas[k];
+          if (!region.overlaps(dst ? other.dst : other.src))
+            continue;
+          if (std::find(seen.begin(), seen.end(), std::make_pair(k, dst)) != seen.end())
+            continue;
+          seen.push_back({k, dst});
+          if (ordered(d, pc, k)) {
+            ++prunedRaces_;
+            continue;
+          }
+          const Region &theirs = dst ? other.dst : other.src;
+          std::string what = other.local ? "a local copy" : "a dma";
+          std::string verb = dst ? "writing" : "reading";
+          Obligation o;
+          o.what = Obligation::What::Race;
+          o.device = d;
+          o.pc = pc;
+          o.dma = k;
+          o.dst = dst;
+          o.access = access;
+          std::string key = fmt::format("race|{}|{}|{}|{}|{}", locKey(e.loc), access,
+                                        region.buffer, locKey(other.loc), dst);
+          std::string theirsText = fmt::format("{} {} {} (started at line {})", what, verb,
+                                               p.regionName(theirs), other.loc.line);
+          std::string theirsGeneral =
+              fmt::format("{} {} {} (started at line {})", what, verb,
+                          generalRegion(p, theirs.buffer), other.loc.line);
+          std::string otherLabel =
+              dst ? fmt::format("{} started here; it writes its destination until its last "
+                                "chunk lands",
+                                other.local ? "the local copy" : "the dma")
+                  : fmt::format("{} started here; it reads its source until its last chunk "
+                                "is sent",
+                                other.local ? "the local copy" : "the dma");
+          ObligationIndex index = add(o, key, FindingKind::Race,
+                                      {{mine, mineGeneral}, {theirsText, theirsGeneral}}, kRace,
+                                      {e.loc, label}, {{other.loc, otherLabel}});
+          atEvent_[d][pc].push_back(index);
+          racesAgainst_[k].push_back(index);
+        }
+      };
+      std::visit(
+          support::Overloaded{
+              [&](const Store &st) {
+                collect(d, st.dst, true, -1, -1, fmt::format("store to {}", p.regionName(st.dst)),
+                        fmt::format("store to {}", generalRegion(p, st.dst.buffer)), "this store");
+                for (size_t r = 0; r < st.reads.size(); ++r)
+                  collect(d, st.reads[r], false, static_cast<int32_t>(r), -1,
+                          fmt::format("load of {}", p.regionName(st.reads[r])),
+                          fmt::format("load of {}", generalRegion(p, st.reads[r].buffer)),
+                          "this load");
+              },
+              [&](const DmaStart &ds) {
+                const Dma &dma = p.dmas[ds.dma];
+                std::string what = dma.local ? "local copy" : "dma";
+                collect(dma.issuer, dma.src, false, 0, dma.id,
+                        fmt::format("{} reading {}", what, p.regionName(dma.src)),
+                        fmt::format("{} reading {}", what, generalRegion(p, dma.src.buffer)),
+                        fmt::format("the {} starts here", what));
+                collect(dma.target, dma.dst, true, 1, dma.id,
+                        fmt::format("{} writing {}", what, p.regionName(dma.dst)),
+                        fmt::format("{} writing {}", what, generalRegion(p, dma.dst.buffer)),
+                        fmt::format("the {} starts here", what));
+              },
+              [&](const KernelEnter &) {},
+              [&](const KernelExit &) {},
+              [&](const DeviceBarrier &) {},
+              [&](const ScopeEnter &) {},
+              [&](const ScopeExit &) {},
+              [&](const SemWait &) {},
+              [&](const Signal &) {},
+              [&](const SemRead &) {},
+          },
+          e.kind);
+    }
+  }
+}
+
+// Exit, signal-lifetime and blocking checks of device events.
+void Properties::collectEventChecks() {
+  const Program &p = program_;
+  const std::optional<SemId> barrier = p.barrierSemaphore();
+  std::vector<std::vector<DmaId>> issuedBy(p.deviceCount()), targeting(p.deviceCount());
+  for (const Dma &dma : p.dmas) {
+    issuedBy[dma.issuer].push_back(dma.id);
+    targeting[dma.target].push_back(dma.id);
+  }
+  for (DeviceId d = 0; d < p.deviceCount(); ++d) {
+    const std::vector<Event> &events = p.processes[d].events;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const int32_t pc = static_cast<int32_t>(i);
+      const Event &e = events[i];
+      // KernelExit (scope == kKernelScope) or ScopeExit: every semaphore (of the scope)
+      // zero, every DMA side on this device (with a buffer or semaphore of the scope)
+      // closed. A DMA that this device starts later is never open here.
+      auto exitChecks = [&](ScopeId scope) {
+        const bool kernel = scope == kKernelScope;
+        std::string leaves = kernel ? "a device leaves the kernel"
+                                    : fmt::format("a device leaves {}", p.scopes[scope].name);
+        std::string label = kernel ? "the kernel exits here"
+                                   : fmt::format("{} ends here", p.scopes[scope].name);
+        std::string scopeKey = kernel ? "kernel" : std::to_string(scope);
+        for (SemId s = 0; s < static_cast<SemId>(p.semaphores.size()); ++s) {
+          const Semaphore &sem = p.semaphores[s];
+          if (kernel ? (barrier && *barrier == s) : sem.scope != scope)
+            continue;
+          Obligation o;
+          o.what = Obligation::What::ExitSemaphore;
+          o.device = d;
+          o.pc = pc;
+          o.sem = s;
+          o.scope = scope;
+          atEvent_[d][pc].push_back(
+              add(o, fmt::format("exitsem|{}|{}|{}", locKey(e.loc), scopeKey, s),
+                  FindingKind::ExitViolation, {{leaves, leaves}, {p.semName(s), p.semName(s)}},
+                  kExitSemaphore, {e.loc, label}, {{sem.loc, "semaphore declared here"}}));
+        }
+        auto inScope = [&](BufferId b, std::optional<SemId> s) {
+          return kernel || p.buffers[b].scope == scope ||
+                 (s && p.semaphores[*s].scope == scope);
+        };
+        for (DmaId k : issuedBy[d]) {
+          const Dma &dma = p.dmas[k];
+          if (startPc_[k] < 0 || startPc_[k] > pc || !inScope(dma.src.buffer, dma.sendSem))
+            continue;
+          Obligation o;
+          o.what = Obligation::What::ExitSend;
+          o.device = d;
+          o.pc = pc;
+          o.dma = k;
+          o.scope = scope;
+          std::string line = std::to_string(dma.loc.line);
+          atEvent_[d][pc].push_back(add(
+              o, fmt::format("exitsend|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
+              FindingKind::ExitViolation,
+              {{leaves, leaves},
+               {line, line},
+               {p.regionName(dma.src), generalRegion(p, dma.src.buffer)}},
+              kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+        }
+        for (DmaId k : targeting[d]) {
+          const Dma &dma = p.dmas[k];
+          if (startPc_[k] < 0 || (dma.issuer == d && startPc_[k] > pc) ||
+              !inScope(dma.dst.buffer, dma.recvSem))
+            continue;
+          Obligation o;
+          o.what = Obligation::What::ExitRecv;
+          o.device = d;
+          o.pc = pc;
+          o.dma = k;
+          o.scope = scope;
+          std::string line = std::to_string(dma.loc.line);
+          atEvent_[d][pc].push_back(add(
+              o, fmt::format("exitrecv|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
+              FindingKind::ExitViolation,
+              {{leaves, leaves},
+               {line, line},
+               {p.regionName(dma.dst), generalRegion(p, dma.dst.buffer)}},
+              kExitRecv, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+        }
+      };
+      std::visit(
+          support::Overloaded{
+              [&](const KernelExit &) { exitChecks(kKernelScope); },
+              [&](const ScopeExit &x) { exitChecks(x.scope); },
+              [&](const Signal &sig) {
+                if (barrier && sig.sem == *barrier)
+                  return; // the barrier semaphore is valid everywhere at all times
+                Obligation o;
+                o.device = d;
+                o.pc = pc;
+                o.sem = sig.sem;
+                o.target = sig.target;
+                o.invocation = where_[d][pc];
+                const std::string name = p.semaphores[sig.sem].name;
+                std::pair<std::string, std::string> semSlot{p.semName(sig.sem),
+                                                            generalSem(p, sig.sem)};
+                o.what = Obligation::What::SignalInvocation;
+                atEvent_[d][pc].push_back(
+                    add(o, fmt::format("siginv|{}|{}", locKey(e.loc), name),
+                        FindingKind::LifetimeViolation, {semSlot}, kSignalInvocation,
+                        {e.loc, "the signal is sent here"}, {}));
+                const ScopeId scope = p.semaphores[sig.sem].scope;
+                if (scope != kKernelScope) {
+                  o.what = Obligation::What::SignalScope;
+                  o.scope = scope;
+                  const std::string &scopeName = p.scopes[scope].name;
+                  atEvent_[d][pc].push_back(
+                      add(o, fmt::format("sigscope|{}|{}|{}", locKey(e.loc), name, scope),
+                          FindingKind::LifetimeViolation, {semSlot, {scopeName, scopeName}},
+                          kSignalScope, {e.loc, "the signal is sent here"},
+                          {{p.scopes[scope].loc, fmt::format("{} starts here", scopeName)}}));
+                }
+              },
+              [&](const SemWait &w) {
+                if (w.amount <= 0)
+                  return; // never blocks
+                Obligation o;
+                o.what = Obligation::What::Stuck;
+                o.device = d;
+                o.pc = pc;
+                o.sem = w.sem;
+                std::string amount = std::to_string(w.amount);
+                std::string origin = waitOriginText(w.origin);
+                stuck_[d][pc] = add(o,
+                                    fmt::format("stuck|{}|{}|{}", locKey(e.loc), origin,
+                                                p.semaphores[w.sem].name),
+                                    FindingKind::Deadlock,
+                                    {{p.semName(w.sem), generalSem(p, w.sem)},
+                                     {amount, "..."},
+                                     {origin, origin}},
+                                    kStuckWait, {e.loc, "the device blocks here"}, {});
+              },
+              [&](const DeviceBarrier &b) {
+                Obligation o;
+                o.what = Obligation::What::Stuck;
+                o.device = d;
+                o.pc = pc;
+                o.invocation = b.invocation;
+                std::string inv = std::to_string(b.invocation);
+                stuck_[d][pc] =
+                    add(o, fmt::format("stuckbarrier|{}", locKey(e.loc)), FindingKind::Deadlock,
+                        {{inv, "..."}}, kStuckBarrier, {e.loc, "the device blocks here"}, {});
+              },
+              [&](const KernelEnter &) {},
+              [&](const ScopeEnter &) {},
+              [&](const Store &) {},
+              [&](const DmaStart &) {},
+              [&](const SemRead &) {},
+          },
+          e.kind);
+    }
+  }
+}
+
+// Lifetime checks of land chunks: the target must be inside the DMA's invocation and
+// inside the scope of a scoped destination buffer or receive semaphore.
+void Properties::collectLands() {
+  const Program &p = program_;
+  for (const Dma &dma : p.dmas) {
+    if (startPc_[dma.id] < 0)
+      continue;
+    std::pair<std::string, std::string> region{p.regionName(dma.dst),
+                                               generalRegion(p, dma.dst.buffer)};
+    Obligation o;
+    o.what = Obligation::What::LandInvocation;
+    o.device = dma.target;
+    o.dma = dma.id;
+    o.invocation = dma.invocation;
+    const char *label = dma.local ? "the local copy started here" : "the dma started here";
+    atLand_[dma.id].push_back(add(o, fmt::format("landinv|{}", locKey(dma.loc)),
+                                  FindingKind::LifetimeViolation, {region}, kLandInvocation,
+                                  {dma.loc, label}, {}));
+    const ScopeId dstScope = p.buffers[dma.dst.buffer].scope;
+    const ScopeId recvScope = p.semaphores[dma.recvSem].scope;
+    auto scoped = [&](ScopeId scope, const std::string &allocated) {
+      o.what = Obligation::What::LandScope;
+      o.scope = scope;
+      const std::string &name = p.scopes[scope].name;
+      atLand_[dma.id].push_back(
+          add(o, fmt::format("landscope|{}|{}|{}", locKey(dma.loc), scope, allocated),
+              FindingKind::LifetimeViolation, {region, {name, name}, {allocated, allocated}},
+              kLandScope, {dma.loc, label},
+              {{p.scopes[scope].loc, fmt::format("{} starts here", name)}}));
+    };
+    if (dstScope != kKernelScope)
+      scoped(dstScope, p.buffers[dma.dst.buffer].name);
+    if (recvScope != kKernelScope && recvScope != dstScope)
+      scoped(recvScope, p.semaphores[dma.recvSem].name);
+  }
+}
+
+// Ids in a readable order: by kind, then source location; numbered per kind.
+void Properties::finish() {
+  std::vector<PropertyIndex> order(properties_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::string> keys(properties_.size());
+  for (const auto &[key, index] : byKey_)
+    keys[index] = key;
+  std::sort(order.begin(), order.end(), [&](PropertyIndex a, PropertyIndex b) {
+    const Property &x = properties_[a], &y = properties_[b];
+    if (x.kind != y.kind)
+      return x.kind < y.kind;
+    if (x.primary.loc != y.primary.loc)
+      return x.primary.loc < y.primary.loc;
+    return keys[a] < keys[b];
+  });
+  std::vector<PropertyIndex> newIndex(properties_.size());
+  std::vector<Property> sorted;
+  std::map<FindingKind, int32_t> perKind;
+  for (PropertyIndex old : order) {
+    newIndex[old] = static_cast<PropertyIndex>(sorted.size());
+    Property prop = std::move(properties_[old]);
+    prop.id = fmt::format("{}.{}", kindPrefix(prop.kind), perKind[prop.kind]++);
+    prop.message = compose(drafts_[old].templ, drafts_[old].slots);
+    sorted.push_back(std::move(prop));
+  }
+  properties_ = std::move(sorted);
+  for (size_t o = 0; o < obligations_.size(); ++o) {
+    Obligation &ob = obligations_[o];
+    ob.property = newIndex[ob.property];
+    properties_[ob.property].obligations.push_back(static_cast<ObligationIndex>(o));
+  }
+  byKey_.clear();
+  drafts_.clear();
+}
+
+std::string Properties::obligationText(ObligationIndex index) const {
+  const Program &p = program_;
+  const Obligation &o = obligations_[index];
+  auto leaves = [&]() {
+    if (o.scope != kKernelScope)
+      return fmt::format("device {} leaves {}", o.device, p.scopes[o.scope].name);
+    return fmt::format("device {} leaves invocation {} of the kernel", o.device,
+                       std::max(0, where_[o.device][o.pc]));
+  };
+  switch (o.what) {
+  case Obligation::What::Race: {
+    const Event &e = p.processes[o.device].events[o.pc];
+    const Dma &other = p.dmas[o.dma];
+    std::string theirs = fmt::format("{} {} {}", dmaName(p, o.dma), o.dst ? "writing" : "reading",
+                                     p.regionName(o.dst ? other.dst : other.src));
+    if (const auto *st = std::get_if<Store>(&e.kind)) {
+      std::string mine = o.access < 0
+                             ? fmt::format("store to {}", p.regionName(st->dst))
+                             : fmt::format("load of {}", p.regionName(st->reads[o.access]));
+      return fmt::format("{} on device {} races with {}", mine, o.device, theirs);
+    }
+    // Race obligations are made for Store and DmaStart events only.
+    const auto *ds = std::get_if<DmaStart>(&e.kind);
+    DKV_INVARIANT(ds, "a race obligation is at a store or a dma start");
+    const Dma &dma = p.dmas[ds->dma];
+    const bool src = o.access == 0;
+    return fmt::format("{} {} {} on device {} races with {}", dmaName(p, dma.id),
+                       src ? "reading" : "writing", p.regionName(src ? dma.src : dma.dst),
+                       src ? dma.issuer : dma.target, theirs);
+  }
+  case Obligation::What::ExitSemaphore:
+    return fmt::format("{} with {} non-zero", leaves(), p.semName(o.sem));
+  case Obligation::What::ExitSend:
+    return fmt::format("{} while {} is still reading {}", leaves(), dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].src));
+  case Obligation::What::ExitRecv:
+    return fmt::format("{} while {} is still writing {}", leaves(), dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].dst));
+  case Obligation::What::LandInvocation:
+    return fmt::format("{} lands in {} on device {}, which is not in invocation {}",
+                       dmaName(p, o.dma), p.regionName(p.dmas[o.dma].dst), o.device, o.invocation);
+  case Obligation::What::LandScope:
+    return fmt::format("{} lands in {} on device {}, which is outside {}", dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].dst), o.device, p.scopes[o.scope].name);
+  case Obligation::What::SignalInvocation:
+    return fmt::format("signal of {} from device {} reaches device {}, which is not in "
+                       "invocation {}",
+                       p.semName(o.sem), o.device, o.target, o.invocation);
+  case Obligation::What::SignalScope:
+    return fmt::format("signal of {} from device {} reaches device {}, which is outside {}",
+                       p.semName(o.sem), o.device, o.target, p.scopes[o.scope].name);
+  case Obligation::What::Stuck:
+    return fmt::format("device {} blocks at {}", o.device,
+                       describeEvent(p, p.processes[o.device].events[o.pc]));
+  }
+  DKV_UNREACHABLE("obligation kind");
+}
+
+} // namespace dkv::semantics

@@ -1,0 +1,146 @@
+// The properties of one kernel instance: every check of docs/model.md section 4,
+// listed once, with a stable id, its source spans and its one message text. Every
+// engine reports "property P is violated, witness schedule S" against this list.
+#pragma once
+
+#include "model/Model.h"
+#include "report/Finding.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dkv::semantics {
+
+using PropertyIndex = int32_t;
+using ObligationIndex = int32_t;
+
+/// One check at one place of the unrolled program: what an engine evaluates at one
+/// step (or, for Stuck, in a state with no enabled step). Several obligations (the
+/// same source line on several devices, grid points or loop iterations) belong to
+/// one property. docs/model.md section 4 defines when each is violated.
+struct Obligation {
+  enum class What {
+    Race,             ///< the access of (device, pc) while DMA `dma`'s side `dst` is open
+    ExitSemaphore,    ///< at (device, pc) KernelExit / ScopeExit: `sem` on device is non-zero
+    ExitSend,         ///< at (device, pc): DMA `dma` issued by device still has its send side open
+    ExitRecv,         ///< at (device, pc): DMA `dma` targeting device still has its receive side open
+    LandInvocation,   ///< a land chunk of `dma`: its target is not in `invocation`
+    LandScope,        ///< a land chunk of `dma`: target in `invocation` but outside `scope`
+    SignalInvocation, ///< Signal at (device, pc): `target` is not in `invocation`
+    SignalScope,      ///< Signal at (device, pc): `target` in `invocation` but outside `scope`
+    Stuck,            ///< a state with no enabled step: device is blocked at its event pc
+  };
+  What what = What::Race;
+  PropertyIndex property = 0;
+  model::DeviceId device = 0; ///< the device whose event this is (Land*: the DMA's target)
+  int32_t pc = -1;            ///< the event's index on `device` (-1 for Land*)
+  model::DmaId dma = -1;      ///< Race: the other DMA; Exit{Send,Recv}, Land*: the DMA
+  bool dst = false;           ///< Race: the other DMA's destination side (else its source)
+  /// Race: which access of the event. Store: -1 its destination, i >= 0 reads[i];
+  /// DmaStart: 0 the started DMA's source, 1 its destination.
+  int32_t access = -1;
+  model::SemId sem = -1;                      ///< ExitSemaphore, Signal*
+  model::ScopeId scope = model::kKernelScope; ///< Exit*: the scope left; *Scope: the scope
+  model::DeviceId target = -1;                ///< Signal*: the signalled device
+  int32_t invocation = 0;                     ///< Land*, Signal*: the invocation required
+};
+
+/// A check of the kernel at a source location, CBMC-style: its kind, a stable id
+/// ("race.0", "deadlock.2", ...), the one message every engine prints for it and its
+/// spans. Device numbers, concrete regions and values belong to the witness (see
+/// describeWitness), not to the property.
+struct Property {
+  std::string id;
+  report::FindingKind kind = report::FindingKind::Race;
+  std::string message;
+  report::Span primary;
+  std::vector<report::Span> secondary;
+  std::vector<ObligationIndex> obligations; ///< at least one
+};
+
+/// The property list of one instance. Deterministic: the same program gives the same
+/// ids, messages and order. The program must pass model::verifyProgram and outlive
+/// this object.
+class Properties {
+public:
+  explicit Properties(const model::Program &program);
+
+  const model::Program &program() const { return program_; }
+  const std::vector<Property> &properties() const { return properties_; }
+  const std::vector<Obligation> &obligations() const { return obligations_; }
+  const Property &property(PropertyIndex p) const { return properties_[p]; }
+  const Obligation &obligation(ObligationIndex o) const { return obligations_[o]; }
+  /// The property with this id, or nullopt.
+  std::optional<PropertyIndex> find(const std::string &id) const;
+
+  /// Obligations checked when device d runs its event pc (races, exit, signal
+  /// lifetime), in a fixed order.
+  const std::vector<ObligationIndex> &atEvent(model::DeviceId d, int32_t pc) const {
+    return atEvent_[d][pc];
+  }
+  /// The Stuck obligation of event pc of device d (a SemWait with a positive amount or
+  /// a DeviceBarrier), or -1 for an event that never blocks.
+  ObligationIndex stuckAt(model::DeviceId d, int32_t pc) const { return stuck_[d][pc]; }
+  /// Obligations checked at every land chunk of DMA k.
+  const std::vector<ObligationIndex> &atLand(model::DmaId k) const { return atLand_[k]; }
+  /// Race obligations against a side of DMA k, at Store and DmaStart events (the
+  /// happens-before check at k's start, the reduction's check of k's last chunks).
+  const std::vector<ObligationIndex> &racesAgainst(model::DmaId k) const {
+    return racesAgainst_[k];
+  }
+
+  /// Candidate race pairs dropped because program order and device barriers order
+  /// the access before the DMA's start (they can never be violated).
+  int64_t prunedRaces() const { return prunedRaces_; }
+  /// The invocation device d is inside when it runs event pc (pc == its event count:
+  /// after its last event), or -1 when outside.
+  int32_t invocationAt(model::DeviceId d, int32_t pc) const { return where_[d][pc]; }
+  /// The pc of DMA k's start on its issuer, or -1 if it never starts.
+  int32_t startPc(model::DmaId k) const { return startPc_[k]; }
+  /// [device][invocation]: the pc of the device's DeviceBarrier, or -1.
+  const std::vector<std::vector<int32_t>> &barrierPcs() const { return barrierPc_; }
+  /// An obligation's own text, with its devices and concrete regions, e.g. "store to
+  /// out[0:4] on device 1 races with dma 2 (device 0 -> 1) writing out[0:4]".
+  std::string obligationText(ObligationIndex o) const;
+
+private:
+  void collectRaces();
+  void collectEventChecks();
+  void collectLands();
+  PropertyIndex propertyFor(const std::string &key, report::FindingKind kind,
+                            const std::vector<std::pair<std::string, std::string>> &slots,
+                            int32_t templ, report::Span primary,
+                            std::vector<report::Span> secondary);
+  ObligationIndex add(Obligation o, const std::string &key, report::FindingKind kind,
+                      const std::vector<std::pair<std::string, std::string>> &slots, int32_t templ,
+                      report::Span primary, std::vector<report::Span> secondary);
+  void finish();
+
+  const model::Program &program_;
+  std::vector<Property> properties_;
+  std::vector<Obligation> obligations_;
+  std::vector<std::vector<std::vector<ObligationIndex>>> atEvent_; ///< [device][pc]
+  std::vector<std::vector<ObligationIndex>> stuck_;                ///< [device][pc]
+  std::vector<std::vector<ObligationIndex>> atLand_;               ///< per DMA
+  std::vector<std::vector<ObligationIndex>> racesAgainst_;         ///< per DMA
+  int64_t prunedRaces_ = 0;
+
+  // Construction only: the message of a property is a template filled with slots;
+  // a slot whose text differs between the property's obligations (the same line on
+  // two devices copying different rows) takes its general form ("out[...]").
+  struct Draft {
+    int32_t templ = 0;
+    std::vector<std::string> slots;
+    std::vector<std::string> general;
+  };
+  std::map<std::string, PropertyIndex> byKey_;
+  std::vector<Draft> drafts_;
+  std::vector<int32_t> startPc_;                ///< per DMA, -1 if never started
+  std::vector<std::vector<int32_t>> barrierPc_; ///< [device][invocation], -1 if none
+  std::vector<std::vector<int32_t>> where_;     ///< [device][pc]: invocation or -1
+};
+
+} // namespace dkv::semantics

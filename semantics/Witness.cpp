@@ -1,0 +1,208 @@
+// Witness schedules -> findings and traces, the same for every engine.
+#include "semantics/Witness.h"
+
+#include "model/Printer.h"
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dkv::semantics {
+
+using namespace model;
+using report::ScheduleStep;
+
+void traceValues(const Machine &machine, const ControlState &after, const ScheduleStep &step,
+                 report::TraceStep &out) {
+  const Program &program = machine.program();
+  auto note = [&](DeviceId d, SemId s) {
+    out.semValues[fmt::format("{}@{}", program.semName(s), d)] = machine.semValue(after, d, s);
+  };
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    const Event &e = program.processes[step.id].events[after.pc[step.id] - 1];
+    if (const auto *w = std::get_if<SemWait>(&e.kind))
+      note(step.id, w->sem);
+    else if (const auto *sig = std::get_if<Signal>(&e.kind))
+      note(sig->target, sig->sem);
+    return;
+  }
+  case ScheduleStep::Kind::Send:
+    if (const Dma &dma = program.dmas[step.id]; dma.sendSem)
+      note(dma.issuer, *dma.sendSem);
+    return;
+  case ScheduleStep::Kind::Land: {
+    const Dma &dma = program.dmas[step.id];
+    note(dma.target, dma.recvSem);
+    return;
+  }
+  }
+}
+
+report::TraceStep traceStep(const Machine &machine, const ControlState &before,
+                            const ScheduleStep &step) {
+  const Program &program = machine.program();
+  report::TraceStep out;
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    const DeviceId d = step.id;
+    const Event &e = program.processes[d].events[before.pc[d]];
+    out.actor = {report::Actor::Kind::Device, d, d};
+    out.text = describeEvent(program, e);
+    out.loc = e.loc;
+    if (e.context >= 0 && static_cast<size_t>(e.context) < program.contexts.size())
+      out.context = program.contexts[e.context];
+    return out;
+  }
+  case ScheduleStep::Kind::Send:
+  case ScheduleStep::Kind::Land: {
+    const DmaId k = step.id;
+    const Dma &dma = program.dmas[k];
+    const bool send = step.kind == ScheduleStep::Kind::Send;
+    const int32_t chunk = send ? before.sent[k] : before.landed[k];
+    const int32_t chunks = machine.chunks(k);
+    const int64_t units =
+        static_cast<size_t>(chunk) < dma.chunkUnits.size() ? dma.chunkUnits[chunk] : 0;
+    std::string chunkText = chunks > 1 ? fmt::format(" chunk {}/{}", chunk + 1, chunks) : "";
+    out.loc = dma.loc;
+    // A DMA's context is that of its start event.
+    const int32_t start = machine.properties().startPc(k);
+    if (start >= 0) {
+      const Event &e = program.processes[dma.issuer].events[start];
+      if (e.context >= 0 && static_cast<size_t>(e.context) < program.contexts.size())
+        out.context = program.contexts[e.context];
+    }
+    if (send) {
+      out.actor = {report::Actor::Kind::Dma, k, dma.issuer};
+      out.text = fmt::format("dma {} sends {}{}", k, program.regionName(dma.src), chunkText);
+      if (dma.sendSem)
+        out.text += fmt::format(" ({} += {})", program.semName(*dma.sendSem), units);
+    } else {
+      out.actor = {report::Actor::Kind::Dma, k, dma.target};
+      out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", k,
+                             program.regionName(dma.dst), dma.target, chunkText,
+                             program.semName(dma.recvSem), units);
+    }
+    return out;
+  }
+  }
+  DKV_UNREACHABLE("schedule step kind");
+}
+
+std::optional<ControlState> replaySchedule(const Machine &machine, const report::Schedule &schedule,
+                                           ControlState &beforeLast, report::Trace *trace,
+                                           std::string &error) {
+  ControlState s = machine.initialState();
+  beforeLast = s;
+  if (trace)
+    trace->deviceCount = machine.deviceCount();
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const ScheduleStep &step = schedule[i];
+    if (!machine.enabled(s, step)) {
+      error = fmt::format("step {} ('{}') is not enabled: {}", i + 1,
+                          report::scheduleStepText(step), machine.whyDisabled(s, step));
+      return std::nullopt;
+    }
+    beforeLast = s;
+    if (trace)
+      trace->steps.push_back(traceStep(machine, s, step));
+    machine.apply(s, step);
+    if (trace)
+      traceValues(machine, s, step, trace->steps.back());
+  }
+  return s;
+}
+
+report::Finding makeFinding(const Machine &machine, ObligationIndex o,
+                            const report::Schedule &schedule, const report::Trace &trace,
+                            const ControlState &before, const std::string &engine) {
+  const Properties &props = machine.properties();
+  const Property &p = props.property(props.obligation(o).property);
+  report::Finding f;
+  f.kind = p.kind;
+  f.property = p.id;
+  f.message = p.message;
+  f.primary = p.primary;
+  f.secondary = p.secondary;
+  f.detail = machine.describe(before, o);
+  f.trace = trace;
+  f.schedule = schedule;
+  f.engine = engine;
+  return f;
+}
+
+std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
+                                              const std::string &engine, std::string &error) {
+  const Properties &props = machine.properties();
+  if (witness.property < 0 ||
+      static_cast<size_t>(witness.property) >= props.properties().size()) {
+    error = fmt::format("engine {} reports property #{}, which does not exist", engine,
+                        witness.property);
+    return std::nullopt;
+  }
+  const Property &p = props.property(witness.property);
+  ControlState before;
+  report::Trace trace;
+  std::optional<ControlState> after =
+      replaySchedule(machine, witness.schedule, before, &trace, error);
+  if (!after) {
+    error = fmt::format("the witness of {} from engine {} does not replay: {}", p.id, engine,
+                        error);
+    return std::nullopt;
+  }
+  std::vector<ObligationIndex> found;
+  ControlState at;
+  if (p.kind == report::FindingKind::Deadlock) {
+    std::vector<ScheduleStep> steps;
+    machine.enabledSteps(*after, steps);
+    if (steps.empty())
+      machine.stuck(*after, found);
+    at = *after;
+  } else if (!witness.schedule.empty()) {
+    machine.violations(before, witness.schedule.back(), found);
+    at = before;
+  }
+  for (ObligationIndex o : found)
+    if (props.obligation(o).property == witness.property)
+      return makeFinding(machine, o, witness.schedule, trace, at, engine);
+  error = fmt::format("the witness of {} from engine {} ({} steps) does not violate it", p.id,
+                      engine, witness.schedule.size());
+  return std::nullopt;
+}
+
+report::Verdict buildVerdict(const Machine &machine, EngineResult result,
+                             const std::string &engine) {
+  report::Verdict verdict;
+  verdict.stats = std::move(result.stats);
+  // One witness per property (the first an engine gave), in property order: by kind,
+  // then location, then id, independent of the order the engine found them in.
+  std::stable_sort(result.witnesses.begin(), result.witnesses.end(),
+                   [](const Witness &a, const Witness &b) { return a.property < b.property; });
+  result.witnesses.erase(std::unique(result.witnesses.begin(), result.witnesses.end(),
+                                     [](const Witness &a, const Witness &b) {
+                                       return a.property == b.property;
+                                     }),
+                         result.witnesses.end());
+  for (const Witness &w : result.witnesses) {
+    std::string error;
+    std::optional<report::Finding> f = witnessFinding(machine, w, engine, error);
+    if (!f) {
+      verdict.status = report::Verdict::Status::Error;
+      verdict.reason = error;
+      verdict.findings.clear();
+      return verdict;
+    }
+    verdict.findings.push_back(std::move(*f));
+  }
+  verdict.reason = std::move(result.reason);
+  if (!verdict.findings.empty())
+    verdict.status = report::Verdict::Status::Findings;
+  else if (!result.complete)
+    verdict.status = report::Verdict::Status::Inconclusive;
+  else
+    verdict.status = report::Verdict::Status::Verified;
+  return verdict;
+}
+
+} // namespace dkv::semantics

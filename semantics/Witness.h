@@ -1,0 +1,75 @@
+// What an engine returns and how it becomes a report: an engine only says "property
+// P is violated, witness schedule S"; this code replays S on the step table, checks
+// that it reaches P, and builds the Finding (the property's message and spans, the
+// witness's own detail, the trace). Every engine's findings are built here, so the
+// same bug reads the same whichever engine found it.
+#pragma once
+
+#include "report/Finding.h"
+#include "semantics/Machine.h"
+#include "semantics/Properties.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dkv::semantics {
+
+/// One violated property and a schedule from the initial state that shows it: the
+/// property is violated by the schedule's last step, or (deadlock) in the state after
+/// the last step, which has no enabled step.
+struct Witness {
+  PropertyIndex property = 0;
+  report::Schedule schedule;
+};
+
+/// The result of one engine run, before it becomes a report::Verdict.
+struct EngineResult {
+  std::vector<Witness> witnesses;
+  /// The whole state space was searched: no witness means verified.
+  bool complete = true;
+  /// Why the search is incomplete (with the numbers), empty when complete.
+  std::string reason;
+  /// Engine statistics in a stable order: "states" -> "1234", "time" -> "0.3 s".
+  std::vector<std::pair<std::string, std::string>> stats;
+};
+
+/// The trace text of one step taken from `before` (which it must be enabled in):
+/// actor, text, source location and context, without semaphore values.
+report::TraceStep traceStep(const Machine &machine, const ControlState &before,
+                            const report::ScheduleStep &step);
+/// Adds to `out` the semaphore values that `step` changed, as they are in `after`
+/// (the state right after the step).
+void traceValues(const Machine &machine, const ControlState &after,
+                 const report::ScheduleStep &step, report::TraceStep &out);
+
+/// Replays `schedule` from the initial state. Returns the state before its last step
+/// (the initial state for an empty schedule) in `beforeLast` and the final state, and
+/// appends one trace step per schedule step to `trace` when given. nullopt, with
+/// `error` saying which step and why, if a step is not enabled.
+std::optional<ControlState> replaySchedule(const Machine &machine,
+                                           const report::Schedule &schedule,
+                                           ControlState &beforeLast, report::Trace *trace,
+                                           std::string &error);
+
+/// The finding of obligation `o`, violated by the last step of `schedule` (taken from
+/// `before`; for Stuck, `before` is the deadlocked state after it): the property's
+/// kind, message and spans, the obligation's detail and the trace.
+report::Finding makeFinding(const Machine &machine, ObligationIndex o,
+                            const report::Schedule &schedule, const report::Trace &trace,
+                            const ControlState &before, const std::string &engine);
+
+/// The finding of a witness, checked: nullopt with `error` when the schedule does not
+/// replay or does not violate the property (a bug in the engine that produced it).
+std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
+                                              const std::string &engine, std::string &error);
+
+/// An engine's result as a verdict: every witness becomes its finding (sorted by
+/// kind, location and property id), verified if the search was complete and found
+/// nothing, inconclusive with the reason otherwise. A witness that does not replay to
+/// its property makes the verdict an internal error, never a finding.
+report::Verdict buildVerdict(const Machine &machine, EngineResult result,
+                             const std::string &engine);
+
+} // namespace dkv::semantics
