@@ -8,7 +8,7 @@
 // file are honoured.
 #include "executor/Executor.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
       auto module = frontend::loadModule(*file, {}, n, diags, ok);
       if (!ok || !module)
         break;
-      std::optional<model::Program> program = frontend::lower(*module, name, options, diags);
+      std::optional<model::Program> program = lower::lower(*module, name, options, diags);
       if (!program)
         break;
       executor::ExploreOptions explore;

@@ -5,7 +5,7 @@
 //
 //   dkv_spin_bench [EXAMPLES_DIR [MAX_DEVICES]]     (default: examples, 4)
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "model/Model.h"
 #include "promela/Spin.h"
 #include "support/Diagnostics.h"
@@ -109,7 +109,7 @@ std::optional<model::Program> lowerExample(const Example &e, int devices, std::s
     error = "frontend errors";
     return std::nullopt;
   }
-  auto program = frontend::lower(*module, e.path, e.options, diags);
+  auto program = lower::lower(*module, e.path, e.options, diags);
   if (!program || diags.hasErrors()) {
     error = "lowering errors";
     return std::nullopt;

@@ -3,7 +3,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "model/Verifier.h"
 #include "support/Invariant.h"
 
@@ -44,7 +44,7 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitOk;
   }
 
-  out.program = frontend::lower(*out.module, options.file, options.model, diags);
+  out.program = lower::lower(*out.module, options.file, options.model, diags);
   diags.render(err); // errors and warnings
   if (!out.program || diags.hasErrors())
     return support::kExitInputError;

@@ -1,5 +1,5 @@
 // Tests of lowering: each construct of the language becomes the events docs/model.md says.
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "frontend/AST.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
@@ -11,8 +11,10 @@
 #include <chrono>
 #include <sstream>
 
-namespace dkv::frontend {
+namespace dkv::lower {
 namespace {
+
+using namespace dkv::frontend;
 
 struct Lowered {
   std::optional<model::Program> program;
@@ -403,4 +405,4 @@ TEST(Lower, LargeKernelLowers) {
 }
 
 } // namespace
-} // namespace dkv::frontend
+} // namespace dkv::lower

@@ -11,7 +11,7 @@ namespace dkv::ast {
 class Module;
 }
 
-namespace dkv::frontend {
+namespace dkv::lower {
 
 /// Limits that keep lowering of pathological inputs bounded.
 struct LowerLimits {
@@ -40,4 +40,4 @@ std::optional<model::Program> lower(const ast::Module &module, const std::string
                                     const model::Options &options, support::DiagnosticEngine &diags,
                                     const LowerLimits &limits = {});
 
-} // namespace dkv::frontend
+} // namespace dkv::lower

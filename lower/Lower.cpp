@@ -4,7 +4,7 @@
 // point, loop variables, lets) and appends events to its process. Nothing here
 // guesses: a value that is not known when the instance is built, in a place that
 // decides control flow, a device or an address, is an `unsupported` error.
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 
 #include "frontend/AST.h"
 #include "frontend/Sema.h"
@@ -18,7 +18,7 @@
 #include <unordered_set>
 #include <variant>
 
-namespace dkv::frontend {
+namespace dkv::lower {
 
 namespace {
 
@@ -465,10 +465,10 @@ private:
 
   /// Amounts beyond the 32-bit semaphores of a TPU (sema checks constant ones).
   void checkAmount(const ast::Expr *expr, int64_t amount, std::string_view what) {
-    if (expr && amount > kMaxSemaphoreAmount)
+    if (expr && amount > frontend::kMaxSemaphoreAmount)
       fail(*expr, "amount-too-large",
            fmt::format("{} is {} (on device {}); it must be at most {}", what, amount, device_,
-                       kMaxSemaphoreAmount));
+                       frontend::kMaxSemaphoreAmount));
   }
 
   void lowerLet(const ast::LetStmt &stmt) {
@@ -1068,4 +1068,4 @@ std::optional<model::Program> lower(const ast::Module &module, const std::string
   return Lowering(module, file, options, diags, limits).run();
 }
 
-} // namespace dkv::frontend
+} // namespace dkv::lower
