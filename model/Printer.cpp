@@ -1,6 +1,7 @@
 // Prints the model in a stable, readable text form.
 #include "model/Printer.h"
 
+#include "model/Visit.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -94,10 +95,6 @@ const char *waitOriginName(WaitOrigin origin) {
   }
   DKV_UNREACHABLE("wait origin");
 }
-
-// Overload set for std::visit; every event kind must be handled (no catch-all).
-template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
 
 } // namespace
 

@@ -22,7 +22,7 @@ struct Lowered {
 };
 
 Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
-                  model::Options options = {}, LowerLimits limits = {}) {
+                  model::Options options = {}, model::BuildLimits limits = {}) {
   support::SourceFile file("test.dk", text);
   support::DiagnosticEngine diags(&file);
   Lowered out;
@@ -270,7 +270,7 @@ kernel k() {
   }
 }
 )",
-                        {}, {}, LowerLimits{100'000, 4096});
+                        {}, {}, model::BuildLimits{100'000, 4096});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
 }
@@ -307,8 +307,8 @@ TEST(Lower, HugeGridsAndLoopsWithoutEventsAreTooLarge) {
 TEST(Lower, IterationLimitCountsEveryDeviceAndInvocation) {
   const char *text = "mesh x = 4\nkernel k() grid(10) {\n  for i in 0 .. 10 {}\n}\n";
   // 4 devices x (10 grid points + 10 x 10 loop iterations) = 440.
-  EXPECT_TRUE(lowerText(text, {}, {}, LowerLimits{100'000, 4096, 440}).program);
-  Lowered l = lowerText(text, {}, {}, LowerLimits{100'000, 4096, 439});
+  EXPECT_TRUE(lowerText(text, {}, {}, model::BuildLimits{100'000, 4096, 440}).program);
+  Lowered l = lowerText(text, {}, {}, model::BuildLimits{100'000, 4096, 439});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
 }
@@ -326,10 +326,10 @@ TEST(Lower, HugeSemaphoreArraysAreTooLarge) {
   expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: sem[" + dims + "]\n}\n", "semaphores");
   // The limit is over all devices.
   EXPECT_TRUE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1000]\n}\n", {}, {},
-                        LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                        model::BuildLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
                   .program);
   EXPECT_FALSE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1001]\n}\n", {}, {},
-                         LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                         model::BuildLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
                    .program);
 }
 
