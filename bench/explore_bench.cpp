@@ -4,12 +4,13 @@
 //   dkv_explore_bench [--max-states S] [--no-reduction] [EXAMPLE.dk ...]
 //
 // Without file arguments it runs every examples/*.dk that lowers (static-error
-// examples are skipped). `// devices: A..B` and `// options: --invocations K` in a
-// file are honoured.
+// examples are skipped). `// devices: ...` and `// options: --invocations K` in a
+// file are honoured (read with frontend::readAnnotations).
 #include "executor/Executor.h"
+#include "frontend/Annotations.h"
 #include "semantics/Witness.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -19,7 +20,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -70,8 +70,6 @@ int main(int argc, char **argv) {
   }
   fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
              "states", "transitions", "seconds", "states/s");
-  const std::regex devicesLine(R"(//\s*devices:\s*(\d+)\.\.(\d+))");
-  const std::regex invocationsLine(R"(//\s*options:.*--invocations\s+(\d+))");
   for (const std::string &path : files) {
     std::string error;
     std::optional<support::SourceFile> file = support::SourceFile::load(path, error);
@@ -79,25 +77,23 @@ int main(int argc, char **argv) {
       fmt::print(stderr, "{}\n", error);
       continue;
     }
-    int64_t lo = 2, hi = 8;
+    support::DiagnosticEngine annotationDiags(&*file);
+    ast::Annotations annotations = frontend::readAnnotations(*file, annotationDiags);
     model::Options options;
-    std::smatch m;
-    if (std::regex_search(file->text(), m, devicesLine)) {
-      lo = std::stoll(m[1]);
-      hi = std::stoll(m[2]);
-    }
-    if (std::regex_search(file->text(), m, invocationsLine))
-      options.invocations = std::stoi(m[1]);
+    for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
+      if (annotations.options[i] == "--invocations")
+        options.invocations = std::stoi(annotations.options[i + 1]);
+    const std::vector<int64_t> &devices = annotations.devices;
     std::string name = std::filesystem::path(path).filename().string();
     for (int64_t n = 2; n <= 4; ++n) {
-      if (n < lo || n > hi)
+      if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
         continue;
       support::DiagnosticEngine diags(&*file);
       bool ok = false;
       auto module = frontend::loadModule(*file, {}, n, diags, ok);
       if (!ok || !module)
         break;
-      std::optional<model::Program> program = frontend::lower(*module, name, options, diags);
+      std::optional<model::Program> program = lower::lower(*module, name, options, diags);
       if (!program)
         break;
       executor::ExploreOptions explore;

@@ -3,12 +3,12 @@
 //   dkv_lower_bench [FILE] [--devices N] [--repeat R]
 //
 // Defaults: bench/kernel200.dk, N = 8, R = 50. The file is read once; every repetition
-// runs frontend::loadModule (parse, --devices, sema) and frontend::lower with fresh
+// runs frontend::loadModule (parse, --devices, sema) and lower::lower with fresh
 // diagnostics. Prints the file, its lines, the devices, the events and DMAs of the
 // model, and the min / median / max milliseconds per lowering. Exits 1 on a usage
 // error and 2 (with the diagnostics) if the file cannot be read or does not lower.
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     bool ok = false;
     auto module = frontend::loadModule(*file, {}, devices, diags, ok);
     if (ok && module)
-      program = frontend::lower(*module, path, model::Options{}, diags);
+      program = lower::lower(*module, path, model::Options{}, diags);
     auto end = std::chrono::steady_clock::now();
     if (!ok || !module || !program) {
       diags.render(std::cerr);

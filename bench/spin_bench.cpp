@@ -4,8 +4,9 @@
 // findings, docs/promela.md). Prints a Markdown table for docs/performance.md.
 //
 //   dkv_spin_bench [EXAMPLES_DIR [MAX_DEVICES]]     (default: examples, 4)
+#include "frontend/Annotations.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "model/Model.h"
 #include "promela/Spin.h"
 #include "semantics/Witness.h"
@@ -18,10 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,12 +50,12 @@ std::string verdictText(const report::Verdict &v) {
   return "?";
 }
 
-/// What an example's annotations say: its device range and model options.
+/// What an example's annotations say (frontend::readAnnotations): its device counts
+/// and model options.
 struct Example {
   std::string path;
   std::string name;
-  int minDevices = 2;
-  int maxDevices = 8;
+  std::vector<int64_t> devices; ///< empty: any
   model::Options options;
   std::string optionText;
   bool staticError = false;
@@ -67,32 +65,28 @@ Example readExample(const std::filesystem::path &path) {
   Example e;
   e.path = path.string();
   e.name = path.stem().string();
-  std::ifstream in(path);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, std::regex(R"(^\s*//\s*devices:\s*(\d+)\s*\.\.\s*(\d+))"))) {
-      e.minDevices = std::stoi(m[1]);
-      e.maxDevices = std::stoi(m[2]);
-    } else if (std::regex_search(line, m, std::regex(R"(^\s*//\s*options:\s*(.*\S))"))) {
-      e.optionText = m[1];
-      std::istringstream words(e.optionText);
-      std::string word;
-      while (words >> word) {
-        std::string value;
-        if (word == "--no-entry-barrier") {
-          e.options.entryBarrier = false;
-        } else if (words >> value) {
-          if (word == "--invocations")
-            e.options.invocations = std::stoi(value);
-          else if (word == "--dma-chunks")
-            e.options.dmaChunks = std::stoi(value);
-          else if (word == "--sem-unit")
-            e.options.semUnit = std::stoll(value);
-        }
-      }
-    } else if (std::regex_search(line, std::regex(R"(^\s*//\s*expect:\s*static-error)"))) {
-      e.staticError = true;
+  std::string error;
+  std::optional<support::SourceFile> file = support::SourceFile::load(e.path, error);
+  if (!file)
+    return e; // reported when the example is lowered
+  support::DiagnosticEngine diags(&*file);
+  ast::Annotations a = frontend::readAnnotations(*file, diags);
+  e.devices = a.devices;
+  e.staticError = a.expect && a.expect->verdict == ast::ExpectedVerdict::StaticError;
+  for (size_t i = 0; i < a.options.size(); ++i) {
+    e.optionText += (i ? " " : "") + a.options[i];
+    const std::string &word = a.options[i];
+    if (word == "--no-entry-barrier") {
+      e.options.entryBarrier = false;
+    } else if (i + 1 < a.options.size()) {
+      const std::string &value = a.options[++i];
+      e.optionText += " " + value;
+      if (word == "--invocations")
+        e.options.invocations = std::stoi(value);
+      else if (word == "--dma-chunks")
+        e.options.dmaChunks = std::stoi(value);
+      else if (word == "--sem-unit")
+        e.options.semUnit = std::stoll(value);
     }
   }
   return e;
@@ -110,7 +104,7 @@ std::optional<model::Program> lowerExample(const Example &e, int devices, std::s
     error = "frontend errors";
     return std::nullopt;
   }
-  auto program = frontend::lower(*module, e.path, e.options, diags);
+  auto program = lower::lower(*module, e.path, e.options, diags);
   if (!program || diags.hasErrors()) {
     error = "lowering errors";
     return std::nullopt;
@@ -141,7 +135,9 @@ int main(int argc, char **argv) {
     Example e = readExample(file);
     if (e.staticError)
       continue;
-    for (int n = std::max(2, e.minDevices); n <= std::min(maxDevices, e.maxDevices); ++n) {
+    for (int n = 2; n <= maxDevices; ++n) {
+      if (!e.devices.empty() && std::find(e.devices.begin(), e.devices.end(), n) == e.devices.end())
+        continue;
       std::string error;
       std::optional<model::Program> program = lowerExample(e, n, error);
       std::string name = e.optionText.empty() ? e.name : e.name + " (" + e.optionText + ")";

@@ -3,6 +3,7 @@
 
 #include "driver/PromelaCommand.h"
 #include "frontend/AST.h"
+#include "frontend/Annotations.h"
 #include "frontend/AstPrinter.h"
 #include "model/Precheck.h"
 #include "model/Printer.h"
@@ -92,6 +93,22 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
   if (code != support::kExitOk)
     return code;
   frontend::printAst(*loaded.module, out);
+  return support::kExitOk;
+}
+
+int annotationsCommand(const std::string &file, std::ostream &out, std::ostream &err) {
+  std::string error;
+  auto source = support::SourceFile::load(file, error);
+  if (!source) {
+    err << file << ": error: " << error << "\n";
+    return support::kExitInputError;
+  }
+  support::DiagnosticEngine diags(&*source);
+  ast::Annotations annotations = frontend::readAnnotations(*source, diags);
+  diags.render(err);
+  if (diags.hasErrors())
+    return support::kExitInputError;
+  frontend::printAnnotations(annotations, out);
   return support::kExitOk;
 }
 

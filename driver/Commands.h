@@ -27,6 +27,8 @@ void addRunOptions(CLI::App *cmd, RunOptions &options);
 void addCheckOptions(CLI::App *cmd, CheckOptions &options);
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
+/// `dkv parse FILE --annotations`: the file's annotations (frontend/Annotations.h).
+int annotationsCommand(const std::string &file, std::ostream &out, std::ostream &err);
 int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
                std::ostream &err);

@@ -3,7 +3,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "model/Verifier.h"
 #include "support/Invariant.h"
 
@@ -45,11 +45,10 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   }
 
   std::optional<model::Program> program =
-      frontend::lower(*out.module, options.file, options.model, diags);
+      lower::lower(*out.module, options.file, options.model, diags);
   diags.render(err); // errors and warnings
   if (!program || diags.hasErrors())
     return support::kExitInputError;
-
 
   std::vector<std::string> problems = model::verifyProgram(*program);
   if (!problems.empty()) {

@@ -73,6 +73,9 @@ int realMain(int argc, char **argv) {
 
   CLI::App *parseCmd = app.add_subcommand("parse", "parse and check a kernel, print its AST");
   addInstanceOptions(parseCmd, instance, false);
+  bool annotations = false;
+  parseCmd->add_flag("--annotations", annotations,
+                     "print only the file's expect / devices / options annotations");
 
   CLI::App *modelCmd = app.add_subcommand("model", "print the concurrency model of an instance");
   addInstanceOptions(modelCmd, instance, true);
@@ -99,6 +102,8 @@ int realMain(int argc, char **argv) {
     return code == 0 ? support::kExitOk : support::kExitUsage;
   }
 
+  if (parseCmd->parsed() && annotations)
+    return driver::annotationsCommand(instance.file, std::cout, std::cerr);
   if (parseCmd->parsed())
     return driver::parseCommand(instance, std::cout, std::cerr);
   if (modelCmd->parsed())

@@ -1,6 +1,8 @@
 // Semantic analysis: scopes, name resolution, typing, constant evaluation and static checks.
 #include "frontend/Sema.h"
 
+#include "frontend/IntEval.h"
+
 #include <fmt/format.h>
 
 #include <exception>
@@ -13,141 +15,33 @@ namespace dkv::frontend {
 using namespace ast;
 using support::DiagnosticEngine;
 
-//===----------------------------------------------------------------------===//
-// Integer arithmetic with Python semantics and overflow detection
-//===----------------------------------------------------------------------===//
-
-std::optional<int64_t> floorDiv(int64_t a, int64_t b) {
-  if (b == 0 || (a == INT64_MIN && b == -1))
-    return std::nullopt;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0)))
-    --q;
-  return q;
-}
-
-std::optional<int64_t> floorMod(int64_t a, int64_t b) {
-  if (b == 0)
-    return std::nullopt;
-  if (b == -1)
-    return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0)))
-    r += b;
-  return r;
-}
-
 namespace {
 
-enum class EvalError { None, NotConstant, DivByZero, Overflow };
+//===----------------------------------------------------------------------===//
+// Constants: frontend::evalIntExpr with the values sema stored on declarations
+//===----------------------------------------------------------------------===//
 
-struct EvalResult {
-  std::optional<int64_t> value;
-  EvalError error = EvalError::None;
-  const Expr *where = nullptr; ///< the sub-expression that failed
-};
-
-EvalResult fail(EvalError e, const Expr &where) { return {std::nullopt, e, &where}; }
-
-// Evaluates constant expressions; recursion follows the AST (depth bounded by the
-// parser).
-EvalResult eval(const Expr &e) {
-  switch (e.kind()) {
-  case Node::Kind::IntLiteral:
-    return {cast<IntLiteral>(e).value()};
-  case Node::Kind::BoolLiteral:
-    return {cast<BoolLiteral>(e).value() ? 1 : 0};
-  case Node::Kind::NameExpr: {
-    const Decl *d = cast<NameExpr>(e).decl();
+// Literals, params and consts with a value, and the calls sema evaluated
+// (axis_size, num_programs); nothing else is a constant.
+std::optional<int64_t> constantLeaf(const Expr &e, bool /*condition*/) {
+  if (const auto *n = dynCast<NameExpr>(&e)) {
+    const Decl *d = n->decl();
     if (auto *p = dynCast<ParamDecl>(d); p && p->value())
-      return {p->value()};
+      return p->value();
     if (auto *c = dynCast<ConstDecl>(d); c && c->value())
-      return {c->value()};
-    return fail(EvalError::NotConstant, e);
+      return c->value();
+    return std::nullopt;
   }
-  case Node::Kind::UnaryExpr: {
-    const auto &u = cast<UnaryExpr>(e);
-    EvalResult v = eval(u.operand());
-    if (!v.value)
-      return v;
-    if (u.op() == UnaryOp::Not)
-      return {*v.value == 0 ? 1 : 0};
-    if (*v.value == INT64_MIN)
-      return fail(EvalError::Overflow, e);
-    return {-*v.value};
-  }
-  case Node::Kind::BinaryExpr: {
-    const auto &b = cast<BinaryExpr>(e);
-    EvalResult l = eval(b.lhs());
-    if (!l.value)
-      return l;
-    EvalResult r = eval(b.rhs());
-    if (!r.value)
-      return r;
-    int64_t x = *l.value, y = *r.value, out = 0;
-    switch (b.op()) {
-    case BinaryOp::Add:
-      if (__builtin_add_overflow(x, y, &out))
-        return fail(EvalError::Overflow, e);
-      return {out};
-    case BinaryOp::Sub:
-      if (__builtin_sub_overflow(x, y, &out))
-        return fail(EvalError::Overflow, e);
-      return {out};
-    case BinaryOp::Mul:
-      if (__builtin_mul_overflow(x, y, &out))
-        return fail(EvalError::Overflow, e);
-      return {out};
-    case BinaryOp::Div:
-    case BinaryOp::Mod: {
-      if (y == 0)
-        return fail(EvalError::DivByZero, e);
-      auto v = b.op() == BinaryOp::Div ? floorDiv(x, y) : floorMod(x, y);
-      if (!v)
-        return fail(EvalError::Overflow, e);
-      return {v};
-    }
-    case BinaryOp::Min:
-      return {std::min(x, y)};
-    case BinaryOp::Max:
-      return {std::max(x, y)};
-    case BinaryOp::Eq:
-      return {x == y};
-    case BinaryOp::Ne:
-      return {x != y};
-    case BinaryOp::Lt:
-      return {x < y};
-    case BinaryOp::Le:
-      return {x <= y};
-    case BinaryOp::Gt:
-      return {x > y};
-    case BinaryOp::Ge:
-      return {x >= y};
-    case BinaryOp::And:
-      return {x != 0 && y != 0};
-    case BinaryOp::Or:
-      return {x != 0 || y != 0};
-    }
-    return fail(EvalError::NotConstant, e);
-  }
-  case Node::Kind::CallExpr:
-    if (auto v = cast<CallExpr>(e).value())
-      return {v};
-    return fail(EvalError::NotConstant, e);
-  default:
-    return fail(EvalError::NotConstant, e);
-  }
+  if (const auto *c = dynCast<CallExpr>(&e))
+    return c->value();
+  return std::nullopt;
 }
+
+IntEvalResult eval(const Expr &e) { return evalIntExpr(e, constantLeaf); }
 
 } // namespace
 
-std::optional<int64_t> evalConst(const Expr &expr) {
-  try {
-    return eval(expr).value;
-  } catch (...) {
-    return std::nullopt;
-  }
-}
+std::optional<int64_t> evalConst(const Expr &expr) { return eval(expr).value; }
 
 namespace {
 
@@ -297,17 +191,17 @@ private:
                    fmt::format("{} must be an integer, not {}", what, t.str()));
       return std::nullopt;
     }
-    EvalResult r = eval(e);
-    switch (r.error) {
-    case EvalError::None:
+    IntEvalResult r = eval(e);
+    switch (r.status) {
+    case IntEvalStatus::Ok:
       return r.value;
-    case EvalError::DivByZero:
+    case IntEvalStatus::DivisionByZero:
       diags_.error(r.where->range(), "division-by-zero", "division by zero");
       return std::nullopt;
-    case EvalError::Overflow:
+    case IntEvalStatus::Overflow:
       diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
       return std::nullopt;
-    case EvalError::NotConstant:
+    case IntEvalStatus::NotConstant:
       diags_.error(
           e.range(), "not-constant",
           fmt::format("{} must be a compile-time constant (params, consts, literals)", what));
@@ -342,10 +236,10 @@ private:
   std::optional<int64_t> maybeConst(const Expr &e) {
     if (e.type().kind != TypeKind::Int)
       return std::nullopt;
-    EvalResult r = eval(e);
-    if (r.error == EvalError::DivByZero)
+    IntEvalResult r = eval(e);
+    if (r.status == IntEvalStatus::DivisionByZero)
       diags_.error(r.where->range(), "division-by-zero", "division by zero");
-    else if (r.error == EvalError::Overflow)
+    else if (r.status == IntEvalStatus::Overflow)
       diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
     return r.value;
   }
@@ -1162,14 +1056,16 @@ private:
 //===----------------------------------------------------------------------===//
 
 // Evaluates a top-level expression by name before sema (for --devices): literals,
-// params (defines, then defaults), consts and integer arithmetic.
+// params (defines, then defaults), consts and the operators of frontend::evalIntExpr.
 std::optional<int64_t> evalByName(const Expr &e, const Module &module, const Defines &defines,
                                   int depth) {
+  // Names are not resolved yet: a cycle of consts must end somewhere.
   if (depth > 64)
     return std::nullopt;
-  if (auto *l = dynCast<IntLiteral>(&e))
-    return l->value();
-  if (auto *n = dynCast<NameExpr>(&e)) {
+  auto leaf = [&](const Expr &leafExpr, bool) -> std::optional<int64_t> {
+    const auto *n = dynCast<NameExpr>(&leafExpr);
+    if (!n)
+      return std::nullopt;
     for (const auto &item : module.items()) {
       if (auto *p = dynCast<ParamDecl>(item.get()); p && p->name() == n->name()) {
         if (auto it = defines.find(p->name()); it != defines.end())
@@ -1181,39 +1077,8 @@ std::optional<int64_t> evalByName(const Expr &e, const Module &module, const Def
         return evalByName(c->init(), module, defines, depth + 1);
     }
     return std::nullopt;
-  }
-  if (auto *u = dynCast<UnaryExpr>(&e); u && u->op() == UnaryOp::Neg) {
-    auto v = evalByName(u->operand(), module, defines, depth + 1);
-    if (!v || *v == INT64_MIN)
-      return std::nullopt;
-    return -*v;
-  }
-  if (auto *b = dynCast<BinaryExpr>(&e)) {
-    auto x = evalByName(b->lhs(), module, defines, depth + 1);
-    auto y = evalByName(b->rhs(), module, defines, depth + 1);
-    if (!x || !y)
-      return std::nullopt;
-    int64_t out = 0;
-    switch (b->op()) {
-    case BinaryOp::Add:
-      return __builtin_add_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
-    case BinaryOp::Sub:
-      return __builtin_sub_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
-    case BinaryOp::Mul:
-      return __builtin_mul_overflow(*x, *y, &out) ? std::nullopt : std::optional(out);
-    case BinaryOp::Div:
-      return floorDiv(*x, *y);
-    case BinaryOp::Mod:
-      return floorMod(*x, *y);
-    case BinaryOp::Min:
-      return std::min(*x, *y);
-    case BinaryOp::Max:
-      return std::max(*x, *y);
-    default:
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
+  };
+  return evalIntExpr(e, leaf).value;
 }
 
 } // namespace

@@ -38,13 +38,8 @@ bool analyze(ast::Module &module, const Defines &defines, support::DiagnosticEng
 /// (booleans are 1 / 0). Precondition: `analyze` ran (it uses NameExpr::decl() and
 /// the values stored on declarations). Returns nullopt for per-device values
 /// (`axis_index`, `program_id`, lets, loop variables), runtime values, division by
-/// zero and overflow. Division and modulo are floored (Python semantics).
+/// zero and overflow. The operators are those of frontend::evalIntExpr (IntEval.h).
 std::optional<int64_t> evalConst(const ast::Expr &expr);
-
-/// Floor division and modulo with Python semantics (the sign of `%` follows the
-/// divisor); nullopt on division by zero or overflow. For lowering's evaluator.
-std::optional<int64_t> floorDiv(int64_t a, int64_t b);
-std::optional<int64_t> floorMod(int64_t a, int64_t b);
 
 /// Handles `--devices V` before sema: the mesh must have exactly one axis. If its
 /// size is a bare param name, sets `defines[param] = devices` (an explicit -D of the

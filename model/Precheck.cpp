@@ -2,6 +2,7 @@
 #include "model/Precheck.h"
 
 #include "model/Printer.h"
+#include "support/Overloaded.h"
 
 #include <fmt/format.h>
 
@@ -17,6 +18,36 @@ struct SemTotals {
   int64_t waited = 0;
   bool deadlockReported = false;
 };
+
+/// The part an event plays in the totals: a signal adds, a wait takes. Every kind is
+/// listed, so a new kind must say whether it increments or waits.
+struct SemUse {
+  const Signal *signal = nullptr;
+  const SemWait *wait = nullptr;
+};
+
+SemUse semUse(const Event &event) {
+  return std::visit(support::Overloaded{
+                        [](const Signal &s) {
+                          return SemUse{&s, nullptr};
+                        },
+                        [](const SemWait &w) {
+                          return SemUse{nullptr, &w};
+                        },
+                        // DMA units are counted from Program::dmas (once per DMA, not per start).
+                        [](const DmaStart &) { return SemUse{}; },
+                        // No semaphore changes: a read only observes, a device barrier is not a
+                        // semaphore, the rest move no units.
+                        [](const SemRead &) { return SemUse{}; },
+                        [](const DeviceBarrier &) { return SemUse{}; },
+                        [](const KernelEnter &) { return SemUse{}; },
+                        [](const KernelExit &) { return SemUse{}; },
+                        [](const ScopeEnter &) { return SemUse{}; },
+                        [](const ScopeExit &) { return SemUse{}; },
+                        [](const Store &) { return SemUse{}; },
+                    },
+                    event.kind);
+}
 
 } // namespace
 
@@ -40,7 +71,7 @@ std::vector<report::Finding> precheck(const Program &program) {
   }
   for (const Process &proc : program.processes)
     for (const Event &e : proc.events)
-      if (const auto *signal = std::get_if<Signal>(&e.kind)) {
+      if (const Signal *signal = semUse(e).signal) {
         SemTotals &t = totals[{signal->target, signal->sem}];
         t.increments += signal->amount;
         t.incrementLocs.push_back(e.loc);
@@ -58,7 +89,7 @@ std::vector<report::Finding> precheck(const Program &program) {
 
   for (const Process &proc : program.processes)
     for (const Event &e : proc.events) {
-      const auto *wait = std::get_if<SemWait>(&e.kind);
+      const SemWait *wait = semUse(e).wait;
       if (!wait)
         continue;
       SemTotals &t = totals[{proc.device, wait->sem}];

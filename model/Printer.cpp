@@ -1,6 +1,7 @@
 // Prints the model in a stable, readable text form.
 #include "model/Printer.h"
 
+#include "support/Overloaded.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -95,15 +96,11 @@ const char *waitOriginName(WaitOrigin origin) {
   DKV_UNREACHABLE("wait origin");
 }
 
-// Overload set for std::visit; every event kind must be handled (no catch-all).
-template <class... Ts> struct Overloaded : Ts... { using Ts::operator()...; };
-template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>;
-
 } // namespace
 
 std::string describeEvent(const Program &program, const Event &event) {
   return std::visit(
-      Overloaded{
+      support::Overloaded{
           [&](const KernelEnter &e) { return fmt::format("enter invocation {}", e.invocation); },
           [&](const KernelExit &e) { return fmt::format("exit invocation {}", e.invocation); },
           [&](const DeviceBarrier &e) {

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Differential test of two engines on one example instance:
 #   agree.sh DKV FILE DEVICES [OPTIONS...]
+# (the example's own `// options:` annotation, read with `dkv parse --annotations`,
+# comes first)
 # Runs `dkv check` with --engine spin and with --engine explore and requires the
 # same exit code and the same set of finding kinds (race, deadlock, exit-violation,
 # lifetime-violation). An inconclusive answer (exit 5) from either engine fails.
 set -u
 dkv=$1 file=$2 devices=$3
 shift 3
+if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
+  echo "FAIL: $file: malformed annotations"
+  echo "$annotations"
+  exit 1
+fi
+# The example's `// options:` (from `dkv parse --annotations`) come before OPTIONS.
+# shellcheck disable=SC2046
+set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 run() {
   "$dkv" check "$file" --devices "$devices" --engine "$1" "${@:2}" 2>&1
 }

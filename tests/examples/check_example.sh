@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Checks one example kernel against its `// expect:` annotation with one engine:
 #   check_example.sh DKV FILE ENGINE DEVICES
-# The annotation `// expect: VERDICT [at LINE]` (several lines allowed) says what
-# `dkv check` must report; `// options: ...` adds command-line options.
+# The annotations (read by `dkv parse --annotations`): `// expect: VERDICT [at LINE]`
+# says what `dkv check` must report; `// options: ...` adds command-line options.
 set -u
 dkv=$1 file=$2 engine=$3 devices=$4
-verdicts=$(sed -n 's|^[[:space:]]*//[[:space:]]*expect:[[:space:]]*\([a-z-]*\).*|\1|p' "$file")
-lines=$(sed -n 's|^[[:space:]]*//[[:space:]]*expect:[[:space:]]*[a-z-]*[[:space:]]*at[[:space:]]*\([0-9]*\).*|\1|p' "$file")
-options=$(sed -n 's|^[[:space:]]*//[[:space:]]*options:\(.*\)|\1|p' "$file" | head -1)
+if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
+  echo "FAIL: $file: malformed annotations"
+  echo "$annotations"
+  exit 1
+fi
+verdicts=$(echo "$annotations" | awk '$1 == "expect" { print $2 }')
+lines=$(echo "$annotations" | awk '$1 == "expect" && NF == 3 { print $3 }')
+options=$(echo "$annotations" | awk '$1 == "options" { $1 = ""; print substr($0, 2) }')
 if [ -z "$verdicts" ]; then
   echo "FAIL: $file has no '// expect:' annotation"
   exit 1

@@ -7,7 +7,12 @@
 #   lower_example.sh DKV FILE DEVICES [outside]
 set -u
 dkv=$1 file=$2 devices=$3 mode=${4:-}
-options=$(sed -n 's|^[[:space:]]*//[[:space:]]*options:\(.*\)|\1|p' "$file" | head -1)
+if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
+  echo "FAIL: $file: malformed annotations"
+  echo "$annotations"
+  exit 1
+fi
+options=$(echo "$annotations" | awk '$1 == "options" { $1 = ""; print substr($0, 2) }')
 # shellcheck disable=SC2086
 output=$("$dkv" model "$file" --devices "$devices" $options 2>&1)
 status=$?
@@ -16,7 +21,7 @@ if [ "$mode" = outside ]; then
   0 | 10) exit 0 ;;
   2) echo "$output" | grep -q ": error: " && exit 0 ;;
   esac
-elif grep -q '^[[:space:]]*//[[:space:]]*expect:[[:space:]]*static-error' "$file"; then
+elif echo "$annotations" | grep -q '^expect static-error'; then
   [ "$status" -eq 2 ] && exit 0
 elif [ "$status" -eq 0 ] || [ "$status" -eq 10 ]; then
   exit 0

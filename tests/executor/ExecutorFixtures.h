@@ -3,7 +3,7 @@
 
 #include "executor/Executor.h"
 #include "frontend/Frontend.h"
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "model/Model.h"
 #include "model/Verifier.h"
 #include "semantics/Machine.h"
@@ -33,7 +33,7 @@ inline std::optional<model::Program> lowerExample(const std::string &name, int64
   EXPECT_TRUE(ok && module) << name << ": frontend errors";
   if (!ok || !module)
     return std::nullopt;
-  std::optional<model::Program> program = frontend::lower(*module, name, options, diags);
+  std::optional<model::Program> program = lower::lower(*module, name, options, diags);
   EXPECT_TRUE(program.has_value()) << name << ": lowering errors";
   if (program) {
     std::vector<std::string> problems = model::verifyProgram(*program);

@@ -129,16 +129,6 @@ TEST(Sema, PerDeviceValuesAreNotConstant) {
   EXPECT_EQ(c.src().type().shape, (std::vector<int64_t>{2, 128}));
 }
 
-TEST(Sema, FloorDivisionAndModulo) {
-  EXPECT_EQ(floorDiv(-7, 2), -4);
-  EXPECT_EQ(floorDiv(7, -2), -4);
-  EXPECT_EQ(floorMod(-7, 3), 2);
-  EXPECT_EQ(floorMod(7, -3), -2);
-  EXPECT_FALSE(floorDiv(1, 0).has_value());
-  EXPECT_FALSE(floorDiv(INT64_MIN, -1).has_value());
-  EXPECT_EQ(floorMod(INT64_MIN, -1), 0);
-}
-
 TEST(Sema, ValueExpressions) {
   auto r = load(kernel("v[1] = a * 2.0 + o\n o[:, 0:4] += v[0, :, 4:8] - 1\n o[...] = 0\n"
                        " o[0:4] = a[4:8] * min(a[0:4], 1.5)"));

@@ -1,5 +1,5 @@
 // Tests of lowering: each construct of the language becomes the events docs/model.md says.
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 #include "frontend/AST.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
@@ -11,8 +11,10 @@
 #include <chrono>
 #include <sstream>
 
-namespace dkv::frontend {
+namespace dkv::lower {
 namespace {
+
+using namespace dkv::frontend;
 
 struct Lowered {
   std::optional<model::Program> program;
@@ -20,7 +22,7 @@ struct Lowered {
 };
 
 Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
-                  model::Options options = {}, LowerLimits limits = {}) {
+                  model::Options options = {}, model::BuildLimits limits = {}) {
   support::SourceFile file("test.dk", text);
   support::DiagnosticEngine diags(&file);
   Lowered out;
@@ -268,7 +270,7 @@ kernel k() {
   }
 }
 )",
-                        {}, {}, LowerLimits{100'000, 4096});
+                        {}, {}, model::BuildLimits{100'000, 4096});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
 }
@@ -305,8 +307,8 @@ TEST(Lower, HugeGridsAndLoopsWithoutEventsAreTooLarge) {
 TEST(Lower, IterationLimitCountsEveryDeviceAndInvocation) {
   const char *text = "mesh x = 4\nkernel k() grid(10) {\n  for i in 0 .. 10 {}\n}\n";
   // 4 devices x (10 grid points + 10 x 10 loop iterations) = 440.
-  EXPECT_TRUE(lowerText(text, {}, {}, LowerLimits{100'000, 4096, 440}).program);
-  Lowered l = lowerText(text, {}, {}, LowerLimits{100'000, 4096, 439});
+  EXPECT_TRUE(lowerText(text, {}, {}, model::BuildLimits{100'000, 4096, 440}).program);
+  Lowered l = lowerText(text, {}, {}, model::BuildLimits{100'000, 4096, 439});
   EXPECT_FALSE(l.program);
   EXPECT_NE(l.diagnostics.find("[instance-too-large]"), std::string::npos) << l.diagnostics;
 }
@@ -324,10 +326,10 @@ TEST(Lower, HugeSemaphoreArraysAreTooLarge) {
   expectTooLarge("mesh x = 2\nkernel k() {\n  scratch s: sem[" + dims + "]\n}\n", "semaphores");
   // The limit is over all devices.
   EXPECT_TRUE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1000]\n}\n", {}, {},
-                        LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                        model::BuildLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
                   .program);
   EXPECT_FALSE(lowerText("mesh x = 4\nkernel k() {\n  scratch s: sem[1001]\n}\n", {}, {},
-                         LowerLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
+                         model::BuildLimits{100'000, 4096, 100'000, int64_t{1} << 26, 4000})
                    .program);
 }
 
@@ -403,4 +405,4 @@ TEST(Lower, LargeKernelLowers) {
 }
 
 } // namespace
-} // namespace dkv::frontend
+} // namespace dkv::lower

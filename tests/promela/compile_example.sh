@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # The emitted Promela of one example instance compiles with stock spin and gcc:
 #   compile_example.sh DKV FILE DEVICES [OPTIONS...]
+# (the example's own `// options:` annotation, read with `dkv parse --annotations`,
+# comes first)
 # Runs `dkv dump-promela`, `spin -a` and `gcc -c -DSAFETY pan.c` in a temporary
 # directory (no search: that is what the spin example tests do).
 set -u
 dkv=$1 file=$2 devices=$3
 shift 3
+if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
+  echo "FAIL: $file: malformed annotations"
+  echo "$annotations"
+  exit 1
+fi
+# The example's `// options:` (from `dkv parse --annotations`) come before OPTIONS.
+# shellcheck disable=SC2046
+set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 if ! command -v spin >/dev/null; then
   echo "skipped: spin is not installed"
   exit 0

@@ -2,6 +2,8 @@
 # The option #defines of a dumped model are live: overriding them when compiling gives
 # the model dkv generates with the corresponding options.
 #   live_defines.sh DKV FILE DEVICES [OPTIONS...]
+# (the example's own `// options:` annotation, read with `dkv parse --annotations`,
+# comes first)
 # Dumps FILE once with OPTIONS (the base) and once more with --dma-chunks 2
 # --sem-unit U (and --no-entry-barrier when the base has an entry barrier). Compiles
 # the base with `spin -DDMA_CHUNKS=2 -DSEM_UNIT=U [-DENTRY_BARRIER=0] -a` and the
@@ -18,6 +20,14 @@
 set -u
 dkv=$1 file=$2 devices=$3
 shift 3
+if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
+  echo "FAIL: $file: malformed annotations"
+  echo "$annotations"
+  exit 1
+fi
+# The example's `// options:` (from `dkv parse --annotations`) come before OPTIONS.
+# shellcheck disable=SC2046
+set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 if ! command -v spin >/dev/null || ! command -v gcc >/dev/null; then
   echo "skipped: spin or gcc is not installed"
   exit 0

@@ -1,32 +1,18 @@
 // Lowering: a checked AST and a mesh instance -> the concurrency model (docs/model.md).
 #pragma once
 
+#include "model/Builder.h"
 #include "model/Model.h"
 #include "support/Diagnostics.h"
 
-#include <cstdint>
 #include <optional>
+#include <string>
 
 namespace dkv::ast {
 class Module;
 }
 
-namespace dkv::frontend {
-
-/// Limits that keep lowering of pathological inputs bounded.
-struct LowerLimits {
-  /// Total events over all devices; a larger instance is an `instance-too-large` error.
-  int64_t maxEvents = 4'000'000;
-  int64_t maxDevices = 4096;
-  /// Grid points plus loop iterations over all devices and invocations (a loop whose
-  /// body makes no event still takes time to unroll).
-  int64_t maxIterations = 4'000'000;
-  /// Buffer elements over all devices (the executor stores every element of every
-  /// buffer of every device).
-  int64_t maxElements = int64_t{1} << 26;
-  /// Semaphores over all devices.
-  int64_t maxSemaphores = int64_t{1} << 22;
-};
+namespace dkv::lower {
 
 /// Instantiates `module` (which `analyze` accepted: every name resolved, every
 /// compile-time value set) for its mesh: one process per device, invocations, grid
@@ -35,9 +21,11 @@ struct LowerLimits {
 /// of range, copies whose shapes differ, DMA sizes that are not a multiple of the
 /// semaphore unit) and every value known only at run time that would decide control
 /// flow, a device or an address (`unsupported`). Returns nullopt iff it reported an
-/// error. `file` names the source in the program.
+/// error; `limits` bound the instance (`instance-too-large`). `file` names the source
+/// in the program. The rules of the model itself (entry barrier, waits, chunk units,
+/// flattened semaphore arrays, limits, DMA sizes) are model::Builder's.
 std::optional<model::Program> lower(const ast::Module &module, const std::string &file,
                                     const model::Options &options, support::DiagnosticEngine &diags,
-                                    const LowerLimits &limits = {});
+                                    const model::BuildLimits &limits = {});
 
-} // namespace dkv::frontend
+} // namespace dkv::lower

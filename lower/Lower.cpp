@@ -4,10 +4,12 @@
 // point, loop variables, lets) and appends events to its process. Nothing here
 // guesses: a value that is not known when the instance is built, in a place that
 // decides control flow, a device or an address, is an `unsupported` error.
-#include "frontend/Lower.h"
+#include "lower/Lower.h"
 
 #include "frontend/AST.h"
+#include "frontend/IntEval.h"
 #include "frontend/Sema.h"
+#include "model/Builder.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -18,7 +20,7 @@
 #include <unordered_set>
 #include <variant>
 
-namespace dkv::frontend {
+namespace dkv::lower {
 
 namespace {
 
@@ -89,16 +91,7 @@ model::SemKind toModel(ast::SemKind k) {
 
 /// An evaluated DMA descriptor (`let c = copy(...)` / `remote_copy(...)`). Indices,
 /// semaphores and the device are fixed when the descriptor is made, as in Pallas.
-struct Descriptor {
-  bool remote = false;
-  Region src;
-  Region dst;
-  DeviceId target = 0;
-  std::optional<SemId> sendSem;
-  SemId recvSem = 0; ///< the one semaphore of a local copy
-  int64_t bytes = 0;
-  model::SourceLoc loc;
-};
+using Descriptor = model::DmaDescriptor;
 
 /// A region and its shape after dropping the dimensions a single index selects.
 struct Slice {
@@ -123,53 +116,36 @@ struct TooLarge {
   std::string message;
 };
 
-/// The product of `values`, or nullopt if it does not fit in 64 bits.
-std::optional<int64_t> checkedProduct(const std::vector<int64_t> &values) {
-  int64_t product = 1;
-  for (int64_t v : values)
-    if (__builtin_mul_overflow(product, v, &product))
-      return std::nullopt;
-  return product;
-}
-
 class Lowering {
 public:
   Lowering(const ast::Module &module, const std::string &file, const model::Options &options,
-           support::DiagnosticEngine &diags, const LowerLimits &limits)
-      : module_(module), diags_(diags), limits_(limits) {
-    program_.file = file;
-    program_.options = options;
-  }
+           support::DiagnosticEngine &diags, const model::BuildLimits &limits)
+      : module_(module), diags_(diags),
+        builder_(file, module.kernel() ? module.kernel()->name() : std::string(), options,
+                 module.kernel() && module.kernel()->collectiveId(), limits) {}
 
   std::optional<model::Program> run() {
     const ast::KernelDecl *kernel = module_.kernel();
     const ast::MeshDecl *mesh = module_.mesh();
     DKV_INVARIANT(kernel && mesh, "lowering needs a checked module with a mesh and a kernel");
     kernel_ = kernel;
-    program_.kernel = kernel->name();
-    program_.hasCollectiveId = kernel->collectiveId() != nullptr;
 
-    int64_t devices = 1;
+    std::vector<model::MeshAxis> axes;
     for (const auto &axis : mesh->axes()) {
       DKV_INVARIANT(axis->size().has_value(), "sema sets every axis size");
-      program_.mesh.push_back({axis->name(), *axis->size()});
-      devices *= *axis->size();
-      if (devices > limits_.maxDevices) {
-        diags_.error(mesh->range(), "instance-too-large",
-                     fmt::format("the mesh has more than {} devices", limits_.maxDevices));
-        return std::nullopt;
-      }
+      axes.push_back({axis->name(), *axis->size()});
     }
-    if (program_.options.semUnit < 1 || program_.options.dmaChunks < 1 ||
-        program_.options.invocations < 1) {
-      diags_.error({}, "bad-option", "invocations, dma chunks and semaphore unit must be >= 1");
+    if (std::optional<model::BuildError> error = builder_.setMesh(std::move(axes))) {
+      diags_.error(mesh->range(), error->id, error->message);
       return std::nullopt;
     }
-    devices_ = devices;
+    if (std::optional<model::BuildError> error = builder_.checkOptions()) {
+      diags_.error({}, error->id, error->message);
+      return std::nullopt;
+    }
     try {
       declare(*kernel);
-      program_.processes.reserve(static_cast<size_t>(devices));
-      for (DeviceId d = 0; d < devices; ++d)
+      for (DeviceId d = 0; d < builder_.deviceCount(); ++d)
         lowerDevice(d);
     } catch (const TooLarge &e) {
       diags_.error(e.range, "instance-too-large", e.message);
@@ -177,19 +153,19 @@ public:
     }
     if (diags_.hasErrors())
       return std::nullopt;
-    return std::move(program_);
+    return builder_.finish();
   }
 
 private:
   // ---- Declarations: buffers, semaphores, scopes (the same on every device). ----
 
+  const model::Program &program() const { return builder_.program(); }
+
   void declare(const ast::KernelDecl &kernel) {
     for (const auto &param : kernel.params())
       declareBuffer(*param, model::kKernelScope);
     if (const ast::SemDecl *barrier = kernel.barrier()) {
-      semBase_[barrier] = static_cast<SemId>(program_.semaphores.size());
-      program_.semaphores.push_back(
-          {"barrier", {}, model::SemKind::Barrier, model::kKernelScope, locOf(*barrier)});
+      semBase_[barrier] = builder_.addBarrierSemaphore(locOf(*barrier));
     }
     declareBlock(kernel.body(), model::kKernelScope);
   }
@@ -200,8 +176,8 @@ private:
         for (const auto &decl : s->decls())
           declareDecl(*decl, scope);
       } else if (const auto *s = ast::dynCast<ast::RunScopedStmt>(stmt.get())) {
-        auto id = static_cast<model::ScopeId>(program_.scopes.size());
-        program_.scopes.push_back({fmt::format("run_scoped@{}", locOf(*s).line), scope, locOf(*s)});
+        model::ScopeId id =
+            builder_.addScope(fmt::format("run_scoped@{}", locOf(*s).line), scope, locOf(*s));
         scopeOf_[s] = id;
         for (const auto &decl : s->decls())
           declareDecl(*decl, id);
@@ -231,17 +207,6 @@ private:
     buffer.dtype = toModel(b.dtype());
     buffer.shape = b.shapeValues();
     DKV_INVARIANT(buffer.shape.size() == b.shape().size(), "sema sets every buffer shape");
-    // Every device holds every buffer: bound the total before anything (the executor's
-    // memory, a region's element or byte count) can grow with it.
-    std::optional<int64_t> elements = checkedProduct(buffer.shape);
-    if (!elements || __builtin_add_overflow(totalElements_, *elements, &totalElements_) ||
-        totalElements_ > limits_.maxElements / devices_)
-      throw TooLarge{b.range(),
-                     fmt::format("the buffers have more than {} elements over all {} device(s) "
-                                 "(at '{}', {}); use smaller shapes or fewer devices",
-                                 limits_.maxElements, devices_, b.name(),
-                                 elements ? fmt::format("{} elements", *elements)
-                                          : std::string("more than 2^63 elements"))};
     switch (b.direction()) {
     case ast::Direction::In:
       buffer.role = model::BufferRole::Input;
@@ -258,63 +223,40 @@ private:
     }
     buffer.scope = scope;
     buffer.loc = locOf(b);
-    bufferOf_[&b] = static_cast<model::BufferId>(program_.buffers.size());
-    program_.buffers.push_back(std::move(buffer));
+    model::Built<model::BufferId> id = builder_.addBuffer(std::move(buffer));
+    if (!id.ok())
+      throw TooLarge{b.range(), id.error().message};
+    bufferOf_[&b] = *id;
   }
 
   void declareSem(const ast::SemDecl &s, model::ScopeId scope) {
     const std::vector<int64_t> &dims = s.dimValues();
     DKV_INVARIANT(dims.size() == s.dims().size(), "sema sets every semaphore array size");
-    semBase_[&s] = static_cast<SemId>(program_.semaphores.size());
-    std::optional<int64_t> product = checkedProduct(dims);
-    if (!product || __builtin_add_overflow(totalSems_, *product, &totalSems_) ||
-        totalSems_ > limits_.maxSemaphores / devices_)
-      throw TooLarge{s.range(),
-                     fmt::format("the instance has more than {} semaphores over all {} "
-                                 "device(s) (at '{}', {}); use smaller semaphore arrays or fewer "
-                                 "devices",
-                                 limits_.maxSemaphores, devices_, s.name(),
-                                 product ? fmt::format("{} semaphores", *product)
-                                         : std::string("more than 2^63 semaphores"))};
-    int64_t count = *product;
-    std::vector<int64_t> index(dims.size(), 0);
-    for (int64_t i = 0; i < count; ++i) {
-      program_.semaphores.push_back({s.name(), index, toModel(s.semKind()), scope, locOf(s)});
-      for (size_t k = dims.size(); k-- > 0;) {
-        if (++index[k] < dims[k])
-          break;
-        index[k] = 0;
-      }
-    }
+    model::Built<SemId> first =
+        builder_.addSemaphores(s.name(), dims, toModel(s.semKind()), scope, locOf(s));
+    if (!first.ok())
+      throw TooLarge{s.range(), first.error().message};
+    semBase_[&s] = *first;
   }
 
   // ---- Per-device walk. ----
 
   void lowerDevice(DeviceId device) {
     device_ = device;
-    coords_.assign(program_.mesh.size(), 0);
-    int64_t rest = device;
-    for (size_t a = program_.mesh.size(); a-- > 0;) {
-      coords_[a] = rest % program_.mesh[a].size;
-      rest /= program_.mesh[a].size;
-    }
-    program_.processes.push_back({device, coords_, {}});
-    // The pointer stays valid: run() reserved every process up front.
-    process_ = &program_.processes.back();
+    coords_ = builder_.beginDevice(device);
 
     const std::vector<int64_t> &grid = kernel_->gridValues();
     DKV_INVARIANT(grid.size() == kernel_->grid().size(), "sema sets every grid size");
     // Sema checked each dimension; their product may still be absurd.
-    int64_t points = checkedProduct(grid).value_or(INT64_MAX);
-    for (int32_t inv = 0; inv < program_.options.invocations; ++inv) {
+    support::IntResult product = support::checkedProduct(grid);
+    int64_t points = product.ok() ? product.value : INT64_MAX;
+    for (int32_t inv = 0; inv < program().options.invocations; ++inv) {
       invocation_ = inv;
       spendIterations(points, kernel_->range());
       programIds_.clear();
       loopVars_.clear();
       setContext();
-      emit(model::KernelEnter{inv}, locOf(*kernel_));
-      if (!program_.hasCollectiveId && program_.options.entryBarrier)
-        emit(model::DeviceBarrier{inv}, locOf(*kernel_));
+      built(builder_.enterKernel(inv, locOf(*kernel_), context()), *kernel_);
       std::vector<int64_t> point(grid.size(), 0);
       for (int64_t p = 0; p < points; ++p) {
         programIds_ = point;
@@ -330,7 +272,7 @@ private:
       }
       programIds_.clear();
       setContext();
-      emit(model::KernelExit{inv}, closingLocOf(*kernel_));
+      built(builder_.exitKernel(inv, closingLocOf(*kernel_), context()), *kernel_);
     }
   }
 
@@ -345,22 +287,29 @@ private:
       text += fmt::format(", grid ({})", fmt::join(programIds_, ", "));
     for (const auto &[name, value] : loopVars_)
       text += fmt::format(", {}={}", name, value);
-    auto [it, inserted] =
-        contextIds_.try_emplace(text, static_cast<model::ContextId>(program_.contexts.size()));
-    if (inserted)
-      program_.contexts.push_back(text);
-    context_ = it->second;
+    context_ = builder_.context(text);
   }
 
-  template <class E> void emit(E event, model::SourceLoc loc) {
-    if (++eventCount_ > limits_.maxEvents)
-      throw TooLarge{kernel_->range(),
-                     fmt::format("the instance has more than {} events; use fewer devices, grid "
-                                 "steps or loop iterations",
-                                 limits_.maxEvents)};
+  /// The context of the next event.
+  model::ContextId context() {
     if (contextDirty_)
       refreshContext();
-    process_->events.push_back(model::Event{std::move(event), loc, context_});
+    return context_;
+  }
+
+  /// Reports what the builder refused at `node` (an instance too large stops lowering).
+  void built(std::optional<model::BuildError> error, const ast::Node &node) {
+    if (!error)
+      return;
+    if (error->fatal)
+      throw TooLarge{kernel_->range(), error->message};
+    fail(node, error->id, error->message);
+  }
+
+  void emit(model::EventKind event, model::SourceLoc loc) {
+    // The only error of append is the event limit; it names the whole kernel.
+    if (std::optional<model::BuildError> error = builder_.append(std::move(event), loc, context()))
+      throw TooLarge{kernel_->range(), error->message};
   }
 
   void lowerBlock(const ast::Block &block) {
@@ -455,20 +404,16 @@ private:
 
   /// Counts `count` grid points or loop iterations against the instance's budget.
   void spendIterations(int64_t count, support::SourceRange where) {
-    if (__builtin_add_overflow(iterationCount_, count, &iterationCount_) ||
-        iterationCount_ > limits_.maxIterations)
-      throw TooLarge{where, fmt::format("the instance has more than {} grid points and loop "
-                                        "iterations over all devices; use fewer devices, grid "
-                                        "steps or loop iterations",
-                                        limits_.maxIterations)};
+    if (std::optional<model::BuildError> error = builder_.spendIterations(count))
+      throw TooLarge{where, error->message};
   }
 
   /// Amounts beyond the 32-bit semaphores of a TPU (sema checks constant ones).
   void checkAmount(const ast::Expr *expr, int64_t amount, std::string_view what) {
-    if (expr && amount > kMaxSemaphoreAmount)
+    if (expr && amount > frontend::kMaxSemaphoreAmount)
       fail(*expr, "amount-too-large",
            fmt::format("{} is {} (on device {}); it must be at most {}", what, amount, device_,
-                       kMaxSemaphoreAmount));
+                       frontend::kMaxSemaphoreAmount));
   }
 
   void lowerLet(const ast::LetStmt &stmt) {
@@ -516,9 +461,9 @@ private:
     if (const auto *call = ast::dynCast<ast::CallExpr>(&init);
         call && call->builtin() == ast::Builtin::Read) {
       SemId sem = evalSem(call->arg());
-      auto [it, inserted] = registerOf_.try_emplace(&decl, program_.registerCount);
-      if (inserted)
-        ++program_.registerCount;
+      auto it = registerOf_.find(&decl);
+      if (it == registerOf_.end())
+        it = registerOf_.emplace(&decl, builder_.addRegister()).first;
       emit(model::SemRead{sem, it->second}, locOf(stmt));
       env_[&decl] = RuntimeValue{it->second};
       return;
@@ -534,19 +479,17 @@ private:
     const Region &dst = dstSlice.region;
     const std::vector<int64_t> &srcShape = srcSlice.shape;
     const std::vector<int64_t> &dstShape = dstSlice.shape;
-    const model::Buffer &sb = program_.buffers[src.buffer];
-    const model::Buffer &db = program_.buffers[dst.buffer];
+    const model::Buffer &sb = program().buffers[src.buffer];
+    const model::Buffer &db = program().buffers[dst.buffer];
     if (srcShape != dstShape || sb.dtype != db.dtype)
       fail(copy, "copy-shape-mismatch",
            fmt::format("copy source {} is {}{} but destination {} is {}{} (on device {})",
-                       program_.regionName(src), model::dtypeName(sb.dtype), shapeText(srcShape),
-                       program_.regionName(dst), model::dtypeName(db.dtype), shapeText(dstShape),
+                       program().regionName(src), model::dtypeName(sb.dtype), shapeText(srcShape),
+                       program().regionName(dst), model::dtypeName(db.dtype), shapeText(dstShape),
                        device_));
     int64_t bytes = src.elementCount() * model::dtypeBytes(sb.dtype);
-    if (bytes % program_.options.semUnit != 0)
-      fail(copy, "dma-size-unit",
-           fmt::format("the DMA moves {} bytes, not a multiple of the semaphore unit {}", bytes,
-                       program_.options.semUnit));
+    if (std::optional<model::BuildError> error = builder_.checkDmaBytes(bytes))
+      fail(copy, error->id, error->message);
     return bytes;
   }
 
@@ -564,47 +507,15 @@ private:
            fmt::format("descriptor '{}' is not defined here on device {}", stmt.descriptor().name(),
                        device_));
     const Descriptor &d = std::get<Descriptor>(it->second);
-    int64_t units = d.bytes / program_.options.semUnit;
     switch (stmt.method()) {
-    case ast::DmaMethod::Start: {
-      model::Dma dma;
-      dma.id = static_cast<model::DmaId>(program_.dmas.size());
-      dma.issuer = device_;
-      dma.target = d.target;
-      dma.src = d.src;
-      dma.dst = d.dst;
-      dma.sendSem = d.sendSem;
-      dma.recvSem = d.recvSem;
-      dma.bytes = d.bytes;
-      dma.local = !d.remote;
-      dma.invocation = invocation_;
-      dma.loc = locOf(stmt);
-      dma.descriptorLoc = d.loc;
-      int32_t k = program_.options.dmaChunks;
-      for (int32_t c = 0; c < k; ++c)
-        dma.chunkUnits.push_back(units / k + (c < units % k ? 1 : 0));
-      emit(model::DmaStart{dma.id}, locOf(stmt));
-      program_.dmas.push_back(std::move(dma));
-      return;
-    }
+    case ast::DmaMethod::Start:
+      return built(builder_.startDma(d, invocation_, locOf(stmt), context()), stmt);
     case ast::DmaMethod::Wait:
-      if (d.remote) {
-        emit(model::SemWait{*d.sendSem, units, model::WaitOrigin::DmaWaitSend}, locOf(stmt));
-        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitRecv}, locOf(stmt));
-      } else {
-        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitLocal}, locOf(stmt));
-      }
-      return;
+      return built(builder_.waitDma(d, model::DmaWait::Both, locOf(stmt), context()), stmt);
     case ast::DmaMethod::WaitSend:
+      return built(builder_.waitDma(d, model::DmaWait::Send, locOf(stmt), context()), stmt);
     case ast::DmaMethod::WaitRecv:
-      if (!d.remote)
-        fail(stmt, "local-copy-wait",
-             "a local copy has one semaphore: use wait(), not wait_send() or wait_recv()");
-      if (stmt.method() == ast::DmaMethod::WaitSend)
-        emit(model::SemWait{*d.sendSem, units, model::WaitOrigin::DmaWaitSend}, locOf(stmt));
-      else
-        emit(model::SemWait{d.recvSem, units, model::WaitOrigin::DmaWaitRecv}, locOf(stmt));
-      return;
+      return built(builder_.waitDma(d, model::DmaWait::Recv, locOf(stmt), context()), stmt);
     }
   }
 
@@ -658,7 +569,7 @@ private:
         if (node.region.elementCount() != 1 && shape != dstShape)
           fail(expr, "store-shape-mismatch",
                fmt::format("{} has shape {} but the store writes shape {} (on device {})",
-                           program_.regionName(node.region), shapeText(shape), shapeText(dstShape),
+                           program().regionName(node.region), shapeText(shape), shapeText(dstShape),
                            device_));
         store.reads.push_back(node.region);
         return push(node);
@@ -728,10 +639,14 @@ private:
   }
 
   [[noreturn]] void failAt(support::SourceRange range, const std::string &id, std::string message) {
+    report(range, id, std::move(message));
+    throw StatementError{};
+  }
+
+  void report(support::SourceRange range, const std::string &id, std::string message) {
     // Devices usually share a mistake: report each place once, for the first device.
     if (reported_.insert({range.begin.line, range.begin.col, id}).second)
       diags_.error(range, id, std::move(message));
-    throw StatementError{};
   }
 
   const ast::Decl *baseDecl(const ast::Expr &expr) {
@@ -742,45 +657,34 @@ private:
     return nullptr;
   }
 
-  int64_t evalInt(const ast::Expr &expr) {
-    Value v = eval(expr);
-    if (const auto *i = std::get_if<int64_t>(&v))
-      return *i;
-    if (const auto *b = std::get_if<bool>(&v))
-      return *b ? 1 : 0;
-    if (std::holds_alternative<RuntimeValue>(v))
-      fail(expr, "unsupported",
-           "this value is read from a semaphore at run time; it can only be stored, not "
-           "decide control flow, a device or an index");
-    fail(expr, "unsupported", "expected an integer here");
+  int64_t evalInt(const ast::Expr &expr) { return evalInteger(expr, false); }
+
+  bool evalBool(const ast::Expr &expr) { return evalInteger(expr, true) != 0; }
+
+  /// The value of an integer or boolean expression on this device (booleans are 1 and
+  /// 0), with the operators every stage shares (frontend::evalIntExpr).
+  int64_t evalInteger(const ast::Expr &expr, bool condition) {
+    frontend::IntEvalResult r = frontend::evalIntExpr(
+        expr, [this](const ast::Expr &e, bool cond) { return evalLeaf(e, cond); }, condition);
+    switch (r.status) {
+    case frontend::IntEvalStatus::Ok:
+      return *r.value;
+    case frontend::IntEvalStatus::NotConstant:
+      // evalLeaf reported why (or the name's binding failed, already reported).
+      throw StatementError{};
+    case frontend::IntEvalStatus::DivisionByZero:
+      fail(*r.where, "division-by-zero", fmt::format("division by zero on device {}", device_));
+    case frontend::IntEvalStatus::Overflow:
+      fail(*r.where, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+    }
+    DKV_UNREACHABLE("evaluation status");
   }
 
-  bool evalBool(const ast::Expr &expr) {
-    Value v = eval(expr);
-    if (const auto *b = std::get_if<bool>(&v))
-      return *b;
-    if (const auto *i = std::get_if<int64_t>(&v))
-      return *i != 0;
-    if (std::holds_alternative<RuntimeValue>(v))
-      fail(expr, "unsupported",
-           "this condition depends on a semaphore value read at run time; dkv needs control "
-           "flow that is known when the kernel is instantiated");
-    fail(expr, "unsupported", "expected a condition here");
-  }
-
-  static int64_t floorDiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-      --q;
-    return q;
-  }
-
-  Value eval(const ast::Expr &expr) {
+  /// The value of a name or call on this device, or nullopt after reporting why it
+  /// has none (nothing is reported for a binding whose initialiser already failed).
+  /// Never throws: frontend::evalIntExpr is not exception-neutral by contract.
+  std::optional<int64_t> evalLeaf(const ast::Expr &expr, bool condition) {
     switch (expr.kind()) {
-    case ast::Node::Kind::IntLiteral:
-      return ast::cast<ast::IntLiteral>(expr).value();
-    case ast::Node::Kind::BoolLiteral:
-      return ast::cast<ast::BoolLiteral>(expr).value();
     case ast::Node::Kind::NameExpr: {
       const ast::Decl *decl = ast::cast<ast::NameExpr>(expr).decl();
       DKV_INVARIANT(decl, "sema resolves every name");
@@ -792,25 +696,34 @@ private:
         DKV_INVARIANT(c->value().has_value(), "sema sets every const");
         return *c->value();
       }
-      if (auto it = env_.find(decl); it != env_.end())
-        return it->second;
+      if (auto it = env_.find(decl); it != env_.end()) {
+        const Value &v = it->second;
+        if (const auto *i = std::get_if<int64_t>(&v))
+          return *i;
+        if (const auto *b = std::get_if<bool>(&v))
+          return *b ? 1 : 0;
+        if (std::holds_alternative<RuntimeValue>(v)) {
+          if (condition)
+            report(expr.range(), "unsupported",
+                   "this condition depends on a semaphore value read at run time; dkv needs "
+                   "control flow that is known when the kernel is instantiated");
+          else
+            report(expr.range(), "unsupported",
+                   "this value is read from a semaphore at run time; it can only be stored, not "
+                   "decide control flow, a device or an index");
+          return std::nullopt;
+        }
+        report(expr.range(), "unsupported",
+               condition ? "expected a condition here" : "expected an integer here");
+        return std::nullopt;
+      }
       if (poisoned_.count(decl))
-        throw StatementError{};
-      fail(expr, "unsupported",
-           fmt::format("'{}' has no value here on device {}", ast::cast<ast::NameExpr>(expr).name(),
-                       device_));
+        return std::nullopt;
+      report(expr.range(), "unsupported",
+             fmt::format("'{}' has no value here on device {}",
+                         ast::cast<ast::NameExpr>(expr).name(), device_));
+      return std::nullopt;
     }
-    case ast::Node::Kind::UnaryExpr: {
-      const auto &u = ast::cast<ast::UnaryExpr>(expr);
-      if (u.op() == ast::UnaryOp::Not)
-        return !evalBool(u.operand());
-      int64_t v = evalInt(u.operand());
-      if (v == INT64_MIN)
-        fail(expr, "integer-overflow", fmt::format("integer overflow on device {}", device_));
-      return -v;
-    }
-    case ast::Node::Kind::BinaryExpr:
-      return evalBinary(ast::cast<ast::BinaryExpr>(expr));
     case ast::Node::Kind::CallExpr: {
       const auto &call = ast::cast<ast::CallExpr>(expr);
       switch (call.builtin()) {
@@ -820,95 +733,52 @@ private:
         DKV_INVARIANT(axis, "sema checks that axis_index names an axis");
         if (call.builtin() == ast::Builtin::AxisIndex)
           return coords_[axis->index()];
-        return program_.mesh[axis->index()].size;
+        return program().mesh[axis->index()].size;
       }
       case ast::Builtin::ProgramId:
       case ast::Builtin::NumPrograms: {
-        int64_t dim = evalInt(call.arg());
+        int64_t dim = 0;
+        try {
+          dim = evalInt(call.arg());
+        } catch (const StatementError &) {
+          return std::nullopt; // reported
+        }
         const std::vector<int64_t> &grid = kernel_->gridValues();
-        if (dim < 0 || static_cast<size_t>(dim) >= grid.size())
-          fail(call, "program-id-dim",
-               fmt::format("grid dimension {} does not exist (the grid has {})", dim, grid.size()));
+        if (dim < 0 || static_cast<size_t>(dim) >= grid.size()) {
+          report(
+              call.range(), "program-id-dim",
+              fmt::format("grid dimension {} does not exist (the grid has {})", dim, grid.size()));
+          return std::nullopt;
+        }
         if (call.builtin() == ast::Builtin::NumPrograms)
           return grid[dim];
-        if (programIds_.empty())
-          fail(call, "program-id-dim", "program_id outside the grid");
+        if (programIds_.empty()) {
+          report(call.range(), "program-id-dim", "program_id outside the grid");
+          return std::nullopt;
+        }
         return programIds_[dim];
       }
       case ast::Builtin::Read:
-        fail(call, "unsupported",
-             "read(sem) is only supported as the value of a let (`let v = read(s)`)");
+        report(call.range(), "unsupported",
+               "read(sem) is only supported as the value of a let (`let v = read(s)`)");
+        return std::nullopt;
       }
       DKV_UNREACHABLE("builtin");
     }
     default:
-      fail(expr, "unsupported", "this expression has no integer value");
+      report(expr.range(), "unsupported", "this expression has no integer value");
+      return std::nullopt;
     }
-  }
-
-  Value evalBinary(const ast::BinaryExpr &b) {
-    using Op = ast::BinaryOp;
-    if (b.op() == Op::And)
-      return evalBool(b.lhs()) && evalBool(b.rhs());
-    if (b.op() == Op::Or)
-      return evalBool(b.lhs()) || evalBool(b.rhs());
-    int64_t l = evalInt(b.lhs());
-    int64_t r = evalInt(b.rhs());
-    // The overflow flag must be computed before `out` is read: the two arguments of
-    // one call are unsequenced.
-    int64_t out = 0;
-    auto checked = [&](bool overflow) -> Value {
-      if (overflow)
-        fail(b, "integer-overflow", fmt::format("integer overflow on device {}", device_));
-      return out;
-    };
-    switch (b.op()) {
-    case Op::Add:
-      return checked(__builtin_add_overflow(l, r, &out));
-    case Op::Sub:
-      return checked(__builtin_sub_overflow(l, r, &out));
-    case Op::Mul:
-      return checked(__builtin_mul_overflow(l, r, &out));
-    case Op::Div:
-    case Op::Mod: {
-      if (r == 0)
-        fail(b, "division-by-zero", fmt::format("division by zero on device {}", device_));
-      if (l == INT64_MIN && r == -1)
-        fail(b, "integer-overflow", fmt::format("integer overflow on device {}", device_));
-      int64_t q = floorDiv(l, r);
-      return b.op() == Op::Div ? q : l - q * r;
-    }
-    case Op::Min:
-      return std::min(l, r);
-    case Op::Max:
-      return std::max(l, r);
-    case Op::Eq:
-      return l == r;
-    case Op::Ne:
-      return l != r;
-    case Op::Lt:
-      return l < r;
-    case Op::Le:
-      return l <= r;
-    case Op::Gt:
-      return l > r;
-    case Op::Ge:
-      return l >= r;
-    case Op::And:
-    case Op::Or:
-      break;
-    }
-    DKV_UNREACHABLE("binary operator");
   }
 
   /// The device a `device = ...` names, checked against the mesh.
   DeviceId evalDevice(const ast::Expr &expr) {
     std::vector<int64_t> coords;
     if (const auto *t = ast::dynCast<ast::TupleExpr>(&expr)) {
-      if (t->elements().size() != program_.mesh.size())
+      if (t->elements().size() != program().mesh.size())
         fail(expr, "device-arity",
              fmt::format("device coordinates have {} entries, the mesh has {} axes",
-                         t->elements().size(), program_.mesh.size()));
+                         t->elements().size(), program().mesh.size()));
       for (const auto &e : t->elements())
         coords.push_back(evalInt(*e));
     } else if (const auto *m = ast::dynCast<ast::MappingExpr>(&expr)) {
@@ -921,7 +791,7 @@ private:
     } else {
       int64_t id = evalInt(expr);
       int64_t count = 1;
-      for (const auto &axis : program_.mesh)
+      for (const auto &axis : program().mesh)
         count *= axis.size;
       if (id < 0 || id >= count)
         fail(expr, "device-out-of-range",
@@ -931,11 +801,11 @@ private:
     }
     int64_t id = 0;
     for (size_t a = 0; a < coords.size(); ++a) {
-      if (coords[a] < 0 || coords[a] >= program_.mesh[a].size)
+      if (coords[a] < 0 || coords[a] >= program().mesh[a].size)
         fail(expr, "device-out-of-range",
              fmt::format("coordinate {} on axis {} is out of range [0, {}) (on device {})",
-                         coords[a], program_.mesh[a].name, program_.mesh[a].size, device_));
-      id = id * program_.mesh[a].size + coords[a];
+                         coords[a], program().mesh[a].name, program().mesh[a].size, device_));
+      id = id * program().mesh[a].size + coords[a];
     }
     return static_cast<DeviceId>(id);
   }
@@ -959,16 +829,13 @@ private:
       fail(expr, "sem-index-arity",
            fmt::format("'{}' has {} dimensions; {} indices name one semaphore", decl->name(),
                        dims.size(), index.size()));
-    int64_t offset = 0;
-    for (size_t k = 0; k < dims.size(); ++k) {
+    for (size_t k = 0; k < dims.size(); ++k)
       if (index[k] < 0 || index[k] >= dims[k])
         fail(expr, "index-out-of-bounds",
              fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on device "
                          "{})",
                          index[k], decl->name(), dims[k], device_));
-      offset = offset * dims[k] + index[k];
-    }
-    return base + static_cast<SemId>(offset);
+    return model::Builder::element(base, dims, index);
   }
 
   Region evalRegion(const ast::Expr &expr) { return evalSlice(expr).region; }
@@ -979,7 +846,7 @@ private:
     if (!decl)
       fail(expr, "unsupported", "expected a buffer here");
     model::BufferId id = bufferOf_.at(decl);
-    const std::vector<int64_t> &shape = program_.buffers[id].shape;
+    const std::vector<int64_t> &shape = program().buffers[id].shape;
     Slice slice{Region{id, {}}, {}};
     const auto *ix = ast::dynCast<ast::IndexExpr>(&expr);
     size_t given = ix ? ix->subscripts().size() : 0;
@@ -1030,21 +897,18 @@ private:
 
   const ast::Module &module_;
   support::DiagnosticEngine &diags_;
-  LowerLimits limits_;
-  model::Program program_;
+  model::Builder builder_;
   const ast::KernelDecl *kernel_ = nullptr;
 
   std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;
   std::unordered_map<const ast::SemDecl *, SemId> semBase_;
   std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
-  std::map<std::string, model::ContextId> contextIds_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
   // Per-device state.
   DeviceId device_ = 0;
   std::vector<int64_t> coords_;
-  model::Process *process_ = nullptr;
   int32_t invocation_ = 0;
   std::vector<int64_t> programIds_;
   std::vector<std::pair<std::string, int64_t>> loopVars_;
@@ -1053,19 +917,14 @@ private:
   std::unordered_set<const ast::Decl *> poisoned_;
   model::ContextId context_ = 0;
   bool contextDirty_ = true;
-  int64_t eventCount_ = 0;
-  int64_t iterationCount_ = 0;
-  int64_t devices_ = 1;
-  int64_t totalElements_ = 0; ///< per device
-  int64_t totalSems_ = 0;     ///< per device
 };
 
 } // namespace
 
 std::optional<model::Program> lower(const ast::Module &module, const std::string &file,
                                     const model::Options &options, support::DiagnosticEngine &diags,
-                                    const LowerLimits &limits) {
+                                    const model::BuildLimits &limits) {
   return Lowering(module, file, options, diags, limits).run();
 }
 
-} // namespace dkv::frontend
+} // namespace dkv::lower

@@ -1,0 +1,233 @@
+// Building a valid model::Program.
+#include "model/Builder.h"
+
+#include "support/IntArith.h"
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+
+namespace dkv::model {
+
+namespace {
+
+BuildError tooLarge(std::string message) {
+  return BuildError{"instance-too-large", std::move(message), /*fatal=*/true};
+}
+
+} // namespace
+
+Builder::Builder(std::string file, std::string kernel, const Options &options, bool hasCollectiveId,
+                 const BuildLimits &limits)
+    : limits_(limits) {
+  program_.file = std::move(file);
+  program_.kernel = std::move(kernel);
+  program_.options = options;
+  program_.hasCollectiveId = hasCollectiveId;
+}
+
+std::optional<BuildError> Builder::checkOptions() const {
+  const Options &o = program_.options;
+  if (o.semUnit < 1 || o.dmaChunks < 1 || o.invocations < 1)
+    return BuildError{"bad-option", "invocations, dma chunks and semaphore unit must be >= 1"};
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::setMesh(std::vector<MeshAxis> axes) {
+  int64_t devices = 1;
+  for (const MeshAxis &axis : axes) {
+    DKV_INVARIANT(axis.size >= 1, "a mesh axis has at least one device");
+    // Checked after every axis, so the product stays below maxDevices^2.
+    devices *= axis.size;
+    if (devices > limits_.maxDevices)
+      return tooLarge(fmt::format("the mesh has more than {} devices", limits_.maxDevices));
+  }
+  program_.mesh = std::move(axes);
+  devices_ = devices;
+  program_.processes.reserve(static_cast<size_t>(devices));
+  return std::nullopt;
+}
+
+Built<BufferId> Builder::addBuffer(Buffer buffer) {
+  // Every device holds every buffer: bound the total before anything (the executor's
+  // memory, a region's element or byte count) can grow with it.
+  support::IntResult elements = support::checkedProduct(buffer.shape);
+  if (!elements.ok() || __builtin_add_overflow(totalElements_, elements.value, &totalElements_) ||
+      totalElements_ > limits_.maxElements / devices_)
+    return tooLarge(fmt::format("the buffers have more than {} elements over all {} device(s) "
+                                "(at '{}', {}); use smaller shapes or fewer devices",
+                                limits_.maxElements, devices_, buffer.name,
+                                elements.ok() ? fmt::format("{} elements", elements.value)
+                                              : std::string("more than 2^63 elements")));
+  auto id = static_cast<BufferId>(program_.buffers.size());
+  program_.buffers.push_back(std::move(buffer));
+  return id;
+}
+
+Built<SemId> Builder::addSemaphores(const std::string &name, const std::vector<int64_t> &dims,
+                                    SemKind kind, ScopeId scope, SourceLoc loc) {
+  support::IntResult product = support::checkedProduct(dims);
+  if (!product.ok() || __builtin_add_overflow(totalSems_, product.value, &totalSems_) ||
+      totalSems_ > limits_.maxSemaphores / devices_)
+    return tooLarge(fmt::format("the instance has more than {} semaphores over all {} "
+                                "device(s) (at '{}', {}); use smaller semaphore arrays or fewer "
+                                "devices",
+                                limits_.maxSemaphores, devices_, name,
+                                product.ok() ? fmt::format("{} semaphores", product.value)
+                                             : std::string("more than 2^63 semaphores")));
+  auto first = static_cast<SemId>(program_.semaphores.size());
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t i = 0; i < product.value; ++i) {
+    program_.semaphores.push_back({name, index, kind, scope, loc});
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (++index[k] < dims[k])
+        break;
+      index[k] = 0;
+    }
+  }
+  return first;
+}
+
+SemId Builder::addBarrierSemaphore(SourceLoc loc) {
+  auto id = static_cast<SemId>(program_.semaphores.size());
+  program_.semaphores.push_back({"barrier", {}, SemKind::Barrier, kKernelScope, loc});
+  return id;
+}
+
+ScopeId Builder::addScope(std::string name, ScopeId parent, SourceLoc loc) {
+  auto id = static_cast<ScopeId>(program_.scopes.size());
+  program_.scopes.push_back({std::move(name), parent, loc});
+  return id;
+}
+
+SemId Builder::element(SemId first, const std::vector<int64_t> &dims,
+                       const std::vector<int64_t> &index) {
+  DKV_INVARIANT(index.size() == dims.size(), "one index per semaphore array dimension");
+  int64_t offset = 0;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    DKV_INVARIANT(index[k] >= 0 && index[k] < dims[k], "semaphore index in range");
+    offset = offset * dims[k] + index[k];
+  }
+  return first + static_cast<SemId>(offset);
+}
+
+RegisterId Builder::addRegister() { return program_.registerCount++; }
+
+const std::vector<int64_t> &Builder::beginDevice(DeviceId device) {
+  DKV_INVARIANT(device == program_.deviceCount() && device < devices_,
+                "devices begin in order, once each");
+  std::vector<int64_t> coords(program_.mesh.size(), 0);
+  int64_t rest = device;
+  for (size_t a = program_.mesh.size(); a-- > 0;) {
+    coords[a] = rest % program_.mesh[a].size;
+    rest /= program_.mesh[a].size;
+  }
+  // No reallocation: setMesh reserved every process.
+  program_.processes.push_back({device, std::move(coords), {}});
+  return program_.processes.back().coords;
+}
+
+ContextId Builder::context(const std::string &text) {
+  auto [it, inserted] =
+      contextIds_.try_emplace(text, static_cast<ContextId>(program_.contexts.size()));
+  if (inserted)
+    program_.contexts.push_back(text);
+  return it->second;
+}
+
+std::optional<BuildError> Builder::spendIterations(int64_t count) {
+  if (__builtin_add_overflow(iterationCount_, count, &iterationCount_) ||
+      iterationCount_ > limits_.maxIterations)
+    return tooLarge(fmt::format("the instance has more than {} grid points and loop "
+                                "iterations over all devices; use fewer devices, grid "
+                                "steps or loop iterations",
+                                limits_.maxIterations));
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::append(EventKind kind, SourceLoc loc, ContextId context) {
+  DKV_INVARIANT(!program_.processes.empty(), "an event needs a device: call beginDevice");
+  if (++eventCount_ > limits_.maxEvents)
+    return tooLarge(fmt::format("the instance has more than {} events; use fewer devices, grid "
+                                "steps or loop iterations",
+                                limits_.maxEvents));
+  program_.processes.back().events.push_back(Event{std::move(kind), loc, context});
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::enterKernel(int32_t invocation, SourceLoc loc,
+                                               ContextId context) {
+  if (auto error = append(KernelEnter{invocation}, loc, context))
+    return error;
+  // docs/model.md "Entry barrier": without a barrier semaphore the runtime keeps a
+  // kernel from DMAing into a peer that has not started it.
+  if (!program_.hasCollectiveId && program_.options.entryBarrier)
+    return append(DeviceBarrier{invocation}, loc, context);
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::exitKernel(int32_t invocation, SourceLoc loc,
+                                              ContextId context) {
+  return append(KernelExit{invocation}, loc, context);
+}
+
+std::optional<BuildError> Builder::checkDmaBytes(int64_t bytes) const {
+  if (bytes % program_.options.semUnit != 0)
+    return BuildError{"dma-size-unit",
+                      fmt::format("the DMA moves {} bytes, not a multiple of the semaphore unit {}",
+                                  bytes, program_.options.semUnit)};
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invocation,
+                                            SourceLoc loc, ContextId context) {
+  DKV_INVARIANT(d.bytes % program_.options.semUnit == 0, "checkDmaBytes accepted the descriptor");
+  Dma dma;
+  dma.id = static_cast<DmaId>(program_.dmas.size());
+  dma.issuer = program_.processes.back().device;
+  dma.target = d.target;
+  dma.src = d.src;
+  dma.dst = d.dst;
+  dma.sendSem = d.sendSem;
+  dma.recvSem = d.recvSem;
+  dma.bytes = d.bytes;
+  dma.local = !d.remote;
+  dma.invocation = invocation;
+  dma.loc = loc;
+  dma.descriptorLoc = d.loc;
+  // docs/model.md "Semaphore units and chunks": U units in K chunks, the first U mod K
+  // chunks carry one more.
+  int64_t units = d.bytes / program_.options.semUnit;
+  int32_t k = program_.options.dmaChunks;
+  for (int32_t c = 0; c < k; ++c)
+    dma.chunkUnits.push_back(units / k + (c < units % k ? 1 : 0));
+  if (auto error = append(DmaStart{dma.id}, loc, context))
+    return error;
+  program_.dmas.push_back(std::move(dma));
+  return std::nullopt;
+}
+
+std::optional<BuildError> Builder::waitDma(const DmaDescriptor &d, DmaWait which, SourceLoc loc,
+                                           ContextId context) {
+  int64_t units = d.bytes / program_.options.semUnit;
+  if (!d.remote) {
+    if (which != DmaWait::Both)
+      return BuildError{
+          "local-copy-wait",
+          "a local copy has one semaphore: use wait(), not wait_send() or wait_recv()"};
+    return append(SemWait{d.recvSem, units, WaitOrigin::DmaWaitLocal}, loc, context);
+  }
+  DKV_INVARIANT(d.sendSem.has_value(), "a remote descriptor has a send semaphore");
+  if (which != DmaWait::Recv)
+    if (auto error = append(SemWait{*d.sendSem, units, WaitOrigin::DmaWaitSend}, loc, context))
+      return error;
+  if (which != DmaWait::Send)
+    return append(SemWait{d.recvSem, units, WaitOrigin::DmaWaitRecv}, loc, context);
+  return std::nullopt;
+}
+
+Program Builder::finish() {
+  DKV_INVARIANT(program_.deviceCount() == devices_, "every device began");
+  return std::move(program_);
+}
+
+} // namespace dkv::model

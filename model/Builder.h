@@ -1,0 +1,158 @@
+// Building a valid model::Program: the rules of docs/model.md that every frontend follows.
+#pragma once
+
+#include "model/Model.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dkv::model {
+
+/// Limits that keep the instances of pathological inputs bounded.
+struct BuildLimits {
+  /// Total events over all devices; a larger instance is an `instance-too-large` error.
+  int64_t maxEvents = 4'000'000;
+  int64_t maxDevices = 4096;
+  /// Grid points plus loop iterations over all devices and invocations (a loop whose
+  /// body makes no event still takes time to unroll).
+  int64_t maxIterations = 4'000'000;
+  /// Buffer elements over all devices (the executor stores every element of every
+  /// buffer of every device).
+  int64_t maxElements = int64_t{1} << 26;
+  /// Semaphores over all devices.
+  int64_t maxSemaphores = int64_t{1} << 22;
+};
+
+/// A rule of the model that the input breaks. The frontend reports it as an error
+/// diagnostic with `id` and `message` (docs/diagnostics.md) at the construct it built
+/// the failing part from.
+struct BuildError {
+  std::string id;
+  std::string message;
+  /// The instance exceeds a limit (`instance-too-large`): building cannot go on.
+  bool fatal = false;
+};
+
+/// A value or the BuildError that prevented it.
+template <class T> class Built {
+public:
+  Built(T value) : value_(std::move(value)) {}
+  Built(BuildError error) : error_(std::move(error)) {}
+  bool ok() const { return value_.has_value(); }
+  /// Precondition: ok().
+  const T &operator*() const { return *value_; }
+  /// Precondition: !ok().
+  const BuildError &error() const { return *error_; }
+
+private:
+  std::optional<T> value_;
+  std::optional<BuildError> error_;
+};
+
+/// An evaluated DMA descriptor (a Pallas `make_async_copy` / `make_async_remote_copy`):
+/// everything `start()` and the waits on it need. Fixed when the descriptor is made.
+struct DmaDescriptor {
+  bool remote = false;
+  Region src; ///< on the issuer
+  Region dst; ///< on the target
+  DeviceId target = 0;
+  std::optional<SemId> sendSem; ///< remote only
+  SemId recvSem = 0;            ///< the one semaphore of a local copy
+  int64_t bytes = 0;            ///< checked with Builder::checkDmaBytes
+  SourceLoc loc;                ///< where the descriptor was made
+};
+
+/// Which wait on a descriptor: `wait()`, `wait_send()`, `wait_recv()`.
+enum class DmaWait { Both, Send, Recv };
+
+/// Builds one Program. Use in this order: setMesh (and checkOptions), the
+/// declarations (buffers, semaphores, scopes; the same on every device), then for each
+/// device 0..N-1 in turn beginDevice and its events in program order, and finish().
+/// Every method that can break a rule of the model returns the BuildError instead of
+/// building something invalid; nothing here throws or reports diagnostics itself.
+class Builder {
+public:
+  Builder(std::string file, std::string kernel, const Options &options, bool hasCollectiveId,
+          const BuildLimits &limits = {});
+
+  /// `bad-option` unless invocations, DMA chunks and the semaphore unit are >= 1.
+  std::optional<BuildError> checkOptions() const;
+  /// Sets the mesh (axes in row-major order). Fatal `instance-too-large` when it has
+  /// more than BuildLimits::maxDevices devices.
+  std::optional<BuildError> setMesh(std::vector<MeshAxis> axes);
+  int64_t deviceCount() const { return devices_; }
+
+  // ---- Declarations: the same on every device. ----
+
+  /// Adds a buffer; fatal `instance-too-large` when the buffers of all devices would
+  /// exceed BuildLimits::maxElements.
+  Built<BufferId> addBuffer(Buffer buffer);
+  /// Adds the semaphore array `name` with dimensions `dims` (empty: one semaphore),
+  /// flattened row-major into one semaphore per element; returns the id of the first
+  /// (see element()). Fatal `instance-too-large` past BuildLimits::maxSemaphores.
+  Built<SemId> addSemaphores(const std::string &name, const std::vector<int64_t> &dims,
+                             SemKind kind, ScopeId scope, SourceLoc loc);
+  /// The barrier semaphore of a kernel with a collective_id.
+  SemId addBarrierSemaphore(SourceLoc loc);
+  ScopeId addScope(std::string name, ScopeId parent, SourceLoc loc);
+  /// The id of element `index` of the array added as `first` with `dims`.
+  /// Precondition: index has one in-range entry per dimension.
+  static SemId element(SemId first, const std::vector<int64_t> &dims,
+                       const std::vector<int64_t> &index);
+  /// A new register of every device, for a SemRead.
+  RegisterId addRegister();
+
+  // ---- Per device, in program order. ----
+
+  /// Starts the process of `device` (the next one: 0, 1, ...); returns its mesh
+  /// coordinates (the row-major de-linearisation of its id).
+  const std::vector<int64_t> &beginDevice(DeviceId device);
+  /// The id of a context text ("inv 0, grid (1, 0), i=2"), added on first use.
+  ContextId context(const std::string &text);
+  /// Counts `count` grid points or loop iterations against BuildLimits::maxIterations
+  /// (fatal `instance-too-large`). Call before unrolling them.
+  std::optional<BuildError> spendIterations(int64_t count);
+
+  /// Each appending method below fails only with the fatal `instance-too-large` of
+  /// BuildLimits::maxEvents, unless it says otherwise.
+  std::optional<BuildError> append(EventKind kind, SourceLoc loc, ContextId context);
+  /// KernelEnter{invocation}, then the entry barrier DeviceBarrier{invocation} if the
+  /// kernel has no collective_id and Options::entryBarrier is on.
+  std::optional<BuildError> enterKernel(int32_t invocation, SourceLoc loc, ContextId context);
+  std::optional<BuildError> exitKernel(int32_t invocation, SourceLoc loc, ContextId context);
+
+  /// `dma-size-unit` unless `bytes` is a multiple of Options::semUnit. Check every
+  /// descriptor with it when it is made.
+  std::optional<BuildError> checkDmaBytes(int64_t bytes) const;
+  /// A new Dma for one start() of `d` on the current device in `invocation`, with its
+  /// chunk units (docs/model.md "Semaphore units and chunks"), and its DmaStart event.
+  std::optional<BuildError> startDma(const DmaDescriptor &d, int32_t invocation, SourceLoc loc,
+                                     ContextId context);
+  /// The SemWaits of a wait on `d` (docs/model.md "Waits on a descriptor"): wait() on a
+  /// remote copy waits for the send semaphore, then the receive semaphore; on a local
+  /// copy for its one semaphore. `local-copy-wait` for wait_send() or wait_recv() on a
+  /// local copy.
+  std::optional<BuildError> waitDma(const DmaDescriptor &d, DmaWait which, SourceLoc loc,
+                                    ContextId context);
+
+  /// The program so far (for names, shapes and options while building).
+  const Program &program() const { return program_; }
+  /// The built program. Precondition: every device began and no fatal error occurred.
+  Program finish();
+
+private:
+  BuildLimits limits_;
+  Program program_;
+  int64_t devices_ = 1;
+  int64_t eventCount_ = 0;
+  int64_t iterationCount_ = 0;
+  int64_t totalElements_ = 0; ///< per device
+  int64_t totalSems_ = 0;     ///< per device
+  std::map<std::string, ContextId> contextIds_;
+};
+
+} // namespace dkv::model
