@@ -8,9 +8,9 @@
 // file are honoured (read with frontend::readAnnotations).
 #include "executor/Executor.h"
 #include "frontend/Annotations.h"
-#include "semantics/Witness.h"
 #include "frontend/Frontend.h"
 #include "lower/Lower.h"
+#include "semantics/Witness.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 

@@ -122,9 +122,8 @@ int runImpl(const semantics::Machine &machine, const support::SourceFile &source
   if (!findings.empty()) {
     for (report::Finding &f : findings)
       if (f.kind == report::FindingKind::Race) {
-        if (std::optional<std::string> w =
-                executor::findWrongValue(machine, options.inputSeed, &run.schedule, 24,
-                                         "in this run"))
+        if (std::optional<std::string> w = executor::findWrongValue(
+                machine, options.inputSeed, &run.schedule, 24, "in this run"))
           f.wrongValue = *w;
         break;
       }
@@ -142,8 +141,8 @@ int runImpl(const semantics::Machine &machine, const support::SourceFile &source
         continue;
       std::vector<double> values(static_cast<size_t>(buffer.elementCount()));
       for (size_t e = 0; e < values.size(); ++e)
-        values[e] =
-            executor::inputValue(options.inputSeed, d, static_cast<BufferId>(b), static_cast<int64_t>(e));
+        values[e] = executor::inputValue(options.inputSeed, d, static_cast<BufferId>(b),
+                                         static_cast<int64_t>(e));
       out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(values));
     }
   out << "outputs:\n";
@@ -156,7 +155,6 @@ int runImpl(const semantics::Machine &machine, const support::SourceFile &source
     }
   return support::kExitOk;
 }
-
 
 } // namespace
 

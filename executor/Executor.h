@@ -65,7 +65,7 @@ struct RunResult {
   std::vector<report::Finding> findings; ///< engine "run"
   report::Schedule schedule;             ///< the steps taken
   report::Trace trace;
-  bool completed = false; ///< every device finished and no DMA is left
+  bool completed = false;  ///< every device finished and no DMA is left
   size_t enabledAtEnd = 0; ///< steps still enabled where the run stopped
   /// Replay: index of the first step that was not enabled (the run stopped there),
   /// and why it was not.

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "executor/Executor.h"
-#include "semantics/Machine.h"
 #include "report/Finding.h"
+#include "semantics/Machine.h"
 
 #include <cstdint>
 #include <deque>

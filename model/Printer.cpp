@@ -1,8 +1,8 @@
 // Prints the model in a stable, readable text form.
 #include "model/Printer.h"
 
-#include "support/Overloaded.h"
 #include "support/Invariant.h"
+#include "support/Overloaded.h"
 
 #include <fmt/format.h>
 

@@ -59,7 +59,9 @@ Machine::Machine(const Program &program, const Properties &properties)
     for (size_t i = 0; i < events.size(); ++i) {
       const int32_t pc = static_cast<int32_t>(i);
       std::visit(Overloaded{
-                     [&](const ScopeEnter &e) { open.push_back({e.scope, pc}); },
+                     [&](const ScopeEnter &e) {
+                       open.push_back({e.scope, pc});
+                     },
                      [&](const ScopeExit &e) {
                        for (size_t j = open.size(); j-- > 0;)
                          if (open[j].first == e.scope) {
@@ -133,8 +135,7 @@ bool Machine::insideScope(const ControlState &s, DeviceId d, ScopeId scope) cons
 
 bool Machine::barrierOpen(const ControlState &s, int32_t invocation) const {
   const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
-  if (barrierPc.empty() || invocation < 0 ||
-      static_cast<size_t>(invocation) >= barrierPc[0].size())
+  if (barrierPc.empty() || invocation < 0 || static_cast<size_t>(invocation) >= barrierPc[0].size())
     return true;
   for (DeviceId d = 0; d < deviceCount_; ++d) {
     int32_t at = barrierPc[d][invocation];
@@ -331,9 +332,9 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   auto where = [&](DeviceId t, int32_t invocation, ScopeId scope) {
     int32_t theirs = insideInvocation(s, t);
     if (theirs != invocation)
-      return theirs < 0 ? fmt::format("device {} is outside the kernel", t)
-                        : fmt::format("device {} is in invocation {}, not {}", t, theirs,
-                                      invocation);
+      return theirs < 0
+                 ? fmt::format("device {} is outside the kernel", t)
+                 : fmt::format("device {} is in invocation {}, not {}", t, theirs, invocation);
     return fmt::format("device {} is outside {}", t, program_.scopes[scope].name);
   };
   switch (o.what) {
@@ -371,16 +372,15 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
       const Event &e = program_.processes[d].events[s.pc[d]];
       if (const auto *w = std::get_if<SemWait>(&e.kind)) {
         parts.push_back(fmt::format("device {} waits for {} >= {} but it is {}", d,
-                                    program_.semName(w->sem), w->amount,
-                                    semValue(s, d, w->sem)));
+                                    program_.semName(w->sem), w->amount, semValue(s, d, w->sem)));
       } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
         int arrived = 0;
         const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
         for (DeviceId other = 0; other < deviceCount_; ++other) {
-          int32_t at = b->invocation >= 0 &&
-                               static_cast<size_t>(b->invocation) < barrierPc[other].size()
-                           ? barrierPc[other][b->invocation]
-                           : -1;
+          int32_t at =
+              b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierPc[other].size()
+                  ? barrierPc[other][b->invocation]
+                  : -1;
           if (at < 0 || s.pc[other] >= at)
             ++arrived;
         }
@@ -397,16 +397,15 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   DKV_UNREACHABLE("obligation kind");
 }
 
-// Soundness of the reduction (used by the exhaustive search, executor::explore): a step t of device d is
-// "safe" in state s when (1) it is enabled and stays enabled until d takes it (no
-// other actor can disable a device's next event: only d decreases d's semaphores and
-// barriers never close), (2) it commutes with every step any other actor can take
-// from s before it, and (3) it does not change the outcome of any other step's check
-// (race, exit, lifetime) nor is its own check's outcome changed by them. Then every
-// run from s is equivalent to one that takes t first, reaching the same states with
-// the same findings, so exploring only t from s loses no finding and no deadlock
-// (the state graph is acyclic: every step increases a pc or a DMA counter, so no
-// cycle proviso is needed).
+// Soundness of the reduction (used by the exhaustive search, executor::explore): a step t of device
+// d is "safe" in state s when (1) it is enabled and stays enabled until d takes it (no other actor
+// can disable a device's next event: only d decreases d's semaphores and barriers never close), (2)
+// it commutes with every step any other actor can take from s before it, and (3) it does not change
+// the outcome of any other step's check (race, exit, lifetime) nor is its own check's outcome
+// changed by them. Then every run from s is equivalent to one that takes t first, reaching the same
+// states with the same findings, so exploring only t from s loses no finding and no deadlock (the
+// state graph is acyclic: every step increases a pc or a DMA counter, so no cycle proviso is
+// needed).
 bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
   if (finished(s, d))
     return false;

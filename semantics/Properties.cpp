@@ -1,8 +1,8 @@
 // The property list of one instance (docs/model.md section 4, "Properties").
 #include "semantics/Properties.h"
 
-#include "semantics/Text.h"
 #include "model/Printer.h"
+#include "semantics/Text.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -21,12 +21,12 @@ namespace {
 /// Message templates; slots are filled with the exact text shared by every
 /// obligation of the property, or its general form.
 enum Template : int32_t {
-  kRace,            // {0} races with {1}
-  kExitSemaphore,   // {0} with semaphore {1} non-zero
-  kExitSend,        // {0} while a dma started at line {1} is still reading {2}
-  kExitRecv,        // {0} while a dma started at line {1} is still writing {2}
-  kLandInvocation,  // dma writing {0} lands on a device outside the invocation ...
-  kLandScope,       // dma writing {0} lands on a device outside {1}, which allocates {2}
+  kRace,           // {0} races with {1}
+  kExitSemaphore,  // {0} with semaphore {1} non-zero
+  kExitSend,       // {0} while a dma started at line {1} is still reading {2}
+  kExitRecv,       // {0} while a dma started at line {1} is still writing {2}
+  kLandInvocation, // dma writing {0} lands on a device outside the invocation ...
+  kLandScope,      // dma writing {0} lands on a device outside {1}, which allocates {2}
   kSignalInvocation,
   kSignalScope,
   kStuckWait,
@@ -249,13 +249,12 @@ void Properties::collectRaces() {
           o.dma = k;
           o.dst = dst;
           o.access = access;
-          std::string key = fmt::format("race|{}|{}|{}|{}|{}", locKey(e.loc), access,
-                                        region.buffer, locKey(other.loc), dst);
+          std::string key = fmt::format("race|{}|{}|{}|{}|{}", locKey(e.loc), access, region.buffer,
+                                        locKey(other.loc), dst);
           std::string theirsText = fmt::format("{} {} {} (started at line {})", what, verb,
                                                p.regionName(theirs), other.loc.line);
-          std::string theirsGeneral =
-              fmt::format("{} {} {} (started at line {})", what, verb,
-                          generalRegion(p, theirs.buffer), other.loc.line);
+          std::string theirsGeneral = fmt::format("{} {} {} (started at line {})", what, verb,
+                                                  generalRegion(p, theirs.buffer), other.loc.line);
           std::string otherLabel =
               dst ? fmt::format("{} started here; it writes its destination until its last "
                                 "chunk lands",
@@ -263,9 +262,9 @@ void Properties::collectRaces() {
                   : fmt::format("{} started here; it reads its source until its last chunk "
                                 "is sent",
                                 other.local ? "the local copy" : "the dma");
-          ObligationIndex index = add(o, key, FindingKind::Race,
-                                      {{mine, mineGeneral}, {theirsText, theirsGeneral}}, kRace,
-                                      {e.loc, label}, {{other.loc, otherLabel}});
+          ObligationIndex index =
+              add(o, key, FindingKind::Race, {{mine, mineGeneral}, {theirsText, theirsGeneral}},
+                  kRace, {e.loc, label}, {{other.loc, otherLabel}});
           atEvent_[d][pc].push_back(index);
           racesAgainst_[k].push_back(index);
         }
@@ -328,8 +327,8 @@ void Properties::collectEventChecks() {
         const bool kernel = scope == kKernelScope;
         std::string leaves = kernel ? "a device leaves the kernel"
                                     : fmt::format("a device leaves {}", p.scopes[scope].name);
-        std::string label = kernel ? "the kernel exits here"
-                                   : fmt::format("{} ends here", p.scopes[scope].name);
+        std::string label =
+            kernel ? "the kernel exits here" : fmt::format("{} ends here", p.scopes[scope].name);
         std::string scopeKey = kernel ? "kernel" : std::to_string(scope);
         for (SemId s = 0; s < static_cast<SemId>(p.semaphores.size()); ++s) {
           const Semaphore &sem = p.semaphores[s];
@@ -347,8 +346,7 @@ void Properties::collectEventChecks() {
                   kExitSemaphore, {e.loc, label}, {{sem.loc, "semaphore declared here"}}));
         }
         auto inScope = [&](BufferId b, std::optional<SemId> s) {
-          return kernel || p.buffers[b].scope == scope ||
-                 (s && p.semaphores[*s].scope == scope);
+          return kernel || p.buffers[b].scope == scope || (s && p.semaphores[*s].scope == scope);
         };
         for (DmaId k : issuedBy[d]) {
           const Dma &dma = p.dmas[k];
@@ -361,13 +359,13 @@ void Properties::collectEventChecks() {
           o.dma = k;
           o.scope = scope;
           std::string line = std::to_string(dma.loc.line);
-          atEvent_[d][pc].push_back(add(
-              o, fmt::format("exitsend|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
-              FindingKind::ExitViolation,
-              {{leaves, leaves},
-               {line, line},
-               {p.regionName(dma.src), generalRegion(p, dma.src.buffer)}},
-              kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+          atEvent_[d][pc].push_back(
+              add(o, fmt::format("exitsend|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
+                  FindingKind::ExitViolation,
+                  {{leaves, leaves},
+                   {line, line},
+                   {p.regionName(dma.src), generalRegion(p, dma.src.buffer)}},
+                  kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
         }
         for (DmaId k : targeting[d]) {
           const Dma &dma = p.dmas[k];
@@ -381,13 +379,13 @@ void Properties::collectEventChecks() {
           o.dma = k;
           o.scope = scope;
           std::string line = std::to_string(dma.loc.line);
-          atEvent_[d][pc].push_back(add(
-              o, fmt::format("exitrecv|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
-              FindingKind::ExitViolation,
-              {{leaves, leaves},
-               {line, line},
-               {p.regionName(dma.dst), generalRegion(p, dma.dst.buffer)}},
-              kExitRecv, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+          atEvent_[d][pc].push_back(
+              add(o, fmt::format("exitrecv|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
+                  FindingKind::ExitViolation,
+                  {{leaves, leaves},
+                   {line, line},
+                   {p.regionName(dma.dst), generalRegion(p, dma.dst.buffer)}},
+                  kExitRecv, {e.loc, label}, {{dma.loc, "the dma started here"}}));
         }
       };
       std::visit(
@@ -407,10 +405,10 @@ void Properties::collectEventChecks() {
                 std::pair<std::string, std::string> semSlot{p.semName(sig.sem),
                                                             generalSem(p, sig.sem)};
                 o.what = Obligation::What::SignalInvocation;
-                atEvent_[d][pc].push_back(
-                    add(o, fmt::format("siginv|{}|{}", locKey(e.loc), name),
-                        FindingKind::LifetimeViolation, {semSlot}, kSignalInvocation,
-                        {e.loc, "the signal is sent here"}, {}));
+                atEvent_[d][pc].push_back(add(o, fmt::format("siginv|{}|{}", locKey(e.loc), name),
+                                              FindingKind::LifetimeViolation, {semSlot},
+                                              kSignalInvocation, {e.loc, "the signal is sent here"},
+                                              {}));
                 const ScopeId scope = p.semaphores[sig.sem].scope;
                 if (scope != kKernelScope) {
                   o.what = Obligation::What::SignalScope;
@@ -433,14 +431,12 @@ void Properties::collectEventChecks() {
                 o.sem = w.sem;
                 std::string amount = std::to_string(w.amount);
                 std::string origin = waitOriginText(w.origin);
-                stuck_[d][pc] = add(o,
-                                    fmt::format("stuck|{}|{}|{}", locKey(e.loc), origin,
-                                                p.semaphores[w.sem].name),
-                                    FindingKind::Deadlock,
-                                    {{p.semName(w.sem), generalSem(p, w.sem)},
-                                     {amount, "..."},
-                                     {origin, origin}},
-                                    kStuckWait, {e.loc, "the device blocks here"}, {});
+                stuck_[d][pc] = add(
+                    o,
+                    fmt::format("stuck|{}|{}|{}", locKey(e.loc), origin, p.semaphores[w.sem].name),
+                    FindingKind::Deadlock,
+                    {{p.semName(w.sem), generalSem(p, w.sem)}, {amount, "..."}, {origin, origin}},
+                    kStuckWait, {e.loc, "the device blocks here"}, {});
               },
               [&](const DeviceBarrier &b) {
                 Obligation o;

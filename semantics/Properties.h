@@ -23,12 +23,12 @@ using ObligationIndex = int32_t;
 /// one property. docs/model.md section 4 defines when each is violated.
 struct Obligation {
   enum class What {
-    Race,             ///< the access of (device, pc) while DMA `dma`'s side `dst` is open
-    ExitSemaphore,    ///< at (device, pc) KernelExit / ScopeExit: `sem` on device is non-zero
-    ExitSend,         ///< at (device, pc): DMA `dma` issued by device still has its send side open
-    ExitRecv,         ///< at (device, pc): DMA `dma` targeting device still has its receive side open
-    LandInvocation,   ///< a land chunk of `dma`: its target is not in `invocation`
-    LandScope,        ///< a land chunk of `dma`: target in `invocation` but outside `scope`
+    Race,           ///< the access of (device, pc) while DMA `dma`'s side `dst` is open
+    ExitSemaphore,  ///< at (device, pc) KernelExit / ScopeExit: `sem` on device is non-zero
+    ExitSend,       ///< at (device, pc): DMA `dma` issued by device still has its send side open
+    ExitRecv,       ///< at (device, pc): DMA `dma` targeting device still has its receive side open
+    LandInvocation, ///< a land chunk of `dma`: its target is not in `invocation`
+    LandScope,      ///< a land chunk of `dma`: target in `invocation` but outside `scope`
     SignalInvocation, ///< Signal at (device, pc): `target` is not in `invocation`
     SignalScope,      ///< Signal at (device, pc): `target` in `invocation` but outside `scope`
     Stuck,            ///< a state with no enabled step: device is blocked at its event pc

@@ -19,7 +19,7 @@ std::string formatSchedule(const report::Schedule &schedule, std::optional<uint6
 }
 
 std::optional<ScheduleFile> parseScheduleFile(const std::string &text, size_t &errorLine,
-                                                 std::string &error) {
+                                              std::string &error) {
   ScheduleFile out;
   std::istringstream in(text);
   std::string raw;

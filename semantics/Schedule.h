@@ -20,7 +20,7 @@ std::string formatSchedule(const report::Schedule &schedule,
 /// A parsed schedule file.
 struct ScheduleFile {
   report::Schedule steps;
-  std::vector<size_t> lines;          ///< the 1-based line of each step
+  std::vector<size_t> lines;         ///< the 1-based line of each step
   std::optional<uint64_t> inputSeed; ///< an `inputs SEED` line
 };
 

@@ -135,8 +135,7 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
 std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
                                               const std::string &engine, std::string &error) {
   const Properties &props = machine.properties();
-  if (witness.property < 0 ||
-      static_cast<size_t>(witness.property) >= props.properties().size()) {
+  if (witness.property < 0 || static_cast<size_t>(witness.property) >= props.properties().size()) {
     error = fmt::format("engine {} reports property #{}, which does not exist", engine,
                         witness.property);
     return std::nullopt;
@@ -147,8 +146,8 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
   std::optional<ControlState> after =
       replaySchedule(machine, witness.schedule, before, &trace, error);
   if (!after) {
-    error = fmt::format("the witness of {} from engine {} does not replay: {}", p.id, engine,
-                        error);
+    error =
+        fmt::format("the witness of {} from engine {} does not replay: {}", p.id, engine, error);
     return std::nullopt;
   }
   std::vector<ObligationIndex> found;
@@ -175,25 +174,22 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result,
                              const std::string &engine) {
   report::Verdict verdict;
   verdict.stats = std::move(result.stats);
-  // One witness per property (the first an engine gave), in property order: by kind,
-  // then location, then id, independent of the order the engine found them in.
+  // Every witness must replay to its property; one finding per property (the first
+  // witness an engine gave), in property order: by kind, then location, then id,
+  // independent of the order the engine found them in.
   std::stable_sort(result.witnesses.begin(), result.witnesses.end(),
                    [](const Witness &a, const Witness &b) { return a.property < b.property; });
-  result.witnesses.erase(std::unique(result.witnesses.begin(), result.witnesses.end(),
-                                     [](const Witness &a, const Witness &b) {
-                                       return a.property == b.property;
-                                     }),
-                         result.witnesses.end());
-  for (const Witness &w : result.witnesses) {
+  for (size_t i = 0; i < result.witnesses.size(); ++i) {
     std::string error;
-    std::optional<report::Finding> f = witnessFinding(machine, w, engine, error);
+    std::optional<report::Finding> f = witnessFinding(machine, result.witnesses[i], engine, error);
     if (!f) {
       verdict.status = report::Verdict::Status::Error;
       verdict.reason = error;
       verdict.findings.clear();
       return verdict;
     }
-    verdict.findings.push_back(std::move(*f));
+    if (i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property)
+      verdict.findings.push_back(std::move(*f));
   }
   verdict.reason = std::move(result.reason);
   if (!verdict.findings.empty())

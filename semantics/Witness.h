@@ -48,8 +48,7 @@ void traceValues(const Machine &machine, const ControlState &after,
 /// (the initial state for an empty schedule) in `beforeLast` and the final state, and
 /// appends one trace step per schedule step to `trace` when given. nullopt, with
 /// `error` saying which step and why, if a step is not enabled.
-std::optional<ControlState> replaySchedule(const Machine &machine,
-                                           const report::Schedule &schedule,
+std::optional<ControlState> replaySchedule(const Machine &machine, const report::Schedule &schedule,
                                            ControlState &beforeLast, report::Trace *trace,
                                            std::string &error);
 

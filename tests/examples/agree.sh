@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Differential test of two engines on one example instance:
+# Differential test of every engine on one example instance:
 #   agree.sh DKV FILE DEVICES [OPTIONS...]
 # (the example's own `// options:` annotation, read with `dkv parse --annotations`,
 # comes first)
-# Runs `dkv check` with --engine spin and with --engine explore and requires the
-# same exit code and the same set of finding kinds (race, deadlock, exit-violation,
-# lifetime-violation). An inconclusive answer (exit 5) from either engine fails.
+# Runs `dkv check` with each engine `dkv engines` lists and requires of each the same
+# exit code as explore and the same findings, byte for byte: every finding's heading
+# line (location, kind, the property's message and its id). An inconclusive answer
+# (exit 5), an internal error (exit 6) or a witness the executor does not reproduce
+# fails.
 set -u
 dkv=$1 file=$2 devices=$3
 shift 3
@@ -20,34 +22,44 @@ set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 run() {
   "$dkv" check "$file" --devices "$devices" --engine "$1" "${@:2}" 2>&1
 }
-kinds() {
-  sed -n 's/^[^ ]*:[0-9]*:[0-9]*: \(race\|deadlock\|exit-violation\|lifetime-violation\): .*/\1/p' |
-    sort -u | tr '\n' ' '
+# The heading line of every finding: "FILE:L:C: KIND: MESSAGE [PROPERTY]".
+properties() {
+  grep -E '^[^ ]*:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
+    sort
 }
-spin_out=$(run spin "$@")
-spin_status=$?
-explore_out=$(run explore "$@")
-explore_status=$?
+engines=$("$dkv" engines | awk '{ print $1 }')
+ref_out=$(run explore "$@")
+ref_status=$?
+ref_props=$(echo "$ref_out" | properties)
 fail() {
-  echo "FAIL: $file ($devices devices${*:+, }$*): $reason"
-  echo "--- spin exited $spin_status:"
-  echo "$spin_out"
-  echo "--- explore exited $explore_status:"
-  echo "$explore_out"
+  echo "FAIL: $file ($devices devices${*:+, }$*), engine $engine: $reason"
+  echo "--- $engine exited $status:"
+  echo "$out"
+  echo "--- explore exited $ref_status:"
+  echo "$ref_out"
   exit 1
 }
-spin_kinds=$(echo "$spin_out" | kinds)
-explore_kinds=$(echo "$explore_out" | kinds)
-if [ "$spin_status" -eq 5 ] || [ "$explore_status" -eq 5 ]; then
-  reason="an engine was inconclusive"
-  fail "$@"
-fi
-if [ "$spin_status" -ne "$explore_status" ]; then
-  reason="exit codes differ (spin $spin_status, explore $explore_status)"
-  fail "$@"
-fi
-if [ "$spin_kinds" != "$explore_kinds" ]; then
-  reason="finding kinds differ (spin: ${spin_kinds:-none}; explore: ${explore_kinds:-none})"
-  fail "$@"
-fi
-echo "ok: $file ($devices devices): spin and explore agree: exit $spin_status, ${spin_kinds:-no findings}"
+count=0
+for engine in $engines; do
+  out=$ref_out status=$ref_status
+  [ "$engine" = explore ] || { out=$(run "$engine" "$@"); status=$?; }
+  if [ "$status" -eq 5 ] || [ "$status" -eq 6 ]; then
+    reason="inconclusive or internal error (exit $status)"
+    fail "$@"
+  fi
+  if echo "$out" | grep -q "NOT reproduced"; then
+    reason="a witness is not reproduced by the executor"
+    fail "$@"
+  fi
+  if [ "$status" -ne "$ref_status" ]; then
+    reason="exit codes differ ($engine $status, explore $ref_status)"
+    fail "$@"
+  fi
+  props=$(echo "$out" | properties)
+  if [ "$props" != "$ref_props" ]; then
+    reason="findings differ: $(diff <(echo "$ref_props") <(echo "$props") | grep '^[<>]' | tr '\n' ' ')"
+    fail "$@"
+  fi
+  count=$((count + 1))
+done
+echo "ok: $file ($devices devices): $count engines agree: exit $ref_status, $(echo "$ref_props" | grep -c . ) properties violated"

@@ -135,8 +135,8 @@ namespace dkv::executor {
 /// executor's confirmation), without the static pre-check.
 inline report::Verdict explore(const model::Program &program, const ExploreOptions &options) {
   semantics::Instance instance(program);
-  report::Verdict v = semantics::buildVerdict(
-      instance.machine(), explore(instance.machine(), options), "explore");
+  report::Verdict v =
+      semantics::buildVerdict(instance.machine(), explore(instance.machine(), options), "explore");
   confirmFindings(instance.machine(), v.findings);
   return v;
 }
@@ -155,15 +155,13 @@ inline std::vector<report::Finding> replay(const model::Program &program,
   return runOnce(program, o).findings;
 }
 
-inline std::optional<std::string> findWrongValue(const model::Program &program,
-                                                 uint64_t inputSeed,
+inline std::optional<std::string> findWrongValue(const model::Program &program, uint64_t inputSeed,
                                                  const report::Schedule *witness) {
   semantics::Instance instance(program);
   return findWrongValue(instance.machine(), inputSeed, witness);
 }
 
-inline void confirmFindings(const model::Program &program,
-                            std::vector<report::Finding> &findings) {
+inline void confirmFindings(const model::Program &program, std::vector<report::Finding> &findings) {
   semantics::Instance instance(program);
   confirmFindings(instance.machine(), findings);
 }

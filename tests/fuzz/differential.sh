@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Differential fuzzing of the two engines on random kernels:
+# Differential fuzzing of every engine on random kernels:
 #   differential.sh DKV [FIRST_SEED] [LAST_SEED] [WORKDIR]
 # For each seed, tests/fuzz/gen_kernel.py writes a kernel; static errors (exit 2) are
-# counted and skipped; otherwise `dkv check --engine spin` and `--engine explore`
-# (each under `timeout 120`) must give the same exit code and the same set of finding
-# kinds (as tests/examples/agree.sh). Also flagged: any inconclusive answer (exit 5),
-# a timeout, and any spin finding whose trace says "NOT reproduced by the executor".
+# counted and skipped; otherwise `dkv check --engine E` for every engine E that `dkv
+# engines` lists (each under `timeout 120`) must give the same exit code as explore
+# and the same findings byte for byte: each finding's heading line, with its location,
+# the property's message and its id (as tests/examples/agree.sh). Also flagged: any
+# inconclusive answer (exit 5), an internal error (exit 6, e.g. a witness that does
+# not replay), a timeout, and any finding whose trace says "NOT reproduced by the
+# executor".
 # Seeds divisible by 5 also run with --dma-chunks 2, seeds divisible by 7 with
 # --invocations 2 (an extra run per option); with DKV_FUZZ_EXTRA=1 every seed also
 # runs with one of --dma-chunks 3, --sem-unit 8 --dma-chunks 2, --no-entry-barrier,
@@ -23,10 +26,15 @@ mkdir -p "$work/flagged"
 results=$work/results.txt
 : >"$results"
 
-kinds() {
-  sed -n 's/^[^ ]*:[0-9]*:[0-9]*: \(race\|deadlock\|exit-violation\|lifetime-violation\): .*/\1/p' |
-    sort -u | tr '\n' ' ' | sed 's/ $//'
+# The findings' heading lines, sorted; and their property ids, for the results line.
+properties() {
+  grep -E '^[^ ]*:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
+    sort
 }
+ids() {
+  sed -n 's/.* \[\([a-z]*\.[0-9]*\)\]$/\1/p' | tr '\n' ' ' | sed 's/ $//'
+}
+engines=$("$dkv" engines | awk '$1 != "explore" { print $1 }')
 
 n_ok=0 n_find=0 n_static=0 n_inconc=0 n_flag=0 n_runs=0
 for seed in $(seq "$first" "$last"); do
@@ -54,36 +62,46 @@ for seed in $(seq "$first" "$last"); do
       break  # the other option sets are static errors too
     fi
     n_runs=$((n_runs + 1))
-    # shellcheck disable=SC2086
-    spin_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine spin $opts 2>&1)
-    ss=$?
-    ek=$(echo "$explore_out" | kinds)
-    sk=$(echo "$spin_out" | kinds)
+    ep=$(echo "$explore_out" | properties)
     flags=""
-    [ "$ss" -ne "$es" ] && flags+=" exit-differs"
-    [ "$sk" != "$ek" ] && flags+=" kinds-differ"
-    { [ "$ss" -eq 5 ] || [ "$es" -eq 5 ]; } && flags+=" inconclusive"
-    { [ "$ss" -eq 124 ] || [ "$es" -eq 124 ]; } && flags+=" timeout"
-    echo "$spin_out$explore_out" | grep -q "NOT reproduced" && flags+=" not-reproduced"
-    if [ "$es" -eq 0 ] && [ "$ss" -eq 0 ]; then n_ok=$((n_ok + 1)); fi
-    if [ "$es" -eq 10 ] && [ "$ss" -eq 10 ]; then n_find=$((n_find + 1)); fi
-    if [ "$ss" -eq 5 ] || [ "$es" -eq 5 ] || [ "$ss" -eq 124 ] || [ "$es" -eq 124 ]; then
-      n_inconc=$((n_inconc + 1))
-    fi
-    line="seed $seed N=$devices [$opts] spin $ss {${sk}} explore $es {${ek}}"
+    line="seed $seed N=$devices [$opts] explore $es {$(echo "$ep" | ids)}"
+    all_out=$explore_out
+    all_ok=1 all_find=1 any_inconc=0
+    [ "$es" -eq 0 ] || all_ok=0
+    [ "$es" -eq 10 ] || all_find=0
+    { [ "$es" -eq 5 ] || [ "$es" -eq 124 ]; } && any_inconc=1
+    for engine in $engines; do
+      # shellcheck disable=SC2086
+      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" $opts 2>&1)
+      st=$?
+      p=$(echo "$out" | properties)
+      all_out+=$'\n'"--- $engine"$'\n'"$out"
+      [ "$st" -ne "$es" ] && flags+=" $engine-exit-differs"
+      [ "$p" != "$ep" ] && flags+=" $engine-properties-differ"
+      [ "$st" -eq 6 ] && flags+=" $engine-internal-error"
+      [ "$st" -eq 0 ] || all_ok=0
+      [ "$st" -eq 10 ] || all_find=0
+      { [ "$st" -eq 5 ] || [ "$st" -eq 124 ]; } && any_inconc=1
+      line+=" $engine $st {$(echo "$p" | ids)}"
+    done
+    [ "$any_inconc" -eq 1 ] && flags+=" inconclusive-or-timeout"
+    [ "$es" -eq 6 ] && flags+=" explore-internal-error"
+    echo "$all_out" | grep -q "NOT reproduced" && flags+=" not-reproduced"
+    [ "$all_ok" -eq 1 ] && n_ok=$((n_ok + 1))
+    [ "$all_find" -eq 1 ] && n_find=$((n_find + 1))
+    [ "$any_inconc" -eq 1 ] && n_inconc=$((n_inconc + 1))
     if [ -n "$flags" ]; then
       n_flag=$((n_flag + 1))
       line+=" FLAG:$flags"
       tag=$seed${opts:+_$(echo "$opts" | tr -d ' -')}
       cp "$k" "$work/flagged/$tag.dk"
-      printf '%s\n' "$spin_out" >"$work/flagged/$tag.spin.txt"
-      printf '%s\n' "$explore_out" >"$work/flagged/$tag.explore.txt"
+      printf '%s\n' "$all_out" >"$work/flagged/$tag.outputs.txt"
     fi
     echo "$line" >>"$results"
     echo "$line"
   done
 done
-summary="runs $n_runs (kernels $((last - first + 1))): both-ok $n_ok, both-findings $n_find, static-errors $n_static, inconclusive/timeout $n_inconc, flagged $n_flag"
+summary="runs $n_runs (kernels $((last - first + 1))), engines explore $(echo $engines): all-ok $n_ok, all-findings $n_find, static-errors $n_static, inconclusive/timeout $n_inconc, flagged $n_flag"
 echo "$summary" | tee -a "$results"
 # No kernel checked is a failure too: the generator must produce checkable kernels.
 [ "$n_runs" -gt 0 ] && [ "$n_flag" -eq 0 ]

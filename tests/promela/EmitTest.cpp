@@ -39,16 +39,23 @@ TEST(Emit, OneProctypePerDeviceAndADmaLoop) {
 
 TEST(Emit, LineMapPointsAssertsAtTheirChecks) {
   LineMap map;
-  std::string text = emitPromela(sharedRecvSemaphore(), {}, &map);
+  model::Program program = sharedRecvSemaphore();
+  semantics::Properties properties(program);
+  std::string text = emitPromela(properties, {}, &map);
   ASSERT_FALSE(map.checkAtLine.empty());
   int races = 0;
   for (const auto &[line, index] : map.checkAtLine) {
     EXPECT_NE(lineOf(text, line).find("assert("), std::string::npos) << line;
     const Check &check = map.checks[index];
-    if (check.kind == report::FindingKind::Race) {
+    ASSERT_FALSE(check.overflow);
+    const semantics::Property &property =
+        properties.property(properties.obligation(check.obligation).property);
+    // The assert's comment names its property.
+    EXPECT_NE(lineOf(text, line).find(property.id + ": "), std::string::npos) << line;
+    if (property.kind == report::FindingKind::Race) {
       ++races;
-      EXPECT_TRUE(check.primary.loc.valid());
-      EXPECT_FALSE(check.secondary.empty());
+      EXPECT_TRUE(property.primary.loc.valid());
+      EXPECT_FALSE(property.secondary.empty());
     }
   }
   // The loads of a on device 1 (line 16) and of b (line 18) each race with one DMA.

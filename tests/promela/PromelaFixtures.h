@@ -1,7 +1,12 @@
 // Small model programs built in code for the Promela engine's tests and benchmark.
 #pragma once
 
+#include "executor/Executor.h"
 #include "model/Model.h"
+#include "promela/Emit.h"
+#include "promela/Spin.h"
+#include "semantics/Machine.h"
+#include "semantics/Witness.h"
 
 #include <string>
 #include <utility>
@@ -233,3 +238,32 @@ inline Program collectiveScopedCopy(int invocations, bool waitForCopy = true) {
 }
 
 } // namespace dkv::promela::testing
+
+// Conveniences for the tests: the engine's entry points on a bare program, each
+// building the program's semantics::Instance for the call (the driver builds it once).
+namespace dkv::promela {
+
+inline std::string emitPromela(const model::Program &program, const EmitOptions &options,
+                               LineMap *map) {
+  semantics::Properties properties(program);
+  return emitPromela(properties, options, map);
+}
+
+/// checkWithSpin, then the verdict every engine gets (semantics::buildVerdict and the
+/// executor's confirmation), without the static pre-check.
+inline report::Verdict checkWithSpin(const model::Program &program, const SpinOptions &options) {
+  semantics::Instance instance(program);
+  report::Verdict v = semantics::buildVerdict(instance.machine(),
+                                              checkWithSpin(instance.machine(), options), "spin");
+  executor::confirmFindings(instance.machine(), v.findings);
+  return v;
+}
+
+/// The exhaustive search's verdict on the same program, to compare with spin's.
+inline report::Verdict exploreVerdict(const model::Program &program) {
+  semantics::Instance instance(program);
+  return semantics::buildVerdict(instance.machine(), executor::explore(instance.machine(), {}),
+                                 "explore");
+}
+
+} // namespace dkv::promela

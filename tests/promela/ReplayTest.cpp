@@ -2,6 +2,7 @@
 #include "promela/Replay.h"
 #include "PromelaFixtures.h"
 #include "promela/Process.h"
+#include "semantics/Witness.h"
 
 #include <gtest/gtest.h>
 
@@ -91,8 +92,9 @@ TEST(Replay, GivesTheEngineNeutralSchedule) {
   EXPECT_EQ(toSchedule(r.steps), expected);
 }
 
-TEST(Replay, RebuildsSemaphoreValuesAndStuckDevices) {
+TEST(Replay, TrailStepsReplayOnTheSharedSemantics) {
   model::Program p = testing::rightPermute(2);
+  semantics::Instance instance(p);
   // Device 0 enters, passes the barrier, starts, its DMA sends and lands; device 1
   // enters only.
   std::vector<ReplayStep> steps = {
@@ -100,23 +102,24 @@ TEST(Replay, RebuildsSemaphoreValuesAndStuckDevices) {
       {ReplayStep::Kind::Device, 0, 1}, {ReplayStep::Kind::Device, 0, 2},
       {ReplayStep::Kind::Send, 0, 0},   {ReplayStep::Kind::Land, 0, 0},
       {ReplayStep::Kind::Device, 0, 3}};
-  ReplayState state;
-  int skipped = 0;
-  report::Trace trace = buildTrace(p, steps, state, skipped);
-  EXPECT_EQ(skipped, 0);
+  semantics::ControlState before;
+  report::Trace trace;
+  std::string error;
+  std::optional<semantics::ControlState> end =
+      semantics::replaySchedule(instance.machine(), toSchedule(steps), before, &trace, error);
+  ASSERT_TRUE(end) << error;
   ASSERT_EQ(trace.steps.size(), 7u);
   EXPECT_EQ(trace.steps[4].actor.kind, report::Actor::Kind::Dma);
   EXPECT_EQ(trace.steps[4].semValues.at("send@0"), 32);
   EXPECT_EQ(trace.steps[5].actor.device, 1);
   EXPECT_EQ(trace.steps[5].semValues.at("recv@1"), 32);
   EXPECT_EQ(trace.steps[6].semValues.at("send@0"), 0);
-  EXPECT_EQ(state.pc[0], 4u);
-  auto deadlock = deadlockFinding(p, state);
-  ASSERT_TRUE(deadlock.has_value());
-  EXPECT_NE(deadlock->message.find("device 0 waits for recv >= 32 but it is 0"), std::string::npos)
-      << deadlock->message;
-  EXPECT_NE(deadlock->message.find("device 1 waits at the device barrier"), std::string::npos)
-      << deadlock->message;
+  EXPECT_EQ(end->pc[0], 4);
+  // A step that is not enabled is refused with the reason.
+  steps.push_back({ReplayStep::Kind::Land, 0, 0});
+  EXPECT_FALSE(
+      semantics::replaySchedule(instance.machine(), toSchedule(steps), before, nullptr, error));
+  EXPECT_NE(error.find("step 8 ('land 0') is not enabled"), std::string::npos) << error;
 }
 
 TEST(Process, TimesOutAndReportsMissingPrograms) {

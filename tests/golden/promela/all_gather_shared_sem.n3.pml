@@ -121,30 +121,30 @@ active proctype dev0() {
   d_step { sem_copy_sem[0] >= UNITS(32) -> printf("DKV d 0 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[0] = sem_copy_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 1: output[0, :] -> device 1 output[0, :] */
     printf("DKV d 0 4 start dma 1: output[0, :] -> device 1 output[0, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || rcv[0] == 0);  /* all_gather_shared_sem.dk:26 dma 1 reading output[0, :] on device 0 while dma 0 is still writing output[0, :] */
-    assert(!CHECK_RACES || snd[5] == 0);  /* all_gather_shared_sem.dk:26 dma 1 writing output[0, :] on device 1 while dma 5 is still reading output[0, :] */
+    assert(!CHECK_RACES || rcv[0] == 0);  /* all_gather_shared_sem.dk:26 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 21) */
+    assert(!CHECK_RACES || snd[5] == 0);  /* all_gather_shared_sem.dk:26 race.2: dma writing output[...] races with a dma reading output[...] (started at line 26) */
     snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 2: output[2, :] -> device 1 output[2, :] */
     printf("DKV d 0 7 start dma 2: output[2, :] -> device 1 output[2, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || rcv[7] == 0);  /* all_gather_shared_sem.dk:26 dma 2 reading output[2, :] on device 0 while dma 7 is still writing output[2, :] */
+    assert(!CHECK_RACES || rcv[7] == 0);  /* all_gather_shared_sem.dk:26 race.1: dma reading output[...] races with a dma writing output[...] (started at line 26) */
     snd[2] = DMA_CHUNKS; rcv[2] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 0 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:28 */
-    assert(!CHECK_EXIT || sem_copy_sem[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 0 is still reading input[:] */
-    assert(!CHECK_EXIT || rcv[0] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 0 from device 0 is still writing output[0, :] */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 1 is still reading output[0, :] */
-    assert(!CHECK_EXIT || snd[2] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 2 is still reading output[2, :] */
-    assert(!CHECK_EXIT || rcv[7] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 7 from device 2 is still writing output[2, :] */
-    assert(!CHECK_EXIT || rcv[8] == 0);  /* all_gather_shared_sem.dk:28 device 0 leaves the kernel while dma 8 from device 2 is still writing output[1, :] */
+    assert(!CHECK_EXIT || sem_copy_sem[0] == 0);  /* all_gather_shared_sem.dk:28 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+    assert(!CHECK_EXIT || sem_send_sem[0] == 0);  /* all_gather_shared_sem.dk:28 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+    assert(!CHECK_EXIT || sem_recv_sem[0] == 0);  /* all_gather_shared_sem.dk:28 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+    assert(!CHECK_EXIT || snd[0] == 0);  /* all_gather_shared_sem.dk:28 exit.5: a device leaves the kernel while a dma started at line 21 is still reading input[:] */
+    assert(!CHECK_EXIT || snd[1] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || snd[2] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || rcv[0] == 0);  /* all_gather_shared_sem.dk:28 exit.0: a device leaves the kernel while a dma started at line 21 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[7] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[8] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
     where[0] = 0;  /* all_gather_shared_sem.dk:28 */
   }
 }
@@ -165,30 +165,30 @@ active proctype dev1() {
   d_step { sem_copy_sem[1] >= UNITS(32) -> printf("DKV d 1 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[1] = sem_copy_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 4: output[1, :] -> device 2 output[1, :] */
     printf("DKV d 1 4 start dma 4: output[1, :] -> device 2 output[1, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || rcv[3] == 0);  /* all_gather_shared_sem.dk:26 dma 4 reading output[1, :] on device 1 while dma 3 is still writing output[1, :] */
-    assert(!CHECK_RACES || snd[8] == 0);  /* all_gather_shared_sem.dk:26 dma 4 writing output[1, :] on device 2 while dma 8 is still reading output[1, :] */
+    assert(!CHECK_RACES || rcv[3] == 0);  /* all_gather_shared_sem.dk:26 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 21) */
+    assert(!CHECK_RACES || snd[8] == 0);  /* all_gather_shared_sem.dk:26 race.2: dma writing output[...] races with a dma reading output[...] (started at line 26) */
     snd[4] = DMA_CHUNKS; rcv[4] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 5: output[0, :] -> device 2 output[0, :] */
     printf("DKV d 1 7 start dma 5: output[0, :] -> device 2 output[0, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || rcv[1] == 0);  /* all_gather_shared_sem.dk:26 dma 5 reading output[0, :] on device 1 while dma 1 is still writing output[0, :] */
+    assert(!CHECK_RACES || rcv[1] == 0);  /* all_gather_shared_sem.dk:26 race.1: dma reading output[...] races with a dma writing output[...] (started at line 26) */
     snd[5] = DMA_CHUNKS; rcv[5] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 1 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:28 */
-    assert(!CHECK_EXIT || sem_copy_sem[1] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[1] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[1] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || rcv[1] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 1 from device 0 is still writing output[0, :] */
-    assert(!CHECK_EXIT || rcv[2] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 2 from device 0 is still writing output[2, :] */
-    assert(!CHECK_EXIT || snd[3] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 3 is still reading input[:] */
-    assert(!CHECK_EXIT || rcv[3] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 3 from device 1 is still writing output[1, :] */
-    assert(!CHECK_EXIT || snd[4] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 4 is still reading output[1, :] */
-    assert(!CHECK_EXIT || snd[5] == 0);  /* all_gather_shared_sem.dk:28 device 1 leaves the kernel while dma 5 is still reading output[0, :] */
+    assert(!CHECK_EXIT || sem_copy_sem[1] == 0);  /* all_gather_shared_sem.dk:28 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+    assert(!CHECK_EXIT || sem_send_sem[1] == 0);  /* all_gather_shared_sem.dk:28 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+    assert(!CHECK_EXIT || sem_recv_sem[1] == 0);  /* all_gather_shared_sem.dk:28 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+    assert(!CHECK_EXIT || snd[3] == 0);  /* all_gather_shared_sem.dk:28 exit.5: a device leaves the kernel while a dma started at line 21 is still reading input[:] */
+    assert(!CHECK_EXIT || snd[4] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || snd[5] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || rcv[1] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[2] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[3] == 0);  /* all_gather_shared_sem.dk:28 exit.0: a device leaves the kernel while a dma started at line 21 is still writing output[...] */
     where[1] = 0;  /* all_gather_shared_sem.dk:28 */
   }
 }
@@ -209,30 +209,30 @@ active proctype dev2() {
   d_step { sem_copy_sem[2] >= UNITS(32) -> printf("DKV d 2 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[2] = sem_copy_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:22 wait copy_sem >= 32 (wait local copy) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 7: output[2, :] -> device 0 output[2, :] */
     printf("DKV d 2 4 start dma 7: output[2, :] -> device 0 output[2, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || snd[2] == 0);  /* all_gather_shared_sem.dk:26 dma 7 writing output[2, :] on device 0 while dma 2 is still reading output[2, :] */
-    assert(!CHECK_RACES || rcv[6] == 0);  /* all_gather_shared_sem.dk:26 dma 7 reading output[2, :] on device 2 while dma 6 is still writing output[2, :] */
+    assert(!CHECK_RACES || rcv[6] == 0);  /* all_gather_shared_sem.dk:26 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 21) */
+    assert(!CHECK_RACES || snd[2] == 0);  /* all_gather_shared_sem.dk:26 race.2: dma writing output[...] races with a dma reading output[...] (started at line 26) */
     snd[7] = DMA_CHUNKS; rcv[7] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:26 start dma 8: output[1, :] -> device 0 output[1, :] */
     printf("DKV d 2 7 start dma 8: output[1, :] -> device 0 output[1, :]\n");  /* all_gather_shared_sem.dk:26 */
-    assert(!CHECK_RACES || rcv[4] == 0);  /* all_gather_shared_sem.dk:26 dma 8 reading output[1, :] on device 2 while dma 4 is still writing output[1, :] */
+    assert(!CHECK_RACES || rcv[4] == 0);  /* all_gather_shared_sem.dk:26 race.1: dma reading output[...] races with a dma writing output[...] (started at line 26) */
     snd[8] = DMA_CHUNKS; rcv[8] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:26 */
   }
   d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait send_sem >= 32 (wait_send) */
   d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:27 wait recv_sem >= 32 (wait_recv) */
   d_step {  /* all_gather_shared_sem.dk:28 exit invocation 0 */
     printf("DKV d 2 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:28 */
-    assert(!CHECK_EXIT || sem_copy_sem[2] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[2] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[2] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || rcv[4] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 4 from device 1 is still writing output[1, :] */
-    assert(!CHECK_EXIT || rcv[5] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 5 from device 1 is still writing output[0, :] */
-    assert(!CHECK_EXIT || snd[6] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 6 is still reading input[:] */
-    assert(!CHECK_EXIT || rcv[6] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 6 from device 2 is still writing output[2, :] */
-    assert(!CHECK_EXIT || snd[7] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 7 is still reading output[2, :] */
-    assert(!CHECK_EXIT || snd[8] == 0);  /* all_gather_shared_sem.dk:28 device 2 leaves the kernel while dma 8 is still reading output[1, :] */
+    assert(!CHECK_EXIT || sem_copy_sem[2] == 0);  /* all_gather_shared_sem.dk:28 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+    assert(!CHECK_EXIT || sem_send_sem[2] == 0);  /* all_gather_shared_sem.dk:28 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+    assert(!CHECK_EXIT || sem_recv_sem[2] == 0);  /* all_gather_shared_sem.dk:28 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+    assert(!CHECK_EXIT || snd[6] == 0);  /* all_gather_shared_sem.dk:28 exit.5: a device leaves the kernel while a dma started at line 21 is still reading input[:] */
+    assert(!CHECK_EXIT || snd[7] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || snd[8] == 0);  /* all_gather_shared_sem.dk:28 exit.6: a device leaves the kernel while a dma started at line 26 is still reading output[...] */
+    assert(!CHECK_EXIT || rcv[4] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[5] == 0);  /* all_gather_shared_sem.dk:28 exit.1: a device leaves the kernel while a dma started at line 26 is still writing output[...] */
+    assert(!CHECK_EXIT || rcv[6] == 0);  /* all_gather_shared_sem.dk:28 exit.0: a device leaves the kernel while a dma started at line 21 is still writing output[...] */
     where[2] = 0;  /* all_gather_shared_sem.dk:28 */
   }
 }
@@ -247,7 +247,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 0 land chunk */
        rcv[0] > snd[0] ->  /* all_gather_shared_sem.dk:21 */
        printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:21 */
-       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:21 dma 0 from device 0 lands on device 0 while device 0 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:21 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_copy_sem[0] = sem_copy_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[0]);  /* all_gather_shared_sem.dk:21 */
        rcv[0]--;  /* all_gather_shared_sem.dk:21 */
      }
@@ -255,7 +255,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 1 land chunk */
        rcv[1] > snd[1] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 dma 1 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[1] = sem_recv_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[1]);  /* all_gather_shared_sem.dk:26 */
        rcv[1]--;  /* all_gather_shared_sem.dk:26 */
      }
@@ -263,7 +263,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 2 land chunk */
        rcv[2] > snd[2] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 2 dma 2 land chunk %d/%d\n", DMA_CHUNKS - rcv[2] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 dma 2 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[1] = sem_recv_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[2]);  /* all_gather_shared_sem.dk:26 */
        rcv[2]--;  /* all_gather_shared_sem.dk:26 */
      }
@@ -271,7 +271,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 3 land chunk */
        rcv[3] > snd[3] ->  /* all_gather_shared_sem.dk:21 */
        printf("DKV l 3 dma 3 land chunk %d/%d\n", DMA_CHUNKS - rcv[3] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:21 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:21 dma 3 from device 1 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:21 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_copy_sem[1] = sem_copy_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[3]);  /* all_gather_shared_sem.dk:21 */
        rcv[3]--;  /* all_gather_shared_sem.dk:21 */
      }
@@ -279,7 +279,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 4 land chunk */
        rcv[4] > snd[4] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 4 dma 4 land chunk %d/%d\n", DMA_CHUNKS - rcv[4] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 dma 4 from device 1 lands on device 2 while device 2 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[2] = sem_recv_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[4]);  /* all_gather_shared_sem.dk:26 */
        rcv[4]--;  /* all_gather_shared_sem.dk:26 */
      }
@@ -287,7 +287,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 5 land chunk */
        rcv[5] > snd[5] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 5 dma 5 land chunk %d/%d\n", DMA_CHUNKS - rcv[5] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 dma 5 from device 1 lands on device 2 while device 2 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[2] = sem_recv_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[5]);  /* all_gather_shared_sem.dk:26 */
        rcv[5]--;  /* all_gather_shared_sem.dk:26 */
      }
@@ -295,7 +295,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:21 dma 6 land chunk */
        rcv[6] > snd[6] ->  /* all_gather_shared_sem.dk:21 */
        printf("DKV l 6 dma 6 land chunk %d/%d\n", DMA_CHUNKS - rcv[6] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:21 */
-       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:21 dma 6 from device 2 lands on device 2 while device 2 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:21 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_copy_sem[2] = sem_copy_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[6]);  /* all_gather_shared_sem.dk:21 */
        rcv[6]--;  /* all_gather_shared_sem.dk:21 */
      }
@@ -303,7 +303,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 7 land chunk */
        rcv[7] > snd[7] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 7 dma 7 land chunk %d/%d\n", DMA_CHUNKS - rcv[7] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 dma 7 from device 2 lands on device 0 while device 0 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[0] = sem_recv_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[7]);  /* all_gather_shared_sem.dk:26 */
        rcv[7]--;  /* all_gather_shared_sem.dk:26 */
      }
@@ -311,7 +311,7 @@ end:
   :: d_step {  /* all_gather_shared_sem.dk:26 dma 8 land chunk */
        rcv[8] > snd[8] ->  /* all_gather_shared_sem.dk:26 */
        printf("DKV l 8 dma 8 land chunk %d/%d\n", DMA_CHUNKS - rcv[8] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:26 */
-       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 dma 8 from device 2 lands on device 0 while device 0 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:26 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv_sem[0] = sem_recv_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[8]);  /* all_gather_shared_sem.dk:26 */
        rcv[8]--;  /* all_gather_shared_sem.dk:26 */
      }

@@ -114,10 +114,10 @@ active proctype dev0() {
   d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 5 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:13 wait send >= 4 (wait_send) */
   d_step {  /* fixture.dk:20 exit invocation 0 */
     printf("DKV d 0 6 exit invocation 0\n");  /* fixture.dk:20 */
-    assert(!CHECK_EXIT || sem_send[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* fixture.dk:20 device 0 leaves the kernel while dma 0 is still reading a[:] */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* fixture.dk:20 device 0 leaves the kernel while dma 1 is still reading b[:] */
+    assert(!CHECK_EXIT || sem_send[0] == 0);  /* fixture.dk:20 exit.2: a device leaves the kernel with semaphore send non-zero */
+    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* fixture.dk:20 exit.3: a device leaves the kernel with semaphore recv non-zero */
+    assert(!CHECK_EXIT || snd[0] == 0);  /* fixture.dk:20 exit.4: a device leaves the kernel while a dma started at line 10 is still reading a[:] */
+    assert(!CHECK_EXIT || snd[1] == 0);  /* fixture.dk:20 exit.5: a device leaves the kernel while a dma started at line 11 is still reading b[:] */
     where[0] = 0;  /* fixture.dk:20 */
   }
 }
@@ -137,19 +137,19 @@ active proctype dev1() {
   d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 2 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:15 wait recv >= 4 (wait_recv) */
   d_step {  /* fixture.dk:16 store out[:] = a[:] */
     printf("DKV d 1 3 store out[:] = a[:]\n");  /* fixture.dk:16 */
-    assert(!CHECK_RACES || rcv[0] == 0);  /* fixture.dk:16 load of a[:] on device 1 while dma 0 is still writing a[:] */
+    assert(!CHECK_RACES || rcv[0] == 0);  /* fixture.dk:16 race.0: load of a[:] races with a dma writing a[:] (started at line 10) */
   }
   d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:17 wait recv >= 4 (wait_recv) */
   d_step {  /* fixture.dk:18 store out[:] = b[:] */
     printf("DKV d 1 5 store out[:] = b[:]\n");  /* fixture.dk:18 */
-    assert(!CHECK_RACES || rcv[1] == 0);  /* fixture.dk:18 load of b[:] on device 1 while dma 1 is still writing b[:] */
+    assert(!CHECK_RACES || rcv[1] == 0);  /* fixture.dk:18 race.1: load of b[:] races with a dma writing b[:] (started at line 11) */
   }
   d_step {  /* fixture.dk:20 exit invocation 0 */
     printf("DKV d 1 6 exit invocation 0\n");  /* fixture.dk:20 */
-    assert(!CHECK_EXIT || sem_send[1] == 0);  /* fixture.dk:20 device 1 leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[1] == 0);  /* fixture.dk:20 device 1 leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || rcv[0] == 0);  /* fixture.dk:20 device 1 leaves the kernel while dma 0 from device 0 is still writing a[:] */
-    assert(!CHECK_EXIT || rcv[1] == 0);  /* fixture.dk:20 device 1 leaves the kernel while dma 1 from device 0 is still writing b[:] */
+    assert(!CHECK_EXIT || sem_send[1] == 0);  /* fixture.dk:20 exit.2: a device leaves the kernel with semaphore send non-zero */
+    assert(!CHECK_EXIT || sem_recv[1] == 0);  /* fixture.dk:20 exit.3: a device leaves the kernel with semaphore recv non-zero */
+    assert(!CHECK_EXIT || rcv[0] == 0);  /* fixture.dk:20 exit.0: a device leaves the kernel while a dma started at line 10 is still writing a[:] */
+    assert(!CHECK_EXIT || rcv[1] == 0);  /* fixture.dk:20 exit.1: a device leaves the kernel while a dma started at line 11 is still writing b[:] */
     where[1] = 0;  /* fixture.dk:20 */
   }
 }
@@ -164,7 +164,7 @@ end:
   :: d_step {  /* fixture.dk:10 dma 0 land chunk */
        rcv[0] > snd[0] ->  /* fixture.dk:10 */
        printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* fixture.dk:10 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:10 dma 0 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:10 lifetime.0: dma writing a[:] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[0]);  /* fixture.dk:10 */
        rcv[0]--;  /* fixture.dk:10 */
      }
@@ -172,7 +172,7 @@ end:
   :: d_step {  /* fixture.dk:11 dma 1 land chunk */
        rcv[1] > snd[1] ->  /* fixture.dk:11 */
        printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* fixture.dk:11 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:11 dma 1 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:11 lifetime.1: dma writing b[:] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[1]);  /* fixture.dk:11 */
        rcv[1]--;  /* fixture.dk:11 */
      }

@@ -114,10 +114,10 @@ active proctype dev0() {
   d_step { sem_recv[0] >= UNITS(4096) -> printf("DKV d 0 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[0] = sem_recv[0] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
   d_step {  /* right_permute.dk:18 exit invocation 0 */
     printf("DKV d 0 5 exit invocation 0\n");  /* right_permute.dk:18 */
-    assert(!CHECK_EXIT || sem_send[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* right_permute.dk:18 device 0 leaves the kernel while dma 0 is still reading input[:, :] */
-    assert(!CHECK_EXIT || rcv[1] == 0);  /* right_permute.dk:18 device 0 leaves the kernel while dma 1 from device 1 is still writing output[:, :] */
+    assert(!CHECK_EXIT || sem_send[0] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
+    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
+    assert(!CHECK_EXIT || snd[0] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
+    assert(!CHECK_EXIT || rcv[1] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
     where[0] = 0;  /* right_permute.dk:18 */
   }
 }
@@ -139,10 +139,10 @@ active proctype dev1() {
   d_step { sem_recv[1] >= UNITS(4096) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[1] = sem_recv[1] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
   d_step {  /* right_permute.dk:18 exit invocation 0 */
     printf("DKV d 1 5 exit invocation 0\n");  /* right_permute.dk:18 */
-    assert(!CHECK_EXIT || sem_send[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || rcv[0] == 0);  /* right_permute.dk:18 device 1 leaves the kernel while dma 0 from device 0 is still writing output[:, :] */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* right_permute.dk:18 device 1 leaves the kernel while dma 1 is still reading input[:, :] */
+    assert(!CHECK_EXIT || sem_send[1] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
+    assert(!CHECK_EXIT || sem_recv[1] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
+    assert(!CHECK_EXIT || snd[1] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
+    assert(!CHECK_EXIT || rcv[0] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
     where[1] = 0;  /* right_permute.dk:18 */
   }
 }
@@ -157,7 +157,7 @@ end:
   :: d_step {  /* right_permute.dk:16 dma 0 land chunk */
        rcv[0] > snd[0] ->  /* right_permute.dk:16 */
        printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
-       assert(!CHECK_LIFETIME || where[1] == 1);  /* right_permute.dk:16 dma 0 from device 0 lands on device 1 while device 1 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[1] == 1);  /* right_permute.dk:16 lifetime.0: dma writing output[:, :] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv[1] = sem_recv[1] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[0]);  /* right_permute.dk:16 */
        rcv[0]--;  /* right_permute.dk:16 */
      }
@@ -165,7 +165,7 @@ end:
   :: d_step {  /* right_permute.dk:16 dma 1 land chunk */
        rcv[1] > snd[1] ->  /* right_permute.dk:16 */
        printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
-       assert(!CHECK_LIFETIME || where[0] == 1);  /* right_permute.dk:16 dma 1 from device 1 lands on device 0 while device 0 is not in invocation 0 of the kernel */
+       assert(!CHECK_LIFETIME || where[0] == 1);  /* right_permute.dk:16 lifetime.0: dma writing output[:, :] lands on a device that is not in the invocation of the kernel that started it */
        sem_recv[0] = sem_recv[0] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[1]);  /* right_permute.dk:16 */
        rcv[1]--;  /* right_permute.dk:16 */
      }

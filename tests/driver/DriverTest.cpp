@@ -1,0 +1,168 @@
+// Tests of the driver: the engine table and the one path from any engine's witnesses
+// to a report (with an engine made for the test), and `dkv run`.
+#include "driver/Commands.h"
+#include "driver/Engines.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace dkv::driver {
+namespace {
+
+using report::ScheduleStep;
+using K = ScheduleStep::Kind;
+
+/// An engine that searches nothing: it claims race.0 with a schedule fixed in advance
+/// (device 1 zeroes its landing buffer while device 0's DMA writes it, in
+/// examples/zero_dst_race.dk at N = 2). Everything else in its report comes from the
+/// shared path.
+Engine fixedScheduleEngine(const std::string &name, const std::string &property) {
+  return {name, "replays a fixed schedule (test)",
+          [property](const semantics::Machine &machine, const CheckOptions &) {
+            semantics::EngineResult r;
+            r.witnesses.push_back({*machine.properties().find(property),
+                                   {{K::Device, 0},
+                                    {K::Device, 1},
+                                    {K::Device, 0},
+                                    {K::Device, 1},
+                                    {K::Device, 0},
+                                    {K::Device, 0},
+                                    {K::Device, 1}}});
+            r.stats.push_back({"schedules", "1"});
+            return r;
+          }};
+}
+
+void registerOnce(const Engine &engine) {
+  if (!findEngine(engine.name))
+    registerEngine(engine);
+}
+
+TEST(Engines, TableListsTheBuiltInEnginesFirst) {
+  ASSERT_GE(engines().size(), 2u);
+  EXPECT_EQ(engines()[0].name, "explore");
+  EXPECT_EQ(engines()[1].name, "spin");
+  EXPECT_EQ(findEngine("no-such-engine"), nullptr);
+  std::ostringstream out;
+  EXPECT_EQ(enginesCommand(out), 0);
+  EXPECT_EQ(out.str().rfind("explore ", 0), 0u) << out.str();
+}
+
+TEST(Engines, ANewEngineGetsFullReportsFromTheSharedPath) {
+  registerOnce(fixedScheduleEngine("fixed-schedule", "race.0"));
+  std::optional<model::Program> program = executor::testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  CheckOptions options;
+  report::Verdict fixed = runEngine(*findEngine("fixed-schedule"), instance.machine(), options);
+  report::Verdict explored = runEngine(*findEngine("explore"), instance.machine(), options);
+  ASSERT_EQ(fixed.status, report::Verdict::Status::Findings);
+  ASSERT_EQ(fixed.findings.size(), 1u);
+  ASSERT_EQ(explored.findings.size(), 1u);
+  const report::Finding &f = fixed.findings[0], &e = explored.findings[0];
+  // The same words as the exhaustive search, with a trace, confirmed in the executor
+  // and with the wrong value the race produces.
+  EXPECT_EQ(f.property, e.property);
+  EXPECT_EQ(f.message, e.message);
+  EXPECT_EQ(f.primary.loc, e.primary.loc);
+  EXPECT_EQ(f.detail, "store to landing[:] on device 1 races with dma 0 (device 0 -> 1) writing "
+                      "landing[:]");
+  EXPECT_EQ(f.engine, "fixed-schedule");
+  EXPECT_EQ(f.trace.steps.size(), 7u);
+  EXPECT_TRUE(f.replayTried);
+  EXPECT_TRUE(f.confirmed);
+  EXPECT_FALSE(f.wrongValue.empty());
+  EXPECT_EQ(fixed.stats, (std::vector<std::pair<std::string, std::string>>{{"schedules", "1"}}));
+}
+
+TEST(Engines, AWitnessThatDoesNotReplayIsAnInternalError) {
+  // The same schedule claimed for a property it does not show.
+  registerOnce(fixedScheduleEngine("lying", "exit.0"));
+  InstanceOptions instance;
+  instance.file = std::string(DKV_SOURCE_DIR) + "/examples/zero_dst_race.dk";
+  instance.devices = 2;
+  CheckOptions check;
+  check.engine = "lying";
+  std::ostringstream out, err;
+  EXPECT_EQ(checkCommand(instance, check, out, err), 6) << out.str() << err.str();
+  EXPECT_EQ(out.str().rfind("internal error: the witness of exit.0 from engine lying", 0), 0u)
+      << out.str();
+}
+
+TEST(Engines, CheckCommandRunsARegisteredEngine) {
+  registerOnce(fixedScheduleEngine("fixed-schedule", "race.0"));
+  InstanceOptions instance;
+  instance.file = std::string(DKV_SOURCE_DIR) + "/examples/zero_dst_race.dk";
+  instance.devices = 2;
+  CheckOptions check;
+  check.engine = "fixed-schedule";
+  std::ostringstream out, err;
+  EXPECT_EQ(checkCommand(instance, check, out, err), 10) << err.str();
+  EXPECT_NE(out.str().find(": race: store to landing[:] races with a dma writing landing[:] "
+                           "(started at line 17) [race.0]"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("trace (7 steps, engine fixed-schedule, replayed in the executor)"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(RunCommand, PrintsSeedAndOutputs) {
+  semantics::Instance p(executor::testing::permute());
+  support::SourceFile source("fixture.dk", "");
+  RunOptions config;
+  config.seed = 4;
+  std::ostringstream out, err;
+  EXPECT_EQ(runSchedule(p.machine(), source, config, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("seed 4"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("device 1 output = ["), std::string::npos) << out.str();
+}
+
+TEST(RunCommand, WritesAndReplaysSchedules) {
+  std::optional<model::Program> program = executor::testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  const semantics::Machine &p = instance.machine();
+  support::SourceFile source("zero_dst_race.dk", "");
+  std::string path = std::string(DKV_BINARY_DIR) + "/executor_test_schedule.txt";
+  RunOptions config;
+  config.seed = 2;
+  config.writeSchedule = path;
+  std::ostringstream out1, err1;
+  EXPECT_EQ(runSchedule(p, source, config, out1, err1), 10) << err1.str();
+  EXPECT_NE(out1.str().find("wrong value: "), std::string::npos) << out1.str();
+  RunOptions replayConfig;
+  replayConfig.scheduleFile = path;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(runSchedule(p, source, replayConfig, out2, err2), 10) << err2.str();
+  // The same findings after the header line.
+  auto body = [](const std::string &s) { return s.substr(s.find('\n')); };
+  EXPECT_EQ(body(out1.str()), body(out2.str()));
+
+  std::ofstream(path) << "device 0\nland 7\n";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(runSchedule(p, source, replayConfig, out3, err3), 2);
+  EXPECT_EQ(err3.str().rfind(path + ":2: error: ", 0), 0u) << err3.str();
+  std::ofstream(path) << "device 0\nhop\n";
+  std::ostringstream out4, err4;
+  EXPECT_EQ(runSchedule(p, source, replayConfig, out4, err4), 2);
+  EXPECT_EQ(err4.str().rfind(path + ":2: error: unknown step 'hop'", 0), 0u) << err4.str();
+
+  // A directory is not a schedule, and an endless file stops at the size limit.
+  RunOptions dirConfig;
+  dirConfig.scheduleFile = DKV_BINARY_DIR;
+  std::ostringstream out5, err5;
+  EXPECT_EQ(runSchedule(p, source, dirConfig, out5, err5), 2);
+  EXPECT_NE(err5.str().find("directory"), std::string::npos) << err5.str();
+  RunOptions zeroConfig;
+  zeroConfig.scheduleFile = "/dev/zero";
+  std::ostringstream out6, err6;
+  EXPECT_EQ(runSchedule(p, source, zeroConfig, out6, err6), 2);
+  EXPECT_NE(err6.str().find("larger than"), std::string::npos) << err6.str();
+}
+
+} // namespace
+} // namespace dkv::driver

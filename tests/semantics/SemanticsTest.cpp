@@ -1,0 +1,194 @@
+// Tests of the shared semantics: the property list (ids, grouping, messages,
+// pruning), witnesses -> findings, and the schedule file format.
+#include "semantics/Machine.h"
+#include "semantics/Properties.h"
+#include "semantics/Schedule.h"
+#include "semantics/Witness.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+namespace dkv::semantics {
+namespace {
+
+using report::FindingKind;
+using report::ScheduleStep;
+using K = ScheduleStep::Kind;
+
+/// enter 0, enter 1, barrier 0, barrier 1, store 0, start dma 0, store 1: device 1's
+/// store runs while dma 0 writes its output (permute with stores first).
+const report::Schedule kRaceSchedule = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0},
+                                        {K::Device, 1}, {K::Device, 0}, {K::Device, 0},
+                                        {K::Device, 1}};
+
+const Property *byId(const Properties &props, const std::string &id) {
+  std::optional<PropertyIndex> p = props.find(id);
+  return p ? &props.property(*p) : nullptr;
+}
+
+TEST(Properties, OneLineOnTwoDevicesIsOneProperty) {
+  Instance instance(executor::testing::permute(true, true));
+  const Properties &props = instance.properties();
+  const Property *race = byId(props, "race.0");
+  ASSERT_NE(race, nullptr);
+  EXPECT_EQ(race->kind, FindingKind::Race);
+  EXPECT_EQ(race->message,
+            "store to output[:] races with a dma writing output[:] (started at line 5)");
+  EXPECT_EQ(race->primary.loc.line, 4u);
+  ASSERT_EQ(race->secondary.size(), 1u);
+  EXPECT_EQ(race->secondary[0].loc.line, 5u);
+  // The store on each device races with the other device's DMA: two obligations.
+  ASSERT_EQ(race->obligations.size(), 2u);
+  EXPECT_EQ(props.obligationText(race->obligations[0]),
+            "store to output[:] on device 0 races with dma 1 (device 1 -> 0) writing output[:]");
+  EXPECT_EQ(byId(props, "race.1"), nullptr);
+  // Ids are numbered per kind in order of kind, then location.
+  for (size_t i = 1; i < props.properties().size(); ++i) {
+    const Property &a = props.properties()[i - 1], &b = props.properties()[i];
+    EXPECT_TRUE(a.kind < b.kind || (a.kind == b.kind && !(b.primary.loc < a.primary.loc)))
+        << a.id << " before " << b.id;
+  }
+}
+
+TEST(Properties, DeterministicIdsAndMessages) {
+  Instance a(executor::testing::permute(false, true)), b(executor::testing::permute(false, true));
+  ASSERT_EQ(a.properties().properties().size(), b.properties().properties().size());
+  for (size_t i = 0; i < a.properties().properties().size(); ++i) {
+    EXPECT_EQ(a.properties().properties()[i].id, b.properties().properties()[i].id);
+    EXPECT_EQ(a.properties().properties()[i].message, b.properties().properties()[i].message);
+  }
+}
+
+TEST(Properties, TextsThatDifferBetweenDevicesAreGeneralised) {
+  model::Program p = executor::testing::permute(true, true);
+  // Each device stores only its own element of output: the same line, other regions.
+  for (model::DeviceId d = 0; d < 2; ++d)
+    for (model::Event &e : p.processes[d].events)
+      if (auto *st = std::get_if<model::Store>(&e.kind))
+        st->dst = model::Region{1, {{d, d + 1}}};
+  Instance instance(std::move(p));
+  const Property *race = byId(instance.properties(), "race.0");
+  ASSERT_NE(race, nullptr);
+  EXPECT_EQ(race->message,
+            "store to output[...] races with a dma writing output[:] (started at line 5)");
+  EXPECT_EQ(instance.properties().obligationText(race->obligations[1]),
+            "store to output[1] on device 1 races with dma 0 (device 0 -> 1) writing output[:]");
+}
+
+TEST(Properties, PairsOrderedByTheEntryBarrierArePruned) {
+  model::Program p = executor::testing::permute(true, true);
+  // Move each store before the device barrier: it happens before either DMA starts.
+  for (model::Process &proc : p.processes)
+    std::swap(proc.events[1], proc.events[2]);
+  Instance instance(std::move(p));
+  EXPECT_EQ(byId(instance.properties(), "race.0"), nullptr);
+  EXPECT_EQ(instance.properties().prunedRaces(), 2);
+}
+
+TEST(Witness, AFixedScheduleBecomesTheFindingOfItsProperty) {
+  Instance instance(executor::testing::permute(true, true));
+  std::string error;
+  std::optional<report::Finding> f = witnessFinding(
+      instance.machine(), {*instance.properties().find("race.0"), kRaceSchedule}, "test", error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->property, "race.0");
+  EXPECT_EQ(f->engine, "test");
+  EXPECT_EQ(f->message,
+            "store to output[:] races with a dma writing output[:] (started at line 5)");
+  EXPECT_EQ(f->detail,
+            "store to output[:] on device 1 races with dma 0 (device 0 -> 1) writing output[:]");
+  ASSERT_EQ(f->trace.steps.size(), kRaceSchedule.size());
+  EXPECT_EQ(f->trace.steps[5].text, "start dma 0: input[:] -> device 1 output[:]");
+  EXPECT_EQ(f->schedule, kRaceSchedule);
+}
+
+TEST(Witness, ASchedulethatDoesNotShowItsPropertyIsAnError) {
+  Instance instance(executor::testing::permute(true, true));
+  const Machine &m = instance.machine();
+  std::string error;
+  // One step short: nothing is violated by device 0's start.
+  report::Schedule shorter(kRaceSchedule.begin(), kRaceSchedule.end() - 1);
+  EXPECT_FALSE(witnessFinding(m, {*instance.properties().find("race.0"), shorter}, "test", error));
+  EXPECT_NE(error.find("does not violate it"), std::string::npos) << error;
+  // A step that is not enabled.
+  report::Schedule bad = {{K::Land, 0}};
+  EXPECT_FALSE(witnessFinding(m, {0, bad}, "test", error));
+  EXPECT_NE(error.find("does not replay: step 1 ('land 0') is not enabled: dma 0 has not "
+                       "started"),
+            std::string::npos)
+      << error;
+  // A property that does not exist.
+  EXPECT_FALSE(witnessFinding(m, {9999, kRaceSchedule}, "test", error));
+  // In a verdict, any such witness makes the whole verdict an internal error.
+  EngineResult result;
+  result.witnesses.push_back({*instance.properties().find("race.0"), kRaceSchedule});
+  result.witnesses.push_back({*instance.properties().find("race.0"), shorter});
+  report::Verdict v = buildVerdict(m, result, "test");
+  EXPECT_EQ(v.status, report::Verdict::Status::Error);
+  EXPECT_TRUE(v.findings.empty());
+}
+
+TEST(Witness, OneFindingPerPropertyAndIncompleteSearchesAreInconclusive) {
+  Instance instance(executor::testing::permute(true, true));
+  EngineResult result;
+  PropertyIndex race = *instance.properties().find("race.0");
+  result.witnesses = {{race, kRaceSchedule}, {race, kRaceSchedule}};
+  report::Verdict v = buildVerdict(instance.machine(), result, "test");
+  EXPECT_EQ(v.status, report::Verdict::Status::Findings);
+  EXPECT_EQ(v.findings.size(), 1u);
+  EngineResult none;
+  none.complete = false;
+  none.reason = "budget";
+  v = buildVerdict(instance.machine(), none, "test");
+  EXPECT_EQ(v.status, report::Verdict::Status::Inconclusive);
+  EXPECT_EQ(v.reason, "budget");
+  EXPECT_EQ(buildVerdict(instance.machine(), EngineResult{}, "test").status,
+            report::Verdict::Status::Verified);
+}
+
+TEST(Witness, DeadlockDetailNamesEveryStuckDevice) {
+  Instance instance(executor::testing::signalWait(1, 2));
+  // enter, enter, barrier, barrier, signal, wait: device 1 waits for its second unit.
+  report::Schedule s = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0}, {K::Device, 1},
+                        {K::Device, 0}, {K::Device, 0}, {K::Device, 1}};
+  const Properties &props = instance.properties();
+  std::optional<PropertyIndex> p;
+  for (const Property &prop : props.properties())
+    if (prop.kind == FindingKind::Deadlock)
+      p = *props.find(prop.id);
+  ASSERT_TRUE(p);
+  std::string error;
+  std::optional<report::Finding> f = witnessFinding(instance.machine(), {*p, s}, "test", error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->message, "wait for ready >= 1 (wait) never returns");
+  EXPECT_EQ(f->detail, "device 1 waits for ready >= 1 but it is 0");
+}
+
+TEST(ScheduleFile, RoundTrip) {
+  report::Schedule s = {{K::Device, 0}, {K::Send, 3}, {K::Land, 3}, {K::Device, 12}};
+  size_t line = 0;
+  std::string error;
+  std::optional<ScheduleFile> back = parseScheduleFile(formatSchedule(s, 7), line, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->steps, s);
+  EXPECT_EQ(back->inputSeed, 7u);
+  back = parseScheduleFile("# c\n\ndevice 1  # first\n  land 2\n", line, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->steps.size(), 2u);
+  EXPECT_EQ(back->lines, (std::vector<size_t>{3, 4}));
+}
+
+TEST(ScheduleFile, ErrorsNameTheLine) {
+  size_t line = 0;
+  std::string error;
+  EXPECT_FALSE(parseScheduleFile("device 0\nfly 2\n", line, error));
+  EXPECT_EQ(line, 2u);
+  EXPECT_NE(error.find("unknown step 'fly'"), std::string::npos) << error;
+  EXPECT_FALSE(parseScheduleFile("device 0\ndevice 1\nsend x\n", line, error));
+  EXPECT_EQ(line, 3u);
+  EXPECT_FALSE(parseScheduleFile("land 1 2\n", line, error));
+  EXPECT_EQ(line, 1u);
+}
+
+} // namespace
+} // namespace dkv::semantics
