@@ -9,6 +9,7 @@
 #include "model/Printer.h"
 #include "report/Json.h"
 #include "report/Render.h"
+#include "support/Diagnostics.h"
 #include "support/Invariant.h"
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <map>
 #include <ostream>
 
 namespace dkv::driver {
@@ -175,6 +177,32 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
   if (code != support::kExitOk)
     return code;
   return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
+}
+
+int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  const semantics::Properties &props = loaded.instance->properties();
+  std::map<report::FindingKind, int> perKind;
+  for (const semantics::Property &p : props.properties())
+    ++perKind[p.kind];
+  std::vector<std::string> kinds;
+  for (const auto &[kind, count] : perKind)
+    kinds.push_back(fmt::format("{} {}", count, report::findingKindName(kind)));
+  out << fmt::format("{}: {} properties ({}), {} obligations; {} race pairs pruned (ordered by "
+                     "program order or a device barrier)\n",
+                     describeInstance(loaded.instance->program()), props.properties().size(),
+                     kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", ")),
+                     props.obligations().size(), props.prunedRaces());
+  for (const semantics::Property &p : props.properties()) {
+    out << "\n";
+    support::renderHeading(out, loaded.source.get(), p.primary.loc, p.id, p.message);
+    out << fmt::format(" ({} obligation{})\n", p.obligations.size(),
+                       p.obligations.size() == 1 ? "" : "s");
+  }
+  return support::kExitOk;
 }
 
 int enginesCommand(std::ostream &out) {

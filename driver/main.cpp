@@ -88,6 +88,10 @@ int realMain(int argc, char **argv) {
   addInstanceOptions(checkCmd, instance, true);
   driver::addCheckOptions(checkCmd, check);
 
+  CLI::App *propertiesCmd = app.add_subcommand(
+      "properties", "list the properties (checks, with their ids) of an instance");
+  addInstanceOptions(propertiesCmd, instance, true);
+
   CLI::App *enginesCmd = app.add_subcommand("engines", "list the engines of dkv check");
 
   CLI::App *promelaCmd =
@@ -112,6 +116,8 @@ int realMain(int argc, char **argv) {
     return driver::runCommand(instance, run, std::cout, std::cerr);
   if (checkCmd->parsed())
     return driver::checkCommand(instance, check, std::cout, std::cerr);
+  if (propertiesCmd->parsed())
+    return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())
     return driver::enginesCommand(std::cout);
   if (promelaCmd->parsed())

@@ -2,6 +2,7 @@
 #include "executor/Simulator.h"
 
 #include "semantics/Witness.h"
+#include "support/Overloaded.h"
 
 #include <fmt/format.h>
 
@@ -346,39 +347,48 @@ void Simulator::step(const ScheduleStep &step) {
     const Event &e = program_.processes[d].events[pc];
     Clock &clock = deviceClock_[d];
     ++clock[d];
-    if (const auto *st = std::get_if<Store>(&e.kind)) {
-      raceCheck(d, pc, clock, found);
-      runStore(d, *st);
-    } else if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
-      raceCheck(d, pc, clock, found);
-      dmaClock_[ds->dma] = clock;
-      inFlightDmas_.insert(ds->dma);
-    } else if (const auto *w = std::get_if<SemWait>(&e.kind)) {
-      consumeUnits(d, w->sem, w->amount, clock);
-    } else if (const auto *sig = std::get_if<Signal>(&e.kind)) {
-      addUnits(sig->target, sig->sem, sig->amount, clock);
-    } else if (const auto *r = std::get_if<SemRead>(&e.kind)) {
-      if (r->reg >= 0 && static_cast<size_t>(r->reg) < registers_[d].size())
-        registers_[d][r->reg] =
-            static_cast<double>(state_.sem[static_cast<size_t>(d) * machine_.semCount() + r->sem]);
-    } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
-      // Every event before any device's barrier i happens before every event after
-      // any device's barrier i: the first device to pass joins all devices' clocks
-      // (all of them are at their barrier then).
-      size_t inv = static_cast<size_t>(std::max(0, b->invocation));
-      if (barrierJoin_.size() <= inv) {
-        barrierJoin_.resize(inv + 1);
-        barrierJoined_.resize(inv + 1, false);
-      }
-      if (!barrierJoined_[inv]) {
-        Clock all(clock.size(), 0);
-        for (DeviceId o = 0; o < n; ++o)
-          join(all, deviceClock_[o]);
-        barrierJoin_[inv] = std::move(all);
-        barrierJoined_[inv] = true;
-      }
-      join(clock, barrierJoin_[inv]);
-    }
+    std::visit(
+        support::Overloaded{
+            [&](const Store &st) {
+              raceCheck(d, pc, clock, found);
+              runStore(d, st);
+            },
+            [&](const DmaStart &ds) {
+              raceCheck(d, pc, clock, found);
+              dmaClock_[ds.dma] = clock;
+              inFlightDmas_.insert(ds.dma);
+            },
+            [&](const SemWait &w) { consumeUnits(d, w.sem, w.amount, clock); },
+            [&](const Signal &sig) { addUnits(sig.target, sig.sem, sig.amount, clock); },
+            [&](const SemRead &r) {
+              if (r.reg >= 0 && static_cast<size_t>(r.reg) < registers_[d].size())
+                registers_[d][r.reg] = static_cast<double>(machine_.semValue(state_, d, r.sem));
+            },
+            [&](const DeviceBarrier &b) {
+              // Every event before any device's barrier i happens before every event
+              // after any device's barrier i: the first device to pass joins all
+              // devices' clocks (all of them are at their barrier then).
+              size_t inv = static_cast<size_t>(std::max(0, b.invocation));
+              if (barrierJoin_.size() <= inv) {
+                barrierJoin_.resize(inv + 1);
+                barrierJoined_.resize(inv + 1, false);
+              }
+              if (!barrierJoined_[inv]) {
+                Clock all(clock.size(), 0);
+                for (DeviceId o = 0; o < n; ++o)
+                  join(all, deviceClock_[o]);
+                barrierJoin_[inv] = std::move(all);
+                barrierJoined_[inv] = true;
+              }
+              join(clock, barrierJoin_[inv]);
+            },
+            // No data, no clock: the control effects are the machine's.
+            [](const KernelEnter &) {},
+            [](const KernelExit &) {},
+            [](const ScopeEnter &) {},
+            [](const ScopeExit &) {},
+        },
+        e.kind);
     if (!found.empty())
       before = state_;
     machine_.apply(state_, step);

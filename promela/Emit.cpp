@@ -167,17 +167,29 @@ private:
     }
     for (const Process &proc : p_.processes)
       for (const Event &e : proc.events) {
-        if (const auto *w = std::get_if<SemWait>(&e.kind)) {
-          scale_[w->sem] = std::gcd(scale_[w->sem], w->amount);
-          if (w->origin != WaitOrigin::Wait) {
-            byteCounted_[w->sem] = true;
-            dmaBytes_.insert(w->amount * unit);
-          }
-        }
-        if (const auto *s = std::get_if<Signal>(&e.kind)) {
-          scale_[s->sem] = std::gcd(scale_[s->sem], s->amount);
-          fixedIncr[s->target][s->sem] += s->amount;
-        }
+        // The amounts that move semaphores: waits and signals (DMA chunks above).
+        std::visit(support::Overloaded{
+                       [&](const SemWait &w) {
+                         scale_[w.sem] = std::gcd(scale_[w.sem], w.amount);
+                         if (w.origin != WaitOrigin::Wait) {
+                           byteCounted_[w.sem] = true;
+                           dmaBytes_.insert(w.amount * unit);
+                         }
+                       },
+                       [&](const Signal &sig) {
+                         scale_[sig.sem] = std::gcd(scale_[sig.sem], sig.amount);
+                         fixedIncr[sig.target][sig.sem] += sig.amount;
+                       },
+                       [](const KernelEnter &) {},
+                       [](const KernelExit &) {},
+                       [](const DeviceBarrier &) {},
+                       [](const ScopeEnter &) {},
+                       [](const ScopeExit &) {},
+                       [](const Store &) {},
+                       [](const DmaStart &) {},
+                       [](const SemRead &) {},
+                   },
+                   e.kind);
       }
     fixedBound_.assign(nsem, 0);
     byteBound_.assign(nsem, 0);

@@ -151,11 +151,21 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
     if (step.id < 0 || step.id >= deviceCount_ || finished(s, step.id))
       return false;
     const Event &e = program_.processes[step.id].events[s.pc[step.id]];
-    if (const auto *w = std::get_if<SemWait>(&e.kind))
-      return semValue(s, step.id, w->sem) >= w->amount;
-    if (const auto *b = std::get_if<DeviceBarrier>(&e.kind))
-      return barrierOpen(s, b->invocation);
-    return true;
+    // Only waits and barriers can block (docs/model.md section 3).
+    return std::visit(
+        Overloaded{
+            [&](const SemWait &w) { return semValue(s, step.id, w.sem) >= w.amount; },
+            [&](const DeviceBarrier &b) { return barrierOpen(s, b.invocation); },
+            [](const KernelEnter &) { return true; },
+            [](const KernelExit &) { return true; },
+            [](const ScopeEnter &) { return true; },
+            [](const ScopeExit &) { return true; },
+            [](const Store &) { return true; },
+            [](const DmaStart &) { return true; },
+            [](const Signal &) { return true; },
+            [](const SemRead &) { return true; },
+        },
+        e.kind);
   }
   case ScheduleStep::Kind::Send:
     return step.id >= 0 && step.id < dmaCount_ && started(s, step.id) &&
@@ -214,10 +224,25 @@ void Machine::apply(ControlState &s, const ScheduleStep &step) const {
   case ScheduleStep::Kind::Device: {
     const DeviceId d = step.id;
     const Event &e = program_.processes[d].events[s.pc[d]];
-    if (const auto *w = std::get_if<SemWait>(&e.kind))
-      s.sem[static_cast<size_t>(d) * semCount_ + w->sem] -= w->amount;
-    else if (const auto *sig = std::get_if<Signal>(&e.kind))
-      s.sem[static_cast<size_t>(sig->target) * semCount_ + sig->sem] += sig->amount;
+    // Control effects: semaphores change at waits and signals; where[d], scopes[d] and
+    // started[k] follow from the pc (ControlState).
+    std::visit(Overloaded{
+                   [&](const SemWait &w) {
+                     s.sem[static_cast<size_t>(d) * semCount_ + w.sem] -= w.amount;
+                   },
+                   [&](const Signal &sig) {
+                     s.sem[static_cast<size_t>(sig.target) * semCount_ + sig.sem] += sig.amount;
+                   },
+                   [](const KernelEnter &) {},
+                   [](const KernelExit &) {},
+                   [](const DeviceBarrier &) {},
+                   [](const ScopeEnter &) {},
+                   [](const ScopeExit &) {},
+                   [](const Store &) {},
+                   [](const DmaStart &) {},
+                   [](const SemRead &) {},
+               },
+               e.kind);
     ++s.pc[d];
     return;
   }

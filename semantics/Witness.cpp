@@ -3,6 +3,7 @@
 
 #include "model/Printer.h"
 #include "support/Invariant.h"
+#include "support/Overloaded.h"
 
 #include <fmt/format.h>
 
@@ -22,10 +23,19 @@ void traceValues(const Machine &machine, const ControlState &after, const Schedu
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
     const Event &e = program.processes[step.id].events[after.pc[step.id] - 1];
-    if (const auto *w = std::get_if<SemWait>(&e.kind))
-      note(step.id, w->sem);
-    else if (const auto *sig = std::get_if<Signal>(&e.kind))
-      note(sig->target, sig->sem);
+    std::visit(support::Overloaded{
+                   [&](const SemWait &w) { note(step.id, w.sem); },
+                   [&](const Signal &sig) { note(sig.target, sig.sem); },
+                   [](const KernelEnter &) {},
+                   [](const KernelExit &) {},
+                   [](const DeviceBarrier &) {},
+                   [](const ScopeEnter &) {},
+                   [](const ScopeExit &) {},
+                   [](const Store &) {},
+                   [](const DmaStart &) {},
+                   [](const SemRead &) {},
+               },
+               e.kind);
     return;
   }
   case ScheduleStep::Kind::Send:
