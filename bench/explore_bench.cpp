@@ -34,18 +34,6 @@ std::string statOf(const report::Verdict &v, const std::string &key) {
   return "";
 }
 
-const char *statusName(const report::Verdict &v) {
-  switch (v.status) {
-  case report::Verdict::Status::Verified:
-    return "verified";
-  case report::Verdict::Status::Findings:
-    return "findings";
-  case report::Verdict::Status::Inconclusive:
-    return "inconclusive";
-  }
-  return "?";
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -106,7 +94,7 @@ int main(int argc, char **argv) {
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       double states = std::strtod(statOf(v, "states").c_str(), nullptr);
-      fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n, statusName(v),
+      fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n, report::verdictStatusName(v.status),
                  statOf(v, "states"), statOf(v, "transitions"), seconds,
                  seconds > 0 ? states / seconds : 0.0);
       std::fflush(stdout);

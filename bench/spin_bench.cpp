@@ -45,7 +45,8 @@ std::string verdictText(const report::Verdict &v) {
     return fmt::format("{}", fmt::join(kinds, ", "));
   }
   case report::Verdict::Status::Inconclusive:
-    return "inconclusive";
+  case report::Verdict::Status::Error:
+    return report::verdictStatusName(v.status);
   }
   return "?";
 }

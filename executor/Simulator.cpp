@@ -399,10 +399,9 @@ void Simulator::step(const ScheduleStep &step) {
     const DmaId k = step.id;
     const Dma &dma = program_.dmas[k];
     const bool send = step.kind == ScheduleStep::Kind::Send;
-    const int32_t chunk = send ? state_.sent[k] : state_.landed[k];
+    const int32_t chunk = machine_.nextChunk(state_, step);
     const int32_t chunks = machine_.chunks(k);
-    const int64_t units =
-        static_cast<size_t>(chunk) < dma.chunkUnits.size() ? dma.chunkUnits[chunk] : 0;
+    const int64_t units = machine_.nextChunkUnits(state_, step);
     Clock &clock = dmaClock_[k];
     ++clock[n + k];
     const bool last = chunk + 1 == chunks;

@@ -31,6 +31,20 @@ std::string scheduleStepText(const ScheduleStep &step) {
   return "?";
 }
 
+const char *verdictStatusName(Verdict::Status status) {
+  switch (status) {
+  case Verdict::Status::Verified:
+    return "verified";
+  case Verdict::Status::Findings:
+    return "findings";
+  case Verdict::Status::Inconclusive:
+    return "inconclusive";
+  case Verdict::Status::Error:
+    return "error";
+  }
+  return "unknown";
+}
+
 bool sameFinding(const Finding &a, const Finding &b) {
   if (!a.property.empty() || !b.property.empty())
     return a.property == b.property;

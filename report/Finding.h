@@ -102,6 +102,9 @@ struct Verdict {
   std::vector<std::pair<std::string, std::string>> stats;
 };
 
+/// "verified", "findings", "inconclusive" or "error" (also the JSON `status`).
+const char *verdictStatusName(Verdict::Status status);
+
 /// True when `a` and `b` report the same thing: the same property (for findings of
 /// the static pre-check, which have none: the same kind at the same primary location).
 bool sameFinding(const Finding &a, const Finding &b);

@@ -12,20 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-const char *statusName(Verdict::Status status) {
-  switch (status) {
-  case Verdict::Status::Verified:
-    return "verified";
-  case Verdict::Status::Findings:
-    return "findings";
-  case Verdict::Status::Inconclusive:
-    return "inconclusive";
-  case Verdict::Status::Error:
-    return "error";
-  }
-  return "unknown";
-}
-
 json location(const std::string &file, SourceLoc loc, const std::string &label) {
   json j = {{"file", file}, {"line", loc.line}, {"column", loc.col}};
   if (!label.empty())
@@ -85,7 +71,7 @@ void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::str
   for (const Finding &f : verdict.findings)
     findings.push_back(findingJson(f, file));
   json j = {{"dkv_format", 1},
-            {"status", statusName(verdict.status)},
+            {"status", verdictStatusName(verdict.status)},
             {"instance", heading.instance},
             {"engine", heading.engine},
             {"file", file},

@@ -81,6 +81,16 @@ public:
                     const std::set<model::DmaId> *inFlight = nullptr) const;
   /// Whether every device has reached (is at or past) its barrier of `invocation`.
   bool barrierOpen(const ControlState &s, int32_t invocation) const;
+  /// For a DMA step: the index of the chunk it moves and the semaphore units that
+  /// chunk carries (Dma::chunkUnits).
+  int32_t nextChunk(const ControlState &s, const report::ScheduleStep &step) const {
+    return step.kind == report::ScheduleStep::Kind::Send ? s.sent[step.id] : s.landed[step.id];
+  }
+  int64_t nextChunkUnits(const ControlState &s, const report::ScheduleStep &step) const {
+    const int32_t c = nextChunk(s, step);
+    const std::vector<int64_t> &units = dmas_[step.id].chunkUnits;
+    return static_cast<size_t>(c) < units.size() ? units[c] : 0;
+  }
   /// Applies an enabled step's control effects (docs/model.md section 3).
   void apply(ControlState &s, const report::ScheduleStep &step) const;
   /// Why `step` is not enabled in `s`, e.g. "device 1 waits for ready >= 1 but it is 0".

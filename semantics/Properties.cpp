@@ -348,45 +348,35 @@ void Properties::collectEventChecks() {
         auto inScope = [&](BufferId b, std::optional<SemId> s) {
           return kernel || p.buffers[b].scope == scope || (s && p.semaphores[*s].scope == scope);
         };
-        for (DmaId k : issuedBy[d]) {
+        // A side of a DMA on this device: its source (issued here) or destination
+        // (targeting here). A DMA this device starts later is never open at its exit.
+        auto dmaSide = [&](DmaId k, bool dst) {
           const Dma &dma = p.dmas[k];
-          if (startPc_[k] < 0 || startPc_[k] > pc || !inScope(dma.src.buffer, dma.sendSem))
-            continue;
-          Obligation o;
-          o.what = Obligation::What::ExitSend;
-          o.device = d;
-          o.pc = pc;
-          o.dma = k;
-          o.scope = scope;
-          std::string line = std::to_string(dma.loc.line);
-          atEvent_[d][pc].push_back(
-              add(o, fmt::format("exitsend|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
-                  FindingKind::ExitViolation,
-                  {{leaves, leaves},
-                   {line, line},
-                   {p.regionName(dma.src), generalRegion(p, dma.src.buffer)}},
-                  kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
-        }
-        for (DmaId k : targeting[d]) {
-          const Dma &dma = p.dmas[k];
+          const Region &region = dst ? dma.dst : dma.src;
           if (startPc_[k] < 0 || (dma.issuer == d && startPc_[k] > pc) ||
-              !inScope(dma.dst.buffer, dma.recvSem))
-            continue;
+              !inScope(region.buffer, dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem))
+            return;
           Obligation o;
-          o.what = Obligation::What::ExitRecv;
+          o.what = dst ? Obligation::What::ExitRecv : Obligation::What::ExitSend;
           o.device = d;
           o.pc = pc;
           o.dma = k;
           o.scope = scope;
           std::string line = std::to_string(dma.loc.line);
           atEvent_[d][pc].push_back(
-              add(o, fmt::format("exitrecv|{}|{}|{}", locKey(e.loc), scopeKey, locKey(dma.loc)),
+              add(o,
+                  fmt::format("exit{}|{}|{}|{}", dst ? "recv" : "send", locKey(e.loc), scopeKey,
+                              locKey(dma.loc)),
                   FindingKind::ExitViolation,
                   {{leaves, leaves},
                    {line, line},
-                   {p.regionName(dma.dst), generalRegion(p, dma.dst.buffer)}},
-                  kExitRecv, {e.loc, label}, {{dma.loc, "the dma started here"}}));
-        }
+                   {p.regionName(region), generalRegion(p, region.buffer)}},
+                  dst ? kExitRecv : kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+        };
+        for (DmaId k : issuedBy[d])
+          dmaSide(k, false);
+        for (DmaId k : targeting[d])
+          dmaSide(k, true);
       };
       std::visit(
           support::Overloaded{

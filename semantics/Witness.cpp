@@ -70,10 +70,9 @@ report::TraceStep traceStep(const Machine &machine, const ControlState &before,
     const DmaId k = step.id;
     const Dma &dma = program.dmas[k];
     const bool send = step.kind == ScheduleStep::Kind::Send;
-    const int32_t chunk = send ? before.sent[k] : before.landed[k];
+    const int32_t chunk = machine.nextChunk(before, step);
     const int32_t chunks = machine.chunks(k);
-    const int64_t units =
-        static_cast<size_t>(chunk) < dma.chunkUnits.size() ? dma.chunkUnits[chunk] : 0;
+    const int64_t units = machine.nextChunkUnits(before, step);
     std::string chunkText = chunks > 1 ? fmt::format(" chunk {}/{}", chunk + 1, chunks) : "";
     out.loc = dma.loc;
     // A DMA's context is that of its start event.
