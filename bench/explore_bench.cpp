@@ -94,9 +94,9 @@ int main(int argc, char **argv) {
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       double states = std::strtod(statOf(v, "states").c_str(), nullptr);
-      fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n, report::verdictStatusName(v.status),
-                 statOf(v, "states"), statOf(v, "transitions"), seconds,
-                 seconds > 0 ? states / seconds : 0.0);
+      fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n,
+                 report::verdictStatusName(v.status), statOf(v, "states"), statOf(v, "transitions"),
+                 seconds, seconds > 0 ? states / seconds : 0.0);
       std::fflush(stdout);
     }
   }

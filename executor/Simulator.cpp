@@ -347,48 +347,48 @@ void Simulator::step(const ScheduleStep &step) {
     const Event &e = program_.processes[d].events[pc];
     Clock &clock = deviceClock_[d];
     ++clock[d];
-    std::visit(
-        support::Overloaded{
-            [&](const Store &st) {
-              raceCheck(d, pc, clock, found);
-              runStore(d, st);
-            },
-            [&](const DmaStart &ds) {
-              raceCheck(d, pc, clock, found);
-              dmaClock_[ds.dma] = clock;
-              inFlightDmas_.insert(ds.dma);
-            },
-            [&](const SemWait &w) { consumeUnits(d, w.sem, w.amount, clock); },
-            [&](const Signal &sig) { addUnits(sig.target, sig.sem, sig.amount, clock); },
-            [&](const SemRead &r) {
-              if (r.reg >= 0 && static_cast<size_t>(r.reg) < registers_[d].size())
-                registers_[d][r.reg] = static_cast<double>(machine_.semValue(state_, d, r.sem));
-            },
-            [&](const DeviceBarrier &b) {
-              // Every event before any device's barrier i happens before every event
-              // after any device's barrier i: the first device to pass joins all
-              // devices' clocks (all of them are at their barrier then).
-              size_t inv = static_cast<size_t>(std::max(0, b.invocation));
-              if (barrierJoin_.size() <= inv) {
-                barrierJoin_.resize(inv + 1);
-                barrierJoined_.resize(inv + 1, false);
-              }
-              if (!barrierJoined_[inv]) {
-                Clock all(clock.size(), 0);
-                for (DeviceId o = 0; o < n; ++o)
-                  join(all, deviceClock_[o]);
-                barrierJoin_[inv] = std::move(all);
-                barrierJoined_[inv] = true;
-              }
-              join(clock, barrierJoin_[inv]);
-            },
-            // No data, no clock: the control effects are the machine's.
-            [](const KernelEnter &) {},
-            [](const KernelExit &) {},
-            [](const ScopeEnter &) {},
-            [](const ScopeExit &) {},
-        },
-        e.kind);
+    std::visit(support::Overloaded{
+                   [&](const Store &st) {
+                     raceCheck(d, pc, clock, found);
+                     runStore(d, st);
+                   },
+                   [&](const DmaStart &ds) {
+                     raceCheck(d, pc, clock, found);
+                     dmaClock_[ds.dma] = clock;
+                     inFlightDmas_.insert(ds.dma);
+                   },
+                   [&](const SemWait &w) { consumeUnits(d, w.sem, w.amount, clock); },
+                   [&](const Signal &sig) { addUnits(sig.target, sig.sem, sig.amount, clock); },
+                   [&](const SemRead &r) {
+                     if (r.reg >= 0 && static_cast<size_t>(r.reg) < registers_[d].size())
+                       registers_[d][r.reg] =
+                           static_cast<double>(machine_.semValue(state_, d, r.sem));
+                   },
+                   [&](const DeviceBarrier &b) {
+                     // Every event before any device's barrier i happens before every event
+                     // after any device's barrier i: the first device to pass joins all
+                     // devices' clocks (all of them are at their barrier then).
+                     size_t inv = static_cast<size_t>(std::max(0, b.invocation));
+                     if (barrierJoin_.size() <= inv) {
+                       barrierJoin_.resize(inv + 1);
+                       barrierJoined_.resize(inv + 1, false);
+                     }
+                     if (!barrierJoined_[inv]) {
+                       Clock all(clock.size(), 0);
+                       for (DeviceId o = 0; o < n; ++o)
+                         join(all, deviceClock_[o]);
+                       barrierJoin_[inv] = std::move(all);
+                       barrierJoined_[inv] = true;
+                     }
+                     join(clock, barrierJoin_[inv]);
+                   },
+                   // No data, no clock: the control effects are the machine's.
+                   [](const KernelEnter &) {},
+                   [](const KernelExit &) {},
+                   [](const ScopeEnter &) {},
+                   [](const ScopeExit &) {},
+               },
+               e.kind);
     if (!found.empty())
       before = state_;
     machine_.apply(state_, step);

@@ -676,9 +676,14 @@ private:
                          o.scope);
     case What::SignalInvocation:
       return fmt::format("where[{}] == {}", o.target, o.invocation + 1);
-    case What::SignalScope:
-      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 1", o.target, o.invocation + 1,
+    case What::SlotSignal:
+      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 0", o.target, o.invocation + 1,
                          o.scope);
+    case What::SlotLand:
+      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 0", o.device, o.invocation + 1,
+                         o.scope);
+    case What::SlotEnter:
+      return fmt::format("{} == 0", sem(o.sem, o.device));
     case What::Stuck:
       break; // a deadlock is an invalid end state, not an assert
     }

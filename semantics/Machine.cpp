@@ -90,6 +90,13 @@ Machine::Machine(const Program &program, const Properties &properties)
       scopeRanges_[d][scope].push_back({pc, static_cast<int32_t>(events.size())});
   }
 
+  // A scope whose semaphores share slots with another block's: entering it reads
+  // semaphores other actors change (SlotEnter) and changes what their slot checks see.
+  scopeSharesSlots_.assign(scopeCount, false);
+  for (SemId s = 0; s < semCount_; ++s)
+    if (program.semaphores[s].scope != kKernelScope && !properties.sharingSlot(s).empty())
+      scopeSharesSlots_[program.semaphores[s].scope] = true;
+
   for (const Dma &dma : dmas_) {
     for (size_t c = 0; c < dma.chunkUnits.size(); ++c) {
       if (dma.sendSem)
@@ -152,20 +159,19 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
       return false;
     const Event &e = program_.processes[step.id].events[s.pc[step.id]];
     // Only waits and barriers can block (docs/model.md section 3).
-    return std::visit(
-        Overloaded{
-            [&](const SemWait &w) { return semValue(s, step.id, w.sem) >= w.amount; },
-            [&](const DeviceBarrier &b) { return barrierOpen(s, b.invocation); },
-            [](const KernelEnter &) { return true; },
-            [](const KernelExit &) { return true; },
-            [](const ScopeEnter &) { return true; },
-            [](const ScopeExit &) { return true; },
-            [](const Store &) { return true; },
-            [](const DmaStart &) { return true; },
-            [](const Signal &) { return true; },
-            [](const SemRead &) { return true; },
-        },
-        e.kind);
+    return std::visit(Overloaded{
+                          [&](const SemWait &w) { return semValue(s, step.id, w.sem) >= w.amount; },
+                          [&](const DeviceBarrier &b) { return barrierOpen(s, b.invocation); },
+                          [](const KernelEnter &) { return true; },
+                          [](const KernelExit &) { return true; },
+                          [](const ScopeEnter &) { return true; },
+                          [](const ScopeExit &) { return true; },
+                          [](const Store &) { return true; },
+                          [](const DmaStart &) { return true; },
+                          [](const Signal &) { return true; },
+                          [](const SemRead &) { return true; },
+                      },
+                      e.kind);
   }
   case ScheduleStep::Kind::Send:
     return step.id >= 0 && step.id < dmaCount_ && started(s, step.id) &&
@@ -306,8 +312,12 @@ bool Machine::violated(const ControlState &s, ObligationIndex index) const {
     return insideInvocation(s, o.device) == o.invocation && !insideScope(s, o.device, o.scope);
   case What::SignalInvocation:
     return insideInvocation(s, o.target) != o.invocation;
-  case What::SignalScope:
-    return insideInvocation(s, o.target) == o.invocation && !insideScope(s, o.target, o.scope);
+  case What::SlotSignal:
+    return insideInvocation(s, o.target) == o.invocation && insideScope(s, o.target, o.scope);
+  case What::SlotLand:
+    return insideInvocation(s, o.device) == o.invocation && insideScope(s, o.device, o.scope);
+  case What::SlotEnter:
+    return semValue(s, o.device, o.sem) != 0;
   case What::Stuck: {
     if (finished(s, o.device) || s.pc[o.device] != o.pc)
       return false;
@@ -384,10 +394,16 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
                        where(dma.target, o.invocation, o.scope));
   }
   case What::SignalInvocation:
-  case What::SignalScope:
     return fmt::format("signal of {} from device {} reaches device {}, but {}",
                        program_.semName(o.sem), o.device, o.target,
                        where(o.target, o.invocation, o.scope));
+  case What::SlotSignal:
+  case What::SlotLand:
+    return properties_.obligationText(index);
+  case What::SlotEnter:
+    return fmt::format("device {} enters {} with {} = {} in the slot its {} takes", o.device,
+                       program_.scopes[o.scope].name, program_.semName(o.sem),
+                       semValue(s, o.device, o.sem), program_.semName(o.other));
   case What::Stuck: {
     // The whole deadlock: every device that has not finished and what it waits for.
     std::vector<std::string> parts;
@@ -452,7 +468,7 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
           // into it is started later by d itself or has landed completely.
           [&](const ScopeEnter &x) {
             if (x.scope < 0 || static_cast<size_t>(x.scope) >= program_.scopes.size() ||
-                scopeRemoteSignal_[d][x.scope])
+                scopeRemoteSignal_[d][x.scope] || scopeSharesSlots_[x.scope])
               return false;
             for (DmaId k : scopeDmas_[d][x.scope]) {
               bool later = dmas_[k].issuer == d && properties_.startPc(k) > pc;

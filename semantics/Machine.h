@@ -138,6 +138,7 @@ private:
   /// semaphore or buffer of this scope on this device (ScopeEnter is then not safe).
   std::vector<std::vector<std::vector<model::DmaId>>> scopeDmas_;
   std::vector<std::vector<bool>> scopeRemoteSignal_;
+  std::vector<bool> scopeSharesSlots_; ///< per scope
 };
 
 /// A program with its properties and step table, owned together. They refer to each

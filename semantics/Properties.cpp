@@ -28,7 +28,9 @@ enum Template : int32_t {
   kLandInvocation, // dma writing {0} lands on a device outside the invocation ...
   kLandScope,      // dma writing {0} lands on a device outside {1}, which allocates {2}
   kSignalInvocation,
-  kSignalScope,
+  kSlotSignal, // signal of {0} lands in the slot of {1}, a live semaphore of {2}
+  kSlotLand,   // dma lands ... receive semaphore {0} ... slot of {1} ... {2}
+  kSlotEnter,  // {2} starts while the slot of its semaphore {1} holds units for {0}
   kStuckWait,
   kStuckBarrier,
 };
@@ -54,8 +56,18 @@ std::string compose(int32_t templ, const std::vector<std::string> &s) {
     return fmt::format("signal of {} reaches a device that is not in the signaller's invocation "
                        "of the kernel",
                        s[0]);
-  case kSignalScope:
-    return fmt::format("signal of {} reaches a device outside {}, which allocates it", s[0], s[1]);
+  case kSlotSignal:
+    return fmt::format("signal of {} lands in the semaphore slot of {}, a live semaphore of {} "
+                       "(run_scoped blocks reuse slots)",
+                       s[0], s[1], s[2]);
+  case kSlotLand:
+    return fmt::format("dma signalling {} lands in the semaphore slot of {}, a live semaphore of "
+                       "{} (run_scoped blocks reuse slots)",
+                       s[0], s[1], s[2]);
+  case kSlotEnter:
+    return fmt::format("{} starts while the semaphore slot of {} still holds units for {} "
+                       "(run_scoped blocks reuse slots)",
+                       s[2], s[1], s[0]);
   case kStuckWait:
     return fmt::format("wait for {} >= {} ({}) never returns", s[0], s[1], s[2]);
   case kStuckBarrier:
@@ -135,6 +147,7 @@ Properties::Properties(const Program &program) : program_(program) {
     }
     where_[d][events.size()] = current;
   }
+  assignSlots();
   collectRaces();
   collectEventChecks();
   collectLands();
@@ -363,15 +376,15 @@ void Properties::collectEventChecks() {
           o.dma = k;
           o.scope = scope;
           std::string line = std::to_string(dma.loc.line);
-          atEvent_[d][pc].push_back(
-              add(o,
-                  fmt::format("exit{}|{}|{}|{}", dst ? "recv" : "send", locKey(e.loc), scopeKey,
-                              locKey(dma.loc)),
-                  FindingKind::ExitViolation,
-                  {{leaves, leaves},
-                   {line, line},
-                   {p.regionName(region), generalRegion(p, region.buffer)}},
-                  dst ? kExitRecv : kExitSend, {e.loc, label}, {{dma.loc, "the dma started here"}}));
+          atEvent_[d][pc].push_back(add(o,
+                                        fmt::format("exit{}|{}|{}|{}", dst ? "recv" : "send",
+                                                    locKey(e.loc), scopeKey, locKey(dma.loc)),
+                                        FindingKind::ExitViolation,
+                                        {{leaves, leaves},
+                                         {line, line},
+                                         {p.regionName(region), generalRegion(p, region.buffer)}},
+                                        dst ? kExitRecv : kExitSend, {e.loc, label},
+                                        {{dma.loc, "the dma started here"}}));
         };
         for (DmaId k : issuedBy[d])
           dmaSide(k, false);
@@ -399,17 +412,9 @@ void Properties::collectEventChecks() {
                                               FindingKind::LifetimeViolation, {semSlot},
                                               kSignalInvocation, {e.loc, "the signal is sent here"},
                                               {}));
-                const ScopeId scope = p.semaphores[sig.sem].scope;
-                if (scope != kKernelScope) {
-                  o.what = Obligation::What::SignalScope;
-                  o.scope = scope;
-                  const std::string &scopeName = p.scopes[scope].name;
-                  atEvent_[d][pc].push_back(
-                      add(o, fmt::format("sigscope|{}|{}|{}", locKey(e.loc), name, scope),
-                          FindingKind::LifetimeViolation, {semSlot, {scopeName, scopeName}},
-                          kSignalScope, {e.loc, "the signal is sent here"},
-                          {{p.scopes[scope].loc, fmt::format("{} starts here", scopeName)}}));
-                }
+                o.what = Obligation::What::SlotSignal;
+                slotChecks(o, sig.sem, locKey(e.loc), {e.loc, "the signal is sent here"},
+                           atEvent_[d][pc]);
               },
               [&](const SemWait &w) {
                 if (w.amount <= 0)
@@ -439,8 +444,35 @@ void Properties::collectEventChecks() {
                     add(o, fmt::format("stuckbarrier|{}", locKey(e.loc)), FindingKind::Deadlock,
                         {{inv, "..."}}, kStuckBarrier, {e.loc, "the device blocks here"}, {});
               },
+              // Each semaphore of the scope takes its slot: units left there for a
+              // semaphore of a sibling block would be counted as its own.
+              [&](const ScopeEnter &x) {
+                for (SemId mine = 0; mine < static_cast<SemId>(p.semaphores.size()); ++mine) {
+                  if (p.semaphores[mine].scope != x.scope)
+                    continue;
+                  for (SemId theirs : sharing_[mine]) {
+                    Obligation o;
+                    o.what = Obligation::What::SlotEnter;
+                    o.device = d;
+                    o.pc = pc;
+                    o.sem = theirs;
+                    o.other = mine;
+                    o.scope = x.scope;
+                    const std::string &scopeName = p.scopes[x.scope].name;
+                    atEvent_[d][pc].push_back(
+                        add(o, fmt::format("slotenter|{}|{}|{}", locKey(e.loc), theirs, mine),
+                            FindingKind::LifetimeViolation,
+                            {{p.semName(theirs), p.semName(theirs)},
+                             {p.semName(mine), p.semName(mine)},
+                             {scopeName, scopeName}},
+                            kSlotEnter, {e.loc, fmt::format("{} starts here", scopeName)},
+                            {{p.semaphores[theirs].loc,
+                              fmt::format("{} is declared here, in {}", p.semName(theirs),
+                                          p.scopes[p.semaphores[theirs].scope].name)}}));
+                  }
+                }
+              },
               [&](const KernelEnter &) {},
-              [&](const ScopeEnter &) {},
               [&](const Store &) {},
               [&](const DmaStart &) {},
               [&](const SemRead &) {},
@@ -448,6 +480,69 @@ void Properties::collectEventChecks() {
           e.kind);
     }
   }
+}
+
+void Properties::slotChecks(Obligation o, SemId sem, const std::string &at, report::Span primary,
+                            std::vector<ObligationIndex> &into) {
+  const Program &p = program_;
+  const std::string name = p.semaphores[sem].name;
+  std::pair<std::string, std::string> semText{p.semName(sem), generalSem(p, sem)};
+  for (SemId other : sharing_[sem]) {
+    o.sem = sem;
+    o.other = other;
+    o.scope = p.semaphores[other].scope;
+    const std::string &scopeName = p.scopes[o.scope].name;
+    const bool land = o.what == Obligation::What::SlotLand;
+    into.push_back(
+        add(o, fmt::format("{}|{}|{}|{}", land ? "slotland" : "slotsig", at, name, other),
+            FindingKind::LifetimeViolation,
+            {semText, {p.semName(other), p.semName(other)}, {scopeName, scopeName}},
+            land ? kSlotLand : kSlotSignal, primary,
+            {{p.scopes[o.scope].loc,
+              fmt::format("{} allocates {} in the same slot", scopeName, p.semName(other))}}));
+  }
+}
+
+// Scoped semaphores are slots (docs/model.md): Mosaic lowers run_scoped to a region
+// whose semaphores are stack-allocated (tpu.sem_alloc), and every device runs the same
+// program, so a scoped semaphore has the same slot on every device. Kernel scratch
+// semaphores come first; a block's semaphores start where its parent's end, so sibling
+// blocks (one after the other in the same parent) reuse the same slots.
+void Properties::assignSlots() {
+  const Program &p = program_;
+  const size_t nsem = p.semaphores.size();
+  const std::optional<SemId> barrier = p.barrierSemaphore();
+  slot_.assign(nsem, -1);
+  sharing_.assign(nsem, {});
+  std::vector<int32_t> count(p.scopes.size(), 0); // semaphores per scope
+  int32_t kernelCount = 0;
+  for (SemId s = 0; s < static_cast<SemId>(nsem); ++s) {
+    if (barrier && *barrier == s)
+      continue;
+    ScopeId scope = p.semaphores[s].scope;
+    if (scope == kKernelScope)
+      slot_[s] = kernelCount++;
+    else
+      ++count[scope];
+  }
+  // A scope's first slot: after its parent's (scopes are created before their
+  // children, so a parent's id is smaller).
+  std::vector<int32_t> base(p.scopes.size(), 0);
+  for (size_t b = 0; b < p.scopes.size(); ++b) {
+    ScopeId parent = p.scopes[b].parent;
+    base[b] = parent == kKernelScope ? kernelCount : base[parent] + count[parent];
+  }
+  std::vector<int32_t> next = base;
+  for (SemId s = 0; s < static_cast<SemId>(nsem); ++s) {
+    ScopeId scope = p.semaphores[s].scope;
+    if (scope != kKernelScope && !(barrier && *barrier == s))
+      slot_[s] = next[scope]++;
+  }
+  for (SemId a = 0; a < static_cast<SemId>(nsem); ++a)
+    for (SemId b = 0; b < static_cast<SemId>(nsem); ++b)
+      if (a != b && slot_[a] >= 0 && slot_[a] == slot_[b] &&
+          p.semaphores[a].scope != kKernelScope && p.semaphores[b].scope != kKernelScope)
+        sharing_[a].push_back(b);
 }
 
 // Lifetime checks of land chunks: the target must be inside the DMA's invocation and
@@ -468,22 +563,23 @@ void Properties::collectLands() {
     atLand_[dma.id].push_back(add(o, fmt::format("landinv|{}", locKey(dma.loc)),
                                   FindingKind::LifetimeViolation, {region}, kLandInvocation,
                                   {dma.loc, label}, {}));
+    // A scoped destination buffer must be allocated on the target when bytes land.
     const ScopeId dstScope = p.buffers[dma.dst.buffer].scope;
-    const ScopeId recvScope = p.semaphores[dma.recvSem].scope;
-    auto scoped = [&](ScopeId scope, const std::string &allocated) {
+    if (dstScope != kKernelScope) {
       o.what = Obligation::What::LandScope;
-      o.scope = scope;
-      const std::string &name = p.scopes[scope].name;
+      o.scope = dstScope;
+      const std::string &name = p.scopes[dstScope].name;
+      const std::string &allocated = p.buffers[dma.dst.buffer].name;
       atLand_[dma.id].push_back(
-          add(o, fmt::format("landscope|{}|{}|{}", locKey(dma.loc), scope, allocated),
+          add(o, fmt::format("landscope|{}|{}|{}", locKey(dma.loc), dstScope, allocated),
               FindingKind::LifetimeViolation, {region, {name, name}, {allocated, allocated}},
               kLandScope, {dma.loc, label},
-              {{p.scopes[scope].loc, fmt::format("{} starts here", name)}}));
-    };
-    if (dstScope != kKernelScope)
-      scoped(dstScope, p.buffers[dma.dst.buffer].name);
-    if (recvScope != kKernelScope && recvScope != dstScope)
-      scoped(recvScope, p.semaphores[dma.recvSem].name);
+              {{p.scopes[dstScope].loc, fmt::format("{} starts here", name)}}));
+    }
+    // A scoped receive semaphore is a slot: its units count there whenever they land,
+    // unless a semaphore of another block is using the slot.
+    o.what = Obligation::What::SlotLand;
+    slotChecks(o, dma.recvSem, locKey(dma.loc), {dma.loc, label}, atLand_[dma.id]);
   }
 }
 
@@ -570,9 +666,17 @@ std::string Properties::obligationText(ObligationIndex index) const {
     return fmt::format("signal of {} from device {} reaches device {}, which is not in "
                        "invocation {}",
                        p.semName(o.sem), o.device, o.target, o.invocation);
-  case Obligation::What::SignalScope:
-    return fmt::format("signal of {} from device {} reaches device {}, which is outside {}",
-                       p.semName(o.sem), o.device, o.target, p.scopes[o.scope].name);
+  case Obligation::What::SlotSignal:
+    return fmt::format("signal of {} from device {} reaches device {} while {} of {} uses its "
+                       "slot",
+                       p.semName(o.sem), o.device, o.target, p.semName(o.other),
+                       p.scopes[o.scope].name);
+  case Obligation::What::SlotLand:
+    return fmt::format("{} adds to {} on device {} while {} of {} uses its slot", dmaName(p, o.dma),
+                       p.semName(o.sem), o.device, p.semName(o.other), p.scopes[o.scope].name);
+  case Obligation::What::SlotEnter:
+    return fmt::format("device {} enters {}, whose {} takes the slot of {}", o.device,
+                       p.scopes[o.scope].name, p.semName(o.other), p.semName(o.sem));
   case Obligation::What::Stuck:
     return fmt::format("device {} blocks at {}", o.device,
                        describeEvent(p, p.processes[o.device].events[o.pc]));

@@ -28,10 +28,19 @@ struct Obligation {
     ExitSend,       ///< at (device, pc): DMA `dma` issued by device still has its send side open
     ExitRecv,       ///< at (device, pc): DMA `dma` targeting device still has its receive side open
     LandInvocation, ///< a land chunk of `dma`: its target is not in `invocation`
-    LandScope,      ///< a land chunk of `dma`: target in `invocation` but outside `scope`
+    /// a land chunk of `dma`: target in `invocation` but outside `scope`, which
+    /// allocates the destination buffer
+    LandScope,
     SignalInvocation, ///< Signal at (device, pc): `target` is not in `invocation`
-    SignalScope,      ///< Signal at (device, pc): `target` in `invocation` but outside `scope`
-    Stuck,            ///< a state with no enabled step: device is blocked at its event pc
+    /// Scoped semaphores are slots (docs/model.md): units for `sem` reach `target`
+    /// while `other`, a live semaphore of `scope` on the same slot, is using it. At a
+    /// Signal (device, pc) or a land chunk of `dma` into its receive semaphore.
+    SlotSignal,
+    SlotLand,
+    /// ScopeEnter (device, pc) of `scope`, whose semaphore `other` takes a slot that
+    /// still holds units for `sem`.
+    SlotEnter,
+    Stuck, ///< a state with no enabled step: device is blocked at its event pc
   };
   What what = What::Race;
   PropertyIndex property = 0;
@@ -42,7 +51,8 @@ struct Obligation {
   /// Race: which access of the event. Store: -1 its destination, i >= 0 reads[i];
   /// DmaStart: 0 the started DMA's source, 1 its destination.
   int32_t access = -1;
-  model::SemId sem = -1;                      ///< ExitSemaphore, Signal*
+  model::SemId sem = -1;                      ///< ExitSemaphore, Signal*, Slot*
+  model::SemId other = -1;                    ///< Slot*: the semaphore holding the slot
   model::ScopeId scope = model::kKernelScope; ///< Exit*: the scope left; *Scope: the scope
   model::DeviceId target = -1;                ///< Signal*: the signalled device
   int32_t invocation = 0;                     ///< Land*, Signal*: the invocation required
@@ -100,6 +110,11 @@ public:
   int32_t invocationAt(model::DeviceId d, int32_t pc) const { return where_[d][pc]; }
   /// The pc of DMA k's start on its issuer, or -1 if it never starts.
   int32_t startPc(model::DmaId k) const { return startPc_[k]; }
+  /// The semaphore slot of s on every device (docs/model.md, "Scoped semaphores are
+  /// slots"), and the other semaphores that share it (scoped semaphores of sibling
+  /// run_scoped blocks); none for the barrier semaphore.
+  int32_t slotOf(model::SemId s) const { return slot_[s]; }
+  const std::vector<model::SemId> &sharingSlot(model::SemId s) const { return sharing_[s]; }
   /// [device][invocation]: the pc of the device's DeviceBarrier, or -1.
   const std::vector<std::vector<int32_t>> &barrierPcs() const { return barrierPc_; }
   /// An obligation's own text, with its devices and concrete regions, e.g. "store to
@@ -110,6 +125,10 @@ private:
   void collectRaces();
   void collectEventChecks();
   void collectLands();
+  void assignSlots();
+  /// Slot obligations for units reaching `sem` on `target` (Signal or land chunk).
+  void slotChecks(Obligation o, model::SemId sem, const std::string &at, report::Span primary,
+                  std::vector<ObligationIndex> &into);
   PropertyIndex propertyFor(const std::string &key, report::FindingKind kind,
                             const std::vector<std::pair<std::string, std::string>> &slots,
                             int32_t templ, report::Span primary,
@@ -138,9 +157,11 @@ private:
   };
   std::map<std::string, PropertyIndex> byKey_;
   std::vector<Draft> drafts_;
-  std::vector<int32_t> startPc_;                ///< per DMA, -1 if never started
-  std::vector<std::vector<int32_t>> barrierPc_; ///< [device][invocation], -1 if none
-  std::vector<std::vector<int32_t>> where_;     ///< [device][pc]: invocation or -1
+  std::vector<int32_t> startPc_;                   ///< per DMA, -1 if never started
+  std::vector<std::vector<int32_t>> barrierPc_;    ///< [device][invocation], -1 if none
+  std::vector<std::vector<int32_t>> where_;        ///< [device][pc]: invocation or -1
+  std::vector<int32_t> slot_;                      ///< per semaphore
+  std::vector<std::vector<model::SemId>> sharing_; ///< per semaphore
 };
 
 } // namespace dkv::semantics

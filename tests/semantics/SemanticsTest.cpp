@@ -85,6 +85,39 @@ TEST(Properties, PairsOrderedByTheEntryBarrierArePruned) {
   EXPECT_EQ(instance.properties().prunedRaces(), 2);
 }
 
+TEST(Properties, SiblingBlocksShareSemaphoreSlotsNestedOnesStackAbove) {
+  using namespace model;
+  Program p;
+  p.file = "fixture.dk";
+  p.kernel = "slots";
+  p.mesh = {{"x", 1}};
+  p.contexts = {"inv 0"};
+  p.scopes = {{"run_scoped@3", kKernelScope, {3, 1}},
+              {"run_scoped@6", kKernelScope, {6, 1}},
+              {"run_scoped@4", 0, {4, 1}}};
+  p.semaphores = {{"k0", {}, SemKind::Regular, kKernelScope, {1, 1}},
+                  {"a0", {}, SemKind::Regular, 0, {3, 1}},
+                  {"a1", {}, SemKind::Dma, 0, {3, 1}},
+                  {"b0", {}, SemKind::Regular, 1, {6, 1}},
+                  {"c0", {}, SemKind::Regular, 2, {4, 1}},
+                  {"k1", {}, SemKind::Regular, kKernelScope, {1, 1}}};
+  p.processes.push_back({0, {0}, {{KernelEnter{0}, {2, 1}, 0}, {KernelExit{0}, {9, 1}, 0}}});
+  Properties props(p);
+  // Kernel scratch first (k0, k1), then run_scoped@3 (a0, a1) from slot 2, its child
+  // run_scoped@4 above it (c0), and the sibling run_scoped@6 from slot 2 again (b0).
+  EXPECT_EQ(props.slotOf(0), 0);
+  EXPECT_EQ(props.slotOf(5), 1);
+  EXPECT_EQ(props.slotOf(1), 2);
+  EXPECT_EQ(props.slotOf(2), 3);
+  EXPECT_EQ(props.slotOf(3), 2);
+  EXPECT_EQ(props.slotOf(4), 4);
+  EXPECT_EQ(props.sharingSlot(1), (std::vector<SemId>{3}));
+  EXPECT_EQ(props.sharingSlot(3), (std::vector<SemId>{1}));
+  EXPECT_TRUE(props.sharingSlot(2).empty());
+  EXPECT_TRUE(props.sharingSlot(4).empty());
+  EXPECT_TRUE(props.sharingSlot(0).empty());
+}
+
 TEST(Witness, AFixedScheduleBecomesTheFindingOfItsProperty) {
   Instance instance(executor::testing::permute(true, true));
   std::string error;
