@@ -60,12 +60,14 @@ int main(int argc, char **argv) {
              "states", "transitions", "seconds", "states/s");
   for (const std::string &path : files) {
     std::string error;
-    std::optional<support::SourceFile> file = support::SourceFile::load(path, error);
+    support::SourceManager sources;
+    std::optional<support::FileId> id = sources.load(path, error);
+    const support::SourceFile *file = id ? &sources.file(*id) : nullptr;
     if (!file) {
       fmt::print(stderr, "{}\n", error);
       continue;
     }
-    support::DiagnosticEngine annotationDiags(&*file);
+    support::DiagnosticEngine annotationDiags(&sources);
     ast::Annotations annotations = frontend::readAnnotations(*file, annotationDiags);
     model::Options options;
     for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
@@ -76,7 +78,7 @@ int main(int argc, char **argv) {
     for (int64_t n = 2; n <= 4; ++n) {
       if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
         continue;
-      support::DiagnosticEngine diags(&*file);
+      support::DiagnosticEngine diags(&sources);
       bool ok = false;
       auto module = frontend::loadModule(*file, {}, n, diags, ok);
       if (!ok || !module)

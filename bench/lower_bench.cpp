@@ -70,7 +70,9 @@ int main(int argc, char **argv) {
   }
 
   std::string error;
-  std::optional<support::SourceFile> file = support::SourceFile::load(path, error);
+  support::SourceManager sources;
+  std::optional<support::FileId> id = sources.load(path, error);
+  const support::SourceFile *file = id ? &sources.file(*id) : nullptr;
   if (!file) {
     fmt::print(stderr, "dkv_lower_bench: {}\n", error);
     return 2;
@@ -81,7 +83,7 @@ int main(int argc, char **argv) {
   std::optional<model::Program> program;
   for (int64_t r = 0; r < repeat; ++r) {
     auto begin = std::chrono::steady_clock::now();
-    support::DiagnosticEngine diags(&*file);
+    support::DiagnosticEngine diags(&sources);
     bool ok = false;
     auto module = frontend::loadModule(*file, {}, devices, diags, ok);
     if (ok && module)

@@ -67,10 +67,12 @@ Example readExample(const std::filesystem::path &path) {
   e.path = path.string();
   e.name = path.stem().string();
   std::string error;
-  std::optional<support::SourceFile> file = support::SourceFile::load(e.path, error);
+  support::SourceManager sources;
+  std::optional<support::FileId> id = sources.load(e.path, error);
+  const support::SourceFile *file = id ? &sources.file(*id) : nullptr;
   if (!file)
     return e; // reported when the example is lowered
-  support::DiagnosticEngine diags(&*file);
+  support::DiagnosticEngine diags(&sources);
   ast::Annotations a = frontend::readAnnotations(*file, diags);
   e.devices = a.devices;
   e.staticError = a.expect && a.expect->verdict == ast::ExpectedVerdict::StaticError;
@@ -95,10 +97,12 @@ Example readExample(const std::filesystem::path &path) {
 
 /// Lowers the example for `devices` devices; nullopt (with the error) if it fails.
 std::optional<model::Program> lowerExample(const Example &e, int devices, std::string &error) {
-  auto source = support::SourceFile::load(e.path, error);
+  support::SourceManager sources;
+  std::optional<support::FileId> id = sources.load(e.path, error);
+  const support::SourceFile *source = id ? &sources.file(*id) : nullptr;
   if (!source)
     return std::nullopt;
-  support::DiagnosticEngine diags(&*source);
+  support::DiagnosticEngine diags(&sources);
   bool ok = false;
   auto module = frontend::loadModule(*source, {}, devices, diags, ok);
   if (!ok || !module) {

@@ -100,13 +100,14 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 
 int annotationsCommand(const std::string &file, std::ostream &out, std::ostream &err) {
   std::string error;
-  auto source = support::SourceFile::load(file, error);
-  if (!source) {
+  support::SourceManager sources;
+  std::optional<support::FileId> id = sources.load(file, error);
+  if (!id) {
     err << file << ": error: " << error << "\n";
     return support::kExitInputError;
   }
-  support::DiagnosticEngine diags(&*source);
-  ast::Annotations annotations = frontend::readAnnotations(*source, diags);
+  support::DiagnosticEngine diags(&sources);
+  ast::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
   diags.render(err);
   if (diags.hasErrors())
     return support::kExitInputError;
@@ -125,7 +126,7 @@ int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
     return support::kExitOk;
   out << "\nstatic pre-check:\n";
   for (const report::Finding &f : findings)
-    report::renderFinding(out, f, loaded.source.get());
+    report::renderFinding(out, f, &loaded.sources);
   return support::kExitFindings;
 }
 
@@ -135,7 +136,7 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  return runSchedule(loaded.instance->machine(), *loaded.source, run, out, err);
+  return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);
 }
 
 int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
@@ -154,9 +155,9 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
   report::Verdict verdict = runEngine(*engine, loaded.instance->machine(), check);
   report::VerdictHeading heading{check.engine, describeInstance(program), check.timing};
   if (check.format == "json")
-    report::renderVerdictJson(out, verdict, instance.file, heading);
+    report::renderVerdictJson(out, verdict, instance.file, &loaded.sources, heading);
   else
-    report::renderVerdict(out, verdict, loaded.source.get(), heading);
+    report::renderVerdict(out, verdict, &loaded.sources, heading);
   switch (verdict.status) {
   case report::Verdict::Status::Verified:
     return support::kExitOk;
@@ -198,7 +199,7 @@ int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::o
                      props.obligations().size(), props.prunedRaces());
   for (const semantics::Property &p : props.properties()) {
     out << "\n";
-    support::renderHeading(out, loaded.source.get(), p.primary.loc, p.id, p.message);
+    support::renderHeading(out, &loaded.sources, p.primary.loc, p.id, p.message);
     out << fmt::format(" ({} obligation{})\n", p.obligations.size(),
                        p.obligations.size() == 1 ? "" : "s");
   }

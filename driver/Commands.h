@@ -42,10 +42,10 @@ int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::o
 /// `dkv engines`: one line per registered engine, "NAME  description".
 int enginesCommand(std::ostream &out);
 
-/// Runs one schedule of the machine's program and prints its findings (with traces)
-/// or the inputs and final outputs to `out`. Returns the exit code (0 ok, 10 findings,
-/// 2 bad schedule file, 1 unwritable file).
-int runSchedule(const semantics::Machine &machine, const support::SourceFile &source,
+/// Runs one schedule of the machine's program and prints its findings (with traces,
+/// located in `sources`) or the inputs and final outputs to `out`. Returns the exit
+/// code (0 ok, 10 findings, 2 bad schedule file, 1 unwritable file).
+int runSchedule(const semantics::Machine &machine, const support::SourceManager &sources,
                 const RunOptions &options, std::ostream &out, std::ostream &err);
 
 } // namespace dkv::driver

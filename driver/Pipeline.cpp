@@ -25,16 +25,15 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       return support::kExitUsage;
     }
   }
-  auto source = support::SourceFile::load(options.file, error);
-  if (!source) {
+  std::optional<support::FileId> id = out.sources.load(options.file, error);
+  if (!id) {
     err << options.file << ": error: " << error << "\n";
     return support::kExitInputError;
   }
-  out.source = std::make_unique<support::SourceFile>(std::move(*source));
-  support::DiagnosticEngine diags(out.source.get());
+  support::DiagnosticEngine diags(&out.sources);
 
   bool ok = false;
-  out.module = frontend::loadModule(*out.source, defines, options.devices, diags, ok);
+  out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, diags, ok);
   if (!ok) {
     diags.render(err);
     return support::kExitInputError;

@@ -30,14 +30,15 @@ struct InstanceOptions {
   model::Options model;             ///< --invocations, --dma-chunks, ...
 };
 
-/// Everything the stages produced for one file. Owns the source and the AST.
+/// Everything the stages produced for one file. Owns the sources (the file is id 0)
+/// and the AST.
 struct Loaded {
   Loaded();
   ~Loaded();
   Loaded(Loaded &&) noexcept;
   Loaded &operator=(Loaded &&) noexcept;
 
-  std::unique_ptr<support::SourceFile> source;
+  support::SourceManager sources;
   std::unique_ptr<ast::Module> module;
   /// Stage::Model: the program of the instance with its properties and step table.
   std::unique_ptr<semantics::Instance> instance;

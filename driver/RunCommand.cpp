@@ -46,7 +46,7 @@ std::string abbreviated(const std::vector<double> &values) {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
-int runImpl(const semantics::Machine &machine, const support::SourceFile &source,
+int runImpl(const semantics::Machine &machine, const support::SourceManager &sources,
             const RunOptions &config, std::ostream &out, std::ostream &err) {
   const Program &program = machine.program();
   executor::RunOptions options;
@@ -129,7 +129,7 @@ int runImpl(const semantics::Machine &machine, const support::SourceFile &source
       }
     out << fmt::format("{} finding{}\n", findings.size(), findings.size() == 1 ? "" : "s");
     for (const report::Finding &f : findings)
-      report::renderFinding(out, f, &source);
+      report::renderFinding(out, f, &sources);
     return support::kExitFindings;
   }
   // The inputs as the run saw them, so a reader can check the outputs by hand.
@@ -158,10 +158,10 @@ int runImpl(const semantics::Machine &machine, const support::SourceFile &source
 
 } // namespace
 
-int runSchedule(const semantics::Machine &machine, const support::SourceFile &source,
+int runSchedule(const semantics::Machine &machine, const support::SourceManager &sources,
                 const RunOptions &config, std::ostream &out, std::ostream &err) {
   try {
-    return runImpl(machine, source, config, out, err);
+    return runImpl(machine, sources, config, out, err);
   } catch (const std::exception &e) {
     err << "error: the run failed: " << e.what() << "\n";
     return support::kExitInternal;

@@ -14,7 +14,7 @@ ast::Annotations readAnnotations(const support::SourceFile &file,
                                  support::DiagnosticEngine &diags) {
   // The parser reads the annotations from the comment tokens, also when the file has
   // syntax errors; keep its annotation errors only (and a file too large to read them).
-  support::DiagnosticEngine all(&file);
+  support::DiagnosticEngine all(diags.sources());
   std::unique_ptr<ast::Module> module = parseModule(file, all);
   for (const support::Diagnostic &d : all.diagnostics())
     if (d.id == "bad-annotation" || d.id == "file-too-large")

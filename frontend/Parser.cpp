@@ -163,10 +163,11 @@ public:
 
   void syntaxError(antlr4::Recognizer *, antlr4::Token *offending, size_t line,
                    size_t charPositionInLine, const std::string &msg, std::exception_ptr) override {
-    SourceRange range = offending ? tokenRange(file_, offending)
-                                  : SourceRange{{static_cast<uint32_t>(line),
-                                                 static_cast<uint32_t>(charPositionInLine + 1)},
-                                                {}};
+    SourceRange range = offending
+                            ? tokenRange(file_, offending)
+                            : SourceRange{file_.loc(static_cast<uint32_t>(line),
+                                                    static_cast<uint32_t>(charPositionInLine + 1)),
+                                          {}};
     diags_.error(range, "syntax", msg);
     ++count_;
   }
@@ -1126,7 +1127,7 @@ void reportLexicalProblems(const SourceFile &file, const std::vector<antlr4::Tok
     }
     case DkvLexer::UNTERMINATED_COMMENT: {
       SourceLoc begin = file.locForOffset(t->getStartIndex());
-      diags.error({begin, {begin.line, begin.col + 2}}, "unterminated-comment",
+      diags.error({begin, file.loc(begin.line, begin.col + 2)}, "unterminated-comment",
                   "unterminated /* comment");
       break;
     }
@@ -1144,8 +1145,9 @@ void reportLexicalProblems(const SourceFile &file, const std::vector<antlr4::Tok
 
 std::unique_ptr<ast::Module> emptyModule(const SourceFile &file, ast::Annotations annotations) {
   SourceLoc end = file.locForOffset(file.text().size());
-  auto module = std::make_unique<ast::Module>(
-      SourceRange{{1, 1}, end}, std::vector<std::unique_ptr<ast::Node>>{}, std::move(annotations));
+  auto module = std::make_unique<ast::Module>(SourceRange{file.loc(1, 1), end},
+                                              std::vector<std::unique_ptr<ast::Node>>{},
+                                              std::move(annotations));
   module->setComplete(false);
   return module;
 }
@@ -1155,7 +1157,7 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
   const std::string &text = file.text();
   if (text.size() > limits.maxSourceBytes || file.truncated()) {
     // A truncated file was longer than what was read (or endless, like /dev/zero).
-    diags.error({{1, 1}, {1, 1}}, "file-too-large",
+    diags.error({file.loc(1, 1), file.loc(1, 1)}, "file-too-large",
                 fmt::format("file too large ({}{} bytes; the limit is {} bytes)",
                             file.truncated() ? "more than " : "", text.size(),
                             limits.maxSourceBytes));
@@ -1219,7 +1221,7 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
   Transformer transformer(file, diags, limits);
   auto items = transformer.module(tree);
   SourceLoc end = file.locForOffset(text.size());
-  return std::make_unique<ast::Module>(SourceRange{{1, 1}, end}, std::move(items),
+  return std::make_unique<ast::Module>(SourceRange{file.loc(1, 1), end}, std::move(items),
                                        std::move(annotations));
 }
 

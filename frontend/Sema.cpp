@@ -128,19 +128,23 @@ public:
         kernelDecl(*k);
       }
     }
-    support::SourceRange start{{1, 1}, {1, 1}};
+    // The module's range starts at 1:1 of its own file.
+    support::SourceRange start{module_.range().begin, module_.range().begin};
     if (!mesh_)
       diags_.error(start, "missing-mesh", "no mesh declared; add e.g. 'mesh x = 4'");
     if (!kernel_)
       diags_.error(start, "missing-kernel", "no kernel declared");
     for (const auto &[name, value] : defines_)
       if (!usedDefines.count(name))
-        diags_.error({}, "unknown-define",
+        diags_.error({noPosition(), {}}, "unknown-define",
                      fmt::format("-D {}={} names no param of this file", name, value));
     return diags_.errorCount() == errorsBefore;
   }
 
 private:
+  /// No position, in the module's file (a command-line definition is about it).
+  support::SourceLoc noPosition() const { return {0, 0, module_.range().begin.file}; }
+
   Module &module_;
   const Defines &defines_;
   DiagnosticEngine &diags_;
@@ -1099,7 +1103,9 @@ std::optional<std::string> applyDevices(const Module &module, int64_t devices, D
                                         DiagnosticEngine &diags) {
   const MeshDecl *mesh = module.mesh();
   if (!mesh) {
-    diags.error({}, "devices-mismatch", "--devices needs a mesh, and the file declares none");
+    support::SourceLoc noPosition{0, 0, module.range().begin.file};
+    diags.error({noPosition, {}}, "devices-mismatch",
+                "--devices needs a mesh, and the file declares none");
     return std::nullopt;
   }
   if (mesh->axes().size() != 1) {

@@ -140,7 +140,9 @@ public:
       return std::nullopt;
     }
     if (std::optional<model::BuildError> error = builder_.checkOptions()) {
-      diags_.error({}, error->id, error->message);
+      // A command-line option: no position, but about the module's file.
+      support::SourceLoc noPosition{0, 0, module_.range().begin.file};
+      diags_.error({noPosition, {}}, error->id, error->message);
       return std::nullopt;
     }
     try {

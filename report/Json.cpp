@@ -12,8 +12,19 @@ namespace {
 
 using nlohmann::json;
 
-json location(const std::string &file, SourceLoc loc, const std::string &label) {
-  json j = {{"file", file}, {"line", loc.line}, {"column", loc.col}};
+// Where locations are written: each in the file it names, else in the checked file.
+struct Files {
+  const std::string &checked;
+  const support::SourceManager *sources;
+
+  std::string nameOf(SourceLoc loc) const {
+    const support::SourceFile *f = sources ? sources->find(loc.file) : nullptr;
+    return f ? f->name() : checked;
+  }
+};
+
+json location(const Files &files, SourceLoc loc, const std::string &label) {
+  json j = {{"file", files.nameOf(loc)}, {"line", loc.line}, {"column", loc.col}};
   if (!label.empty())
     j["label"] = label;
   return j;
@@ -32,10 +43,10 @@ json traceStep(const TraceStep &step) {
   return j;
 }
 
-json findingJson(const Finding &f, const std::string &file) {
+json findingJson(const Finding &f, const Files &files) {
   json secondary = json::array();
   for (const Span &span : f.secondary)
-    secondary.push_back(location(file, span.loc, span.label));
+    secondary.push_back(location(files, span.loc, span.label));
   json steps = json::array();
   for (const TraceStep &step : f.trace.steps)
     steps.push_back(traceStep(step));
@@ -44,7 +55,7 @@ json findingJson(const Finding &f, const std::string &file) {
     schedule.push_back(scheduleStepText(step));
   json j = {{"kind", findingKindName(f.kind)},
             {"message", f.message},
-            {"primary", location(file, f.primary.loc, f.primary.label)},
+            {"primary", location(files, f.primary.loc, f.primary.label)},
             {"secondary", secondary},
             {"engine", f.engine},
             {"confirmed", f.confirmed},
@@ -62,14 +73,14 @@ json findingJson(const Finding &f, const std::string &file) {
 } // namespace
 
 void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
-                       const VerdictHeading &heading) {
+                       const support::SourceManager *sources, const VerdictHeading &heading) {
   json stats = json::object();
   for (const auto &[key, value] : verdict.stats)
     if (heading.timing || !isTimeStatistic(key))
       stats[key] = value;
   json findings = json::array();
   for (const Finding &f : verdict.findings)
-    findings.push_back(findingJson(f, file));
+    findings.push_back(findingJson(f, Files{file, sources}));
   json j = {{"dkv_format", 1},
             {"status", verdictStatusName(verdict.status)},
             {"instance", heading.instance},

@@ -36,7 +36,7 @@ std::string statsLine(const Verdict &verdict, bool timing) {
 
 bool isTimeStatistic(const std::string &key) { return key == "time" || key.ends_with(" time"); }
 
-void renderTrace(std::ostream &out, const Trace &trace) {
+void renderTrace(std::ostream &out, const Trace &trace, const support::SourceManager *sources) {
   int32_t columns = trace.deviceCount;
   for (const TraceStep &step : trace.steps)
     columns = std::max(columns, step.actor.device + 1);
@@ -57,8 +57,12 @@ void renderTrace(std::ostream &out, const Trace &trace) {
     std::string who = fmt::format("dma {}", step.actor.id);
     std::string text =
         dma && step.text.rfind(who + " ", 0) != 0 ? who + ": " + step.text : step.text;
-    if (step.loc.valid())
-      text += fmt::format(" @{}", step.loc.line);
+    if (step.loc.valid()) {
+      // The main file's lines stay short; a step elsewhere names its file.
+      std::string_view file = step.loc.file != 0 && sources ? sources->name(step.loc.file) : "";
+      text += file.empty() ? fmt::format(" @{}", step.loc.line)
+                           : fmt::format(" @{}:{}", file, step.loc.line);
+    }
     std::string note;
     // A DMA's context is that of its start; only a device's own steps advance it.
     std::string &last = lastContext[step.actor.device];
@@ -107,19 +111,20 @@ void renderTrace(std::ostream &out, const Trace &trace) {
   }
 }
 
-void renderFinding(std::ostream &out, const Finding &finding, const support::SourceFile *source) {
-  support::renderHeading(out, source, finding.primary.loc, findingKindName(finding.kind),
+void renderFinding(std::ostream &out, const Finding &finding,
+                   const support::SourceManager *sources) {
+  support::renderHeading(out, sources, finding.primary.loc, findingKindName(finding.kind),
                          finding.message);
   if (!finding.property.empty())
     out << " [" << finding.property << "]";
   out << "\n";
-  support::renderSnippet(out, source, {finding.primary.loc, finding.primary.loc});
+  support::renderSnippet(out, sources, {finding.primary.loc, finding.primary.loc});
   if (!finding.detail.empty())
     out << "  witness: " << finding.detail << "\n";
   for (const Span &span : finding.secondary) {
-    support::renderHeading(out, source, span.loc, "note", span.label);
+    support::renderHeading(out, sources, span.loc, "note", span.label);
     out << "\n";
-    support::renderSnippet(out, source, {span.loc, span.loc});
+    support::renderSnippet(out, sources, {span.loc, span.loc});
   }
   if (!finding.wrongValue.empty())
     out << "  wrong value: " << finding.wrongValue << "\n";
@@ -130,11 +135,11 @@ void renderFinding(std::ostream &out, const Finding &finding, const support::Sou
                        : finding.replayTried ? ", NOT reproduced by the executor: the engines "
                                                "disagree, please report this"
                                              : "");
-    renderTrace(out, finding.trace);
+    renderTrace(out, finding.trace, sources);
   }
 }
 
-void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceFile *source,
+void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading) {
   const std::string &engine = heading.engine;
   std::string stats = statsLine(verdict, heading.timing);
@@ -162,7 +167,7 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   }
   for (const Finding &f : verdict.findings) {
     out << "\n";
-    renderFinding(out, f, source);
+    renderFinding(out, f, sources);
   }
 }
 

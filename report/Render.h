@@ -21,15 +21,20 @@ namespace dkv::report {
 ///   trace (N steps, engine E[, replayed in the executor | NOT reproduced ...]):
 ///   <timeline, one column per device>
 ///
-/// `source` may be null (then locations print as line:col only, without snippets).
-void renderFinding(std::ostream &out, const Finding &finding, const support::SourceFile *source);
+/// Each span is rendered with the name and a snippet of its own file (its
+/// SourceLoc::file in `sources`). `sources` may be null (then locations print as
+/// line:col only, without snippets).
+void renderFinding(std::ostream &out, const Finding &finding,
+                   const support::SourceManager *sources);
 
 /// Renders a trace as a timeline: a step number, then one column per device; a
 /// device's steps and the steps of DMAs drawn on that device's column (a DMA is
 /// drawn in the column of the device whose memory it changes), each with the source
 /// line, then (after the table) the context where it changes for that device and
-/// the semaphore values that changed.
-void renderTrace(std::ostream &out, const Trace &trace);
+/// the semaphore values that changed. A step's line is `@L` in the main file (id 0)
+/// and `@name:L` in another file of `sources` (which may be null).
+void renderTrace(std::ostream &out, const Trace &trace,
+                 const support::SourceManager *sources = nullptr);
 
 /// What the first line of a verdict says besides the result.
 struct VerdictHeading {
@@ -46,7 +51,7 @@ bool isTimeStatistic(const std::string &key);
 /// "N finding(s)", names the instance (when verified) and the engine and gives its
 /// statistics; findings follow. Without `timing` the output is byte-identical for
 /// the same verdict.
-void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceFile *source,
+void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading);
 
 } // namespace dkv::report

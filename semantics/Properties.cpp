@@ -76,7 +76,7 @@ std::string compose(int32_t templ, const std::vector<std::string> &s) {
   DKV_UNREACHABLE("property template");
 }
 
-std::string locKey(SourceLoc loc) { return fmt::format("{}:{}", loc.line, loc.col); }
+std::string locKey(SourceLoc loc) { return fmt::format("{}:{}:{}", loc.file, loc.line, loc.col); }
 
 /// "out[...]": a region of `buffer` whose ranges differ between obligations.
 std::string generalRegion(const Program &p, BufferId buffer) {

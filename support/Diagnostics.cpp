@@ -21,6 +21,10 @@ const char *severityName(Severity s) {
 
 // Source lines can be huge (a 10 MB one-line file); show a window around the caret.
 constexpr size_t kMaxShownLine = 160;
+
+const SourceFile *fileOf(const SourceManager *sources, SourceLoc loc) {
+  return sources ? sources->find(loc.file) : nullptr;
+}
 } // namespace
 
 Diagnostic &DiagnosticEngine::report(Diagnostic diagnostic) {
@@ -45,8 +49,9 @@ Diagnostic &DiagnosticEngine::warning(SourceRange range, std::string id, std::st
   return report(Diagnostic{Severity::Warning, range, std::move(message), std::move(id), {}});
 }
 
-void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range) {
+void renderSnippet(std::ostream &out, const SourceManager *sources, SourceRange range) {
   const SourceLoc &loc = range.begin;
+  const SourceFile *file = fileOf(sources, loc);
   if (!file || !loc.valid())
     return;
   std::string_view line = file->lineText(loc.line);
@@ -68,14 +73,15 @@ void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range)
   }
   out << "  " << text << "\n";
   size_t width = 1;
-  if (range.end.line == loc.line && range.end.col > loc.col)
+  if (range.end.file == loc.file && range.end.line == loc.line && range.end.col > loc.col)
     width = range.end.col - loc.col;
   width = std::min(width, shown.size() > marker.size() ? shown.size() - marker.size() : 1);
   out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
 }
 
-void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc, std::string_view label,
-                   std::string_view message) {
+void renderHeading(std::ostream &out, const SourceManager *sources, SourceLoc loc,
+                   std::string_view label, std::string_view message) {
+  const SourceFile *file = fileOf(sources, loc);
   if (file)
     out << file->name() << ":";
   if (loc.valid())
@@ -85,14 +91,14 @@ void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc, std
   out << label << ": " << message;
 }
 
-void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d) {
-  renderHeading(out, file, d.range.begin, severityName(d.severity), d.message);
+void renderDiagnostic(std::ostream &out, const SourceManager *sources, const Diagnostic &d) {
+  renderHeading(out, sources, d.range.begin, severityName(d.severity), d.message);
   if (!d.id.empty())
     out << " [" << d.id << "]";
   out << "\n";
-  renderSnippet(out, file, d.range);
+  renderSnippet(out, sources, d.range);
   for (const Diagnostic &note : d.notes)
-    renderDiagnostic(out, file, note);
+    renderDiagnostic(out, sources, note);
 }
 
 void DiagnosticEngine::render(std::ostream &out) const {
@@ -103,10 +109,12 @@ void DiagnosticEngine::render(std::ostream &out) const {
     return a->range.begin < b->range.begin;
   });
   for (const Diagnostic *d : sorted)
-    renderDiagnostic(out, file_, *d);
-  if (suppressed_ > 0)
-    out << (file_ ? file_->name() + ": " : std::string()) << "note: " << suppressed_
+    renderDiagnostic(out, sources_, *d);
+  if (suppressed_ > 0) {
+    const SourceFile *main = sources_ ? sources_->find(0) : nullptr;
+    out << (main ? main->name() + ": " : std::string()) << "note: " << suppressed_
         << " more error(s) not shown\n";
+  }
 }
 
 } // namespace dkv::support

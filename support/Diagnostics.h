@@ -23,11 +23,14 @@ struct Diagnostic {
   std::vector<Diagnostic> notes;
 };
 
-/// Collects diagnostics for one file. Never stops at the first error; callers
-/// check hasErrors() between stages.
+/// Collects diagnostics for the files of one SourceManager (each diagnostic's range
+/// names its file). Never stops at the first error; callers check hasErrors() between
+/// stages.
 class DiagnosticEngine {
 public:
-  explicit DiagnosticEngine(const SourceFile *file) : file_(file) {}
+  /// `sources` may be null (then locations render as line:col, without file names or
+  /// snippets); it must outlive the engine.
+  explicit DiagnosticEngine(const SourceManager *sources) : sources_(sources) {}
 
   /// Records an error. Returns the stored diagnostic so notes can be attached.
   Diagnostic &error(SourceRange range, std::string id, std::string message);
@@ -37,18 +40,20 @@ public:
   bool hasErrors() const { return errorCount_ > 0; }
   size_t errorCount() const { return errorCount_; }
   const std::vector<Diagnostic> &diagnostics() const { return diagnostics_; }
-  const SourceFile *file() const { return file_; }
+  const SourceManager *sources() const { return sources_; }
 
   /// Stops recording errors after `limit` (further ones are counted and
   /// summarised in render()); protects against pathological inputs.
   void setErrorLimit(size_t limit) { errorLimit_ = limit; }
 
-  /// Renders all diagnostics sorted by position (stable for equal positions):
-  /// `file:line:col: error: message [id]`, the source line and a caret line.
+  /// Renders all diagnostics sorted by position (file id, line, column; stable for
+  /// equal positions): `file:line:col: error: message [id]`, the source line and a
+  /// caret line, each in the diagnostic's own file. The summary of suppressed errors
+  /// names the main file (id 0).
   void render(std::ostream &out) const;
 
 private:
-  const SourceFile *file_;
+  const SourceManager *sources_;
   std::vector<Diagnostic> diagnostics_;
   size_t errorCount_ = 0;
   size_t errorLimit_ = 100;
@@ -56,15 +61,19 @@ private:
 };
 
 /// Renders `file:line:col: label: message` without a newline (the clang-style
-/// heading shared by diagnostics and findings).
-void renderHeading(std::ostream &out, const SourceFile *file, SourceLoc loc, std::string_view label,
-                   std::string_view message);
+/// heading shared by diagnostics and findings). `file` is the name of `loc.file` in
+/// `sources`; it is left out if `sources` is null or has no such file, and
+/// `line:col` is left out if `loc` has no position (line 0).
+void renderHeading(std::ostream &out, const SourceManager *sources, SourceLoc loc,
+                   std::string_view label, std::string_view message);
 
-/// Renders the source line of `range` and a caret line under it (nothing if the file
-/// or the location is unknown). Long lines are shown as a window around the caret.
-void renderSnippet(std::ostream &out, const SourceFile *file, SourceRange range);
+/// Renders the source line of `range` (in the file of `range.begin`) and a caret line
+/// under it (nothing if the file or the location is unknown). Long lines are shown as
+/// a window around the caret.
+void renderSnippet(std::ostream &out, const SourceManager *sources, SourceRange range);
 
-/// Renders one diagnostic (used by render() and by tests).
-void renderDiagnostic(std::ostream &out, const SourceFile *file, const Diagnostic &d);
+/// Renders one diagnostic and its notes, each in its own file (used by render() and
+/// by tests).
+void renderDiagnostic(std::ostream &out, const SourceManager *sources, const Diagnostic &d);
 
 } // namespace dkv::support

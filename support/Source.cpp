@@ -1,6 +1,8 @@
 // Source files and line tables.
 #include "support/Source.h"
 
+#include "support/Invariant.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,12 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 namespace dkv::support {
 
-SourceFile::SourceFile(std::string name, std::string text)
-    : name_(std::move(name)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string name, std::string text, FileId id)
+    : name_(std::move(name)), text_(std::move(text)), id_(id) {
   lineStarts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n' && i + 1 < text_.size())
@@ -36,7 +39,7 @@ SourceLoc SourceFile::locForOffset(size_t offset) const {
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
   size_t line = static_cast<size_t>(it - lineStarts_.begin());
   size_t col = offset - lineStarts_[line - 1] + 1;
-  return SourceLoc{static_cast<uint32_t>(line), static_cast<uint32_t>(col)};
+  return SourceLoc{static_cast<uint32_t>(line), static_cast<uint32_t>(col), id_};
 }
 
 std::optional<SourceFile> SourceFile::load(const std::string &path, std::string &error,
@@ -74,6 +77,44 @@ std::optional<SourceFile> SourceFile::load(const std::string &path, std::string 
   SourceFile file(path, std::move(text));
   file.truncated_ = truncated;
   return file;
+}
+
+FileId SourceManager::adopt(SourceFile file) {
+  DKV_INVARIANT(files_.size() < std::numeric_limits<FileId>::max(), "too many source files");
+  file.id_ = static_cast<FileId>(files_.size());
+  files_.push_back(std::make_unique<SourceFile>(std::move(file)));
+  return files_.back()->id_;
+}
+
+FileId SourceManager::add(std::string name, std::string text) {
+  return adopt(SourceFile(std::move(name), std::move(text)));
+}
+
+std::optional<FileId> SourceManager::load(const std::string &path, std::string &error,
+                                          size_t maxBytes) {
+  std::optional<SourceFile> file = SourceFile::load(path, error, maxBytes);
+  if (!file)
+    return std::nullopt;
+  return adopt(std::move(*file));
+}
+
+const SourceFile &SourceManager::file(FileId id) const {
+  DKV_INVARIANT(id < files_.size(), "no source file with this id");
+  return *files_[id];
+}
+
+const SourceFile *SourceManager::find(FileId id) const {
+  return id < files_.size() ? files_[id].get() : nullptr;
+}
+
+std::string_view SourceManager::name(FileId id) const {
+  const SourceFile *f = find(id);
+  return f ? std::string_view(f->name()) : std::string_view();
+}
+
+std::string_view SourceManager::text(FileId id) const {
+  const SourceFile *f = find(id);
+  return f ? std::string_view(f->text()) : std::string_view();
 }
 
 } // namespace dkv::support

@@ -112,7 +112,8 @@ TEST(Engines, CheckCommandRunsARegisteredEngine) {
 
 TEST(RunCommand, PrintsSeedAndOutputs) {
   semantics::Instance p(executor::testing::permute());
-  support::SourceFile source("fixture.dk", "");
+  support::SourceManager source;
+  source.add("fixture.dk", "");
   RunOptions config;
   config.seed = 4;
   std::ostringstream out, err;
@@ -126,7 +127,8 @@ TEST(RunCommand, WritesAndReplaysSchedules) {
   ASSERT_TRUE(program);
   semantics::Instance instance(std::move(*program));
   const semantics::Machine &p = instance.machine();
-  support::SourceFile source("zero_dst_race.dk", "");
+  support::SourceManager source;
+  source.add("zero_dst_race.dk", "");
   std::string path = std::string(DKV_BINARY_DIR) + "/executor_test_schedule.txt";
   RunOptions config;
   config.seed = 2;

@@ -22,14 +22,15 @@ namespace dkv::executor::testing {
 inline std::optional<model::Program> lowerExample(const std::string &name, int64_t devices,
                                                   model::Options options = {}) {
   std::string error;
-  std::optional<support::SourceFile> file =
-      support::SourceFile::load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
-  EXPECT_TRUE(file.has_value()) << error;
-  if (!file)
+  support::SourceManager sources;
+  std::optional<support::FileId> id =
+      sources.load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
+  EXPECT_TRUE(id.has_value()) << error;
+  if (!id)
     return std::nullopt;
-  support::DiagnosticEngine diags(&*file);
+  support::DiagnosticEngine diags(&sources);
   bool ok = false;
-  auto module = frontend::loadModule(*file, {}, devices, diags, ok);
+  auto module = frontend::loadModule(sources.file(*id), {}, devices, diags, ok);
   EXPECT_TRUE(ok && module) << name << ": frontend errors";
   if (!ok || !module)
     return std::nullopt;

@@ -197,7 +197,7 @@ TEST(Robustness, EndlessFileIsReadUpToTheLimit) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   EXPECT_TRUE(file->truncated());
   EXPECT_EQ(file->text().size(), 1000u);
-  support::DiagnosticEngine diags(&*file);
+  support::DiagnosticEngine diags(nullptr);
   parseModule(*file, diags);
   ASSERT_TRUE(diags.hasErrors());
   EXPECT_EQ(diags.diagnostics().front().id, "file-too-large");

@@ -17,7 +17,8 @@ namespace dkv::frontend::test {
 /// The result of running the frontend on a string; owns the source (diagnostics and
 /// the AST refer to it).
 struct Run {
-  std::unique_ptr<support::SourceFile> file;
+  std::unique_ptr<support::SourceManager> sources;
+  const support::SourceFile *file = nullptr;
   std::unique_ptr<support::DiagnosticEngine> diags;
   std::unique_ptr<ast::Module> module;
   bool ok = false;
@@ -46,8 +47,9 @@ struct Run {
 /// Parses only.
 inline Run parseOnly(const std::string &text, const ParseLimits &limits = {}) {
   Run r;
-  r.file = std::make_unique<support::SourceFile>("test.dk", text);
-  r.diags = std::make_unique<support::DiagnosticEngine>(r.file.get());
+  r.sources = std::make_unique<support::SourceManager>();
+  r.file = &r.sources->file(r.sources->add("test.dk", text));
+  r.diags = std::make_unique<support::DiagnosticEngine>(r.sources.get());
   r.module = parseModule(*r.file, *r.diags, limits);
   r.ok = !r.diags->hasErrors();
   return r;
@@ -57,8 +59,9 @@ inline Run parseOnly(const std::string &text, const ParseLimits &limits = {}) {
 inline Run load(const std::string &text, Defines defines = {},
                 std::optional<int64_t> devices = std::nullopt) {
   Run r;
-  r.file = std::make_unique<support::SourceFile>("test.dk", text);
-  r.diags = std::make_unique<support::DiagnosticEngine>(r.file.get());
+  r.sources = std::make_unique<support::SourceManager>();
+  r.file = &r.sources->file(r.sources->add("test.dk", text));
+  r.diags = std::make_unique<support::DiagnosticEngine>(r.sources.get());
   r.module = loadModule(*r.file, std::move(defines), devices, *r.diags, r.ok);
   return r;
 }

@@ -40,8 +40,10 @@ std::string errorOf(const std::string &diagnostics) {
 
 /// Sema's constant `const R = EXPR`.
 Outcome semaValue(const std::string &expr) {
-  support::SourceFile file("const.dk", "const R = " + expr + "\nmesh x = 1\nkernel k() {\n}\n");
-  support::DiagnosticEngine diags(&file);
+  support::SourceManager sources;
+  const support::SourceFile &file = sources.file(
+      sources.add("const.dk", "const R = " + expr + "\nmesh x = 1\nkernel k() {\n}\n"));
+  support::DiagnosticEngine diags(&sources);
   auto module = frontend::parseModule(file, diags);
   EXPECT_FALSE(diags.hasErrors());
   std::ostringstream rendered;
@@ -53,8 +55,10 @@ Outcome semaValue(const std::string &expr) {
 
 /// Sema's constant value (frontend::evalConst) of a condition `let b = EXPR`.
 std::optional<int64_t> semaCondition(const std::string &expr) {
-  support::SourceFile file("cond.dk", "mesh x = 1\nkernel k() {\n  let b = " + expr + "\n}\n");
-  support::DiagnosticEngine diags(&file);
+  support::SourceManager sources;
+  const support::SourceFile &file =
+      sources.file(sources.add("cond.dk", "mesh x = 1\nkernel k() {\n  let b = " + expr + "\n}\n"));
+  support::DiagnosticEngine diags(&sources);
   auto module = frontend::parseModule(file, diags);
   EXPECT_FALSE(diags.hasErrors());
   EXPECT_TRUE(frontend::analyze(*module, {}, diags));
@@ -65,8 +69,10 @@ std::optional<int64_t> semaCondition(const std::string &expr) {
 /// `--devices` evaluating `mesh x = EXPR` before sema: the value, if any, is the
 /// device count it accepts.
 std::optional<int64_t> devicesValue(const std::string &expr, int64_t devices) {
-  support::SourceFile file("devices.dk", "mesh x = " + expr + "\nkernel k() {\n}\n");
-  support::DiagnosticEngine diags(&file);
+  support::SourceManager sources;
+  const support::SourceFile &file =
+      sources.file(sources.add("devices.dk", "mesh x = " + expr + "\nkernel k() {\n}\n"));
+  support::DiagnosticEngine diags(&sources);
   auto module = frontend::parseModule(file, diags);
   EXPECT_FALSE(diags.hasErrors());
   frontend::Defines defines;
@@ -83,8 +89,9 @@ Outcome loweredValue(const std::string &exprWithX, int64_t expected, bool boolea
   std::string text = "mesh x = 1\nkernel k() {\n  scratch s: sem\n  let X = axis_index(x)\n"
                      "  let v = " +
                      exprWithX + "\n  if " + test + " {\n    signal(s)\n    wait(s)\n  }\n}\n";
-  support::SourceFile file("lower.dk", text);
-  support::DiagnosticEngine diags(&file);
+  support::SourceManager sources;
+  const support::SourceFile &file = sources.file(sources.add("lower.dk", text));
+  support::DiagnosticEngine diags(&sources);
   auto module = frontend::parseModule(file, diags);
   EXPECT_FALSE(diags.hasErrors());
   std::ostringstream rendered;

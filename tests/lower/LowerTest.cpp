@@ -23,8 +23,9 @@ struct Lowered {
 
 Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
                   model::Options options = {}, model::BuildLimits limits = {}) {
-  support::SourceFile file("test.dk", text);
-  support::DiagnosticEngine diags(&file);
+  support::SourceManager sources;
+  const support::SourceFile &file = sources.file(sources.add("test.dk", text));
+  support::DiagnosticEngine diags(&sources);
   Lowered out;
   auto module = parseModule(file, diags);
   if (!diags.hasErrors() && analyze(*module, defines, diags) && !diags.hasErrors())
@@ -37,6 +38,61 @@ Lowered lowerText(const std::string &text, std::map<std::string, int64_t> define
     EXPECT_TRUE(problems.empty()) << problems.front();
   }
   return out;
+}
+
+// A kernel that is the second file of a manager: every location the frontend and
+// lowering make carries that file's id, and diagnostics name that file.
+TEST(Lower, LocationsOfASecondFileCarryItsId) {
+  support::SourceManager sources;
+  sources.add("main.dk", "");
+  const support::SourceFile &file = sources.file(sources.add("second.dk", R"(
+mesh x = 2
+kernel k(in a: hbm f32[8], out b: hbm f32[8]) {
+  scratch send: dma_sem, recv: dma_sem
+  let c = remote_copy(a, b, send, recv, device = (axis_index(x) + 1) % 2)
+  c.start()
+  c.wait()
+}
+)"));
+  ASSERT_EQ(file.id(), 1u);
+  support::DiagnosticEngine diags(&sources);
+  auto module = parseModule(file, diags);
+  ASSERT_TRUE(analyze(*module, {}, diags));
+  EXPECT_EQ(module->range().begin, (support::SourceLoc{1, 1, 1}));
+  EXPECT_EQ(module->kernel()->range().begin, (support::SourceLoc{3, 1, 1}));
+  std::optional<model::Program> program = lower(*module, "second.dk", {}, diags);
+  ASSERT_TRUE(program);
+  size_t located = 0;
+  for (const model::Process &p : program->processes)
+    for (const model::Event &e : p.events) {
+      EXPECT_EQ(e.loc.file, 1u) << model::describeEvent(*program, e);
+      located += e.loc.valid();
+    }
+  EXPECT_GT(located, 0u);
+  for (const model::Dma &d : program->dmas) {
+    EXPECT_EQ(d.loc.file, 1u);
+    EXPECT_EQ(d.descriptorLoc.file, 1u);
+  }
+  for (const model::Semaphore &s : program->semaphores)
+    EXPECT_EQ(s.loc.file, 1u);
+
+  // Syntax and semantic errors of the second file name it.
+  const support::SourceFile &bad = sources.file(sources.add("bad.dk", "mesh x = 2\nkernel k( {\n"));
+  support::DiagnosticEngine badDiags(&sources);
+  parseModule(bad, badDiags);
+  std::ostringstream rendered;
+  badDiags.render(rendered);
+  EXPECT_EQ(rendered.str().rfind("bad.dk:2:", 0), 0u) << rendered.str();
+  const support::SourceFile &empty = sources.file(sources.add("empty.dk", "param N = 2\n"));
+  support::DiagnosticEngine emptyDiags(&sources);
+  auto emptyModule = parseModule(empty, emptyDiags);
+  EXPECT_FALSE(analyze(*emptyModule, {{"M", 1}}, emptyDiags));
+  std::ostringstream emptyRendered;
+  emptyDiags.render(emptyRendered);
+  EXPECT_NE(emptyRendered.str().find("empty.dk:1:1: error: no mesh declared"), std::string::npos)
+      << emptyRendered.str();
+  EXPECT_NE(emptyRendered.str().find("empty.dk: error: -D M=1 names no param"), std::string::npos)
+      << emptyRendered.str();
 }
 
 /// The events of one device, one line each (without locations).

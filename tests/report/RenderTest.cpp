@@ -1,7 +1,10 @@
 // Tests of the plain-text rendering of verdicts and traces.
 #include "report/Render.h"
+#include "report/Json.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -67,6 +70,74 @@ TEST(RenderTrace, ContextOnlyWhereItChangesAndDmaTextNotRepeated) {
   EXPECT_EQ(text.find("dma 0: dma 0"), std::string::npos) << text;
   EXPECT_NE(text.find("[recv@1 = 32]"), std::string::npos) << text;
   EXPECT_EQ(text.find("grid (1)"), std::string::npos) << text; // a DMA's context is its start's
+}
+
+// A kernel spread over two files: the finding's primary span is in the second file,
+// its secondary span and one trace step in the first.
+struct TwoFiles {
+  support::SourceManager sources;
+  support::FileId kernel = sources.add("kernel.py", "def kernel(x_ref, o_ref):\n"
+                                                    "  o_ref[0] = x_ref[0]\n");
+  support::FileId helpers = sources.add("helpers.py", "def send(src, dst, sem):\n"
+                                                      "  pltpu.async_copy(src, dst, sem)\n");
+
+  Finding finding() const {
+    Finding f;
+    f.kind = FindingKind::Race;
+    f.property = "race.0";
+    f.message = "dma writes o_ref while it is read";
+    f.primary = {{2, 3, helpers}, ""};
+    f.secondary = {{{2, 3, kernel}, "read here"}};
+    f.engine = "explore";
+    TraceStep start;
+    start.actor = {Actor::Kind::Device, 0, 0};
+    start.text = "start dma 0";
+    start.loc = {2, 3, helpers};
+    TraceStep read;
+    read.actor = {Actor::Kind::Device, 1, 1};
+    read.text = "load o_ref[0]";
+    read.loc = {2, 3, kernel};
+    f.trace = {{start, read}, 2};
+    return f;
+  }
+};
+
+TEST(RenderFinding, EachSpanNamesAndShowsItsOwnFile) {
+  TwoFiles files;
+  std::ostringstream out;
+  renderFinding(out, files.finding(), &files.sources);
+  std::string text = out.str();
+  EXPECT_EQ(text.rfind("helpers.py:2:3: race: dma writes o_ref while it is read [race.0]\n"
+                       "    pltpu.async_copy(src, dst, sem)\n"
+                       "    ^\n"
+                       "kernel.py:2:3: note: read here\n"
+                       "    o_ref[0] = x_ref[0]\n"
+                       "    ^\n",
+                       0),
+            0u)
+      << text;
+  // A step in the main file (id 0) shows its line only; one elsewhere names its file.
+  EXPECT_NE(text.find("start dma 0 @helpers.py:2"), std::string::npos) << text;
+  EXPECT_NE(text.find("load o_ref[0] @2"), std::string::npos) << text;
+}
+
+TEST(RenderVerdictJson, EachLocationNamesItsOwnFile) {
+  TwoFiles files;
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  v.findings = {files.finding()};
+  std::ostringstream out;
+  renderVerdictJson(out, v, "kernel.py", &files.sources, {"explore", "", false});
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["file"], "kernel.py");
+  EXPECT_EQ(j["findings"][0]["primary"]["file"], "helpers.py");
+  EXPECT_EQ(j["findings"][0]["secondary"][0]["file"], "kernel.py");
+  EXPECT_EQ(j["findings"][0]["secondary"][0]["line"], 2);
+
+  // Without a manager every location is in the checked file, as before.
+  std::ostringstream plain;
+  renderVerdictJson(plain, v, "kernel.py", nullptr, {"explore", "", false});
+  EXPECT_EQ(nlohmann::json::parse(plain.str())["findings"][0]["primary"]["file"], "kernel.py");
 }
 
 } // namespace
