@@ -66,7 +66,8 @@ void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &
     p = rng.next();
   size_t last = slots; // round-robin: nothing chosen yet
   std::vector<ScheduleStep> steps;
-  // Every step increases a pc or a DMA counter, so a run ends after at most this many.
+  // Every step increases a pc or a DMA counter, so the loop ends: after at most the
+  // number of events plus twice the number of DMA chunks steps.
   while (true) {
     sim.enabledSteps(steps);
     if (steps.empty())

@@ -411,26 +411,42 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
       if (finished(s, d))
         continue;
       const Event &e = program_.processes[d].events[s.pc[d]];
-      if (const auto *w = std::get_if<SemWait>(&e.kind)) {
-        parts.push_back(fmt::format("device {} waits for {} >= {} but it is {}", d,
-                                    program_.semName(w->sem), w->amount, semValue(s, d, w->sem)));
-      } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
-        int arrived = 0;
-        const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
-        for (DeviceId other = 0; other < deviceCount_; ++other) {
-          int32_t at =
-              b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierPc[other].size()
-                  ? barrierPc[other][b->invocation]
-                  : -1;
-          if (at < 0 || s.pc[other] >= at)
-            ++arrived;
-        }
-        parts.push_back(fmt::format("device {} waits at the device barrier of invocation {} "
-                                    "({} of {} devices arrived)",
-                                    d, b->invocation, arrived, deviceCount_));
-      } else {
-        parts.push_back(fmt::format("device {} is stuck before {}", d, describeEvent(program_, e)));
-      }
+      auto stuckBefore = [&](const auto &) {
+        return fmt::format("device {} is stuck before {}", d, describeEvent(program_, e));
+      };
+      parts.push_back(std::visit(
+          Overloaded{
+              [&](const SemWait &w) {
+                return fmt::format("device {} waits for {} >= {} but it is {}", d,
+                                   program_.semName(w.sem), w.amount, semValue(s, d, w.sem));
+              },
+              [&](const DeviceBarrier &b) {
+                int arrived = 0;
+                const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
+                for (DeviceId other = 0; other < deviceCount_; ++other) {
+                  int32_t at = b.invocation >= 0 &&
+                                       static_cast<size_t>(b.invocation) < barrierPc[other].size()
+                                   ? barrierPc[other][b.invocation]
+                                   : -1;
+                  if (at < 0 || s.pc[other] >= at)
+                    ++arrived;
+                }
+                return fmt::format("device {} waits at the device barrier of invocation {} ({} "
+                                   "of {} devices arrived)",
+                                   d, b.invocation, arrived, deviceCount_);
+              },
+              // Every other event is always enabled (Machine::enabled): a deadlock
+              // never stops a device there; named anyway rather than hidden.
+              [&](const KernelEnter &x) { return stuckBefore(x); },
+              [&](const KernelExit &x) { return stuckBefore(x); },
+              [&](const ScopeEnter &x) { return stuckBefore(x); },
+              [&](const ScopeExit &x) { return stuckBefore(x); },
+              [&](const Store &x) { return stuckBefore(x); },
+              [&](const DmaStart &x) { return stuckBefore(x); },
+              [&](const Signal &x) { return stuckBefore(x); },
+              [&](const SemRead &x) { return stuckBefore(x); },
+          },
+          e.kind));
     }
     return fmt::format("{}", fmt::join(parts, "; "));
   }
