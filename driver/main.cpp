@@ -94,7 +94,8 @@ int realMain(int argc, char **argv) {
   addInstanceOptions(runCmd, instance, true);
   driver::addRunOptions(runCmd, run);
 
-  CLI::App *checkCmd = app.add_subcommand("check", "verify an instance with an engine");
+  CLI::App *checkCmd =
+      app.add_subcommand("check", "verify kernels (files, directories: every *.dk) with an engine");
   std::vector<std::string> checkPaths;
   CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
   driver::addCheckOptions(checkCmd, check);
