@@ -36,8 +36,8 @@ const CLI::Validator kUint64(
     },
     "UINT64");
 
-/// What a verdict is about: the kernel, the mesh and the options that change the
-/// model (a "verified" holds for exactly this instance).
+} // namespace
+
 std::string describeInstance(const model::Program &program) {
   std::vector<std::string> axes;
   for (const model::MeshAxis &axis : program.mesh)
@@ -54,8 +54,6 @@ std::string describeInstance(const model::Program &program) {
     text += ", no entry barrier";
   return text;
 }
-
-} // namespace
 
 void addRunOptions(CLI::App *cmd, RunOptions &o) {
   auto *seed = cmd->add_option("--seed", o.seed, "random schedule with this seed")->check(kUint64);
@@ -83,8 +81,11 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
                 "do not replay witnesses in the executor (no confirmation, no wrong value)");
-  cmd->add_option("--format", o.format, "output: text (default) or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}));
+  cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout");
+  cmd->add_option("-j,--jobs", o.jobs, "check this many instances in parallel (default 1)")
+      ->check(CLI::Range(1u, 256u));
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics (they differ from run to run)");
 }
@@ -137,38 +138,6 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   if (code != support::kExitOk)
     return code;
   return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);
-}
-
-int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
-                 std::ostream &err) {
-  Loaded loaded;
-  int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
-    return code;
-  const model::Program &program = loaded.instance->program();
-
-  const Engine *engine = findEngine(check.engine);
-  if (!engine) {
-    err << "dkv: error: no engine called '" << check.engine << "'\n";
-    return support::kExitUsage;
-  }
-  report::Verdict verdict = runEngine(*engine, loaded.instance->machine(), check);
-  report::VerdictHeading heading{check.engine, describeInstance(program), check.timing};
-  if (check.format == "json")
-    report::renderVerdictJson(out, verdict, instance.file, &loaded.sources, heading);
-  else
-    report::renderVerdict(out, verdict, &loaded.sources, heading);
-  switch (verdict.status) {
-  case report::Verdict::Status::Verified:
-    return support::kExitOk;
-  case report::Verdict::Status::Findings:
-    return support::kExitFindings;
-  case report::Verdict::Status::Inconclusive:
-    return support::kExitInconclusive;
-  case report::Verdict::Status::Error:
-    return support::kExitInternal;
-  }
-  DKV_UNREACHABLE("verdict status");
 }
 
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,

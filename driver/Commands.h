@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -32,8 +33,25 @@ int annotationsCommand(const std::string &file, std::ostream &out, std::ostream 
 int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
                std::ostream &err);
+/// `dkv check FILE`: checkPathsCommand on one file with `instance`'s options.
 int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
                  std::ostream &err);
+/// `dkv check PATH...`: every kernel file named (a directory: every `*.dk` under it,
+/// recursively, sorted), at `base.devices` or (check.devicesFromAnnotations) at every
+/// device count of its `// devices:` annotation with the options of its `// options:`
+/// annotation over `base`'s. One report per instance in input order (check.jobs
+/// threads check them), then, for several instances, a summary. One instance prints
+/// exactly what a single-file check always printed. Returns the worst exit code of all
+/// instances (worstExitCode).
+int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
+                      const CheckOptions &check, std::ostream &out, std::ostream &err);
+/// The worse of two exit codes: 6 internal > 1 usage > 2 input error > 10 findings >
+/// 5 inconclusive > 0 ok.
+int worstExitCode(int a, int b);
+/// What a verdict is about: the kernel, the mesh and the options that change the
+/// model (a "verified" holds for exactly this instance), e.g. "kernel k on mesh x=2,
+/// 2 invocations".
+std::string describeInstance(const model::Program &program);
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
                        std::ostream &out, std::ostream &err);
 /// `dkv properties`: the property list of an instance (docs/model.md, "Properties"):

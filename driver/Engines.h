@@ -16,14 +16,18 @@ namespace dkv::driver {
 
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
-  std::string engine = "explore"; ///< a registered engine's name
-  uint64_t maxStates = 2'000'000; ///< explore's state budget
-  double timeoutSeconds = 600;    ///< spin's time limit
-  int64_t memoryMb = 4096;        ///< pan's memory limit
-  bool confirm = true;            ///< replay witnesses in the executor
-  std::string keepDir;            ///< spin: keep the work directory here
-  bool timing = false;            ///< print time statistics (not byte-identical)
-  std::string format = "text";    ///< text | json
+  std::string engine = "explore";      ///< a registered engine's name
+  uint64_t maxStates = 2'000'000;      ///< explore's state budget
+  double timeoutSeconds = 600;         ///< spin's time limit
+  int64_t memoryMb = 4096;             ///< pan's memory limit
+  bool confirm = true;                 ///< replay witnesses in the executor
+  std::string keepDir;                 ///< spin: keep the work directory here
+  bool timing = false;                 ///< print time statistics (not byte-identical)
+  std::string format = "text";         ///< text | json | sarif
+  std::string output;                  ///< -o: write the report here (empty: standard output)
+  unsigned jobs = 1;                   ///< -j: instances checked in parallel
+  bool devicesFromAnnotations = false; ///< every device count of `// devices:`
+  std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the

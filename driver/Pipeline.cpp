@@ -28,6 +28,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   std::optional<support::FileId> id = out.sources.load(options.file, error);
   if (!id) {
     err << options.file << ": error: " << error << "\n";
+    out.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, error, "unreadable-file", {}});
     return support::kExitInputError;
   }
   support::DiagnosticEngine diags(&out.sources);
@@ -36,16 +38,19 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, diags, ok);
   if (!ok) {
     diags.render(err);
+    out.diagnostics = diags.diagnostics();
     return support::kExitInputError;
   }
   if (stage == Stage::Sema) {
     diags.render(err); // warnings
+    out.diagnostics = diags.diagnostics();
     return support::kExitOk;
   }
 
   std::optional<model::Program> program =
       lower::lower(*out.module, options.file, options.model, diags);
   diags.render(err); // errors and warnings
+  out.diagnostics = diags.diagnostics();
   if (!program || diags.hasErrors())
     return support::kExitInputError;
 

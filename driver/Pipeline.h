@@ -42,6 +42,10 @@ struct Loaded {
   std::unique_ptr<ast::Module> module;
   /// Stage::Model: the program of the instance with its properties and step table.
   std::unique_ptr<semantics::Instance> instance;
+  /// Every diagnostic load() rendered (errors and warnings, with their notes), for
+  /// reports that list them (SARIF, several-instance JSON). An unreadable file gives
+  /// one position-less error with id `unreadable-file`.
+  std::vector<support::Diagnostic> diagnostics;
 };
 
 /// The stage to stop after.

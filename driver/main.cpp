@@ -10,7 +10,9 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -41,13 +43,19 @@ void installFatalHandlers() {
     sigaction(s, &sa, nullptr);
 }
 
-void addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions) {
-  cmd->add_option("file", o.file, "kernel file (.dk)")->required();
-  cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
-      ->check(CLI::Range(1, 4096));
+CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions,
+                                std::vector<std::string> *paths = nullptr) {
+  if (paths)
+    cmd->add_option("paths", *paths,
+                    "kernel files (.dk) and directories (every *.dk under them, sorted)")
+        ->required();
+  else
+    cmd->add_option("file", o.file, "kernel file (.dk)")->required();
+  auto *devices = cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
+                      ->check(CLI::Range(1, 4096));
   cmd->add_option("-D,--define", o.defines, "set a param: NAME=VALUE")->allow_extra_args(false);
   if (!modelOptions)
-    return;
+    return devices;
   cmd->add_option("--invocations", o.model.invocations,
                   "back-to-back runs of the kernel (default 1)")
       ->check(CLI::Range(1, 16));
@@ -57,6 +65,7 @@ void addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOpt
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_flag("!--no-entry-barrier", o.model.entryBarrier,
                 "no implicit device barrier at entry for kernels without collective_id");
+  return devices;
 }
 
 int realMain(int argc, char **argv) {
@@ -64,7 +73,8 @@ int realMain(int argc, char **argv) {
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION);
   app.require_subcommand(1);
   app.footer("Exit codes: 0 ok, 10 findings, 5 inconclusive, 1 usage error, 2 input error, "
-             "6 internal error.");
+             "6 internal error; `dkv check` over several instances returns the worst "
+             "(6 > 1 > 2 > 10 > 5 > 0).");
 
   driver::InstanceOptions instance;
   driver::CheckOptions check;
@@ -84,9 +94,17 @@ int realMain(int argc, char **argv) {
   addInstanceOptions(runCmd, instance, true);
   driver::addRunOptions(runCmd, run);
 
-  CLI::App *checkCmd = app.add_subcommand("check", "verify an instance with an engine");
-  addInstanceOptions(checkCmd, instance, true);
+  CLI::App *checkCmd =
+      app.add_subcommand("check", "verify kernels (files, directories: every *.dk) with an engine");
+  std::vector<std::string> checkPaths;
+  CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
   driver::addCheckOptions(checkCmd, check);
+  checkCmd
+      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
+                 "check each kernel at every device count of its `// devices:` annotation, "
+                 "with its `// options:`")
+      ->excludes(checkDevices);
+  check.toolVersion = DKV_VERSION;
 
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
@@ -115,7 +133,7 @@ int realMain(int argc, char **argv) {
   if (runCmd->parsed())
     return driver::runCommand(instance, run, std::cout, std::cerr);
   if (checkCmd->parsed())
-    return driver::checkCommand(instance, check, std::cout, std::cerr);
+    return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())

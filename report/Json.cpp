@@ -72,8 +72,8 @@ json findingJson(const Finding &f, const Files &files) {
 
 } // namespace
 
-void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
-                       const support::SourceManager *sources, const VerdictHeading &heading) {
+json verdictJson(const Verdict &verdict, const std::string &file,
+                 const support::SourceManager *sources, const VerdictHeading &heading) {
   json stats = json::object();
   for (const auto &[key, value] : verdict.stats)
     if (heading.timing || !isTimeStatistic(key))
@@ -90,6 +90,54 @@ void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::str
             {"findings", findings}};
   if (!verdict.reason.empty())
     j["reason"] = verdict.reason;
+  return j;
+}
+
+void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
+                       const support::SourceManager *sources, const VerdictHeading &heading) {
+  out << verdictJson(verdict, file, sources, heading).dump(2) << "\n";
+}
+
+json staticErrorJson(const std::string &file, const std::string &instance,
+                     const std::vector<support::Diagnostic> &diagnostics,
+                     const support::SourceManager *sources) {
+  Files files{file, sources};
+  json list = json::array();
+  for (const support::Diagnostic &d : diagnostics) {
+    const char *severity = d.severity == support::Severity::Error     ? "error"
+                           : d.severity == support::Severity::Warning ? "warning"
+                                                                      : "note";
+    list.push_back({{"id", d.id},
+                    {"severity", severity},
+                    {"message", d.message},
+                    {"file", files.nameOf(d.range.begin)},
+                    {"line", d.range.begin.line},
+                    {"column", d.range.begin.col}});
+  }
+  return {{"dkv_format", 1},
+          {"status", "static-error"},
+          {"file", file},
+          {"instance", instance},
+          {"diagnostics", list}};
+}
+
+void renderRunJson(std::ostream &out, const std::vector<json> &instances, const RunSummary &summary,
+                   int exitCode, bool timing) {
+  json kinds = json::object();
+  for (const auto &[kind, count] : summary.findingsByKind)
+    kinds[findingKindName(kind)] = count;
+  json s = {{"kernels", summary.kernels},
+            {"instances", summary.instances},
+            {"verified", summary.verified},
+            {"with_findings", summary.withFindings},
+            {"findings", kinds},
+            {"inconclusive", summary.inconclusive},
+            {"static_errors", summary.staticErrors},
+            {"internal_errors", summary.internalErrors},
+            {"exit_code", exitCode}};
+  if (timing)
+    s["seconds"] = summary.seconds;
+  json j = {{"dkv_format", 1}, {"instances", instances}, {"summary", s}};
   out << j.dump(2) << "\n";
 }
 

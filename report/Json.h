@@ -4,8 +4,13 @@
 #include "report/Finding.h"
 #include "report/Render.h"
 
+#include "support/Diagnostics.h"
+
+#include <nlohmann/json_fwd.hpp>
+
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace dkv::report {
 
@@ -19,5 +24,28 @@ namespace dkv::report {
 /// The same verdict gives byte-identical output.
 void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
                        const support::SourceManager *sources, const VerdictHeading &heading);
+/// The object renderVerdictJson writes.
+nlohmann::json verdictJson(const Verdict &verdict, const std::string &file,
+                           const support::SourceManager *sources, const VerdictHeading &heading);
+
+/// An instance that did not load (several-instance calls only; a single instance's
+/// diagnostics go to standard error as text): {"dkv_format": 1, "status":
+/// "static-error", "file", "instance", "diagnostics": [{"id", "severity", "message",
+/// "file", "line", "column"}]} (line and column 0 when the diagnostic has no position).
+nlohmann::json staticErrorJson(const std::string &file, const std::string &instance,
+                               const std::vector<support::Diagnostic> &diagnostics,
+                               const support::SourceManager *sources);
+
+/// The report of a call over several instances (`dkv check` with several files, a
+/// directory or several annotated device counts):
+///   {"dkv_format": 1,
+///    "instances": [one object per instance, in input order: renderVerdictJson's
+///                  object, or staticErrorJson's],
+///    "summary": {"kernels", "instances", "verified", "with_findings", "findings"
+///                (kind -> count), "inconclusive", "static_errors", "internal_errors",
+///                "exit_code", "seconds" (only with `timing`)}}
+/// A single instance is written as its object alone (renderVerdictJson).
+void renderRunJson(std::ostream &out, const std::vector<nlohmann::json> &instances,
+                   const RunSummary &summary, int exitCode, bool timing);
 
 } // namespace dkv::report

@@ -4,6 +4,7 @@
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -169,6 +170,26 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     out << "\n";
     renderFinding(out, f, sources);
   }
+}
+
+void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
+  std::vector<std::string> kinds;
+  for (const auto &[kind, count] : summary.findingsByKind)
+    if (count > 0)
+      kinds.push_back(fmt::format("{} {}", count, findingKindName(kind)));
+  std::string kindText = kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", "));
+  auto plural = [](size_t n, const char *word) {
+    return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+  };
+  out << fmt::format("summary: {}, {}: {} verified, {} with findings ({}), {} inconclusive, {}, "
+                     "{}",
+                     plural(summary.kernels, "kernel"), plural(summary.instances, "instance"),
+                     summary.verified, summary.withFindings, kindText, summary.inconclusive,
+                     plural(summary.staticErrors, "static error"),
+                     plural(summary.internalErrors, "internal error"));
+  if (timing)
+    out << fmt::format("; {:.2f} s", summary.seconds);
+  out << "\n";
 }
 
 } // namespace dkv::report

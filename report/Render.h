@@ -4,7 +4,9 @@
 #include "report/Finding.h"
 #include "support/Source.h"
 
+#include <cstddef>
 #include <iosfwd>
+#include <map>
 #include <string>
 
 namespace dkv::report {
@@ -53,5 +55,26 @@ bool isTimeStatistic(const std::string &key);
 /// the same verdict.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading);
+
+/// The totals of a `dkv check` call over several instances (a kernel file at one
+/// device count with its options is one instance).
+struct RunSummary {
+  size_t kernels = 0;   ///< distinct kernel files
+  size_t instances = 0; ///< kernel x device count
+  size_t verified = 0;
+  size_t withFindings = 0; ///< instances with at least one finding
+  std::map<FindingKind, size_t> findingsByKind;
+  size_t inconclusive = 0;
+  size_t staticErrors = 0;   ///< instances that did not load (exit code 2 or 1)
+  size_t internalErrors = 0; ///< exit code 6
+  double seconds = 0;        ///< wall time of the whole call (shown only with timing)
+};
+
+/// Renders the summary line of several instances:
+///   summary: K kernels, I instances: V verified, F with findings (3 race, 1 deadlock),
+///   C inconclusive, S static errors, E internal errors[; T s]
+/// Kinds with no finding are left out ("(none)" when there are none); the time only
+/// with `timing`.
+void renderSummary(std::ostream &out, const RunSummary &summary, bool timing);
 
 } // namespace dkv::report

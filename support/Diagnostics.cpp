@@ -32,7 +32,7 @@ Diagnostic &DiagnosticEngine::report(Diagnostic diagnostic) {
     ++errorCount_;
     if (errorCount_ > errorLimit_) {
       ++suppressed_;
-      static Diagnostic sink;
+      thread_local Diagnostic sink; // per thread: `dkv check -j` loads kernels in parallel
       sink = std::move(diagnostic);
       return sink;
     }

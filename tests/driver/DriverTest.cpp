@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -164,6 +166,43 @@ TEST(RunCommand, WritesAndReplaysSchedules) {
   std::ostringstream out6, err6;
   EXPECT_EQ(runSchedule(p, source, zeroConfig, out6, err6), 2);
   EXPECT_NE(err6.str().find("larger than"), std::string::npos) << err6.str();
+}
+
+TEST(CheckMany, WorstExitCodeOrder) {
+  // 6 internal > 1 usage > 2 input error > 10 findings > 5 inconclusive > 0 ok.
+  const int order[] = {0, 5, 10, 2, 1, 6};
+  for (size_t i = 0; i < std::size(order); ++i)
+    for (size_t j = 0; j < std::size(order); ++j) {
+      EXPECT_EQ(worstExitCode(order[i], order[j]), order[std::max(i, j)]) << i << " " << j;
+    }
+}
+
+TEST(CheckMany, AnnotationOptionsAndMissingDevices) {
+  std::string dir = std::string(DKV_BINARY_DIR) + "/check_many_test";
+  std::filesystem::create_directories(dir + "/sub");
+  const char *kernel = "param N = 2\nmesh x = N\nkernel k() {}\n";
+  std::ofstream(dir + "/a.dk") << "// devices: 2, 3\n// options: --invocations 2\n" << kernel;
+  std::ofstream(dir + "/sub/b.dk") << "// devices: 2\n// options: --engine spin\n" << kernel;
+  std::ofstream(dir + "/sub/c.dk") << kernel;
+  std::ofstream(dir + "/sub/notes.txt") << "not a kernel\n";
+  InstanceOptions base;
+  CheckOptions check;
+  check.devicesFromAnnotations = true;
+  check.jobs = 2;
+  std::ostringstream out, err;
+  EXPECT_EQ(checkPathsCommand({dir}, base, check, out, err), 2) << out.str();
+  std::string text = out.str();
+  EXPECT_NE(text.find("== " + dir + "/a.dk --devices 2 --invocations 2 ==\nverified"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("== " + dir + "/a.dk --devices 3 --invocations 2 =="), std::string::npos);
+  EXPECT_NE(text.find("unknown option '--engine'"), std::string::npos) << text;
+  EXPECT_NE(text.find("[no-devices-annotation]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("notes.txt"), std::string::npos) << text;
+  EXPECT_NE(text.find("summary: 3 kernels, 4 instances: 2 verified, 0 with findings (none), 0 "
+                      "inconclusive, 2 static errors, 0 internal errors\n"),
+            std::string::npos)
+      << text;
 }
 
 } // namespace

@@ -1,0 +1,444 @@
+// `dkv check PATH...`: the instances of every kernel named (files, directories, the
+// device counts of `// devices:` annotations), checked one by one or by a pool of
+// threads, reported in input order as text, JSON or SARIF, with one summary.
+#include "driver/Commands.h"
+
+#include "frontend/Annotations.h"
+#include "report/Json.h"
+#include "report/Render.h"
+#include "report/Sarif.h"
+#include "support/Diagnostics.h"
+#include "support/Invariant.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace dkv::driver {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One instance to check, or one that failed before loading (bad annotations).
+struct Planned {
+  InstanceOptions options;
+  std::string command; ///< "FILE --devices N ..." (how to check it alone)
+  /// Set when planning already failed: the exit code, the rendered diagnostics and
+  /// the diagnostics themselves (in `sources`).
+  std::optional<int> failed;
+  std::string failText;
+  std::vector<support::Diagnostic> diagnostics;
+  std::shared_ptr<support::SourceManager> sources;
+};
+
+struct Result {
+  int code = support::kExitOk;
+  std::string err; ///< what load() rendered (diagnostics, warnings)
+  Loaded loaded;
+  std::optional<report::Verdict> verdict;
+  report::VerdictHeading heading;
+  double seconds = 0;
+};
+
+/// The options of a `// options:` annotation, parsed like the command line's instance
+/// options: --invocations K, --dma-chunks K, --sem-unit B, --no-entry-barrier,
+/// -D NAME=V (also -DNAME=V, --define NAME=V and the --opt=value forms).
+bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
+                      std::string &error) {
+  auto number = [&](const std::string &name, const std::string &text, int64_t lo, int64_t hi,
+                    int64_t &value) {
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < lo ||
+        value > hi) {
+      error = fmt::format("{} takes a number from {} to {}, got '{}'", name, lo, hi, text);
+      return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string word = words[i];
+    std::optional<std::string> value;
+    if (size_t eq = word.find('='); word.starts_with("--") && eq != std::string::npos) {
+      value = word.substr(eq + 1);
+      word = word.substr(0, eq);
+    } else if (word.starts_with("-D") && word.size() > 2) {
+      value = word.substr(2);
+      word = "-D";
+    }
+    if (word == "--no-entry-barrier") {
+      o.model.entryBarrier = false;
+      continue;
+    }
+    bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
+                 word == "-D" || word == "--define";
+    if (!known) {
+      error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
+                          "--dma-chunks, --sem-unit, --no-entry-barrier and -D)",
+                          words[i]);
+      return false;
+    }
+    if (!value) {
+      if (i + 1 >= words.size()) {
+        error = fmt::format("{} needs a value", word);
+        return false;
+      }
+      value = words[++i];
+    }
+    int64_t n = 0;
+    if (word == "--invocations") {
+      if (!number(word, *value, 1, 16, n))
+        return false;
+      o.model.invocations = static_cast<int32_t>(n);
+    } else if (word == "--dma-chunks") {
+      if (!number(word, *value, 1, 64, n))
+        return false;
+      o.model.dmaChunks = static_cast<int32_t>(n);
+    } else if (word == "--sem-unit") {
+      if (!number(word, *value, 1, int64_t{1} << 30, n))
+        return false;
+      o.model.semUnit = n;
+    } else {
+      o.defines.push_back(*value);
+    }
+  }
+  return true;
+}
+
+/// How to check `o` alone: "FILE --devices N [--invocations K] ... [-D X=V]".
+std::string commandOf(const InstanceOptions &o) {
+  std::string text = o.file;
+  if (o.devices)
+    text += fmt::format(" --devices {}", *o.devices);
+  if (o.model.invocations != 1)
+    text += fmt::format(" --invocations {}", o.model.invocations);
+  if (o.model.dmaChunks != 1)
+    text += fmt::format(" --dma-chunks {}", o.model.dmaChunks);
+  if (o.model.semUnit != 1)
+    text += fmt::format(" --sem-unit {}", o.model.semUnit);
+  if (!o.model.entryBarrier)
+    text += " --no-entry-barrier";
+  for (const std::string &d : o.defines)
+    text += " -D " + d;
+  return text;
+}
+
+/// The kernel files of `paths`: a directory gives every `*.dk` under it (recursively,
+/// sorted); anything else is taken as a file. False (with a message on `err`) for a
+/// directory without kernels.
+bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string> &files,
+                 std::ostream &err) {
+  bool ok = true;
+  for (const std::string &path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->path().extension() == ".dk" && it->is_regular_file(ec))
+        found.push_back(it->path().lexically_normal().generic_string());
+    if (ec) {
+      err << path << ": error: " << ec.message() << "\n";
+      ok = false;
+    } else if (found.empty()) {
+      err << path << ": error: no *.dk file under this directory\n";
+      ok = false;
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return ok;
+}
+
+/// The instances of `file` at the device counts and with the options of its
+/// annotations (the command line's instance options apply first, an annotation's
+/// override them).
+void planFromAnnotations(const std::string &file, const InstanceOptions &base,
+                         std::vector<Planned> &plan) {
+  auto sources = std::make_shared<support::SourceManager>();
+  Planned failed;
+  failed.options = base;
+  failed.options.file = file;
+  failed.command = file;
+  failed.sources = sources;
+  failed.failed = support::kExitInputError;
+  std::string error;
+  std::optional<support::FileId> id = sources->load(file, error);
+  if (!id) {
+    failed.failText = file + ": error: " + error + "\n";
+    failed.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, error, "unreadable-file", {}});
+    plan.push_back(std::move(failed));
+    return;
+  }
+  support::DiagnosticEngine diags(sources.get());
+  ast::Annotations annotations = frontend::readAnnotations(sources->file(*id), diags);
+  InstanceOptions options = base;
+  options.file = file;
+  if (!diags.hasErrors() && annotations.devices.empty())
+    diags.error(support::SourceRange{sources->file(*id).loc(1, 1), sources->file(*id).loc(1, 1)},
+                "no-devices-annotation",
+                "no '// devices:' annotation: --devices-from-annotations needs one (or check "
+                "the file with --devices N)");
+  if (!diags.hasErrors() && !parseOptionWords(annotations.options, options, error))
+    diags.error(annotations.optionsRange, "bad-annotation", error);
+  if (diags.hasErrors()) {
+    std::ostringstream text;
+    diags.render(text);
+    failed.failText = text.str();
+    failed.diagnostics = diags.diagnostics();
+    plan.push_back(std::move(failed));
+    return;
+  }
+  for (int64_t n : annotations.devices) {
+    Planned p;
+    p.options = options;
+    p.options.devices = n;
+    p.command = commandOf(p.options);
+    plan.push_back(std::move(p));
+  }
+}
+
+Result runInstance(const Planned &p, const CheckOptions &check) {
+  auto start = std::chrono::steady_clock::now();
+  Result r;
+  std::ostringstream err;
+  r.code = load(p.options, Stage::Model, r.loaded, err);
+  if (r.code == support::kExitUsage && r.loaded.diagnostics.empty()) {
+    // A bad -D: a usage error on the command line, an input error in an annotation.
+    std::string message = err.str();
+    if (message.starts_with("dkv: error: "))
+      message = message.substr(12);
+    while (!message.empty() && message.back() == '\n')
+      message.pop_back();
+    r.loaded.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, message, "bad-define", {}});
+  }
+  r.err = err.str();
+  if (r.code == support::kExitOk) {
+    const Engine *engine = findEngine(check.engine);
+    DKV_INVARIANT(engine, "the command line checks the engine name");
+    r.verdict = runEngine(*engine, r.loaded.instance->machine(), check);
+    r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing};
+    switch (r.verdict->status) {
+    case report::Verdict::Status::Verified:
+      r.code = support::kExitOk;
+      break;
+    case report::Verdict::Status::Findings:
+      r.code = support::kExitFindings;
+      break;
+    case report::Verdict::Status::Inconclusive:
+      r.code = support::kExitInconclusive;
+      break;
+    case report::Verdict::Status::Error:
+      r.code = support::kExitInternal;
+      break;
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+/// How bad an exit code is: internal error > usage > input error > findings >
+/// inconclusive > ok.
+int severityOf(int code) {
+  switch (code) {
+  case support::kExitInternal:
+    return 5;
+  case support::kExitUsage:
+    return 4;
+  case support::kExitInputError:
+    return 3;
+  case support::kExitFindings:
+    return 2;
+  case support::kExitInconclusive:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
+int worstExitCode(int a, int b) { return severityOf(b) > severityOf(a) ? b : a; }
+
+int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
+                      const CheckOptions &check, std::ostream &stdOut, std::ostream &err) {
+  auto start = std::chrono::steady_clock::now();
+  if (!findEngine(check.engine)) {
+    err << "dkv: error: no engine called '" << check.engine << "'\n";
+    return support::kExitUsage;
+  }
+  std::vector<std::string> files;
+  if (!expandPaths(paths, files, err))
+    return support::kExitInputError;
+
+  std::vector<Planned> plan;
+  for (const std::string &file : files) {
+    if (check.devicesFromAnnotations) {
+      planFromAnnotations(file, base, plan);
+      continue;
+    }
+    Planned p;
+    p.options = base;
+    p.options.file = file;
+    p.command = commandOf(p.options);
+    plan.push_back(std::move(p));
+  }
+  const bool several = plan.size() != 1;
+
+  std::ofstream fileOut;
+  if (!check.output.empty()) {
+    fileOut.open(check.output, std::ios::binary);
+    if (!fileOut) {
+      err << "dkv: error: cannot write '" << check.output << "'\n";
+      return support::kExitUsage;
+    }
+  }
+  std::ostream &out = check.output.empty() ? stdOut : fileOut;
+
+  // Workers take instances in order; the main thread reports them in order.
+  std::vector<std::optional<Result>> results(plan.size());
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < plan.size(); i = next++) {
+      if (plan[i].failed)
+        continue;
+      Result r = runInstance(plan[i], check);
+      std::lock_guard lock(mutex);
+      results[i] = std::move(r);
+      ready.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  unsigned jobs = std::max(1u, std::min<unsigned>(check.jobs, static_cast<unsigned>(plan.size())));
+  if (jobs > 1)
+    for (unsigned t = 0; t < jobs; ++t)
+      pool.emplace_back(work);
+
+  report::SarifLog sarif(check.toolVersion);
+  std::vector<nlohmann::json> jsonInstances;
+  report::RunSummary summary;
+  std::set<std::string> kernels;
+  int code = support::kExitOk;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const Planned &p = plan[i];
+    kernels.insert(p.options.file);
+    Result r;
+    if (p.failed) {
+      r.code = *p.failed;
+      r.err = p.failText;
+      r.loaded.diagnostics = p.diagnostics;
+    } else if (jobs > 1) {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return results[i].has_value(); });
+      r = std::move(*results[i]);
+      results[i].reset();
+    } else {
+      r = runInstance(p, check);
+    }
+    const support::SourceManager *sources = p.sources ? p.sources.get() : &r.loaded.sources;
+    code = worstExitCode(code, r.code);
+    ++summary.instances;
+    switch (r.code) {
+    case support::kExitOk:
+      ++summary.verified;
+      break;
+    case support::kExitFindings:
+      ++summary.withFindings;
+      break;
+    case support::kExitInconclusive:
+      ++summary.inconclusive;
+      break;
+    case support::kExitInternal:
+      ++summary.internalErrors;
+      break;
+    default:
+      ++summary.staticErrors;
+    }
+    if (r.verdict)
+      for (const report::Finding &f : r.verdict->findings)
+        ++summary.findingsByKind[f.kind];
+
+    if (check.format == "text") {
+      if (several) {
+        out << (i ? "\n" : "") << "== " << p.command << " ==\n" << r.err;
+        if (!r.verdict && r.err.empty())
+          out << "error: exit code " << r.code << "\n";
+      } else {
+        err << r.err;
+      }
+      if (r.verdict)
+        report::renderVerdict(out, *r.verdict, sources, r.heading);
+    } else if (check.format == "json") {
+      err << r.err;
+      if (r.verdict && !several)
+        report::renderVerdictJson(out, *r.verdict, p.options.file, sources, r.heading);
+      else if (r.verdict)
+        jsonInstances.push_back(
+            report::verdictJson(*r.verdict, p.options.file, sources, r.heading));
+      else if (several)
+        jsonInstances.push_back(
+            report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources));
+    } else { // sarif
+      err << r.err;
+      if (r.verdict)
+        sarif.addVerdict(*r.verdict, p.options.file, sources, r.heading.instance);
+      else if (r.code == support::kExitInternal)
+        sarif.addNotification("error", p.command + ": internal error: " + r.err, p.options.file);
+      else
+        sarif.addDiagnostics(r.loaded.diagnostics, p.options.file, sources, p.command);
+    }
+  }
+  for (std::thread &t : pool)
+    t.join();
+  summary.kernels = kernels.size();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (check.format == "sarif")
+    sarif.write(out);
+  if (several && check.format == "json")
+    report::renderRunJson(out, jsonInstances, summary, code, check.timing);
+  if (several) {
+    // The summary line: after the text report, or (JSON, SARIF) on standard output
+    // when the report goes to a file, else on standard error.
+    if (check.format == "text") {
+      out << "\n";
+      report::renderSummary(out, summary, check.timing);
+    } else {
+      report::renderSummary(check.output.empty() ? err : stdOut, summary, check.timing);
+    }
+  }
+  out.flush();
+  if (!check.output.empty() && !fileOut) {
+    err << "dkv: error: cannot write '" << check.output << "'\n";
+    return worstExitCode(code, support::kExitUsage);
+  }
+  return code;
+}
+
+int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std::ostream &out,
+                 std::ostream &err) {
+  return checkPathsCommand({instance.file}, instance, check, out, err);
+}
+
+} // namespace dkv::driver

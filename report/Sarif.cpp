@@ -1,0 +1,258 @@
+// SARIF 2.1.0 rendering (nlohmann::json; its objects keep keys sorted, so the output
+// is deterministic).
+#include "report/Sarif.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <set>
+
+namespace dkv::report {
+
+namespace {
+
+using nlohmann::json;
+
+struct KindRule {
+  FindingKind kind;
+  const char *name;
+  const char *shortText;
+  const char *help;
+};
+
+const KindRule kKindRules[] = {
+    {FindingKind::Race, "DataRace",
+     "Two accesses to the same memory that no barrier, semaphore or program order orders",
+     "Two accesses to the same buffer elements, at least one a write (a store or a DMA "
+     "landing), are not ordered by happens-before: in some schedule they happen in either "
+     "order, so the result depends on timing. Order them: wait for the DMA (wait_recv / "
+     "wait_send) before touching its buffer, or add a capacity handshake (a semaphore the "
+     "receiver signals when the buffer may be overwritten). The trace shows one schedule "
+     "in which they race."},
+    {FindingKind::Deadlock, "Deadlock", "A device can never finish",
+     "In the schedule of the trace every unfinished device waits on a semaphore (or a "
+     "DMA) that nothing will signal any more. Check that every wait has a matching "
+     "signal or DMA with the same amount, on the right device and semaphore, and that "
+     "two waits do not share a semaphore whose units the other consumes."},
+    {FindingKind::ExitViolation, "ExitViolation",
+     "A semaphore is non-zero or a DMA is in flight when the kernel exits",
+     "A kernel must leave every semaphore at zero and every DMA completed when it "
+     "returns, or the next kernel (or invocation) sees stale units or bytes landing late. "
+     "Wait for every DMA you start and consume every signal you send."},
+    {FindingKind::LifetimeViolation, "LifetimeViolation",
+     "A DMA or signal reaches a device outside the kernel or semaphore scope",
+     "A DMA or signal reached a device that has not entered the kernel (or the scope of "
+     "the semaphore) yet or has already left it. Add an entry barrier (collective_id and "
+     "a barrier round) or make the receiver acknowledge before the sender finishes."},
+};
+
+const char *severityLevel(support::Severity s) {
+  switch (s) {
+  case support::Severity::Error:
+    return "error";
+  case support::Severity::Warning:
+    return "warning";
+  case support::Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+} // namespace
+
+std::string sarifUri(const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  if (p.is_relative())
+    return p.lexically_normal().generic_string();
+  fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    fs::path rel = p.lexically_normal().lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..")
+      return rel.generic_string();
+  }
+  return "file://" + p.lexically_normal().generic_string();
+}
+
+struct SarifLog::Impl {
+  std::string version;
+  json results = json::array();
+  json notifications = json::array();
+  std::set<std::string> diagnosticIds;
+  bool internalError = false;
+
+  struct Files {
+    const std::string &checked;
+    const support::SourceManager *sources;
+    std::string nameOf(SourceLoc loc) const {
+      const support::SourceFile *f = sources ? sources->find(loc.file) : nullptr;
+      return f ? f->name() : checked;
+    }
+  };
+
+  static json physical(const Files &files, SourceLoc loc) {
+    json p = {{"artifactLocation", {{"uri", sarifUri(files.nameOf(loc))}}}};
+    if (loc.valid()) {
+      json region = {{"startLine", loc.line}};
+      if (loc.col > 0)
+        region["startColumn"] = loc.col;
+      p["region"] = region;
+    }
+    return p;
+  }
+
+  static json location(const Files &files, SourceLoc loc, const std::string &message, int id) {
+    json l = {{"physicalLocation", physical(files, loc)}};
+    if (!message.empty())
+      l["message"] = {{"text", message}};
+    if (id >= 0)
+      l["id"] = id;
+    return l;
+  }
+
+  static json codeFlow(const Files &files, const Trace &trace) {
+    std::map<int32_t, json> perDevice;
+    for (size_t i = 0; i < trace.steps.size(); ++i) {
+      const TraceStep &step = trace.steps[i];
+      std::string text = step.text;
+      if (!step.context.empty())
+        text += " (" + step.context + ")";
+      json tfl = {{"location", location(files, step.loc, text, -1)},
+                  {"executionOrder", static_cast<int64_t>(i + 1)}};
+      perDevice[step.actor.device].push_back(tfl);
+    }
+    json threadFlows = json::array();
+    for (auto &[device, locations] : perDevice)
+      threadFlows.push_back({{"id", "device " + std::to_string(device)},
+                             {"message", {{"text", "device " + std::to_string(device)}}},
+                             {"locations", locations}});
+    return {{"threadFlows", threadFlows}};
+  }
+};
+
+SarifLog::SarifLog(std::string toolVersion) : impl_(std::make_unique<Impl>()) {
+  impl_->version = std::move(toolVersion);
+}
+SarifLog::~SarifLog() = default;
+
+void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
+                          const support::SourceManager *sources, const std::string &instance) {
+  Impl::Files files{file, sources};
+  for (const Finding &f : verdict.findings) {
+    std::string text = f.message;
+    if (!f.property.empty())
+      text += " [" + f.property + "]";
+    json related = json::array();
+    int id = 1;
+    for (const Span &span : f.secondary)
+      related.push_back(Impl::location(files, span.loc, span.label, id++));
+    json schedule = json::array();
+    for (const ScheduleStep &step : f.schedule)
+      schedule.push_back(scheduleStepText(step));
+    json properties = {{"instance", instance},
+                       {"engine", f.engine},
+                       {"confirmed", f.confirmed},
+                       {"schedule", schedule}};
+    if (!f.property.empty())
+      properties["property"] = f.property;
+    if (!f.detail.empty())
+      properties["detail"] = f.detail;
+    if (!f.wrongValue.empty())
+      properties["wrongValue"] = f.wrongValue;
+    std::string fingerprint = instance + "|" +
+                              (f.property.empty() ? std::string(findingKindName(f.kind)) + "@" +
+                                                        files.nameOf(f.primary.loc) + ":" +
+                                                        std::to_string(f.primary.loc.line)
+                                                  : f.property);
+    json result = {{"ruleId", findingKindName(f.kind)},
+                   {"ruleIndex", static_cast<int>(f.kind)},
+                   {"level", "error"},
+                   {"message", {{"text", text}}},
+                   {"locations", json::array({Impl::location(files, f.primary.loc, "", -1)})},
+                   {"partialFingerprints", {{"dkvProperty/v1", fingerprint}}},
+                   {"properties", properties}};
+    if (!related.empty())
+      result["relatedLocations"] = related;
+    if (!f.trace.steps.empty())
+      result["codeFlows"] = json::array({Impl::codeFlow(files, f.trace)});
+    impl_->results.push_back(result);
+  }
+  if (verdict.status == Verdict::Status::Inconclusive)
+    addNotification("warning", instance + ": inconclusive: " + verdict.reason, file);
+  if (verdict.status == Verdict::Status::Error)
+    addNotification("error", instance + ": internal error: " + verdict.reason, file);
+}
+
+void SarifLog::addDiagnostics(const std::vector<support::Diagnostic> &diagnostics,
+                              const std::string &file, const support::SourceManager *sources,
+                              const std::string &instance) {
+  Impl::Files files{file, sources};
+  for (const support::Diagnostic &d : diagnostics) {
+    if (d.severity == support::Severity::Note)
+      continue;
+    std::string id = d.id.empty() ? "error" : d.id;
+    impl_->diagnosticIds.insert(id);
+    json related = json::array();
+    int n = 1;
+    for (const support::Diagnostic &note : d.notes)
+      related.push_back(Impl::location(files, note.range.begin, note.message, n++));
+    json result = {{"ruleId", id},
+                   {"level", severityLevel(d.severity)},
+                   {"message", {{"text", d.message + " [" + id + "]"}}},
+                   {"locations", json::array({Impl::location(files, d.range.begin, "", -1)})},
+                   {"properties", {{"instance", instance}}}};
+    if (!related.empty())
+      result["relatedLocations"] = related;
+    impl_->results.push_back(result);
+  }
+}
+
+void SarifLog::addNotification(const std::string &level, const std::string &message,
+                               const std::string &file) {
+  if (level == "error")
+    impl_->internalError = true;
+  json n = {
+      {"level", level},
+      {"message", {{"text", message}}},
+      {"locations",
+       json::array({{{"physicalLocation", {{"artifactLocation", {{"uri", sarifUri(file)}}}}}}})}};
+  impl_->notifications.push_back(n);
+}
+
+void SarifLog::write(std::ostream &out) const {
+  json rules = json::array();
+  for (const KindRule &r : kKindRules)
+    rules.push_back({{"id", findingKindName(r.kind)},
+                     {"name", r.name},
+                     {"shortDescription", {{"text", r.shortText}}},
+                     {"help", {{"text", r.help}}},
+                     {"defaultConfiguration", {{"level", "error"}}}});
+  // A diagnostic's rule is found by its id (results of static errors have no index,
+  // since ids are added as they occur).
+  for (const std::string &id : impl_->diagnosticIds)
+    rules.push_back(
+        {{"id", id},
+         {"name", "StaticError"},
+         {"shortDescription", {{"text", "dkv input error '" + id + "'"}}},
+         {"help",
+          {{"text", "The kernel does not load: dkv reports the static error '" + id +
+                        "' (exit code 2) and checks nothing else of this instance. "
+                        "docs/diagnostics.md describes every diagnostic id with an example."}}},
+         {"defaultConfiguration", {{"level", "error"}}}});
+  json invocation = {{"executionSuccessful", !impl_->internalError}};
+  if (!impl_->notifications.empty())
+    invocation["toolExecutionNotifications"] = impl_->notifications;
+  json run = {
+      {"tool", {{"driver", {{"name", "dkv"}, {"version", impl_->version}, {"rules", rules}}}}},
+      {"invocations", json::array({invocation})},
+      {"results", impl_->results}};
+  json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+              {"version", "2.1.0"},
+              {"runs", json::array({run})}};
+  out << log.dump(2) << "\n";
+}
+
+} // namespace dkv::report
