@@ -25,6 +25,10 @@ install_sarif_schema() {
     tar xzf ./*.tgz package/lib/schemas/sarif-2.1.0-rtm.5.json) &&
     mv "$tmp/package/lib/schemas/sarif-2.1.0-rtm.5.json" "$schema"
   rm -rf "$tmp"
+  if [ ! -s "$schema" ]; then
+    echo "install-deps: error: could not fetch the SARIF schema from the npm registry" >&2
+    exit 1
+  fi
   echo "install-deps: SARIF schema in $schema"
 }
 
