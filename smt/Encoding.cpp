@@ -1,0 +1,416 @@
+// The partial-order encoding of docs/smt.md: every step of docs/model.md section 3
+// (device events, DMA send and land chunks) gets a Boolean "executed" and a real
+// position; the executed steps ordered by position are a run prefix exactly when the
+// constraints below hold.
+#include "smt/Encoding.h"
+
+#include "support/Invariant.h"
+#include "support/Overloaded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace dkv::smt {
+
+using namespace model;
+using report::ScheduleStep;
+using semantics::ObligationIndex;
+using semantics::PropertyIndex;
+using What = semantics::Obligation::What;
+
+Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine)
+    : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
+      base_(ctx) {
+  const int32_t n = m_.deviceCount();
+  const int32_t semCount = m_.semCount();
+  auto addStep = [&](ScheduleStep step, bool wait, const std::string &name) {
+    steps_.push_back({step, wait, ctx_.bool_const(("x_" + name).c_str()),
+                      ctx_.real_const(("p_" + name).c_str())});
+    return static_cast<int32_t>(steps_.size()) - 1;
+  };
+  eventStep_.resize(n);
+  for (DeviceId d = 0; d < n; ++d)
+    for (int32_t i = 0; i < m_.eventCount(d); ++i) {
+      bool wait = std::holds_alternative<SemWait>(program_.processes[d].events[i].kind);
+      eventStep_[d].push_back(
+          addStep({ScheduleStep::Kind::Device, d}, wait, fmt::format("d{}_{}", d, i)));
+    }
+  // A DMA that is never started has no chunk steps (it never runs).
+  sendStep_.resize(m_.dmaCount());
+  landStep_.resize(m_.dmaCount());
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (props_.startPc(k) < 0)
+      continue;
+    for (int32_t c = 0; c < m_.chunks(k); ++c) {
+      sendStep_[k].push_back(
+          addStep({ScheduleStep::Kind::Send, k}, false, fmt::format("s{}_{}", k, c)));
+      landStep_[k].push_back(
+          addStep({ScheduleStep::Kind::Land, k}, false, fmt::format("l{}_{}", k, c)));
+    }
+  }
+
+  // Every increment of every semaphore, per (device, semaphore), in the order of its
+  // source (program order for signals, chunk order for a DMA).
+  increments_.resize(static_cast<size_t>(n) * semCount);
+  for (DeviceId d = 0; d < n; ++d)
+    for (int32_t i = 0; i < m_.eventCount(d); ++i)
+      if (const auto *sig = std::get_if<Signal>(&program_.processes[d].events[i].kind))
+        if (sig->amount > 0)
+          increments_[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
+              {eventStep_[d][i], sig->amount});
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    const Dma &dma = program_.dmas[k];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      const int64_t units = c < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0;
+      if (units <= 0)
+        continue;
+      if (dma.sendSem)
+        increments_[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
+            {sendStep_[k][c], units});
+      increments_[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
+          {landStep_[k][c], units});
+    }
+  }
+  prefixUnits_.resize(increments_.size());
+  checks_.resize(props_.properties().size());
+
+  encodeOrder();
+  encodeBarriers();
+  encodeSemaphores();
+}
+
+z3::expr Encoder::executed(DeviceId d, int32_t i) const {
+  if (i < 0)
+    return ctx_.bool_val(true);
+  if (i >= static_cast<int32_t>(eventStep_[d].size()))
+    return ctx_.bool_val(false);
+  return steps_[eventStep_[d][i]].x;
+}
+
+z3::expr Encoder::at(DeviceId d, int32_t pc) const {
+  return executed(d, pc - 1) && !executed(d, pc);
+}
+
+template <typename Member> z3::expr Encoder::pcIn(DeviceId d, Member member) const {
+  // The executed events of a device are a prefix (program order), so "pc in [a, b]" is
+  // "event a - 1 executed and event b not": one conjunction per maximal range.
+  z3::expr_vector ranges(ctx_);
+  const int32_t count = m_.eventCount(d);
+  for (int32_t j = 0; j <= count;) {
+    if (!member(j)) {
+      ++j;
+      continue;
+    }
+    int32_t end = j;
+    while (end + 1 <= count && member(end + 1))
+      ++end;
+    ranges.push_back(executed(d, j - 1) && !executed(d, end));
+    j = end + 1;
+  }
+  return ranges.empty() ? ctx_.bool_val(false) : z3::mk_or(ranges);
+}
+
+z3::expr Encoder::started(DmaId k) const {
+  const int32_t start = props_.startPc(k);
+  return start < 0 ? ctx_.bool_val(false) : executed(program_.dmas[k].issuer, start);
+}
+
+z3::expr Encoder::closed(DmaId k, bool dst) const {
+  const std::vector<int32_t> &chunks = dst ? landStep_[k] : sendStep_[k];
+  return chunks.empty() ? ctx_.bool_val(false) : steps_[chunks.back()].x;
+}
+
+z3::expr Encoder::incrementsInPrefix(DeviceId d, SemId s) {
+  const size_t key = static_cast<size_t>(d) * m_.semCount() + s;
+  if (!prefixUnits_[key]) {
+    z3::expr_vector terms(ctx_);
+    for (const Increment &inc : increments_[key])
+      terms.push_back(z3::ite(steps_[inc.step].x, ctx_.int_val(inc.units), ctx_.int_val(0)));
+    prefixUnits_[key] = terms.empty() ? ctx_.int_val(0) : z3::sum(terms);
+  }
+  return *prefixUnits_[key];
+}
+
+int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
+  int64_t total = 0;
+  const std::vector<Event> &events = program_.processes[d].events;
+  for (int32_t i = 0; i < pc && i < static_cast<int32_t>(events.size()); ++i)
+    if (const auto *w = std::get_if<SemWait>(&events[i].kind))
+      if (w->sem == s)
+        total += w->amount;
+  return total;
+}
+
+// Program order, and each DMA as one agent: its send chunks after its start and in
+// order, land chunk c after send chunk c and after land chunk c - 1 (docs/model.md:
+// `sent` and `landed` count up, `landed <= sent`). A step executes only with its
+// predecessors, at a later position.
+void Encoder::encodeOrder() {
+  auto after = [&](int32_t prev, int32_t next) {
+    return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
+  };
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+    for (size_t i = 1; i < eventStep_[d].size(); ++i)
+      base_.push_back(after(eventStep_[d][i - 1], eventStep_[d][i]));
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (sendStep_[k].empty())
+      continue;
+    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      base_.push_back(after(c == 0 ? start : sendStep_[k][c - 1], sendStep_[k][c]));
+      base_.push_back(after(sendStep_[k][c], landStep_[k][c]));
+      if (c > 0)
+        base_.push_back(after(landStep_[k][c - 1], landStep_[k][c]));
+    }
+  }
+}
+
+// DeviceBarrier{i} is enabled when every device has reached its barrier of
+// invocation i (Machine::barrierOpen): every device f whose barrier is at pc b_f > 0
+// has run event b_f - 1. One real T_i per invocation keeps this linear: every such
+// event is before T_i (unconditionally: T_i is free when no barrier runs), and every
+// executed barrier event of invocation i is at or after T_i.
+void Encoder::encodeBarriers() {
+  const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
+  const size_t invocations = barrierPc.empty() ? 0 : barrierPc[0].size();
+  barrierOpen_.resize(invocations);
+  for (size_t inv = 0; inv < invocations; ++inv) {
+    z3::expr time = ctx_.real_const(fmt::format("barrier_{}", inv).c_str());
+    z3::expr_vector reached(ctx_);
+    for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
+      const int32_t b = barrierPc[f][inv];
+      if (b <= 0)
+        continue;
+      const Step &pre = steps_[eventStep_[f][b - 1]];
+      reached.push_back(pre.x);
+      base_.push_back(pre.pos < time);
+    }
+    barrierOpen_[inv] = reached.empty() ? ctx_.bool_val(true) : z3::mk_and(reached);
+    for (DeviceId e = 0; e < m_.deviceCount(); ++e)
+      for (int32_t j = 0; j < m_.eventCount(e); ++j) {
+        const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+        if (!b || b->invocation != static_cast<int32_t>(inv))
+          continue;
+        const Step &step = steps_[eventStep_[e][j]];
+        base_.push_back(z3::implies(step.x, *barrierOpen_[inv] && time <= step.pos));
+      }
+  }
+}
+
+// A SemWait{s, a} of device e at position p runs only if the value suffices:
+// (units added to (e, s) before p) - (amounts of e's earlier waits on s) >= a. e's
+// earlier waits all ran before it (program order), so with W = the amounts of e's
+// waits on s up to and including this one, the condition is "units before p >= W".
+// Counting form: when every increment of (e, s) comes from one ordered source (one
+// device's signals, one DMA's chunks), the units before p are a prefix of that
+// sequence, so the condition is "the first increment at which the running sum reaches
+// W is before p": one implication. Sum form otherwise: the sum over all increments of
+// (executed and before p ? units : 0), leaving out increments that can only come
+// after the wait (e's own later events and the chunks of DMAs e starts later).
+void Encoder::encodeSemaphores() {
+  const int32_t semCount = m_.semCount();
+  for (DeviceId e = 0; e < m_.deviceCount(); ++e) {
+    const std::vector<Event> &events = program_.processes[e].events;
+    for (SemId s = 0; s < semCount; ++s) {
+      std::vector<std::pair<int32_t, int64_t>> waits; // (pc, W up to and including it)
+      int64_t running = 0;
+      for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i)
+        if (const auto *w = std::get_if<SemWait>(&events[i].kind); w && w->sem == s) {
+          running += w->amount;
+          if (w->amount > 0) // a zero wait never blocks (and is implied by earlier ones)
+            waits.push_back({i, running});
+        }
+      if (waits.empty())
+        continue;
+      const std::vector<Increment> &incs = increments_[static_cast<size_t>(e) * semCount + s];
+      // One ordered source: the same device's events, or the same DMA's sends / lands.
+      bool chain = true;
+      for (const Increment &inc : incs) {
+        const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
+        chain = chain && a.kind == b.kind && a.id == b.id;
+      }
+      (chain ? countingForm_ : sumForm_) += 1;
+      for (const auto &[pc, need] : waits) {
+        const Step &w = steps_[eventStep_[e][pc]];
+        if (chain) {
+          int64_t sum = 0;
+          std::optional<int32_t> reaching;
+          for (const Increment &inc : incs) {
+            sum += inc.units;
+            if (sum >= need) {
+              reaching = inc.step;
+              break;
+            }
+          }
+          if (!reaching) {
+            base_.push_back(!w.x);
+            continue;
+          }
+          const Step &r = steps_[*reaching];
+          base_.push_back(z3::implies(w.x, r.x && r.pos < w.pos));
+          continue;
+        }
+        z3::expr_vector terms(ctx_);
+        int64_t available = 0;
+        for (const Increment &inc : incs) {
+          const ScheduleStep &src = steps_[inc.step].step;
+          if (src.kind == ScheduleStep::Kind::Device) {
+            if (src.id == e && inc.step > eventStep_[e][pc])
+              continue; // e's own later signal
+          } else if (program_.dmas[src.id].issuer == e && props_.startPc(src.id) > pc) {
+            continue; // a DMA that e starts after this wait
+          }
+          const Step &i = steps_[inc.step];
+          terms.push_back(z3::ite(i.x && i.pos < w.pos, ctx_.int_val(inc.units), ctx_.int_val(0)));
+          available += inc.units;
+        }
+        if (available < need) {
+          base_.push_back(!w.x);
+          continue;
+        }
+        base_.push_back(z3::implies(w.x, z3::sum(terms) >= ctx_.int_val(need)));
+      }
+    }
+  }
+}
+
+// No step is enabled after the executed prefix (docs/model.md, deadlock): every
+// started DMA has sent and landed all its chunks, and every device has finished or is
+// at a SemWait whose value is short or at a DeviceBarrier that is not open.
+z3::expr Encoder::deadlocked() {
+  if (deadlocked_)
+    return *deadlocked_;
+  z3::expr_vector all(ctx_);
+  for (DmaId k = 0; k < m_.dmaCount(); ++k)
+    if (!landStep_[k].empty())
+      all.push_back(z3::implies(started(k), closed(k, true)));
+  for (DeviceId e = 0; e < m_.deviceCount(); ++e) {
+    const std::vector<Event> &events = program_.processes[e].events;
+    z3::expr_vector still(ctx_);
+    still.push_back(executed(e, static_cast<int32_t>(events.size()) - 1));
+    for (int32_t j = 0; j < static_cast<int32_t>(events.size()); ++j) {
+      if (props_.stuckAt(e, j) < 0)
+        continue; // never blocks
+      if (const auto *w = std::get_if<SemWait>(&events[j].kind)) {
+        still.push_back(at(e, j) && incrementsInPrefix(e, w->sem) <
+                                        ctx_.int_val(waitsBefore(e, j, w->sem) + w->amount));
+      } else if (const auto *b = std::get_if<DeviceBarrier>(&events[j].kind)) {
+        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierOpen_.size())
+          still.push_back(at(e, j) && !*barrierOpen_[b->invocation]);
+      }
+    }
+    all.push_back(z3::mk_or(still));
+  }
+  deadlocked_ = all.empty() ? ctx_.bool_val(true) : z3::mk_and(all);
+  return *deadlocked_;
+}
+
+// One disjunct per obligation (per chunk for the land checks), with the predicate of
+// Machine::violated on the state after the executed prefix. The checks that depend
+// only on a device's pc (where[t], scopes[t]) call Machine::violated itself on each pc.
+void Encoder::buildChecks(PropertyIndex p) {
+  std::vector<Check> out;
+  semantics::ControlState probe = m_.initialState();
+  auto byPc = [&](DeviceId t, ObligationIndex o) {
+    return pcIn(t, [&](int32_t pc) {
+      probe.pc[t] = pc;
+      bool v = m_.violated(probe, o);
+      probe.pc[t] = 0;
+      return v;
+    });
+  };
+  for (ObligationIndex o : props_.property(p).obligations) {
+    const semantics::Obligation &ob = props_.obligation(o);
+    const ScheduleStep device{ScheduleStep::Kind::Device, ob.device};
+    switch (ob.what) {
+    case What::Race:
+      out.push_back(
+          {o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, ob.dst)});
+      break;
+    case What::ExitSemaphore:
+      out.push_back(
+          {o, device,
+           at(ob.device, ob.pc) && incrementsInPrefix(ob.device, ob.sem) !=
+                                       ctx_.int_val(waitsBefore(ob.device, ob.pc, ob.sem))});
+      break;
+    case What::ExitSend:
+    case What::ExitRecv: {
+      const bool dst = ob.what == What::ExitRecv;
+      out.push_back({o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, dst)});
+      break;
+    }
+    case What::SignalInvocation:
+    case What::SignalScope:
+      out.push_back({o, device, at(ob.device, ob.pc) && byPc(ob.target, o)});
+      break;
+    case What::LandInvocation:
+    case What::LandScope: {
+      // Land chunk c is the next step: chunks before it landed, it has been sent.
+      z3::expr where = byPc(program_.dmas[ob.dma].target, o);
+      for (size_t c = 0; c < landStep_[ob.dma].size(); ++c) {
+        z3::expr next = (c == 0 ? ctx_.bool_val(true) : steps_[landStep_[ob.dma][c - 1]].x) &&
+                        !steps_[landStep_[ob.dma][c]].x && steps_[sendStep_[ob.dma][c]].x;
+        out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && where});
+      }
+      break;
+    }
+    case What::Stuck:
+      out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
+      break;
+    }
+  }
+  checks_[p] = std::move(out);
+}
+
+const std::vector<Check> &Encoder::checks(PropertyIndex p) {
+  if (!checks_[p])
+    buildChecks(p);
+  return *checks_[p];
+}
+
+z3::expr Encoder::query(PropertyIndex p) {
+  z3::expr_vector conditions(ctx_);
+  for (const Check &c : checks(p))
+    conditions.push_back(c.condition);
+  return conditions.empty() ? ctx_.bool_val(false) : z3::mk_or(conditions);
+}
+
+// Steps with equal positions are unordered by every constraint except the semaphore
+// condition, which counts only increments strictly before a wait; so among equal
+// positions the waits go first, and the order is a run in which every wait sees the
+// units the model counted for it.
+report::Schedule Encoder::schedule(const z3::model &model,
+                                   const std::optional<ScheduleStep> &last) const {
+  struct Placed {
+    int64_t num, den;
+    int wait;
+    size_t index;
+  };
+  std::vector<Placed> placed;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!model.eval(steps_[i].x, true).is_true())
+      continue;
+    z3::expr value = model.eval(steps_[i].pos, true);
+    int64_t num = 0, den = 1;
+    bool exact = Z3_get_numeral_rational_int64(ctx_, value, &num, &den);
+    DKV_INVARIANT(exact && den > 0, "a position is a small rational");
+    placed.push_back({num, den, steps_[i].wait ? 0 : 1, i});
+  }
+  std::sort(placed.begin(), placed.end(), [](const Placed &a, const Placed &b) {
+    const __int128 l = static_cast<__int128>(a.num) * b.den;
+    const __int128 r = static_cast<__int128>(b.num) * a.den;
+    if (l != r)
+      return l < r;
+    return std::tie(a.wait, a.index) < std::tie(b.wait, b.index);
+  });
+  report::Schedule out;
+  for (const Placed &p : placed)
+    out.push_back(steps_[p.index].step);
+  if (last)
+    out.push_back(*last);
+  return out;
+}
+
+} // namespace dkv::smt

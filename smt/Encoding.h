@@ -1,0 +1,96 @@
+// The partial-order encoding of the runs of one instance (docs/smt.md): a Boolean
+// "executed" and a real position per step, the constraints that make the executed set
+// a prefix of a run of docs/model.md, and per property the condition that one more
+// step (or no step, for a deadlock) violates it. Internal to dkv_smt.
+#pragma once
+
+#include "report/Finding.h"
+#include "semantics/Machine.h"
+#include "semantics/Properties.h"
+
+#include <z3++.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dkv::smt {
+
+/// One disjunct of a property's query: obligation `obligation` is violated by taking
+/// `step` after the executed prefix (no step: a deadlock after it).
+struct Check {
+  semantics::ObligationIndex obligation = 0;
+  std::optional<report::ScheduleStep> step;
+  z3::expr condition;
+};
+
+class Encoder {
+public:
+  Encoder(z3::context &ctx, const semantics::Machine &machine);
+
+  /// The constraints every query shares: the executed steps with their positions form
+  /// a prefix of a run.
+  const z3::expr_vector &base() const { return base_; }
+  /// The disjuncts of property p's query (built on first use).
+  const std::vector<Check> &checks(semantics::PropertyIndex p);
+  /// The disjunction of checks(p).
+  z3::expr query(semantics::PropertyIndex p);
+  /// The executed steps of `model` in position order (waits first among equal
+  /// positions, see Encoding.cpp), then `last` when given.
+  report::Schedule schedule(const z3::model &model,
+                            const std::optional<report::ScheduleStep> &last) const;
+
+  size_t stepCount() const { return steps_.size(); }
+  int32_t countingForm() const { return countingForm_; }
+  int32_t sumForm() const { return sumForm_; }
+
+private:
+  struct Step {
+    report::ScheduleStep step;
+    bool wait = false; ///< a device event that is a SemWait (tie-breaking, see .cpp)
+    z3::expr x;        ///< executed before the violating step
+    z3::expr pos;      ///< its position (Real)
+  };
+  /// An increment of a semaphore: a Signal event, a send chunk or a land chunk.
+  struct Increment {
+    int32_t step = 0;
+    int64_t units = 0;
+  };
+
+  z3::expr executed(model::DeviceId d, int32_t i) const;
+  /// Device d has run exactly events [0, pc): its next event is pc.
+  z3::expr at(model::DeviceId d, int32_t pc) const;
+  /// Device d's pc is in a set given by `member(pc)`, pc in [0, eventCount].
+  template <typename Member> z3::expr pcIn(model::DeviceId d, Member member) const;
+  z3::expr started(model::DmaId k) const;
+  z3::expr closed(model::DmaId k, bool dst) const;
+  /// The units that reached (d, s) in the executed prefix.
+  z3::expr incrementsInPrefix(model::DeviceId d, model::SemId s);
+  /// Sum of the amounts of d's waits on s at events before pc.
+  int64_t waitsBefore(model::DeviceId d, int32_t pc, model::SemId s) const;
+  z3::expr deadlocked();
+  void encodeOrder();
+  void encodeBarriers();
+  void encodeSemaphores();
+  void buildChecks(semantics::PropertyIndex p);
+
+  z3::context &ctx_;
+  const semantics::Machine &m_;
+  const model::Program &program_;
+  const semantics::Properties &props_;
+  std::vector<Step> steps_;
+  std::vector<std::vector<int32_t>> eventStep_;      ///< [device][pc]
+  std::vector<std::vector<int32_t>> sendStep_;       ///< [dma][chunk]; empty if never started
+  std::vector<std::vector<int32_t>> landStep_;       ///< [dma][chunk]
+  std::vector<std::vector<Increment>> increments_;   ///< [device * semCount + sem]
+  std::vector<std::optional<z3::expr>> prefixUnits_; ///< [device * semCount + sem], cached
+  std::vector<std::optional<z3::expr>> barrierOpen_; ///< per invocation, cached
+  std::optional<z3::expr> deadlocked_;
+  std::vector<std::optional<std::vector<Check>>> checks_; ///< per property
+  z3::expr_vector base_;
+  int32_t countingForm_ = 0;
+  int32_t sumForm_ = 0;
+};
+
+} // namespace dkv::smt

@@ -1,0 +1,176 @@
+// `dkv check --engine z3` and `dkv dump-smt`: one query per property on one
+// incremental solver (docs/smt.md, "Queries").
+#include "smt/Smt.h"
+
+#include "smt/Encoding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace dkv::smt {
+
+using semantics::EngineResult;
+using semantics::PropertyIndex;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point begin) {
+  return std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+/// A query's assumption literal: "q_race.0" (a valid SMT-LIB simple symbol).
+z3::expr literalFor(z3::context &ctx, const semantics::Property &p) {
+  return ctx.bool_const(("q_" + p.id).c_str());
+}
+
+EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &options) {
+  EngineResult result;
+  const Clock::time_point begin = Clock::now();
+  const semantics::Properties &props = machine.properties();
+  const size_t count = props.properties().size();
+
+  z3::context ctx;
+  Encoder encoder(ctx, machine);
+  z3::solver solver(ctx);
+  for (const z3::expr &c : encoder.base())
+    solver.add(c);
+  const double encodeSeconds = secondsSince(begin);
+
+  int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, byModel = 0;
+  double solveSeconds = 0;
+  std::vector<bool> decided(count, false);
+  std::string firstUnknown;
+  for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p) {
+    if (decided[p])
+      continue;
+    const double left = options.timeoutSeconds - secondsSince(begin);
+    if (left <= 0) {
+      result.complete = false;
+      result.reason = fmt::format("time limit of {} s reached with {} of {} properties decided",
+                                  options.timeoutSeconds,
+                                  std::count(decided.begin(), decided.end(), true), count);
+      break;
+    }
+    // Each query is its own check (so one answer never hides another) under an
+    // assumption literal, which is disabled for good afterwards.
+    z3::expr literal = literalFor(ctx, props.property(p));
+    solver.add(z3::implies(literal, encoder.query(p)));
+    solver.set("timeout", static_cast<unsigned>(std::max(1.0, std::ceil(left * 1000))));
+    z3::expr_vector assumptions(ctx);
+    assumptions.push_back(literal);
+    const Clock::time_point start = Clock::now();
+    const z3::check_result answer = solver.check(assumptions);
+    solveSeconds += secondsSince(start);
+    ++queries;
+    decided[p] = true;
+    if (answer == z3::sat) {
+      ++sat;
+      z3::model model = solver.get_model();
+      // The model may violate later properties too: each of them gets its witness from
+      // the same model, without a query of its own.
+      for (PropertyIndex q = p; q < static_cast<PropertyIndex>(count); ++q) {
+        if (q != p && decided[q])
+          continue;
+        for (const Check &check : encoder.checks(q)) {
+          if (!model.eval(check.condition, true).is_true())
+            continue;
+          result.witnesses.push_back({q, encoder.schedule(model, check.step)});
+          if (q != p) {
+            decided[q] = true;
+            ++byModel;
+          }
+          break;
+        }
+      }
+    } else if (answer == z3::unsat) {
+      ++unsat;
+    } else {
+      ++unknown;
+      result.complete = false;
+      if (firstUnknown.empty())
+        firstUnknown = fmt::format("z3 answered unknown for {} ({})", props.property(p).id,
+                                   solver.reason_unknown());
+    }
+    solver.add(!literal);
+  }
+  if (!firstUnknown.empty())
+    result.reason = result.reason.empty() ? firstUnknown : firstUnknown + "; " + result.reason;
+
+  result.stats.push_back({"properties", std::to_string(count)});
+  result.stats.push_back({"queries", std::to_string(queries)});
+  result.stats.push_back({"sat", std::to_string(sat)});
+  result.stats.push_back({"unsat", std::to_string(unsat)});
+  if (unknown > 0)
+    result.stats.push_back({"unknown", std::to_string(unknown)});
+  result.stats.push_back({"decided by an earlier model", std::to_string(byModel)});
+  result.stats.push_back({"pruned race pairs", std::to_string(props.prunedRaces())});
+  result.stats.push_back({"steps", std::to_string(encoder.stepCount())});
+  result.stats.push_back({"constraints", std::to_string(encoder.base().size())});
+  result.stats.push_back({"semaphores in counting form", std::to_string(encoder.countingForm())});
+  result.stats.push_back({"semaphores in sum form", std::to_string(encoder.sumForm())});
+  result.stats.push_back({"encoding time", fmt::format("{:.2f} s", encodeSeconds)});
+  result.stats.push_back({"solver time", fmt::format("{:.2f} s", solveSeconds)});
+  result.stats.push_back({"time", fmt::format("{:.2f} s", secondsSince(begin))});
+  return result;
+}
+
+} // namespace
+
+EngineResult checkWithZ3(const semantics::Machine &machine, const SmtOptions &options) {
+  // No exception leaves the library: Z3 reports errors (and running out of memory)
+  // as z3::exception.
+  try {
+    return checkImpl(machine, options);
+  } catch (const z3::exception &e) {
+    EngineResult result;
+    result.complete = false;
+    result.reason = fmt::format("z3 failed: {}", e.msg());
+    return result;
+  } catch (const std::bad_alloc &) {
+    EngineResult result;
+    result.complete = false;
+    result.reason = "out of memory";
+    return result;
+  }
+}
+
+bool dumpSmt2(const semantics::Machine &machine, std::optional<PropertyIndex> property,
+              std::string &text, std::string &error) {
+  try {
+    const semantics::Properties &props = machine.properties();
+    z3::context ctx;
+    Encoder encoder(ctx, machine);
+    z3::solver solver(ctx);
+    for (const z3::expr &c : encoder.base())
+      solver.add(c);
+    if (property) {
+      solver.add(encoder.query(*property));
+      text = fmt::format("; dkv: {} ({})\n", props.property(*property).id,
+                         props.property(*property).message) +
+             solver.to_smt2();
+      return true;
+    }
+    for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(props.properties().size()); ++p)
+      solver.add(z3::implies(literalFor(ctx, props.property(p)), encoder.query(p)));
+    std::string body = solver.to_smt2();
+    // to_smt2 ends with one (check-sat); the per-property checks replace it.
+    const std::string tail = "(check-sat)\n";
+    if (body.size() >= tail.size() &&
+        body.compare(body.size() - tail.size(), tail.size(), tail) == 0)
+      body.resize(body.size() - tail.size());
+    text = "; dkv: every property, each as (echo ID) then its answer\n" + body;
+    for (const semantics::Property &p : props.properties())
+      text += fmt::format("(echo \"{}\")\n(check-sat-assuming (q_{}))\n", p.id, p.id);
+    return true;
+  } catch (const z3::exception &e) {
+    error = fmt::format("z3 failed: {}", e.msg());
+    return false;
+  }
+}
+
+} // namespace dkv::smt
