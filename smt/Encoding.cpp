@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 #include <tuple>
 
 namespace dkv::smt {
@@ -73,7 +75,6 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine)
           {landStep_[k][c], units});
     }
   }
-  prefixUnits_.resize(increments_.size());
   checks_.resize(props_.properties().size());
 
   encodeOrder();
@@ -122,15 +123,66 @@ z3::expr Encoder::closed(DmaId k, bool dst) const {
   return chunks.empty() ? ctx_.bool_val(false) : steps_[chunks.back()].x;
 }
 
-z3::expr Encoder::incrementsInPrefix(DeviceId d, SemId s) {
-  const size_t key = static_cast<size_t>(d) * m_.semCount() + s;
-  if (!prefixUnits_[key]) {
-    z3::expr_vector terms(ctx_);
-    for (const Increment &inc : increments_[key])
-      terms.push_back(z3::ite(steps_[inc.step].x, ctx_.int_val(inc.units), ctx_.int_val(0)));
-    prefixUnits_[key] = terms.empty() ? ctx_.int_val(0) : z3::sum(terms);
+Encoder::Weighted Encoder::incrementsInPrefix(DeviceId d, SemId s) const {
+  Weighted terms;
+  for (const Increment &inc : increments_[static_cast<size_t>(d) * m_.semCount() + s])
+    terms.push_back({steps_[inc.step].x, inc.units});
+  return terms;
+}
+
+// Semaphore sums are pseudo-Boolean constraints over Boolean terms (Z3's PB theory)
+// rather than sums of if-then-else integers, which kept the arithmetic solver
+// splitting cases. The weights are divided by their gcd g (the units of one chunk,
+// typically): sum >= W is then sum / g >= ceil(W / g), and sum == W is impossible
+// unless g divides W.
+namespace {
+int64_t gcdOf(const std::vector<std::pair<z3::expr, int64_t>> &terms) {
+  int64_t g = 0;
+  for (const auto &term : terms)
+    g = std::gcd(g, term.second);
+  return g;
+}
+} // namespace
+
+z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
+  if (bound <= 0)
+    return ctx_.bool_val(true);
+  const int64_t g = gcdOf(terms);
+  if (g == 0)
+    return ctx_.bool_val(false);
+  z3::expr_vector es(ctx_);
+  std::vector<int> coeffs;
+  int64_t total = 0;
+  for (const auto &[e, w] : terms) {
+    es.push_back(e);
+    coeffs.push_back(static_cast<int>(w / g));
+    total += w / g;
   }
-  return *prefixUnits_[key];
+  const int64_t need = (bound + g - 1) / g;
+  if (need > total)
+    return ctx_.bool_val(false);
+  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbge(es, coeffs.data(), static_cast<int>(need));
+}
+
+z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
+  if (terms.empty())
+    return ctx_.bool_val(bound == 0);
+  const int64_t g = gcdOf(terms);
+  if (bound < 0 || bound % g != 0)
+    return ctx_.bool_val(false);
+  z3::expr_vector es(ctx_);
+  std::vector<int> coeffs;
+  int64_t total = 0;
+  for (const auto &[e, w] : terms) {
+    es.push_back(e);
+    coeffs.push_back(static_cast<int>(w / g));
+    total += w / g;
+  }
+  if (bound / g > total)
+    return ctx_.bool_val(false);
+  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbeq(es, coeffs.data(), static_cast<int>(bound / g));
 }
 
 int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
@@ -252,7 +304,7 @@ void Encoder::encodeSemaphores() {
           base_.push_back(z3::implies(w.x, r.x && r.pos < w.pos));
           continue;
         }
-        z3::expr_vector terms(ctx_);
+        Weighted terms;
         int64_t available = 0;
         for (const Increment &inc : incs) {
           const ScheduleStep &src = steps_[inc.step].step;
@@ -263,14 +315,14 @@ void Encoder::encodeSemaphores() {
             continue; // a DMA that e starts after this wait
           }
           const Step &i = steps_[inc.step];
-          terms.push_back(z3::ite(i.x && i.pos < w.pos, ctx_.int_val(inc.units), ctx_.int_val(0)));
+          terms.push_back({i.x && i.pos < w.pos, inc.units});
           available += inc.units;
         }
         if (available < need) {
           base_.push_back(!w.x);
           continue;
         }
-        base_.push_back(z3::implies(w.x, z3::sum(terms) >= ctx_.int_val(need)));
+        base_.push_back(z3::implies(w.x, atLeast(terms, need)));
       }
     }
   }
@@ -294,8 +346,8 @@ z3::expr Encoder::deadlocked() {
       if (props_.stuckAt(e, j) < 0)
         continue; // never blocks
       if (const auto *w = std::get_if<SemWait>(&events[j].kind)) {
-        still.push_back(at(e, j) && incrementsInPrefix(e, w->sem) <
-                                        ctx_.int_val(waitsBefore(e, j, w->sem) + w->amount));
+        still.push_back(at(e, j) && !atLeast(incrementsInPrefix(e, w->sem),
+                                             waitsBefore(e, j, w->sem) + w->amount));
       } else if (const auto *b = std::get_if<DeviceBarrier>(&events[j].kind)) {
         if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierOpen_.size())
           still.push_back(at(e, j) && !*barrierOpen_[b->invocation]);
@@ -330,10 +382,9 @@ void Encoder::buildChecks(PropertyIndex p) {
           {o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, ob.dst)});
       break;
     case What::ExitSemaphore:
-      out.push_back(
-          {o, device,
-           at(ob.device, ob.pc) && incrementsInPrefix(ob.device, ob.sem) !=
-                                       ctx_.int_val(waitsBefore(ob.device, ob.pc, ob.sem))});
+      out.push_back({o, device,
+                     at(ob.device, ob.pc) && !exactly(incrementsInPrefix(ob.device, ob.sem),
+                                                      waitsBefore(ob.device, ob.pc, ob.sem))});
       break;
     case What::ExitSend:
     case What::ExitRecv: {

@@ -65,8 +65,14 @@ private:
   template <typename Member> z3::expr pcIn(model::DeviceId d, Member member) const;
   z3::expr started(model::DmaId k) const;
   z3::expr closed(model::DmaId k, bool dst) const;
-  /// The units that reached (d, s) in the executed prefix.
-  z3::expr incrementsInPrefix(model::DeviceId d, model::SemId s);
+  /// Weighted Boolean terms: sum of the weights of the true terms.
+  using Weighted = std::vector<std::pair<z3::expr, int64_t>>;
+  /// "sum >= bound" / "sum == bound" over weighted Boolean terms, as a pseudo-Boolean
+  /// constraint (see Encoding.cpp).
+  z3::expr atLeast(const Weighted &terms, int64_t bound) const;
+  z3::expr exactly(const Weighted &terms, int64_t bound) const;
+  /// The increments of (d, s) as weighted "executed" terms.
+  Weighted incrementsInPrefix(model::DeviceId d, model::SemId s) const;
   /// Sum of the amounts of d's waits on s at events before pc.
   int64_t waitsBefore(model::DeviceId d, int32_t pc, model::SemId s) const;
   z3::expr deadlocked();
@@ -84,7 +90,6 @@ private:
   std::vector<std::vector<int32_t>> sendStep_;       ///< [dma][chunk]; empty if never started
   std::vector<std::vector<int32_t>> landStep_;       ///< [dma][chunk]
   std::vector<std::vector<Increment>> increments_;   ///< [device * semCount + sem]
-  std::vector<std::optional<z3::expr>> prefixUnits_; ///< [device * semCount + sem], cached
   std::vector<std::optional<z3::expr>> barrierOpen_; ///< per invocation, cached
   std::optional<z3::expr> deadlocked_;
   std::vector<std::optional<std::vector<Check>>> checks_; ///< per property
