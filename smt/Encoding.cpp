@@ -77,6 +77,29 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine)
   }
   checks_.resize(props_.properties().size());
 
+  // Every wait with a positive amount, with W and whether its semaphore has one ordered
+  // source of increments (counting form).
+  for (DeviceId e = 0; e < n; ++e) {
+    const std::vector<Event> &events = program_.processes[e].events;
+    std::vector<int64_t> running(semCount, 0);
+    for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i) {
+      const auto *w = std::get_if<SemWait>(&events[i].kind);
+      if (!w)
+        continue;
+      running[w->sem] += w->amount;
+      if (w->amount <= 0) // a zero wait never blocks (and is implied by earlier ones)
+        continue;
+      const std::vector<Increment> &incs = increments_[static_cast<size_t>(e) * semCount + w->sem];
+      bool chain = true;
+      for (const Increment &inc : incs) {
+        const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
+        chain = chain && a.kind == b.kind && a.id == b.id;
+      }
+      waits_.push_back({e, w->sem, eventStep_[e][i], running[w->sem], chain});
+    }
+  }
+
+  analyseOrder();
   encodeOrder();
   encodeBarriers();
   encodeSemaphores();
@@ -195,6 +218,187 @@ int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
   return total;
 }
 
+// The static must-happen-before relation: an edge a -> b says "in every run prefix,
+// if b ran then a ran before it" (x(b) => x(a) and p(a) < p(b) follows from the
+// constraints). Edges: program order, a DMA's chunk order, the events before every
+// device's barrier -> each barrier event, and from semaphores: for a wait w with
+// need W, the increments that can precede w are those not after it (not w ->+ j)
+// and not dead; if they sum to A and A - units(j) < W, j must run before w (without
+// j the units before w cannot reach W). New edges can exclude more increments, so the
+// semaphore rule runs to a fixpoint. Steps on a cycle of edges, and steps after them,
+// can never run (dead). Used to leave out obligations that can never be violated
+// (orderedStatically) and, for the derived semaphore edges, as redundant constraints
+// that spare the solver rediscovering them in every query. The relation is kept as
+// one bitset per step, so it is skipped for very large instances.
+void Encoder::analyseOrder() {
+  const size_t n = steps_.size();
+  if (n == 0 || n > 30000)
+    return;
+  preds_.assign(n, {});
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+    for (size_t i = 1; i < eventStep_[d].size(); ++i)
+      preds_[eventStep_[d][i]].push_back(eventStep_[d][i - 1]);
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (sendStep_[k].empty())
+      continue;
+    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      preds_[sendStep_[k][c]].push_back(c == 0 ? start : sendStep_[k][c - 1]);
+      preds_[landStep_[k][c]].push_back(sendStep_[k][c]);
+      if (c > 0)
+        preds_[landStep_[k][c]].push_back(landStep_[k][c - 1]);
+    }
+  }
+  const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
+  for (DeviceId e = 0; e < m_.deviceCount(); ++e)
+    for (int32_t j = 0; j < m_.eventCount(e); ++j) {
+      const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+      if (!b || b->invocation < 0 || barrierPc.empty() ||
+          static_cast<size_t>(b->invocation) >= barrierPc[0].size())
+        continue;
+      for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
+        const int32_t at = barrierPc[f][b->invocation];
+        if (at > 0 && !(f == e && at - 1 >= j))
+          preds_[eventStep_[e][j]].push_back(eventStep_[f][at - 1]);
+      }
+    }
+  std::vector<std::vector<bool>> known(waits_.size());
+  for (int round = 0; round < 64; ++round) {
+    closeOrder();
+    bool added = false;
+    for (size_t wi = 0; wi < waits_.size(); ++wi) {
+      const WaitInfo &w = waits_[wi];
+      if (dead_[w.step])
+        continue;
+      const std::vector<Increment> &incs =
+          increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem];
+      known[wi].resize(incs.size(), false);
+      int64_t available = 0;
+      for (const Increment &inc : incs)
+        if (!dead_[inc.step] && !mustPrecede(w.step, inc.step))
+          available += inc.units;
+      for (size_t j = 0; j < incs.size(); ++j) {
+        const Increment &inc = incs[j];
+        if (known[wi][j] || dead_[inc.step] || mustPrecede(w.step, inc.step) ||
+            available - inc.units >= w.need)
+          continue;
+        known[wi][j] = true;
+        if (!mustPrecede(inc.step, w.step)) {
+          preds_[w.step].push_back(inc.step);
+          added = true;
+        }
+        semEdges_.push_back({inc.step, w.step});
+      }
+    }
+    if (!added)
+      break;
+  }
+  closeOrder();
+  derivedEdges_ = static_cast<int64_t>(semEdges_.size());
+}
+
+// Transitive closure of preds_ over its strongly connected components (Tarjan),
+// in topological order; a step on a cycle, or after a dead step, is dead.
+void Encoder::closeOrder() {
+  const int32_t n = static_cast<int32_t>(steps_.size());
+  words_ = (static_cast<size_t>(n) + 63) / 64;
+  reach_.assign(static_cast<size_t>(n) * words_, 0);
+  dead_.assign(n, false);
+  // Tarjan on the predecessor graph: components come out with every predecessor
+  // component first, which is the order the closure needs.
+  std::vector<int32_t> index(n, -1), low(n, 0), stack, component(n, -1);
+  std::vector<bool> onStack(n, false);
+  std::vector<std::vector<int32_t>> components;
+  int32_t counter = 0;
+  std::vector<std::pair<int32_t, size_t>> frames;
+  for (int32_t root = 0; root < n; ++root) {
+    if (index[root] >= 0)
+      continue;
+    frames.push_back({root, 0});
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    onStack[root] = true;
+    while (!frames.empty()) {
+      auto &[v, next] = frames.back();
+      if (next < preds_[v].size()) {
+        const int32_t w = preds_[v][next++];
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          onStack[w] = true;
+          frames.push_back({w, 0});
+        } else if (onStack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      const int32_t done = v;
+      frames.pop_back();
+      if (!frames.empty())
+        low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      if (low[done] == index[done]) {
+        std::vector<int32_t> members;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          onStack[w] = false;
+          component[w] = static_cast<int32_t>(components.size());
+          members.push_back(w);
+        } while (w != done);
+        components.push_back(std::move(members));
+      }
+    }
+  }
+  for (const std::vector<int32_t> &members : components) {
+    bool cyclic = members.size() > 1;
+    std::vector<uint64_t> row(words_, 0);
+    bool deadIn = false;
+    for (int32_t v : members)
+      for (int32_t a : preds_[v]) {
+        if (a == v)
+          cyclic = true;
+        if (component[a] == component[v])
+          continue;
+        const uint64_t *from = &reach_[static_cast<size_t>(a) * words_];
+        for (size_t i = 0; i < words_; ++i)
+          row[i] |= from[i];
+        row[a / 64] |= uint64_t{1} << (a % 64);
+        deadIn = deadIn || dead_[a];
+      }
+    if (cyclic)
+      for (int32_t v : members)
+        row[v / 64] |= uint64_t{1} << (v % 64);
+    for (int32_t v : members) {
+      std::copy(row.begin(), row.end(), reach_.begin() + static_cast<std::ptrdiff_t>(v * words_));
+      dead_[v] = cyclic || deadIn;
+    }
+  }
+}
+
+// An obligation "the access (d, pc) runs while DMA k's side is open" (a race, or an
+// exit with k's side open) is never violated when the static relation orders them:
+// k's last chunk of that side must run before d's event pc - 1 (so it has run when d
+// is at pc), or k's start must come after d's event pc (so k has not started while d
+// is at pc), or d can never reach pc.
+bool Encoder::orderedStatically(const semantics::Obligation &o) const {
+  if (reach_.empty())
+    return false;
+  if (o.what != What::Race && o.what != What::ExitSend && o.what != What::ExitRecv)
+    return false;
+  const bool dst = o.what == What::Race ? o.dst : o.what == What::ExitRecv;
+  const std::vector<int32_t> &side = dst ? landStep_[o.dma] : sendStep_[o.dma];
+  if (side.empty())
+    return true; // never started: never open
+  if (o.pc > 0) {
+    const int32_t before = eventStep_[o.device][o.pc - 1];
+    if (dead_[before] || mustPrecede(side.back(), before))
+      return true;
+  }
+  const int32_t start = eventStep_[program_.dmas[o.dma].issuer][props_.startPc(o.dma)];
+  return mustPrecede(eventStep_[o.device][o.pc], start);
+}
+
 // Program order, and each DMA as one agent: its send chunks after its start and in
 // order, land chunk c after send chunk c and after land chunk c - 1 (docs/model.md:
 // `sent` and `landed` count up, `landed <= sent`). A step executes only with its
@@ -258,74 +462,73 @@ void Encoder::encodeBarriers() {
 // Counting form: when every increment of (e, s) comes from one ordered source (one
 // device's signals, one DMA's chunks), the units before p are a prefix of that
 // sequence, so the condition is "the first increment at which the running sum reaches
-// W is before p": one implication. Sum form otherwise: the sum over all increments of
-// (executed and before p ? units : 0), leaving out increments that can only come
-// after the wait (e's own later events and the chunks of DMAs e starts later).
+// W is before p": one implication. Sum form otherwise: a pseudo-Boolean constraint
+// over "executed and before p" of every increment, leaving out the increments that
+// the static analysis puts after the wait (e's own later events, the chunks of DMAs
+// started after it, ...) or that can never run.
 void Encoder::encodeSemaphores() {
   const int32_t semCount = m_.semCount();
-  for (DeviceId e = 0; e < m_.deviceCount(); ++e) {
-    const std::vector<Event> &events = program_.processes[e].events;
-    for (SemId s = 0; s < semCount; ++s) {
-      std::vector<std::pair<int32_t, int64_t>> waits; // (pc, W up to and including it)
-      int64_t running = 0;
-      for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i)
-        if (const auto *w = std::get_if<SemWait>(&events[i].kind); w && w->sem == s) {
-          running += w->amount;
-          if (w->amount > 0) // a zero wait never blocks (and is implied by earlier ones)
-            waits.push_back({i, running});
-        }
-      if (waits.empty())
-        continue;
-      const std::vector<Increment> &incs = increments_[static_cast<size_t>(e) * semCount + s];
-      // One ordered source: the same device's events, or the same DMA's sends / lands.
-      bool chain = true;
-      for (const Increment &inc : incs) {
-        const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
-        chain = chain && a.kind == b.kind && a.id == b.id;
-      }
-      (chain ? countingForm_ : sumForm_) += 1;
-      for (const auto &[pc, need] : waits) {
-        const Step &w = steps_[eventStep_[e][pc]];
-        if (chain) {
-          int64_t sum = 0;
-          std::optional<int32_t> reaching;
-          for (const Increment &inc : incs) {
-            sum += inc.units;
-            if (sum >= need) {
-              reaching = inc.step;
-              break;
-            }
-          }
-          if (!reaching) {
-            base_.push_back(!w.x);
-            continue;
-          }
-          const Step &r = steps_[*reaching];
-          base_.push_back(z3::implies(w.x, r.x && r.pos < w.pos));
-          continue;
-        }
-        Weighted terms;
-        int64_t available = 0;
-        for (const Increment &inc : incs) {
-          const ScheduleStep &src = steps_[inc.step].step;
-          if (src.kind == ScheduleStep::Kind::Device) {
-            if (src.id == e && inc.step > eventStep_[e][pc])
-              continue; // e's own later signal
-          } else if (program_.dmas[src.id].issuer == e && props_.startPc(src.id) > pc) {
-            continue; // a DMA that e starts after this wait
-          }
-          const Step &i = steps_[inc.step];
-          terms.push_back({i.x && i.pos < w.pos, inc.units});
-          available += inc.units;
-        }
-        if (available < need) {
-          base_.push_back(!w.x);
-          continue;
-        }
-        base_.push_back(z3::implies(w.x, atLeast(terms, need)));
-      }
+  std::vector<bool> counted(static_cast<size_t>(m_.deviceCount()) * semCount, false);
+  for (const WaitInfo &wait : waits_) {
+    const size_t key = static_cast<size_t>(wait.device) * semCount + wait.sem;
+    if (!counted[key]) {
+      counted[key] = true;
+      (wait.chain ? countingForm_ : sumForm_) += 1;
     }
+    const std::vector<Increment> &incs = increments_[key];
+    const Step &w = steps_[wait.step];
+    if (wait.chain) {
+      int64_t sum = 0;
+      std::optional<int32_t> reaching;
+      for (const Increment &inc : incs) {
+        sum += inc.units;
+        if (sum >= wait.need) {
+          reaching = inc.step;
+          break;
+        }
+      }
+      if (!reaching) {
+        base_.push_back(!w.x);
+        continue;
+      }
+      const Step &r = steps_[*reaching];
+      base_.push_back(z3::implies(w.x, r.x && r.pos < w.pos));
+      continue;
+    }
+    Weighted terms;
+    int64_t available = 0;
+    for (const Increment &inc : incs) {
+      // Increments that must come after the wait (its device's own later events, the
+      // chunks of DMAs started after it, ...) or can never run are left out.
+      if (reach_.empty()) {
+        // Without the analysis (very large instances): only what program order gives.
+        const ScheduleStep &src = steps_[inc.step].step;
+        const bool later = src.kind == ScheduleStep::Kind::Device
+                               ? src.id == wait.device && inc.step > wait.step
+                               : program_.dmas[src.id].issuer == wait.device &&
+                                     eventStep_[wait.device][props_.startPc(src.id)] > wait.step;
+        if (later)
+          continue;
+      } else if (dead_[inc.step] || mustPrecede(wait.step, inc.step)) {
+        continue;
+      }
+      const Step &i = steps_[inc.step];
+      terms.push_back({i.x && i.pos < w.pos, inc.units});
+      available += inc.units;
+    }
+    if (available < wait.need) {
+      base_.push_back(!w.x);
+      continue;
+    }
+    base_.push_back(z3::implies(w.x, atLeast(terms, wait.need)));
   }
+  // Redundant: the semaphore edges of the static analysis (implied by the constraints
+  // above, but the solver would rediscover them in every query), and the dead steps.
+  for (const auto &[a, b] : semEdges_)
+    base_.push_back(z3::implies(steps_[b].x, steps_[a].x && steps_[a].pos < steps_[b].pos));
+  for (size_t i = 0; i < dead_.size(); ++i)
+    if (dead_[i])
+      base_.push_back(!steps_[i].x);
 }
 
 // No step is enabled after the executed prefix (docs/model.md, deadlock): every
@@ -375,6 +578,10 @@ void Encoder::buildChecks(PropertyIndex p) {
   };
   for (ObligationIndex o : props_.property(p).obligations) {
     const semantics::Obligation &ob = props_.obligation(o);
+    if (orderedStatically(ob)) {
+      ++staticallyOrdered_;
+      continue;
+    }
     const ScheduleStep device{ScheduleStep::Kind::Device, ob.device};
     switch (ob.what) {
     case What::Race:

@@ -42,6 +42,12 @@ public:
                             const std::optional<report::ScheduleStep> &last) const;
 
   size_t stepCount() const { return steps_.size(); }
+  /// Obligations left out of the queries because the static happens-before orders
+  /// them (see orderedStatically in Encoding.cpp).
+  int64_t staticallyOrdered() const { return staticallyOrdered_; }
+  /// Must-precede edges the static analysis derived from semaphore waits (each also
+  /// asserted as a redundant constraint).
+  int64_t derivedEdges() const { return derivedEdges_; }
   int32_t countingForm() const { return countingForm_; }
   int32_t sumForm() const { return sumForm_; }
 
@@ -76,6 +82,24 @@ private:
   /// Sum of the amounts of d's waits on s at events before pc.
   int64_t waitsBefore(model::DeviceId d, int32_t pc, model::SemId s) const;
   z3::expr deadlocked();
+  /// The static "must happen before" relation (see Encoding.cpp): edges a -> b meaning
+  /// "if b runs, a ran before it", closed transitively, with the steps that can never
+  /// run.
+  void analyseOrder();
+  void closeOrder();
+  /// a ->+ b: whenever b runs, a has run before it.
+  bool mustPrecede(int32_t a, int32_t b) const {
+    return !reach_.empty() && (reach_[static_cast<size_t>(b) * words_ + a / 64] >> (a % 64)) & 1;
+  }
+  bool orderedStatically(const semantics::Obligation &o) const;
+  /// (e, s, wait pc) for each SemWait with a positive amount: its W.
+  struct WaitInfo {
+    model::DeviceId device = 0;
+    model::SemId sem = 0;
+    int32_t step = 0;
+    int64_t need = 0; ///< W: the amounts of e's waits on s up to and including it
+    bool chain = false;
+  };
   void encodeOrder();
   void encodeBarriers();
   void encodeSemaphores();
@@ -93,6 +117,14 @@ private:
   std::vector<std::optional<z3::expr>> barrierOpen_; ///< per invocation, cached
   std::optional<z3::expr> deadlocked_;
   std::vector<std::optional<std::vector<Check>>> checks_; ///< per property
+  std::vector<WaitInfo> waits_;
+  std::vector<std::vector<int32_t>> preds_;           ///< [step]: must-precede predecessors
+  std::vector<std::pair<int32_t, int32_t>> semEdges_; ///< derived (increment, wait)
+  std::vector<uint64_t> reach_;                       ///< [step * words_]: bitset of a ->+ step
+  size_t words_ = 0;
+  std::vector<bool> dead_; ///< steps that can never run
+  int64_t staticallyOrdered_ = 0;
+  int64_t derivedEdges_ = 0;
   z3::expr_vector base_;
   int32_t countingForm_ = 0;
   int32_t sumForm_ = 0;
