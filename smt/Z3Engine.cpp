@@ -42,34 +42,57 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     solver.add(c);
   const double encodeSeconds = secondsSince(begin);
 
-  int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, byModel = 0, statically = 0;
+  int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, statically = 0;
+  int64_t groups = 0;
   double solveSeconds = 0;
   // Queries and solver time per finding kind (race, deadlock, exit, lifetime).
   std::map<report::FindingKind, std::pair<int64_t, double>> family;
   std::vector<bool> decided(count, false);
   std::string firstUnknown;
-  for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p) {
-    if (decided[p])
-      continue;
-    const double left = options.timeoutSeconds - secondsSince(begin);
-    if (left <= 0) {
-      result.complete = false;
-      result.reason = fmt::format("time limit of {} s reached with {} of {} properties decided",
-                                  options.timeoutSeconds,
-                                  std::count(decided.begin(), decided.end(), true), count);
-      break;
-    }
+  bool outOfTime = false;
+
+  // Every obligation of a property ordered by the static happens-before: unsat
+  // without a query.
+  for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p)
     if (encoder.checks(p).empty()) {
-      // Every obligation is ordered by the static happens-before: no query needed.
       decided[p] = true;
       ++unsat;
       ++statically;
-      continue;
     }
-    // Each query is its own check (so one answer never hides another) under an
-    // assumption literal, which is disabled for good afterwards.
-    z3::expr literal = literalFor(ctx, props.property(p));
-    solver.add(z3::implies(literal, encoder.query(p)));
+
+  // A witness from `model` for every undecided property it violates.
+  auto harvest = [&](const z3::model &model) {
+    int64_t found = 0;
+    for (PropertyIndex q = 0; q < static_cast<PropertyIndex>(count); ++q) {
+      if (decided[q])
+        continue;
+      for (const Check &check : encoder.checks(q)) {
+        if (!model.eval(check.condition, true).is_true())
+          continue;
+        result.witnesses.push_back({q, encoder.schedule(model, check.step)});
+        decided[q] = true;
+        ++sat;
+        ++found;
+        break;
+      }
+    }
+    return found;
+  };
+
+  // One check under an assumption literal (disabled for good afterwards): the
+  // disjunction of the queries of `group`.
+  auto check = [&](const std::vector<PropertyIndex> &group, const std::string &name,
+                   std::optional<z3::model> &model) {
+    const double left = options.timeoutSeconds - secondsSince(begin);
+    if (left <= 0) {
+      outOfTime = true;
+      return z3::unknown;
+    }
+    z3::expr literal = ctx.bool_const(name.c_str());
+    z3::expr_vector disjuncts(ctx);
+    for (PropertyIndex p : group)
+      disjuncts.push_back(encoder.query(p));
+    solver.add(z3::implies(literal, z3::mk_or(disjuncts)));
     solver.set("timeout", static_cast<unsigned>(std::max(1.0, std::ceil(left * 1000))));
     z3::expr_vector assumptions(ctx);
     assumptions.push_back(literal);
@@ -78,38 +101,73 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     const double took = secondsSince(start);
     solveSeconds += took;
     ++queries;
-    family[props.property(p).kind].first += 1;
-    family[props.property(p).kind].second += took;
-    decided[p] = true;
-    if (answer == z3::sat) {
-      ++sat;
-      z3::model model = solver.get_model();
-      // The model may violate later properties too: each of them gets its witness from
-      // the same model, without a query of its own.
-      for (PropertyIndex q = p; q < static_cast<PropertyIndex>(count); ++q) {
-        if (q != p && decided[q])
-          continue;
-        for (const Check &check : encoder.checks(q)) {
-          if (!model.eval(check.condition, true).is_true())
-            continue;
-          result.witnesses.push_back({q, encoder.schedule(model, check.step)});
-          if (q != p) {
-            decided[q] = true;
-            ++byModel;
-          }
-          break;
-        }
-      }
-    } else if (answer == z3::unsat) {
-      ++unsat;
-    } else {
-      ++unknown;
-      result.complete = false;
-      if (firstUnknown.empty())
-        firstUnknown = fmt::format("z3 answered unknown for {} ({})", props.property(p).id,
-                                   solver.reason_unknown());
-    }
+    auto &[n, seconds] = family[props.property(group.front()).kind];
+    n += 1;
+    seconds += took;
+    if (answer == z3::sat)
+      model = solver.get_model();
+    else if (answer == z3::unknown && firstUnknown.empty())
+      firstUnknown = fmt::format("z3 answered unknown for {} ({})",
+                                 props.property(group.front()).id, solver.reason_unknown());
     solver.add(!literal);
+    return answer;
+  };
+
+  // Per kind of finding: first one check of the disjunction of all undecided
+  // properties of that kind. unsat decides them all; sat gives a model that violates
+  // at least one of them (each it violates gets its witness), and the rest are asked
+  // again. Most properties of a correct kernel are unsat, so this needs one query per
+  // kind plus one per violated property instead of one per property. If the
+  // disjunction comes back unknown, the properties are asked one by one.
+  std::vector<report::FindingKind> kinds;
+  for (const semantics::Property &p : props.properties())
+    if (std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end())
+      kinds.push_back(p.kind);
+  for (report::FindingKind kind : kinds) {
+    bool grouped = true;
+    while (!outOfTime) {
+      std::vector<PropertyIndex> remaining;
+      for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p)
+        if (!decided[p] && props.property(p).kind == kind)
+          remaining.push_back(p);
+      if (remaining.empty())
+        break;
+      std::optional<z3::model> model;
+      if (grouped && remaining.size() > 1) {
+        const z3::check_result answer = check(
+            remaining, fmt::format("q_{}_{}", report::findingKindName(kind), groups++), model);
+        if (answer == z3::unsat) {
+          for (PropertyIndex p : remaining)
+            decided[p] = true;
+          unsat += static_cast<int64_t>(remaining.size());
+        } else if (answer == z3::sat) {
+          grouped = harvest(*model) > 0;
+        } else {
+          grouped = false;
+        }
+        continue;
+      }
+      const PropertyIndex p = remaining.front();
+      const z3::check_result answer =
+          check({p}, literalFor(ctx, props.property(p)).to_string(), model);
+      if (outOfTime)
+        break;
+      if (answer == z3::sat && harvest(*model) > 0)
+        continue;
+      decided[p] = true;
+      if (answer == z3::unsat) {
+        ++unsat;
+      } else {
+        ++unknown;
+        result.complete = false;
+      }
+    }
+  }
+  if (outOfTime) {
+    result.complete = false;
+    result.reason = fmt::format("time limit of {} s reached with {} of {} properties decided",
+                                options.timeoutSeconds,
+                                std::count(decided.begin(), decided.end(), true), count);
   }
   if (!firstUnknown.empty())
     result.reason = result.reason.empty() ? firstUnknown : firstUnknown + "; " + result.reason;
@@ -120,8 +178,6 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   result.stats.push_back({"unsat", std::to_string(unsat)});
   if (unknown > 0)
     result.stats.push_back({"unknown", std::to_string(unknown)});
-  if (byModel > 0)
-    result.stats.push_back({"found in earlier models", std::to_string(byModel)});
   result.stats.push_back({"pruned race pairs", std::to_string(props.prunedRaces())});
   result.stats.push_back(
       {"obligations ordered statically", std::to_string(encoder.staticallyOrdered())});
