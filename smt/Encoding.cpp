@@ -117,11 +117,16 @@ z3::expr Encoder::at(DeviceId d, int32_t pc) const {
   return executed(d, pc - 1) && !executed(d, pc);
 }
 
-template <typename Member> z3::expr Encoder::pcIn(DeviceId d, Member member) const {
+template <typename Member>
+std::optional<z3::expr> Encoder::pcIn(DeviceId d, Member member, int32_t ran,
+                                      int32_t pending) const {
   // The executed events of a device are a prefix (program order), so "pc in [a, b]" is
-  // "event a - 1 executed and event b not": one conjunction per maximal range.
+  // "event a - 1 executed and event b not": one conjunction per maximal range. A range
+  // is impossible when event b must run before `ran` (so it has run), or `pending`
+  // must run before event a - 1 (so a - 1 has not run), or a - 1 can never run.
   z3::expr_vector ranges(ctx_);
   const int32_t count = m_.eventCount(d);
+  auto precedes = [&](int32_t a, int32_t b) { return a == b || mustPrecede(a, b); };
   for (int32_t j = 0; j <= count;) {
     if (!member(j)) {
       ++j;
@@ -130,10 +135,16 @@ template <typename Member> z3::expr Encoder::pcIn(DeviceId d, Member member) con
     int32_t end = j;
     while (end + 1 <= count && member(end + 1))
       ++end;
-    ranges.push_back(executed(d, j - 1) && !executed(d, end));
+    const bool ranPast = end < count && ran >= 0 && precedes(eventStep_[d][end], ran);
+    const bool notYet = j >= 1 && ((pending >= 0 && precedes(pending, eventStep_[d][j - 1])) ||
+                                   (!dead_.empty() && dead_[eventStep_[d][j - 1]]));
+    if (!ranPast && !notYet)
+      ranges.push_back(executed(d, j - 1) && !executed(d, end));
     j = end + 1;
   }
-  return ranges.empty() ? ctx_.bool_val(false) : z3::mk_or(ranges);
+  if (ranges.empty())
+    return std::nullopt;
+  return z3::mk_or(ranges);
 }
 
 z3::expr Encoder::started(DmaId k) const {
@@ -295,6 +306,33 @@ void Encoder::analyseOrder() {
   }
   closeOrder();
   derivedEdges_ = static_cast<int64_t>(semEdges_.size());
+  deadlockFree_ = deadlockFreeStatically();
+}
+
+// No run deadlocks if no step is dead and every wait's need is covered by increments
+// that must precede it. Proof: in a state with no enabled step, take a device that
+// has not finished; it is at a wait or a barrier b that is not enabled, and b has a
+// must-predecessor that has not run (a wait: otherwise the increments that must
+// precede it, all run, would give it its need; a barrier: an event before some
+// device's barrier). Follow must-predecessors that have not run: a device event
+// that has not run has its device at it or at an earlier (must-preceding) event that
+// is blocked, so again a wait or a barrier with a must-predecessor that has not run;
+// a DMA chunk that has not run has a must-predecessor (its start, the previous chunk,
+// its send) that has not run, else it would be enabled. Each step of this walk goes
+// to a strict predecessor in the must relation, which has no cycle (no dead step), so
+// the walk cannot go on forever: no such state exists.
+bool Encoder::deadlockFreeStatically() const {
+  if (reach_.empty() || std::find(dead_.begin(), dead_.end(), true) != dead_.end())
+    return false;
+  for (const WaitInfo &w : waits_) {
+    int64_t covered = 0;
+    for (const Increment &inc : increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem])
+      if (mustPrecede(inc.step, w.step))
+        covered += inc.units;
+    if (covered < w.need)
+      return false;
+  }
+  return true;
 }
 
 // Transitive closure of preds_ over its strongly connected components (Tarjan),
@@ -568,13 +606,16 @@ z3::expr Encoder::deadlocked() {
 void Encoder::buildChecks(PropertyIndex p) {
   std::vector<Check> out;
   semantics::ControlState probe = m_.initialState();
-  auto byPc = [&](DeviceId t, ObligationIndex o) {
-    return pcIn(t, [&](int32_t pc) {
-      probe.pc[t] = pc;
-      bool v = m_.violated(probe, o);
-      probe.pc[t] = 0;
-      return v;
-    });
+  auto byPc = [&](DeviceId t, ObligationIndex o, int32_t ran, int32_t pending) {
+    return pcIn(
+        t,
+        [&](int32_t pc) {
+          probe.pc[t] = pc;
+          bool v = m_.violated(probe, o);
+          probe.pc[t] = 0;
+          return v;
+        },
+        ran, pending);
   };
   for (ObligationIndex o : props_.property(p).obligations) {
     const semantics::Obligation &ob = props_.obligation(o);
@@ -600,22 +641,40 @@ void Encoder::buildChecks(PropertyIndex p) {
       break;
     }
     case What::SignalInvocation:
-    case What::SignalScope:
-      out.push_back({o, device, at(ob.device, ob.pc) && byPc(ob.target, o)});
+    case What::SignalScope: {
+      // The signal (d, pc) is next: d's event pc - 1 has run, pc has not.
+      std::optional<z3::expr> where =
+          byPc(ob.target, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1,
+               eventStep_[ob.device][ob.pc]);
+      if (where)
+        out.push_back({o, device, at(ob.device, ob.pc) && *where});
+      else
+        ++staticallyOrdered_;
       break;
+    }
     case What::LandInvocation:
     case What::LandScope: {
       // Land chunk c is the next step: chunks before it landed, it has been sent.
-      z3::expr where = byPc(program_.dmas[ob.dma].target, o);
+      bool any = false;
       for (size_t c = 0; c < landStep_[ob.dma].size(); ++c) {
+        std::optional<z3::expr> where =
+            byPc(program_.dmas[ob.dma].target, o, sendStep_[ob.dma][c], landStep_[ob.dma][c]);
+        if (!where)
+          continue;
         z3::expr next = (c == 0 ? ctx_.bool_val(true) : steps_[landStep_[ob.dma][c - 1]].x) &&
                         !steps_[landStep_[ob.dma][c]].x && steps_[sendStep_[ob.dma][c]].x;
-        out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && where});
+        out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && *where});
+        any = true;
       }
+      if (!any)
+        ++staticallyOrdered_;
       break;
     }
     case What::Stuck:
-      out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
+      if (deadlockFree_)
+        ++staticallyOrdered_;
+      else
+        out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
       break;
     }
   }

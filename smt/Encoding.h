@@ -67,8 +67,12 @@ private:
   z3::expr executed(model::DeviceId d, int32_t i) const;
   /// Device d has run exactly events [0, pc): its next event is pc.
   z3::expr at(model::DeviceId d, int32_t pc) const;
-  /// Device d's pc is in a set given by `member(pc)`, pc in [0, eventCount].
-  template <typename Member> z3::expr pcIn(model::DeviceId d, Member member) const;
+  /// Device d's pc is in a set given by `member(pc)`, pc in [0, eventCount], at a
+  /// point where step `ran` has run and step `pending` has not (-1: none): nullopt
+  /// when the static happens-before rules out every pc of the set there.
+  template <typename Member>
+  std::optional<z3::expr> pcIn(model::DeviceId d, Member member, int32_t ran,
+                               int32_t pending) const;
   z3::expr started(model::DmaId k) const;
   z3::expr closed(model::DmaId k, bool dst) const;
   /// Weighted Boolean terms: sum of the weights of the true terms.
@@ -92,6 +96,8 @@ private:
     return !reach_.empty() && (reach_[static_cast<size_t>(b) * words_ + a / 64] >> (a % 64)) & 1;
   }
   bool orderedStatically(const semantics::Obligation &o) const;
+  /// No run can deadlock, by the static relation alone (see Encoding.cpp).
+  bool deadlockFreeStatically() const;
   /// (e, s, wait pc) for each SemWait with a positive amount: its W.
   struct WaitInfo {
     model::DeviceId device = 0;
@@ -123,6 +129,7 @@ private:
   std::vector<uint64_t> reach_;                       ///< [step * words_]: bitset of a ->+ step
   size_t words_ = 0;
   std::vector<bool> dead_; ///< steps that can never run
+  bool deadlockFree_ = false;
   int64_t staticallyOrdered_ = 0;
   int64_t derivedEdges_ = 0;
   z3::expr_vector base_;
