@@ -22,7 +22,7 @@ using semantics::ObligationIndex;
 using semantics::PropertyIndex;
 using What = semantics::Obligation::What;
 
-Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine)
+Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse)
     : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
       base_(ctx) {
   const int32_t n = m_.deviceCount();
@@ -99,7 +99,8 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine)
     }
   }
 
-  analyseOrder();
+  if (analyse)
+    analyseOrder();
   encodeOrder();
   encodeBarriers();
   encodeSemaphores();
@@ -321,6 +322,24 @@ void Encoder::analyseOrder() {
 // its send) that has not run, else it would be enabled. Each step of this walk goes
 // to a strict predecessor in the must relation, which has no cycle (no dead step), so
 // the walk cannot go on forever: no such state exists.
+// ExitSemaphore at (d, pc) on s: when d is next at pc, the increments of (d, s) that
+// must precede d's event pc - 1 have all run, and none that must come after event pc
+// (or is dead) has. If those two sums are equal (every increment that can have run
+// must have) and equal the amounts of d's waits on s before pc, the value is 0.
+bool Encoder::exitSemaphoreZeroStatically(const semantics::Obligation &o) const {
+  if (reach_.empty() || o.pc < 1)
+    return false;
+  const int32_t before = eventStep_[o.device][o.pc - 1], self = eventStep_[o.device][o.pc];
+  int64_t must = 0, can = 0;
+  for (const Increment &inc : increments_[static_cast<size_t>(o.device) * m_.semCount() + o.sem]) {
+    if (mustPrecede(inc.step, before))
+      must += inc.units;
+    if (!dead_[inc.step] && !mustPrecede(self, inc.step))
+      can += inc.units;
+  }
+  return must == can && must == waitsBefore(o.device, o.pc, o.sem);
+}
+
 bool Encoder::deadlockFreeStatically() const {
   if (reach_.empty() || std::find(dead_.begin(), dead_.end(), true) != dead_.end())
     return false;
@@ -630,6 +649,10 @@ void Encoder::buildChecks(PropertyIndex p) {
           {o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, ob.dst)});
       break;
     case What::ExitSemaphore:
+      if (exitSemaphoreZeroStatically(ob)) {
+        ++staticallyOrdered_;
+        break;
+      }
       out.push_back({o, device,
                      at(ob.device, ob.pc) && !exactly(incrementsInPrefix(ob.device, ob.sem),
                                                       waitsBefore(ob.device, ob.pc, ob.sem))});

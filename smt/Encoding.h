@@ -27,7 +27,8 @@ struct Check {
 
 class Encoder {
 public:
-  Encoder(z3::context &ctx, const semantics::Machine &machine);
+  /// `analyse`: run the static happens-before analysis (SmtOptions::staticAnalysis).
+  Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse = true);
 
   /// The constraints every query shares: the executed steps with their positions form
   /// a prefix of a run.
@@ -96,6 +97,8 @@ private:
     return !reach_.empty() && (reach_[static_cast<size_t>(b) * words_ + a / 64] >> (a % 64)) & 1;
   }
   bool orderedStatically(const semantics::Obligation &o) const;
+  /// The semaphore of an ExitSemaphore obligation is 0 in every run (see Encoding.cpp).
+  bool exitSemaphoreZeroStatically(const semantics::Obligation &o) const;
   /// No run can deadlock, by the static relation alone (see Encoding.cpp).
   bool deadlockFreeStatically() const;
   /// (e, s, wait pc) for each SemWait with a positive amount: its W.

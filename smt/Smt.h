@@ -18,6 +18,9 @@ struct SmtOptions {
   /// Time limit for all queries together, in seconds; a query that runs out makes the
   /// result incomplete (never verified).
   double timeoutSeconds = 600;
+  /// The static happens-before analysis (docs/smt.md): off only to cross-check it
+  /// against the solver (the answers must not change).
+  bool staticAnalysis = true;
 };
 
 /// Decides every property of the machine's instance: one query each (docs/smt.md),

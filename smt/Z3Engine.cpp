@@ -36,7 +36,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   const size_t count = props.properties().size();
 
   z3::context ctx;
-  Encoder encoder(ctx, machine);
+  Encoder encoder(ctx, machine, options.staticAnalysis);
   z3::solver solver(ctx);
   for (const z3::expr &c : encoder.base())
     solver.add(c);

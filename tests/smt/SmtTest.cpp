@@ -83,6 +83,7 @@ TEST(Z3Engine, DeadlockExitAndLifetime) {
 TEST(Z3Engine, TimeLimitIsInconclusiveNeverVerified) {
   SmtOptions options;
   options.timeoutSeconds = 0;
+  options.staticAnalysis = false; // which would decide this one without a query
   report::Verdict v = z3Verdict(executor::testing::permute(), options);
   EXPECT_EQ(v.status, Status::Inconclusive);
   EXPECT_NE(v.reason.find("time limit"), std::string::npos) << v.reason;
@@ -100,7 +101,8 @@ TEST(Z3Engine, DumpIsSelfContained) {
 
 /// Every example that lowers, at N = 2 and 3 (as its `// devices:` allows), with its
 /// `// options:` and with each extra option set: z3 reports the same properties as
-/// explore, and every witness replays (buildVerdict would give Status::Error).
+/// explore, with and without its static analysis, and every witness replays
+/// (buildVerdict would give Status::Error).
 TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
   std::vector<std::string> files;
   for (const auto &entry :
@@ -141,6 +143,12 @@ TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
         report::Verdict reference = executor::explore(*program, budget);
         report::Verdict v = z3Verdict(*program);
         ASSERT_NE(v.status, Status::Error) << name << " N=" << n << ": " << v.reason;
+        // The static analysis only spares the solver work: without it, the same answers.
+        SmtOptions plain;
+        plain.staticAnalysis = false;
+        report::Verdict w = z3Verdict(*program, plain);
+        ASSERT_NE(w.status, Status::Error) << name << " N=" << n << ": " << w.reason;
+        EXPECT_EQ(violated(w), violated(v)) << name << " N=" << n << " without the analysis";
         if (!stat(reference, "budget").empty()) {
           // explore ran out of states: what it found, z3 finds too.
           std::set<std::string> all = violated(v), some = violated(reference);
