@@ -79,7 +79,7 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--timeout", o.timeoutSeconds, "spin, z3: time limit in seconds")
       ->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--memory", o.memoryMb, "spin: pan's memory limit in MB")
+  cmd->add_option("--memory", o.memoryMb, "spin, z3: memory limit in MB (pan's, Z3's)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,

@@ -31,6 +31,7 @@ std::vector<Engine> &table() {
        [](const semantics::Machine &machine, const CheckOptions &o) {
          smt::SmtOptions options;
          options.timeoutSeconds = o.timeoutSeconds;
+         options.memoryMb = o.memoryMb;
          return smt::checkWithZ3(machine, options);
        }},
   };

@@ -19,7 +19,7 @@ struct CheckOptions {
   std::string engine = "explore"; ///< a registered engine's name
   uint64_t maxStates = 2'000'000; ///< explore's state budget
   double timeoutSeconds = 600;    ///< spin's and z3's time limit
-  int64_t memoryMb = 4096;        ///< pan's memory limit
+  int64_t memoryMb = 4096;        ///< pan's and z3's memory limit
   bool confirm = true;            ///< replay witnesses in the executor
   std::string keepDir;            ///< spin: keep the work directory here
   bool timing = false;            ///< print time statistics (not byte-identical)

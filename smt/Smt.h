@@ -18,6 +18,13 @@ struct SmtOptions {
   /// Time limit for all queries together, in seconds; a query that runs out makes the
   /// result incomplete (never verified).
   double timeoutSeconds = 600;
+  /// Z3's memory limit in MB (its global `memory_max_size`); reaching it makes the
+  /// result incomplete. 0: no limit.
+  int64_t memoryMb = 4096;
+  /// Seeded random runs on the step table before any query (docs/smt.md): each
+  /// property they violate gets that run as its witness and no query. 0: none (the
+  /// tests use it to check the encoding's sat answers on their own).
+  int32_t simulationRuns = 32;
   /// The static happens-before analysis (docs/smt.md): off only to cross-check it
   /// against the solver (the answers must not change).
   bool staticAnalysis = true;

@@ -24,6 +24,13 @@ report::Verdict z3Verdict(const model::Program &program, SmtOptions options = {}
                                  "z3");
 }
 
+/// The witnesses from the solver's models, not from the simulation.
+SmtOptions solverWitnesses() {
+  SmtOptions options;
+  options.simulationRuns = 0;
+  return options;
+}
+
 std::set<std::string> violated(const report::Verdict &v) {
   std::set<std::string> ids;
   for (const report::Finding &f : v.findings)
@@ -49,7 +56,7 @@ TEST(Z3Engine, PermuteWithWaitsIsVerified) {
 
 TEST(Z3Engine, RaceWitnessReplays) {
   model::Program program = executor::testing::permute(true, true);
-  report::Verdict v = z3Verdict(program);
+  report::Verdict v = z3Verdict(program, solverWitnesses());
   ASSERT_EQ(v.status, Status::Findings) << v.reason;
   ASSERT_EQ(v.findings.size(), 1u);
   const report::Finding &f = v.findings[0];
@@ -63,20 +70,20 @@ TEST(Z3Engine, RaceWitnessReplays) {
 }
 
 TEST(Z3Engine, DeadlockExitAndLifetime) {
-  report::Verdict deadlock = z3Verdict(executor::testing::signalWait(1, 2));
+  report::Verdict deadlock = z3Verdict(executor::testing::signalWait(1, 2), solverWitnesses());
   ASSERT_EQ(deadlock.status, Status::Findings) << deadlock.reason;
   ASSERT_EQ(deadlock.findings.size(), 1u);
   EXPECT_EQ(deadlock.findings[0].kind, FindingKind::Deadlock);
   EXPECT_NE(deadlock.findings[0].detail.find("ready >= 1 but it is 0"), std::string::npos);
 
-  report::Verdict extra = z3Verdict(executor::testing::signalWait(2, 1));
+  report::Verdict extra = z3Verdict(executor::testing::signalWait(2, 1), solverWitnesses());
   std::set<FindingKind> kinds;
   for (const report::Finding &f : extra.findings)
     kinds.insert(f.kind);
   EXPECT_EQ(kinds,
             (std::set<FindingKind>{FindingKind::ExitViolation, FindingKind::LifetimeViolation}));
 
-  report::Verdict noWaits = z3Verdict(executor::testing::permute(false));
+  report::Verdict noWaits = z3Verdict(executor::testing::permute(false), solverWitnesses());
   EXPECT_EQ(violated(noWaits), violated(executor::explore(executor::testing::permute(false), {})));
 }
 
@@ -84,6 +91,7 @@ TEST(Z3Engine, TimeLimitIsInconclusiveNeverVerified) {
   SmtOptions options;
   options.timeoutSeconds = 0;
   options.staticAnalysis = false; // which would decide this one without a query
+  options.simulationRuns = 0;
   report::Verdict v = z3Verdict(executor::testing::permute(), options);
   EXPECT_EQ(v.status, Status::Inconclusive);
   EXPECT_NE(v.reason.find("time limit"), std::string::npos) << v.reason;
@@ -101,8 +109,8 @@ TEST(Z3Engine, DumpIsSelfContained) {
 
 /// Every example that lowers, at N = 2 and 3 (as its `// devices:` allows), with its
 /// `// options:` and with each extra option set: z3 reports the same properties as
-/// explore, with and without its static analysis, and every witness replays
-/// (buildVerdict would give Status::Error).
+/// explore, also with the solver alone, and every witness replays (buildVerdict would
+/// give Status::Error).
 TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
   std::vector<std::string> files;
   for (const auto &entry :
@@ -143,12 +151,18 @@ TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
         report::Verdict reference = executor::explore(*program, budget);
         report::Verdict v = z3Verdict(*program);
         ASSERT_NE(v.status, Status::Error) << name << " N=" << n << ": " << v.reason;
-        // The static analysis only spares the solver work: without it, the same answers.
-        SmtOptions plain;
-        plain.staticAnalysis = false;
-        report::Verdict w = z3Verdict(*program, plain);
-        ASSERT_NE(w.status, Status::Error) << name << " N=" << n << ": " << w.reason;
-        EXPECT_EQ(violated(w), violated(v)) << name << " N=" << n << " without the analysis";
+        // The static analysis and the simulation only spare the solver work: without
+        // them (the solver alone), and without the simulation (the analysis and the
+        // solver), the same answers.
+        for (bool analysis : {false, true}) {
+          SmtOptions plain;
+          plain.staticAnalysis = analysis;
+          plain.simulationRuns = 0;
+          report::Verdict w = z3Verdict(*program, plain);
+          ASSERT_NE(w.status, Status::Error) << name << " N=" << n << ": " << w.reason;
+          EXPECT_EQ(violated(w), violated(v))
+              << name << " N=" << n << " without the simulation, analysis " << analysis;
+        }
         if (!stat(reference, "budget").empty()) {
           // explore ran out of states: what it found, z3 finds too.
           std::set<std::string> all = violated(v), some = violated(reference);
