@@ -2,6 +2,7 @@
 #include "driver/Commands.h"
 
 #include "driver/PromelaCommand.h"
+#include "driver/SmtCommand.h"
 #include "frontend/AST.h"
 #include "frontend/Annotations.h"
 #include "frontend/AstPrinter.h"
@@ -74,9 +75,9 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
       ->check(CLI::IsMember(names));
   cmd->add_option("--max-states", o.maxStates, "explore: state budget")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cmd->add_option("--timeout", o.timeoutSeconds, "spin: time limit in seconds")
+  cmd->add_option("--timeout", o.timeoutSeconds, "spin, z3: time limit in seconds")
       ->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--memory", o.memoryMb, "spin: pan's memory limit in MB")
+  cmd->add_option("--memory", o.memoryMb, "spin, z3: memory limit in MB (pan's, Z3's)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
@@ -147,6 +148,15 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
   if (code != support::kExitOk)
     return code;
   return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
+}
+
+int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyId,
+                   const std::string &outPath, std::ostream &out, std::ostream &err) {
+  Loaded loaded;
+  int code = load(instance, Stage::Model, loaded, err);
+  if (code != support::kExitOk)
+    return code;
+  return dumpSmtCommand(loaded.instance->machine(), propertyId, outPath, out, err);
 }
 
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {

@@ -54,6 +54,9 @@ int worstExitCode(int a, int b);
 std::string describeInstance(const model::Program &program);
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
                        std::ostream &out, std::ostream &err);
+/// `dkv dump-smt` (driver/SmtCommand.h) after loading the instance.
+int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyId,
+                   const std::string &outPath, std::ostream &out, std::ostream &err);
 /// `dkv properties`: the property list of an instance (docs/model.md, "Properties"):
 /// a summary line, then per property its id, location, message and obligation count.
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);

@@ -4,6 +4,7 @@
 #include "executor/Executor.h"
 #include "model/Precheck.h"
 #include "promela/Spin.h"
+#include "smt/Smt.h"
 #include "support/Invariant.h"
 
 namespace dkv::driver {
@@ -25,6 +26,13 @@ std::vector<Engine> &table() {
          options.memoryMb = o.memoryMb;
          options.keepDir = o.keepDir;
          return promela::checkWithSpin(machine, options);
+       }},
+      {"z3", "the Z3 SMT solver on a partial-order encoding, one query per property",
+       [](const semantics::Machine &machine, const CheckOptions &o) {
+         smt::SmtOptions options;
+         options.timeoutSeconds = o.timeoutSeconds;
+         options.memoryMb = o.memoryMb;
+         return smt::checkWithZ3(machine, options);
        }},
   };
   return engines;

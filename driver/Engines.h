@@ -18,8 +18,8 @@ namespace dkv::driver {
 struct CheckOptions {
   std::string engine = "explore";      ///< a registered engine's name
   uint64_t maxStates = 2'000'000;      ///< explore's state budget
-  double timeoutSeconds = 600;         ///< spin's time limit
-  int64_t memoryMb = 4096;             ///< pan's memory limit
+  double timeoutSeconds = 600;         ///< spin's and z3's time limit
+  int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
   bool confirm = true;                 ///< replay witnesses in the executor
   std::string keepDir;                 ///< spin: keep the work directory here
   bool timing = false;                 ///< print time statistics (not byte-identical)
@@ -38,7 +38,7 @@ struct Engine {
   std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &)> run;
 };
 
-/// Every registered engine, in registration order (explore, spin, then any added).
+/// Every registered engine, in registration order (explore, spin, z3, then any added).
 const std::vector<Engine> &engines();
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.

@@ -117,6 +117,15 @@ int realMain(int argc, char **argv) {
   addInstanceOptions(promelaCmd, instance, true);
   promelaCmd->add_option("-o,--output", promelaOut, "output file (default: standard output)");
 
+  CLI::App *smtCmd = app.add_subcommand(
+      "dump-smt", "write the Z3 engine's queries of an instance as SMT-LIB2 for the z3 command");
+  addInstanceOptions(smtCmd, instance, true);
+  std::string smtOut, smtProperty;
+  smtCmd->add_option("--property", smtProperty,
+                     "only this property's query, ending in (check-sat) (default: every "
+                     "property, each announced by its id)");
+  smtCmd->add_option("-o,--output", smtOut, "output file (default: standard output)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -140,6 +149,8 @@ int realMain(int argc, char **argv) {
     return driver::enginesCommand(std::cout);
   if (promelaCmd->parsed())
     return driver::dumpPromelaCommand(instance, promelaOut, std::cout, std::cerr);
+  if (smtCmd->parsed())
+    return driver::dumpSmtCommand(instance, smtProperty, smtOut, std::cout, std::cerr);
   return support::kExitUsage;
 }
 

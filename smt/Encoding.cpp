@@ -1,0 +1,759 @@
+// The partial-order encoding of docs/smt.md: every step of docs/model.md section 3
+// (device events, DMA send and land chunks) gets a Boolean "executed" and a real
+// position; the executed steps ordered by position are a run prefix exactly when the
+// constraints below hold.
+#include "smt/Encoding.h"
+
+#include "support/Invariant.h"
+#include "support/Overloaded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+namespace dkv::smt {
+
+using namespace model;
+using report::ScheduleStep;
+using semantics::ObligationIndex;
+using semantics::PropertyIndex;
+using What = semantics::Obligation::What;
+
+Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse)
+    : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
+      base_(ctx) {
+  const int32_t n = m_.deviceCount();
+  const int32_t semCount = m_.semCount();
+  auto addStep = [&](ScheduleStep step, bool wait, const std::string &name) {
+    steps_.push_back({step, wait, ctx_.bool_const(("x_" + name).c_str()),
+                      ctx_.real_const(("p_" + name).c_str())});
+    return static_cast<int32_t>(steps_.size()) - 1;
+  };
+  eventStep_.resize(n);
+  for (DeviceId d = 0; d < n; ++d)
+    for (int32_t i = 0; i < m_.eventCount(d); ++i) {
+      bool wait = std::holds_alternative<SemWait>(program_.processes[d].events[i].kind);
+      eventStep_[d].push_back(
+          addStep({ScheduleStep::Kind::Device, d}, wait, fmt::format("d{}_{}", d, i)));
+    }
+  // A DMA that is never started has no chunk steps (it never runs).
+  sendStep_.resize(m_.dmaCount());
+  landStep_.resize(m_.dmaCount());
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (props_.startPc(k) < 0)
+      continue;
+    for (int32_t c = 0; c < m_.chunks(k); ++c) {
+      sendStep_[k].push_back(
+          addStep({ScheduleStep::Kind::Send, k}, false, fmt::format("s{}_{}", k, c)));
+      landStep_[k].push_back(
+          addStep({ScheduleStep::Kind::Land, k}, false, fmt::format("l{}_{}", k, c)));
+    }
+  }
+
+  // Every increment of every semaphore, per (device, semaphore), in the order of its
+  // source (program order for signals, chunk order for a DMA).
+  increments_.resize(static_cast<size_t>(n) * semCount);
+  for (DeviceId d = 0; d < n; ++d)
+    for (int32_t i = 0; i < m_.eventCount(d); ++i)
+      if (const auto *sig = std::get_if<Signal>(&program_.processes[d].events[i].kind))
+        if (sig->amount > 0)
+          increments_[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
+              {eventStep_[d][i], sig->amount});
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    const Dma &dma = program_.dmas[k];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      const int64_t units = c < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0;
+      if (units <= 0)
+        continue;
+      if (dma.sendSem)
+        increments_[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
+            {sendStep_[k][c], units});
+      increments_[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
+          {landStep_[k][c], units});
+    }
+  }
+  checks_.resize(props_.properties().size());
+
+  // Every wait with a positive amount, with W and whether its semaphore has one ordered
+  // source of increments (counting form).
+  for (DeviceId e = 0; e < n; ++e) {
+    const std::vector<Event> &events = program_.processes[e].events;
+    std::vector<int64_t> running(semCount, 0);
+    for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i) {
+      const auto *w = std::get_if<SemWait>(&events[i].kind);
+      if (!w)
+        continue;
+      running[w->sem] += w->amount;
+      if (w->amount <= 0) // a zero wait never blocks (and is implied by earlier ones)
+        continue;
+      const std::vector<Increment> &incs = increments_[static_cast<size_t>(e) * semCount + w->sem];
+      bool chain = true;
+      for (const Increment &inc : incs) {
+        const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
+        chain = chain && a.kind == b.kind && a.id == b.id;
+      }
+      waits_.push_back({e, w->sem, eventStep_[e][i], running[w->sem], chain});
+    }
+  }
+
+  if (analyse)
+    analyseOrder();
+  encodeOrder();
+  encodeBarriers();
+  encodeSemaphores();
+}
+
+z3::expr Encoder::executed(DeviceId d, int32_t i) const {
+  if (i < 0)
+    return ctx_.bool_val(true);
+  if (i >= static_cast<int32_t>(eventStep_[d].size()))
+    return ctx_.bool_val(false);
+  return steps_[eventStep_[d][i]].x;
+}
+
+z3::expr Encoder::at(DeviceId d, int32_t pc) const {
+  return executed(d, pc - 1) && !executed(d, pc);
+}
+
+template <typename Member>
+std::optional<z3::expr> Encoder::pcIn(DeviceId d, Member member, int32_t ran,
+                                      int32_t pending) const {
+  // The executed events of a device are a prefix (program order), so "pc in [a, b]" is
+  // "event a - 1 executed and event b not": one conjunction per maximal range. A range
+  // is impossible when event b must run before `ran` (so it has run), or `pending`
+  // must run before event a - 1 (so a - 1 has not run), or a - 1 can never run.
+  z3::expr_vector ranges(ctx_);
+  const int32_t count = m_.eventCount(d);
+  auto precedes = [&](int32_t a, int32_t b) { return a == b || mustPrecede(a, b); };
+  for (int32_t j = 0; j <= count;) {
+    if (!member(j)) {
+      ++j;
+      continue;
+    }
+    int32_t end = j;
+    while (end + 1 <= count && member(end + 1))
+      ++end;
+    const bool ranPast = end < count && ran >= 0 && precedes(eventStep_[d][end], ran);
+    const bool notYet = j >= 1 && ((pending >= 0 && precedes(pending, eventStep_[d][j - 1])) ||
+                                   (!dead_.empty() && dead_[eventStep_[d][j - 1]]));
+    if (!ranPast && !notYet)
+      ranges.push_back(executed(d, j - 1) && !executed(d, end));
+    j = end + 1;
+  }
+  if (ranges.empty())
+    return std::nullopt;
+  return z3::mk_or(ranges);
+}
+
+z3::expr Encoder::started(DmaId k) const {
+  const int32_t start = props_.startPc(k);
+  return start < 0 ? ctx_.bool_val(false) : executed(program_.dmas[k].issuer, start);
+}
+
+z3::expr Encoder::closed(DmaId k, bool dst) const {
+  const std::vector<int32_t> &chunks = dst ? landStep_[k] : sendStep_[k];
+  return chunks.empty() ? ctx_.bool_val(false) : steps_[chunks.back()].x;
+}
+
+Encoder::Weighted Encoder::incrementsInPrefix(DeviceId d, SemId s) const {
+  Weighted terms;
+  for (const Increment &inc : increments_[static_cast<size_t>(d) * m_.semCount() + s])
+    terms.push_back({steps_[inc.step].x, inc.units});
+  return terms;
+}
+
+// Semaphore sums are pseudo-Boolean constraints over Boolean terms (Z3's PB theory)
+// rather than sums of if-then-else integers, which kept the arithmetic solver
+// splitting cases. The weights are divided by their gcd g (the units of one chunk,
+// typically): sum >= W is then sum / g >= ceil(W / g), and sum == W is impossible
+// unless g divides W.
+namespace {
+int64_t gcdOf(const std::vector<std::pair<z3::expr, int64_t>> &terms) {
+  int64_t g = 0;
+  for (const auto &term : terms)
+    g = std::gcd(g, term.second);
+  return g;
+}
+} // namespace
+
+z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
+  if (bound <= 0)
+    return ctx_.bool_val(true);
+  const int64_t g = gcdOf(terms);
+  if (g == 0)
+    return ctx_.bool_val(false);
+  z3::expr_vector es(ctx_);
+  std::vector<int> coeffs;
+  int64_t total = 0;
+  for (const auto &[e, w] : terms) {
+    es.push_back(e);
+    coeffs.push_back(static_cast<int>(w / g));
+    total += w / g;
+  }
+  const int64_t need = (bound + g - 1) / g;
+  if (need > total)
+    return ctx_.bool_val(false);
+  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbge(es, coeffs.data(), static_cast<int>(need));
+}
+
+z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
+  if (terms.empty())
+    return ctx_.bool_val(bound == 0);
+  const int64_t g = gcdOf(terms);
+  if (bound < 0 || bound % g != 0)
+    return ctx_.bool_val(false);
+  z3::expr_vector es(ctx_);
+  std::vector<int> coeffs;
+  int64_t total = 0;
+  for (const auto &[e, w] : terms) {
+    es.push_back(e);
+    coeffs.push_back(static_cast<int>(w / g));
+    total += w / g;
+  }
+  if (bound / g > total)
+    return ctx_.bool_val(false);
+  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbeq(es, coeffs.data(), static_cast<int>(bound / g));
+}
+
+int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
+  int64_t total = 0;
+  const std::vector<Event> &events = program_.processes[d].events;
+  for (int32_t i = 0; i < pc && i < static_cast<int32_t>(events.size()); ++i)
+    if (const auto *w = std::get_if<SemWait>(&events[i].kind))
+      if (w->sem == s)
+        total += w->amount;
+  return total;
+}
+
+// The static must-happen-before relation: an edge a -> b says "in every run prefix,
+// if b ran then a ran before it" (x(b) => x(a) and p(a) < p(b) follows from the
+// constraints). Edges: program order, a DMA's chunk order, the events before every
+// device's barrier -> each barrier event, and from semaphores: for a wait w with
+// need W, the increments that can precede w are those not after it (not w ->+ j)
+// and not dead; if they sum to A and A - units(j) < W, j must run before w (without
+// j the units before w cannot reach W). New edges can exclude more increments, so the
+// semaphore rule runs to a fixpoint. Steps on a cycle of edges, and steps after them,
+// can never run (dead). Used to leave out obligations that can never be violated
+// (orderedStatically) and, for the derived semaphore edges, as redundant constraints
+// that spare the solver rediscovering them in every query. The relation is kept as
+// one bitset per step, so it is skipped for very large instances.
+void Encoder::analyseOrder() {
+  const size_t n = steps_.size();
+  if (n == 0 || n > 30000)
+    return;
+  preds_.assign(n, {});
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+    for (size_t i = 1; i < eventStep_[d].size(); ++i)
+      preds_[eventStep_[d][i]].push_back(eventStep_[d][i - 1]);
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (sendStep_[k].empty())
+      continue;
+    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      preds_[sendStep_[k][c]].push_back(c == 0 ? start : sendStep_[k][c - 1]);
+      preds_[landStep_[k][c]].push_back(sendStep_[k][c]);
+      if (c > 0)
+        preds_[landStep_[k][c]].push_back(landStep_[k][c - 1]);
+    }
+  }
+  const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
+  for (DeviceId e = 0; e < m_.deviceCount(); ++e)
+    for (int32_t j = 0; j < m_.eventCount(e); ++j) {
+      const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+      if (!b || b->invocation < 0 || barrierPc.empty() ||
+          static_cast<size_t>(b->invocation) >= barrierPc[0].size())
+        continue;
+      for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
+        const int32_t at = barrierPc[f][b->invocation];
+        if (at > 0 && !(f == e && at - 1 >= j))
+          preds_[eventStep_[e][j]].push_back(eventStep_[f][at - 1]);
+      }
+    }
+  std::vector<std::vector<bool>> known(waits_.size());
+  for (int round = 0; round < 64; ++round) {
+    closeOrder();
+    bool added = false;
+    for (size_t wi = 0; wi < waits_.size(); ++wi) {
+      const WaitInfo &w = waits_[wi];
+      if (dead_[w.step])
+        continue;
+      const std::vector<Increment> &incs =
+          increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem];
+      known[wi].resize(incs.size(), false);
+      int64_t available = 0;
+      for (const Increment &inc : incs)
+        if (!dead_[inc.step] && !mustPrecede(w.step, inc.step))
+          available += inc.units;
+      for (size_t j = 0; j < incs.size(); ++j) {
+        const Increment &inc = incs[j];
+        if (known[wi][j] || dead_[inc.step] || mustPrecede(w.step, inc.step) ||
+            available - inc.units >= w.need)
+          continue;
+        known[wi][j] = true;
+        if (!mustPrecede(inc.step, w.step)) {
+          preds_[w.step].push_back(inc.step);
+          added = true;
+        }
+        semEdges_.push_back({inc.step, w.step});
+      }
+    }
+    if (!added)
+      break;
+  }
+  closeOrder();
+  derivedEdges_ = static_cast<int64_t>(semEdges_.size());
+  deadlockFree_ = deadlockFreeStatically();
+}
+
+// No run deadlocks if no step is dead and every wait's need is covered by increments
+// that must precede it. Proof: in a state with no enabled step, take a device that
+// has not finished; it is at a wait or a barrier b that is not enabled, and b has a
+// must-predecessor that has not run (a wait: otherwise the increments that must
+// precede it, all run, would give it its need; a barrier: an event before some
+// device's barrier). Follow must-predecessors that have not run: a device event
+// that has not run has its device at it or at an earlier (must-preceding) event that
+// is blocked, so again a wait or a barrier with a must-predecessor that has not run;
+// a DMA chunk that has not run has a must-predecessor (its start, the previous chunk,
+// its send) that has not run, else it would be enabled. Each step of this walk goes
+// to a strict predecessor in the must relation, which has no cycle (no dead step), so
+// the walk cannot go on forever: no such state exists.
+// ExitSemaphore at (d, pc) on s: when d is next at pc, the increments of (d, s) that
+// must precede d's event pc - 1 have all run, and none that must come after event pc
+// (or is dead) has. If those two sums are equal (every increment that can have run
+// must have) and equal the amounts of d's waits on s before pc, the value is 0.
+bool Encoder::exitSemaphoreZeroStatically(const semantics::Obligation &o) const {
+  if (reach_.empty() || o.pc < 1)
+    return false;
+  const int32_t before = eventStep_[o.device][o.pc - 1], self = eventStep_[o.device][o.pc];
+  int64_t must = 0, can = 0;
+  for (const Increment &inc : increments_[static_cast<size_t>(o.device) * m_.semCount() + o.sem]) {
+    if (mustPrecede(inc.step, before))
+      must += inc.units;
+    if (!dead_[inc.step] && !mustPrecede(self, inc.step))
+      can += inc.units;
+  }
+  return must == can && must == waitsBefore(o.device, o.pc, o.sem);
+}
+
+bool Encoder::deadlockFreeStatically() const {
+  if (reach_.empty() || std::find(dead_.begin(), dead_.end(), true) != dead_.end())
+    return false;
+  for (const WaitInfo &w : waits_) {
+    int64_t covered = 0;
+    for (const Increment &inc : increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem])
+      if (mustPrecede(inc.step, w.step))
+        covered += inc.units;
+    if (covered < w.need)
+      return false;
+  }
+  return true;
+}
+
+// Transitive closure of preds_ over its strongly connected components (Tarjan),
+// in topological order; a step on a cycle, or after a dead step, is dead.
+void Encoder::closeOrder() {
+  const int32_t n = static_cast<int32_t>(steps_.size());
+  words_ = (static_cast<size_t>(n) + 63) / 64;
+  reach_.assign(static_cast<size_t>(n) * words_, 0);
+  dead_.assign(n, false);
+  // Tarjan on the predecessor graph: components come out with every predecessor
+  // component first, which is the order the closure needs.
+  std::vector<int32_t> index(n, -1), low(n, 0), stack, component(n, -1);
+  std::vector<bool> onStack(n, false);
+  std::vector<std::vector<int32_t>> components;
+  int32_t counter = 0;
+  std::vector<std::pair<int32_t, size_t>> frames;
+  for (int32_t root = 0; root < n; ++root) {
+    if (index[root] >= 0)
+      continue;
+    frames.push_back({root, 0});
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    onStack[root] = true;
+    while (!frames.empty()) {
+      auto &[v, next] = frames.back();
+      if (next < preds_[v].size()) {
+        const int32_t w = preds_[v][next++];
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          onStack[w] = true;
+          frames.push_back({w, 0});
+        } else if (onStack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      const int32_t done = v;
+      frames.pop_back();
+      if (!frames.empty())
+        low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      if (low[done] == index[done]) {
+        std::vector<int32_t> members;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          onStack[w] = false;
+          component[w] = static_cast<int32_t>(components.size());
+          members.push_back(w);
+        } while (w != done);
+        components.push_back(std::move(members));
+      }
+    }
+  }
+  for (const std::vector<int32_t> &members : components) {
+    bool cyclic = members.size() > 1;
+    std::vector<uint64_t> row(words_, 0);
+    bool deadIn = false;
+    for (int32_t v : members)
+      for (int32_t a : preds_[v]) {
+        if (a == v)
+          cyclic = true;
+        if (component[a] == component[v])
+          continue;
+        const uint64_t *from = &reach_[static_cast<size_t>(a) * words_];
+        for (size_t i = 0; i < words_; ++i)
+          row[i] |= from[i];
+        row[a / 64] |= uint64_t{1} << (a % 64);
+        deadIn = deadIn || dead_[a];
+      }
+    if (cyclic)
+      for (int32_t v : members)
+        row[v / 64] |= uint64_t{1} << (v % 64);
+    for (int32_t v : members) {
+      std::copy(row.begin(), row.end(), reach_.begin() + static_cast<std::ptrdiff_t>(v * words_));
+      dead_[v] = cyclic || deadIn;
+    }
+  }
+}
+
+// An obligation "the access (d, pc) runs while DMA k's side is open" (a race, or an
+// exit with k's side open) is never violated when the static relation orders them:
+// k's last chunk of that side must run before d's event pc - 1 (so it has run when d
+// is at pc), or k's start must come after d's event pc (so k has not started while d
+// is at pc), or d can never reach pc.
+bool Encoder::orderedStatically(const semantics::Obligation &o) const {
+  if (reach_.empty())
+    return false;
+  if (o.what != What::Race && o.what != What::ExitSend && o.what != What::ExitRecv)
+    return false;
+  const bool dst = o.what == What::Race ? o.dst : o.what == What::ExitRecv;
+  const std::vector<int32_t> &side = dst ? landStep_[o.dma] : sendStep_[o.dma];
+  if (side.empty())
+    return true; // never started: never open
+  if (o.pc > 0) {
+    const int32_t before = eventStep_[o.device][o.pc - 1];
+    if (dead_[before] || mustPrecede(side.back(), before))
+      return true;
+  }
+  const int32_t start = eventStep_[program_.dmas[o.dma].issuer][props_.startPc(o.dma)];
+  return mustPrecede(eventStep_[o.device][o.pc], start);
+}
+
+// Program order, and each DMA as one agent: its send chunks after its start and in
+// order, land chunk c after send chunk c and after land chunk c - 1 (docs/model.md:
+// `sent` and `landed` count up, `landed <= sent`). A step executes only with its
+// predecessors, at a later position.
+void Encoder::encodeOrder() {
+  auto after = [&](int32_t prev, int32_t next) {
+    return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
+  };
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+    for (size_t i = 1; i < eventStep_[d].size(); ++i)
+      base_.push_back(after(eventStep_[d][i - 1], eventStep_[d][i]));
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    if (sendStep_[k].empty())
+      continue;
+    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
+    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
+      base_.push_back(after(c == 0 ? start : sendStep_[k][c - 1], sendStep_[k][c]));
+      base_.push_back(after(sendStep_[k][c], landStep_[k][c]));
+      if (c > 0)
+        base_.push_back(after(landStep_[k][c - 1], landStep_[k][c]));
+    }
+  }
+}
+
+// DeviceBarrier{i} is enabled when every device has reached its barrier of
+// invocation i (Machine::barrierOpen): every device f whose barrier is at pc b_f > 0
+// has run event b_f - 1. One real T_i per invocation keeps this linear: every such
+// event is before T_i (unconditionally: T_i is free when no barrier runs), and every
+// executed barrier event of invocation i is at or after T_i.
+void Encoder::encodeBarriers() {
+  const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
+  const size_t invocations = barrierPc.empty() ? 0 : barrierPc[0].size();
+  barrierOpen_.resize(invocations);
+  for (size_t inv = 0; inv < invocations; ++inv) {
+    z3::expr time = ctx_.real_const(fmt::format("barrier_{}", inv).c_str());
+    z3::expr_vector reached(ctx_);
+    for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
+      const int32_t b = barrierPc[f][inv];
+      if (b <= 0)
+        continue;
+      const Step &pre = steps_[eventStep_[f][b - 1]];
+      reached.push_back(pre.x);
+      base_.push_back(pre.pos < time);
+    }
+    barrierOpen_[inv] = reached.empty() ? ctx_.bool_val(true) : z3::mk_and(reached);
+    for (DeviceId e = 0; e < m_.deviceCount(); ++e)
+      for (int32_t j = 0; j < m_.eventCount(e); ++j) {
+        const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+        if (!b || b->invocation != static_cast<int32_t>(inv))
+          continue;
+        const Step &step = steps_[eventStep_[e][j]];
+        base_.push_back(z3::implies(step.x, *barrierOpen_[inv] && time <= step.pos));
+      }
+  }
+}
+
+// A SemWait{s, a} of device e at position p runs only if the value suffices:
+// (units added to (e, s) before p) - (amounts of e's earlier waits on s) >= a. e's
+// earlier waits all ran before it (program order), so with W = the amounts of e's
+// waits on s up to and including this one, the condition is "units before p >= W".
+// Counting form: when every increment of (e, s) comes from one ordered source (one
+// device's signals, one DMA's chunks), the units before p are a prefix of that
+// sequence, so the condition is "the first increment at which the running sum reaches
+// W is before p": one implication. Sum form otherwise: a pseudo-Boolean constraint
+// over "executed and before p" of every increment, leaving out the increments that
+// the static analysis puts after the wait (e's own later events, the chunks of DMAs
+// started after it, ...) or that can never run.
+void Encoder::encodeSemaphores() {
+  const int32_t semCount = m_.semCount();
+  std::vector<bool> counted(static_cast<size_t>(m_.deviceCount()) * semCount, false);
+  for (const WaitInfo &wait : waits_) {
+    const size_t key = static_cast<size_t>(wait.device) * semCount + wait.sem;
+    if (!counted[key]) {
+      counted[key] = true;
+      (wait.chain ? countingForm_ : sumForm_) += 1;
+    }
+    const std::vector<Increment> &incs = increments_[key];
+    const Step &w = steps_[wait.step];
+    if (wait.chain) {
+      int64_t sum = 0;
+      std::optional<int32_t> reaching;
+      for (const Increment &inc : incs) {
+        sum += inc.units;
+        if (sum >= wait.need) {
+          reaching = inc.step;
+          break;
+        }
+      }
+      if (!reaching) {
+        base_.push_back(!w.x);
+        continue;
+      }
+      const Step &r = steps_[*reaching];
+      base_.push_back(z3::implies(w.x, r.x && r.pos < w.pos));
+      continue;
+    }
+    Weighted terms;
+    int64_t available = 0;
+    for (const Increment &inc : incs) {
+      // Increments that must come after the wait (its device's own later events, the
+      // chunks of DMAs started after it, ...) or can never run are left out.
+      if (reach_.empty()) {
+        // Without the analysis (very large instances): only what program order gives.
+        const ScheduleStep &src = steps_[inc.step].step;
+        const bool later = src.kind == ScheduleStep::Kind::Device
+                               ? src.id == wait.device && inc.step > wait.step
+                               : program_.dmas[src.id].issuer == wait.device &&
+                                     eventStep_[wait.device][props_.startPc(src.id)] > wait.step;
+        if (later)
+          continue;
+      } else if (dead_[inc.step] || mustPrecede(wait.step, inc.step)) {
+        continue;
+      }
+      const Step &i = steps_[inc.step];
+      terms.push_back({i.x && i.pos < w.pos, inc.units});
+      available += inc.units;
+    }
+    if (available < wait.need) {
+      base_.push_back(!w.x);
+      continue;
+    }
+    base_.push_back(z3::implies(w.x, atLeast(terms, wait.need)));
+  }
+  // Redundant: the semaphore edges of the static analysis (implied by the constraints
+  // above, but the solver would rediscover them in every query), and the dead steps.
+  for (const auto &[a, b] : semEdges_)
+    base_.push_back(z3::implies(steps_[b].x, steps_[a].x && steps_[a].pos < steps_[b].pos));
+  for (size_t i = 0; i < dead_.size(); ++i)
+    if (dead_[i])
+      base_.push_back(!steps_[i].x);
+}
+
+// No step is enabled after the executed prefix (docs/model.md, deadlock): every
+// started DMA has sent and landed all its chunks, and every device has finished or is
+// at a SemWait whose value is short or at a DeviceBarrier that is not open.
+z3::expr Encoder::deadlocked() {
+  if (deadlocked_)
+    return *deadlocked_;
+  z3::expr_vector all(ctx_);
+  for (DmaId k = 0; k < m_.dmaCount(); ++k)
+    if (!landStep_[k].empty())
+      all.push_back(z3::implies(started(k), closed(k, true)));
+  for (DeviceId e = 0; e < m_.deviceCount(); ++e) {
+    const std::vector<Event> &events = program_.processes[e].events;
+    z3::expr_vector still(ctx_);
+    still.push_back(executed(e, static_cast<int32_t>(events.size()) - 1));
+    for (int32_t j = 0; j < static_cast<int32_t>(events.size()); ++j) {
+      if (props_.stuckAt(e, j) < 0)
+        continue; // never blocks
+      if (const auto *w = std::get_if<SemWait>(&events[j].kind)) {
+        still.push_back(at(e, j) && !atLeast(incrementsInPrefix(e, w->sem),
+                                             waitsBefore(e, j, w->sem) + w->amount));
+      } else if (const auto *b = std::get_if<DeviceBarrier>(&events[j].kind)) {
+        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierOpen_.size())
+          still.push_back(at(e, j) && !*barrierOpen_[b->invocation]);
+      }
+    }
+    all.push_back(z3::mk_or(still));
+  }
+  deadlocked_ = all.empty() ? ctx_.bool_val(true) : z3::mk_and(all);
+  return *deadlocked_;
+}
+
+// One disjunct per obligation (per chunk for the land checks), with the predicate of
+// Machine::violated on the state after the executed prefix. The checks that depend
+// only on a device's pc (where[t], scopes[t]) call Machine::violated itself on each pc.
+void Encoder::buildChecks(PropertyIndex p) {
+  std::vector<Check> out;
+  semantics::ControlState probe = m_.initialState();
+  auto byPc = [&](DeviceId t, ObligationIndex o, int32_t ran, int32_t pending) {
+    return pcIn(
+        t,
+        [&](int32_t pc) {
+          probe.pc[t] = pc;
+          bool v = m_.violated(probe, o);
+          probe.pc[t] = 0;
+          return v;
+        },
+        ran, pending);
+  };
+  for (ObligationIndex o : props_.property(p).obligations) {
+    const semantics::Obligation &ob = props_.obligation(o);
+    if (orderedStatically(ob)) {
+      ++staticallyOrdered_;
+      continue;
+    }
+    const ScheduleStep device{ScheduleStep::Kind::Device, ob.device};
+    switch (ob.what) {
+    case What::Race:
+      out.push_back(
+          {o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, ob.dst)});
+      break;
+    case What::ExitSemaphore:
+    case What::SlotEnter: // the slot's other semaphore is non-zero at the ScopeEnter
+      if (exitSemaphoreZeroStatically(ob)) {
+        ++staticallyOrdered_;
+        break;
+      }
+      out.push_back({o, device,
+                     at(ob.device, ob.pc) && !exactly(incrementsInPrefix(ob.device, ob.sem),
+                                                      waitsBefore(ob.device, ob.pc, ob.sem))});
+      break;
+    case What::ExitSend:
+    case What::ExitRecv: {
+      const bool dst = ob.what == What::ExitRecv;
+      out.push_back({o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, dst)});
+      break;
+    }
+    case What::SignalInvocation:
+    case What::SlotSignal: {
+      // The signal (d, pc) is next: d's event pc - 1 has run, pc has not. Both checks
+      // read only where the target is (its invocation and blocks), a function of its pc.
+      std::optional<z3::expr> where =
+          byPc(ob.target, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1,
+               eventStep_[ob.device][ob.pc]);
+      if (where)
+        out.push_back({o, device, at(ob.device, ob.pc) && *where});
+      else
+        ++staticallyOrdered_;
+      break;
+    }
+    case What::LandInvocation:
+    case What::LandScope:
+    case What::SlotLand: {
+      // Land chunk c is the next step: chunks before it landed, it has been sent.
+      bool any = false;
+      for (size_t c = 0; c < landStep_[ob.dma].size(); ++c) {
+        std::optional<z3::expr> where =
+            byPc(program_.dmas[ob.dma].target, o, sendStep_[ob.dma][c], landStep_[ob.dma][c]);
+        if (!where)
+          continue;
+        z3::expr next = (c == 0 ? ctx_.bool_val(true) : steps_[landStep_[ob.dma][c - 1]].x) &&
+                        !steps_[landStep_[ob.dma][c]].x && steps_[sendStep_[ob.dma][c]].x;
+        out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && *where});
+        any = true;
+      }
+      if (!any)
+        ++staticallyOrdered_;
+      break;
+    }
+    case What::Stuck:
+      if (deadlockFree_)
+        ++staticallyOrdered_;
+      else
+        out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
+      break;
+    }
+  }
+  checks_[p] = std::move(out);
+}
+
+const std::vector<Check> &Encoder::checks(PropertyIndex p) {
+  if (!checks_[p])
+    buildChecks(p);
+  return *checks_[p];
+}
+
+z3::expr Encoder::query(PropertyIndex p) {
+  z3::expr_vector conditions(ctx_);
+  for (const Check &c : checks(p))
+    conditions.push_back(c.condition);
+  return conditions.empty() ? ctx_.bool_val(false) : z3::mk_or(conditions);
+}
+
+// Steps with equal positions are unordered by every constraint except the semaphore
+// condition, which counts only increments strictly before a wait; so among equal
+// positions the waits go first, and the order is a run in which every wait sees the
+// units the model counted for it.
+report::Schedule Encoder::schedule(const z3::model &model,
+                                   const std::optional<ScheduleStep> &last) const {
+  struct Placed {
+    int64_t num, den;
+    int wait;
+    size_t index;
+  };
+  std::vector<Placed> placed;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!model.eval(steps_[i].x, true).is_true())
+      continue;
+    z3::expr value = model.eval(steps_[i].pos, true);
+    int64_t num = 0, den = 1;
+    bool exact = Z3_get_numeral_rational_int64(ctx_, value, &num, &den);
+    DKV_INVARIANT(exact && den > 0, "a position is a small rational");
+    placed.push_back({num, den, steps_[i].wait ? 0 : 1, i});
+  }
+  std::sort(placed.begin(), placed.end(), [](const Placed &a, const Placed &b) {
+    const __int128 l = static_cast<__int128>(a.num) * b.den;
+    const __int128 r = static_cast<__int128>(b.num) * a.den;
+    if (l != r)
+      return l < r;
+    return std::tie(a.wait, a.index) < std::tie(b.wait, b.index);
+  });
+  report::Schedule out;
+  for (const Placed &p : placed)
+    out.push_back(steps_[p.index].step);
+  if (last)
+    out.push_back(*last);
+  return out;
+}
+
+} // namespace dkv::smt

@@ -1,0 +1,341 @@
+// `dkv check --engine z3` and `dkv dump-smt`: one query per property on one
+// incremental solver (docs/smt.md, "Queries").
+#include "smt/Smt.h"
+
+#include "smt/Encoding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+namespace dkv::smt {
+
+using semantics::EngineResult;
+using semantics::PropertyIndex;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point begin) {
+  return std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+/// Seeded random runs of the step table (Machine): every step of a run is checked as
+/// every engine checks it (Machine::violations before it, Machine::stuck at a
+/// deadlock), and the first run prefix that violates a property is its witness. A
+/// violated property is found this way far more cheaply than by a satisfiable query
+/// on a large instance; what the runs miss goes to the solver, so the answers do not
+/// depend on them. Deterministic: a fixed generator and seed.
+void simulate(const semantics::Machine &machine, int32_t runs, std::vector<bool> &decided,
+              EngineResult &result, int64_t &found) {
+  std::mt19937_64 random(0x5eed);
+  semantics::ControlState state;
+  std::vector<report::ScheduleStep> steps;
+  std::vector<semantics::ObligationIndex> violated;
+  const semantics::Properties &props = machine.properties();
+  for (int32_t run = 0; run < runs; ++run) {
+    state = machine.initialState();
+    report::Schedule schedule;
+    std::vector<uint64_t> priority(static_cast<size_t>(machine.deviceCount()) +
+                                   static_cast<size_t>(machine.dmaCount()));
+    for (uint64_t &p : priority)
+      p = random();
+    std::set<model::DmaId> inFlight;
+    while (true) {
+      machine.enabledSteps(state, steps, &inFlight);
+      if (steps.empty()) {
+        violated.clear();
+        machine.stuck(state, violated);
+        for (semantics::ObligationIndex o : violated) {
+          const PropertyIndex p = props.obligation(o).property;
+          if (!decided[p]) {
+            decided[p] = true;
+            ++found;
+            result.witnesses.push_back({p, schedule});
+          }
+        }
+        break;
+      }
+      // Even runs pick uniformly among the enabled steps; odd runs by random actor
+      // priorities, re-drawn now and then (PCT-style), which lets one device run far
+      // ahead of another: the interleavings behind most missing handshakes.
+      report::ScheduleStep step = steps[random() % steps.size()];
+      if (run % 2 == 1) {
+        if (random() % 64 == 0)
+          priority[random() % priority.size()] = random();
+        auto rank = [&](const report::ScheduleStep &s) {
+          return s.kind == report::ScheduleStep::Kind::Device
+                     ? priority[s.id]
+                     : priority[machine.deviceCount() + s.id];
+        };
+        for (const report::ScheduleStep &candidate : steps)
+          if (rank(candidate) > rank(step))
+            step = candidate;
+      }
+      violated.clear();
+      machine.violations(state, step, violated);
+      schedule.push_back(step);
+      for (semantics::ObligationIndex o : violated) {
+        const PropertyIndex p = props.obligation(o).property;
+        if (!decided[p]) {
+          decided[p] = true;
+          ++found;
+          result.witnesses.push_back({p, schedule});
+        }
+      }
+      // The in-flight set enabledSteps looks at: started and not fully landed.
+      if (step.kind == report::ScheduleStep::Kind::Device)
+        if (const auto *start = std::get_if<model::DmaStart>(
+                &machine.program().processes[step.id].events[state.pc[step.id]].kind))
+          inFlight.insert(start->dma);
+      machine.apply(state, step);
+      if (step.kind == report::ScheduleStep::Kind::Land &&
+          state.landed[step.id] >= machine.chunks(step.id))
+        inFlight.erase(step.id);
+    }
+  }
+}
+
+/// A query's assumption literal: "q_race.0" (a valid SMT-LIB simple symbol).
+z3::expr literalFor(z3::context &ctx, const semantics::Property &p) {
+  return ctx.bool_const(("q_" + p.id).c_str());
+}
+
+EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &options) {
+  EngineResult result;
+  const Clock::time_point begin = Clock::now();
+  const semantics::Properties &props = machine.properties();
+  const size_t count = props.properties().size();
+
+  // Z3's memory limit is a global parameter; it must be set before the context.
+  z3::set_param("memory_max_size",
+                static_cast<int>(std::clamp<int64_t>(options.memoryMb, 0, 1 << 30)));
+  z3::context ctx;
+  Encoder encoder(ctx, machine, options.staticAnalysis);
+  z3::solver solver(ctx);
+  for (const z3::expr &c : encoder.base())
+    solver.add(c);
+  const double encodeSeconds = secondsSince(begin);
+
+  int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, statically = 0;
+  int64_t groups = 0;
+  double solveSeconds = 0;
+  // Queries and solver time per finding kind (race, deadlock, exit, lifetime).
+  std::map<report::FindingKind, std::pair<int64_t, double>> family;
+  std::vector<bool> decided(count, false);
+  std::string firstUnknown;
+  bool outOfTime = false;
+
+  int64_t simulated = 0;
+  simulate(machine, options.simulationRuns, decided, result, simulated);
+  sat += simulated;
+
+  // Every obligation of a property ordered by the static happens-before: unsat
+  // without a query.
+  for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p)
+    if (!decided[p] && encoder.checks(p).empty()) {
+      decided[p] = true;
+      ++unsat;
+      ++statically;
+    }
+
+  // A witness from `model` for every undecided property it violates.
+  auto harvest = [&](const z3::model &model) {
+    int64_t found = 0;
+    for (PropertyIndex q = 0; q < static_cast<PropertyIndex>(count); ++q) {
+      if (decided[q])
+        continue;
+      for (const Check &check : encoder.checks(q)) {
+        if (!model.eval(check.condition, true).is_true())
+          continue;
+        result.witnesses.push_back({q, encoder.schedule(model, check.step)});
+        decided[q] = true;
+        ++sat;
+        ++found;
+        break;
+      }
+    }
+    return found;
+  };
+
+  // One check under an assumption literal (disabled for good afterwards): the
+  // disjunction of the queries of `group`.
+  auto check = [&](const std::vector<PropertyIndex> &group, const std::string &name,
+                   std::optional<z3::model> &model) {
+    const double left = options.timeoutSeconds - secondsSince(begin);
+    if (left <= 0) {
+      outOfTime = true;
+      return z3::unknown;
+    }
+    z3::expr literal = ctx.bool_const(name.c_str());
+    z3::expr_vector disjuncts(ctx);
+    for (PropertyIndex p : group)
+      disjuncts.push_back(encoder.query(p));
+    solver.add(z3::implies(literal, z3::mk_or(disjuncts)));
+    solver.set("timeout", static_cast<unsigned>(std::max(1.0, std::ceil(left * 1000))));
+    z3::expr_vector assumptions(ctx);
+    assumptions.push_back(literal);
+    const Clock::time_point start = Clock::now();
+    const z3::check_result answer = solver.check(assumptions);
+    const double took = secondsSince(start);
+    solveSeconds += took;
+    ++queries;
+    auto &[n, seconds] = family[props.property(group.front()).kind];
+    n += 1;
+    seconds += took;
+    if (answer == z3::sat)
+      model = solver.get_model();
+    else if (answer == z3::unknown && firstUnknown.empty())
+      firstUnknown = fmt::format("z3 answered unknown for {} ({})",
+                                 props.property(group.front()).id, solver.reason_unknown());
+    solver.add(!literal);
+    return answer;
+  };
+
+  // Per kind of finding: first one check of the disjunction of all undecided
+  // properties of that kind. unsat decides them all; sat gives a model that violates
+  // at least one of them (each it violates gets its witness), and the rest are asked
+  // again. Most properties of a correct kernel are unsat, so this needs one query per
+  // kind plus one per violated property instead of one per property. If the
+  // disjunction comes back unknown, the properties are asked one by one.
+  std::vector<report::FindingKind> kinds;
+  for (const semantics::Property &p : props.properties())
+    if (std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end())
+      kinds.push_back(p.kind);
+  for (report::FindingKind kind : kinds) {
+    bool grouped = true;
+    while (!outOfTime) {
+      std::vector<PropertyIndex> remaining;
+      for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p)
+        if (!decided[p] && props.property(p).kind == kind)
+          remaining.push_back(p);
+      if (remaining.empty())
+        break;
+      std::optional<z3::model> model;
+      if (grouped && remaining.size() > 1) {
+        const z3::check_result answer = check(
+            remaining, fmt::format("q_{}_{}", report::findingKindName(kind), groups++), model);
+        if (answer == z3::unsat) {
+          for (PropertyIndex p : remaining)
+            decided[p] = true;
+          unsat += static_cast<int64_t>(remaining.size());
+        } else if (answer == z3::sat) {
+          grouped = harvest(*model) > 0;
+        } else {
+          grouped = false;
+        }
+        continue;
+      }
+      const PropertyIndex p = remaining.front();
+      const z3::check_result answer =
+          check({p}, literalFor(ctx, props.property(p)).to_string(), model);
+      if (outOfTime)
+        break;
+      if (answer == z3::sat && harvest(*model) > 0)
+        continue;
+      decided[p] = true;
+      if (answer == z3::unsat) {
+        ++unsat;
+      } else {
+        ++unknown;
+        result.complete = false;
+      }
+    }
+  }
+  if (outOfTime) {
+    result.complete = false;
+    result.reason = fmt::format("time limit of {} s reached with {} of {} properties decided",
+                                options.timeoutSeconds,
+                                std::count(decided.begin(), decided.end(), true), count);
+  }
+  if (!firstUnknown.empty())
+    result.reason = result.reason.empty() ? firstUnknown : firstUnknown + "; " + result.reason;
+
+  // Deterministic counts first (printed always), then the times (--timing).
+  result.stats.push_back({"queries", std::to_string(queries)});
+  result.stats.push_back({"sat", std::to_string(sat)});
+  result.stats.push_back({"unsat", std::to_string(unsat)});
+  if (unknown > 0)
+    result.stats.push_back({"unknown", std::to_string(unknown)});
+  result.stats.push_back({"pruned race pairs", std::to_string(props.prunedRaces())});
+  result.stats.push_back(
+      {"obligations ordered statically", std::to_string(encoder.staticallyOrdered())});
+  if (statically > 0)
+    result.stats.push_back({"properties decided statically", std::to_string(statically)});
+  if (simulated > 0)
+    result.stats.push_back({"found by simulation", std::to_string(simulated)});
+  result.stats.push_back({"derived edges", std::to_string(encoder.derivedEdges())});
+  result.stats.push_back({"steps", std::to_string(encoder.stepCount())});
+  result.stats.push_back({"semaphores counted", std::to_string(encoder.countingForm())});
+  result.stats.push_back({"semaphores summed", std::to_string(encoder.sumForm())});
+  result.stats.push_back({"encoding time", fmt::format("{:.2f} s", encodeSeconds)});
+  for (const auto &[kind, figures] : family)
+    result.stats.push_back(
+        {fmt::format("{} queries ({}) time", report::findingKindName(kind), figures.first),
+         fmt::format("{:.2f} s", figures.second)});
+  result.stats.push_back({"solver time", fmt::format("{:.2f} s", solveSeconds)});
+  result.stats.push_back({"time", fmt::format("{:.2f} s", secondsSince(begin))});
+  return result;
+}
+
+} // namespace
+
+EngineResult checkWithZ3(const semantics::Machine &machine, const SmtOptions &options) {
+  // No exception leaves the library: Z3 reports errors (and running out of memory)
+  // as z3::exception.
+  try {
+    return checkImpl(machine, options);
+  } catch (const z3::exception &e) {
+    EngineResult result;
+    result.complete = false;
+    result.reason = fmt::format("z3 failed: {}", e.msg());
+    return result;
+  } catch (const std::bad_alloc &) {
+    EngineResult result;
+    result.complete = false;
+    result.reason = "out of memory";
+    return result;
+  }
+}
+
+bool dumpSmt2(const semantics::Machine &machine, std::optional<PropertyIndex> property,
+              std::string &text, std::string &error) {
+  try {
+    const semantics::Properties &props = machine.properties();
+    z3::context ctx;
+    Encoder encoder(ctx, machine);
+    z3::solver solver(ctx);
+    for (const z3::expr &c : encoder.base())
+      solver.add(c);
+    if (property) {
+      solver.add(encoder.query(*property));
+      text = fmt::format("; dkv: {} ({})\n", props.property(*property).id,
+                         props.property(*property).message) +
+             solver.to_smt2();
+      return true;
+    }
+    for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(props.properties().size()); ++p)
+      solver.add(z3::implies(literalFor(ctx, props.property(p)), encoder.query(p)));
+    std::string body = solver.to_smt2();
+    // to_smt2 ends with one (check-sat); the per-property checks replace it.
+    const std::string tail = "(check-sat)\n";
+    if (body.size() >= tail.size() &&
+        body.compare(body.size() - tail.size(), tail.size(), tail) == 0)
+      body.resize(body.size() - tail.size());
+    text = "; dkv: every property, each as (echo ID) then its answer\n" + body;
+    for (const semantics::Property &p : props.properties())
+      text += fmt::format("(echo \"{}\")\n(check-sat-assuming (q_{}))\n", p.id, p.id);
+    return true;
+  } catch (const z3::exception &e) {
+    error = fmt::format("z3 failed: {}", e.msg());
+    return false;
+  }
+}
+
+} // namespace dkv::smt

@@ -1,0 +1,187 @@
+// Tests of the Z3 engine: verdicts and replayable witnesses on fixtures, the time
+// limit, the SMT-LIB2 dump, and the same violated properties as the exhaustive search
+// on every example (with the model options).
+#include "smt/Smt.h"
+#include "executor/Executor.h"
+#include "frontend/Annotations.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace dkv::smt {
+namespace {
+
+using report::FindingKind;
+using Status = report::Verdict::Status;
+
+report::Verdict z3Verdict(const model::Program &program, SmtOptions options = {}) {
+  semantics::Instance instance(program);
+  return semantics::buildVerdict(instance.machine(), checkWithZ3(instance.machine(), options),
+                                 "z3");
+}
+
+/// The witnesses from the solver's models, not from the simulation.
+SmtOptions solverWitnesses() {
+  SmtOptions options;
+  options.simulationRuns = 0;
+  return options;
+}
+
+std::set<std::string> violated(const report::Verdict &v) {
+  std::set<std::string> ids;
+  for (const report::Finding &f : v.findings)
+    ids.insert(f.property);
+  return ids;
+}
+
+std::string stat(const report::Verdict &v, const std::string &key) {
+  for (const auto &[k, value] : v.stats)
+    if (k == key)
+      return value;
+  return "";
+}
+
+TEST(Z3Engine, PermuteWithWaitsIsVerified) {
+  report::Verdict v = z3Verdict(executor::testing::permute());
+  EXPECT_EQ(v.status, Status::Verified) << v.reason;
+  EXPECT_NE(stat(v, "queries"), "");
+  EXPECT_EQ(stat(v, "sat"), "0");
+  EXPECT_NE(stat(v, "pruned race pairs"), "");
+  EXPECT_NE(stat(v, "solver time"), "");
+}
+
+TEST(Z3Engine, RaceWitnessReplays) {
+  model::Program program = executor::testing::permute(true, true);
+  report::Verdict v = z3Verdict(program, solverWitnesses());
+  ASSERT_EQ(v.status, Status::Findings) << v.reason;
+  ASSERT_EQ(v.findings.size(), 1u);
+  const report::Finding &f = v.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::Race);
+  EXPECT_EQ(f.property, "race.0");
+  EXPECT_EQ(f.engine, "z3");
+  // buildVerdict replayed the schedule on the step table; the executor replays it too.
+  std::vector<report::Finding> findings = v.findings;
+  executor::confirmFindings(program, findings);
+  EXPECT_TRUE(findings[0].confirmed);
+}
+
+TEST(Z3Engine, DeadlockExitAndLifetime) {
+  report::Verdict deadlock = z3Verdict(executor::testing::signalWait(1, 2), solverWitnesses());
+  ASSERT_EQ(deadlock.status, Status::Findings) << deadlock.reason;
+  ASSERT_EQ(deadlock.findings.size(), 1u);
+  EXPECT_EQ(deadlock.findings[0].kind, FindingKind::Deadlock);
+  EXPECT_NE(deadlock.findings[0].detail.find("ready >= 1 but it is 0"), std::string::npos);
+
+  report::Verdict extra = z3Verdict(executor::testing::signalWait(2, 1), solverWitnesses());
+  std::set<FindingKind> kinds;
+  for (const report::Finding &f : extra.findings)
+    kinds.insert(f.kind);
+  EXPECT_EQ(kinds,
+            (std::set<FindingKind>{FindingKind::ExitViolation, FindingKind::LifetimeViolation}));
+
+  report::Verdict noWaits = z3Verdict(executor::testing::permute(false), solverWitnesses());
+  EXPECT_EQ(violated(noWaits), violated(executor::explore(executor::testing::permute(false), {})));
+}
+
+TEST(Z3Engine, TimeLimitIsInconclusiveNeverVerified) {
+  SmtOptions options;
+  options.timeoutSeconds = 0;
+  options.staticAnalysis = false; // which would decide this one without a query
+  options.simulationRuns = 0;
+  report::Verdict v = z3Verdict(executor::testing::permute(), options);
+  EXPECT_EQ(v.status, Status::Inconclusive);
+  EXPECT_NE(v.reason.find("time limit"), std::string::npos) << v.reason;
+}
+
+TEST(Z3Engine, DumpIsSelfContained) {
+  semantics::Instance instance(executor::testing::permute(true, true));
+  std::string text, error;
+  ASSERT_TRUE(dumpSmt2(instance.machine(), 0, text, error)) << error;
+  EXPECT_NE(text.find("(declare-fun x_d0_0 () Bool)"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 12), "(check-sat)\n");
+  ASSERT_TRUE(dumpSmt2(instance.machine(), std::nullopt, text, error)) << error;
+  EXPECT_NE(text.find("(echo \"race.0\")\n(check-sat-assuming (q_race.0))"), std::string::npos);
+}
+
+/// Every example that lowers, at N = 2 and 3 (as its `// devices:` allows), with its
+/// `// options:` and with each extra option set: z3 reports the same properties as
+/// explore, also with the solver alone, and every witness replays (buildVerdict would
+/// give Status::Error).
+TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
+  std::vector<std::string> files;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
+    if (entry.path().extension() == ".dk")
+      files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  int compared = 0;
+  for (const std::string &name : files) {
+    std::string error;
+    support::SourceManager sources;
+    std::optional<support::FileId> id =
+        sources.load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
+    ASSERT_TRUE(id) << error;
+    const support::SourceFile *file = &sources.file(*id);
+    support::DiagnosticEngine diags(&sources);
+    ast::Annotations annotations = frontend::readAnnotations(*file, diags);
+    if (annotations.expect && annotations.expect->verdict == ast::ExpectedVerdict::StaticError)
+      continue;
+    model::Options base;
+    for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
+      if (annotations.options[i] == "--invocations")
+        base.invocations = std::stoi(annotations.options[i + 1]);
+    std::vector<model::Options> variants = {base};
+    model::Options chunks = base;
+    chunks.dmaChunks = 2;
+    variants.push_back(chunks);
+    model::Options noBarrier = base;
+    noBarrier.entryBarrier = false;
+    variants.push_back(noBarrier);
+    for (int64_t n : {2, 3}) {
+      const std::vector<int64_t> &devices = annotations.devices;
+      if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
+        continue;
+      for (const model::Options &options : variants) {
+        std::optional<model::Program> program = executor::testing::lowerExample(name, n, options);
+        if (!program)
+          continue;
+        executor::ExploreOptions budget;
+        budget.maxStates = 300'000;
+        report::Verdict reference = executor::explore(*program, budget);
+        report::Verdict v = z3Verdict(*program);
+        ASSERT_NE(v.status, Status::Error) << name << " N=" << n << ": " << v.reason;
+        // The static analysis and the simulation only spare the solver work: without
+        // them (the solver alone), and without the simulation (the analysis and the
+        // solver), the same answers.
+        for (bool analysis : {false, true}) {
+          SmtOptions plain;
+          plain.staticAnalysis = analysis;
+          plain.simulationRuns = 0;
+          report::Verdict w = z3Verdict(*program, plain);
+          ASSERT_NE(w.status, Status::Error) << name << " N=" << n << ": " << w.reason;
+          EXPECT_EQ(violated(w), violated(v))
+              << name << " N=" << n << " without the simulation, analysis " << analysis;
+        }
+        if (!stat(reference, "budget").empty()) {
+          // explore ran out of states: what it found, z3 finds too.
+          std::set<std::string> all = violated(v), some = violated(reference);
+          EXPECT_TRUE(std::includes(all.begin(), all.end(), some.begin(), some.end())) << name;
+          continue;
+        }
+        EXPECT_EQ(v.status, reference.status) << name << " N=" << n << ": " << v.reason;
+        EXPECT_EQ(violated(v), violated(reference))
+            << name << " N=" << n << " chunks=" << options.dmaChunks
+            << " barrier=" << options.entryBarrier;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 30);
+}
+
+} // namespace
+} // namespace dkv::smt
