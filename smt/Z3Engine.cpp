@@ -182,7 +182,15 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     z3::expr_vector assumptions(ctx);
     assumptions.push_back(literal);
     const Clock::time_point start = Clock::now();
-    const z3::check_result answer = solver.check(assumptions);
+    z3::check_result answer = z3::unknown;
+    std::string failure;
+    try {
+      answer = solver.check(assumptions);
+    } catch (const z3::exception &e) {
+      // Z3 reports running out of memory (--memory) this way: this check is unknown,
+      // the witnesses found so far stay.
+      failure = e.msg();
+    }
     const double took = secondsSince(start);
     solveSeconds += took;
     ++queries;
@@ -192,8 +200,9 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     if (answer == z3::sat)
       model = solver.get_model();
     else if (answer == z3::unknown && firstUnknown.empty())
-      firstUnknown = fmt::format("z3 answered unknown for {} ({})",
-                                 props.property(group.front()).id, solver.reason_unknown());
+      firstUnknown =
+          fmt::format("z3 answered unknown for {} ({})", props.property(group.front()).id,
+                      failure.empty() ? solver.reason_unknown() : failure);
     solver.add(!literal);
     return answer;
   };
