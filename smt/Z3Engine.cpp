@@ -113,9 +113,14 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   const semantics::Properties &props = machine.properties();
   const size_t count = props.properties().size();
 
-  // Z3's memory limit is a global parameter; it must be set before the context.
-  z3::set_param("memory_max_size",
-                static_cast<int>(std::clamp<int64_t>(options.memoryMb, 0, 1 << 30)));
+  // Z3's memory limit is a global parameter; it must be set before the context. The
+  // high watermark makes the checks answer unknown once it is reached; the hard limit
+  // (memory_max_size) instead hits an internal assertion in Z3 4.8.12 that exits the
+  // process (code 114) during a search.
+  // The watermark is in bytes and an unsigned 32-bit parameter: at most 4 GB.
+  const uint64_t bytes = std::clamp<uint64_t>(
+      static_cast<uint64_t>(std::max<int64_t>(0, options.memoryMb)) << 20, 0, 0xffffffffull);
+  z3::set_param("memory_high_watermark", std::to_string(bytes).c_str());
   z3::context ctx;
   Encoder encoder(ctx, machine, options.staticAnalysis);
   z3::solver solver(ctx);
