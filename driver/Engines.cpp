@@ -27,7 +27,7 @@ std::vector<Engine> &table() {
          options.keepDir = o.keepDir;
          return promela::checkWithSpin(machine, options);
        }},
-      {"z3", "the Z3 SMT solver on a partial-order encoding, one query per property",
+      {"z3", "the Z3 SMT solver on a partial-order encoding of the runs (docs/smt.md)",
        [](const semantics::Machine &machine, const CheckOptions &o) {
          smt::SmtOptions options;
          options.timeoutSeconds = o.timeoutSeconds;

@@ -18,8 +18,9 @@ struct SmtOptions {
   /// Time limit for all queries together, in seconds; a query that runs out makes the
   /// result incomplete (never verified).
   double timeoutSeconds = 600;
-  /// Z3's memory limit in MB (its global `memory_max_size`); reaching it makes the
-  /// result incomplete. 0: no limit.
+  /// Z3's memory limit in MB (its global `memory_high_watermark`, at most 4095 MB);
+  /// reaching it makes the remaining checks unknown and the result incomplete. 0: no
+  /// limit.
   int64_t memoryMb = 4096;
   /// Seeded random runs on the step table before any query (docs/smt.md): each
   /// property they violate gets that run as its witness and no query. 0: none (the

@@ -113,9 +113,14 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   const semantics::Properties &props = machine.properties();
   const size_t count = props.properties().size();
 
-  // Z3's memory limit is a global parameter; it must be set before the context.
-  z3::set_param("memory_max_size",
-                static_cast<int>(std::clamp<int64_t>(options.memoryMb, 0, 1 << 30)));
+  // Z3's memory limit is a global parameter; it must be set before the context. The
+  // high watermark makes the checks answer unknown once it is reached; the hard limit
+  // (memory_max_size) instead hits an internal assertion in Z3 4.8.12 that exits the
+  // process (code 114) during a search.
+  // The watermark is in bytes and an unsigned 32-bit parameter: at most 4 GB.
+  const uint64_t bytes = std::clamp<uint64_t>(
+      static_cast<uint64_t>(std::max<int64_t>(0, options.memoryMb)) << 20, 0, 0xffffffffull);
+  z3::set_param("memory_high_watermark", std::to_string(bytes).c_str());
   z3::context ctx;
   Encoder encoder(ctx, machine, options.staticAnalysis);
   z3::solver solver(ctx);
@@ -182,7 +187,15 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     z3::expr_vector assumptions(ctx);
     assumptions.push_back(literal);
     const Clock::time_point start = Clock::now();
-    const z3::check_result answer = solver.check(assumptions);
+    z3::check_result answer = z3::unknown;
+    std::string failure;
+    try {
+      answer = solver.check(assumptions);
+    } catch (const z3::exception &e) {
+      // Z3 reports running out of memory (--memory) this way: this check is unknown,
+      // the witnesses found so far stay.
+      failure = e.msg();
+    }
     const double took = secondsSince(start);
     solveSeconds += took;
     ++queries;
@@ -192,8 +205,9 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     if (answer == z3::sat)
       model = solver.get_model();
     else if (answer == z3::unknown && firstUnknown.empty())
-      firstUnknown = fmt::format("z3 answered unknown for {} ({})",
-                                 props.property(group.front()).id, solver.reason_unknown());
+      firstUnknown =
+          fmt::format("z3 answered unknown for {} ({})", props.property(group.front()).id,
+                      failure.empty() ? solver.reason_unknown() : failure);
     solver.add(!literal);
     return answer;
   };
