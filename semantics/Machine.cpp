@@ -536,16 +536,17 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
 // A DMA chunk is safe when the device whose memory and semaphore it touches (the
 // issuer for a send chunk, the target for a land chunk) is blocked at a SemWait on
 // that semaphore which cannot pass without this very chunk: the units it still needs
-// exceed what every other DMA into that semaphore can still add plus what this DMA
-// adds after this chunk (signals never reach DMA semaphores). Then, until the chunk
-// runs, that device takes no step, so none of its steps (exit checks, stores, scope
-// and kernel entries and exits, the only readers of its where/scopes and semaphore)
-// can interleave; the increment commutes with everything else. The chunk's lifetime
-// check reads only that device's state, which is frozen. The last chunk closes a DMA
-// side, which changes the race check of any later DmaStart conflicting with it, so
-// every such DMA must have started already (a Store conflicting with it could only be
-// the blocked device's). So the chunk commutes with every step other actors can take
-// first and changes no check's outcome, the same argument as for isSafeStep.
+// exceed what every other chunk that adds to that semaphore on that device can still
+// add: send chunks of the DMAs it issues with it as send semaphore, land chunks of
+// the DMAs landing there with it as receive semaphore, this DMA's later chunks and its
+// other side included (signals never reach DMA semaphores: sema refuses them). Then, until the
+// chunk runs, that device takes no step, so none of its steps (exit checks, stores, scope and
+// kernel entries and exits, the only readers of its where/scopes and semaphore) can interleave; the
+// increment commutes with everything else. The chunk's lifetime check reads only that device's
+// state, which is frozen. The last chunk closes a DMA side, which changes the race check of any
+// later DmaStart conflicting with it, so every such DMA must have started already (a Store
+// conflicting with it could only be the blocked device's). So the chunk commutes with every step
+// other actors can take first and changes no check's outcome, the same argument as for isSafeStep.
 bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step) const {
   if (step.kind == ScheduleStep::Kind::Device || step.id < 0 || step.id >= dmaCount_ ||
       !enabled(s, step))
@@ -569,16 +570,20 @@ bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step) con
       sum = saturatingAdd(sum, d.chunkUnits[c]);
     return sum;
   };
-  int64_t available = s.sem[static_cast<size_t>(owner) * semCount_ + sem];
-  available = saturatingAdd(available, units(dma, chunk + 1));
-  for (DmaId j : send ? issuedBy_[owner] : targeting_[owner]) {
-    if (j == k)
-      continue;
-    const Dma &other = dmas_[j];
-    if (send ? (other.sendSem != dma.sendSem) : (other.recvSem != sem))
-      continue;
-    available = saturatingAdd(available, units(other, send ? s.sent[j] : s.landed[j]));
-  }
+  // Every chunk but this one that can still add to (owner, sem): the send chunks of
+  // DMAs the owner issues with it as send semaphore and the land chunks of DMAs landing
+  // on the owner with it as receive semaphore. Both lists matter whichever side this
+  // chunk is: a semaphore can be one DMA's send and another's receive semaphore, and a
+  // copy to its own device can use one semaphore for both sides (including this DMA's
+  // other side).
+  int64_t available = semValue(s, owner, sem);
+  for (DmaId j : issuedBy_[owner])
+    if (dmas_[j].sendSem && *dmas_[j].sendSem == sem)
+      available = saturatingAdd(available, units(dmas_[j], s.sent[j] + (send && j == k ? 1 : 0)));
+  for (DmaId j : targeting_[owner])
+    if (dmas_[j].recvSem == sem)
+      available =
+          saturatingAdd(available, units(dmas_[j], s.landed[j] + (!send && j == k ? 1 : 0)));
   if (available >= w->amount)
     return false;
   // Closing side (k, !send) changes the race check of every DmaStart against it

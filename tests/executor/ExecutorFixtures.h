@@ -18,13 +18,15 @@
 
 namespace dkv::executor::testing {
 
-/// Lowers examples/NAME with N devices and `options`; fails the test on errors.
+/// Lowers examples/NAME (or NAME itself when it starts with "tests/") with N devices
+/// and `options`; fails the test on errors.
 inline std::optional<model::Program> lowerExample(const std::string &name, int64_t devices,
                                                   model::Options options = {}) {
   std::string error;
   support::SourceManager sources;
-  std::optional<support::FileId> id =
-      sources.load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
+  std::optional<support::FileId> id = sources.load(
+      std::string(DKV_SOURCE_DIR) + (name.rfind("tests/", 0) == 0 ? "/" : "/examples/") + name,
+      error);
   EXPECT_TRUE(id.has_value()) << error;
   if (!id)
     return std::nullopt;

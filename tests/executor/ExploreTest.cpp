@@ -175,6 +175,8 @@ TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
     const char *file;
     int64_t devices;
     int32_t invocations;
+    int32_t dmaChunks = 1;
+    int64_t semUnit = 1;
   };
   const Case cases[] = {
       {"right_permute.dk", 3, 1},
@@ -195,10 +197,17 @@ TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
       {"right_permute_two_senders.dk", 3, 1},
       {"wait_never_signalled.dk", 3, 1},
       {"zero_dst_race.dk", 3, 1},
+      // Regression: a chunk counted as needed by a blocked wait when the other side of
+      // the same semaphore could still satisfy it (the reduction lost a finding).
+      {"tests/executor/reduction_regression.dk", 2, 1, 3, 8},
+      {"barrier_double_scoped.dk", 3, 2},
+      {"scoped_slot_reuse.dk", 3, 1},
   };
   for (const Case &c : cases) {
     model::Options options;
     options.invocations = c.invocations;
+    options.dmaChunks = c.dmaChunks;
+    options.semUnit = c.semUnit;
     std::optional<model::Program> p = testing::lowerExample(c.file, c.devices, options);
     ASSERT_TRUE(p);
     // The static pre-check claims its findings without a search: each of its kinds
