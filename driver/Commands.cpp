@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <fstream>
 #include <map>
 #include <ostream>
 
@@ -157,6 +158,23 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
   if (code != support::kExitOk)
     return code;
   return dumpSmtCommand(loaded.instance->machine(), propertyId, outPath, out, err);
+}
+
+int writeDump(const std::string &text, const std::string &path, const std::string &hint,
+              std::ostream &out, std::ostream &err) {
+  if (path.empty()) {
+    out << text;
+    return out ? support::kExitOk : support::kExitUsage;
+  }
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) {
+    err << "dkv: cannot write " << path << "\n";
+    return support::kExitUsage;
+  }
+  err << "wrote " << path << "; run: " << hint << "\n";
+  return support::kExitOk;
 }
 
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {

@@ -1,10 +1,11 @@
 // `dkv dump-promela`: the Promela model of an instance.
 #include "driver/PromelaCommand.h"
 
+#include "driver/Commands.h"
+
 #include "promela/Emit.h"
 #include "support/Invariant.h"
 
-#include <fstream>
 #include <ostream>
 
 namespace dkv::driver {
@@ -25,20 +26,10 @@ int dumpPromelaCommand(const semantics::Properties &properties, const std::strin
   options.modelFileName = outPath.empty() ? program.kernel + ".pml" : baseName(outPath);
   promela::LineMap map;
   std::string text = promela::emitPromela(properties, options, &map);
-  if (outPath.empty()) {
-    out << text;
-    return out ? support::kExitOk : support::kExitUsage;
-  }
-  std::ofstream file(outPath, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) {
-    err << "dkv: cannot write " << outPath << "\n";
-    return support::kExitUsage;
-  }
-  err << "wrote " << outPath << "; run: spin -a " << outPath
-      << " && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m" << map.depthBound << "\n";
-  return support::kExitOk;
+  return writeDump(text, outPath,
+                   "spin -a " + outPath + " && gcc -O2 -DSAFETY -o pan pan.c && ./pan -m" +
+                       std::to_string(map.depthBound),
+                   out, err);
 }
 
 } // namespace dkv::driver

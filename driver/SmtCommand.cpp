@@ -1,10 +1,11 @@
 // `dkv dump-smt`: the SMT-LIB2 text of an instance's queries.
 #include "driver/SmtCommand.h"
 
+#include "driver/Commands.h"
+
 #include "smt/Smt.h"
 #include "support/Invariant.h"
 
-#include <fstream>
 #include <ostream>
 
 namespace dkv::driver {
@@ -25,19 +26,7 @@ int dumpSmtCommand(const semantics::Machine &machine, const std::string &propert
     err << "dkv: internal error: " << error << "\n";
     return support::kExitInternal;
   }
-  if (outPath.empty()) {
-    out << text;
-    return out ? support::kExitOk : support::kExitUsage;
-  }
-  std::ofstream file(outPath, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) {
-    err << "dkv: cannot write " << outPath << "\n";
-    return support::kExitUsage;
-  }
-  err << "wrote " << outPath << "; run: z3 " << outPath << "\n";
-  return support::kExitOk;
+  return writeDump(text, outPath, "z3 " + outPath, out, err);
 }
 
 } // namespace dkv::driver
