@@ -179,6 +179,28 @@ int64_t gcdOf(const std::vector<std::pair<z3::expr, int64_t>> &terms) {
 }
 } // namespace
 
+namespace {
+
+/// A weighted sum with its weights divided by their gcd g, for a pseudo-Boolean
+/// constraint; `total` is the largest value the scaled sum can take.
+struct ScaledTerms {
+  std::vector<int> coeffs;
+  int64_t total = 0;
+};
+
+ScaledTerms scaled(const std::vector<std::pair<z3::expr, int64_t>> &terms, int64_t g,
+                   z3::expr_vector &es) {
+  ScaledTerms out;
+  for (const auto &[e, w] : terms) {
+    es.push_back(e);
+    out.coeffs.push_back(static_cast<int>(w / g));
+    out.total += w / g;
+  }
+  return out;
+}
+
+} // namespace
+
 z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
   if (bound <= 0)
     return ctx_.bool_val(true);
@@ -186,18 +208,12 @@ z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
   if (g == 0)
     return ctx_.bool_val(false);
   z3::expr_vector es(ctx_);
-  std::vector<int> coeffs;
-  int64_t total = 0;
-  for (const auto &[e, w] : terms) {
-    es.push_back(e);
-    coeffs.push_back(static_cast<int>(w / g));
-    total += w / g;
-  }
+  ScaledTerms t = scaled(terms, g, es);
   const int64_t need = (bound + g - 1) / g;
-  if (need > total)
+  if (need > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
-  return z3::pbge(es, coeffs.data(), static_cast<int>(need));
+  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbge(es, t.coeffs.data(), static_cast<int>(need));
 }
 
 z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
@@ -207,17 +223,11 @@ z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
   if (bound < 0 || bound % g != 0)
     return ctx_.bool_val(false);
   z3::expr_vector es(ctx_);
-  std::vector<int> coeffs;
-  int64_t total = 0;
-  for (const auto &[e, w] : terms) {
-    es.push_back(e);
-    coeffs.push_back(static_cast<int>(w / g));
-    total += w / g;
-  }
-  if (bound / g > total)
+  ScaledTerms t = scaled(terms, g, es);
+  if (bound / g > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
-  return z3::pbeq(es, coeffs.data(), static_cast<int>(bound / g));
+  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  return z3::pbeq(es, t.coeffs.data(), static_cast<int>(bound / g));
 }
 
 int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
