@@ -100,6 +100,9 @@ struct Verdict {
   std::string reason;
   /// Engine statistics in a stable order: "states" -> "1234", "time" -> "0.3 s".
   std::vector<std::pair<std::string, std::string>> stats;
+  /// Per-query statistics of a solver engine (z3: one record per check, in the order
+  /// of the checks), each like `stats`; empty for the other engines.
+  std::vector<std::vector<std::pair<std::string, std::string>>> queries;
 };
 
 /// "verified", "findings", "inconclusive" or "error" (also the JSON `status`).

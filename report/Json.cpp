@@ -90,6 +90,18 @@ json verdictJson(const Verdict &verdict, const std::string &file,
             {"findings", findings}};
   if (!verdict.reason.empty())
     j["reason"] = verdict.reason;
+  // A solver's per-query statistics, always; their times only with timing.
+  if (!verdict.queries.empty()) {
+    json queries = json::array();
+    for (const auto &record : verdict.queries) {
+      json q = json::object();
+      for (const auto &[key, value] : record)
+        if (heading.timing || !isTimeStatistic(key))
+          q[key] = value;
+      queries.push_back(q);
+    }
+    j["queries"] = queries;
+  }
   return j;
 }
 

@@ -146,13 +146,26 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   std::string stats = statsLine(verdict, heading.timing);
   std::string suffix = stats.empty() ? fmt::format(" (engine {})", engine)
                                      : fmt::format(" (engine {}: {})", engine, stats);
+  // A solver's per-query statistics, with --timing only (one line per query).
+  auto queries = [&] {
+    if (!heading.timing)
+      return;
+    for (size_t i = 0; i < verdict.queries.size(); ++i) {
+      std::string line;
+      for (const auto &[key, value] : verdict.queries[i])
+        line += fmt::format("{}{} {}", line.empty() ? "" : ", ", key, value);
+      out << fmt::format("  query {}: {}\n", i + 1, line);
+    }
+  };
   switch (verdict.status) {
   case Verdict::Status::Verified:
     out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")
         << "no data race, deadlock, exit or lifetime violation" << suffix << "\n";
+    queries();
     return;
   case Verdict::Status::Inconclusive:
     out << "inconclusive: " << verdict.reason << suffix << "\n";
+    queries();
     break;
   case Verdict::Status::Error:
     out << "internal error: " << verdict.reason << suffix << "\n";
@@ -161,6 +174,7 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     out << fmt::format("{} finding{}", verdict.findings.size(),
                        verdict.findings.size() == 1 ? "" : "s")
         << suffix << "\n";
+    queries();
     // Findings from an incomplete search: there may be more, of other kinds too.
     if (!verdict.reason.empty())
       out << "incomplete search: " << verdict.reason << "\n";

@@ -51,7 +51,8 @@ bool isTimeStatistic(const std::string &key);
 
 /// Renders a verdict: its first line starts with "verified", "inconclusive" or
 /// "N finding(s)", names the instance (when verified) and the engine and gives its
-/// statistics; findings follow. Without `timing` the output is byte-identical for
+/// statistics; with `timing`, a solver engine's per-query statistics follow, one line
+/// each ("  query 1: ..."); findings follow. Without `timing` the output is byte-identical for
 /// the same verdict.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading);

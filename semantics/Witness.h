@@ -33,6 +33,12 @@ struct EngineResult {
   std::string reason;
   /// Engine statistics in a stable order: "states" -> "1234", "time" -> "0.3 s".
   std::vector<std::pair<std::string, std::string>> stats;
+  /// One record per solver query (z3), each in the form of `stats`; keys ending in
+  /// "time" are times (not byte-identical).
+  std::vector<std::vector<std::pair<std::string, std::string>>> queries;
+  /// The engine whose witnesses these are, when an engine hands the instance to
+  /// another (`--engine auto`: explore or z3); empty: the engine that was run.
+  std::string decidedBy;
 };
 
 /// The trace text of one step taken from `before` (which it must be enabled in):

@@ -32,14 +32,15 @@ double secondsSince(Clock::time_point begin) {
 /// violated property is found this way far more cheaply than by a satisfiable query
 /// on a large instance; what the runs miss goes to the solver, so the answers do not
 /// depend on them. Deterministic: a fixed generator and seed.
-void simulate(const semantics::Machine &machine, int32_t runs, std::vector<bool> &decided,
-              EngineResult &result, int64_t &found) {
+/// The runs stop early at `deadline` (they only save queries, so stopping is sound).
+void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point deadline,
+              std::vector<bool> &decided, EngineResult &result, int64_t &found) {
   std::mt19937_64 random(0x5eed);
   semantics::ControlState state;
   std::vector<report::ScheduleStep> steps;
   std::vector<semantics::ObligationIndex> violated;
   const semantics::Properties &props = machine.properties();
-  for (int32_t run = 0; run < runs; ++run) {
+  for (int32_t run = 0; run < runs && Clock::now() < deadline; ++run) {
     state = machine.initialState();
     report::Schedule schedule;
     std::vector<uint64_t> priority(static_cast<size_t>(machine.deviceCount()) +
@@ -47,7 +48,9 @@ void simulate(const semantics::Machine &machine, int32_t runs, std::vector<bool>
     for (uint64_t &p : priority)
       p = random();
     std::set<model::DmaId> inFlight;
-    while (true) {
+    for (uint64_t taken = 0;; ++taken) {
+      if (taken % 1024 == 1023 && Clock::now() >= deadline)
+        return;
       machine.enabledSteps(state, steps, &inFlight);
       if (steps.empty()) {
         violated.clear();
@@ -102,6 +105,30 @@ void simulate(const semantics::Machine &machine, int32_t runs, std::vector<bool>
   }
 }
 
+/// The size of formula `e`: its distinct uninterpreted constants (the encoding's
+/// variables it mentions) and its distinct subterms.
+std::pair<int64_t, int64_t> formulaSize(const z3::expr &e) {
+  std::set<unsigned> seen;
+  int64_t constants = 0;
+  std::vector<z3::expr> todo{e};
+  while (!todo.empty()) {
+    z3::expr t = todo.back();
+    todo.pop_back();
+    if (!seen.insert(t.id()).second)
+      continue;
+    if (t.is_const() && t.decl().decl_kind() == Z3_OP_UNINTERPRETED)
+      ++constants;
+    if (t.is_app())
+      for (unsigned i = 0; i < t.num_args(); ++i)
+        todo.push_back(t.arg(i));
+  }
+  return {constants, static_cast<int64_t>(seen.size())};
+}
+
+const char *answerName(z3::check_result answer) {
+  return answer == z3::sat ? "sat" : answer == z3::unsat ? "unsat" : "unknown";
+}
+
 /// A query's assumption literal: "q_race.0" (a valid SMT-LIB simple symbol).
 z3::expr literalFor(z3::context &ctx, const semantics::Property &p) {
   return ctx.bool_const(("q_" + p.id).c_str());
@@ -124,8 +151,12 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   z3::context ctx;
   Encoder encoder(ctx, machine, options.staticAnalysis);
   z3::solver solver(ctx);
-  for (const z3::expr &c : encoder.base())
+  z3::expr_vector base(ctx);
+  for (const z3::expr &c : encoder.base()) {
     solver.add(c);
+    base.push_back(c);
+  }
+  const int64_t baseVariables = formulaSize(z3::mk_and(base)).first;
   const double encodeSeconds = secondsSince(begin);
 
   int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, statically = 0;
@@ -138,7 +169,10 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   bool outOfTime = false;
 
   int64_t simulated = 0;
-  simulate(machine, options.simulationRuns, decided, result, simulated);
+  simulate(machine, options.simulationRuns,
+           begin + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(options.timeoutSeconds)),
+           decided, result, simulated);
   sat += simulated;
 
   // Every obligation of a property ordered by the static happens-before: unsat
@@ -182,7 +216,8 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     z3::expr_vector disjuncts(ctx);
     for (PropertyIndex p : group)
       disjuncts.push_back(encoder.query(p));
-    solver.add(z3::implies(literal, z3::mk_or(disjuncts)));
+    const z3::expr query = z3::mk_or(disjuncts);
+    solver.add(z3::implies(literal, query));
     solver.set("timeout", static_cast<unsigned>(std::max(1.0, std::ceil(left * 1000))));
     z3::expr_vector assumptions(ctx);
     assumptions.push_back(literal);
@@ -202,12 +237,34 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     auto &[n, seconds] = family[props.property(group.front()).kind];
     n += 1;
     seconds += took;
+    const auto [variables, nodes] = formulaSize(query);
+    const semantics::Property &first = props.property(group.front());
+    result.queries.push_back({
+        {"query", name},
+        {"family", report::findingKindName(first.kind)},
+        {"properties", group.size() == 1 ? first.id : std::to_string(group.size())},
+        {"answer",
+         answer != z3::unknown
+             ? std::string(answerName(answer))
+             : fmt::format("unknown ({})", failure.empty() ? solver.reason_unknown() : failure)},
+        {"variables", std::to_string(variables)},
+        {"terms", std::to_string(nodes)},
+        {"assertions", std::to_string(solver.assertions().size())},
+        {"time", fmt::format("{:.3f} s", took)},
+    });
     if (answer == z3::sat)
       model = solver.get_model();
-    else if (answer == z3::unknown && firstUnknown.empty())
+    else if (answer == z3::unknown && firstUnknown.empty()) {
+      // The reason with the numbers: which limit, and how much of it was used.
+      std::string why = failure.empty() ? solver.reason_unknown() : failure;
+      if (why.find("memout") != std::string::npos || why.find("memory") != std::string::npos)
+        why += fmt::format(", memory limit {} MB", options.memoryMb);
+      else if (why == "timeout" || why == "canceled")
+        why += fmt::format(", time limit {:g} s, {:.1f} s used", options.timeoutSeconds,
+                           secondsSince(begin));
       firstUnknown =
-          fmt::format("z3 answered unknown for {} ({})", props.property(group.front()).id,
-                      failure.empty() ? solver.reason_unknown() : failure);
+          fmt::format("z3 answered unknown for {} ({})", props.property(group.front()).id, why);
+    }
     solver.add(!literal);
     return answer;
   };
@@ -264,7 +321,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   }
   if (outOfTime) {
     result.complete = false;
-    result.reason = fmt::format("time limit of {} s reached with {} of {} properties decided",
+    result.reason = fmt::format("time limit of {:g} s reached with {} of {} properties decided",
                                 options.timeoutSeconds,
                                 std::count(decided.begin(), decided.end(), true), count);
   }
@@ -286,6 +343,8 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     result.stats.push_back({"found by simulation", std::to_string(simulated)});
   result.stats.push_back({"derived edges", std::to_string(encoder.derivedEdges())});
   result.stats.push_back({"steps", std::to_string(encoder.stepCount())});
+  result.stats.push_back({"variables", std::to_string(baseVariables)});
+  result.stats.push_back({"assertions", std::to_string(encoder.base().size())});
   result.stats.push_back({"semaphores counted", std::to_string(encoder.countingForm())});
   result.stats.push_back({"semaphores summed", std::to_string(encoder.sumForm())});
   result.stats.push_back({"encoding time", fmt::format("{:.2f} s", encodeSeconds)});
