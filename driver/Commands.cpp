@@ -71,12 +71,22 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   for (const Engine &e : engines())
     names.push_back(e.name);
   cmd->add_option("--engine", o.engine,
-                  fmt::format("engine: {} (default explore; `dkv engines` lists them)",
-                              fmt::join(names, ", ")))
+                  fmt::format("engine: {} (default auto: explore within {} states, then z3; "
+                              "`dkv engines` lists them)",
+                              fmt::join(names, ", "), o.autoStates))
       ->check(CLI::IsMember(names));
-  cmd->add_option("--max-states", o.maxStates, "explore: state budget")
+  cmd->add_option_function<uint64_t>(
+         "--max-states",
+         [&o](uint64_t states) {
+           o.maxStates = states;
+           o.autoStates = states;
+         },
+         fmt::format("explore: state budget (default {}; with --engine auto, explore's budget "
+                     "before z3 takes over, default {})",
+                     o.maxStates, o.autoStates))
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cmd->add_option("--timeout", o.timeoutSeconds, "spin, z3: time limit in seconds")
+  cmd->add_option("--timeout", o.timeoutSeconds,
+                  "spin, z3: time limit in seconds (auto: z3 gets what explore left of it)")
       ->check(CLI::Range(1.0, 86400.0));
   cmd->add_option("--memory", o.memoryMb, "spin, z3: memory limit in MB (pan's, Z3's)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));

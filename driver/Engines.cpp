@@ -7,9 +7,82 @@
 #include "smt/Smt.h"
 #include "support/Invariant.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
 namespace dkv::driver {
 
 namespace {
+
+/// The value of statistic `key` of `result`, or "" if it has none.
+std::string statistic(const semantics::EngineResult &result, const std::string &key) {
+  for (const auto &[k, value] : result.stats)
+    if (k == key)
+      return value;
+  return "";
+}
+
+/// `--engine auto`: explore within `autoStates` states; if it searched the whole state
+/// space it decided. Otherwise (its budget or memory ran out) z3 decides, with the
+/// time explore left of `--timeout`. The statistics say which engine decided and why
+/// ("explore reached 200000 states, decided by z3"), then that engine's own (explore's
+/// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
+/// engines' numbers, and the witnesses explore found before its budget stay (for the
+/// properties z3 found none for).
+semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o) {
+  const auto begin = std::chrono::steady_clock::now();
+  executor::ExploreOptions exploreOptions;
+  exploreOptions.maxStates = o.autoStates;
+  semantics::EngineResult explored = executor::explore(machine, exploreOptions);
+  if (explored.complete) {
+    explored.decidedBy = "explore";
+    explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
+    return explored;
+  }
+  const std::string states = statistic(explored, "states");
+  const bool budget = !statistic(explored, "budget").empty();
+  std::pair<std::string, std::string> why =
+      budget && !states.empty()
+          ? std::pair<std::string, std::string>{"explore reached", states + " states"}
+          : std::pair<std::string, std::string>{"explore stopped", explored.reason};
+
+  smt::SmtOptions smtOptions;
+  const double spent =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  smtOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
+  smtOptions.memoryMb = o.memoryMb;
+  semantics::EngineResult solved = smt::checkWithZ3(machine, smtOptions);
+
+  semantics::EngineResult result;
+  result.complete = solved.complete;
+  result.witnesses = std::move(solved.witnesses);
+  result.decidedBy = "z3";
+  result.stats.push_back(why);
+  result.stats.push_back(solved.complete
+                             ? std::pair<std::string, std::string>{"decided by", "z3"}
+                             : std::pair<std::string, std::string>{"z3", "inconclusive"});
+  for (const auto &[key, value] : explored.stats)
+    if (key == "transitions" || key == "time")
+      result.stats.push_back({"explore " + key, value});
+  result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
+  if (!solved.complete) {
+    result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
+    // explore's witnesses hold whatever z3 could not decide; with both engines'
+    // witnesses in one verdict, the findings name the engine "auto".
+    std::set<semantics::PropertyIndex> found;
+    for (const semantics::Witness &w : result.witnesses)
+      found.insert(w.property);
+    for (semantics::Witness &w : explored.witnesses)
+      if (!found.count(w.property)) {
+        result.witnesses.push_back(std::move(w));
+        result.decidedBy = "auto";
+      }
+  }
+  return result;
+}
 
 std::vector<Engine> &table() {
   static std::vector<Engine> engines = {
@@ -34,6 +107,9 @@ std::vector<Engine> &table() {
          options.memoryMb = o.memoryMb;
          return smt::checkWithZ3(machine, options);
        }},
+      {"auto",
+       "explore within a small state budget, then z3 if explore cannot finish (the default)",
+       runAuto},
   };
   return engines;
 }
@@ -56,8 +132,9 @@ const Engine *findEngine(const std::string &name) {
 
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
                           const CheckOptions &options) {
-  report::Verdict verdict =
-      semantics::buildVerdict(machine, engine.run(machine, options), engine.name);
+  semantics::EngineResult result = engine.run(machine, options);
+  const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
+  report::Verdict verdict = semantics::buildVerdict(machine, std::move(result), decidedBy);
   if (verdict.status == report::Verdict::Status::Error)
     return verdict;
   // Every witness replays in the executor with real data, which confirms it and shows

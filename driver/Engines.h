@@ -16,9 +16,12 @@ namespace dkv::driver {
 
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
-  std::string engine = "explore";      ///< a registered engine's name
-  uint64_t maxStates = 2'000'000;      ///< explore's state budget
-  double timeoutSeconds = 600;         ///< spin's and z3's time limit
+  std::string engine = "auto";    ///< a registered engine's name
+  uint64_t maxStates = 2'000'000; ///< explore's state budget
+  /// explore's budget under `--engine auto` before z3 takes over (`--max-states` sets
+  /// both; the default decides every 2- and 3-device example with explore, docs/smt.md)
+  uint64_t autoStates = 200'000;
+  double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
   int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
   bool confirm = true;                 ///< replay witnesses in the executor
   std::string keepDir;                 ///< spin: keep the work directory here
@@ -38,7 +41,10 @@ struct Engine {
   std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &)> run;
 };
 
-/// Every registered engine, in registration order (explore, spin, z3, then any added).
+/// Every registered engine, in registration order (explore, spin, z3, auto, then any
+/// added). `auto` (the default) runs explore with the budget `autoStates` and, when
+/// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
+/// auto"); its verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.
@@ -47,9 +53,10 @@ void registerEngine(Engine engine);
 const Engine *findEngine(const std::string &name);
 
 /// Runs `engine` on the machine's instance and builds its verdict the same way for
-/// every engine: semantics::buildVerdict (a witness that does not replay to its
-/// property is an internal error), executor::confirmFindings unless
-/// `options.confirm` is false, then the static pre-check's findings joined in.
+/// every engine (its findings name the engine that found them, `decidedBy` when set):
+/// semantics::buildVerdict (a witness that does not replay to its property is an internal error),
+/// executor::confirmFindings unless `options.confirm` is false, then the static pre-check's
+/// findings joined in.
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
                           const CheckOptions &options);
 

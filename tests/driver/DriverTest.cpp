@@ -112,6 +112,76 @@ TEST(Engines, CheckCommandRunsARegisteredEngine) {
       << out.str();
 }
 
+/// The statistic `key` of `v`, or "(none)".
+std::string statistic(const report::Verdict &v, const std::string &key) {
+  for (const auto &[k, value] : v.stats)
+    if (k == key)
+      return value;
+  return "(none)";
+}
+
+std::vector<std::string> violated(const report::Verdict &v) {
+  std::vector<std::string> ids;
+  for (const report::Finding &f : v.findings)
+    ids.push_back(f.property);
+  return ids;
+}
+
+TEST(Engines, AutoIsTheDefaultAndExploreDecidesWithinItsBudget) {
+  EXPECT_EQ(CheckOptions{}.engine, "auto");
+  ASSERT_NE(findEngine("auto"), nullptr);
+  std::optional<model::Program> program = executor::testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  CheckOptions options;
+  report::Verdict v = runEngine(*findEngine("auto"), instance.machine(), options);
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+  ASSERT_FALSE(v.stats.empty());
+  EXPECT_EQ(v.stats[0], (std::pair<std::string, std::string>{"decided by", "explore"}));
+  EXPECT_EQ(statistic(v, "states"), "48");
+  for (const report::Finding &f : v.findings)
+    EXPECT_EQ(f.engine, "explore");
+  EXPECT_EQ(violated(v), violated(runEngine(*findEngine("explore"), instance.machine(), options)));
+}
+
+TEST(Engines, AutoHandsOverToZ3AtTheBudgetAndSaysWhy) {
+  for (const char *example : {"zero_dst_race.dk", "right_permute.dk"}) {
+    std::optional<model::Program> program = executor::testing::lowerExample(example, 2);
+    ASSERT_TRUE(program);
+    semantics::Instance instance(std::move(*program));
+    CheckOptions options;
+    options.autoStates = 5;
+    report::Verdict v = runEngine(*findEngine("auto"), instance.machine(), options);
+    ASSERT_GE(v.stats.size(), 2u) << example;
+    EXPECT_EQ(v.stats[0].first, "explore reached") << example;
+    EXPECT_EQ(v.stats[1], (std::pair<std::string, std::string>{"decided by", "z3"})) << example;
+    EXPECT_NE(statistic(v, "queries"), "(none)") << example;
+    EXPECT_TRUE(v.reason.empty()) << v.reason;
+    for (const report::Finding &f : v.findings)
+      EXPECT_EQ(f.engine, "z3");
+    report::Verdict explored = runEngine(*findEngine("explore"), instance.machine(), options);
+    EXPECT_EQ(v.status, explored.status) << example;
+    EXPECT_EQ(violated(v), violated(explored)) << example;
+  }
+}
+
+TEST(Engines, AutoInconclusiveInBothEnginesGivesBothReasons) {
+  // A kernel whose properties z3 cannot all decide without a query (its races are
+  // found by simulation or a sat query, both cut off here).
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("all_reduce_no_capacity.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  CheckOptions options;
+  options.autoStates = 5;
+  options.timeoutSeconds = 0; // z3 has no time left: never "verified"
+  report::Verdict v = runEngine(*findEngine("auto"), instance.machine(), options);
+  EXPECT_EQ(v.status, report::Verdict::Status::Inconclusive);
+  EXPECT_EQ(v.reason.rfind("explore: explored ", 0), 0u) << v.reason;
+  EXPECT_NE(v.reason.find("; z3: time limit of 0 s reached"), std::string::npos) << v.reason;
+  EXPECT_EQ(statistic(v, "z3"), "inconclusive");
+}
+
 TEST(RunCommand, PrintsSeedAndOutputs) {
   semantics::Instance p(executor::testing::permute());
   support::SourceManager source;

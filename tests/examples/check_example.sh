@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Checks one example kernel against its `// expect:` annotation with one engine:
-#   check_example.sh DKV FILE ENGINE DEVICES
+#   check_example.sh DKV FILE ENGINE DEVICES [PATTERN]
 # The annotations (read by `dkv parse --annotations`): `// expect: VERDICT [at LINE]`
 # says what `dkv check` must report; `// options: ...` adds command-line options.
+# PATTERN (grep -E), when given, must match the verdict line (e.g. which engine
+# `--engine auto` had decide: "decided by z3").
 set -u
-dkv=$1 file=$2 engine=$3 devices=$4
+dkv=$1 file=$2 engine=$3 devices=$4 pattern=${5:-}
 if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
   echo "$annotations"
@@ -48,4 +50,8 @@ done
 for line in $lines; do
   echo "$output" | grep -q "^[^ ]*:$line:[0-9]*: " || fail "expected a finding at line $line"
 done
-echo "ok: $file (engine $engine, $devices devices): $verdicts"
+if [ -n "$pattern" ]; then
+  echo "$output" | grep -E '^(verified|inconclusive|[0-9]+ findings?)' | grep -qE -- "$pattern" ||
+    fail "expected the verdict line to match '$pattern'"
+fi
+echo "ok: $file (engine $engine, $devices devices): $verdicts${pattern:+ ($pattern)}"
