@@ -13,6 +13,12 @@
 # --invocations 2 (an extra run per option); with DKV_FUZZ_EXTRA=1 every seed also
 # runs with one of --dma-chunks 3, --sem-unit 8 --dma-chunks 2, --no-entry-barrier,
 # --invocations 2 --dma-chunks 2 (by seed mod 4). One kernel at a time.
+# DKV_FUZZ_ENGINES="z3" (a space-separated list of names `dkv engines` lists) compares
+# only those engines with explore instead of every engine; the z3 campaign with the
+# option rotations is
+#   DKV_FUZZ_ENGINES=z3 DKV_FUZZ_EXTRA=1 bash tests/fuzz/differential.sh build/driver/dkv 1 500
+# An unknown name is a usage error (exit 1) before any kernel runs.
+# DKV_FUZZ_TIMEOUT=SEC changes the per-run `timeout` (default 120).
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
 # outputs of every flagged run in WORKDIR/flagged/.
 set -u
@@ -35,6 +41,18 @@ ids() {
   sed -n 's/.* \[\([a-z]*\.[0-9]*\)\]$/\1/p' | tr '\n' ' ' | sed 's/ $//'
 }
 engines=$("$dkv" engines | awk '$1 != "explore" { print $1 }')
+if [ -n "${DKV_FUZZ_ENGINES:-}" ]; then
+  known=$engines
+  engines=""
+  for engine in $DKV_FUZZ_ENGINES; do
+    [ "$engine" = explore ] && continue  # the reference, always run
+    if ! printf '%s\n' $known | grep -qx -- "$engine"; then
+      echo "differential.sh: DKV_FUZZ_ENGINES names '$engine', not an engine of 'dkv engines'" >&2
+      exit 1
+    fi
+    engines+="${engines:+ }$engine"
+  done
+fi
 
 n_ok=0 n_find=0 n_static=0 n_inconc=0 n_flag=0 n_runs=0
 for seed in $(seq "$first" "$last"); do
