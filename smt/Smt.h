@@ -15,8 +15,9 @@ namespace dkv::smt {
 
 /// `dkv check --engine z3`.
 struct SmtOptions {
-  /// Time limit for all queries together, in seconds; a query that runs out makes the
-  /// result incomplete (never verified).
+  /// Time limit for the engine run, in seconds: the simulation stops at it and each
+  /// check gets what is left as Z3's per-check timeout; a query that runs out makes
+  /// the result incomplete (never verified).
   double timeoutSeconds = 600;
   /// Z3's memory limit in MB (its global `memory_high_watermark`, at most 4095 MB);
   /// reaching it makes the remaining checks unknown and the result incomplete. 0: no
@@ -36,7 +37,8 @@ struct SmtOptions {
 /// the model (the executed steps by position, then the violating step); `unsat`
 /// means no run violates the property; `unknown` or the time limit makes the result
 /// incomplete with the reason. Statistics: queries, sat, unsat, unknown, pruned race
-/// pairs, encoding size, the form of each semaphore's wait constraints, solver time.
+/// pairs, encoding size, the form of each semaphore's wait constraints, solver time;
+/// `EngineResult::queries`: one record per check (docs/smt.md, "Statistics").
 /// Never throws.
 semantics::EngineResult checkWithZ3(const semantics::Machine &machine, const SmtOptions &options);
 
