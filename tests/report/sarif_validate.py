@@ -7,7 +7,7 @@ For every example kernel, `dkv check EXAMPLE --devices N --format sarif` (N: the
 smallest count of its `// devices:` annotation, with its `// options:`, i.e.
 `--devices-from-annotations` restricted to one count) must validate and hold one
 result per finding of the JSON report. With --all, also one call over the whole
-directory with --devices-from-annotations -j 2 --max-states 20000. The schema comes from
+directory with --devices-from-annotations -j 2 --engine explore --max-states 20000. The schema comes from
 scripts/install-deps.sh (.deps/sarif/); the validator is Debian's python3-jsonschema.
 """
 import json
