@@ -99,7 +99,8 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("-j,--jobs", o.jobs, "check this many instances in parallel (default 1)")
       ->check(CLI::Range(1u, 256u));
   cmd->add_flag("--timing", o.timing,
-                "print the engine's time statistics (they differ from run to run)");
+                "print the engine's time statistics and z3's per-query figures (they differ from "
+                "run to run)");
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
