@@ -59,6 +59,7 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   semantics::EngineResult result;
   result.complete = solved.complete;
   result.witnesses = std::move(solved.witnesses);
+  result.queries = std::move(solved.queries);
   result.decidedBy = "z3";
   result.stats.push_back(why);
   result.stats.push_back(solved.complete
