@@ -196,8 +196,8 @@ TEST(Compute, CollectiveMatmulMultipliesEveryBlock) {
           for (int64_t i = 0; i < 2; ++i)
             for (int64_t j = 0; j < 4; ++j) {
               double sum = 0;
-              for (int64_t k = 0; k < 4; ++k)
-                sum += inputValue(2, static_cast<model::DeviceId>(b), 0, i * 4 + k) *
+              for (int64_t k = 0; k < 8; ++k)
+                sum += inputValue(2, static_cast<model::DeviceId>(b), 0, i * 8 + k) *
                        inputValue(2, d, 1, k * 4 + j);
               double expected = roundToType(sum, DType::BF16);
               rounded = rounded || expected != sum;
