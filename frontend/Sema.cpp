@@ -279,6 +279,14 @@ private:
     bool known = true;
     bool overflow = false;
     for (auto &axis : m.axes()) {
+      if (axis->name() == "core")
+        // The axis name of pltpu.create_tensorcore_mesh("core"): TensorCores of one chip
+        // share its HBM, while every mesh axis here gives devices memories of their own.
+        diags_.error(axis->range(), "unsupported",
+                     "a TensorCore axis ('core') is not modelled: dkv models one TensorCore "
+                     "per device, and a mesh axis makes devices with their own HBM, which "
+                     "cores of one chip do not have; rename the axis if it is an axis of "
+                     "devices");
       axis->setSize(
           positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
       declare(*axis);

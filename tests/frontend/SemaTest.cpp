@@ -82,7 +82,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"reshape-size", kernel("o[...] = reshape(a, (8, 64))"),
              kernel("o[...] = reshape(v[0:1], (8, 128))")},
         Case{"unsupported", kernel("o[...] = astype(bitcast(h, f32), f32)"),
-             kernel("o[...] = astype(bitcast(h, i16), f32)")}));
+             kernel("o[...] = astype(bitcast(h, i16), f32)")},
+        Case{"unsupported", "mesh x = 2, core = 2\nkernel k() {}",
+             "mesh x = 2, cores = 2\nkernel k() {}"}));
 
 // The compute functions' result types (docs/language.md "Compute on values").
 TEST(Sema, ComputeResultTypes) {
