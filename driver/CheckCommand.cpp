@@ -124,6 +124,8 @@ std::string commandOf(const InstanceOptions &o) {
   std::string text = o.file;
   if (o.devices)
     text += fmt::format(" --devices {}", *o.devices);
+  if (!o.mesh.empty())
+    text += fmt::format(" --mesh {}", o.mesh);
   if (o.model.invocations != 1)
     text += fmt::format(" --invocations {}", o.model.invocations);
   if (o.model.dmaChunks != 1)
@@ -192,11 +194,11 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   ast::Annotations annotations = frontend::readAnnotations(sources->file(*id), diags);
   InstanceOptions options = base;
   options.file = file;
-  if (!diags.hasErrors() && annotations.devices.empty())
+  if (!diags.hasErrors() && annotations.devices.empty() && annotations.meshes.empty())
     diags.error(support::SourceRange{sources->file(*id).loc(1, 1), sources->file(*id).loc(1, 1)},
                 "no-devices-annotation",
-                "no '// devices:' annotation: --devices-from-annotations needs one (or check "
-                "the file with --devices N)");
+                "no '// devices:' or '// mesh:' annotation: --devices-from-annotations needs "
+                "one (or check the file with --devices N or --mesh AXIS=SIZE,...)");
   if (!diags.hasErrors() && !parseOptionWords(annotations.options, options, error))
     diags.error(annotations.optionsRange, "bad-annotation", error);
   if (diags.hasErrors()) {
@@ -211,6 +213,13 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
     Planned p;
     p.options = options;
     p.options.devices = n;
+    p.command = commandOf(p.options);
+    plan.push_back(std::move(p));
+  }
+  for (const std::string &mesh : annotations.meshes) {
+    Planned p;
+    p.options = options;
+    p.options.mesh = mesh;
     p.command = commandOf(p.options);
     plan.push_back(std::move(p));
   }

@@ -25,6 +25,11 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       return support::kExitUsage;
     }
   }
+  frontend::MeshSizes mesh;
+  if (!options.mesh.empty() && !frontend::parseMeshSizes(options.mesh, mesh, error)) {
+    err << "dkv: error: --mesh: " << error << "\n";
+    return support::kExitUsage;
+  }
   std::optional<support::FileId> id = out.sources.load(options.file, error);
   if (!id) {
     err << options.file << ": error: " << error << "\n";
@@ -35,7 +40,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   support::DiagnosticEngine diags(&out.sources);
 
   bool ok = false;
-  out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, diags, ok);
+  out.module =
+      frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags, ok);
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();

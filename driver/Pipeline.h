@@ -26,6 +26,7 @@ namespace dkv::driver {
 struct InstanceOptions {
   std::string file;
   std::optional<int64_t> devices;   ///< --devices
+  std::string mesh;                 ///< --mesh x=2,y=4, as typed (empty: none)
   std::vector<std::string> defines; ///< -D NAME=V, as typed
   model::Options model;             ///< --invocations, --dma-chunks, ...
 };

@@ -1,6 +1,7 @@
 // The `dkv` command: options, subcommands and exit codes.
 #include "driver/Commands.h"
 #include "driver/Pipeline.h"
+#include "frontend/Sema.h"
 #include "support/Invariant.h"
 
 #include <CLI/CLI.hpp>
@@ -53,6 +54,15 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
     cmd->add_option("file", o.file, "kernel file (.dk)")->required();
   auto *devices = cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
                       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--mesh", o.mesh, "sizes of the mesh axes: AXIS=SIZE,... (e.g. x=2,y=4)")
+      ->excludes(devices)
+      ->check(CLI::Validator(
+          [](std::string &text) {
+            frontend::MeshSizes mesh;
+            std::string error;
+            return frontend::parseMeshSizes(text, mesh, error) ? std::string() : error;
+          },
+          "AXIS=SIZE,..."));
   cmd->add_option("-D,--define", o.defines, "set a param: NAME=VALUE")->allow_extra_args(false);
   if (!modelOptions)
     return devices;
@@ -103,7 +113,8 @@ int realMain(int argc, char **argv) {
       ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
                  "check each kernel at every device count of its `// devices:` annotation, "
                  "with its `// options:`")
-      ->excludes(checkDevices);
+      ->excludes(checkDevices)
+      ->excludes(checkCmd->get_option("--mesh"));
   check.toolVersion = DKV_VERSION;
 
   CLI::App *propertiesCmd = app.add_subcommand(

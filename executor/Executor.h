@@ -9,6 +9,7 @@
 #include "semantics/Witness.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,20 @@ double inputValue(uint64_t seed, model::DeviceId device, model::BufferId buffer,
 /// truncation with two's-complement wrap-around; non-finite values become 0 in integer
 /// types.
 double roundToType(double value, model::DType type);
+
+/// The elements (row-major) of a store's value (docs/executor.md "Compute"): every
+/// node is evaluated to an array of its shape, `load` gives a Load's region in
+/// row-major order, `reg` a Register's value. `integerDivision`: `/` truncates (the
+/// store's destination is an integer buffer; dividing by zero gives 0). The result
+/// has the root's element count (the store broadcasts a single element).
+std::vector<double>
+evaluateValue(const model::ValueExpr &value,
+              const std::function<std::vector<double>(const model::Region &)> &load,
+              const std::function<double(model::RegisterId)> &reg, bool integerDivision);
+
+/// The value of `value` (first rounded to `from`) with its bits read as `to`; both
+/// types have the same width and neither is f16 (docs/executor.md "Compute").
+double bitcastValue(double value, model::DType from, model::DType to);
 
 /// Scheduling policies of one run.
 enum class Policy {

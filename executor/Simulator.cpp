@@ -96,6 +96,208 @@ double roundToType(double value, DType type) {
   return value;
 }
 
+namespace {
+
+// The bits of `value` held in `type` (a non-f16 type of at most 32 bits).
+uint32_t bitsOf(double value, DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::BF16: {
+    float f = static_cast<float>(value);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return type == DType::F32 ? bits : bits >> 16;
+  }
+  case DType::I32:
+    return static_cast<uint32_t>(static_cast<int32_t>(value));
+  case DType::U32:
+    return static_cast<uint32_t>(value);
+  case DType::I16:
+    return static_cast<uint16_t>(static_cast<int16_t>(value));
+  case DType::I8:
+    return static_cast<uint8_t>(static_cast<int8_t>(value));
+  case DType::U8:
+    return static_cast<uint8_t>(value);
+  case DType::F16:
+    break;
+  }
+  return 0;
+}
+
+double fromBits(uint32_t bits, DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::BF16: {
+    if (type == DType::BF16)
+      bits <<= 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return static_cast<double>(f);
+  }
+  case DType::I32:
+    return static_cast<double>(static_cast<int32_t>(bits));
+  case DType::U32:
+    return static_cast<double>(bits);
+  case DType::I16:
+    return static_cast<double>(static_cast<int16_t>(static_cast<uint16_t>(bits)));
+  case DType::I8:
+    return static_cast<double>(static_cast<int8_t>(static_cast<uint8_t>(bits)));
+  case DType::U8:
+    return static_cast<double>(static_cast<uint8_t>(bits));
+  case DType::F16:
+    break;
+  }
+  return 0;
+}
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+double bitcastValue(double value, DType from, DType to) {
+  return fromBits(bitsOf(roundToType(value, from), from), to);
+}
+
+std::vector<double> evaluateValue(const ValueExpr &value,
+                                  const std::function<std::vector<double>(const Region &)> &load,
+                                  const std::function<double(RegisterId)> &reg,
+                                  bool integerDivision) {
+  using Op = ValueNode::Op;
+  const std::vector<ValueNode> &nodes = value.nodes;
+  std::vector<std::vector<double>> v(nodes.size());
+  static const std::vector<double> zero{0.0};
+  auto arg = [&](int32_t i) -> const std::vector<double> & {
+    return i >= 0 && static_cast<size_t>(i) < v.size() && !v[i].empty() ? v[i] : zero;
+  };
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const ValueNode &node = nodes[n];
+    const size_t count = static_cast<size_t>(elementsOf(node.shape));
+    std::vector<double> &out = v[n];
+    const std::vector<double> &a = arg(node.lhs), &b = arg(node.rhs), &c = arg(node.third);
+    auto at = [](const std::vector<double> &x, size_t e) { return x.size() == 1 ? x[0] : x[e]; };
+    auto elementwise = [&](auto f) {
+      out.resize(count);
+      for (size_t e = 0; e < count; ++e)
+        out[e] = f(at(a, e), at(b, e), at(c, e));
+    };
+    switch (node.op) {
+    case Op::Const:
+      out.assign(1, node.constant);
+      break;
+    case Op::Load:
+      out = load(node.region);
+      break;
+    case Op::Register:
+      out.assign(1, reg(node.reg));
+      break;
+    case Op::Neg:
+      elementwise([](double x, double, double) { return -x; });
+      break;
+    case Op::Add:
+      elementwise([](double x, double y, double) { return x + y; });
+      break;
+    case Op::Sub:
+      elementwise([](double x, double y, double) { return x - y; });
+      break;
+    case Op::Mul:
+      elementwise([](double x, double y, double) { return x * y; });
+      break;
+    case Op::Div:
+      // Integer division truncates; dividing an integer by zero gives 0.
+      elementwise([&](double x, double y, double) {
+        return integerDivision ? (y == 0 ? 0.0 : std::trunc(x / y)) : x / y;
+      });
+      break;
+    case Op::Min:
+      elementwise([](double x, double y, double) { return std::min(x, y); });
+      break;
+    case Op::Max:
+      elementwise([](double x, double y, double) { return std::max(x, y); });
+      break;
+    case Op::Lt:
+      elementwise([](double x, double y, double) { return x < y ? 1.0 : 0.0; });
+      break;
+    case Op::Le:
+      elementwise([](double x, double y, double) { return x <= y ? 1.0 : 0.0; });
+      break;
+    case Op::Gt:
+      elementwise([](double x, double y, double) { return x > y ? 1.0 : 0.0; });
+      break;
+    case Op::Ge:
+      elementwise([](double x, double y, double) { return x >= y ? 1.0 : 0.0; });
+      break;
+    case Op::Eq:
+      elementwise([](double x, double y, double) { return x == y ? 1.0 : 0.0; });
+      break;
+    case Op::Ne:
+      elementwise([](double x, double y, double) { return x != y ? 1.0 : 0.0; });
+      break;
+    case Op::Select:
+      elementwise([](double cond, double x, double y) { return cond != 0 ? x : y; });
+      break;
+    case Op::AsType:
+      elementwise([&](double x, double, double) { return roundToType(x, node.dtype); });
+      break;
+    case Op::Bitcast:
+      elementwise([&](double x, double, double) { return bitcastValue(x, node.from, node.dtype); });
+      break;
+    case Op::Reshape:
+      out = a;
+      out.resize(count, a.size() == 1 ? a[0] : 0.0);
+      break;
+    case Op::Dot: {
+      // [M, K] x [K, N]: each element is the sum over k in index order, in double
+      // precision (the store or an astype rounds it).
+      const std::vector<int64_t> &as = nodes[node.lhs].shape, &bs = nodes[node.rhs].shape;
+      const size_t m = static_cast<size_t>(as[0]), k = static_cast<size_t>(as[1]),
+                   cols = static_cast<size_t>(bs[1]);
+      out.assign(m * cols, 0.0);
+      for (size_t i = 0; i < m; ++i)
+        for (size_t j = 0; j < cols; ++j) {
+          double sum = 0;
+          for (size_t l = 0; l < k; ++l)
+            sum += at(a, i * k + l) * at(b, l * cols + j);
+          out[i * cols + j] = sum;
+        }
+      break;
+    }
+    case Op::Sum:
+    case Op::ReduceMax:
+    case Op::ReduceMin: {
+      const std::vector<int64_t> &s = nodes[node.lhs].shape;
+      size_t outer = 1, len = static_cast<size_t>(elementsOf(s)), inner = 1;
+      if (node.axis >= 0) {
+        const size_t axis = static_cast<size_t>(node.axis);
+        outer = static_cast<size_t>(elementsOf({s.begin(), s.begin() + node.axis}));
+        len = static_cast<size_t>(s[axis]);
+        inner = static_cast<size_t>(elementsOf({s.begin() + node.axis + 1, s.end()}));
+      }
+      out.assign(outer * inner, 0.0);
+      for (size_t o = 0; o < outer; ++o)
+        for (size_t i = 0; i < inner; ++i) {
+          double r = at(a, o * len * inner + i);
+          for (size_t j = 1; j < len; ++j) {
+            double x = at(a, (o * len + j) * inner + i);
+            r = node.op == Op::Sum         ? r + x
+                : node.op == Op::ReduceMax ? std::max(r, x)
+                                           : std::min(r, x);
+          }
+          out[o * inner + i] = r;
+        }
+      break;
+    }
+    }
+  }
+  if (value.root < 0 || static_cast<size_t>(value.root) >= v.size())
+    return {};
+  return v[value.root];
+}
+
 std::vector<int64_t> regionElements(const Buffer &buffer, const Region &region) {
   const size_t rank = buffer.shape.size();
   std::vector<int64_t> begin(rank), end(rank), stride(rank);
@@ -223,65 +425,17 @@ void Simulator::runStore(DeviceId d, const Store &store) {
   if (store.dst.buffer < 0 || static_cast<size_t>(store.dst.buffer) >= program_.buffers.size())
     return;
   const bool integer = isInteger(program_.buffers[store.dst.buffer].dtype);
-  const std::vector<ValueNode> &nodes = store.value.nodes;
   const size_t count = regionElements(program_.buffers[store.dst.buffer], store.dst).size();
-  // All loads happen before the write (a store is atomic).
-  std::vector<std::vector<double>> loads(nodes.size());
-  for (size_t n = 0; n < nodes.size(); ++n)
-    if (nodes[n].op == ValueNode::Op::Load)
-      loads[n] = gather(d, nodes[n].region);
+  // Every load reads memory before the write (a store is atomic).
+  std::vector<double> value = evaluateValue(
+      store.value, [&](const Region &r) { return gather(d, r); },
+      [&](RegisterId r) {
+        return r >= 0 && static_cast<size_t>(r) < registers_[d].size() ? registers_[d][r] : 0.0;
+      },
+      integer);
   std::vector<double> result(count, 0);
-  std::vector<double> v(nodes.size(), 0);
-  auto operand = [&](int32_t i) {
-    return i >= 0 && static_cast<size_t>(i) < v.size() ? v[i] : 0.0;
-  };
-  for (size_t e = 0; e < count; ++e) {
-    for (size_t n = 0; n < nodes.size(); ++n) {
-      const ValueNode &node = nodes[n];
-      double a = operand(node.lhs), b = operand(node.rhs);
-      switch (node.op) {
-      case ValueNode::Op::Const:
-        v[n] = node.constant;
-        break;
-      case ValueNode::Op::Load: {
-        const std::vector<double> &l = loads[n];
-        v[n] = l.empty() ? 0.0 : l.size() == 1 ? l[0] : l[e % l.size()];
-        break;
-      }
-      case ValueNode::Op::Register:
-        v[n] = node.reg >= 0 && static_cast<size_t>(node.reg) < registers_[d].size()
-                   ? registers_[d][node.reg]
-                   : 0.0;
-        break;
-      case ValueNode::Op::Neg:
-        v[n] = -a;
-        break;
-      case ValueNode::Op::Add:
-        v[n] = a + b;
-        break;
-      case ValueNode::Op::Sub:
-        v[n] = a - b;
-        break;
-      case ValueNode::Op::Mul:
-        v[n] = a * b;
-        break;
-      case ValueNode::Op::Div:
-        // Integer division truncates; dividing an integer by zero gives 0.
-        if (integer)
-          v[n] = b == 0 ? 0.0 : std::trunc(a / b);
-        else
-          v[n] = a / b;
-        break;
-      case ValueNode::Op::Min:
-        v[n] = std::min(a, b);
-        break;
-      case ValueNode::Op::Max:
-        v[n] = std::max(a, b);
-        break;
-      }
-    }
-    result[e] = operand(store.value.root);
-  }
+  for (size_t e = 0; e < count; ++e)
+    result[e] = value.empty() ? 0.0 : value.size() == 1 ? value[0] : value[e % value.size()];
   scatter(d, store.dst, result);
 }
 

@@ -160,6 +160,28 @@ std::string_view toString(DmaMethod method) {
   return "?";
 }
 
+std::string_view toString(ComputeOp op) {
+  switch (op) {
+  case ComputeOp::Dot:
+    return "dot";
+  case ComputeOp::AsType:
+    return "astype";
+  case ComputeOp::Sum:
+    return "sum";
+  case ComputeOp::ReduceMax:
+    return "max";
+  case ComputeOp::ReduceMin:
+    return "min";
+  case ComputeOp::Where:
+    return "where";
+  case ComputeOp::Reshape:
+    return "reshape";
+  case ComputeOp::Bitcast:
+    return "bitcast";
+  }
+  return "?";
+}
+
 std::string_view toString(TypeKind kind) {
   switch (kind) {
   case TypeKind::Error:
@@ -172,6 +194,8 @@ std::string_view toString(TypeKind kind) {
     return "float";
   case TypeKind::Value:
     return "value";
+  case TypeKind::Mask:
+    return "mask";
   case TypeKind::Ref:
     return "ref";
   case TypeKind::Sem:
@@ -222,6 +246,8 @@ std::string Type::str() const {
     return runtime ? "int (run time)" : "int";
   case TypeKind::Value:
     return "value " + std::string(toString(dtype)) + shapeString(shape);
+  case TypeKind::Mask:
+    return "mask" + shapeString(shape);
   case TypeKind::Ref:
     return "ref " + std::string(toString(dtype)) + shapeString(shape);
   case TypeKind::Sem: {
@@ -271,6 +297,7 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(MappingExpr)
     DKV_KIND(CopyExpr)
     DKV_KIND(RemoteCopyExpr)
+    DKV_KIND(ComputeExpr)
     DKV_KIND(Block)
     DKV_KIND(MeshDecl)
     DKV_KIND(KernelDecl)

@@ -79,6 +79,20 @@ enum class Builtin {
 };
 std::string_view toString(Builtin builtin);
 
+/// Compute on values (jnp / lax / pltpu functions on loaded refs), only in values
+/// stored to refs. docs/language.md "Compute".
+enum class ComputeOp {
+  Dot,       ///< dot(a, b): 2-D contraction (jnp.dot / pl.dot)
+  AsType,    ///< astype(x, dtype): conversion (x.astype)
+  Sum,       ///< sum(x, axis = k): reduction (jnp.sum)
+  ReduceMax, ///< max(x, axis = k) (jnp.max)
+  ReduceMin, ///< min(x, axis = k) (jnp.min)
+  Where,     ///< where(cond, a, b): element-wise selection (jnp.where)
+  Reshape,   ///< reshape(x, (d0, d1, ...)) (jnp.reshape, a ref's .reshape read whole)
+  Bitcast,   ///< bitcast(x, dtype): reinterpret the bits (pltpu.bitcast)
+};
+std::string_view toString(ComputeOp op);
+
 /// Methods of a DMA descriptor.
 enum class DmaMethod { Start, Wait, WaitSend, WaitRecv };
 std::string_view toString(DmaMethod method);
@@ -98,6 +112,7 @@ enum class TypeKind {
   Descriptor, ///< a DMA descriptor (copy / remote_copy)
   Axis,       ///< a mesh axis name
   Device,     ///< a device tuple or mapping
+  Mask,       ///< an element-wise comparison of values (only as the condition of where)
 };
 std::string_view toString(TypeKind kind);
 
@@ -108,8 +123,8 @@ struct Type {
   static constexpr int64_t kDynamic = -1;
 
   TypeKind kind = TypeKind::Error;
-  DType dtype = DType::F32;           ///< Value, Ref
-  std::vector<int64_t> shape;         ///< Value, Ref: extents after dropping single-index dims
+  DType dtype = DType::F32;   ///< Value, Ref
+  std::vector<int64_t> shape; ///< Value, Ref, Mask: extents after dropping single-index dims
   SemKind semKind = SemKind::Regular; ///< Sem
   size_t semRank = 0;                 ///< Sem: array dims not yet indexed (0: one semaphore)
   bool remote = false;                ///< Descriptor: remote_copy
@@ -166,6 +181,7 @@ public:
     MappingExpr,
     CopyExpr,
     RemoteCopyExpr,
+    ComputeExpr,
     // Others.
     Block,
     MeshDecl,
@@ -177,7 +193,7 @@ public:
     FirstStmt = ScratchStmt,
     LastStmt = WaitStmt,
     FirstExpr = ErrorExpr,
-    LastExpr = RemoteCopyExpr,
+    LastExpr = ComputeExpr,
   };
 
   Node(const Node &) = delete;
@@ -456,6 +472,43 @@ public:
 
 private:
   ExprPtr src_, dst_, sendSem_, recvSem_, device_;
+};
+
+/// `dot(a, b)`, `astype(x, bf16)`, `sum(x, axis = 1)`, `max(x, axis = 0)`,
+/// `where(x > 0.0, x, 0.0)`, `reshape(x, (4, 256))`, `bitcast(x, i32)`: compute on
+/// values (only in a value stored to a ref). The parser binds the arguments: `operands`
+/// are the array operands in order; `dtype` the target / preferred element type;
+/// `axis` the reduction axis (null: every axis); `dims` the new shape of a reshape.
+class ComputeExpr final : public Expr {
+public:
+  ComputeExpr(SourceRange range, ComputeOp op, std::vector<ExprPtr> operands,
+              std::optional<DType> dtype, ExprPtr axis, std::vector<ExprPtr> dims)
+      : Expr(Kind::ComputeExpr, range), op_(op), operands_(std::move(operands)), dtype_(dtype),
+        axis_(std::move(axis)), dims_(std::move(dims)) {}
+  ComputeOp op() const { return op_; }
+  const std::vector<ExprPtr> &operands() const { return operands_; }
+  std::vector<ExprPtr> &operands() { return operands_; }
+  std::optional<DType> dtype() const { return dtype_; }
+  const Expr *axis() const { return axis_.get(); }
+  Expr *axis() { return axis_.get(); }
+  const std::vector<ExprPtr> &dims() const { return dims_; }
+  std::vector<ExprPtr> &dims() { return dims_; }
+  /// Set by sema: the reduction axis in 0..rank-1 (a negative axis counts from the end).
+  std::optional<int64_t> axisValue() const { return axisValue_; }
+  void setAxisValue(std::optional<int64_t> v) { axisValue_ = v; }
+  /// Set by sema: the shape of a reshape.
+  const std::vector<int64_t> &dimValues() const { return dimValues_; }
+  void setDimValues(std::vector<int64_t> v) { dimValues_ = std::move(v); }
+  DKV_AST_CLASSOF(ComputeExpr)
+
+private:
+  ComputeOp op_;
+  std::vector<ExprPtr> operands_;
+  std::optional<DType> dtype_;
+  ExprPtr axis_;
+  std::vector<ExprPtr> dims_;
+  std::optional<int64_t> axisValue_;
+  std::vector<int64_t> dimValues_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -875,6 +928,11 @@ struct Annotations {
   /// without duplicates. Empty if there is no devices comment.
   std::vector<int64_t> devices;
   SourceRange devicesRange;
+  /// Meshes from `// mesh: x=2,y=2 x=2,y=4` (each one `--mesh` value, normalised to
+  /// `x=2,y=2`), in the order given. Empty if there is no mesh comment; a file has a
+  /// devices comment or a mesh comment, not both.
+  std::vector<std::string> meshes;
+  SourceRange meshRange;
   /// Words of `// options: ...` (several options comments accumulate).
   std::vector<std::string> options;
   SourceRange optionsRange;

@@ -31,6 +31,8 @@ void printAnnotations(const ast::Annotations &annotations, std::ostream &out) {
   }
   if (!annotations.devices.empty())
     out << fmt::format("devices {}\n", fmt::join(annotations.devices, " "));
+  if (!annotations.meshes.empty())
+    out << fmt::format("mesh {}\n", fmt::join(annotations.meshes, " "));
   if (!annotations.options.empty())
     out << fmt::format("options {}\n", fmt::join(annotations.options, " "));
 }

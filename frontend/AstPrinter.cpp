@@ -281,6 +281,15 @@ private:
       if (cast<IndexExpr>(e).ellipsis())
         head += " [...]";
       break;
+    case Node::Kind::ComputeExpr: {
+      const auto &c = cast<ComputeExpr>(e);
+      head += " " + std::string(toString(c.op()));
+      if (c.dtype())
+        head += " " + std::string(toString(*c.dtype()));
+      if (c.axisValue())
+        head += " axis " + std::to_string(*c.axisValue());
+      break;
+    }
     default:
       break;
     }
@@ -342,6 +351,16 @@ private:
       expr(depth + 1, "send", c.sendSem());
       expr(depth + 1, "recv", c.recvSem());
       expr(depth + 1, "device", c.device());
+      break;
+    }
+    case Node::Kind::ComputeExpr: {
+      const auto &c = cast<ComputeExpr>(e);
+      for (const auto &op : c.operands())
+        expr(depth + 1, "", *op);
+      if (c.axis())
+        expr(depth + 1, "axis", *c.axis());
+      for (const auto &d : c.dims())
+        expr(depth + 1, "dim", *d);
       break;
     }
     default:

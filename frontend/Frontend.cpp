@@ -38,6 +38,12 @@ bool parseDefine(const std::string &text, Defines &defines, std::string &error) 
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices,
                                         support::DiagnosticEngine &diags, bool &ok) {
+  return loadModule(file, std::move(defines), devices, MeshSizes{}, diags, ok);
+}
+
+std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
+                                        std::optional<int64_t> devices, const MeshSizes &mesh,
+                                        support::DiagnosticEngine &diags, bool &ok) {
   ok = false;
   std::unique_ptr<ast::Module> module = parseModule(file, diags);
   // Errors that left the module complete (unknown functions, bad annotations, ...) do
@@ -45,6 +51,8 @@ std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines
   if (!module || !module->complete())
     return module;
   if (devices && !applyDevices(*module, *devices, defines, diags))
+    return module;
+  if (!mesh.empty() && !applyMesh(*module, mesh, defines, diags))
     return module;
   bool analyzed = analyze(*module, defines, diags);
   ok = analyzed && !diags.hasErrors();

@@ -27,4 +27,10 @@ std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines
                                         std::optional<int64_t> devices,
                                         support::DiagnosticEngine &diags, bool &ok);
 
+/// The same with `--mesh` sizes (applyMesh, if `mesh` is not empty; at most one of
+/// `devices` and `mesh` is given).
+std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
+                                        std::optional<int64_t> devices, const MeshSizes &mesh,
+                                        support::DiagnosticEngine &diags, bool &ok);
+
 } // namespace dkv::frontend

@@ -1,5 +1,6 @@
 // The dkv parser: input checks, ANTLR lexing and parsing, and the parse-tree -> AST transformer.
 #include "frontend/Parser.h"
+#include "frontend/Sema.h"
 
 #include "DkvLexer.h"
 #include "DkvParser.h"
@@ -316,6 +317,37 @@ void parseAnnotation(std::string_view body, SourceRange range, ast::Annotations 
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
     annotations.devices = std::move(devices);
     annotations.devicesRange = range;
+    if (!annotations.meshes.empty())
+      diags.error(range, "bad-annotation",
+                  "a file has a devices comment or a mesh comment, not both");
+    return;
+  }
+  if (startsWith("mesh:")) {
+    auto words = splitWords(body.substr(5));
+    if (words.empty()) {
+      diags.error(range, "bad-annotation",
+                  "empty mesh comment; expected '// mesh: x=2,y=2' (one or more meshes)");
+      return;
+    }
+    std::vector<std::string> meshes;
+    for (std::string_view w : words) {
+      frontend::MeshSizes sizes;
+      std::string error;
+      if (!frontend::parseMeshSizes(w, sizes, error)) {
+        diags.error(range, "bad-annotation", fmt::format("malformed mesh comment: {}", error));
+        return;
+      }
+      meshes.push_back(frontend::meshSizesText(sizes));
+    }
+    if (!annotations.meshes.empty()) {
+      diags.error(range, "bad-annotation", "duplicate mesh comment");
+      return;
+    }
+    annotations.meshes = std::move(meshes);
+    annotations.meshRange = range;
+    if (!annotations.devices.empty())
+      diags.error(range, "bad-annotation",
+                  "a file has a devices comment or a mesh comment, not both");
     return;
   }
   if (startsWith("options:")) {
@@ -404,18 +436,30 @@ private:
   }
 
   std::optional<ast::DType> dtype(antlr4::Token *token) {
+    return dtypeNamed(token->getText(), range(token));
+  }
+
+  std::optional<ast::DType> dtypeNamed(const std::string &s, SourceRange r) {
     static const std::pair<std::string_view, ast::DType> dtypes[] = {
         {"f32", ast::DType::F32}, {"bf16", ast::DType::BF16}, {"f16", ast::DType::F16},
         {"i32", ast::DType::I32}, {"i16", ast::DType::I16},   {"i8", ast::DType::I8},
         {"u8", ast::DType::U8},   {"u32", ast::DType::U32}};
-    std::string s = token->getText();
     for (const auto &[name, type] : dtypes)
       if (s == name)
         return type;
-    diags_.error(range(token), "unknown-type",
+    diags_.error(r, "unknown-type",
                  fmt::format("unknown element type '{}'; expected f32, bf16, f16, i32, i16, i8, "
                              "u8 or u32",
                              s));
+    return std::nullopt;
+  }
+
+  // An element type given as an argument (`astype(x, bf16)`), or nullopt after a
+  // diagnostic.
+  std::optional<ast::DType> dtypeArg(const ast::Expr &e) {
+    if (const auto *n = ast::dynCast<ast::NameExpr>(&e))
+      return dtypeNamed(n->name(), n->range());
+    diags_.error(e.range(), "unknown-type", "expected an element type (f32, bf16, i32, ...)");
     return std::nullopt;
   }
 
@@ -626,8 +670,9 @@ private:
   };
 
   static bool isExprFunction(std::string_view name) {
-    for (std::string_view f : {"axis_index", "axis_size", "program_id", "num_programs", "read",
-                               "min", "max", "copy", "remote_copy"})
+    for (std::string_view f :
+         {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
+          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast"})
       if (name == f)
         return true;
     return false;
@@ -937,6 +982,90 @@ private:
     return std::make_unique<ast::IndexExpr>(r, std::move(base), std::move(subscripts), false);
   }
 
+  // Compute on values (docs/language.md "Compute"): dot, astype, sum, where, reshape,
+  // bitcast, and min / max with one operand or an `axis` (reductions; with two
+  // positional operands they are element-wise). Null if `name` is none of them; an
+  // ErrorExpr after a diagnostic.
+  ast::ExprPtr computeExpr(DkvParser::CallExprContext *ctx, const std::string &name, SourceRange r,
+                           unsigned &depth) {
+    std::vector<DkvParser::ArgContext *> given;
+    if (ctx->args())
+      given = ctx->args()->arg();
+    auto error = [&] { return std::make_unique<ast::ErrorExpr>(r); };
+    std::vector<ast::ExprPtr> args;
+    std::vector<ast::ExprPtr> operands;
+    std::optional<ast::DType> dtype;
+    ast::ExprPtr axis;
+    std::vector<ast::ExprPtr> dims;
+    ast::ComputeOp op = ast::ComputeOp::Dot;
+    if (name == "dot") {
+      static const ArgSpec spec[] = {{"a", true}, {"b", true}, {"preferred_element_type", false}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      if (args[2] && !(dtype = dtypeArg(*args[2])))
+        return error();
+      operands.push_back(std::move(args[0]));
+      operands.push_back(std::move(args[1]));
+    } else if (name == "astype" || name == "bitcast") {
+      op = name == "astype" ? ast::ComputeOp::AsType : ast::ComputeOp::Bitcast;
+      static const ArgSpec spec[] = {{"x", true}, {"dtype", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      if (!(dtype = dtypeArg(*args[1])))
+        return error();
+      operands.push_back(std::move(args[0]));
+    } else if (name == "sum" ||
+               ((name == "max" || name == "min") &&
+                (given.size() == 1 || std::any_of(given.begin(), given.end(), [](auto *a) {
+                   return a->ID() && a->ID()->getText() == "axis";
+                 })))) {
+      op = name == "sum"   ? ast::ComputeOp::Sum
+           : name == "max" ? ast::ComputeOp::ReduceMax
+                           : ast::ComputeOp::ReduceMin;
+      static const ArgSpec spec[] = {{"x", true}, {"axis", false}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      operands.push_back(std::move(args[0]));
+      axis = std::move(args[1]);
+    } else if (name == "where") {
+      op = ast::ComputeOp::Where;
+      static const ArgSpec spec[] = {{"cond", true}, {"a", true}, {"b", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      for (auto &a : args)
+        operands.push_back(std::move(a));
+    } else if (name == "reshape") {
+      op = ast::ComputeOp::Reshape;
+      static const ArgSpec spec[] = {{"x", true}, {"shape", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      auto *tuple = ast::dynCast<ast::TupleExpr>(args[1].get());
+      if (!tuple) {
+        diags_.error(args[1]->range(), "bad-argument",
+                     "reshape() takes the new shape as a tuple: reshape(x, (4, 256)) or "
+                     "reshape(x, (1024,))");
+        return error();
+      }
+      dims = std::move(tuple->elements());
+      operands.push_back(std::move(args[0]));
+    } else {
+      return nullptr;
+    }
+    // Operands are whole expressions (bounded by the nesting pre-scan); count the
+    // call as one more level.
+    depth = 1;
+    for (const auto &o : operands)
+      depth = std::max(depth, depthOf(*o) + 1);
+    if (depth > limits_.maxExprDepth) {
+      if (!depthReported_)
+        diags_.error(r, "too-deep", "expression too deep");
+      depthReported_ = true;
+      return error();
+    }
+    return std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype, std::move(axis),
+                                              std::move(dims));
+  }
+
   ast::ExprPtr callExpr(DkvParser::CallExprContext *ctx, unsigned &depth) {
     std::string name = ctx->ID()->getText();
     SourceRange r = range(ctx);
@@ -962,6 +1091,8 @@ private:
           return error();
         return std::make_unique<ast::CallExpr>(r, builtin, std::move(args[0]));
       }
+    if (ast::ExprPtr compute = computeExpr(ctx, name, r, depth))
+      return compute;
     if (name == "min" || name == "max") {
       static const ArgSpec spec[] = {{"a", true}, {"b", true}};
       if (!bindArgs(name, r, ctx->args(), spec, args))

@@ -4,6 +4,11 @@
 #include "frontend/IntEval.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 
 #include <exception>
 #include <set>
@@ -274,6 +279,14 @@ private:
     bool known = true;
     bool overflow = false;
     for (auto &axis : m.axes()) {
+      if (axis->name() == "core")
+        // The axis name of pltpu.create_tensorcore_mesh("core"): TensorCores of one chip
+        // share its HBM, while every mesh axis here gives devices memories of their own.
+        diags_.error(axis->range(), "unsupported",
+                     "a TensorCore axis ('core') is not modelled: dkv models one TensorCore "
+                     "per device, and a mesh axis makes devices with their own HBM, which "
+                     "cores of one chip do not have; rename the axis if it is an axis of "
+                     "devices");
       axis->setSize(
           positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
       declare(*axis);
@@ -586,6 +599,8 @@ private:
       diags_.error(e.range(), "misplaced-expr",
                    "device coordinates are only allowed as 'device = ...'");
       return Type::error();
+    case Node::Kind::ComputeExpr:
+      return computeOp(cast<ComputeExpr>(e));
     case Node::Kind::CopyExpr:
     case Node::Kind::RemoteCopyExpr:
       if (!topOfLet) {
@@ -696,7 +711,7 @@ private:
     case BinaryOp::Ge:
       if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
         return Type::simple(TypeKind::Bool);
-      return mismatch();
+      return valueComparison(b, l, r, mismatch);
     default:
       break;
     }
@@ -733,6 +748,231 @@ private:
       return t;
     }
     return asValue(isArray(l) ? l : r);
+  }
+
+  // `x > 0.0` on values: an element-wise mask, only allowed as the condition of
+  // where(). Operands follow the rules of value arithmetic.
+  template <typename Mismatch>
+  Type valueComparison(BinaryExpr &b, const Type &l, const Type &r, Mismatch mismatch) {
+    bool lv = isScalar(l) || isArray(l), rv = isScalar(r) || isArray(r);
+    if (!lv || !rv || (!isArray(l) && !isArray(r)))
+      return mismatch();
+    Type t = Type::simple(TypeKind::Mask);
+    if (isArray(l) && isArray(r)) {
+      if (!shapesCompatible(l.shape, r.shape)) {
+        diags_.error(b.range(), "shape-mismatch",
+                     fmt::format("operands of '{}' have shapes {} and {}", toString(b.op()),
+                                 shapeStr(l.shape), shapeStr(r.shape)));
+        return Type::error();
+      }
+      if (l.dtype != r.dtype) {
+        diags_.error(b.range(), "dtype-mismatch",
+                     fmt::format("operands of '{}' have element types {} and {}", toString(b.op()),
+                                 toString(l.dtype), toString(r.dtype)));
+        return Type::error();
+      }
+    }
+    t.shape = isArray(l) ? l.shape : r.shape;
+    return t;
+  }
+
+  // An array operand of a compute function (a ref is loaded), or an error.
+  Type arrayOperand(Expr &e, std::string_view fn) {
+    Type t = check(e);
+    if (t.isError())
+      return t;
+    if (!isArray(t)) {
+      diags_.error(
+          e.range(), "type-mismatch",
+          fmt::format("{}() needs an array value (a ref or compute on refs), not {}", fn, t.str()));
+      return Type::error();
+    }
+    return asValue(t);
+  }
+
+  static int64_t elementCount(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d == Type::kDynamic)
+        return Type::kDynamic;
+      if (__builtin_mul_overflow(n, d, &n))
+        return Type::kDynamic;
+    }
+    return n;
+  }
+
+  Type computeOp(ComputeExpr &c) {
+    std::string fn(toString(c.op()));
+    auto &ops = c.operands();
+    switch (c.op()) {
+    case ComputeOp::Dot: {
+      Type a = arrayOperand(*ops[0], fn), b = arrayOperand(*ops[1], fn);
+      if (a.isError() || b.isError())
+        return Type::error();
+      if (a.shape.size() != 2 || b.shape.size() != 2) {
+        diags_.error(c.range(), "shape-mismatch",
+                     fmt::format("dot() contracts two 2-D arrays; the operands have shapes {} "
+                                 "and {}",
+                                 shapeStr(a.shape), shapeStr(b.shape)));
+        return Type::error();
+      }
+      if (a.shape[1] != Type::kDynamic && b.shape[0] != Type::kDynamic &&
+          a.shape[1] != b.shape[0]) {
+        diags_.error(c.range(), "shape-mismatch",
+                     fmt::format("dot() of {} and {}: the contracted dimensions differ ({} and "
+                                 "{})",
+                                 shapeStr(a.shape), shapeStr(b.shape), a.shape[1], b.shape[0]));
+        return Type::error();
+      }
+      if (a.dtype != b.dtype) {
+        diags_.error(c.range(), "dtype-mismatch",
+                     fmt::format("operands of dot() have element types {} and {}",
+                                 toString(a.dtype), toString(b.dtype)));
+        return Type::error();
+      }
+      Type t = a;
+      t.shape = {a.shape[0], b.shape[1]};
+      if (c.dtype())
+        t.dtype = *c.dtype();
+      return t;
+    }
+    case ComputeOp::AsType: {
+      Type t = arrayOperand(*ops[0], fn);
+      if (!t.isError())
+        t.dtype = *c.dtype();
+      return t;
+    }
+    case ComputeOp::Bitcast: {
+      Type t = arrayOperand(*ops[0], fn);
+      if (t.isError())
+        return t;
+      DType to = *c.dtype();
+      if (t.dtype == DType::F16 || to == DType::F16) {
+        diags_.error(c.range(), "unsupported",
+                     "bitcast() from or to f16 is not supported: the executor holds f16 values "
+                     "at f32 precision, so their bits are not modelled");
+        return Type::error();
+      }
+      if (byteSize(t.dtype) != byteSize(to)) {
+        diags_.error(c.range(), "unsupported",
+                     fmt::format("bitcast() from {} to {}: element types of different widths "
+                                 "change the shape by the TPU's packing, which is not modelled; "
+                                 "bitcast between types of the same width",
+                                 toString(t.dtype), toString(to)));
+        return Type::error();
+      }
+      t.dtype = to;
+      return t;
+    }
+    case ComputeOp::Sum:
+    case ComputeOp::ReduceMax:
+    case ComputeOp::ReduceMin: {
+      Type t = arrayOperand(*ops[0], fn);
+      if (t.isError())
+        return t;
+      if (!c.axis()) {
+        t.shape.clear(); // every axis: a scalar
+        return t;
+      }
+      auto axis = constInt(*c.axis(), fmt::format("the axis of {}()", fn));
+      if (!axis)
+        return Type::error();
+      int64_t rank = static_cast<int64_t>(t.shape.size());
+      if (*axis < -rank || *axis >= rank) {
+        diags_.error(c.axis()->range(), "axis-out-of-range",
+                     rank == 0 ? fmt::format("{}() over axis {} of a 0-D value", fn, *axis)
+                               : fmt::format("{}() over axis {} of a {}-D value (axes {}..{})", fn,
+                                             *axis, rank, -rank, rank - 1));
+        return Type::error();
+      }
+      int64_t k = *axis < 0 ? *axis + rank : *axis;
+      c.setAxisValue(k);
+      t.shape.erase(t.shape.begin() + k);
+      return t;
+    }
+    case ComputeOp::Where: {
+      Type cond = check(*ops[0]);
+      Type a = check(*ops[1]);
+      Type b = check(*ops[2]);
+      if (cond.isError() || a.isError() || b.isError())
+        return Type::error();
+      if (cond.kind != TypeKind::Mask && cond.kind != TypeKind::Bool) {
+        diags_.error(ops[0]->range(), "type-mismatch",
+                     fmt::format("the condition of where() is a comparison of values (x > 0.0) "
+                                 "or a condition, not {}",
+                                 cond.str()));
+        return Type::error();
+      }
+      for (const Type *t : {&a, &b})
+        if (!isScalar(*t) && !isArray(*t)) {
+          diags_.error(c.range(), "type-mismatch",
+                       fmt::format("where() selects between values, not {}", t->str()));
+          return Type::error();
+        }
+      if (isArray(a) && isArray(b) && a.dtype != b.dtype) {
+        diags_.error(c.range(), "dtype-mismatch",
+                     fmt::format("operands of where() have element types {} and {}",
+                                 toString(a.dtype), toString(b.dtype)));
+        return Type::error();
+      }
+      std::vector<const std::vector<int64_t> *> shapes;
+      if (cond.kind == TypeKind::Mask)
+        shapes.push_back(&cond.shape);
+      for (const Type *t : {&a, &b})
+        if (isArray(*t))
+          shapes.push_back(&t->shape);
+      for (size_t i = 1; i < shapes.size(); ++i)
+        if (!shapesCompatible(*shapes[0], *shapes[i])) {
+          diags_.error(c.range(), "shape-mismatch",
+                       fmt::format("operands of where() have shapes {} and {}",
+                                   shapeStr(*shapes[0]), shapeStr(*shapes[i])));
+          return Type::error();
+        }
+      if (!isArray(a) && !isArray(b)) {
+        if (cond.kind == TypeKind::Mask) {
+          diags_.error(c.range(), "type-mismatch",
+                       "where() with a mask selects between arrays: give at least one array "
+                       "operand");
+          return Type::error();
+        }
+        return Type::simple(TypeKind::Float);
+      }
+      return asValue(isArray(a) ? a : b);
+    }
+    case ComputeOp::Reshape: {
+      Type t = arrayOperand(*ops[0], fn);
+      if (t.isError())
+        return t;
+      std::vector<int64_t> dims;
+      for (auto &d : c.dims()) {
+        auto v = constInt(*d, "a dimension of reshape()");
+        if (!v)
+          return Type::error();
+        if (*v < 1) {
+          diags_.error(d->range(), "invalid-size",
+                       fmt::format("a dimension of reshape() must be at least 1, not {}", *v));
+          return Type::error();
+        }
+        dims.push_back(*v);
+      }
+      int64_t from = elementCount(t.shape), to = elementCount(dims);
+      if (to == Type::kDynamic) {
+        diags_.error(c.range(), "invalid-size", "reshape() to a shape whose size overflows");
+        return Type::error();
+      }
+      if (from != Type::kDynamic && from != to) {
+        diags_.error(c.range(), "reshape-size",
+                     fmt::format("reshape() of a value of shape {} ({} elements) to {} ({} "
+                                 "elements)",
+                                 shapeStr(t.shape), from, shapeStr(dims), to));
+        return Type::error();
+      }
+      c.setDimValues(dims);
+      t.shape = std::move(dims);
+      return t;
+    }
+    }
+    return Type::error();
   }
 
   Type call(CallExpr &c, bool topOfLet) {
@@ -1144,6 +1384,120 @@ std::optional<std::string> applyDevices(const Module &module, int64_t devices, D
     return std::nullopt;
   }
   return std::string();
+}
+
+bool parseMeshSizes(std::string_view text, MeshSizes &mesh, std::string &error) {
+  mesh.clear();
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    size_t eq = item.find('=');
+    std::string_view name = item.substr(0, eq);
+    bool validName = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name)
+      validName = validName && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (eq == std::string_view::npos || !validName) {
+      error = fmt::format("invalid mesh '{}': expected AXIS=SIZE,... (e.g. x=2,y=4)", text);
+      return false;
+    }
+    std::string_view sizeText = item.substr(eq + 1);
+    int64_t size = 0;
+    auto [ptr, ec] = std::from_chars(sizeText.data(), sizeText.data() + sizeText.size(), size);
+    if (sizeText.empty() || ec != std::errc() || ptr != sizeText.data() + sizeText.size()) {
+      error = fmt::format("invalid size '{}' of axis '{}' in mesh '{}'", sizeText, name, text);
+      return false;
+    }
+    if (size < 1 || size > kMaxMeshDevices) {
+      error = fmt::format("size {} of axis '{}' is outside 1..{}", size, name, kMaxMeshDevices);
+      return false;
+    }
+    for (const auto &[other, _] : mesh)
+      if (other == name) {
+        error = fmt::format("axis '{}' given twice in mesh '{}'", name, text);
+        return false;
+      }
+    mesh.emplace_back(std::string(name), size);
+    if (comma == std::string_view::npos)
+      return true;
+    start = comma + 1;
+  }
+}
+
+std::string meshSizesText(const MeshSizes &mesh) {
+  std::string out;
+  for (const auto &[name, size] : mesh)
+    out += fmt::format("{}{}={}", out.empty() ? "" : ",", name, size);
+  return out;
+}
+
+bool applyMesh(const Module &module, const MeshSizes &sizes, Defines &defines,
+               DiagnosticEngine &diags) {
+  const MeshDecl *mesh = module.mesh();
+  if (!mesh) {
+    support::SourceLoc noPosition{0, 0, module.range().begin.file};
+    diags.error({noPosition, {}}, "mesh-mismatch",
+                "--mesh needs a mesh, and the file declares none");
+    return false;
+  }
+  std::vector<std::string> names;
+  for (const auto &axis : mesh->axes())
+    names.push_back(axis->name());
+  std::string axesText = fmt::format("{}", fmt::join(names, ", "));
+  bool ok = true;
+  for (const auto &[name, size] : sizes)
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      diags.error(mesh->range(), "mesh-mismatch",
+                  fmt::format("--mesh gives the size of axis '{}', but the mesh has no such axis "
+                              "(axes: {})",
+                              name, axesText));
+      ok = false;
+    }
+  for (const auto &axis : mesh->axes()) {
+    auto it = std::find_if(sizes.begin(), sizes.end(),
+                           [&](const auto &entry) { return entry.first == axis->name(); });
+    if (it == sizes.end()) {
+      diags.error(axis->range(), "mesh-mismatch",
+                  fmt::format("--mesh does not give the size of axis '{}' (axes: {})", axis->name(),
+                              axesText));
+      ok = false;
+      continue;
+    }
+    const int64_t size = it->second;
+    if (auto *n = dynCast<NameExpr>(&axis->sizeExpr())) {
+      const ParamDecl *param = nullptr;
+      for (const ParamDecl *p : module.params())
+        if (p->name() == n->name())
+          param = p;
+      if (param) {
+        if (auto d = defines.find(param->name()); d != defines.end() && d->second != size) {
+          diags.error(axis->sizeExpr().range(), "mesh-mismatch",
+                      fmt::format("--mesh {}={} conflicts with {} = {} (from -D or another axis "
+                                  "of the same size param)",
+                                  axis->name(), size, param->name(), d->second));
+          ok = false;
+          continue;
+        }
+        defines[param->name()] = size;
+        continue;
+      }
+    }
+    std::optional<int64_t> value = evalByName(axis->sizeExpr(), module, defines, 0);
+    if (!value) {
+      diags.error(axis->sizeExpr().range(), "mesh-mismatch",
+                  fmt::format("--mesh cannot set the size of axis '{}': it is neither a param "
+                              "nor a constant",
+                              axis->name()));
+      ok = false;
+    } else if (*value != size) {
+      diags.error(axis->sizeExpr().range(), "mesh-mismatch",
+                  fmt::format("--mesh {}={} conflicts with the size {} of axis '{}'", axis->name(),
+                              size, *value, axis->name()));
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 } // namespace dkv::frontend

@@ -8,6 +8,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dkv::frontend {
 
@@ -49,5 +52,24 @@ std::optional<int64_t> evalConst(const ast::Expr &expr);
 /// error (`devices-mismatch`) and returns nullopt.
 std::optional<std::string> applyDevices(const ast::Module &module, int64_t devices,
                                         Defines &defines, support::DiagnosticEngine &diags);
+
+/// `--mesh x=2,y=4`: a size for every named axis, in the order given.
+using MeshSizes = std::vector<std::pair<std::string, int64_t>>;
+
+/// Handles `--mesh` before sema, as applyDevices does for one axis: `mesh` must give
+/// a size for every axis of the file's mesh and name no other. An axis whose size is a
+/// bare param name sets `defines[param]` (an explicit -D, or another axis sized by the
+/// same param, must agree); any other size expression of literals, params and consts
+/// must evaluate to the given size. On a mismatch, an unknown or missing axis or no
+/// mesh, reports an error (`mesh-mismatch`) and returns false.
+bool applyMesh(const ast::Module &module, const MeshSizes &mesh, Defines &defines,
+               support::DiagnosticEngine &diags);
+
+/// Parses `x=2,y=4` (a `--mesh` value or a `// mesh:` annotation's mesh): identifiers
+/// with sizes 1..4096, each axis once. Returns false and sets `error` if malformed.
+bool parseMeshSizes(std::string_view text, MeshSizes &mesh, std::string &error);
+
+/// `x=2,y=4`: the form parseMeshSizes reads.
+std::string meshSizesText(const MeshSizes &mesh);
 
 } // namespace dkv::frontend

@@ -527,17 +527,30 @@ private:
     store.dst = dst.region;
     const std::vector<int64_t> &dstShape = dst.shape;
     store.accumulate = stmt.accumulate();
-    int32_t value = buildValue(stmt.value(), store, dstShape);
+    int32_t value = buildValue(stmt.value(), store);
+    const std::vector<int64_t> &shape = store.value.nodes[value].shape;
+    if (elements(shape) != 1 && shape != dstShape) {
+      const model::ValueNode &root = store.value.nodes[value];
+      fail(stmt.value(), "store-shape-mismatch",
+           root.op == model::ValueNode::Op::Load
+               ? fmt::format("{} has shape {} but the store writes shape {} (on device {})",
+                             program().regionName(root.region), shapeText(shape),
+                             shapeText(dstShape), device_)
+               : fmt::format("the value has shape {} but the store writes shape {} (on device {})",
+                             shapeText(shape), shapeText(dstShape), device_));
+    }
     if (stmt.accumulate()) {
       model::ValueNode load;
       load.op = model::ValueNode::Op::Load;
       load.region = store.dst;
+      load.shape = dstShape;
       store.value.nodes.push_back(load);
       store.reads.push_back(store.dst);
       model::ValueNode add;
       add.op = model::ValueNode::Op::Add;
       add.lhs = static_cast<int32_t>(store.value.nodes.size() - 1);
       add.rhs = value;
+      add.shape = dstShape;
       store.value.nodes.push_back(add);
       value = static_cast<int32_t>(store.value.nodes.size() - 1);
     }
@@ -545,14 +558,43 @@ private:
     emit(std::move(store), locOf(stmt));
   }
 
+  static int64_t elements(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d; // shapes of a lowered instance are bounded by its buffers
+    return n;
+  }
+
+  /// The shape of an element-wise operation on operands of shapes `a` and `b` (an
+  /// operand of one element is broadcast).
+  std::vector<int64_t> elementwiseShape(const ast::Expr &expr, std::string_view what,
+                                        const std::vector<int64_t> &a,
+                                        const std::vector<int64_t> &b) {
+    if (elements(b) == 1 && elements(a) != 1)
+      return a;
+    if (elements(a) == 1)
+      return elements(b) == 1 && b.size() < a.size() ? a : b;
+    if (a != b)
+      fail(expr, "store-shape-mismatch",
+           fmt::format("operands of {} have shapes {} and {} on device {}", what, shapeText(a),
+                       shapeText(b), device_));
+    return a;
+  }
+
   /// Appends the nodes of `expr` to `store.value`; returns the index of its root.
-  int32_t buildValue(const ast::Expr &expr, model::Store &store,
-                     const std::vector<int64_t> &dstShape) {
+  int32_t buildValue(const ast::Expr &expr, model::Store &store) {
+    using Op = model::ValueNode::Op;
     auto push = [&](model::ValueNode node) {
       store.value.nodes.push_back(std::move(node));
       return static_cast<int32_t>(store.value.nodes.size() - 1);
     };
+    auto shapeOf = [&](int32_t i) { return store.value.nodes[static_cast<size_t>(i)].shape; };
     model::ValueNode node;
+    if (expr.type().kind == ast::TypeKind::Bool) {
+      // A per-device condition (e.g. the condition of `where(me == 0, a, b)`): 1 or 0.
+      node.constant = evalBool(expr) ? 1.0 : 0.0;
+      return push(node);
+    }
     switch (expr.kind()) {
     case ast::Node::Kind::FloatLiteral:
       node.constant = ast::cast<ast::FloatLiteral>(expr).value();
@@ -564,21 +606,16 @@ private:
     case ast::Node::Kind::IndexExpr: {
       const ast::Decl *decl = baseDecl(expr);
       if (ast::isa<ast::BufferDecl>(decl)) {
-        node.op = model::ValueNode::Op::Load;
+        node.op = Op::Load;
         Slice slice = evalSlice(expr);
         node.region = slice.region;
-        const std::vector<int64_t> &shape = slice.shape;
-        if (node.region.elementCount() != 1 && shape != dstShape)
-          fail(expr, "store-shape-mismatch",
-               fmt::format("{} has shape {} but the store writes shape {} (on device {})",
-                           program().regionName(node.region), shapeText(shape), shapeText(dstShape),
-                           device_));
+        node.shape = slice.shape;
         store.reads.push_back(node.region);
         return push(node);
       }
       if (auto it = env_.find(decl);
           it != env_.end() && std::holds_alternative<RuntimeValue>(it->second)) {
-        node.op = model::ValueNode::Op::Register;
+        node.op = Op::Register;
         node.reg = std::get<RuntimeValue>(it->second).reg;
         return push(node);
       }
@@ -589,49 +626,138 @@ private:
       const auto &u = ast::cast<ast::UnaryExpr>(expr);
       if (u.op() != ast::UnaryOp::Neg)
         fail(expr, "unsupported", "only '-' applies to stored values");
-      node.op = model::ValueNode::Op::Neg;
-      node.lhs = buildValue(u.operand(), store, dstShape);
+      node.op = Op::Neg;
+      node.lhs = buildValue(u.operand(), store);
+      node.shape = shapeOf(node.lhs);
       return push(node);
     }
     case ast::Node::Kind::BinaryExpr: {
       const auto &b = ast::cast<ast::BinaryExpr>(expr);
-      switch (b.op()) {
-      case ast::BinaryOp::Add:
-        node.op = model::ValueNode::Op::Add;
-        break;
-      case ast::BinaryOp::Sub:
-        node.op = model::ValueNode::Op::Sub;
-        break;
-      case ast::BinaryOp::Mul:
-        node.op = model::ValueNode::Op::Mul;
-        break;
-      case ast::BinaryOp::Div:
-        node.op = model::ValueNode::Op::Div;
-        break;
-      case ast::BinaryOp::Min:
-        node.op = model::ValueNode::Op::Min;
-        break;
-      case ast::BinaryOp::Max:
-        node.op = model::ValueNode::Op::Max;
-        break;
-      default:
+      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime) {
         // An integer sub-expression (e.g. `me % 2`) is a constant per device.
         node.constant = static_cast<double>(evalInt(expr));
         return push(node);
       }
-      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime) {
-        node = model::ValueNode{};
+      switch (b.op()) {
+      case ast::BinaryOp::Add:
+        node.op = Op::Add;
+        break;
+      case ast::BinaryOp::Sub:
+        node.op = Op::Sub;
+        break;
+      case ast::BinaryOp::Mul:
+        node.op = Op::Mul;
+        break;
+      case ast::BinaryOp::Div:
+        node.op = Op::Div;
+        break;
+      case ast::BinaryOp::Min:
+        node.op = Op::Min;
+        break;
+      case ast::BinaryOp::Max:
+        node.op = Op::Max;
+        break;
+      case ast::BinaryOp::Lt:
+        node.op = Op::Lt;
+        break;
+      case ast::BinaryOp::Le:
+        node.op = Op::Le;
+        break;
+      case ast::BinaryOp::Gt:
+        node.op = Op::Gt;
+        break;
+      case ast::BinaryOp::Ge:
+        node.op = Op::Ge;
+        break;
+      case ast::BinaryOp::Eq:
+        node.op = Op::Eq;
+        break;
+      case ast::BinaryOp::Ne:
+        node.op = Op::Ne;
+        break;
+      default:
         node.constant = static_cast<double>(evalInt(expr));
         return push(node);
       }
-      node.lhs = buildValue(b.lhs(), store, dstShape);
-      node.rhs = buildValue(b.rhs(), store, dstShape);
+      node.lhs = buildValue(b.lhs(), store);
+      node.rhs = buildValue(b.rhs(), store);
+      node.shape = elementwiseShape(expr, fmt::format("'{}'", ast::toString(b.op())),
+                                    shapeOf(node.lhs), shapeOf(node.rhs));
       return push(node);
     }
+    case ast::Node::Kind::ComputeExpr:
+      return buildCompute(ast::cast<ast::ComputeExpr>(expr), store);
     default:
       node.constant = static_cast<double>(evalInt(expr));
       return push(node);
     }
+  }
+
+  int32_t buildCompute(const ast::ComputeExpr &c, model::Store &store) {
+    using Op = model::ValueNode::Op;
+    auto shapeOf = [&](int32_t i) { return store.value.nodes[static_cast<size_t>(i)].shape; };
+    const auto &ops = c.operands();
+    model::ValueNode node;
+    node.lhs = buildValue(*ops[0], store);
+    std::vector<int64_t> a = shapeOf(node.lhs);
+    switch (c.op()) {
+    case ast::ComputeOp::Dot: {
+      node.op = Op::Dot;
+      node.rhs = buildValue(*ops[1], store);
+      std::vector<int64_t> b = shapeOf(node.rhs);
+      // Sema checked ranks and the static extents; a per-device extent is checked here.
+      if (a.size() != 2 || b.size() != 2 || a[1] != b[0])
+        fail(c, "store-shape-mismatch",
+             fmt::format("dot() of shapes {} and {} on device {}: the contracted dimensions "
+                         "differ",
+                         shapeText(a), shapeText(b), device_));
+      node.shape = {a[0], b[1]};
+      break;
+    }
+    case ast::ComputeOp::AsType:
+      node.op = Op::AsType;
+      node.dtype = toModel(*c.dtype());
+      node.shape = a;
+      break;
+    case ast::ComputeOp::Bitcast:
+      node.op = Op::Bitcast;
+      node.dtype = toModel(*c.dtype());
+      node.from = toModel(ops[0]->type().dtype);
+      node.shape = a;
+      break;
+    case ast::ComputeOp::Sum:
+    case ast::ComputeOp::ReduceMax:
+    case ast::ComputeOp::ReduceMin:
+      node.op = c.op() == ast::ComputeOp::Sum         ? Op::Sum
+                : c.op() == ast::ComputeOp::ReduceMax ? Op::ReduceMax
+                                                      : Op::ReduceMin;
+      if (c.axisValue()) {
+        node.axis = static_cast<int32_t>(*c.axisValue());
+        DKV_INVARIANT(static_cast<size_t>(node.axis) < a.size(), "sema checked the axis");
+        node.shape = a;
+        node.shape.erase(node.shape.begin() + node.axis);
+      }
+      break;
+    case ast::ComputeOp::Where: {
+      node.op = Op::Select;
+      node.rhs = buildValue(*ops[1], store);
+      node.third = buildValue(*ops[2], store);
+      node.shape = elementwiseShape(c, "where()", a, shapeOf(node.rhs));
+      node.shape = elementwiseShape(c, "where()", node.shape, shapeOf(node.third));
+      break;
+    }
+    case ast::ComputeOp::Reshape:
+      node.op = Op::Reshape;
+      node.shape = c.dimValues();
+      if (elements(a) != elements(node.shape))
+        fail(c, "reshape-size",
+             fmt::format("reshape() of a value of shape {} to {} on device {}: the element "
+                         "counts differ",
+                         shapeText(a), shapeText(node.shape), device_));
+      break;
+    }
+    store.value.nodes.push_back(std::move(node));
+    return static_cast<int32_t>(store.value.nodes.size() - 1);
   }
 
   // ---- Evaluation. ----

@@ -91,19 +91,50 @@ struct Scope {
   SourceLoc loc;
 };
 
-/// The value a store writes, element by element, as a flat expression tree.
-/// Nodes refer to earlier nodes by index; `root` is the last node evaluated.
+/// The value a store writes, as a flat expression tree of arrays. Nodes refer to
+/// earlier nodes by index; `root` is the last node evaluated. Every node has a shape
+/// (row-major; empty: one element). Element-wise operations pair their operands'
+/// elements in row-major order; an operand of one element is broadcast.
 struct ValueNode {
-  enum class Op { Const, Load, Register, Neg, Add, Sub, Mul, Div, Min, Max };
+  enum class Op {
+    Const,    ///< `constant`
+    Load,     ///< `region` on the storing device, in row-major order
+    Register, ///< a value read from a semaphore
+    Neg,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Min,
+    Max,
+    Lt, ///< comparisons: 1 or 0 per element
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    Select,  ///< lhs != 0 ? rhs : third, element-wise (where)
+    Dot,     ///< lhs [M, K] x rhs [K, N] -> [M, N]
+    AsType,  ///< lhs rounded to `dtype`
+    Bitcast, ///< lhs (of element type `from`) with its bits read as `dtype` (same width)
+    Sum,     ///< reductions of lhs over `axis` (-1: every axis)
+    ReduceMax,
+    ReduceMin,
+    Reshape, ///< lhs with `shape` (the same elements in row-major order)
+  };
   Op op = Op::Const;
   double constant = 0; ///< Op::Const
   Region region;       ///< Op::Load (on the storing device)
   RegisterId reg = -1; ///< Op::Register (a value read from a semaphore)
   int32_t lhs = -1;    ///< operands: indices into ValueExpr::nodes
   int32_t rhs = -1;
+  int32_t third = -1;         ///< Op::Select: the value where the condition is 0
+  std::vector<int64_t> shape; ///< the node's shape (empty: one element)
+  DType dtype = DType::F32;   ///< Op::AsType, Op::Bitcast: the element type converted to
+  DType from = DType::F32;    ///< Op::Bitcast: the operand's element type
+  int32_t axis = -1;          ///< reductions: the axis of lhs reduced, -1 every axis
 };
-/// Loads are element-wise: a Load region has the store's element count (elements
-/// pair up in row-major order) or exactly one element (broadcast).
+/// A Load region has the element count of its node's shape.
 struct ValueExpr {
   std::vector<ValueNode> nodes;
   int32_t root = -1;

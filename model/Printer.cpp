@@ -5,6 +5,7 @@
 #include "support/Overloaded.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <ostream>
 
@@ -78,6 +79,41 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
   case ValueNode::Op::Max:
     return fmt::format("max({}, {})", valueText(program, expr, n.lhs),
                        valueText(program, expr, n.rhs));
+  case ValueNode::Op::Lt:
+    return binary("<");
+  case ValueNode::Op::Le:
+    return binary("<=");
+  case ValueNode::Op::Gt:
+    return binary(">");
+  case ValueNode::Op::Ge:
+    return binary(">=");
+  case ValueNode::Op::Eq:
+    return binary("==");
+  case ValueNode::Op::Ne:
+    return binary("!=");
+  case ValueNode::Op::Select:
+    return fmt::format("where({}, {}, {})", valueText(program, expr, n.lhs),
+                       valueText(program, expr, n.rhs), valueText(program, expr, n.third));
+  case ValueNode::Op::Dot:
+    return fmt::format("dot({}, {})", valueText(program, expr, n.lhs),
+                       valueText(program, expr, n.rhs));
+  case ValueNode::Op::AsType:
+    return fmt::format("astype({}, {})", valueText(program, expr, n.lhs), dtypeName(n.dtype));
+  case ValueNode::Op::Bitcast:
+    return fmt::format("bitcast({}, {})", valueText(program, expr, n.lhs), dtypeName(n.dtype));
+  case ValueNode::Op::Sum:
+  case ValueNode::Op::ReduceMax:
+  case ValueNode::Op::ReduceMin: {
+    const char *name = n.op == ValueNode::Op::Sum         ? "sum"
+                       : n.op == ValueNode::Op::ReduceMax ? "max"
+                                                          : "min";
+    if (n.axis < 0)
+      return fmt::format("{}({})", name, valueText(program, expr, n.lhs));
+    return fmt::format("{}({}, axis={})", name, valueText(program, expr, n.lhs), n.axis);
+  }
+  case ValueNode::Op::Reshape:
+    return fmt::format("reshape({}, [{}])", valueText(program, expr, n.lhs),
+                       fmt::join(n.shape, ", "));
   }
   DKV_UNREACHABLE("value op");
 }

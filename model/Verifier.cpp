@@ -42,6 +42,90 @@ private:
   bool validDevice(DeviceId d) const { return d >= 0 && d < p_.deviceCount(); }
   bool validSem(SemId s) const { return s >= 0 && static_cast<size_t>(s) < p_.semaphores.size(); }
 
+  static int64_t count(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+
+  // Every node's operands come before it and their shapes fit the operation
+  // (docs/model.md "Values").
+  void checkValue(const Store &st, const std::string &what) {
+    const auto &nodes = st.value.nodes;
+    if (st.value.root < 0 || static_cast<size_t>(st.value.root) >= nodes.size()) {
+      problem("{}: store value has no root", what);
+      return;
+    }
+    using Op = ValueNode::Op;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const ValueNode &n = nodes[i];
+      for (int32_t d : {n.lhs, n.rhs, n.third})
+        if (d >= static_cast<int32_t>(i) || d < -1) {
+          problem("{}: value node {} has operand {}", what, i, d);
+          return;
+        }
+      auto shapeOf = [&](int32_t d) -> const std::vector<int64_t> & { return nodes[d].shape; };
+      auto fits = [&](int32_t d) {
+        return d >= 0 && (count(shapeOf(d)) == count(n.shape) || count(shapeOf(d)) == 1);
+      };
+      bool ok = true;
+      switch (n.op) {
+      case Op::Const:
+      case Op::Register:
+        ok = n.shape.empty();
+        break;
+      case Op::Load:
+        ok = count(n.shape) == n.region.elementCount();
+        break;
+      case Op::Neg:
+      case Op::AsType:
+        ok = fits(n.lhs);
+        break;
+      case Op::Bitcast:
+      case Op::Reshape:
+        ok = n.lhs >= 0 && count(shapeOf(n.lhs)) == count(n.shape) &&
+             (n.op == Op::Reshape || dtypeBytes(n.dtype) == dtypeBytes(n.from));
+        break;
+      case Op::Select:
+        ok = fits(n.lhs) && fits(n.rhs) && fits(n.third);
+        break;
+      case Op::Dot:
+        ok = n.lhs >= 0 && n.rhs >= 0 && shapeOf(n.lhs).size() == 2 && shapeOf(n.rhs).size() == 2 &&
+             shapeOf(n.lhs)[1] == shapeOf(n.rhs)[0] &&
+             n.shape == std::vector<int64_t>{shapeOf(n.lhs)[0], shapeOf(n.rhs)[1]};
+        break;
+      case Op::Sum:
+      case Op::ReduceMax:
+      case Op::ReduceMin: {
+        if (n.lhs < 0) {
+          ok = false;
+          break;
+        }
+        std::vector<int64_t> expect;
+        if (n.axis >= 0) {
+          expect = shapeOf(n.lhs);
+          if (static_cast<size_t>(n.axis) >= expect.size()) {
+            ok = false;
+            break;
+          }
+          expect.erase(expect.begin() + n.axis);
+        }
+        ok = n.axis >= -1 && n.shape == expect;
+        break;
+      }
+      default: // the binary element-wise operations
+        ok = fits(n.lhs) && fits(n.rhs);
+        break;
+      }
+      if (!ok)
+        problem("{}: value node {} does not fit its operands", what, i);
+    }
+    int64_t root = count(nodes[st.value.root].shape);
+    if (root != 1 && root != st.dst.elementCount())
+      problem("{}: value of {} elements stored into {}", what, root, st.dst.elementCount());
+  }
+
   void checkRegion(const Region &r, const std::string &what) {
     if (r.buffer < 0 || static_cast<size_t>(r.buffer) >= p_.buffers.size()) {
       problem("{}: buffer id {} out of range", what, r.buffer);
@@ -135,15 +219,9 @@ private:
               problem("{}: scope {} out of range", what, ev.scope);
           } else if constexpr (std::is_same_v<T, Store>) {
             checkRegion(ev.dst, what + " store");
-            int64_t count = ev.dst.elementCount();
-            for (const Region &r : ev.reads) {
+            for (const Region &r : ev.reads)
               checkRegion(r, what + " load");
-              int64_t n = r.elementCount();
-              if (n != count && n != 1)
-                problem("{}: load of {} elements into a store of {}", what, n, count);
-            }
-            if (ev.value.root < 0 || static_cast<size_t>(ev.value.root) >= ev.value.nodes.size())
-              problem("{}: store value has no root", what);
+            checkValue(ev, what);
           } else if constexpr (std::is_same_v<T, DmaStart>) {
             if (ev.dma < 0 || static_cast<size_t>(ev.dma) >= p_.dmas.size()) {
               problem("{}: dma {} out of range", what, ev.dma);

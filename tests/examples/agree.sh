@@ -10,6 +10,9 @@
 # fails.
 set -u
 dkv=$1 file=$2 devices=$3
+# DEVICES is a device count (--devices N) or a mesh (--mesh x=2,y=2).
+instance=(--devices "$devices")
+case $devices in *=*) instance=(--mesh "$devices") ;; esac
 shift 3
 if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
@@ -20,7 +23,7 @@ fi
 # shellcheck disable=SC2046
 set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 run() {
-  "$dkv" check "$file" --devices "$devices" --engine "$1" "${@:2}" 2>&1
+  "$dkv" check "$file" "${instance[@]}" --engine "$1" "${@:2}" 2>&1
 }
 # The heading line of every finding: "FILE:L:C: KIND: MESSAGE [PROPERTY]".
 properties() {

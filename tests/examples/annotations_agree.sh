@@ -3,7 +3,8 @@
 # counts and static-error expectations of every example itself (dkv is not built yet).
 # This checks that CMake's reading equals `dkv parse --annotations`:
 #   annotations_agree.sh DKV [FILE DEVICES STATIC]...
-# DEVICES is CMake's comma-separated list of counts in 1..8, STATIC is 1 if CMake saw
+# DEVICES is CMake's comma-separated list of counts in 1..8 (or "mesh:M1/M2" for the
+# meshes of a `// mesh:` comment), STATIC is 1 if CMake saw
 # `// expect: static-error`.
 set -u
 dkv=$1
@@ -20,8 +21,11 @@ while [ $# -ge 3 ]; do
     continue
   fi
   listed=$(echo "$annotations" | awk '$1 == "devices" { $1 = ""; print }')
+  meshes=$(echo "$annotations" | awk '$1 == "mesh" { $1 = ""; print }')
   [ -n "$listed" ] || listed="1 2 3 4 5 6 7 8" # no devices comment: every count
   devices=$(for n in $listed; do [ "$n" -le 8 ] && echo "$n"; done | paste -sd, -)
+  # A mesh comment: CMake passes "mesh:M1/M2/..." instead of device counts.
+  [ -z "$meshes" ] || devices="mesh:$(echo $meshes | tr ' ' '/')" 
   static=0
   echo "$annotations" | grep -q '^expect static-error' && static=1
   if [ "$devices" != "$cmake_devices" ]; then

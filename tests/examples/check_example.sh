@@ -7,6 +7,9 @@
 # `--engine auto` had decide: "decided by z3").
 set -u
 dkv=$1 file=$2 engine=$3 devices=$4 pattern=${5:-}
+# DEVICES is a device count (--devices N) or a mesh (--mesh x=2,y=2).
+instance=(--devices "$devices")
+case $devices in *=*) instance=(--mesh "$devices") ;; esac
 if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
   echo "$annotations"
@@ -20,7 +23,7 @@ if [ -z "$verdicts" ]; then
   exit 1
 fi
 # shellcheck disable=SC2086
-output=$("$dkv" check "$file" --engine "$engine" --devices "$devices" $options 2>&1)
+output=$("$dkv" check "$file" --engine "$engine" "${instance[@]}" $options 2>&1)
 status=$?
 fail() {
   echo "FAIL: $file (engine $engine, $devices devices): $1"

@@ -7,6 +7,9 @@
 #   lower_example.sh DKV FILE DEVICES [outside]
 set -u
 dkv=$1 file=$2 devices=$3 mode=${4:-}
+# DEVICES is a device count (--devices N) or a mesh (--mesh x=2,y=2).
+instance=(--devices "$devices")
+case $devices in *=*) instance=(--mesh "$devices") ;; esac
 if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
   echo "$annotations"
@@ -14,7 +17,7 @@ if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
 fi
 options=$(echo "$annotations" | awk '$1 == "options" { $1 = ""; print substr($0, 2) }')
 # shellcheck disable=SC2086
-output=$("$dkv" model "$file" --devices "$devices" $options 2>&1)
+output=$("$dkv" model "$file" "${instance[@]}" $options 2>&1)
 status=$?
 if [ "$mode" = outside ]; then
   case $status in

@@ -83,7 +83,7 @@ inline model::Program permute(bool withWaits = true, bool storeFirst = false) {
     if (storeFirst) {
       Store st;
       st.dst = Region{1, {{0, 4}}};
-      st.value.nodes.push_back({ValueNode::Op::Const, 0.0, {}, -1, -1, -1});
+      st.value.nodes.push_back(ValueNode{}); // the constant 0
       st.value.root = 0;
       proc.events.push_back({st, {4, 3}, 0});
     }

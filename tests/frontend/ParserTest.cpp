@@ -157,11 +157,21 @@ TEST(Parser, Annotations) {
   EXPECT_EQ(list.module->annotations().expect->verdict, ExpectedVerdict::ExitViolation);
 }
 
+TEST(Parser, MeshAnnotation) {
+  auto r =
+      parseOnly("// expect: ok\n// mesh: x=2,y=2   x=1,y=4\nmesh x = 2, y = 2\nkernel k() {}\n");
+  ASSERT_TRUE(r.ok) << r.rendered();
+  EXPECT_EQ(r.module->annotations().meshes, (std::vector<std::string>{"x=2,y=2", "x=1,y=4"}));
+  EXPECT_TRUE(r.module->annotations().devices.empty());
+}
+
 TEST(Parser, MalformedAnnotations) {
   for (const char *text :
        {"// expect: maybe\n", "// expect:\n", "// expect: ok at x\n", "// expect: ok extra\n",
         "// devices: 4..2\n", "// devices: two\n", "// devices: 0\n", "// options:\n",
-        "// expect: ok\n// expect: race\n"}) {
+        "// expect: ok\n// expect: race\n", "// mesh:\n", "// mesh: x=0\n", "// mesh: x=2,x=2\n",
+        "// mesh: x\n", "// mesh: x=2\n// mesh: x=3\n", "// devices: 2\n// mesh: x=2\n",
+        "// mesh: x=2\n// devices: 2\n"}) {
     auto r = parseOnly(text);
     EXPECT_EQ(r.ids(), std::vector<std::string>{"bad-annotation"}) << text;
   }

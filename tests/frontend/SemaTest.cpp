@@ -76,7 +76,36 @@ INSTANTIATE_TEST_SUITE_P(
              kernel("signal(barrier)", " collective_id(0)")},
         Case{"write-to-input", kernel("a[0] = 1"), kernel("o[0] = 1")},
         Case{"misplaced-expr", kernel("let i = read(s) + 1"), kernel("let i = read(s)")},
-        Case{"invalid-value", kernel("wait(s, 0)"), kernel("wait(s, 2)")}));
+        Case{"invalid-value", kernel("wait(s, 0)"), kernel("wait(s, 2)")},
+        Case{"axis-out-of-range", kernel("o[0, 0:8] = sum(a, axis = 2)"),
+             kernel("o[0, 0:8] = sum(a[:, 0:8], axis = 0)")},
+        Case{"reshape-size", kernel("o[...] = reshape(a, (8, 64))"),
+             kernel("o[...] = reshape(v[0:1], (8, 128))")},
+        Case{"unsupported", kernel("o[...] = astype(bitcast(h, f32), f32)"),
+             kernel("o[...] = astype(bitcast(h, i16), f32)")},
+        Case{"unsupported", "mesh x = 2, core = 2\nkernel k() {}",
+             "mesh x = 2, cores = 2\nkernel k() {}"}));
+
+// The compute functions' result types (docs/language.md "Compute on values").
+TEST(Sema, ComputeResultTypes) {
+  auto typeOf = [](const std::string &value) {
+    auto r = load(kernel("o[...] = " + value));
+    const auto *k = r.module ? r.module->kernel() : nullptr;
+    if (!k || !r.ok)
+      return "error: " + r.rendered();
+    const auto &store = cast<StoreStmt>(*k->body().stmts().back());
+    return store.value().type().str();
+  };
+  EXPECT_EQ(typeOf("dot(a[:, 0:8], v[0, 0:8, :])"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("astype(dot(h[:, 0:8], astype(v[0, 0:8, :], bf16), preferred_element_type "
+                   "= f32), f32)"),
+            "value f32[8, 128]");
+  EXPECT_EQ(typeOf("where(a > 0.0, a, 0.0)"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("where(N > 2, a, 1.0)"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("reshape(v[0:1], (8, 128))"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("bitcast(bitcast(a, u32), f32)"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("max(a, a)"), "value f32[8, 128]"); // element-wise, not a reduction
+}
 
 TEST(Sema, UnknownDefineNeedsADefine) {
   auto r = load("mesh x = 2\nkernel k() {}", {{"Q", 3}});

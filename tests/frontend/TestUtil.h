@@ -66,4 +66,14 @@ inline Run load(const std::string &text, Defines defines = {},
   return r;
 }
 
+/// Parses and analyzes with `--mesh` sizes (loadModule).
+inline Run loadMesh(const std::string &text, const MeshSizes &mesh, Defines defines = {}) {
+  Run r;
+  r.sources = std::make_unique<support::SourceManager>();
+  r.file = &r.sources->file(r.sources->add("test.dk", text));
+  r.diags = std::make_unique<support::DiagnosticEngine>(r.sources.get());
+  r.module = loadModule(*r.file, std::move(defines), std::nullopt, mesh, *r.diags, r.ok);
+  return r;
+}
+
 } // namespace dkv::frontend::test

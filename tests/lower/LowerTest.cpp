@@ -203,6 +203,53 @@ kernel k(in a: vmem f32[2, 4], out o: vmem f32[4]) {
   ASSERT_EQ(acc.reads.size(), 2u);
 }
 
+// Compute on values: every node has its shape, a store reads exactly its ref
+// operands' regions.
+TEST(Lower, ComputeNodesHaveShapesAndReadTheirOperands) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[2, 4], in b: vmem f32[4, 3], out o: vmem bf16[2, 3], out r: vmem f32[2]) {
+  o[...] = astype(dot(a, b), bf16)
+  r[...] = sum(where(a > 1.0, a, 0.0), axis = 1)
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  auto events = eventsOf(p, 0);
+  EXPECT_EQ(events[2], "store o[:, :] = astype(dot(a[:, :], b[:, :]), bf16)");
+  EXPECT_EQ(events[3], "store r[:] = sum(where((a[:, :] > 1.0), a[:, :], 0.0), axis=1)");
+  const auto &mm = std::get<model::Store>(p.processes[0].events[2].kind);
+  ASSERT_EQ(mm.reads.size(), 2u);
+  EXPECT_EQ(p.regionName(mm.reads[0]), "a[:, :]");
+  EXPECT_EQ(p.regionName(mm.reads[1]), "b[:, :]");
+  EXPECT_EQ(mm.value.nodes[mm.value.root].shape, (std::vector<int64_t>{2, 3}));
+  const auto &red = std::get<model::Store>(p.processes[0].events[3].kind);
+  EXPECT_EQ(red.reads.size(), 2u); // `a` twice: the condition and the value
+  EXPECT_EQ(red.value.nodes[red.value.root].shape, (std::vector<int64_t>{2}));
+}
+
+// Extents known only per device are checked per device.
+TEST(Lower, ComputeShapesPerDevice) {
+  Lowered reshape = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[2, 4], out o: vmem f32[4]) {
+  o[...] = reshape(a[0:axis_index(x) + 1], (4,))
+}
+)");
+  EXPECT_FALSE(reshape.program);
+  EXPECT_NE(reshape.diagnostics.find("[reshape-size]"), std::string::npos) << reshape.diagnostics;
+  EXPECT_NE(reshape.diagnostics.find("on device 1"), std::string::npos) << reshape.diagnostics;
+  Lowered dot = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[2, 4], in b: vmem f32[4, 3], out o: vmem f32[2, 3]) {
+  o[...] = dot(a[:, 0:axis_index(x) + 3], b)
+}
+)");
+  EXPECT_FALSE(dot.program);
+  EXPECT_NE(dot.diagnostics.find("[store-shape-mismatch]"), std::string::npos) << dot.diagnostics;
+  EXPECT_NE(dot.diagnostics.find("on device 0"), std::string::npos) << dot.diagnostics;
+}
+
 TEST(Lower, DevicesAsCoordinatesAndMappings) {
   Lowered l = lowerText(R"(
 mesh x = 2, y = 3

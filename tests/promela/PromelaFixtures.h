@@ -179,7 +179,11 @@ inline Program sharedRecvSemaphore(Options options = {}) {
   auto copyInto = [&](BufferId from, uint32_t line) {
     Store store;
     store.dst = whole(out, 4);
-    store.value.nodes.push_back({ValueNode::Op::Load, 0, whole(from, 4), -1, -1, -1});
+    ValueNode load;
+    load.op = ValueNode::Op::Load;
+    load.region = whole(from, 4);
+    load.shape = {4};
+    store.value.nodes.push_back(load);
     store.value.root = 0;
     store.reads = {whole(from, 4)};
     b.event(1, std::move(store), line);
@@ -225,7 +229,11 @@ inline Program collectiveScopedCopy(int invocations, bool waitForCopy = true) {
       b.event(d, SemRead{copySem, 0}, 9);
       Store store;
       store.dst = whole(output, 8);
-      store.value.nodes.push_back({ValueNode::Op::Load, 0, whole(scratch, 8), -1, -1, -1});
+      ValueNode load;
+      load.op = ValueNode::Op::Load;
+      load.region = whole(scratch, 8);
+      load.shape = {8};
+      store.value.nodes.push_back(load);
       store.value.root = 0;
       store.reads = {whole(scratch, 8)};
       b.event(d, std::move(store), 10);

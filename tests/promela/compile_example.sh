@@ -7,6 +7,9 @@
 # directory (no search: that is what the spin example tests do).
 set -u
 dkv=$1 file=$2 devices=$3
+# DEVICES is a device count (--devices N) or a mesh (--mesh x=2,y=2).
+instance=(--devices "$devices")
+case $devices in *=*) instance=(--mesh "$devices") ;; esac
 shift 3
 if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
@@ -27,7 +30,7 @@ fail() {
   cat "$dir"/*.log 2>/dev/null
   exit 1
 }
-"$dkv" dump-promela "$file" --devices "$devices" "$@" -o "$dir/model.pml" >"$dir/dump.log" 2>&1 ||
+"$dkv" dump-promela "$file" "${instance[@]}" "$@" -o "$dir/model.pml" >"$dir/dump.log" 2>&1 ||
   fail "dkv dump-promela failed"
 (cd "$dir" && spin -a model.pml >spin.log 2>&1) || fail "spin -a failed"
 (cd "$dir" && gcc -c -DSAFETY pan.c >gcc.log 2>&1) || fail "gcc -c pan.c failed"
