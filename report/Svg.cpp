@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <ostream>
 #include <vector>
@@ -405,13 +404,13 @@ void Picture::arrow(std::string &svg, int32_t from, double y1, double y1b, int32
                      dma, step);
   double lx, ly;
   if (from == to) {
-    // A local copy: a loop right of the lane.
-    double bulge = 34;
-    svg += fmt::format(R"(<path d="M {} {} C {} {} {} {} {} {}" {}/>)", num(x1 + 5), num(y1),
-                       num(x1 + bulge), num(y1), num(x1 + bulge), num(y2), num(x1 + 6), num(y2),
-                       style);
-    lx = x1 + bulge + 4;
-    ly = (y1 + y2) / 2 + 4;
+    // A local copy: a loop left of the lane, where no step's text is; its label is its
+    // tooltip (the landing's text names the DMA and the units).
+    double bulge = 24;
+    svg += fmt::format(R"(<path d="M {} {} C {} {} {} {} {} {}" {}><title>{}</title></path>)",
+                       num(x1 - 5), num(y1), num(x1 - bulge), num(y1), num(x1 - bulge), num(y2),
+                       num(x1 - 6), num(y2), style, xmlEscape(label));
+    lx = ly = 0;
   } else {
     // Down the issuer's lane to the bottom of the start's row (y1), across to the top
     // of the landing's row (y2), down the target's lane to the landing: the texts
@@ -421,18 +420,15 @@ void Picture::arrow(std::string &svg, int32_t from, double y1, double y1b, int32
     lx = (x1 + x2) / 2;
     ly = (y1b + y2t) / 2;
   }
-  // A label needs room: a short loop (a local copy started in the last row) goes
-  // without.
-  if (!label.empty() && (from != to || std::abs(y2 - y1) >= 2 * kLineH)) {
+  if (!label.empty() && from != to) {
     // On a white ground, so that lines under it do not cross its letters.
-    double w = label.size() * kSmallCharWidth + 6;
-    double left = from == to ? lx - 3 : lx - w / 2;
+    double w = label.size() * kSmallCharWidth + 6, left = lx - w / 2;
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#ffffff" )"
                        R"(fill-opacity="0.9"/>)",
                        num(left), num(ly - kSmallFont), num(w), num(kSmallFont + 4));
-    svg += fmt::format(R"(<text x="{}" y="{}" font-size="{}" fill="{}"{}>{}</text>)", num(lx),
-                       num(ly), num(kSmallFont), kDmaColour,
-                       from == to ? "" : R"( text-anchor="middle")", xmlEscape(label));
+    svg += fmt::format(R"(<text x="{}" y="{}" font-size="{}" fill="{}" text-anchor="middle">)"
+                       R"({}</text>)",
+                       num(lx), num(ly), num(kSmallFont), kDmaColour, xmlEscape(label));
   }
   svg += "</g>\n";
 }
@@ -480,8 +476,10 @@ void Picture::waits(std::string &svg) const {
   // A bar from the row where the device was first found blocked to the row where the
   // wait returned.
   auto barTop = [&](int32_t since) {
-    return since >= 0 && static_cast<size_t>(since) < rows_.size() ? rows_[since].top - 3
-                                                                   : rowsTop_;
+    if (since < 0)
+      return rowsTop_;
+    // Blocked since the last step: the bar starts below the last row.
+    return static_cast<size_t>(since) < rows_.size() ? rows_[since].top - 3 : endY_ - 8;
   };
   for (size_t i = 0; i < trace_.steps.size(); ++i) {
     const TraceStep &s = trace_.steps[i];
