@@ -647,7 +647,7 @@ body { font-family: DejaVu Sans Mono, Menlo, Consolas, monospace; margin: 0; }
 #now { margin-top: 6px; white-space: pre-wrap; }
 #sems { color: #7a3aa0; margin-top: 4px; white-space: pre-wrap; }
 #trace [data-step] { transition: opacity 0.15s; }
-#trace .current .rowbg { fill: #fff3b0; fill-opacity: 1; }
+#trace .current .rowbg { fill: #ffd400; fill-opacity: 0.3; }
 </style>
 </head>
 <body>
@@ -665,7 +665,7 @@ function show(k) {
   current = Math.max(0, Math.min(steps.length, k));
   for (const e of document.querySelectorAll('#trace [data-step]')) {
     const s = Number(e.getAttribute('data-step'));
-    e.style.opacity = s <= current ? 1 : 0.12;
+    e.style.opacity = s <= current ? "" : 0.12;
     e.classList.toggle('current', s === current && e.classList.contains('step'));
   }
   document.getElementById('pos').textContent = 'step ' + current + ' of ' + steps.length;
