@@ -419,6 +419,13 @@ void Picture::arrow(std::string &svg, int32_t from, double y1, double y1b, int32
                        num(y1b), num(x2), num(y2t), num(y2 - 3), style);
     lx = (x1 + x2) / 2;
     ly = (y1b + y2t) / 2;
+    // A landing's row holds only the landing's text, right of the target's lane: the
+    // label goes left of the lane in that row when there is room (not on lane 0).
+    double w = label.size() * kSmallCharWidth + 6;
+    if (!dashed && x2 - w - 14 > kLeft) {
+      lx = x2 - 10 - w / 2;
+      ly = y2 + 4;
+    }
   }
   if (!label.empty() && from != to) {
     // On a white ground, so that lines under it do not cross its letters.
