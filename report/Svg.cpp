@@ -187,6 +187,8 @@ void Picture::layout() {
     for (const std::string &line : wrap(text, smallChars))
       titleLines_.push_back({line, kFont});
   };
+  if (!heading_.command.empty())
+    add("check it again: dkv check " + heading_.command);
   if (!f_.detail.empty())
     add("witness: " + f_.detail);
   if (!f_.wrongValue.empty())

@@ -19,9 +19,9 @@ struct PictureHeading {
 };
 
 /// A sequence diagram of `finding`'s trace, as one SVG document (no external
-/// resources): a title with the finding's kind, property, message, location and
-/// witness, a legend, then one lane per device with time downwards, one row per trace
-/// step (numbered as in the text trace):
+/// resources): a title with the finding's kind, property, message, location, the
+/// instance, engine and the command that checks it again, the witness, a legend, then one lane per
+/// device with time downwards, one row per trace step (numbered as in the text trace):
 ///   - a device's step is a dot on its lane with its text and source line;
 ///   - a DMA is an arrow from its start on the issuer to each landing on the target,
 ///     labelled with its id and bytes (its regions are in the start's text); a DMA
