@@ -3,6 +3,7 @@
 // threads, reported in input order as text, JSON or SARIF, with one summary.
 #include "driver/Commands.h"
 
+#include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
 #include "report/Render.h"
@@ -312,6 +313,8 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     plan.push_back(std::move(p));
   }
   const bool several = plan.size() != 1;
+  if (int code = checkTraceOptions(check, plan.size(), err); code != support::kExitOk)
+    return code;
 
   std::ofstream fileOut;
   if (!check.output.empty()) {
@@ -348,6 +351,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
   std::vector<nlohmann::json> jsonInstances;
   report::RunSummary summary;
   std::set<std::string> kernels;
+  std::set<std::string> pictures; ///< --trace-dir: the file names written
   int code = support::kExitOk;
   for (size_t i = 0; i < plan.size(); ++i) {
     const Planned &p = plan[i];
@@ -387,6 +391,11 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     if (r.verdict)
       for (const report::Finding &f : r.verdict->findings)
         ++summary.findingsByKind[f.kind];
+    if (r.verdict)
+      code = worstExitCode(code,
+                           writeTracePictures(check, *r.verdict, p.options.file,
+                                              r.loaded.instance->machine().deviceCount(), sources,
+                                              r.heading.instance, p.command, pictures, err));
 
     if (check.format == "text") {
       if (several) {

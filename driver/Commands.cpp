@@ -101,6 +101,12 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics and z3's per-query figures (they differ from "
                 "run to run)");
+  cmd->add_option("--trace-svg", o.traceSvg,
+                  "write the trace of the one finding as an SVG sequence diagram to this file");
+  cmd->add_option("--trace-html", o.traceHtml,
+                  "write a page that steps through the trace of the one finding to this file");
+  cmd->add_option("--trace-dir", o.traceDir,
+                  "write one SVG per finding into this directory (KERNEL-N<devices>-PROPERTY.svg)");
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {

@@ -31,6 +31,9 @@ struct CheckOptions {
   unsigned jobs = 1;                   ///< -j: instances checked in parallel
   bool devicesFromAnnotations = false; ///< every device count of `// devices:`
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
+  std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG
+  std::string traceHtml;               ///< --trace-html: the same as a page stepping through it
+  std::string traceDir;                ///< --trace-dir: one SVG per finding in this directory
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the

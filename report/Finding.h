@@ -45,11 +45,41 @@ struct TraceStep {
   std::string context; ///< e.g. "inv 0, grid (1)"
   /// Semaphore values that changed in this step: "ready[0]@1" -> 2.
   std::map<std::string, int64_t> semValues;
+
+  // What the step is, for pictures (report/Svg.h); the text above says the same.
+  enum class What { Other, DmaStart, Send, Land, Wait, Signal, Store, Barrier, Enter, Exit };
+  What what = What::Other;
+  int32_t dma = -1;   ///< DmaStart, Send, Land: the DMA
+  int32_t peer = -1;  ///< DmaStart, Send, Land: the DMA's target device; Signal: the target
+  int64_t bytes = 0;  ///< DmaStart, Send, Land: the DMA's byte count (all its chunks)
+  int32_t chunk = 0;  ///< Send, Land: the chunk moved (0-based)
+  int32_t chunks = 1; ///< DmaStart, Send, Land: the DMA's chunk count
+  std::string region; ///< DmaStart, Send, Land: "src -> dst" of the DMA
+  /// Wait, Barrier (a device step): how many steps of the trace had been taken when
+  /// the device was first found blocked at this event (it could not take it then);
+  /// -1 when it never blocked. A blocked event after the last step (Trace::blocked)
+  /// has it too.
+  int32_t blockedSince = -1;
+};
+
+/// A step the finding is about, highlighted in pictures.
+struct TraceMark {
+  int32_t step = 0;  ///< index into Trace::steps
+  std::string label; ///< e.g. "racing access", "racing dma (still writing)"
 };
 
 struct Trace {
   std::vector<TraceStep> steps;
   int32_t deviceCount = 0;
+  /// The steps the finding is about: a race's access and the start of the DMA it
+  /// races with, the violating step of an exit or lifetime finding (and the start of
+  /// the DMA it names).
+  std::vector<TraceMark> marks;
+  /// Every device that is blocked after the last step: its next event (actor, text
+  /// saying what it waits for, loc, blockedSince). For a deadlock: the stuck waits.
+  std::vector<TraceStep> blocked;
+  /// DMAs started and not complete after the last step (one side still open).
+  std::vector<int32_t> inFlight;
 };
 
 /// One scheduling choice, engine-neutral: a device runs its next event, or a DMA

@@ -407,51 +407,53 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   case What::Stuck: {
     // The whole deadlock: every device that has not finished and what it waits for.
     std::vector<std::string> parts;
-    for (DeviceId d = 0; d < deviceCount_; ++d) {
-      if (finished(s, d))
-        continue;
-      const Event &e = program_.processes[d].events[s.pc[d]];
-      auto stuckBefore = [&](const auto &) {
-        return fmt::format("device {} is stuck before {}", d, describeEvent(program_, e));
-      };
-      parts.push_back(std::visit(
-          Overloaded{
-              [&](const SemWait &w) {
-                return fmt::format("device {} waits for {} >= {} but it is {}", d,
-                                   program_.semName(w.sem), w.amount, semValue(s, d, w.sem));
-              },
-              [&](const DeviceBarrier &b) {
-                int arrived = 0;
-                const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
-                for (DeviceId other = 0; other < deviceCount_; ++other) {
-                  int32_t at = b.invocation >= 0 &&
-                                       static_cast<size_t>(b.invocation) < barrierPc[other].size()
-                                   ? barrierPc[other][b.invocation]
-                                   : -1;
-                  if (at < 0 || s.pc[other] >= at)
-                    ++arrived;
-                }
-                return fmt::format("device {} waits at the device barrier of invocation {} ({} "
-                                   "of {} devices arrived)",
-                                   d, b.invocation, arrived, deviceCount_);
-              },
-              // Every other event is always enabled (Machine::enabled): a deadlock
-              // never stops a device there; named anyway rather than hidden.
-              [&](const KernelEnter &x) { return stuckBefore(x); },
-              [&](const KernelExit &x) { return stuckBefore(x); },
-              [&](const ScopeEnter &x) { return stuckBefore(x); },
-              [&](const ScopeExit &x) { return stuckBefore(x); },
-              [&](const Store &x) { return stuckBefore(x); },
-              [&](const DmaStart &x) { return stuckBefore(x); },
-              [&](const Signal &x) { return stuckBefore(x); },
-              [&](const SemRead &x) { return stuckBefore(x); },
-          },
-          e.kind));
-    }
+    for (DeviceId d = 0; d < deviceCount_; ++d)
+      if (!finished(s, d))
+        parts.push_back(describeBlocked(s, d));
     return fmt::format("{}", fmt::join(parts, "; "));
   }
   }
   DKV_UNREACHABLE("obligation kind");
+}
+
+std::string Machine::describeBlocked(const ControlState &s, DeviceId d) const {
+  const Event &e = program_.processes[d].events[s.pc[d]];
+  auto stuckBefore = [&](const auto &) {
+    return fmt::format("device {} is stuck before {}", d, describeEvent(program_, e));
+  };
+  return std::visit(
+      Overloaded{
+          [&](const SemWait &w) {
+            return fmt::format("device {} waits for {} >= {} but it is {}", d,
+                               program_.semName(w.sem), w.amount, semValue(s, d, w.sem));
+          },
+          [&](const DeviceBarrier &b) {
+            int arrived = 0;
+            const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
+            for (DeviceId other = 0; other < deviceCount_; ++other) {
+              int32_t at =
+                  b.invocation >= 0 && static_cast<size_t>(b.invocation) < barrierPc[other].size()
+                      ? barrierPc[other][b.invocation]
+                      : -1;
+              if (at < 0 || s.pc[other] >= at)
+                ++arrived;
+            }
+            return fmt::format("device {} waits at the device barrier of invocation {} ({} "
+                               "of {} devices arrived)",
+                               d, b.invocation, arrived, deviceCount_);
+          },
+          // Every other event is always enabled (Machine::enabled): a deadlock
+          // never stops a device there; named anyway rather than hidden.
+          [&](const KernelEnter &x) { return stuckBefore(x); },
+          [&](const KernelExit &x) { return stuckBefore(x); },
+          [&](const ScopeEnter &x) { return stuckBefore(x); },
+          [&](const ScopeExit &x) { return stuckBefore(x); },
+          [&](const Store &x) { return stuckBefore(x); },
+          [&](const DmaStart &x) { return stuckBefore(x); },
+          [&](const Signal &x) { return stuckBefore(x); },
+          [&](const SemRead &x) { return stuckBefore(x); },
+      },
+      e.kind);
 }
 
 // Soundness of the reduction (used by the exhaustive search, executor::explore): a step t of device

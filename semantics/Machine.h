@@ -110,6 +110,9 @@ public:
   /// violating step runs from, or the deadlocked state), e.g. "device 1 leaves
   /// invocation 0 of the kernel with recv = 2".
   std::string describe(const ControlState &s, ObligationIndex o) const;
+  /// What unfinished device d waits for at its next event in `s`, e.g. "device 1
+  /// waits for ready >= 1 but it is 0" (one part of a deadlock's describe text).
+  std::string describeBlocked(const ControlState &s, model::DeviceId d) const;
 
   /// A device step that commutes with every step of every other actor from `s` on and
   /// changes no check's outcome, so the search may take it alone (see Machine.cpp).

@@ -50,6 +50,21 @@ void traceValues(const Machine &machine, const ControlState &after, const Schedu
   }
 }
 
+namespace {
+
+/// The DMA fields of a trace step about DMA k (its start, send or land).
+void describeDma(const Machine &machine, DmaId k, report::TraceStep &out) {
+  const Program &program = machine.program();
+  const Dma &dma = program.dmas[k];
+  out.dma = k;
+  out.peer = dma.target;
+  out.bytes = dma.bytes;
+  out.chunks = machine.chunks(k);
+  out.region = fmt::format("{} -> {}", program.regionName(dma.src), program.regionName(dma.dst));
+}
+
+} // namespace
+
 report::TraceStep traceStep(const Machine &machine, const ControlState &before,
                             const ScheduleStep &step) {
   const Program &program = machine.program();
@@ -61,6 +76,26 @@ report::TraceStep traceStep(const Machine &machine, const ControlState &before,
     out.actor = {report::Actor::Kind::Device, d, d};
     out.text = describeEvent(program, e);
     out.loc = e.loc;
+    using What = report::TraceStep::What;
+    std::visit(support::Overloaded{
+                   [&](const DmaStart &start) {
+                     out.what = What::DmaStart;
+                     describeDma(machine, start.dma, out);
+                   },
+                   [&](const SemWait &) { out.what = What::Wait; },
+                   [&](const Signal &sig) {
+                     out.what = What::Signal;
+                     out.peer = sig.target;
+                   },
+                   [&](const Store &) { out.what = What::Store; },
+                   [&](const DeviceBarrier &) { out.what = What::Barrier; },
+                   [&](const KernelEnter &) { out.what = What::Enter; },
+                   [&](const KernelExit &) { out.what = What::Exit; },
+                   [](const ScopeEnter &) {},
+                   [](const ScopeExit &) {},
+                   [](const SemRead &) {},
+               },
+               e.kind);
     if (e.context >= 0 && static_cast<size_t>(e.context) < program.contexts.size())
       out.context = program.contexts[e.context];
     return out;
@@ -75,6 +110,9 @@ report::TraceStep traceStep(const Machine &machine, const ControlState &before,
     const int64_t units = machine.nextChunkUnits(before, step);
     std::string chunkText = chunks > 1 ? fmt::format(" chunk {}/{}", chunk + 1, chunks) : "";
     out.loc = dma.loc;
+    out.what = send ? report::TraceStep::What::Send : report::TraceStep::What::Land;
+    describeDma(machine, k, out);
+    out.chunk = chunk;
     // A DMA's context is that of its start event.
     const int32_t start = machine.properties().startPc(k);
     if (start >= 0) {
@@ -104,8 +142,19 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
                                            std::string &error) {
   ControlState s = machine.initialState();
   beforeLast = s;
-  if (trace)
+  // For the trace: since how many steps each device has been blocked at its next
+  // event (-1: not blocked), so that pictures draw a wait from where it blocks.
+  std::vector<int32_t> blockedSince(static_cast<size_t>(machine.deviceCount()), -1);
+  auto noteBlocked = [&](size_t taken) {
+    for (DeviceId d = 0; d < machine.deviceCount(); ++d)
+      if (blockedSince[d] < 0 && !machine.finished(s, d) &&
+          !machine.enabled(s, {ScheduleStep::Kind::Device, d}))
+        blockedSince[d] = static_cast<int32_t>(taken);
+  };
+  if (trace) {
     trace->deviceCount = machine.deviceCount();
+    noteBlocked(0);
+  }
   for (size_t i = 0; i < schedule.size(); ++i) {
     const ScheduleStep &step = schedule[i];
     if (!machine.enabled(s, step)) {
@@ -114,14 +163,70 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
       return std::nullopt;
     }
     beforeLast = s;
-    if (trace)
+    if (trace) {
       trace->steps.push_back(traceStep(machine, s, step));
+      if (step.kind == ScheduleStep::Kind::Device) {
+        trace->steps.back().blockedSince = blockedSince[step.id];
+        blockedSince[step.id] = -1;
+      }
+    }
     machine.apply(s, step);
-    if (trace)
+    if (trace) {
       traceValues(machine, s, step, trace->steps.back());
+      noteBlocked(i + 1);
+    }
+  }
+  if (trace) {
+    for (DeviceId d = 0; d < machine.deviceCount(); ++d) {
+      if (blockedSince[d] < 0)
+        continue;
+      report::TraceStep blocked = traceStep(machine, s, {ScheduleStep::Kind::Device, d});
+      blocked.text = machine.describeBlocked(s, d);
+      blocked.blockedSince = blockedSince[d];
+      trace->blocked.push_back(std::move(blocked));
+    }
+    for (DmaId k = 0; k < machine.dmaCount(); ++k)
+      if (machine.sideOpen(s, {k, false}) || machine.sideOpen(s, {k, true}))
+        trace->inFlight.push_back(k);
   }
   return s;
 }
+
+namespace {
+
+/// The steps of `trace` the obligation is about (Trace::marks): the violating last
+/// step (a race's access, a device leaving, a landing or signal out of its
+/// lifetime) and the start of the DMA the obligation names. A deadlock has none: its
+/// stuck waits are Trace::blocked.
+void markTrace(const Machine &machine, const Obligation &o, report::Trace &trace) {
+  if (o.what == Obligation::What::Stuck || trace.steps.empty())
+    return;
+  using What = Obligation::What;
+  const bool race = o.what == What::Race;
+  const int32_t last = static_cast<int32_t>(trace.steps.size()) - 1;
+  std::string lastLabel = race                                                   ? "racing access"
+                          : o.what == What::ExitSemaphore                        ? "leaves with a "
+                                                                                   "non-zero semaphore"
+                          : o.what == What::ExitSend || o.what == What::ExitRecv ? "leaves with a "
+                                                                                   "dma in flight"
+                                                                                 : "violation";
+  trace.marks.push_back({last, lastLabel});
+  if (o.dma < 0 || o.dma >= machine.dmaCount())
+    return;
+  for (int32_t i = 0; i < last; ++i) {
+    const report::TraceStep &step = trace.steps[i];
+    if (step.what == report::TraceStep::What::DmaStart && step.dma == o.dma) {
+      std::string label =
+          race ? fmt::format("racing dma (still {} its {})", o.dst ? "writing" : "reading",
+                             o.dst ? "destination" : "source")
+               : "the dma started here";
+      trace.marks.push_back({i, label});
+      break;
+    }
+  }
+}
+
+} // namespace
 
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
                             const report::Schedule &schedule, const report::Trace &trace,
@@ -136,6 +241,7 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   f.secondary = p.secondary;
   f.detail = machine.describe(before, o);
   f.trace = trace;
+  markTrace(machine, props.obligation(o), f.trace);
   f.schedule = schedule;
   f.engine = engine;
   return f;

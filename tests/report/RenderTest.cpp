@@ -97,7 +97,8 @@ struct TwoFiles {
     read.actor = {Actor::Kind::Device, 1, 1};
     read.text = "load o_ref[0]";
     read.loc = {2, 3, kernel};
-    f.trace = {{start, read}, 2};
+    f.trace.steps = {start, read};
+    f.trace.deviceCount = 2;
     return f;
   }
 };

@@ -135,6 +135,37 @@ TEST(Witness, AFixedScheduleBecomesTheFindingOfItsProperty) {
   EXPECT_EQ(f->schedule, kRaceSchedule);
 }
 
+TEST(Witness, TheTraceRecordsWhatPicturesDraw) {
+  Instance instance(executor::testing::permute(true, true));
+  std::string error;
+  std::optional<report::Finding> f = witnessFinding(
+      instance.machine(), {*instance.properties().find("race.0"), kRaceSchedule}, "test", error);
+  ASSERT_TRUE(f) << error;
+  const report::Trace &t = f->trace;
+  using What = report::TraceStep::What;
+  EXPECT_EQ(t.steps[0].what, What::Enter);
+  EXPECT_EQ(t.steps[2].what, What::Barrier);
+  // Device 0 reached the barrier after step 1 and could not pass it until device 1
+  // arrived; device 1 passed it at once.
+  EXPECT_EQ(t.steps[2].blockedSince, 1);
+  EXPECT_EQ(t.steps[3].blockedSince, -1);
+  EXPECT_EQ(t.steps[4].what, What::Store);
+  const report::TraceStep &start = t.steps[5];
+  EXPECT_EQ(start.what, What::DmaStart);
+  EXPECT_EQ(start.dma, 0);
+  EXPECT_EQ(start.peer, 1);
+  EXPECT_EQ(start.region, "input[:] -> output[:]");
+  EXPECT_GT(start.bytes, 0);
+  // The racing access (the last step) and the start of the DMA it races with.
+  ASSERT_EQ(t.marks.size(), 2u);
+  EXPECT_EQ(t.marks[0].step, 6);
+  EXPECT_EQ(t.marks[0].label, "racing access");
+  EXPECT_EQ(t.marks[1].step, 5);
+  EXPECT_EQ(t.marks[1].label, "racing dma (still writing its destination)");
+  // Dma 0 has not landed: in flight after the last step.
+  EXPECT_EQ(t.inFlight, std::vector<int32_t>{0});
+}
+
 TEST(Witness, ASchedulethatDoesNotShowItsPropertyIsAnError) {
   Instance instance(executor::testing::permute(true, true));
   const Machine &m = instance.machine();
@@ -195,6 +226,13 @@ TEST(Witness, DeadlockDetailNamesEveryStuckDevice) {
   ASSERT_TRUE(f) << error;
   EXPECT_EQ(f->message, "wait for ready >= 1 (wait) never returns");
   EXPECT_EQ(f->detail, "device 1 waits for ready >= 1 but it is 0");
+  // The picture's stuck wait: device 1, blocked since the last step; no marked step.
+  ASSERT_EQ(f->trace.blocked.size(), 1u);
+  EXPECT_EQ(f->trace.blocked[0].actor.device, 1);
+  EXPECT_EQ(f->trace.blocked[0].text, "device 1 waits for ready >= 1 but it is 0");
+  EXPECT_EQ(f->trace.blocked[0].what, report::TraceStep::What::Wait);
+  EXPECT_EQ(f->trace.blocked[0].blockedSince, static_cast<int32_t>(s.size()));
+  EXPECT_TRUE(f->trace.marks.empty());
 }
 
 TEST(ScheduleFile, RoundTrip) {

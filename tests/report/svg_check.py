@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Checks the trace pictures of every example with a finding (docs/traces.md).
+
+    svg_check.py DKV EXAMPLES_DIR [--all-counts]
+
+For each example whose `// expect:` is a finding, at the smallest device count of its
+`// devices:` annotation (every count with --all-counts) and with its `// options:`,
+runs `dkv check --trace-dir DIR --format json` and checks every SVG written:
+  - it is well-formed XML (xml.etree) with an <svg> root;
+  - there is one SVG per finding, named KERNEL-N<devices>-PROPERTY.svg;
+  - one lane per device (class "lane"), one row per trace step (class "step");
+  - one solid arrow (class "dma", not "inflight") per DMA landing in the trace, each
+    from a DMA that started in the trace;
+  - the highlighted elements (class "mark") carry source lines (data-line) and
+    include the finding's primary line; a race also marks the line of the DMA it
+    races with (its "the dma started here" note), a deadlock marks its stuck waits.
+Also: --trace-svg refuses a run with several findings (exit 1) and --trace-html
+writes a page whose embedded SVG parses. Exit 0 when every check holds.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def annotations(dkv, path):
+    out = subprocess.run([dkv, "parse", path, "--annotations"], capture_output=True, text=True)
+    expect, devices, options = None, [], []
+    for line in out.stdout.splitlines():
+        words = line.split()
+        if words and words[0] == "expect":
+            expect = words[1]
+        elif words and words[0] == "devices":
+            devices = [int(w) for w in words[1:]]
+        elif words and words[0] == "options":
+            options = words[1:]
+    return expect, devices, options
+
+
+def classes(element):
+    return set(element.get("class", "").split())
+
+
+def check_svg(path, finding, devices, errors):
+    where = os.path.basename(path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        errors.append(f"{where}: not well-formed: {e}")
+        return
+    if root.tag != SVG + "svg":
+        errors.append(f"{where}: root is {root.tag}, not svg")
+        return
+    everything = list(root.iter())
+    lanes = [e for e in everything if "lane" in classes(e)]
+    if len(lanes) != devices:
+        errors.append(f"{where}: {len(lanes)} lanes for {devices} devices")
+    steps = [e for e in everything if "step" in classes(e)]
+    trace = finding.get("trace", [])
+    if len(steps) != len(trace):
+        errors.append(f"{where}: {len(steps)} step rows for {len(trace)} trace steps")
+    lands = [s for s in trace if s["actor"] == "dma" and " lands in " in s["text"]]
+    arrows = [e for e in everything if "dma" in classes(e) and "inflight" not in classes(e)]
+    if len(arrows) != len(lands):
+        errors.append(f"{where}: {len(arrows)} dma arrows for {len(lands)} landings")
+    started = {int(m.group(1)) for s in trace
+               for m in [re.match(r"start dma (\d+)", s["text"])] if m}
+    for a in arrows:
+        if int(a.get("data-dma", -1)) not in started:
+            errors.append(f"{where}: an arrow of dma {a.get('data-dma')} that never started")
+    if not trace:
+        return  # a static finding: no schedule to draw
+    marks = [e for e in everything if "mark" in classes(e)]
+    lines = {int(e.get("data-line", 0)) for e in marks}
+    want = {finding["primary"]["line"]}
+    if finding["kind"] == "race":
+        want |= {s["line"] for s in finding["secondary"] if s["label"].startswith("the dma")}
+    if finding["kind"] == "deadlock" and not any("blocked" in classes(e) for e in marks):
+        errors.append(f"{where}: a deadlock without a highlighted stuck wait")
+    if not want <= lines:
+        errors.append(f"{where}: highlighted lines {sorted(lines)} miss {sorted(want - lines)}")
+
+
+def main():
+    dkv, examples = sys.argv[1], sys.argv[2]
+    all_counts = "--all-counts" in sys.argv[3:]
+    errors, pictures, kernels = [], 0, 0
+    several = None  # (path, devices, options) of an instance with several findings
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(os.listdir(examples)):
+            if not name.endswith(".dk"):
+                continue
+            path = os.path.join(examples, name)
+            expect, counts, options = annotations(dkv, path)
+            if expect not in ("race", "deadlock", "exit-violation", "lifetime-violation") or not counts:
+                continue
+            kernels += 1
+            for n in counts if all_counts else counts[:1]:
+                out = os.path.join(tmp, f"{name}-{n}")
+                report = os.path.join(tmp, f"{name}-{n}.json")
+                cmd = [dkv, "check", path, "--devices", str(n), *options, "--format", "json",
+                       "-o", report, "--trace-dir", out]
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                if run.returncode != 10:
+                    errors.append(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr}")
+                    continue
+                findings = json.load(open(report))["findings"]
+                files = sorted(os.listdir(out))
+                stem = name[:-3]
+                expected = sorted(
+                    f"{stem}-N{n}-{f['property'] or f['kind'] + '-L' + str(f['primary']['line'])}.svg"
+                    for f in findings)
+                if files != expected:
+                    errors.append(f"{name} N={n}: pictures {files}, expected {expected}")
+                    continue
+                for f in findings:
+                    what = f["property"] or f"{f['kind']}-L{f['primary']['line']}"
+                    check_svg(os.path.join(out, f"{stem}-N{n}-{what}.svg"), f, n, errors)
+                    pictures += 1
+                if len(findings) > 1 and several is None:
+                    several = (path, n, options)
+        if several:
+            path, n, options = several
+            svg = os.path.join(tmp, "one.svg")
+            run = subprocess.run([dkv, "check", path, "--devices", str(n), *options,
+                                  "--trace-svg", svg], capture_output=True, text=True)
+            if run.returncode != 1 or "--trace-dir" not in run.stderr or os.path.exists(svg):
+                errors.append(f"--trace-svg on {path} (several findings): exit "
+                              f"{run.returncode}, {run.stderr!r}")
+        html = os.path.join(tmp, "page.html")
+        zero = os.path.join(examples, "zero_dst_race.dk")
+        run = subprocess.run([dkv, "check", zero, "--devices", "2", "--trace-html", html],
+                             capture_output=True, text=True)
+        if run.returncode != 10 or not os.path.exists(html):
+            errors.append(f"--trace-html: exit {run.returncode}: {run.stderr}")
+        else:
+            page = open(html, encoding="utf-8").read()
+            svg = page[page.index("<svg"):page.index("</svg>") + 6]
+            ET.fromstring(svg)  # raises when not well-formed
+            if "http" in page.replace("http://www.w3.org/2000/svg", ""):
+                errors.append("--trace-html: the page names an external resource")
+    for e in errors:
+        print("FAIL:", e)
+    print(f"{kernels} kernels with findings, {pictures} pictures checked, {len(errors)} errors")
+    return 1 if errors or pictures == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
