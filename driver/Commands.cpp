@@ -90,6 +90,12 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
       ->check(CLI::Range(1u, 256u));
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics (they differ from run to run)");
+  cmd->add_flag("--explain", o.explain,
+                "after each finding, explain its pattern and the usual fix (docs/explain.md)");
+  cmd->add_option("--color", o.color,
+                  "colour the text report: auto (default: on a terminal, unless NO_COLOR is "
+                  "set), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
