@@ -321,20 +321,27 @@ std::optional<std::string> raceWrongValue(const semantics::Machine &machine,
       static_cast<DeviceId>(at.device) == memory ? "this device" : fmt::format("device {}", memory),
       fmt::join(parts, "; as "));
   // An expected value only when every completed sample without the race (either
-  // order) agrees on it; otherwise the intended order decides, which dkv cannot know.
-  std::vector<double> clean;
+  // order) agrees on it; when each order agrees with itself but not with the other,
+  // the intended order decides, which dkv cannot know.
+  std::vector<double> clean, before, after;
+  auto note = [](std::vector<double> &values, double v) {
+    if (std::none_of(values.begin(), values.end(), [&](double x) { return sameValue(x, v); }))
+      values.push_back(v);
+  };
   for (const Sample &r : runs)
     if (r.run.completed && (r.order == Order::Before || r.order == Order::After)) {
-      double v = valueOf(r.run, at);
-      if (std::none_of(clean.begin(), clean.end(), [&](double x) { return sameValue(x, v); }))
-        clean.push_back(v);
+      note(clean, valueOf(r.run, at));
+      note(r.order == Order::Before ? before : after, valueOf(r.run, at));
     }
   if (clean.size() == 1)
     text += fmt::format("; {} is the expected value: every sampled schedule without the race "
                         "gives it",
                         number(clean[0]));
-  else if (clean.size() > 1)
+  else if (before.size() == 1 && after.size() == 1)
     text += "; which order the kernel means decides which value is right";
+  else if (clean.size() > 1)
+    text += "; the sampled schedules without the race disagree among themselves too, so the "
+            "expected value is not known";
   return text;
 }
 
