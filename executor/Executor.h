@@ -91,11 +91,12 @@ RunResult runOnce(const semantics::Machine &machine, const RunOptions &options);
 /// dma 0 has landed; as 9 (in the witness schedule) when it runs while dma 0 is open,
 /// the race; which order the kernel means decides which value is right" (or "; V is
 /// the expected value: every sampled schedule without the race gives it" when all
-/// samples of both orders agree, or "; the sampled schedules without the race disagree
-/// among themselves too, so the expected value is not known"). Otherwise the first difference between any two
-/// samples, e.g. "output[3] on device 1 is 2 with --seed 4 and 0 with --seed 0" (with
-/// a known property: "; the executor cannot tell which value is expected"). Output
-/// buffers are compared first, then the others. nullopt if all runs agree.
+/// samples of both orders agree, or "; the sampled schedules without the race
+/// disagree among themselves too, so the expected value is not known"). Otherwise the
+/// first difference between any two samples, e.g. "output[3] on device 1 is 2 with
+/// --seed 4 and 0 with --seed 0" (with a known property: "; the executor cannot tell
+/// which value is expected"). Output buffers are compared first, then the others.
+/// nullopt if all runs agree.
 std::optional<std::string> findWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
                                           const report::Schedule *witness, int schedules = 24,
                                           const std::string &witnessName = "in the witness "
