@@ -8,6 +8,7 @@
 #include "report/Json.h"
 #include "report/Render.h"
 #include "report/Sarif.h"
+#include "support/Color.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
 
@@ -226,6 +227,21 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   }
 }
 
+/// The `// dkv: allow KIND -- reason` comments of the checked file (the parser has
+/// checked their form).
+std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
+  std::vector<report::Suppression> out;
+  if (!loaded.module)
+    return out;
+  for (const ast::Annotations::Suppression &s : loaded.module->annotations().suppressions)
+    for (report::FindingKind kind :
+         {report::FindingKind::Race, report::FindingKind::Deadlock,
+          report::FindingKind::ExitViolation, report::FindingKind::LifetimeViolation})
+      if (s.kind == report::findingKindName(kind))
+        out.push_back({kind, s.reason, s.line, s.range.begin});
+  return out;
+}
+
 Result runInstance(const Planned &p, const CheckOptions &check) {
   auto start = std::chrono::steady_clock::now();
   Result r;
@@ -246,13 +262,18 @@ Result runInstance(const Planned &p, const CheckOptions &check) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
     r.verdict = runEngine(*engine, r.loaded.instance->machine(), check);
-    r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing};
+    report::applySuppressions(*r.verdict, suppressionsOf(r.loaded));
+    r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
+                 check.explain};
     switch (r.verdict->status) {
     case report::Verdict::Status::Verified:
       r.code = support::kExitOk;
       break;
     case report::Verdict::Status::Findings:
-      r.code = support::kExitFindings;
+      // Findings that `// dkv: allow` comments accept do not fail the check.
+      r.code = report::activeFindings(*r.verdict) ? support::kExitFindings
+               : r.verdict->reason.empty()        ? support::kExitOk
+                                                  : support::kExitInconclusive;
       break;
     case report::Verdict::Status::Inconclusive:
       r.code = support::kExitInconclusive;
@@ -325,6 +346,10 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     }
   }
   std::ostream &out = check.output.empty() ? stdOut : fileOut;
+  // Colours only for the text report, on a terminal (or --color always).
+  const bool colorOut =
+      check.format == "text" && support::colorWanted(check.color, check.output.empty() ? 1 : -1);
+  const bool colorErr = check.format == "text" && support::colorWanted(check.color, 2);
 
   // Workers take instances in order; the main thread reports them in order.
   std::vector<std::optional<Result>> results(plan.size());
@@ -390,7 +415,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     }
     if (r.verdict)
       for (const report::Finding &f : r.verdict->findings)
-        ++summary.findingsByKind[f.kind];
+        ++(f.suppressed.empty() ? summary.findingsByKind[f.kind] : summary.suppressed);
     if (r.verdict)
       code = worstExitCode(code,
                            writeTracePictures(check, *r.verdict, p.options.file,
@@ -398,15 +423,17 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
                                               r.heading.instance, p.command, pictures, err));
 
     if (check.format == "text") {
+      std::ostringstream block;
       if (several) {
-        out << (i ? "\n" : "") << "== " << p.command << " ==\n" << r.err;
+        block << (i ? "\n" : "") << "== " << p.command << " ==\n" << r.err;
         if (!r.verdict && r.err.empty())
-          out << "error: exit code " << r.code << "\n";
+          block << "error: exit code " << r.code << "\n";
       } else {
-        err << r.err;
+        err << (colorErr ? support::colorize(r.err) : r.err);
       }
       if (r.verdict)
-        report::renderVerdict(out, *r.verdict, sources, r.heading);
+        report::renderVerdict(block, *r.verdict, sources, r.heading);
+      out << (colorOut ? support::colorize(block.str()) : block.str());
     } else if (check.format == "json") {
       err << r.err;
       if (r.verdict && !several)
@@ -440,8 +467,9 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     // The summary line: after the text report, or (JSON, SARIF) on standard output
     // when the report goes to a file, else on standard error.
     if (check.format == "text") {
-      out << "\n";
-      report::renderSummary(out, summary, check.timing);
+      std::ostringstream line;
+      report::renderSummary(line, summary, check.timing);
+      out << "\n" << (colorOut ? support::colorize(line.str()) : line.str());
     } else {
       report::renderSummary(check.output.empty() ? err : stdOut, summary, check.timing);
     }

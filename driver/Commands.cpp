@@ -107,6 +107,12 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                   "write a page that steps through the trace of the one finding to this file");
   cmd->add_option("--trace-dir", o.traceDir,
                   "write one SVG per finding into this directory (KERNEL-N<devices>-PROPERTY.svg)");
+  cmd->add_flag("--explain", o.explain,
+                "after each finding, explain its pattern and the usual fix (docs/explain.md)");
+  cmd->add_option("--color", o.color,
+                  "colour the text report: auto (default: on a terminal, unless NO_COLOR is "
+                  "set), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {

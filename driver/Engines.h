@@ -26,6 +26,8 @@ struct CheckOptions {
   bool confirm = true;                 ///< replay witnesses in the executor
   std::string keepDir;                 ///< spin: keep the work directory here
   bool timing = false;                 ///< print time statistics (not byte-identical)
+  bool explain = false;                ///< --explain: the pattern and usual fix of each finding
+  std::string color = "auto";          ///< --color auto|always|never (text report only)
   std::string format = "text";         ///< text | json | sarif
   std::string output;                  ///< -o: write the report here (empty: standard output)
   unsigned jobs = 1;                   ///< -j: instances checked in parallel

@@ -123,7 +123,7 @@ int runImpl(const semantics::Machine &machine, const support::SourceManager &sou
     for (report::Finding &f : findings)
       if (f.kind == report::FindingKind::Race) {
         if (std::optional<std::string> w = executor::findWrongValue(
-                machine, options.inputSeed, &run.schedule, 24, "in this run"))
+                machine, options.inputSeed, &run.schedule, 24, "in this run", f.property))
           f.wrongValue = *w;
         break;
       }

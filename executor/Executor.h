@@ -94,13 +94,28 @@ struct RunResult {
 RunResult runOnce(const semantics::Machine &machine, const RunOptions &options);
 
 /// Functional confirmation of a race: runs `witness` (completed with round-robin)
-/// and a few dozen seeded schedules with the same inputs, and describes the first
-/// element whose final value differs between two of them, e.g. "output[3] on device 1
-/// is 2 with seed 4 and 0 with seed 0". Output buffers are compared first, then the
-/// others. nullopt if all runs agree.
+/// and a few dozen seeded schedules with the same inputs, and describes an element
+/// whose final value differs between two of them. With `property` (the race's id,
+/// e.g. "race.0") and a witness that violates it, every sample is classified by the
+/// order in which it takes the witness's two racing accesses (the access before the
+/// DMA starts, while the DMA's side is open, after it completed), and the text names
+/// the first element on which two orders disagree, with the values of each order and
+/// the first sample that gave each, e.g. "output[0] on device 0 depends on the order
+/// of the racing accesses on device 1: it ends as 9 (with --seed 0) when the store at
+/// line 15 runs before dma 0 starts; as 0 (in priority schedule 3) when it runs after
+/// dma 0 has landed; as 9 (in the witness schedule) when it runs while dma 0 is open,
+/// the race; which order the kernel means decides which value is right" (or "; V is
+/// the expected value: every sampled schedule without the race gives it" when all
+/// samples of both orders agree, or "; the sampled schedules without the race
+/// disagree among themselves too, so the expected value is not known"). Otherwise the
+/// first difference between any two samples, e.g. "output[3] on device 1 is 2 with
+/// --seed 4 and 0 with --seed 0" (with a known property: "; the executor cannot tell
+/// which value is expected"). Output buffers are compared first, then the others.
+/// nullopt if all runs agree.
 std::optional<std::string> findWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
                                           const report::Schedule *witness, int schedules = 24,
                                           const std::string &witnessName = "in the witness "
-                                                                           "schedule");
+                                                                           "schedule",
+                                          const std::string &property = "");
 
 } // namespace dkv::executor

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace dkv::executor {
@@ -166,11 +167,192 @@ RunResult runOnce(const semantics::Machine &machine, const RunOptions &options) 
   return result;
 }
 
+namespace {
+
+/// In which order a run took the two accesses of one race obligation: the access
+/// (a Store or DmaStart event) before the DMA started, while the DMA's side was open
+/// (the race), after that side had completed, or never (the run stopped before).
+enum class Order { Before, Overlap, After, Never };
+
+/// One sampled run of findWrongValue: its name in the text ("with --seed 3") and
+/// the order of the witness's race obligation in it.
+struct Sample {
+  std::string name;
+  RunResult run;
+  Order order = Order::Never;
+};
+
+/// The race obligation of `property` that the last step of `witness` violates, or -1.
+semantics::ObligationIndex raceOf(const semantics::Machine &machine,
+                                  const report::Schedule &witness,
+                                  semantics::PropertyIndex property) {
+  semantics::ControlState s = machine.initialState();
+  std::vector<semantics::ObligationIndex> found;
+  for (const ScheduleStep &step : witness) {
+    if (!machine.enabled(s, step))
+      return -1;
+    found.clear();
+    machine.violations(s, step, found);
+    for (semantics::ObligationIndex o : found)
+      if (machine.properties().obligation(o).property == property &&
+          machine.properties().obligation(o).what == semantics::Obligation::What::Race)
+        return o;
+    machine.apply(s, step);
+  }
+  return -1;
+}
+
+/// The order in which `schedule` takes the accesses of race obligation `o`.
+Order orderOf(const semantics::Machine &machine, const report::Schedule &schedule,
+              semantics::ObligationIndex o) {
+  const semantics::Obligation &ob = machine.properties().obligation(o);
+  semantics::ControlState s = machine.initialState();
+  for (const ScheduleStep &step : schedule) {
+    if (!machine.enabled(s, step))
+      return Order::Never;
+    if (step.kind == ScheduleStep::Kind::Device && step.id == ob.device &&
+        s.pc[ob.device] == ob.pc) {
+      if (!machine.started(s, ob.dma))
+        return Order::Before;
+      return machine.sideOpen(s, {ob.dma, ob.dst}) ? Order::Overlap : Order::After;
+    }
+    machine.apply(s, step);
+  }
+  return Order::Never;
+}
+
+struct Element {
+  size_t device = 0, buffer = 0, index = 0;
+};
+
+double valueOf(const RunResult &run, const Element &at) {
+  return run.memory[at.device][at.buffer][at.index];
+}
+
+bool sameValue(double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); }
+
+/// The elements of the final memory, outputs first.
+template <typename F> void forEachElement(const Program &program, const RunResult &run, F f) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t d = 0; d < run.memory.size(); ++d)
+      for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
+        if (isOutput(program.buffers[buf]) != (pass == 0))
+          continue;
+        for (size_t e = 0; e < run.memory[d][buf].size(); ++e)
+          if (!f(Element{d, buf, e}))
+            return;
+      }
+}
+
+/// "9 (in the witness schedule)", "0 or 9 (with --seed 0, in priority schedule 3)":
+/// the values of `at` in the completed samples of `order`, each with the first
+/// sample that gave it. Empty when no completed sample has that order.
+std::string valuesIn(const std::vector<Sample> &runs, Order order, const Element &at) {
+  std::vector<std::pair<double, std::string>> seen;
+  for (const Sample &r : runs) {
+    if (r.order != order || !r.run.completed)
+      continue;
+    double v = valueOf(r.run, at);
+    if (std::none_of(seen.begin(), seen.end(),
+                     [&](const auto &x) { return sameValue(x.first, v); }))
+      seen.push_back({v, r.name});
+  }
+  std::vector<std::string> values, names;
+  for (const auto &[v, name] : seen) {
+    values.push_back(number(v));
+    names.push_back(name);
+  }
+  if (values.empty())
+    return "";
+  return fmt::format("{} ({})", fmt::join(values, " or "), fmt::join(names, ", "));
+}
+
+/// The wrong value of race obligation `o`, or nullopt when no element differs between
+/// the completed samples of two different orders (then the generic search runs).
+std::optional<std::string> raceWrongValue(const semantics::Machine &machine,
+                                          std::vector<Sample> &runs, semantics::ObligationIndex o) {
+  const Program &program = machine.program();
+  const semantics::Obligation &ob = machine.properties().obligation(o);
+  for (Sample &r : runs)
+    r.order = orderOf(machine, r.run.schedule, o);
+  // The device whose memory the race is on, and the racing access.
+  DeviceId memory = ob.device;
+  std::string access = "the store";
+  const Event &e = program.processes[ob.device].events[ob.pc];
+  if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
+    memory = ob.access == 0 ? program.dmas[ds->dma].issuer : program.dmas[ds->dma].target;
+    access = fmt::format("the start of dma {}", ds->dma);
+  } else if (ob.access >= 0) {
+    access = "the load";
+  }
+  access += fmt::format(" at line {}", e.loc.line);
+  // The first element on which two orders disagree, on the race's device first: an
+  // element elsewhere may depend on other instances of the same race as well.
+  std::optional<Element> found;
+  for (int pass = 0; pass < 2 && !found; ++pass)
+    forEachElement(program, runs[0].run, [&](const Element &at) {
+      if ((static_cast<DeviceId>(at.device) == memory) != (pass == 0))
+        return true;
+      for (size_t i = 0; i < runs.size() && !found; ++i)
+        for (size_t j = i + 1; j < runs.size() && !found; ++j)
+          if (runs[i].run.completed && runs[j].run.completed && runs[i].order != runs[j].order &&
+              runs[i].order != Order::Never && runs[j].order != Order::Never &&
+              !sameValue(valueOf(runs[i].run, at), valueOf(runs[j].run, at)))
+            found = at;
+      return !found;
+    });
+  if (!found)
+    return std::nullopt;
+  const Element &at = *found;
+  const std::string dma = fmt::format("dma {}", ob.dma);
+  const std::string done = ob.dst ? "has landed" : "has read its source";
+  // The first clause names the access, the others refer to it.
+  std::vector<std::string> parts;
+  auto who = [&] { return parts.empty() ? access : std::string("it"); };
+  if (std::string v = valuesIn(runs, Order::Before, at); !v.empty())
+    parts.push_back(fmt::format("{} when {} runs before {} starts", v, who(), dma));
+  if (std::string v = valuesIn(runs, Order::After, at); !v.empty())
+    parts.push_back(fmt::format("{} when {} runs after {} {}", v, who(), dma, done));
+  if (std::string v = valuesIn(runs, Order::Overlap, at); !v.empty())
+    parts.push_back(fmt::format("{} when {} runs while {} is open, the race", v, who(), dma));
+  std::string text = fmt::format(
+      "{} on device {} depends on the order of the racing accesses on {}: it ends as {}",
+      elementName(program.buffers[at.buffer], static_cast<int64_t>(at.index)), at.device,
+      static_cast<DeviceId>(at.device) == memory ? "this device" : fmt::format("device {}", memory),
+      fmt::join(parts, "; as "));
+  // An expected value only when every completed sample without the race (either
+  // order) agrees on it; when each order agrees with itself but not with the other,
+  // the intended order decides, which dkv cannot know.
+  std::vector<double> clean, before, after;
+  auto note = [](std::vector<double> &values, double v) {
+    if (std::none_of(values.begin(), values.end(), [&](double x) { return sameValue(x, v); }))
+      values.push_back(v);
+  };
+  for (const Sample &r : runs)
+    if (r.run.completed && (r.order == Order::Before || r.order == Order::After)) {
+      note(clean, valueOf(r.run, at));
+      note(r.order == Order::Before ? before : after, valueOf(r.run, at));
+    }
+  if (clean.size() == 1)
+    text += fmt::format("; {} is the expected value: every sampled schedule without the race "
+                        "gives it",
+                        number(clean[0]));
+  else if (before.size() == 1 && after.size() == 1)
+    text += "; which order the kernel means decides which value is right";
+  else if (clean.size() > 1)
+    text += "; the sampled schedules without the race disagree among themselves too, so the "
+            "expected value is not known";
+  return text;
+}
+
+} // namespace
+
 std::optional<std::string> findWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
                                           const report::Schedule *witness, int schedules,
-                                          const std::string &witnessName) {
+                                          const std::string &witnessName,
+                                          const std::string &property) {
   const Program &program = machine.program();
-  std::vector<std::pair<std::string, RunResult>> runs;
+  std::vector<Sample> runs;
   if (witness) {
     RunOptions o;
     o.policy = Policy::RoundRobin;
@@ -193,16 +375,28 @@ std::optional<std::string> findWrongValue(const semantics::Machine &machine, uin
                                   : fmt::format("in priority schedule {}", i / 2);
     runs.push_back({name, runOnce(machine, o)});
   }
+
+  // With the race known: the samples grouped by the order in which they take the
+  // witness's two racing accesses, on the first element two orders disagree on.
+  std::optional<semantics::PropertyIndex> race = machine.properties().find(property);
+  if (witness && race) {
+    semantics::ObligationIndex o = raceOf(machine, *witness, *race);
+    if (o >= 0)
+      if (std::optional<std::string> text = raceWrongValue(machine, runs, o))
+        return text;
+  }
+
+  // Otherwise any two samples that disagree, without a word on which is right.
   // Runs that completed are compared first: a run stopped by a deadlock has not
   // written everything yet.
   for (int pass = 0; pass < 2; ++pass)
     for (size_t i = 0; i < runs.size(); ++i)
       for (size_t j = i + 1; j < runs.size(); ++j) {
-        if (pass == 0 && !(runs[i].second.completed && runs[j].second.completed))
+        if (pass == 0 && !(runs[i].run.completed && runs[j].run.completed))
           continue;
-        if (auto diff = firstDifference(program, runs[i].second, runs[i].first, runs[j].second,
-                                        runs[j].first))
-          return diff;
+        if (auto diff =
+                firstDifference(program, runs[i].run, runs[i].name, runs[j].run, runs[j].name))
+          return *diff + (race ? "; the executor cannot tell which value is expected" : "");
       }
   return std::nullopt;
 }
@@ -223,7 +417,8 @@ void confirmFindings(const semantics::Machine &machine, std::vector<report::Find
     // The first race also shows the wrong value it produces.
     if (f.kind == report::FindingKind::Race && !wrongValueShown) {
       wrongValueShown = true;
-      if (std::optional<std::string> w = findWrongValue(machine, 0, &f.schedule))
+      if (std::optional<std::string> w =
+              findWrongValue(machine, 0, &f.schedule, 24, "in the witness schedule", f.property))
         f.wrongValue = *w;
     }
   }

@@ -936,6 +936,17 @@ struct Annotations {
   /// Words of `// options: ...` (several options comments accumulate).
   std::vector<std::string> options;
   SourceRange optionsRange;
+  /// `// dkv: allow KIND -- reason` (docs/ci.md, "Suppressions"): accepts a finding of
+  /// kind KIND ("race", "deadlock", "exit-violation", "lifetime-violation") whose
+  /// primary location is on `line`: the comment's own line when code precedes it
+  /// there, else the next line.
+  struct Suppression {
+    std::string kind;
+    std::string reason;
+    uint32_t line = 0;
+    SourceRange range; ///< the comment
+  };
+  std::vector<Suppression> suppressions;
 };
 
 /// A whole file. Top-level items are kept in source order: ParamDecl, ConstDecl,

@@ -220,12 +220,50 @@ std::vector<std::string_view> splitWords(std::string_view s) {
 // Largest device count accepted in a `// devices:` range (the mesh limit of the driver).
 constexpr int64_t kMaxDevices = 4096;
 
-void parseAnnotation(std::string_view body, SourceRange range, ast::Annotations &annotations,
-                     DiagnosticEngine &diags) {
+/// `// dkv: allow KIND -- reason`; `alone`: nothing but blanks precede the comment on
+/// its line (then it applies to the next line).
+void parseSuppression(std::string_view body, SourceRange range, bool alone,
+                      ast::Annotations &annotations, DiagnosticEngine &diags) {
+  static const char *const kinds[] = {"race", "deadlock", "exit-violation", "lifetime-violation"};
+  const std::string_view form = "expected '// dkv: allow KIND -- reason' with KIND one of race, "
+                                "deadlock, exit-violation, lifetime-violation";
+  size_t dashes = body.find("--");
+  auto words = splitWords(body.substr(0, dashes));
+  if (words.empty() || words[0] != "allow") {
+    diags.error(range, "bad-suppression", fmt::format("malformed dkv comment; {}", form));
+    return;
+  }
+  if (words.size() != 2 || std::none_of(std::begin(kinds), std::end(kinds),
+                                        [&](const char *k) { return words[1] == k; })) {
+    diags.error(range, "bad-suppression",
+                words.size() < 2
+                    ? fmt::format("suppression without a finding kind; {}", form)
+                    : fmt::format("unknown finding kind '{}' in suppression; {}", words[1], form));
+    return;
+  }
+  std::string_view reason = dashes == std::string_view::npos ? "" : trim(body.substr(dashes + 2));
+  if (reason.empty()) {
+    diags.error(range, "bad-suppression",
+                fmt::format("suppression of a {} without a reason: write why it is accepted "
+                            "after '--', e.g. '// dkv: allow {} -- the host zeroes this buffer "
+                            "between calls'",
+                            words[1], words[1]));
+    return;
+  }
+  annotations.suppressions.push_back(
+      {std::string(words[1]), std::string(reason), range.begin.line + (alone ? 1u : 0u), range});
+}
+
+void parseAnnotation(std::string_view body, SourceRange range, bool alone,
+                     ast::Annotations &annotations, DiagnosticEngine &diags) {
   body = trim(body);
   auto startsWith = [&](std::string_view prefix) {
     return body.substr(0, prefix.size()) == prefix;
   };
+  if (startsWith("dkv:")) {
+    parseSuppression(body.substr(4), range, alone, annotations, diags);
+    return;
+  }
   if (startsWith("expect:")) {
     auto words = splitWords(body.substr(7));
     static const std::pair<std::string_view, ast::ExpectedVerdict> verdicts[] = {
@@ -1265,7 +1303,11 @@ void reportLexicalProblems(const SourceFile &file, const std::vector<antlr4::Tok
     case DkvLexer::LINE_COMMENT: {
       std::string_view body = std::string_view(text).substr(
           t->getStartIndex() + 2, t->getStopIndex() - t->getStartIndex() - 1);
-      parseAnnotation(body, tokenRange(file, t), annotations, diags);
+      // A comment alone on its line applies to the next line (suppressions).
+      size_t lineStart = text.rfind('\n', t->getStartIndex());
+      lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+      bool alone = text.find_first_not_of(" \t", lineStart) == t->getStartIndex();
+      parseAnnotation(body, tokenRange(file, t), alone, annotations, diags);
       break;
     }
     default:

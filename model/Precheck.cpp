@@ -83,6 +83,9 @@ std::vector<report::Finding> precheck(const Program &program) {
                                   proc.device, program.semName(signal->sem));
           f.kind = report::FindingKind::ExitViolation;
           f.primary = {e.loc, "signal of a DMA semaphore"};
+          f.shape.check = report::FindingShape::Check::StaticExit;
+          f.shape.dmaSemaphore = true;
+          f.shape.signal = true;
           findings.push_back(std::move(f));
         }
       }
@@ -106,6 +109,9 @@ std::vector<report::Finding> precheck(const Program &program) {
             proc.device, wait->amount, dma ? "units (bytes) of DMA data" : "units",
             program.semName(wait->sem), t.increments, t.waited);
         f.primary = {e.loc, "wait that can never be satisfied"};
+        f.shape.check = report::FindingShape::Check::StaticWait;
+        f.shape.dmaSemaphore = dma;
+        f.shape.neverEnough = true;
         for (SourceLoc loc : t.incrementLocs)
           f.secondary.push_back({loc, "increments it"});
         findings.push_back(std::move(f));
@@ -124,6 +130,8 @@ std::vector<report::Finding> precheck(const Program &program) {
                               "only {}: it is non-zero when the device leaves the kernel",
                               program.semName(sem), device, t.increments, t.waited);
       f.primary = {program.semaphores[sem].loc, "semaphore declared here"};
+      f.shape.check = report::FindingShape::Check::StaticExit;
+      f.shape.dmaSemaphore = program.semaphores[sem].kind == SemKind::Dma;
       for (SourceLoc loc : t.incrementLocs)
         f.secondary.push_back({loc, "increments it"});
       findings.push_back(std::move(f));

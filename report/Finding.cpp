@@ -51,6 +51,27 @@ bool sameFinding(const Finding &a, const Finding &b) {
   return a.kind == b.kind && a.primary.loc == b.primary.loc;
 }
 
+void applySuppressions(Verdict &verdict, const std::vector<Suppression> &suppressions) {
+  for (const Suppression &s : suppressions) {
+    bool used = false;
+    for (Finding &f : verdict.findings)
+      if (f.kind == s.kind && f.primary.loc.file == 0 && f.primary.loc.line == s.line) {
+        if (f.suppressed.empty())
+          f.suppressed = s.reason;
+        used = true;
+      }
+    if (!used)
+      verdict.unusedSuppressions.push_back(s);
+  }
+}
+
+size_t activeFindings(const Verdict &verdict) {
+  size_t n = 0;
+  for (const Finding &f : verdict.findings)
+    n += f.suppressed.empty() ? 1 : 0;
+  return n;
+}
+
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
   const size_t engineCount = verdict.findings.size();
   for (Finding &f : pre) {

@@ -95,6 +95,57 @@ using Schedule = std::vector<ScheduleStep>;
 /// A step as the schedule file writes it: "device 1", "send 3", "land 3".
 std::string scheduleStepText(const ScheduleStep &step);
 
+/// The shape of a finding, engine-neutral: which check it violates and the facts
+/// about the accesses, semaphores and devices involved that tell one bug pattern from
+/// another. Computed once from the violated obligation and the witness state
+/// (semantics::findingShape) or by the static pre-check; `--explain` classifies it
+/// (report/Explain.h), never the file or kernel name.
+struct FindingShape {
+  enum class Check {
+    None,          ///< not computed (a finding built by hand)
+    Race,          ///< a Store or DmaStart while a conflicting DMA side is open
+    ExitSemaphore, ///< a semaphore non-zero at a kernel or scope exit
+    ExitDma,       ///< a DMA still in flight (send or receive side) at an exit
+    Outside,       ///< a DMA land chunk or signal reaching a device outside the kernel
+                   ///< invocation (or the destination buffer's scope)
+    Slot,          ///< units for one scoped semaphore reach a slot another one uses
+    Stuck,         ///< a device blocked for ever at a wait or barrier
+    StaticWait,    ///< pre-check: a wait that the increments can never cover
+    StaticExit,    ///< pre-check: more increments than waits, or a signal to a DMA semaphore
+  };
+  /// The access of the event that races (Check::Race).
+  enum class Access { None, StoreWrite, StoreRead, DmaSource, DmaDestination };
+  Check check = Check::None;
+  Access access = Access::None;
+  /// Race: the open side of the other DMA is its destination (it is landing), else
+  /// its source (it is still being read).
+  bool otherLanding = false;
+  /// Race: the other DMA crosses devices; the accessing DmaStart's DMA does.
+  bool otherRemote = false;
+  bool accessRemote = false;
+  /// Race: another DMA of the same invocation, already started, also writes elements
+  /// the access touches on that device (the buffer is reused round after round).
+  bool regionReused = false;
+  /// Race: the device whose memory races already ran a wait (this invocation) on the
+  /// semaphore the other DMA counts its open side on, and another DMA counts on that
+  /// semaphore of that device too.
+  bool waitedOnSharedSemaphore = false;
+  /// Exit*, Stuck, StaticWait: the semaphore is a DMA semaphore.
+  bool dmaSemaphore = false;
+  /// Outside: the device reached has not entered the invocation yet (else it has left
+  /// it, or the scope).
+  bool peerNotEntered = false;
+  /// Outside: a signal (else a DMA land chunk).
+  bool signal = false;
+  /// Stuck: the increments that can ever reach the semaphore on that device do not
+  /// cover the device's waits on it up to this one. A DeviceBarrier when `barrier`.
+  bool neverEnough = false;
+  bool barrier = false;
+  /// The kernel signals or waits on its barrier semaphore (collective_id).
+  bool usesBarrierSemaphore = false;
+  int32_t invocations = 1; ///< --invocations of the instance
+};
+
 struct Finding {
   FindingKind kind = FindingKind::Race;
   /// The violated property's id (semantics::Properties), e.g. "race.0"; empty for a
@@ -116,6 +167,20 @@ struct Finding {
   /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in
   /// another"; empty when not shown.
   std::string wrongValue;
+  FindingShape shape; ///< what `--explain` classifies (report/Explain.h)
+  /// The reason of the `// dkv: allow KIND -- reason` comment that accepts this
+  /// finding (applySuppressions); empty when it is not suppressed.
+  std::string suppressed;
+};
+
+/// A `// dkv: allow KIND -- reason` comment of the checked file (docs/ci.md): it
+/// accepts the findings of `kind` whose primary location is on `line` of the main
+/// file (FileId 0).
+struct Suppression {
+  FindingKind kind = FindingKind::Race;
+  std::string reason;
+  uint32_t line = 0; ///< the line it applies to
+  SourceLoc loc;     ///< the comment
 };
 
 /// The outcome of one engine run on one kernel instance.
@@ -133,6 +198,9 @@ struct Verdict {
   /// Per-query statistics of a solver engine (z3: one record per check, in the order
   /// of the checks), each like `stats`; empty for the other engines.
   std::vector<std::vector<std::pair<std::string, std::string>>> queries;
+  /// Suppressions of the checked file that matched no finding of this verdict
+  /// (applySuppressions): warnings.
+  std::vector<Suppression> unusedSuppressions;
 };
 
 /// "verified", "findings", "inconclusive" or "error" (also the JSON `status`).
@@ -150,5 +218,13 @@ bool sameFinding(const Finding &a, const Finding &b);
 /// are added as they are and make the verdict `Findings`, also when the engine was
 /// inconclusive (the pre-check's findings hold without a search).
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre);
+
+/// Marks every finding that a suppression accepts (same kind, primary location on the
+/// suppression's line of the main file) as suppressed with its reason, and lists the
+/// suppressions that accept nothing in `verdict.unusedSuppressions`.
+void applySuppressions(Verdict &verdict, const std::vector<Suppression> &suppressions);
+
+/// The findings no suppression accepts: they decide the exit code (10 when any).
+size_t activeFindings(const Verdict &verdict);
 
 } // namespace dkv::report

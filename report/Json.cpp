@@ -2,6 +2,8 @@
 // output is deterministic).
 #include "report/Json.h"
 
+#include "report/Explain.h"
+
 #include <nlohmann/json.hpp>
 
 #include <ostream>
@@ -59,6 +61,7 @@ json findingJson(const Finding &f, const Files &files) {
             {"secondary", secondary},
             {"engine", f.engine},
             {"confirmed", f.confirmed},
+            {"explain", explainFinding(f).id},
             {"trace", steps},
             {"schedule", schedule}};
   if (!f.wrongValue.empty())
@@ -67,6 +70,8 @@ json findingJson(const Finding &f, const Files &files) {
     j["property"] = f.property;
   if (!f.detail.empty())
     j["detail"] = f.detail;
+  if (!f.suppressed.empty())
+    j["suppressed"] = f.suppressed;
   return j;
 }
 
@@ -101,6 +106,18 @@ json verdictJson(const Verdict &verdict, const std::string &file,
       queries.push_back(q);
     }
     j["queries"] = queries;
+  }
+  if (!verdict.unusedSuppressions.empty()) {
+    json unused = json::array();
+    for (const Suppression &s : verdict.unusedSuppressions) {
+      json u = location(Files{file, sources}, s.loc, "");
+      u["kind"] = findingKindName(s.kind);
+      u["reason"] = s.reason;
+      u["applies_to_line"] = s.line;
+      u["message"] = unusedSuppressionMessage(s);
+      unused.push_back(u);
+    }
+    j["unused_suppressions"] = unused;
   }
   return j;
 }
@@ -146,6 +163,7 @@ void renderRunJson(std::ostream &out, const std::vector<json> &instances, const 
             {"inconclusive", summary.inconclusive},
             {"static_errors", summary.staticErrors},
             {"internal_errors", summary.internalErrors},
+            {"suppressed", summary.suppressed},
             {"exit_code", exitCode}};
   if (timing)
     s["seconds"] = summary.seconds;

@@ -18,11 +18,15 @@ namespace dkv::report {
 /// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
 /// instance, engine, file (`file`: the file checked), reason, stats (times only with
 /// `heading.timing`), queries (a solver engine's per-query statistics, one object per
-/// check, times only with `heading.timing`; absent for the other engines), and findings, each with
-/// kind, message, primary and secondary locations, engine, confirmed, wrong_value, the trace steps
-/// and the schedule (in the schedule file's step syntax, so it can be replayed with `dkv run
-/// --schedule`). Each location's "file" is the name of its own file (SourceLoc::file) in `sources`;
-/// `file` if `sources` is null or has no such file. The same verdict gives byte-identical output.
+/// check, times only with `heading.timing`; absent for the other engines), and findings, each with kind, message, primary and secondary locations,
+/// engine, confirmed, wrong_value, explain (the id of its entry in docs/explain.md,
+/// report/Explain.h), suppressed (the reason, when a `// dkv: allow` comment accepts
+/// it), the trace steps and the schedule (in the schedule file's step
+/// syntax, so it can be replayed with `dkv run --schedule`). Each location's "file" is the name of
+/// its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no such file.
+/// unused_suppressions (when any: file, line, column of the comment, kind, reason,
+/// applies_to_line, message) lists the suppressions that accepted no finding.
+/// The same verdict gives byte-identical output.
 void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
                        const support::SourceManager *sources, const VerdictHeading &heading);
 /// The object renderVerdictJson writes.
@@ -43,7 +47,8 @@ nlohmann::json staticErrorJson(const std::string &file, const std::string &insta
 ///    "instances": [one object per instance, in input order: renderVerdictJson's
 ///                  object, or staticErrorJson's],
 ///    "summary": {"kernels", "instances", "verified", "with_findings", "findings"
-///                (kind -> count), "inconclusive", "static_errors", "internal_errors",
+///                (kind -> count, suppressed ones left out), "inconclusive",
+///                "static_errors", "internal_errors", "suppressed",
 ///                "exit_code", "seconds" (only with `timing`)}}
 /// A single instance is written as its object alone (renderVerdictJson).
 void renderRunJson(std::ostream &out, const std::vector<nlohmann::json> &instances,

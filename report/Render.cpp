@@ -1,6 +1,7 @@
 // Plain-text rendering of findings, traces and verdicts.
 #include "report/Render.h"
 
+#include "report/Explain.h"
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
@@ -122,6 +123,11 @@ void renderFinding(std::ostream &out, const Finding &finding,
   support::renderSnippet(out, sources, {finding.primary.loc, finding.primary.loc});
   if (!finding.detail.empty())
     out << "  witness: " << finding.detail << "\n";
+  if (!finding.suppressed.empty()) {
+    // Accepted by the author: the reason instead of the notes and the trace.
+    out << "  suppressed: " << finding.suppressed << "\n";
+    return;
+  }
   for (const Span &span : finding.secondary) {
     support::renderHeading(out, sources, span.loc, "note", span.label);
     out << "\n";
@@ -162,7 +168,7 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")
         << "no data race, deadlock, exit or lifetime violation" << suffix << "\n";
     queries();
-    return;
+    break;
   case Verdict::Status::Inconclusive:
     out << "inconclusive: " << verdict.reason << suffix << "\n";
     queries();
@@ -170,20 +176,40 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   case Verdict::Status::Error:
     out << "internal error: " << verdict.reason << suffix << "\n";
     return;
-  case Verdict::Status::Findings:
-    out << fmt::format("{} finding{}", verdict.findings.size(),
-                       verdict.findings.size() == 1 ? "" : "s")
-        << suffix << "\n";
+  case Verdict::Status::Findings: {
+    const size_t active = activeFindings(verdict);
+    const size_t suppressed = verdict.findings.size() - active;
+    out << fmt::format("{} finding{}", active, active == 1 ? "" : "s")
+        << (suppressed ? fmt::format(", {} suppressed", suppressed) : "") << suffix << "\n";
     queries();
     // Findings from an incomplete search: there may be more, of other kinds too.
     if (!verdict.reason.empty())
       out << "incomplete search: " << verdict.reason << "\n";
     break;
   }
+  }
   for (const Finding &f : verdict.findings) {
     out << "\n";
     renderFinding(out, f, sources);
+    if (heading.explain && f.suppressed.empty())
+      renderExplanation(out, f);
   }
+  renderUnusedSuppressions(out, verdict, sources);
+}
+
+void renderUnusedSuppressions(std::ostream &out, const Verdict &verdict,
+                              const support::SourceManager *sources) {
+  for (const Suppression &s : verdict.unusedSuppressions) {
+    out << "\n";
+    support::renderHeading(out, sources, s.loc, "warning", unusedSuppressionMessage(s));
+    out << " [unused-suppression]\n";
+    support::renderSnippet(out, sources, {s.loc, s.loc});
+  }
+}
+
+std::string unusedSuppressionMessage(const Suppression &s) {
+  return fmt::format("this suppression accepts no finding of this instance: no {} at line {}",
+                     findingKindName(s.kind), s.line);
 }
 
 void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
@@ -201,6 +227,8 @@ void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
                      summary.verified, summary.withFindings, kindText, summary.inconclusive,
                      plural(summary.staticErrors, "static error"),
                      plural(summary.internalErrors, "internal error"));
+  if (summary.suppressed)
+    out << fmt::format(", {} suppressed", plural(summary.suppressed, "finding"));
   if (timing)
     out << fmt::format("; {:.2f} s", summary.seconds);
   out << "\n";

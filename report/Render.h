@@ -43,6 +43,7 @@ struct VerdictHeading {
   std::string engine;   ///< "explore", "spin", ...
   std::string instance; ///< e.g. "kernel k on mesh x=2" (what "verified" is about)
   bool timing = false;  ///< include the time statistics (they differ between runs)
+  bool explain = false; ///< after each finding, its explanation (report/Explain.h)
 };
 
 /// True for the statistics that measure time ("time", "pan time", ...): they differ
@@ -54,8 +55,19 @@ bool isTimeStatistic(const std::string &key);
 /// statistics; with `timing`, a solver engine's per-query statistics follow, one line
 /// each ("  query 1: ..."); findings follow. Without `timing` the output is byte-identical for
 /// the same verdict.
+/// Findings accepted by a suppression are counted apart ("1 finding, 2 suppressed")
+/// and shown with their reason instead of their notes and trace; the verdict's
+/// unused suppressions follow as warnings (renderUnusedSuppressions).
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading);
+
+/// One warning per suppression that accepts no finding:
+///   file:L:C: warning: this suppression accepts no finding of this instance: no race at
+///   line L [unused-suppression]
+void renderUnusedSuppressions(std::ostream &out, const Verdict &verdict,
+                              const support::SourceManager *sources);
+/// The message of that warning (also JSON's and SARIF's).
+std::string unusedSuppressionMessage(const Suppression &suppression);
 
 /// The totals of a `dkv check` call over several instances (a kernel file at one
 /// device count with its options is one instance).
@@ -68,12 +80,13 @@ struct RunSummary {
   size_t inconclusive = 0;
   size_t staticErrors = 0;   ///< instances that did not load (exit code 2 or 1)
   size_t internalErrors = 0; ///< exit code 6
+  size_t suppressed = 0;     ///< findings accepted by a suppression (not in findingsByKind)
   double seconds = 0;        ///< wall time of the whole call (shown only with timing)
 };
 
 /// Renders the summary line of several instances:
 ///   summary: K kernels, I instances: V verified, F with findings (3 race, 1 deadlock),
-///   C inconclusive, S static errors, E internal errors[; T s]
+///   C inconclusive, S static errors, E internal errors[, N findings suppressed][; T s]
 /// Kinds with no finding are left out ("(none)" when there are none); the time only
 /// with `timing`.
 void renderSummary(std::ostream &out, const RunSummary &summary, bool timing);

@@ -2,6 +2,9 @@
 // is deterministic).
 #include "report/Sarif.h"
 
+#include "report/Explain.h"
+#include "report/Render.h"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -19,34 +22,28 @@ struct KindRule {
   FindingKind kind;
   const char *name;
   const char *shortText;
-  const char *help;
 };
 
 const KindRule kKindRules[] = {
     {FindingKind::Race, "DataRace",
-     "Two accesses to the same memory that no barrier, semaphore or program order orders",
-     "Two accesses to the same buffer elements, at least one a write (a store or a DMA "
-     "landing), are not ordered by happens-before: in some schedule they happen in either "
-     "order, so the result depends on timing. Order them: wait for the DMA (wait_recv / "
-     "wait_send) before touching its buffer, or add a capacity handshake (a semaphore the "
-     "receiver signals when the buffer may be overwritten). The trace shows one schedule "
-     "in which they race."},
-    {FindingKind::Deadlock, "Deadlock", "A device can never finish",
-     "In the schedule of the trace every unfinished device waits on a semaphore (or a "
-     "DMA) that nothing will signal any more. Check that every wait has a matching "
-     "signal or DMA with the same amount, on the right device and semaphore, and that "
-     "two waits do not share a semaphore whose units the other consumes."},
+     "Two accesses to the same memory that no barrier, semaphore or program order orders"},
+    {FindingKind::Deadlock, "Deadlock", "A device can never finish"},
     {FindingKind::ExitViolation, "ExitViolation",
-     "A semaphore is non-zero or a DMA is in flight when the kernel exits",
-     "A kernel must leave every semaphore at zero and every DMA completed when it "
-     "returns, or the next kernel (or invocation) sees stale units or bytes landing late. "
-     "Wait for every DMA you start and consume every signal you send."},
+     "A semaphore is non-zero or a DMA is in flight when the kernel exits"},
     {FindingKind::LifetimeViolation, "LifetimeViolation",
-     "A DMA or signal reaches a device outside the kernel or semaphore scope",
-     "A DMA or signal reached a device that has not entered the kernel (or the scope of "
-     "the semaphore) yet or has already left it. Add an entry barrier (collective_id and "
-     "a barrier round) or make the receiver acknowledge before the sender finishes."},
+     "A DMA or signal reaches a device outside the kernel or semaphore scope"},
 };
+
+/// A kind's help: its patterns from the explain catalogue (report/Explain.h), each
+/// with its explanation and usual fix; a result names its own in properties.explain.
+std::string kindHelp(FindingKind kind) {
+  std::string text = "The patterns that show as this finding (docs/explain.md; each result "
+                     "names its own in properties.explain):";
+  for (const ExplainEntry &e : explainCatalogue())
+    if (e.kind == kind)
+      text += std::string("\n\n[") + e.id + "] " + e.title + ". " + e.what + " Usual fix: " + e.fix;
+  return text;
+}
 
 const char *severityLevel(support::Severity s) {
   switch (s) {
@@ -155,6 +152,7 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
     json properties = {{"instance", instance},
                        {"engine", f.engine},
                        {"confirmed", f.confirmed},
+                       {"explain", explainFinding(f).id},
                        {"schedule", schedule}};
     if (!f.property.empty())
       properties["property"] = f.property;
@@ -176,10 +174,18 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
                    {"properties", properties}};
     if (!related.empty())
       result["relatedLocations"] = related;
+    if (!f.suppressed.empty())
+      result["suppressions"] = json::array(
+          {{{"kind", "inSource"}, {"status", "accepted"}, {"justification", f.suppressed}}});
     if (!f.trace.steps.empty())
       result["codeFlows"] = json::array({Impl::codeFlow(files, f.trace)});
     impl_->results.push_back(result);
   }
+  for (const Suppression &s : verdict.unusedSuppressions)
+    addNotification("warning",
+                    instance + ": line " + std::to_string(s.loc.line) + ": " +
+                        unusedSuppressionMessage(s) + " [unused-suppression]",
+                    file);
   if (verdict.status == Verdict::Status::Inconclusive)
     addNotification("warning", instance + ": inconclusive: " + verdict.reason, file);
   if (verdict.status == Verdict::Status::Error)
@@ -228,7 +234,7 @@ void SarifLog::write(std::ostream &out) const {
     rules.push_back({{"id", findingKindName(r.kind)},
                      {"name", r.name},
                      {"shortDescription", {{"text", r.shortText}}},
-                     {"help", {{"text", r.help}}},
+                     {"help", {{"text", kindHelp(r.kind)}}},
                      {"defaultConfiguration", {{"level", "error"}}}});
   // A diagnostic's rule is found by its id (results of static errors have no index,
   // since ids are added as they occur).

@@ -19,18 +19,22 @@ namespace dkv::report {
 ///     "tool": {"driver": {"name": "dkv", "version", "informationUri", "rules": [
 ///        one per finding kind (race, deadlock, exit-violation, lifetime-violation),
 ///        then one per diagnostic id that occurs, sorted; each with shortDescription,
-///        help.text and defaultConfiguration.level]}},
+///        help.text (a kind's: its entries of the explain catalogue) and
+///        defaultConfiguration.level]}},
 ///     "invocations": [{"executionSuccessful": no internal error,
 ///        "toolExecutionNotifications": inconclusive instances (level warning, the
-///        reason), internal errors (level error)}],
+///        reason), suppressions that accept no finding (level warning), internal
+///        errors (level error)}],
 ///     "results": [
 ///        per finding: ruleId = kind, level error, message.text = message +
 ///          " [" + property id + "]", locations = [primary], relatedLocations = the
 ///          secondary spans (message = label), partialFingerprints.dkvProperty/v1 =
-///          "instance|property", properties {property, instance, engine, confirmed,
-///          detail, wrongValue, schedule}, codeFlows = [one threadFlow per device (id
-///          "device N") with that device's trace steps (a DMA's steps on the device
-///          whose memory it changes), each a threadFlowLocation with the step's
+///          "instance|property", suppressions = [{kind inSource, status accepted,
+///          justification = the reason}] when a `// dkv: allow` comment accepts it
+///          (the result keeps its level), properties {property, instance, engine, confirmed,
+///          detail, wrongValue, explain (the explain entry id), schedule}, codeFlows = [one
+///          threadFlow per device (id "device N") with that device's trace steps (a DMA's steps on
+///          the device whose memory it changes), each a threadFlowLocation with the step's
 ///          location, its text as message and executionOrder = step number];
 ///        per static error (a diagnostic of a kernel that does not load): ruleId =
 ///          the diagnostic id, level error (warning for warnings), its notes as

@@ -226,7 +226,181 @@ void markTrace(const Machine &machine, const Obligation &o, report::Trace &trace
   }
 }
 
+using Shape = report::FindingShape;
+
+/// The region a race obligation's event accesses, and the device whose memory it is.
+std::pair<DeviceId, const Region *> accessOf(const Program &program, const Obligation &o,
+                                             Shape::Access &access, bool &remote) {
+  const Event &e = program.processes[o.device].events[o.pc];
+  if (const auto *st = std::get_if<Store>(&e.kind)) {
+    access = o.access < 0 ? Shape::Access::StoreWrite : Shape::Access::StoreRead;
+    return {o.device, o.access < 0 ? &st->dst : &st->reads[o.access]};
+  }
+  const auto *ds = std::get_if<DmaStart>(&e.kind);
+  DKV_INVARIANT(ds, "a race obligation is at a store or a dma start");
+  const Dma &dma = program.dmas[ds->dma];
+  remote = dma.issuer != dma.target;
+  if (o.access == 0) {
+    access = Shape::Access::DmaSource;
+    return {dma.issuer, &dma.src};
+  }
+  access = Shape::Access::DmaDestination;
+  return {dma.target, &dma.dst};
+}
+
+/// The semaphore DMA k counts one side on, and the device it is on.
+std::pair<DeviceId, std::optional<SemId>> sideSemaphore(const Dma &dma, bool dst) {
+  if (dst)
+    return {dma.target, dma.recvSem};
+  return {dma.issuer, dma.sendSem};
+}
+
+void raceShape(const Machine &machine, const Obligation &o, const ControlState &at, Shape &shape) {
+  const Program &program = machine.program();
+  const Dma &other = program.dmas[o.dma];
+  shape.otherLanding = o.dst;
+  shape.otherRemote = other.issuer != other.target;
+  auto [memory, region] = accessOf(program, o, shape.access, shape.accessRemote);
+  // Another DMA of this invocation, already started, writes these elements too: the
+  // buffer is reused (round after round), not written once.
+  for (const Dma &k : program.dmas)
+    if (k.id != o.dma && k.target == memory && k.invocation == other.invocation &&
+        k.dst.overlaps(*region) && machine.started(at, k.id) &&
+        !(shape.access == Shape::Access::DmaDestination &&
+          std::get<DmaStart>(program.processes[o.device].events[o.pc].kind).dma == k.id))
+      shape.regionReused = true;
+  // The memory's device already waited on the semaphore of the other DMA's open side,
+  // which another DMA also counts on.
+  auto [semDevice, sem] = sideSemaphore(other, o.dst);
+  if (!sem || semDevice != memory)
+    return;
+  bool shared = false;
+  for (const Dma &k : program.dmas) {
+    if (k.id == o.dma)
+      continue;
+    auto [d1, s1] = sideSemaphore(k, true);
+    auto [d2, s2] = sideSemaphore(k, false);
+    shared = shared || (d1 == memory && s1 == sem) || (d2 == memory && s2 == sem);
+  }
+  if (!shared)
+    return;
+  const int32_t invocation = machine.properties().invocationAt(memory, at.pc[memory]);
+  for (int32_t pc = at.pc[memory] - 1; pc >= 0; --pc) {
+    if (machine.properties().invocationAt(memory, pc) != invocation)
+      break;
+    const Event &e = program.processes[memory].events[pc];
+    if (const auto *w = std::get_if<SemWait>(&e.kind); w && w->sem == *sem)
+      shape.waitedOnSharedSemaphore = true;
+  }
+}
+
+/// Whether device d is before its entry into invocation `invocation` in state `at`.
+bool notEntered(const Program &program, const ControlState &at, DeviceId d, int32_t invocation) {
+  const std::vector<Event> &events = program.processes[d].events;
+  for (int32_t pc = 0; pc < static_cast<int32_t>(events.size()); ++pc)
+    if (const auto *k = std::get_if<KernelEnter>(&events[pc].kind);
+        k && k->invocation == invocation)
+      return at.pc[d] <= pc;
+  return false;
+}
+
+/// Whether the increments that can ever reach `sem` on `d` cover d's waits on it up to
+/// and including the one at `pc` (the static pre-check's sum, model/Precheck.h).
+bool enoughIncrements(const Program &program, DeviceId d, SemId sem, int32_t pc) {
+  int64_t increments = 0;
+  for (const Dma &dma : program.dmas) {
+    int64_t units = 0;
+    for (int64_t u : dma.chunkUnits)
+      units += u;
+    if (dma.target == d && dma.recvSem == sem)
+      increments += units;
+    if (dma.issuer == d && dma.sendSem == sem)
+      increments += units;
+  }
+  for (const Process &proc : program.processes)
+    for (const Event &e : proc.events)
+      if (const auto *sig = std::get_if<Signal>(&e.kind);
+          sig && sig->target == d && sig->sem == sem)
+        increments += sig->amount;
+  int64_t waited = 0;
+  for (int32_t i = 0; i <= pc; ++i)
+    if (const auto *w = std::get_if<SemWait>(&program.processes[d].events[i].kind);
+        w && w->sem == sem)
+      waited += w->amount;
+  return waited <= increments;
+}
+
 } // namespace
+
+report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
+                                  const ControlState &at) {
+  const Program &program = machine.program();
+  const Obligation &o = machine.properties().obligation(index);
+  Shape shape;
+  shape.invocations = program.options.invocations;
+  if (std::optional<SemId> barrier = program.barrierSemaphore())
+    for (const Process &proc : program.processes)
+      for (const Event &e : proc.events) {
+        const auto *w = std::get_if<SemWait>(&e.kind);
+        const auto *sig = std::get_if<Signal>(&e.kind);
+        if ((w && w->sem == *barrier) || (sig && sig->sem == *barrier))
+          shape.usesBarrierSemaphore = true;
+      }
+  auto isDmaSem = [&](SemId s) { return program.semaphores[s].kind == SemKind::Dma; };
+  using What = Obligation::What;
+  switch (o.what) {
+  case What::Race:
+    shape.check = Shape::Check::Race;
+    raceShape(machine, o, at, shape);
+    break;
+  case What::ExitSemaphore:
+    shape.check = Shape::Check::ExitSemaphore;
+    shape.dmaSemaphore = isDmaSem(o.sem);
+    break;
+  case What::ExitSend:
+  case What::ExitRecv:
+    shape.check = Shape::Check::ExitDma;
+    shape.dmaSemaphore = true;
+    break;
+  case What::LandInvocation:
+  case What::LandScope:
+  case What::SignalInvocation: {
+    shape.check = Shape::Check::Outside;
+    shape.signal = o.what == What::SignalInvocation;
+    const DeviceId peer = shape.signal ? o.target : o.device;
+    if (o.what == What::LandScope) {
+      // Outside the scope in the right invocation: not entered when the device still
+      // has the scope's entry ahead of it in this invocation.
+      const std::vector<Event> &events = program.processes[peer].events;
+      for (int32_t pc = at.pc[peer]; pc < static_cast<int32_t>(events.size()) &&
+                                     machine.properties().invocationAt(peer, pc) == o.invocation;
+           ++pc)
+        if (const auto *enter = std::get_if<ScopeEnter>(&events[pc].kind);
+            enter && enter->scope == o.scope)
+          shape.peerNotEntered = true;
+    } else
+      shape.peerNotEntered = notEntered(program, at, peer, o.invocation);
+    break;
+  }
+  case What::SlotSignal:
+  case What::SlotLand:
+  case What::SlotEnter:
+    shape.check = Shape::Check::Slot;
+    break;
+  case What::Stuck: {
+    shape.check = Shape::Check::Stuck;
+    const Event &e = program.processes[o.device].events[o.pc];
+    if (const auto *w = std::get_if<SemWait>(&e.kind)) {
+      shape.dmaSemaphore = isDmaSem(w->sem);
+      shape.neverEnough = !enoughIncrements(program, o.device, w->sem, o.pc);
+    } else {
+      shape.barrier = true;
+    }
+    break;
+  }
+  }
+  return shape;
+}
 
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
                             const report::Schedule &schedule, const report::Trace &trace,
@@ -240,6 +414,7 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   f.primary = p.primary;
   f.secondary = p.secondary;
   f.detail = machine.describe(before, o);
+  f.shape = findingShape(machine, o, before);
   f.trace = trace;
   markTrace(machine, props.obligation(o), f.trace);
   f.schedule = schedule;

@@ -58,9 +58,15 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
                                            ControlState &beforeLast, report::Trace *trace,
                                            std::string &error);
 
+/// The shape of obligation `o`'s violation in state `at` (the state its step runs
+/// from; for Stuck, the deadlocked state): the facts `--explain` classifies
+/// (report::FindingShape), from the program, the property list and the state only.
+report::FindingShape findingShape(const Machine &machine, ObligationIndex o,
+                                  const ControlState &at);
+
 /// The finding of obligation `o`, violated by the last step of `schedule` (taken from
 /// `before`; for Stuck, `before` is the deadlocked state after it): the property's
-/// kind, message and spans, the obligation's detail and the trace.
+/// kind, message and spans, the obligation's detail and shape, and the trace.
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
                             const report::Schedule &schedule, const report::Trace &trace,
                             const ControlState &before, const std::string &engine);

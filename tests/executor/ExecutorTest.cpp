@@ -260,6 +260,33 @@ TEST(Confirm, OtherEnginesFindingsAreReplayed) {
   EXPECT_FALSE(findings[1].confirmed);
 }
 
+TEST(Confirm, WrongValueSaysWhichOrderGivesWhichValue) {
+  // zero_dst_race at 2 devices: device 1's output is the landing buffer, zeroed by the
+  // store at line 15 while dma 0 lands there. The text names the element on the race's
+  // device, the value of each order with a sample that gave it, and claims no expected
+  // value, since the two orders without the race disagree.
+  std::optional<model::Program> p = testing::lowerExample("zero_dst_race.dk", 2);
+  ASSERT_TRUE(p);
+  std::vector<report::Finding> findings = explore(*p, ExploreOptions{}).findings;
+  ASSERT_FALSE(findings.empty());
+  findings.front().wrongValue.clear();
+  confirmFindings(*p, findings);
+  const std::string &w = findings.front().wrongValue;
+  EXPECT_EQ(w.rfind("output[0] on device 1 depends on the order of the racing accesses on this "
+                    "device: it ends as ",
+                    0),
+            0u)
+      << w;
+  EXPECT_NE(w.find(" when the store at line 15 runs before dma 0 starts"), std::string::npos) << w;
+  EXPECT_NE(w.find(" when it runs after dma 0 has landed"), std::string::npos) << w;
+  EXPECT_NE(w.find("(in the witness schedule) when it runs while dma 0 is open, the race"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("which order the kernel means decides which value is right"), std::string::npos)
+      << w;
+  EXPECT_EQ(w.find("expected value"), std::string::npos) << w;
+}
+
 TEST(Confirm, CorrectKernelAgreesInEverySchedule) {
   std::optional<model::Program> p = testing::lowerExample("all_reduce.dk", 3);
   ASSERT_TRUE(p);

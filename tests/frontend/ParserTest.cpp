@@ -179,6 +179,42 @@ TEST(Parser, MalformedAnnotations) {
   EXPECT_TRUE(parseOnly("// we expect: nothing\n/* expect: x */\n").ok);
 }
 
+TEST(Parser, Suppressions) {
+  auto r = parseOnly("mesh x = 2\nkernel k() {\n  // dkv: allow race -- known, see issue 7\n"
+                     "  let a = 1  //dkv:  allow   exit-violation   --  kept  \n}\n");
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const auto &s = r.module->annotations().suppressions;
+  ASSERT_EQ(s.size(), 2u);
+  // Alone on its line: the next line; after code: its own line.
+  EXPECT_EQ(s[0].kind, "race");
+  EXPECT_EQ(s[0].reason, "known, see issue 7");
+  EXPECT_EQ(s[0].line, 4u);
+  EXPECT_EQ(s[0].range.begin.line, 3u);
+  EXPECT_EQ(s[1].kind, "exit-violation");
+  EXPECT_EQ(s[1].reason, "kept");
+  EXPECT_EQ(s[1].line, 4u);
+  // The first line of the file, alone: line 2.
+  EXPECT_EQ(parseOnly("// dkv: allow deadlock -- x\n").module->annotations().suppressions[0].line,
+            2u);
+}
+
+TEST(Parser, MalformedSuppressions) {
+  for (const char *text :
+       {"// dkv: allow race\n", "// dkv: allow race --   \n", "// dkv: allow races -- r\n",
+        "// dkv: allow -- r\n", "// dkv: deny race -- r\n", "// dkv: allow race deadlock -- r\n",
+        "// dkv:\n"}) {
+    auto r = parseOnly(text);
+    EXPECT_EQ(r.ids(), std::vector<std::string>{"bad-suppression"}) << text;
+    EXPECT_TRUE(r.module->annotations().suppressions.empty()) << text;
+  }
+  auto r = parseOnly("mesh x = 2\n  let a = 1 // dkv: allow race\n");
+  EXPECT_NE(r.rendered().find("test.dk:2:13: error: suppression of a race without a reason"),
+            std::string::npos)
+      << r.rendered();
+  // Comments that only mention dkv are not suppressions.
+  EXPECT_TRUE(parseOnly("// checked by dkv: allow race -- no\n").ok);
+}
+
 TEST(Parser, SyntaxErrorsAllReported) {
   auto r = parseOnly("mesh x = 2\nkernel k() {\n  let = 1\n  let b = 2 +\n  wait(\n}\n");
   EXPECT_FALSE(r.ok);

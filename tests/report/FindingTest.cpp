@@ -6,6 +6,33 @@
 namespace dkv::report {
 namespace {
 
+TEST(Suppressions, AcceptFindingsOfTheirKindOnTheirLine) {
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  auto finding = [](FindingKind kind, uint32_t line, uint32_t file) {
+    Finding f;
+    f.kind = kind;
+    f.primary.loc.file = file;
+    f.primary.loc.line = line;
+    f.primary.loc.col = 3;
+    return f;
+  };
+  v.findings = {finding(FindingKind::Race, 15, 0), finding(FindingKind::Deadlock, 15, 0),
+                finding(FindingKind::Race, 20, 0), finding(FindingKind::Race, 15, 1)};
+  std::vector<Suppression> s = {{FindingKind::Race, "known", 15, {}},
+                                {FindingKind::ExitViolation, "stale", 15, {}},
+                                {FindingKind::Race, "moved", 16, {}}};
+  applySuppressions(v, s);
+  EXPECT_EQ(v.findings[0].suppressed, "known");
+  EXPECT_EQ(v.findings[1].suppressed, ""); // another kind
+  EXPECT_EQ(v.findings[2].suppressed, ""); // another line
+  EXPECT_EQ(v.findings[3].suppressed, ""); // another file
+  EXPECT_EQ(activeFindings(v), 3u);
+  ASSERT_EQ(v.unusedSuppressions.size(), 2u);
+  EXPECT_EQ(v.unusedSuppressions[0].reason, "stale");
+  EXPECT_EQ(v.unusedSuppressions[1].reason, "moved");
+}
+
 Finding finding(FindingKind kind, uint32_t line, const std::string &message) {
   Finding f;
   f.kind = kind;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The explain entry of every finding of every example (docs/explain.md): each example
+# at the two smallest device counts of its `// devices:` annotation, with its
+# `// options:`, checked with the explore engine; one line per instance,
+#   EXAMPLE --devices N [OPTIONS]: PROPERTY=ENTRY ...   (a pre-check finding: KIND@LINE=ENTRY)
+# compared with tests/report/explain_examples.txt. It fails whenever the classifier
+# (report/Explain.cpp) or a finding's shape (semantics::findingShape) changes what an
+# example maps to. DKV_UPDATE_GOLDEN=1 rewrites the list (review its diff).
+# Usage: explain_examples.sh DKV EXPECTED_LIST EXAMPLES_DIR
+set -euo pipefail
+dkv=$1
+expected=$2
+examples=$3
+actual=$(mktemp)
+trap 'rm -f "$actual"' EXIT
+for file in "$examples"/*.dk; do
+  name=$(basename "$file")
+  annotations=$("$dkv" parse "$file" --annotations)
+  counts=$(sed -n 's/^devices //p' <<<"$annotations" | tr ' ' '\n' | head -n 2)
+  options=$(sed -n 's/^options //p' <<<"$annotations")
+  for n in $counts; do
+    # shellcheck disable=SC2086 # the options are words
+    json=$("$dkv" check "$file" --devices "$n" $options --format json 2>/dev/null) || true
+    entries=$(python3 -c '
+import json, sys
+text = sys.stdin.read()
+if not text.strip():
+    print("(no report)")
+    sys.exit(0)
+report = json.loads(text)
+out = []
+for f in report.get("findings", []):
+    key = f.get("property") or "%s@%d" % (f["kind"], f["primary"]["line"])
+    out.append("%s=%s" % (key, f["explain"]))
+print(" ".join(out) if out else "(%s)" % report["status"])
+' <<<"$json")
+    echo "$name --devices $n${options:+ $options}: $entries" >>"$actual"
+  done
+done
+if [[ "${DKV_UPDATE_GOLDEN:-}" == 1 ]]; then
+  cp "$actual" "$expected"
+  exit 0
+fi
+diff -u "$expected" "$actual"
