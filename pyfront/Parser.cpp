@@ -129,9 +129,8 @@ SourceRange tokenRange(const SourceFile &file, const antlr4::Token *t) {
 
 class Layout {
 public:
-  Layout(const SourceFile &file, const std::string &lexed, const antlr4::dfa::Vocabulary &vocab,
-         const ParseLimits &limits)
-      : file_(file), lexed_(lexed), vocab_(vocab), limits_(limits) {}
+  Layout(const SourceFile &file, const std::string &lexed, const ParseLimits &limits)
+      : file_(file), lexed_(lexed), limits_(limits) {}
 
   /// Turns the lexer's tokens into the parser's. Stops at the first layout error: the
   /// tokens before it are returned followed by EOF, and error() holds it.
@@ -155,7 +154,6 @@ public:
 private:
   const SourceFile &file_;
   const std::string &lexed_;
-  const antlr4::dfa::Vocabulary &vocab_;
   const ParseLimits &limits_;
   std::vector<std::unique_ptr<antlr4::Token>> out_;
   std::optional<SyntaxError> error_;
@@ -780,8 +778,11 @@ private:
       return std::make_unique<py::ExprStmt>(r, std::move(parts[0]));
     py::ExprPtr value = std::move(parts.back());
     parts.pop_back();
-    for (auto &t : parts)
-      checkTarget(*t, "assign to");
+    for (size_t i = 0; i < parts.size(); ++i)
+      checkTarget(*parts[i], "assign to",
+                  i + 1 < parts.size() ? Hint::None
+                  : parts.size() == 1  ? Hint::Whole
+                                       : Hint::TupleTail);
     return std::make_unique<py::Assign>(r, std::move(parts), std::move(value));
   }
 
@@ -860,20 +861,33 @@ private:
 
   // Assignment, for and del targets: names, attributes, subscripts, tuples and lists
   // of targets, starred targets (not for del).
-  void checkTarget(const py::Expr &e, std::string_view verb) {
+  // Where CPython adds "here. Maybe you meant '==' instead of '='?": when the bad
+  // target starts an expression that is followed by `= value` and nothing more, i.e.
+  // the only target of an `=` statement (Whole), or the last element of an unbracketed
+  // tuple that is the last target (TupleTail, and Whole for that element).
+  enum class Hint { None, Whole, TupleTail };
+
+  bool parenthesised(const py::Expr &e) const {
+    std::string_view text = file_.lineText(e.range.begin.line);
+    size_t col = e.range.begin.col;
+    return col >= 1 && col <= text.size() && (text[col - 1] == '(' || text[col - 1] == '[');
+  }
+
+  void checkTarget(const py::Expr &e, std::string_view verb, Hint hint = Hint::None) {
     switch (e.kind) {
     case py::ExprKind::Name:
     case py::ExprKind::Attribute:
     case py::ExprKind::Subscript:
       return;
     case py::ExprKind::Tuple:
-      for (const auto &x : py::cast<py::Tuple>(e).elts)
-        checkTarget(*x, verb);
+    case py::ExprKind::List: {
+      const auto &elts =
+          e.kind == py::ExprKind::Tuple ? py::cast<py::Tuple>(e).elts : py::cast<py::List>(e).elts;
+      bool tail = hint != Hint::None && !parenthesised(e);
+      for (size_t i = 0; i < elts.size(); ++i)
+        checkTarget(*elts[i], verb, tail && i + 1 == elts.size() ? Hint::Whole : Hint::None);
       return;
-    case py::ExprKind::List:
-      for (const auto &x : py::cast<py::List>(e).elts)
-        checkTarget(*x, verb);
-      return;
+    }
     case py::ExprKind::Starred:
       if (verb != "delete") {
         checkTarget(*py::cast<py::Starred>(e).value, verb);
@@ -883,16 +897,37 @@ private:
     default:
       break;
     }
-    if (verb == "assign to" && (e.kind == py::ExprKind::Call || e.kind == py::ExprKind::Constant ||
-                                e.kind == py::ExprKind::Compare || e.kind == py::ExprKind::BinOp ||
-                                e.kind == py::ExprKind::UnaryOp || e.kind == py::ExprKind::BoolOp))
-      fail(e.range, "python-syntax",
-           fmt::format("cannot assign to {} here. Maybe you meant '==' instead of '='?",
-                       e.kind == py::ExprKind::BinOp || e.kind == py::ExprKind::UnaryOp ||
+    bool operand = false;
+    switch (e.kind) {
+    case py::ExprKind::Call:
+    case py::ExprKind::BinOp:
+    case py::ExprKind::Dict:
+    case py::ExprKind::Set:
+    case py::ExprKind::ListComp:
+    case py::ExprKind::SetComp:
+    case py::ExprKind::DictComp:
+    case py::ExprKind::Await:
+      operand = true;
+      break;
+    case py::ExprKind::UnaryOp:
+      operand = py::cast<py::UnaryOp>(e).op != py::UnaryOpKind::Not;
+      break;
+    case py::ExprKind::Constant: {
+      auto k = py::cast<py::Constant>(e).constKind;
+      operand = k != py::ConstKind::True && k != py::ConstKind::False && k != py::ConstKind::None;
+      break;
+    }
+    default:
+      break;
+    }
+    std::string what = e.kind == py::ExprKind::BinOp || e.kind == py::ExprKind::UnaryOp ||
                                e.kind == py::ExprKind::BoolOp
-                           ? "expression"
-                           : describe(e)));
-    fail(e.range, "python-syntax", fmt::format("cannot {} {}", verb, describe(e)));
+                           ? std::string("expression")
+                           : describe(e);
+    if (hint == Hint::Whole && operand)
+      fail(e.range, "python-syntax",
+           fmt::format("cannot {} {} here. Maybe you meant '==' instead of '='?", verb, what));
+    fail(e.range, "python-syntax", fmt::format("cannot {} {}", verb, what));
   }
 
   py::StmtPtr compound(P::Compound_stmtContext *ctx) {
@@ -2035,7 +2070,7 @@ std::unique_ptr<py::Module> parseImpl(const SourceFile &file, const ParseLimits 
   antlr4::CommonTokenStream all(&lexer);
   all.fill();
 
-  Layout layout(file, lexed, lexer.getVocabulary(), limits);
+  Layout layout(file, lexed, limits);
   std::vector<std::unique_ptr<antlr4::Token>> tokens = layout.run(all.getTokens());
 
   antlr4::ListTokenSource source(std::move(tokens));
