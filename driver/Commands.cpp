@@ -2,6 +2,7 @@
 #include "driver/Commands.h"
 
 #include "driver/PromelaCommand.h"
+#include "driver/PythonCommand.h"
 #include "driver/SmtCommand.h"
 #include "frontend/AST.h"
 #include "frontend/Annotations.h"
@@ -116,6 +117,8 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
+  if (isPythonFile(instance.file))
+    return parsePythonCommand(instance, out, err);
   Loaded loaded;
   int code = load(instance, Stage::Sema, loaded, err);
   if (code != support::kExitOk)
@@ -125,6 +128,10 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 }
 
 int annotationsCommand(const std::string &file, std::ostream &out, std::ostream &err) {
+  if (isPythonFile(file)) {
+    err << file << ": error: annotations of Python files are not read yet (docs/python.md)\n";
+    return support::kExitInputError;
+  }
   std::string error;
   support::SourceManager sources;
   std::optional<support::FileId> id = sources.load(file, error);

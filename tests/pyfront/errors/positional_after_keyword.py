@@ -1,0 +1,1 @@
+copy = make_async_copy(src_ref=x_ref, o_ref, sem)
