@@ -202,6 +202,8 @@ std::string_view toString(TypeKind kind) {
     return "semaphore";
   case TypeKind::Descriptor:
     return "descriptor";
+  case TypeKind::DescriptorVar:
+    return "descriptor variable";
   case TypeKind::Axis:
     return "axis";
   case TypeKind::Device:
@@ -258,6 +260,10 @@ std::string Type::str() const {
   }
   case TypeKind::Descriptor:
     return remote ? "remote copy descriptor" : "copy descriptor";
+  case TypeKind::DescriptorVar:
+    if (semRank > 0)
+      return "descriptor array (" + std::to_string(semRank) + (semRank == 1 ? " dim)" : " dims)");
+    return "descriptor variable";
   default:
     return std::string(toString(kind));
   }
@@ -274,10 +280,12 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(BufferDecl)
     DKV_KIND(SemDecl)
     DKV_KIND(LetDecl)
+    DKV_KIND(VarDecl)
     DKV_KIND(LoopVarDecl)
     DKV_KIND(ScratchStmt)
     DKV_KIND(RunScopedStmt)
     DKV_KIND(LetStmt)
+    DKV_KIND(VarStmt)
     DKV_KIND(IfStmt)
     DKV_KIND(ForStmt)
     DKV_KIND(StoreStmt)
@@ -305,6 +313,12 @@ std::string_view toString(Node::Kind kind) {
 #undef DKV_KIND
   }
   return "?";
+}
+
+const NameExpr &DmaStmt::descriptorName() const {
+  if (const auto *ix = dynCast<IndexExpr>(descriptor_.get()))
+    return ix->base();
+  return cast<NameExpr>(*descriptor_);
 }
 
 const MeshDecl *Module::mesh() const {

@@ -24,7 +24,7 @@
 ///   to the declaring node, which is one of the `Decl` subclasses: `ParamDecl`,
 ///   `ConstDecl`, `AxisDecl`, `BufferDecl` (kernel parameter, scratch or run_scoped
 ///   buffer), `SemDecl` (scratch / run_scoped semaphore, or the implicit barrier
-///   semaphore owned by `KernelDecl::barrier()`), `LetDecl` or `LoopVarDecl`.
+///   semaphore owned by `KernelDecl::barrier()`), `LetDecl`, `VarDecl` or `LoopVarDecl`.
 ///   The pointer is non-owning; declarations outlive every use (they are owned by the
 ///   same Module). Declarations have stable addresses, so lowering may key maps on them.
 /// - `Expr::type()` holds the type computed by sema (TypeKind::Error before sema or
@@ -102,17 +102,18 @@ std::string_view toString(DmaMethod method);
 //===----------------------------------------------------------------------===//
 
 enum class TypeKind {
-  Error,      ///< not computed, or an error was reported
-  Int,        ///< an integer
-  Bool,       ///< a condition
-  Float,      ///< a scalar float literal (value expressions only)
-  Value,      ///< an array value (a loaded ref or arithmetic on them)
-  Ref,        ///< a (sliced) reference to a buffer
-  Sem,        ///< a semaphore or a (partly indexed) semaphore array
-  Descriptor, ///< a DMA descriptor (copy / remote_copy)
-  Axis,       ///< a mesh axis name
-  Device,     ///< a device tuple or mapping
-  Mask,       ///< an element-wise comparison of values (only as the condition of where)
+  Error,         ///< not computed, or an error was reported
+  Int,           ///< an integer
+  Bool,          ///< a condition
+  Float,         ///< a scalar float literal (value expressions only)
+  Value,         ///< an array value (a loaded ref or arithmetic on them)
+  Ref,           ///< a (sliced) reference to a buffer
+  Sem,           ///< a semaphore or a (partly indexed) semaphore array
+  Descriptor,    ///< a DMA descriptor (copy / remote_copy)
+  DescriptorVar, ///< a descriptor variable (`var c`, or `var cs[n]` with `semRank` dims)
+  Axis,          ///< a mesh axis name
+  Device,        ///< a device tuple or mapping
+  Mask,          ///< an element-wise comparison of values (only as the condition of where)
 };
 std::string_view toString(TypeKind kind);
 
@@ -126,7 +127,7 @@ struct Type {
   DType dtype = DType::F32;   ///< Value, Ref
   std::vector<int64_t> shape; ///< Value, Ref, Mask: extents after dropping single-index dims
   SemKind semKind = SemKind::Regular; ///< Sem
-  size_t semRank = 0;                 ///< Sem: array dims not yet indexed (0: one semaphore)
+  size_t semRank = 0;                 ///< Sem, DescriptorVar: array dims not yet indexed (0: one)
   bool remote = false;                ///< Descriptor: remote_copy
   bool runtime = false;               ///< Int: depends on read(sem), known only at run time
 
@@ -156,11 +157,13 @@ public:
     BufferDecl,
     SemDecl,
     LetDecl,
+    VarDecl,
     LoopVarDecl,
     // Statements.
     ScratchStmt,
     RunScopedStmt,
     LetStmt,
+    VarStmt,
     IfStmt,
     ForStmt,
     StoreStmt,
@@ -431,12 +434,15 @@ private:
   std::vector<Entry> entries_;
 };
 
-/// `copy(src, dst, sem)`: a local DMA descriptor (only as a let init).
+/// `copy(src, dst, sem)`: a local DMA descriptor (only as a let init or the value of a
+/// descriptor assignment). `async_copy(...)` (Pallas `pltpu.async_copy`) is the same
+/// descriptor, started where it is made: `started()`.
 class CopyExpr final : public Expr {
 public:
-  CopyExpr(SourceRange range, ExprPtr src, ExprPtr dst, ExprPtr sem)
+  CopyExpr(SourceRange range, ExprPtr src, ExprPtr dst, ExprPtr sem, bool started = false)
       : Expr(Kind::CopyExpr, range), src_(std::move(src)), dst_(std::move(dst)),
-        sem_(std::move(sem)) {}
+        sem_(std::move(sem)), started_(started) {}
+  bool started() const { return started_; }
   const Expr &src() const { return *src_; }
   const Expr &dst() const { return *dst_; }
   const Expr &sem() const { return *sem_; }
@@ -447,16 +453,21 @@ public:
 
 private:
   ExprPtr src_, dst_, sem_;
+  bool started_;
 };
 
 /// `remote_copy(src, dst, send, recv, device = d)`: a remote DMA descriptor (only as a
-/// let init). `dst` and `recv` are resolved on the target device.
+/// let init or the value of a descriptor assignment). `dst` and `recv` are resolved on
+/// the target device. `async_remote_copy(...)` (Pallas `pltpu.async_remote_copy`) is the
+/// same descriptor, started where it is made: `started()`.
 class RemoteCopyExpr final : public Expr {
 public:
   RemoteCopyExpr(SourceRange range, ExprPtr src, ExprPtr dst, ExprPtr sendSem, ExprPtr recvSem,
-                 ExprPtr device)
+                 ExprPtr device, bool started = false)
       : Expr(Kind::RemoteCopyExpr, range), src_(std::move(src)), dst_(std::move(dst)),
-        sendSem_(std::move(sendSem)), recvSem_(std::move(recvSem)), device_(std::move(device)) {}
+        sendSem_(std::move(sendSem)), recvSem_(std::move(recvSem)), device_(std::move(device)),
+        started_(started) {}
+  bool started() const { return started_; }
   const Expr &src() const { return *src_; }
   const Expr &dst() const { return *dst_; }
   const Expr &sendSem() const { return *sendSem_; }
@@ -472,6 +483,7 @@ public:
 
 private:
   ExprPtr src_, dst_, sendSem_, recvSem_, device_;
+  bool started_;
 };
 
 /// `dot(a, b)`, `astype(x, bf16)`, `sum(x, axis = 1)`, `max(x, axis = 0)`,
@@ -657,6 +669,27 @@ private:
   ExprPtr init_;
 };
 
+/// `var name` or `var name[d1, ...]`: a descriptor variable (a Python variable that
+/// holds a DMA descriptor or None, or a list of them). Unassigned (None) where it is
+/// declared; `name = copy(...)` / `name[i] = c` assign it, `if name` tests whether it is
+/// assigned. Owned by its VarStmt.
+class VarDecl final : public Decl {
+public:
+  VarDecl(SourceRange range, std::string name, SourceRange nameRange, std::vector<ExprPtr> dims)
+      : Decl(Kind::VarDecl, range, std::move(name), nameRange), dims_(std::move(dims)) {}
+  /// Array dimensions (empty: one descriptor).
+  const std::vector<ExprPtr> &dims() const { return dims_; }
+  std::vector<ExprPtr> &dims() { return dims_; }
+  /// One extent per dimension; set by sema.
+  const std::vector<int64_t> &dimValues() const { return dimValues_; }
+  void setDimValues(std::vector<int64_t> values) { dimValues_ = std::move(values); }
+  DKV_AST_CLASSOF(VarDecl)
+
+private:
+  std::vector<ExprPtr> dims_;
+  std::vector<int64_t> dimValues_;
+};
+
 /// The variable of a `for` loop. Owned by its ForStmt.
 class LoopVarDecl final : public Decl {
 public:
@@ -737,6 +770,19 @@ private:
   std::unique_ptr<LetDecl> decl_;
 };
 
+/// `var a, b[n]`: descriptor variables, unassigned, visible until the end of the block.
+class VarStmt final : public Stmt {
+public:
+  VarStmt(SourceRange range, std::vector<std::unique_ptr<VarDecl>> decls)
+      : Stmt(Kind::VarStmt, range), decls_(std::move(decls)) {}
+  const std::vector<std::unique_ptr<VarDecl>> &decls() const { return decls_; }
+  std::vector<std::unique_ptr<VarDecl>> &decls() { return decls_; }
+  DKV_AST_CLASSOF(VarStmt)
+
+private:
+  std::vector<std::unique_ptr<VarDecl>> decls_;
+};
+
 /// `if c1 { } else if c2 { } else { }`: the branches in order (at least one) and an
 /// optional else block. Else-if chains stay flat.
 class IfStmt final : public Stmt {
@@ -783,7 +829,8 @@ private:
 };
 
 /// `target = value` or `target += value` (accumulate). `target` is a NameExpr or an
-/// IndexExpr naming a ref.
+/// IndexExpr naming a ref, or (`=` only) a descriptor variable or one element of a
+/// descriptor array, and then `value` is a descriptor (sema: `isDescriptorAssign`).
 class StoreStmt final : public Stmt {
 public:
   StoreStmt(SourceRange range, ExprPtr target, bool accumulate, ExprPtr value)
@@ -802,18 +849,22 @@ private:
   ExprPtr value_;
 };
 
-/// `c.start()`, `c.wait()`, `c.wait_send()`, `c.wait_recv()` on a descriptor let.
+/// `c.start()`, `c.wait()`, `c.wait_send()`, `c.wait_recv()` on a descriptor let, a
+/// descriptor variable (`c`, a NameExpr) or an element of a descriptor array (`cs[i]`,
+/// an IndexExpr).
 class DmaStmt final : public Stmt {
 public:
-  DmaStmt(SourceRange range, std::unique_ptr<NameExpr> descriptor, DmaMethod method)
+  DmaStmt(SourceRange range, ExprPtr descriptor, DmaMethod method)
       : Stmt(Kind::DmaStmt, range), descriptor_(std::move(descriptor)), method_(method) {}
-  const NameExpr &descriptor() const { return *descriptor_; }
-  NameExpr &descriptor() { return *descriptor_; }
+  const Expr &descriptor() const { return *descriptor_; }
+  Expr &descriptor() { return *descriptor_; }
+  /// The name the descriptor expression starts with.
+  const NameExpr &descriptorName() const;
   DmaMethod method() const { return method_; }
   DKV_AST_CLASSOF(DmaStmt)
 
 private:
-  std::unique_ptr<NameExpr> descriptor_;
+  ExprPtr descriptor_;
   DmaMethod method_;
 };
 
@@ -894,6 +945,14 @@ public:
   Expr *collectiveId() { return collectiveId_.get(); }
   std::optional<int64_t> collectiveIdValue() const { return collectiveIdValue_; }
   void setCollectiveIdValue(std::optional<int64_t> v) { collectiveIdValue_ = v; }
+  /// `skip_device_barrier(c)` (Pallas `CompilerParams(skip_device_barrier=...)`); may be
+  /// null (false).
+  const Expr *skipDeviceBarrier() const { return skipDeviceBarrier_.get(); }
+  Expr *skipDeviceBarrier() { return skipDeviceBarrier_.get(); }
+  void setSkipDeviceBarrier(ExprPtr e) { skipDeviceBarrier_ = std::move(e); }
+  /// Set by sema: whether the runtime's default device barrier at entry is skipped.
+  bool skipDeviceBarrierValue() const { return skipDeviceBarrierValue_; }
+  void setSkipDeviceBarrierValue(bool v) { skipDeviceBarrierValue_ = v; }
   /// The implicit barrier semaphore `barrier`; non-null iff collectiveId() is.
   const SemDecl *barrier() const { return barrier_.get(); }
   SemDecl *barrier() { return barrier_.get(); }
@@ -908,6 +967,8 @@ private:
   std::vector<int64_t> gridValues_;
   ExprPtr collectiveId_;
   std::optional<int64_t> collectiveIdValue_;
+  ExprPtr skipDeviceBarrier_;
+  bool skipDeviceBarrierValue_ = false;
   std::unique_ptr<SemDecl> barrier_;
   std::unique_ptr<Block> body_;
 };

@@ -97,6 +97,12 @@ private:
         expr(depth + 2, "", *k.collectiveId());
         decl(depth + 1, "implicit", *k.barrier());
       }
+      if (const Expr *skip = k.skipDeviceBarrier()) {
+        line(depth + 1, "",
+             std::string("SkipDeviceBarrier = ") + (k.skipDeviceBarrierValue() ? "true" : "false"),
+             skip->range());
+        expr(depth + 2, "", *skip);
+      }
       node(depth + 1, "body", k.body());
       return;
     }
@@ -161,6 +167,15 @@ private:
       line(depth, role, head, d.range());
       expr(depth + 1, "", cast<LetDecl>(d).init());
       return;
+    case Node::Kind::VarDecl: {
+      const auto &v = cast<VarDecl>(d);
+      if (!v.dimValues().empty())
+        head += ints(v.dimValues());
+      line(depth, role, head, d.range());
+      for (const auto &e : v.dims())
+        expr(depth + 1, "dim", *e);
+      return;
+    }
     default:
       line(depth, role, head, d.range());
       return;
@@ -185,6 +200,11 @@ private:
     case Node::Kind::LetStmt:
       line(depth, role, "LetStmt", s.range());
       decl(depth + 1, "", cast<LetStmt>(s).decl());
+      return;
+    case Node::Kind::VarStmt:
+      line(depth, role, "VarStmt", s.range());
+      for (const auto &d : cast<VarStmt>(s).decls())
+        decl(depth + 1, "", *d);
       return;
     case Node::Kind::IfStmt: {
       const auto &i = cast<IfStmt>(s);
@@ -290,6 +310,14 @@ private:
         head += " axis " + std::to_string(*c.axisValue());
       break;
     }
+    case Node::Kind::CopyExpr:
+      if (cast<CopyExpr>(e).started())
+        head += " started";
+      break;
+    case Node::Kind::RemoteCopyExpr:
+      if (cast<RemoteCopyExpr>(e).started())
+        head += " started";
+      break;
     default:
       break;
     }

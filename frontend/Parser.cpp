@@ -526,6 +526,7 @@ private:
     ast::ExprPtr collectiveId;
     std::unique_ptr<ast::SemDecl> barrier;
     bool sawGrid = false;
+    ast::ExprPtr skipDeviceBarrier;
     for (auto *attr : ctx->kernelAttr()) {
       std::string name = attr->ID()->getText();
       auto exprs = attr->expr();
@@ -553,15 +554,29 @@ private:
         barrier = std::make_unique<ast::SemDecl>(range(attr), "barrier", range(attr->ID()),
                                                  ast::Storage::Barrier, ast::SemKind::Barrier,
                                                  std::vector<ast::ExprPtr>{});
+      } else if (name == "skip_device_barrier") {
+        if (skipDeviceBarrier) {
+          diags_.error(range(attr), "bad-attribute", "duplicate skip_device_barrier attribute");
+          continue;
+        }
+        if (exprs.size() != 1) {
+          diags_.error(range(attr), "arg-count",
+                       fmt::format("skip_device_barrier takes 1 argument, got {}", exprs.size()));
+          continue;
+        }
+        skipDeviceBarrier = expr(exprs[0]);
       } else {
-        diags_.error(
-            range(attr->ID()), "bad-attribute",
-            fmt::format("unknown kernel attribute '{}'; expected grid or collective_id", name));
+        diags_.error(range(attr->ID()), "bad-attribute",
+                     fmt::format("unknown kernel attribute '{}'; expected grid, collective_id or "
+                                 "skip_device_barrier",
+                                 name));
       }
     }
-    return std::make_unique<ast::KernelDecl>(range(ctx), ctx->ID()->getText(), std::move(params),
-                                             std::move(grid), std::move(collectiveId),
-                                             std::move(barrier), block(ctx->block()));
+    auto kernel = std::make_unique<ast::KernelDecl>(
+        range(ctx), ctx->ID()->getText(), std::move(params), std::move(grid),
+        std::move(collectiveId), std::move(barrier), block(ctx->block()));
+    kernel->setSkipDeviceBarrier(std::move(skipDeviceBarrier));
+    return kernel;
   }
 
   // --- Statements ----------------------------------------------------------
@@ -606,6 +621,13 @@ private:
                                                  expr(s->expr()));
       return std::make_unique<ast::LetStmt>(range(s), std::move(decl));
     }
+    if (auto *s = dynamic_cast<DkvParser::VarStmtContext *>(ctx)) {
+      std::vector<std::unique_ptr<ast::VarDecl>> decls;
+      for (auto *item : s->varItem())
+        decls.push_back(std::make_unique<ast::VarDecl>(range(item), item->ID()->getText(),
+                                                       range(item->ID()), shape(item->shape())));
+      return std::make_unique<ast::VarStmt>(range(s), std::move(decls));
+    }
     if (auto *s = dynamic_cast<DkvParser::IfStmtContext *>(ctx)) {
       auto conds = s->expr();
       auto blocks = s->block();
@@ -623,17 +645,10 @@ private:
       return std::make_unique<ast::ForStmt>(range(s), std::move(var), expr(bounds[0]),
                                             expr(bounds[1]), block(s->block()));
     }
-    if (auto *s = dynamic_cast<DkvParser::StoreStmtContext *>(ctx)) {
-      auto *target = s->refTarget();
-      ast::ExprPtr ref;
-      auto name = std::make_unique<ast::NameExpr>(range(target->ID()), target->ID()->getText());
-      if (target->subscripts())
-        ref = indexExpr(range(target), std::move(name), target->subscripts());
-      else
-        ref = std::move(name);
-      return std::make_unique<ast::StoreStmt>(
-          range(s), std::move(ref), s->op->getType() == DkvLexer::PLUS_ASSIGN, expr(s->expr()));
-    }
+    if (auto *s = dynamic_cast<DkvParser::StoreStmtContext *>(ctx))
+      return std::make_unique<ast::StoreStmt>(range(s), refTarget(s->refTarget()),
+                                              s->op->getType() == DkvLexer::PLUS_ASSIGN,
+                                              expr(s->expr()));
     if (auto *s = dynamic_cast<DkvParser::MethodStmtContext *>(ctx))
       return methodStmt(s);
     if (auto *s = dynamic_cast<DkvParser::CallStmtContext *>(ctx))
@@ -641,9 +656,16 @@ private:
     return nullptr; // ';'
   }
 
+  ast::ExprPtr refTarget(DkvParser::RefTargetContext *target) {
+    auto name = std::make_unique<ast::NameExpr>(range(target->ID()), target->ID()->getText());
+    if (target->subscripts())
+      return indexExpr(range(target), std::move(name), target->subscripts());
+    return name;
+  }
+
   ast::StmtPtr methodStmt(DkvParser::MethodStmtContext *ctx) {
-    auto ids = ctx->ID();
-    std::string method = ids[1]->getText();
+    antlr4::tree::TerminalNode *methodId = ctx->ID();
+    std::string method = methodId->getText();
     static const std::pair<std::string_view, ast::DmaMethod> methods[] = {
         {"start", ast::DmaMethod::Start},
         {"wait", ast::DmaMethod::Wait},
@@ -654,7 +676,7 @@ private:
       if (method == name)
         found = m;
     if (!found) {
-      diags_.error(range(ids[1]), "unknown-method",
+      diags_.error(range(methodId), "unknown-method",
                    fmt::format("unknown descriptor method '{}'; expected start, wait, wait_send "
                                "or wait_recv",
                                method));
@@ -664,8 +686,7 @@ private:
       diags_.error(range(ctx->args()), "arg-count", fmt::format("{}() takes no arguments", method));
       return nullptr;
     }
-    return std::make_unique<ast::DmaStmt>(
-        range(ctx), std::make_unique<ast::NameExpr>(range(ids[0]), ids[0]->getText()), *found);
+    return std::make_unique<ast::DmaStmt>(range(ctx), refTarget(ctx->refTarget()), *found);
   }
 
   ast::StmtPtr callStmt(DkvParser::CallStmtContext *ctx) {
@@ -692,6 +713,10 @@ private:
                        ? fmt::format("'{}(...)' builds a descriptor; bind it with "
                                      "'let c = {}(...)' and call c.start()",
                                      name, name)
+                   : name == "async_copy" || name == "async_remote_copy"
+                       ? fmt::format("'{}(...)' starts a DMA and returns its descriptor; bind it "
+                                     "with 'let c = {}(...)' to wait on it",
+                                     name, name)
                        : fmt::format("the result of '{}(...)' is unused", name));
       return nullptr;
     }
@@ -710,7 +735,8 @@ private:
   static bool isExprFunction(std::string_view name) {
     for (std::string_view f :
          {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
-          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast"})
+          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast",
+          "async_copy", "async_remote_copy"})
       if (name == f)
         return true;
     return false;
@@ -1148,21 +1174,21 @@ private:
           r, name == "min" ? ast::BinaryOp::Min : ast::BinaryOp::Max, std::move(args[0]),
           std::move(args[1]));
     }
-    if (name == "copy") {
+    if (name == "copy" || name == "async_copy") {
       static const ArgSpec spec[] = {{"src", true}, {"dst", true}, {"sem", true}};
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return error();
       return std::make_unique<ast::CopyExpr>(r, std::move(args[0]), std::move(args[1]),
-                                             std::move(args[2]));
+                                             std::move(args[2]), name == "async_copy");
     }
-    if (name == "remote_copy") {
+    if (name == "remote_copy" || name == "async_remote_copy") {
       static const ArgSpec spec[] = {
           {"src", true}, {"dst", true}, {"send_sem", true}, {"recv_sem", true}, {"device", true}};
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return error();
       return std::make_unique<ast::RemoteCopyExpr>(r, std::move(args[0]), std::move(args[1]),
                                                    std::move(args[2]), std::move(args[3]),
-                                                   std::move(args[4]));
+                                                   std::move(args[4]), name == "async_remote_copy");
     }
     if (name == "signal" || name == "wait") {
       diags_.error(range(ctx->ID()), "misplaced-expr",

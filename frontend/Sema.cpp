@@ -324,6 +324,25 @@ private:
       else
         k.setCollectiveIdValue(v);
     }
+    if (Expr *skip = k.skipDeviceBarrier()) {
+      Type t = check(*skip);
+      if (!t.isError() && t.kind != TypeKind::Bool)
+        diags_.error(
+            skip->range(), "type-mismatch",
+            fmt::format("skip_device_barrier needs a condition (true or false), not {}", t.str()));
+      else if (!t.isError()) {
+        IntEvalResult r = evalIntExpr(*skip, constantLeaf, /*condition=*/true);
+        if (r.status == IntEvalStatus::Ok)
+          k.setSkipDeviceBarrierValue(*r.value != 0);
+        else if (r.status == IntEvalStatus::DivisionByZero)
+          diags_.error(r.where->range(), "division-by-zero", "division by zero");
+        else if (r.status == IntEvalStatus::Overflow)
+          diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
+        else
+          diags_.error(skip->range(), "not-constant",
+                       "skip_device_barrier must be a compile-time constant");
+      }
+    }
     barrier_ = k.barrier();
     grid_ = &k.gridValues();
     block(k.body());
@@ -341,6 +360,13 @@ private:
     std::vector<int64_t> d = dims(s.dims(), fmt::format("a dimension of '{}'", s.name()), ok);
     s.setDimValues(d);
     declare(s);
+  }
+
+  void varDecl(VarDecl &v) {
+    bool ok = true;
+    std::vector<int64_t> d = dims(v.dims(), fmt::format("a dimension of '{}'", v.name()), ok);
+    v.setDimValues(d);
+    declare(v);
   }
 
   // --- Statements ----------------------------------------------------------
@@ -378,6 +404,10 @@ private:
     }
     case Node::Kind::LetStmt:
       letDecl(cast<LetStmt>(s).decl());
+      return;
+    case Node::Kind::VarStmt:
+      for (auto &v : cast<VarStmt>(s).decls())
+        varDecl(*v);
       return;
     case Node::Kind::IfStmt:
       for (auto &branch : cast<IfStmt>(s).branches()) {
@@ -460,8 +490,46 @@ private:
     declare(l);
   }
 
+  // True for a descriptor variable or one element of a descriptor array.
+  static bool isOneDescriptorVar(const Type &t) {
+    return t.kind == TypeKind::DescriptorVar && t.semRank == 0;
+  }
+
+  // `v = copy(...)`, `v = c`, `vs[i] = async_remote_copy(...)`: Python's rebinding of a
+  // variable that holds a descriptor.
+  void descriptorAssign(StoreStmt &s, const Type &target) {
+    Expr &value = s.value();
+    Type v = check(value, /*topOfLet=*/isa<CopyExpr>(value) || isa<RemoteCopyExpr>(value));
+    if (target.isError())
+      return;
+    if (target.semRank > 0) {
+      diags_.error(s.target().range(), "index-count",
+                   fmt::format("assign one element of the descriptor array: index it ({} more "
+                               "index{})",
+                               target.semRank, target.semRank == 1 ? "" : "es"));
+      return;
+    }
+    if (s.accumulate()) {
+      diags_.error(s.range(), "type-mismatch",
+                   "'+=' does not apply to a descriptor variable; assign it with '='");
+      return;
+    }
+    if (v.isError())
+      return;
+    if (v.kind != TypeKind::Descriptor && !isOneDescriptorVar(v))
+      diags_.error(value.range(), "type-mismatch",
+                   fmt::format("a descriptor variable holds a DMA descriptor (copy, remote_copy, "
+                               "async_copy, async_remote_copy or another descriptor), not {}",
+                               v.str()));
+  }
+
   void store(StoreStmt &s) {
     Type target = check(s.target());
+    const NameExpr *base = dynCast<NameExpr>(&s.target());
+    if (const auto *ix = dynCast<IndexExpr>(&s.target()))
+      base = &ix->base();
+    if (target.kind == TypeKind::DescriptorVar || (base && isa<VarDecl>(base->decl())))
+      return descriptorAssign(s, target);
     Type value = check(s.value());
     if (target.isError() || value.isError())
       return;
@@ -509,17 +577,28 @@ private:
     Type t = check(d.descriptor());
     if (t.isError())
       return;
+    // A descriptor variable's kind is that of the descriptor it holds on the path that
+    // reaches here: lowering checks it (and that it holds one).
+    if (isOneDescriptorVar(t))
+      return;
+    if (t.kind == TypeKind::DescriptorVar) {
+      diags_.error(d.descriptor().range(), "index-count",
+                   fmt::format("{}() needs one descriptor; index the descriptor array ({} more "
+                               "index{})",
+                               toString(d.method()), t.semRank, t.semRank == 1 ? "" : "es"));
+      return;
+    }
     if (t.kind != TypeKind::Descriptor) {
       diags_.error(
           d.descriptor().range(), "type-mismatch",
-          fmt::format("'{}' is not a DMA descriptor but {}", d.descriptor().name(), t.str()));
+          fmt::format("'{}' is not a DMA descriptor but {}", d.descriptorName().name(), t.str()));
       return;
     }
     if (!t.remote && (d.method() == DmaMethod::WaitSend || d.method() == DmaMethod::WaitRecv))
       diags_.error(d.range(), "descriptor-kind",
                    fmt::format("{}() needs a remote_copy descriptor; '{}' is a local copy "
                                "(use wait())",
-                               toString(d.method()), d.descriptor().name()));
+                               toString(d.method()), d.descriptorName().name()));
   }
 
   // --- Expressions ---------------------------------------------------------
@@ -538,7 +617,7 @@ private:
 
   void expectBool(Expr &e, std::string_view what) {
     Type t = check(e);
-    if (!t.isError() && t.kind != TypeKind::Bool)
+    if (!t.isError() && t.kind != TypeKind::Bool && !isOneDescriptorVar(t))
       diags_.error(e.range(), "type-mismatch",
                    fmt::format("{} must be a condition, not {}", what, t.str()));
   }
@@ -605,7 +684,8 @@ private:
     case Node::Kind::RemoteCopyExpr:
       if (!topOfLet) {
         diags_.error(e.range(), "misplaced-expr",
-                     "a DMA descriptor must be bound by a let: 'let c = copy(...)'");
+                     "a DMA descriptor must be bound by a let or assigned to a descriptor "
+                     "variable: 'let c = copy(...)'");
         return Type::error();
       }
       return copy(e);
@@ -638,6 +718,11 @@ private:
       return intType();
     case Node::Kind::LetDecl:
       return cast<LetDecl>(*d).init().type();
+    case Node::Kind::VarDecl: {
+      Type t = Type::simple(TypeKind::DescriptorVar);
+      t.semRank = cast<VarDecl>(*d).dims().size();
+      return t;
+    }
     case Node::Kind::AxisDecl:
       return Type::simple(TypeKind::Axis);
     case Node::Kind::BufferDecl: {
@@ -673,6 +758,8 @@ private:
     if (u.op() == UnaryOp::Not) {
       if (t.kind == TypeKind::Bool)
         return t;
+      if (isOneDescriptorVar(t)) // `not v`: v holds no descriptor (is None)
+        return Type::simple(TypeKind::Bool);
       diags_.error(u.range(), "type-mismatch",
                    fmt::format("'not' needs a condition, not {}", t.str()));
       return Type::error();
@@ -697,7 +784,9 @@ private:
     switch (b.op()) {
     case BinaryOp::And:
     case BinaryOp::Or:
-      if (l.kind == TypeKind::Bool && r.kind == TypeKind::Bool)
+      // A descriptor variable as a condition: whether it holds a descriptor.
+      if ((l.kind == TypeKind::Bool || isOneDescriptorVar(l)) &&
+          (r.kind == TypeKind::Bool || isOneDescriptorVar(r)))
         return Type::simple(TypeKind::Bool);
       return mismatch();
     case BinaryOp::Eq:
@@ -1028,7 +1117,7 @@ private:
     Type base = check(ix.base());
     if (base.isError())
       return base;
-    if (base.kind == TypeKind::Sem)
+    if (base.kind == TypeKind::Sem || base.kind == TypeKind::DescriptorVar)
       return semIndex(ix, base);
     if (base.kind != TypeKind::Ref) {
       diags_.error(ix.base().range(), "type-mismatch",
@@ -1136,16 +1225,22 @@ private:
     return Type::kDynamic;
   }
 
+  // An element (or sub-array) of a semaphore array or of a descriptor array.
   Type semIndex(IndexExpr &ix, Type base) {
-    const auto *decl = dynCast<SemDecl>(ix.base().decl());
+    const std::vector<int64_t> *dimValues = nullptr;
+    if (const auto *sem = dynCast<SemDecl>(ix.base().decl()))
+      dimValues = &sem->dimValues();
+    else if (const auto *var = dynCast<VarDecl>(ix.base().decl()))
+      dimValues = &var->dimValues();
+    std::string_view what = base.kind == TypeKind::Sem ? "semaphore" : "descriptor";
     if (ix.ellipsis()) {
       diags_.error(ix.range(), "type-mismatch",
-                   "a semaphore array takes single indices, not [...]");
+                   fmt::format("a {} array takes single indices, not [...]", what));
       return Type::error();
     }
     if (ix.subscripts().size() > base.semRank) {
       diags_.error(ix.range(), "index-count",
-                   fmt::format("too many indices for semaphore '{}': it has {} dimension{}, got {}",
+                   fmt::format("too many indices for {} '{}': it has {} dimension{}, got {}", what,
                                ix.base().name(), base.semRank, base.semRank == 1 ? "" : "s",
                                ix.subscripts().size()));
       return Type::error();
@@ -1155,21 +1250,21 @@ private:
       Subscript &s = ix.subscripts()[i];
       if (s.kind != Subscript::Kind::Index) {
         diags_.error(s.range, "type-mismatch",
-                     "a semaphore array takes single indices, not slices");
+                     fmt::format("a {} array takes single indices, not slices", what));
         ok = false;
         continue;
       }
-      if (!expectInt(*s.lo, "a semaphore index")) {
+      if (!expectInt(*s.lo, fmt::format("a {} index", what))) {
         ok = false;
         continue;
       }
       auto v = maybeConst(*s.lo);
-      if (v && decl && i < decl->dimValues().size()) {
-        int64_t extent = decl->dimValues()[i];
+      if (v && dimValues && i < dimValues->size()) {
+        int64_t extent = (*dimValues)[i];
         if (extent != Type::kDynamic && (*v < 0 || *v >= extent)) {
           diags_.error(s.range, "out-of-bounds",
-                       fmt::format("index {} is out of bounds for semaphore array '{}' (size {})",
-                                   *v, ix.base().name(), extent));
+                       fmt::format("index {} is out of bounds for {} array '{}' (size {})", *v,
+                                   what, ix.base().name(), extent));
           ok = false;
         }
       }

@@ -29,10 +29,11 @@ stmt
   : SCRATCH scratchItem (',' scratchItem)*                          # scratchStmt
   | RUN_SCOPED '(' (scratchItem (',' scratchItem)* ','?)? ')' block # runScopedStmt
   | LET ID '=' expr                                                 # letStmt
+  | VAR varItem (',' varItem)*                                      # varStmt
   | IF expr block (ELSE IF expr block)* (ELSE block)?               # ifStmt
   | FOR ID IN expr '..' expr block                                  # forStmt
   | refTarget op=('=' | '+=') expr                                  # storeStmt
-  | ID '.' ID '(' args? ')'                                         # methodStmt
+  | refTarget '.' ID '(' args? ')'                                  # methodStmt
   | ID '(' args? ')'                                                # callStmt
   | ';'                                                             # emptyStmt
   ;
@@ -43,6 +44,8 @@ scratchItem
   ;
 
 refTarget : ID ('[' subscripts ']')? ;
+
+varItem : ID shape? ;
 
 args : arg (',' arg)* ','? ;
 arg : (ID '=')? argValue ;
@@ -96,6 +99,7 @@ INOUT : 'inout' ;
 SCRATCH : 'scratch' ;
 RUN_SCOPED : 'run_scoped' ;
 LET : 'let' ;
+VAR : 'var' ;
 IF : 'if' ;
 ELSE : 'else' ;
 FOR : 'for' ;

@@ -106,6 +106,17 @@ struct RuntimeValue {
 
 using Value = std::variant<int64_t, bool, Descriptor, RuntimeValue>;
 
+/// One element of a descriptor variable (`var c` has one, `var cs[n]` n) that has been
+/// assigned on the path lowering walks; an element without a slot holds no descriptor
+/// (Python's None).
+struct VarSlot {
+  Descriptor descriptor;
+  /// The assignment failed (already reported): uses stay silent.
+  bool poisoned = false;
+};
+/// The assigned elements of one descriptor variable, by index (empty for `var c`).
+using VarSlots = std::map<std::vector<int64_t>, VarSlot>;
+
 /// Thrown inside one statement's lowering after a diagnostic was reported, to skip
 /// the rest of that statement. Never leaves this file.
 struct StatementError {};
@@ -121,8 +132,9 @@ public:
   Lowering(const ast::Module &module, const std::string &file, const model::Options &options,
            support::DiagnosticEngine &diags, const model::BuildLimits &limits)
       : module_(module), diags_(diags),
-        builder_(file, module.kernel() ? module.kernel()->name() : std::string(), options,
-                 module.kernel() && module.kernel()->collectiveId(), limits) {}
+        builder_(file, module.kernel() ? module.kernel()->name() : std::string(),
+                 kernelOptions(module, options), module.kernel() && module.kernel()->collectiveId(),
+                 limits) {}
 
   std::optional<model::Program> run() {
     const ast::KernelDecl *kernel = module_.kernel();
@@ -159,6 +171,14 @@ public:
   }
 
 private:
+  /// The options of the instance: a kernel with `skip_device_barrier(true)` has no
+  /// entry barrier, as with --no-entry-barrier (docs/model.md "Entry barrier").
+  static model::Options kernelOptions(const ast::Module &module, model::Options options) {
+    if (module.kernel() && module.kernel()->skipDeviceBarrierValue())
+      options.entryBarrier = false;
+    return options;
+  }
+
   // ---- Declarations: buffers, semaphores, scopes (the same on every device). ----
 
   const model::Program &program() const { return builder_.program(); }
@@ -263,6 +283,7 @@ private:
       for (int64_t p = 0; p < points; ++p) {
         programIds_ = point;
         env_.clear();
+        vars_.clear();
         poisoned_.clear();
         setContext();
         lowerBlock(kernel_->body());
@@ -339,6 +360,11 @@ private:
     }
     case ast::Node::Kind::LetStmt:
       return lowerLet(ast::cast<ast::LetStmt>(stmt));
+    case ast::Node::Kind::VarStmt:
+      // Python's `c = None` (or `cs = [None] * n`): every element unassigned.
+      for (const auto &decl : ast::cast<ast::VarStmt>(stmt).decls())
+        vars_[decl.get()].clear();
+      return;
     case ast::Node::Kind::IfStmt: {
       const auto &s = ast::cast<ast::IfStmt>(stmt);
       for (const auto &branch : s.branches())
@@ -429,11 +455,13 @@ private:
     }
   }
 
-  void lowerLetInit(const ast::LetStmt &stmt) {
-    const ast::LetDecl &decl = stmt.decl();
-    const ast::Expr &init = decl.init();
-    if (const auto *c = ast::dynCast<ast::CopyExpr>(&init)) {
-      Descriptor d;
+  /// The descriptor a `copy(...)` / `remote_copy(...)` makes in statement `stmt` (its
+  /// location is the descriptor's); `async_copy` / `async_remote_copy` also start it
+  /// there, as Pallas' `async_copy` is `make_async_copy(...).start()`.
+  Descriptor makeDescriptor(const ast::Expr &expr, const ast::Stmt &stmt) {
+    Descriptor d;
+    bool started = false;
+    if (const auto *c = ast::dynCast<ast::CopyExpr>(&expr)) {
       Slice src = evalSlice(c->src());
       Slice dst = evalSlice(c->dst());
       d.src = src.region;
@@ -442,22 +470,31 @@ private:
       d.target = device_;
       d.loc = locOf(stmt);
       d.bytes = checkCopyShapes(*c, src, dst);
-      env_[&decl] = d;
-      return;
-    }
-    if (const auto *c = ast::dynCast<ast::RemoteCopyExpr>(&init)) {
-      Descriptor d;
+      started = c->started();
+    } else {
+      const auto &r = ast::cast<ast::RemoteCopyExpr>(expr);
       d.remote = true;
-      Slice src = evalSlice(c->src());
-      Slice dst = evalSlice(c->dst());
+      Slice src = evalSlice(r.src());
+      Slice dst = evalSlice(r.dst());
       d.src = src.region;
       d.dst = dst.region;
-      d.sendSem = evalSem(c->sendSem());
-      d.recvSem = evalSem(c->recvSem());
-      d.target = evalDevice(c->device());
+      d.sendSem = evalSem(r.sendSem());
+      d.recvSem = evalSem(r.recvSem());
+      d.target = evalDevice(r.device());
       d.loc = locOf(stmt);
-      d.bytes = checkCopyShapes(*c, src, dst);
-      env_[&decl] = d;
+      d.bytes = checkCopyShapes(r, src, dst);
+      started = r.started();
+    }
+    if (started)
+      built(builder_.startDma(d, invocation_, locOf(stmt), context()), stmt);
+    return d;
+  }
+
+  void lowerLetInit(const ast::LetStmt &stmt) {
+    const ast::LetDecl &decl = stmt.decl();
+    const ast::Expr &init = decl.init();
+    if (ast::isa<ast::CopyExpr>(init) || ast::isa<ast::RemoteCopyExpr>(init)) {
+      env_[&decl] = makeDescriptor(init, stmt);
       return;
     }
     if (const auto *call = ast::dynCast<ast::CallExpr>(&init);
@@ -499,16 +536,88 @@ private:
     return fmt::format("[{}]", fmt::join(shape, ", "));
   }
 
-  void lowerDma(const ast::DmaStmt &stmt) {
-    const ast::Decl *decl = stmt.descriptor().decl();
+  /// The element of a descriptor variable that `expr` (`c` or `cs[i, j]`) names: the
+  /// variable and the index, checked against its dimensions.
+  std::pair<const ast::VarDecl *, std::vector<int64_t>> varElement(const ast::Expr &expr) {
+    const auto *decl = ast::dynCast<ast::VarDecl>(baseDecl(expr));
+    DKV_INVARIANT(decl, "sema checks descriptor variables");
+    const std::vector<int64_t> &dims = decl->dimValues();
+    std::vector<int64_t> index;
+    if (const auto *ix = ast::dynCast<ast::IndexExpr>(&expr))
+      for (const ast::Subscript &s : ix->subscripts()) {
+        DKV_INVARIANT(s.kind == ast::Subscript::Kind::Index && s.lo,
+                      "sema checks descriptor array indices");
+        index.push_back(evalInt(*s.lo));
+      }
+    DKV_INVARIANT(index.size() == dims.size(), "sema checks descriptor array indices");
+    for (size_t k = 0; k < dims.size(); ++k)
+      if (index[k] < 0 || index[k] >= dims[k])
+        fail(expr, "index-out-of-bounds",
+             fmt::format("index {} of descriptor array '{}' is out of range [0, {}) (on device "
+                         "{})",
+                         index[k], decl->name(), dims[k], device_));
+    return {decl, std::move(index)};
+  }
+
+  /// "c" or "cs[1, 2]".
+  static std::string elementName(const ast::VarDecl &decl, const std::vector<int64_t> &index) {
+    if (index.empty())
+      return decl.name();
+    return fmt::format("{}[{}]", decl.name(), fmt::join(index, ", "));
+  }
+
+  /// The slot of a descriptor variable's element, or null when it holds no descriptor.
+  const VarSlot *varSlot(const ast::VarDecl *decl, const std::vector<int64_t> &index) {
+    auto v = vars_.find(decl);
+    if (v == vars_.end())
+      return nullptr;
+    auto slot = v->second.find(index);
+    return slot == v->second.end() ? nullptr : &slot->second;
+  }
+
+  /// The descriptor `expr` names (a descriptor let, a descriptor variable or an element
+  /// of a descriptor array) on this device and path, or an error at `where`.
+  Descriptor descriptorOf(const ast::Expr &expr, const ast::Node &where) {
+    const ast::Decl *decl = baseDecl(expr);
+    if (ast::isa<ast::VarDecl>(decl)) {
+      auto [var, index] = varElement(expr);
+      const VarSlot *slot = varSlot(var, index);
+      if (!slot)
+        fail(where, "unassigned-descriptor",
+             fmt::format("'{}' holds no descriptor here on device {} ({}): it is not assigned on "
+                         "this path (in Python it would be None)",
+                         elementName(*var, index), device_, program().contexts[context()]));
+      if (slot->poisoned)
+        throw StatementError{};
+      return slot->descriptor;
+    }
     if (poisoned_.count(decl))
       throw StatementError{};
     auto it = env_.find(decl);
     if (it == env_.end() || !std::holds_alternative<Descriptor>(it->second))
-      fail(stmt, "unsupported",
-           fmt::format("descriptor '{}' is not defined here on device {}", stmt.descriptor().name(),
-                       device_));
-    const Descriptor &d = std::get<Descriptor>(it->second);
+      fail(where, "unsupported",
+           fmt::format("descriptor '{}' is not defined here on device {}",
+                       decl ? decl->name() : std::string("?"), device_));
+    return std::get<Descriptor>(it->second);
+  }
+
+  /// `v = copy(...)`, `v = c`, `vs[i] = async_remote_copy(...)`.
+  void lowerAssign(const ast::StoreStmt &stmt) {
+    auto [var, index] = varElement(stmt.target());
+    const ast::Expr &value = stmt.value();
+    try {
+      Descriptor d = ast::isa<ast::CopyExpr>(value) || ast::isa<ast::RemoteCopyExpr>(value)
+                         ? makeDescriptor(value, stmt)
+                         : descriptorOf(value, value);
+      vars_[var][index] = VarSlot{std::move(d), false};
+    } catch (const StatementError &) {
+      vars_[var][index] = VarSlot{Descriptor{}, true};
+      throw;
+    }
+  }
+
+  void lowerDma(const ast::DmaStmt &stmt) {
+    const Descriptor d = descriptorOf(stmt.descriptor(), stmt);
     switch (stmt.method()) {
     case ast::DmaMethod::Start:
       return built(builder_.startDma(d, invocation_, locOf(stmt), context()), stmt);
@@ -522,6 +631,8 @@ private:
   }
 
   void lowerStore(const ast::StoreStmt &stmt) {
+    if (ast::isa<ast::VarDecl>(baseDecl(stmt.target())))
+      return lowerAssign(stmt);
     model::Store store;
     Slice dst = evalSlice(stmt.target());
     store.dst = dst.region;
@@ -812,6 +923,23 @@ private:
   /// has none (nothing is reported for a binding whose initialiser already failed).
   /// Never throws: frontend::evalIntExpr is not exception-neutral by contract.
   std::optional<int64_t> evalLeaf(const ast::Expr &expr, bool condition) {
+    if (ast::isa<ast::VarDecl>(baseDecl(expr))) {
+      // `if c`, `not cs[i]`: whether the element holds a descriptor (sema allows a
+      // descriptor variable only as a condition).
+      if (!condition) {
+        report(expr.range(), "unsupported", "expected an integer here");
+        return std::nullopt;
+      }
+      try {
+        auto [var, index] = varElement(expr);
+        const VarSlot *slot = varSlot(var, index);
+        if (slot && slot->poisoned)
+          return std::nullopt;
+        return slot ? 1 : 0;
+      } catch (const StatementError &) {
+        return std::nullopt; // reported
+      }
+    }
     switch (expr.kind()) {
     case ast::Node::Kind::NameExpr: {
       const ast::Decl *decl = ast::cast<ast::NameExpr>(expr).decl();
@@ -1041,6 +1169,9 @@ private:
   std::vector<int64_t> programIds_;
   std::vector<std::pair<std::string, int64_t>> loopVars_;
   std::unordered_map<const ast::Decl *, Value> env_;
+  /// Descriptor variables declared in this grid point (a grid step runs the body anew,
+  /// as Pallas traces it once and the grid repeats it).
+  std::unordered_map<const ast::VarDecl *, VarSlots> vars_;
   /// Bindings whose initialiser failed (already reported) in this grid point.
   std::unordered_set<const ast::Decl *> poisoned_;
   model::ContextId context_ = 0;

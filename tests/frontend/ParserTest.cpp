@@ -127,6 +127,35 @@ TEST(Parser, CallsAndDescriptors) {
   EXPECT_EQ(cast<DmaStmt>(*s[9]).method(), DmaMethod::Wait);
 }
 
+TEST(Parser, DescriptorVariablesAndAsyncCopies) {
+  auto r = parseOnly("mesh x = 2\nkernel k(in a: hbm f32[8], out o: hbm f32[8]) {\n"
+                     " scratch s: dma_sem, t: dma_sem\n"
+                     " var c, cs[2, 3]\n"
+                     " c = async_copy(a, o, s)\n"
+                     " cs[1, 2] = async_remote_copy(a, o, s, t, device = 1)\n"
+                     " cs[1, 2].wait_send(); c.wait()\n}\n");
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const auto &s = body(r).stmts();
+  const auto &vars = cast<VarStmt>(*s[1]).decls();
+  ASSERT_EQ(vars.size(), 2u);
+  EXPECT_EQ(vars[0]->name(), "c");
+  EXPECT_TRUE(vars[0]->dims().empty());
+  EXPECT_EQ(vars[1]->dims().size(), 2u);
+  const auto &assign = cast<StoreStmt>(*s[2]);
+  EXPECT_EQ(cast<NameExpr>(assign.target()).name(), "c");
+  EXPECT_TRUE(cast<CopyExpr>(assign.value()).started());
+  const auto &element = cast<StoreStmt>(*s[3]);
+  EXPECT_EQ(cast<IndexExpr>(element.target()).subscripts().size(), 2u);
+  EXPECT_TRUE(cast<RemoteCopyExpr>(element.value()).started());
+  const auto &wait = cast<DmaStmt>(*s[4]);
+  EXPECT_EQ(wait.method(), DmaMethod::WaitSend);
+  EXPECT_EQ(wait.descriptorName().name(), "cs");
+  EXPECT_TRUE(isa<IndexExpr>(wait.descriptor()));
+  EXPECT_EQ(cast<DmaStmt>(*s[5]).descriptorName().name(), "c");
+  // `var` is reserved.
+  EXPECT_FALSE(parseOnly("mesh x = 2\nkernel k() {\n let var = 1\n}\n").ok);
+}
+
 TEST(Parser, Subscripts) {
   auto r =
       parseOnly("mesh x = 2\nkernel k(out o: hbm f32[4, 4, 4]) { o[...] = 0; o[1:, :2, :] = 1 }");

@@ -207,6 +207,57 @@ TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
             std::vector<std::string>{"write-to-input"});
 }
 
+// Descriptor variables (`var`): assigned a descriptor, tested as a condition, waited
+// on; anything else is a type error, and arrays need one index per dimension.
+TEST(Sema, DescriptorVariables) {
+  auto ok = load(kernel("var c, cs[3, 2]\n"
+                        " c = copy(a, o, d)\n"
+                        " cs[0, 1] = async_remote_copy(a, o, d, r[0], device = 1)\n"
+                        " let e = copy(a, o, r[1])\n"
+                        " cs[2, 0] = e\n"
+                        " cs[1, 1] = cs[0, 1]\n"
+                        " for i in 0 .. 3 { if cs[i, 0] and not c { cs[i, 0].wait() } }\n"
+                        " if c or cs[1, 1] { c.start() }\n"
+                        " cs[0, 1].wait_recv()\n"
+                        " let f = async_copy(a, o, d)\n"
+                        " f.wait()"));
+  EXPECT_TRUE(ok.ok) << ok.rendered();
+  EXPECT_EQ(load(kernel("var c\n c = 1")).ids(), std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var c\n c = copy(a, o, d)\n c += copy(a, o, d)")).ids(),
+            std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var c\n let e = c")).ids(), std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var c\n let e = c + 1")).ids(), std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var cs[2]\n cs.wait()")).ids(), std::vector<std::string>{"index-count"});
+  EXPECT_EQ(load(kernel("var cs[2]\n cs = copy(a, o, d)")).ids(),
+            std::vector<std::string>{"index-count"});
+  EXPECT_EQ(load(kernel("var cs[2]\n if cs { }")).ids(), std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var cs[2]\n cs[2] = copy(a, o, d)")).ids(),
+            std::vector<std::string>{"out-of-bounds"});
+  EXPECT_EQ(load(kernel("var cs[2]\n cs[0:1] = copy(a, o, d)")).ids(),
+            std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("var cs[0]")).ids(), std::vector<std::string>{"invalid-size"});
+  EXPECT_EQ(load(kernel("var s")).ids(), std::vector<std::string>{"redefinition"});
+  EXPECT_EQ(load(kernel("if true { var c }\n c.wait()")).ids(),
+            std::vector<std::string>{"unknown-name"});
+  // A descriptor made outside a let or an assignment to a variable.
+  EXPECT_EQ(load(kernel("o = copy(a, o, d)")).ids(), std::vector<std::string>{"misplaced-expr"});
+}
+
+TEST(Sema, SkipDeviceBarrier) {
+  auto ok = load(kernel("", " skip_device_barrier(true)"));
+  ASSERT_TRUE(ok.ok) << ok.rendered();
+  EXPECT_TRUE(ok.module->kernel()->skipDeviceBarrierValue());
+  auto off = load(kernel("", " skip_device_barrier(N < 2)"));
+  ASSERT_TRUE(off.ok) << off.rendered();
+  EXPECT_FALSE(off.module->kernel()->skipDeviceBarrierValue());
+  EXPECT_EQ(load(kernel("", " skip_device_barrier(1)")).ids(),
+            std::vector<std::string>{"type-mismatch"});
+  EXPECT_EQ(load(kernel("", " skip_device_barrier(axis_index(x) == 0)")).ids(),
+            std::vector<std::string>{"not-constant"});
+  EXPECT_EQ(load(kernel("", " skip_device_barrier(true) skip_device_barrier(true)")).ids(),
+            std::vector<std::string>{"bad-attribute"});
+}
+
 TEST(Sema, ParamsFromDefines) {
   auto r = load("param N\nmesh x = N\nkernel k() {}", {{"N", 3}});
   ASSERT_TRUE(r.ok) << r.rendered();

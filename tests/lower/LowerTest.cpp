@@ -507,5 +507,195 @@ TEST(Lower, LargeKernelLowers) {
   EXPECT_EQ(l.program->processes[7].events.size(), 2u + 100u + 200u + 1u);
 }
 
+namespace descriptors {
+
+// A descriptor variable carried from one iteration to the next (all_gather.py's
+// `right_dma`): iteration i's DMA is started there and waited in iteration i + 1; the
+// wait uses the regions and semaphores fixed when that descriptor was made.
+TEST(LowerDescriptors, VariableCarriesADescriptorToTheNextIteration) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[3, 8], out b: vmem f32[3, 8]) {
+  scratch send: dma_sem, recv: dma_sem[3]
+  let right = (axis_index(x) + 1) % 2
+  var prev
+  for i in 0 .. 3 {
+    if prev {
+      prev.wait()
+    }
+    prev = async_remote_copy(a[i], b[i], send, recv[i], device = right)
+  }
+  prev.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  EXPECT_EQ(eventsOf(*l.program, 0),
+            (std::vector<std::string>{
+                "enter invocation 0", "device barrier (invocation 0)",
+                "start dma 0: a[0, :] -> device 1 b[0, :]", "wait send >= 32 (wait_send)",
+                "wait recv[0] >= 32 (wait_recv)", "start dma 1: a[1, :] -> device 1 b[1, :]",
+                "wait send >= 32 (wait_send)", "wait recv[1] >= 32 (wait_recv)",
+                "start dma 2: a[2, :] -> device 1 b[2, :]", "wait send >= 32 (wait_send)",
+                "wait recv[2] >= 32 (wait_recv)", "exit invocation 0"}));
+}
+
+// A list of pending descriptors: elements assigned in one loop, waited in another; an
+// element holds the descriptor assigned to it, not the last one made.
+TEST(LowerDescriptors, ArrayElementsHoldTheirOwnDescriptors) {
+  Lowered l = lowerText(R"(
+mesh x = 1
+kernel k(in a: vmem f32[4, 8], out b: vmem f32[4, 8]) {
+  scratch s: dma_sem[4]
+  var cs[4]
+  for i in 0 .. 4 {
+    if i != 2 {
+      cs[i] = copy(a[i], b[i], s[i])
+      cs[i].start()
+    }
+  }
+  for j in 0 .. 4 {
+    if cs[3 - j] {
+      cs[3 - j].wait()
+    }
+  }
+  let d = copy(a[2], b[2], s[2])
+  cs[2] = d
+  if not cs[2] or cs[5 - 5] {
+    cs[2].start()
+    cs[2].wait()
+  }
+}
+)",
+                        {}, model::Options{1, 1, 1, false});
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  EXPECT_EQ(
+      eventsOf(*l.program, 0),
+      (std::vector<std::string>{
+          "enter invocation 0", "start dma 0: a[0, :] -> device 0 b[0, :]",
+          "start dma 1: a[1, :] -> device 0 b[1, :]", "start dma 2: a[3, :] -> device 0 b[3, :]",
+          "wait s[3] >= 32 (wait local copy)", "wait s[1] >= 32 (wait local copy)",
+          "wait s[0] >= 32 (wait local copy)", "start dma 3: a[2, :] -> device 0 b[2, :]",
+          "wait s[2] >= 32 (wait local copy)", "exit invocation 0"}));
+}
+
+// A wait on a variable that no assignment reached is an error with the device and the
+// iteration, never a wait that does nothing; likewise an index out of range.
+TEST(LowerDescriptors, UnassignedOrOutOfRangeIsAnError) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[8], out b: vmem f32[8]) {
+  scratch send: dma_sem, recv: dma_sem
+  var prev
+  for i in 0 .. 2 {
+    prev.wait_send()
+    prev = async_remote_copy(a, b, send, recv, device = 1 - axis_index(x))
+  }
+}
+)");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("test.dk:7:5: error: 'prev' holds no descriptor here on device 0 "
+                               "(inv 0, i=0): it is not assigned on this path (in Python it "
+                               "would be None) [unassigned-descriptor]"),
+            std::string::npos)
+      << l.diagnostics;
+
+  Lowered range = lowerText(R"(
+mesh x = 2
+kernel k(in a: vmem f32[8], out b: vmem f32[8]) {
+  scratch s: dma_sem
+  var cs[2]
+  cs[axis_index(x) + 1] = copy(a, b, s)
+}
+)");
+  EXPECT_FALSE(range.program);
+  EXPECT_NE(range.diagnostics.find("index 2 of descriptor array 'cs' is out of range [0, 2) (on "
+                                   "device 1) [index-out-of-bounds]"),
+            std::string::npos)
+      << range.diagnostics;
+
+  // wait_recv() on a variable that holds a local copy on this path.
+  Lowered local = lowerText(R"(
+mesh x = 1
+kernel k(in a: vmem f32[8], out b: vmem f32[8]) {
+  scratch s: dma_sem
+  var c
+  c = async_copy(a, b, s)
+  c.wait_recv()
+}
+)");
+  EXPECT_FALSE(local.program);
+  EXPECT_NE(local.diagnostics.find("[local-copy-wait]"), std::string::npos) << local.diagnostics;
+}
+
+// Variables start unassigned in every grid step (the body is traced once and the grid
+// repeats it) and where their `var` runs again (a var inside a loop body).
+TEST(LowerDescriptors, GridStepsAndRedeclarationStartUnassigned) {
+  Lowered l = lowerText(R"(
+mesh x = 1
+kernel k(in a: vmem f32[8], out b: vmem f32[8]) grid(2) {
+  scratch s: dma_sem
+  var c
+  if program_id(0) == 1 {
+    c.wait()
+  }
+  c = async_copy(a, b, s)
+  c.wait()
+}
+)",
+                        {}, model::Options{1, 1, 1, false});
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("'c' holds no descriptor here on device 0 (inv 0, grid (1))"),
+            std::string::npos)
+      << l.diagnostics;
+
+  Lowered loop = lowerText(R"(
+mesh x = 1
+kernel k(in a: vmem f32[8], out b: vmem f32[8]) {
+  scratch s: dma_sem
+  for i in 0 .. 2 {
+    var c
+    if c {
+      c.wait()
+    }
+    c = async_copy(a, b, s)
+  }
+}
+)",
+                           {}, model::Options{1, 1, 1, false});
+  ASSERT_TRUE(loop.program) << loop.diagnostics;
+  EXPECT_EQ(eventsOf(*loop.program, 0),
+            (std::vector<std::string>{"enter invocation 0", "start dma 0: a[:] -> device 0 b[:]",
+                                      "start dma 1: a[:] -> device 0 b[:]", "exit invocation 0"}));
+}
+
+} // namespace descriptors
+
+// `skip_device_barrier(true)` drops the entry barrier of a kernel without a
+// collective_id, as --no-entry-barrier does; `false` keeps it.
+TEST(Lower, SkipDeviceBarrierDropsTheEntryBarrier) {
+  std::string text = R"(
+mesh x = 2
+kernel k(in a: hbm f32[8], out b: hbm f32[8]) ATTR {
+  scratch send: dma_sem, recv: dma_sem
+  let c = remote_copy(a, b, send, recv, device = 1 - axis_index(x))
+  c.start()
+  c.wait()
+}
+)";
+  auto with = [&](const std::string &attr) {
+    std::string t = text;
+    t.replace(t.find("ATTR"), 4, attr);
+    return lowerText(t);
+  };
+  Lowered skipped = with("skip_device_barrier(true)");
+  ASSERT_TRUE(skipped.program) << skipped.diagnostics;
+  EXPECT_FALSE(skipped.program->options.entryBarrier);
+  EXPECT_EQ(eventsOf(*skipped.program, 0).at(1), "start dma 0: a[:] -> device 1 b[:]");
+  Lowered kept = with("skip_device_barrier(false)");
+  ASSERT_TRUE(kept.program) << kept.diagnostics;
+  EXPECT_TRUE(kept.program->options.entryBarrier);
+  EXPECT_EQ(eventsOf(*kept.program, 0).at(1), "device barrier (invocation 0)");
+}
+
 } // namespace
 } // namespace dkv::lower
