@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The explain entry of every finding of every example (docs/explain.md): each example
+# The explain entry of every finding of every example (docs/explain.md; examples/ and its
+# subdirectories): each example
 # at the two smallest device counts of its `// devices:` annotation, with its
 # `// options:`, checked with the explore engine; one line per instance,
 #   EXAMPLE --devices N [OPTIONS]: PROPERTY=ENTRY ...   (a pre-check finding: KIND@LINE=ENTRY)
@@ -13,8 +14,8 @@ expected=$2
 examples=$3
 actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
-for file in "$examples"/*.dk; do
-  name=$(basename "$file")
+while IFS= read -r file; do
+  name=${file#"$examples"/}
   annotations=$("$dkv" parse "$file" --annotations)
   counts=$(sed -n 's/^devices //p' <<<"$annotations" | tr ' ' '\n' | head -n 2)
   options=$(sed -n 's/^options //p' <<<"$annotations")
@@ -36,7 +37,7 @@ print(" ".join(out) if out else "(%s)" % report["status"])
 ' <<<"$json")
     echo "$name --devices $n${options:+ $options}: $entries" >>"$actual"
   done
-done
+done < <(find "$examples" -name "*.dk" | LC_ALL=C sort)
 if [[ "${DKV_UPDATE_GOLDEN:-}" == 1 ]]; then
   cp "$actual" "$expected"
   exit 0
