@@ -79,16 +79,19 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
     } else if (word.starts_with("-D") && word.size() > 2) {
       value = word.substr(2);
       word = "-D";
+    } else if (word.starts_with("-T") && word.size() > 2) {
+      value = word.substr(2);
+      word = "-T";
     }
     if (word == "--no-entry-barrier") {
       o.model.entryBarrier = false;
       continue;
     }
     bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
-                 word == "-D" || word == "--define";
+                 word == "-D" || word == "--define" || word == "-T" || word == "--table";
     if (!known) {
       error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier and -D)",
+                          "--dma-chunks, --sem-unit, --no-entry-barrier, -D and -T)",
                           words[i]);
       return false;
     }
@@ -112,6 +115,8 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       if (!number(word, *value, 1, int64_t{1} << 30, n))
         return false;
       o.model.semUnit = n;
+    } else if (word == "-T" || word == "--table") {
+      o.tables.push_back(*value);
     } else {
       o.defines.push_back(*value);
     }
@@ -134,6 +139,10 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --no-entry-barrier";
   for (const std::string &d : o.defines)
     text += " -D " + d;
+  for (const std::string &t : o.tables)
+    text += " -T '" + t + "'";
+  if (!o.tablesFile.empty())
+    text += " --tables " + o.tablesFile;
   return text;
 }
 

@@ -27,6 +27,8 @@ struct InstanceOptions {
   std::string file;
   std::optional<int64_t> devices;   ///< --devices
   std::vector<std::string> defines; ///< -D NAME=V, as typed
+  std::vector<std::string> tables;  ///< -T NAME=JSON, as typed (table contents)
+  std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   model::Options model;             ///< --invocations, --dma-chunks, ...
 };
 
@@ -52,8 +54,8 @@ struct Loaded {
 enum class Stage { Sema, Model };
 
 /// Runs the pipeline up to `stage`. Diagnostics go to `err`. Returns an exit code:
-/// kExitOk, kExitUsage (bad -D syntax) or kExitInputError (unreadable file, syntax
-/// or semantic errors, unsupported constructs).
+/// kExitOk, kExitUsage (bad -D or -T syntax) or kExitInputError (unreadable file,
+/// malformed tables file, syntax or semantic errors, unsupported constructs).
 int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err);
 
 } // namespace dkv::driver

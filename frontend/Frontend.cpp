@@ -37,7 +37,8 @@ bool parseDefine(const std::string &text, Defines &defines, std::string &error) 
 
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices,
-                                        support::DiagnosticEngine &diags, bool &ok) {
+                                        support::DiagnosticEngine &diags, bool &ok,
+                                        const Tables &tables) {
   ok = false;
   std::unique_ptr<ast::Module> module = parseModule(file, diags);
   // Errors that left the module complete (unknown functions, bad annotations, ...) do
@@ -46,7 +47,7 @@ std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines
     return module;
   if (devices && !applyDevices(*module, *devices, defines, diags))
     return module;
-  bool analyzed = analyze(*module, defines, diags);
+  bool analyzed = analyze(*module, defines, diags, tables);
   ok = analyzed && !diags.hasErrors();
   return module;
 }

@@ -56,7 +56,7 @@ def main():
     validator = jsonschema.Draft4Validator(schema)
     failures = 0
     checked = 0
-    for example in sorted(examples.glob("*.dk")):
+    for example in sorted(examples.rglob("*.dk")):
         devices, options = annotations(dkv, example)
         n = str(devices[0] if devices else 2)
         sarif = run([dkv, "check", str(example), "--devices", n, "--format", "sarif"] + options)
