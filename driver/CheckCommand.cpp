@@ -57,7 +57,7 @@ struct Result {
 
 /// The options of a `// options:` annotation, parsed like the command line's instance
 /// options: --invocations K, --dma-chunks K, --sem-unit B, --no-entry-barrier,
-/// -D NAME=V (also -DNAME=V, --define NAME=V and the --opt=value forms).
+/// -D NAME=V, -T NAME=JSON (also -DNAME=V, --define NAME=V and the --opt=value forms).
 bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                       std::string &error) {
   auto number = [&](const std::string &name, const std::string &text, int64_t lo, int64_t hi,
@@ -116,6 +116,10 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
         return false;
       o.model.semUnit = n;
     } else if (word == "-T" || word == "--table") {
+      // The annotation's contents of a table replace the command line's.
+      std::string name = value->substr(0, value->find('='));
+      std::erase_if(o.tables,
+                    [&](const std::string &t) { return t.substr(0, t.find('=')) == name; });
       o.tables.push_back(*value);
     } else {
       o.defines.push_back(*value);
