@@ -76,7 +76,16 @@ INSTANTIATE_TEST_SUITE_P(
              kernel("signal(barrier)", " collective_id(0)")},
         Case{"write-to-input", kernel("a[0] = 1"), kernel("o[0] = 1")},
         Case{"misplaced-expr", kernel("let i = read(s) + 1"), kernel("let i = read(s)")},
-        Case{"invalid-value", kernel("wait(s, 0)"), kernel("wait(s, 2)")}));
+        Case{"invalid-value", kernel("wait(s, 0)"), kernel("wait(s, 2)")},
+        Case{"invalid-shift", "const S = 1 << 64\nmesh x = 2\nkernel k() {}",
+             "const S = -1 << 63 >> 63\nmesh x = 2\nkernel k() {}"},
+        Case{"table-kind", "mesh x = 2\nkernel k(inout t: smem i32[2] = [1, 2]) {}",
+             "mesh x = 2\nkernel k(in t: smem i32[2] = [1, 2]) {}"},
+        Case{"table-value", "mesh x = 2\nkernel k(in t: smem i8[2] = [1, -129]) {}",
+             "mesh x = 2\nkernel k(in t: smem i8[2] = [1, -128]) {}"},
+        // Per device: one row per device of the mesh (2 here), not 3.
+        Case{"table-shape", "mesh x = 2\nkernel k(in t: smem i32[1] = [[1], [2], [3]]) {}",
+             "mesh x = 2\nkernel k(in t: smem i32[1] = [[1], [2]]) {}"}));
 
 TEST(Sema, UnknownDefineNeedsADefine) {
   auto r = load("mesh x = 2\nkernel k() {}", {{"Q", 3}});
