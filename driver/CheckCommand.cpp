@@ -59,7 +59,7 @@ struct Result {
 
 /// The options of a `// options:` annotation, parsed like the command line's instance
 /// options: --invocations K, --dma-chunks K, --sem-unit B, --no-entry-barrier,
-/// -D NAME=V (also -DNAME=V, --define NAME=V and the --opt=value forms).
+/// -D NAME=V, -T NAME=JSON (also -DNAME=V, --define NAME=V and the --opt=value forms).
 bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                       std::string &error) {
   auto number = [&](const std::string &name, const std::string &text, int64_t lo, int64_t hi,
@@ -81,16 +81,19 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
     } else if (word.starts_with("-D") && word.size() > 2) {
       value = word.substr(2);
       word = "-D";
+    } else if (word.starts_with("-T") && word.size() > 2) {
+      value = word.substr(2);
+      word = "-T";
     }
     if (word == "--no-entry-barrier") {
       o.model.entryBarrier = false;
       continue;
     }
     bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
-                 word == "-D" || word == "--define";
+                 word == "-D" || word == "--define" || word == "-T" || word == "--table";
     if (!known) {
       error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier and -D)",
+                          "--dma-chunks, --sem-unit, --no-entry-barrier, -D and -T)",
                           words[i]);
       return false;
     }
@@ -114,6 +117,12 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       if (!number(word, *value, 1, int64_t{1} << 30, n))
         return false;
       o.model.semUnit = n;
+    } else if (word == "-T" || word == "--table") {
+      // The annotation's contents of a table replace the command line's.
+      std::string name = value->substr(0, value->find('='));
+      std::erase_if(o.tables,
+                    [&](const std::string &t) { return t.substr(0, t.find('=')) == name; });
+      o.tables.push_back(*value);
     } else {
       o.defines.push_back(*value);
     }
@@ -138,6 +147,10 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --no-entry-barrier";
   for (const std::string &d : o.defines)
     text += " -D " + d;
+  for (const std::string &t : o.tables)
+    text += " -T '" + t + "'";
+  if (!o.tablesFile.empty())
+    text += " --tables " + o.tablesFile;
   return text;
 }
 

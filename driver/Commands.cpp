@@ -55,6 +55,8 @@ std::string describeInstance(const model::Program &program) {
     text += fmt::format(", semaphore unit {} B", o.semUnit);
   if (!o.entryBarrier)
     text += ", no entry barrier";
+  for (const auto &[name, contents] : program.tables)
+    text += fmt::format(", {} = {}", name, contents);
   return text;
 }
 

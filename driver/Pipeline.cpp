@@ -9,7 +9,15 @@
 #include "model/Verifier.h"
 #include "support/Invariant.h"
 
+#include <fmt/format.h>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <ostream>
+#include <sstream>
 
 namespace dkv::driver {
 
@@ -17,6 +25,108 @@ Loaded::Loaded() = default;
 Loaded::~Loaded() = default;
 Loaded::Loaded(Loaded &&) noexcept = default;
 Loaded &Loaded::operator=(Loaded &&) noexcept = default;
+
+namespace {
+
+/// A JSON nested list of integers -> TableValue (row-major values and nesting), or an
+/// error message: not a list, a non-integer element, a ragged list.
+bool tableFromJson(const nlohmann::json &j, frontend::TableValue &out, std::string &error) {
+  std::vector<int64_t> shape;
+  // The shape of the first element at each level decides; every element must match.
+  const nlohmann::json *level = &j;
+  while (level->is_array()) {
+    shape.push_back(static_cast<int64_t>(level->size()));
+    if (level->empty())
+      break;
+    level = &(*level)[0];
+  }
+  if (shape.empty()) {
+    error = "expected a (nested) list of integers";
+    return false;
+  }
+  std::vector<int64_t> values;
+  std::function<bool(const nlohmann::json &, size_t)> walk = [&](const nlohmann::json &v,
+                                                                 size_t depth) {
+    if (depth == shape.size()) {
+      if (!v.is_number_integer()) {
+        error = fmt::format("element {} is not an integer", v.dump());
+        return false;
+      }
+      values.push_back(v.get<int64_t>());
+      return true;
+    }
+    if (!v.is_array() || static_cast<int64_t>(v.size()) != shape[depth]) {
+      error = "the list is not rectangular (its entries differ in length or nesting)";
+      return false;
+    }
+    for (const auto &e : v)
+      if (!walk(e, depth + 1))
+        return false;
+    return true;
+  };
+  if (!walk(j, 0))
+    return false;
+  out.shape = std::move(shape);
+  out.values = std::move(values);
+  return true;
+}
+
+/// `NAME=JSON` (a -T option).
+bool parseTableDef(const std::string &text, frontend::Tables &tables, std::string &error) {
+  size_t eq = text.find('=');
+  std::string name = text.substr(0, eq);
+  if (eq == std::string::npos || name.empty()) {
+    error = fmt::format("invalid table '{}': expected NAME=[...]", text);
+    return false;
+  }
+  frontend::TableValue value;
+  value.origin = "-T";
+  nlohmann::json j = nlohmann::json::parse(text.substr(eq + 1), nullptr, false);
+  if (j.is_discarded() || !tableFromJson(j, value, error)) {
+    if (j.is_discarded())
+      error = "not valid JSON";
+    error = fmt::format("invalid contents in '-T {}': {}", text, error);
+    return false;
+  }
+  if (tables.count(name)) {
+    error = fmt::format("table '{}' is set twice", name);
+    return false;
+  }
+  tables[name] = std::move(value);
+  return true;
+}
+
+/// A tables file: one JSON object mapping names to contents.
+bool readTablesFile(const std::string &file, frontend::Tables &tables, std::string &error) {
+  std::ifstream in(file);
+  if (!in) {
+    error = fmt::format("{}: cannot read the tables file", file);
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = fmt::format("{}: expected a JSON object {{\"NAME\": [...], ...}}", file);
+    return false;
+  }
+  for (const auto &[name, v] : j.items()) {
+    frontend::TableValue value;
+    value.origin = file;
+    if (!tableFromJson(v, value, error)) {
+      error = fmt::format("{}: table '{}': {}", file, name, error);
+      return false;
+    }
+    if (tables.count(name)) {
+      error = fmt::format("table '{}' is set both by -T and by {}", name, file);
+      return false;
+    }
+    tables[name] = std::move(value);
+  }
+  return true;
+}
+
+} // namespace
 
 int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err) {
   frontend::Defines defines;
@@ -31,6 +141,19 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   if (!options.mesh.empty() && !frontend::parseMeshSizes(options.mesh, mesh, error)) {
     err << "dkv: error: --mesh: " << error << "\n";
     return support::kExitUsage;
+  }
+  frontend::Tables tables;
+  for (const std::string &t : options.tables) {
+    if (!parseTableDef(t, tables, error)) {
+      err << "dkv: error: " << error << "\n";
+      return support::kExitUsage;
+    }
+  }
+  if (!options.tablesFile.empty() && !readTablesFile(options.tablesFile, tables, error)) {
+    err << "dkv: error: " << error << " [bad-table]\n";
+    out.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, error, "bad-table", {}});
+    return support::kExitInputError;
   }
   std::optional<support::FileId> id = out.sources.load(options.file, error);
   if (!id) {
@@ -51,7 +174,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
 
   bool ok = false;
   out.module =
-      frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags, ok);
+      frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags, ok,
+                           tables);
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();

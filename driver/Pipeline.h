@@ -28,6 +28,8 @@ struct InstanceOptions {
   std::optional<int64_t> devices;   ///< --devices
   std::string mesh;                 ///< --mesh x=2,y=4, as typed (empty: none)
   std::vector<std::string> defines; ///< -D NAME=V, as typed
+  std::vector<std::string> tables;  ///< -T NAME=JSON, as typed (table contents)
+  std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   model::Options model;             ///< --invocations, --dma-chunks, ...
 };
 
@@ -53,8 +55,8 @@ struct Loaded {
 enum class Stage { Sema, Model };
 
 /// Runs the pipeline up to `stage`. Diagnostics go to `err`. Returns an exit code:
-/// kExitOk, kExitUsage (bad -D syntax) or kExitInputError (unreadable file, syntax
-/// or semantic errors, unsupported constructs).
+/// kExitOk, kExitUsage (bad -D or -T syntax) or kExitInputError (unreadable file,
+/// malformed tables file, syntax or semantic errors, unsupported constructs).
 int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err);
 
 } // namespace dkv::driver

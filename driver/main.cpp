@@ -64,6 +64,11 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
           },
           "AXIS=SIZE,..."));
   cmd->add_option("-D,--define", o.defines, "set a param: NAME=VALUE")->allow_extra_args(false);
+  cmd->add_option("-T,--table", o.tables,
+                  "set a table's contents: NAME=JSON, e.g. sizes=[[0,8],[8,0]] (one row per "
+                  "device) or sizes=[0,8] (every device)")
+      ->allow_extra_args(false);
+  cmd->add_option("--tables", o.tablesFile, "a JSON file {\"NAME\": [...], ...} of table contents");
   if (!modelOptions)
     return devices;
   cmd->add_option("--invocations", o.model.invocations,

@@ -126,6 +126,18 @@ std::string_view toString(BinaryOp op) {
     return "and";
   case BinaryOp::Or:
     return "or";
+  case BinaryOp::Rem:
+    return "rem";
+  case BinaryOp::BitAnd:
+    return "&";
+  case BinaryOp::BitOr:
+    return "|";
+  case BinaryOp::BitXor:
+    return "^";
+  case BinaryOp::Shl:
+    return "<<";
+  case BinaryOp::Shr:
+    return ">>";
   }
   return "?";
 }
@@ -306,6 +318,7 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(CopyExpr)
     DKV_KIND(RemoteCopyExpr)
     DKV_KIND(ComputeExpr)
+    DKV_KIND(SelectExpr)
     DKV_KIND(Block)
     DKV_KIND(MeshDecl)
     DKV_KIND(KernelDecl)

@@ -64,8 +64,32 @@ int64_t byteSize(DType dtype);
 /// Unary operators.
 enum class UnaryOp { Neg, Not };
 /// Binary operators. `Div` is floor division on integers and true division on values;
-/// `Mod` has the sign of the divisor (Python). `Min`/`Max` come from `min(a, b)`/`max(a, b)`.
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
+/// `Mod` has the sign of the divisor (Python). `Min`/`Max` come from `min(a, b)`/`max(a, b)`,
+/// `Rem` (truncating remainder, lax.rem) from `rem(a, b)`. `BitAnd`, `BitOr`, `BitXor`,
+/// `Shl`, `Shr` are `&`, `|`, `^`, `<<`, `>>` (integers only).
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Min,
+  Max,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  Rem,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+};
 std::string_view toString(UnaryOp op);
 std::string_view toString(BinaryOp op);
 
@@ -185,6 +209,7 @@ public:
     CopyExpr,
     RemoteCopyExpr,
     ComputeExpr,
+    SelectExpr,
     // Others.
     Block,
     MeshDecl,
@@ -196,7 +221,7 @@ public:
     FirstStmt = ScratchStmt,
     LastStmt = WaitStmt,
     FirstExpr = ErrorExpr,
-    LastExpr = ComputeExpr,
+    LastExpr = SelectExpr,
   };
 
   Node(const Node &) = delete;
@@ -349,6 +374,24 @@ public:
 private:
   BinaryOp op_;
   ExprPtr lhs_, rhs_;
+};
+
+/// `select(c, a, b)` (jnp.where / lax.select on scalars): `a` if `c` holds, else `b`.
+/// Integers only; both operands are evaluated (as jnp.where does).
+class SelectExpr final : public Expr {
+public:
+  SelectExpr(SourceRange range, ExprPtr cond, ExprPtr a, ExprPtr b)
+      : Expr(Kind::SelectExpr, range), cond_(std::move(cond)), a_(std::move(a)), b_(std::move(b)) {}
+  const Expr &cond() const { return *cond_; }
+  Expr &cond() { return *cond_; }
+  const Expr &ifTrue() const { return *a_; }
+  Expr &ifTrue() { return *a_; }
+  const Expr &ifFalse() const { return *b_; }
+  Expr &ifFalse() { return *b_; }
+  DKV_AST_CLASSOF(SelectExpr)
+
+private:
+  ExprPtr cond_, a_, b_;
 };
 
 /// `axis_index(x)`, `axis_size(x)`, `program_id(0)`, `num_programs(0)`, `read(s)`.
@@ -601,6 +644,15 @@ private:
   std::optional<int64_t> size_;
 };
 
+/// A nested list literal `[[0, 8], [8, 0]]` (table contents): `elements` row-major,
+/// `shape` the list's nesting (outermost first). The parser checks that it is
+/// rectangular.
+struct TableLiteral {
+  SourceRange range;
+  std::vector<int64_t> shape;
+  std::vector<ExprPtr> elements;
+};
+
 /// A buffer: a kernel parameter (`in x: hbm f32[8, 128]`), a scratch buffer
 /// (`scratch buf: vmem f32[2, 8]`) or a run_scoped one. An empty shape is a scalar ref.
 class BufferDecl final : public Decl {
@@ -619,9 +671,27 @@ public:
   /// One extent per dimension; set by sema (empty if the shape had errors).
   const std::vector<int64_t> &shapeValues() const { return shapeValues_; }
   void setShapeValues(std::vector<int64_t> values) { shapeValues_ = std::move(values); }
+
+  /// A kernel parameter with contents (`in sizes: smem i32[4] = [...]`) is a table:
+  /// a scalar-prefetch / SMEM integer array whose values the instance fixes.
+  bool isTable() const { return tableInit_ != nullptr; }
+  /// The default contents as written (may be null).
+  const TableLiteral *tableInit() const { return tableInit_.get(); }
+  TableLiteral *tableInit() { return tableInit_.get(); }
+  void setTableInit(std::unique_ptr<TableLiteral> init) { tableInit_ = std::move(init); }
+  /// The contents in effect, set by sema: `rows` rows of the table's element count, row
+  /// d for device d, or one row for every device (row-major elements).
+  const std::vector<std::vector<int64_t>> &tableRows() const { return tableRows_; }
+  void setTableRows(std::vector<std::vector<int64_t>> rows) { tableRows_ = std::move(rows); }
+  /// Where the contents came from: "default", "-T" or a file name (for reports).
+  const std::string &tableOrigin() const { return tableOrigin_; }
+  void setTableOrigin(std::string origin) { tableOrigin_ = std::move(origin); }
   DKV_AST_CLASSOF(BufferDecl)
 
 private:
+  std::unique_ptr<TableLiteral> tableInit_;
+  std::vector<std::vector<int64_t>> tableRows_;
+  std::string tableOrigin_;
   Storage storage_;
   Direction direction_;
   MemSpace space_;

@@ -148,9 +148,15 @@ private:
       head += " " + std::string(toString(b.space())) + " " + std::string(toString(b.dtype()));
       if (!b.shapeValues().empty() || b.shape().empty())
         head += ints(b.shapeValues());
+      if (b.isTable())
+        head +=
+            " table" + ints(b.tableInit()->shape) + (b.tableRows().size() > 1 ? " per device" : "");
       line(depth, role, head, d.range());
       for (const auto &e : b.shape())
         expr(depth + 1, "dim", *e);
+      if (b.isTable())
+        for (const auto &e : b.tableInit()->elements)
+          expr(depth + 1, "element", *e);
       return;
     }
     case Node::Kind::SemDecl: {
@@ -358,6 +364,11 @@ private:
     case Node::Kind::TupleExpr:
       for (const auto &el : cast<TupleExpr>(e).elements())
         expr(depth + 1, "", *el);
+      break;
+    case Node::Kind::SelectExpr:
+      expr(depth + 1, "cond", cast<SelectExpr>(e).cond());
+      expr(depth + 1, "", cast<SelectExpr>(e).ifTrue());
+      expr(depth + 1, "", cast<SelectExpr>(e).ifFalse());
       break;
     case Node::Kind::MappingExpr:
       for (const auto &entry : cast<MappingExpr>(e).entries()) {

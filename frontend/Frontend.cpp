@@ -37,13 +37,15 @@ bool parseDefine(const std::string &text, Defines &defines, std::string &error) 
 
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices,
-                                        support::DiagnosticEngine &diags, bool &ok) {
-  return loadModule(file, std::move(defines), devices, MeshSizes{}, diags, ok);
+                                        support::DiagnosticEngine &diags, bool &ok,
+                                        const Tables &tables) {
+  return loadModule(file, std::move(defines), devices, MeshSizes{}, diags, ok, tables);
 }
 
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices, const MeshSizes &mesh,
-                                        support::DiagnosticEngine &diags, bool &ok) {
+                                        support::DiagnosticEngine &diags, bool &ok,
+                                        const Tables &tables) {
   ok = false;
   std::unique_ptr<ast::Module> module = parseModule(file, diags);
   // Errors that left the module complete (unknown functions, bad annotations, ...) do
@@ -54,7 +56,7 @@ std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines
     return module;
   if (!mesh.empty() && !applyMesh(*module, mesh, defines, diags))
     return module;
-  bool analyzed = analyze(*module, defines, diags);
+  bool analyzed = analyze(*module, defines, diags, tables);
   ok = analyzed && !diags.hasErrors();
   return module;
 }

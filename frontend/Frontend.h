@@ -20,17 +20,19 @@ namespace dkv::frontend {
 bool parseDefine(const std::string &text, Defines &defines, std::string &error);
 
 /// Parses and checks `file`: parseModule, then applyDevices (if `devices`), then
-/// analyze with `defines`. Stops after the first stage that reports errors. Returns
+/// analyze with `defines` and `tables`. Stops after the first stage that reports errors. Returns
 /// the module (null only if parsing produced none) and sets `ok` to whether the
 /// module is checked and error-free, i.e. ready for lowering. Never throws.
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices,
-                                        support::DiagnosticEngine &diags, bool &ok);
+                                        support::DiagnosticEngine &diags, bool &ok,
+                                        const Tables &tables = {});
 
 /// The same with `--mesh` sizes (applyMesh, if `mesh` is not empty; at most one of
 /// `devices` and `mesh` is given).
 std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines defines,
                                         std::optional<int64_t> devices, const MeshSizes &mesh,
-                                        support::DiagnosticEngine &diags, bool &ok);
+                                        support::DiagnosticEngine &diags, bool &ok,
+                                        const Tables &tables = {});
 
 } // namespace dkv::frontend

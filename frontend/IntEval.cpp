@@ -49,6 +49,18 @@ IntResult applyBinary(ast::BinaryOp op, int64_t l, int64_t r) {
     return truth(l != 0 && r != 0);
   case ast::BinaryOp::Or:
     return truth(l != 0 || r != 0);
+  case ast::BinaryOp::Rem:
+    return support::truncRem(l, r);
+  case ast::BinaryOp::BitAnd:
+    return support::bitAnd(l, r);
+  case ast::BinaryOp::BitOr:
+    return support::bitOr(l, r);
+  case ast::BinaryOp::BitXor:
+    return support::bitXor(l, r);
+  case ast::BinaryOp::Shl:
+    return support::shiftLeft(l, r);
+  case ast::BinaryOp::Shr:
+    return support::shiftRight(l, r);
   }
   return {0, IntError::Overflow}; // unreachable: every operator is handled
 }
@@ -67,6 +79,8 @@ IntEvalResult fromInt(IntResult r, const ast::Expr &where) {
     return failure(IntEvalStatus::Overflow, where);
   case IntError::DivisionByZero:
     return failure(IntEvalStatus::DivisionByZero, where);
+  case IntError::InvalidShift:
+    return failure(IntEvalStatus::InvalidShift, where);
   }
   return failure(IntEvalStatus::Overflow, where);
 }
@@ -100,6 +114,20 @@ IntEvalResult evalIntExpr(const ast::Expr &expr, const IntLeaf &leaf, bool condi
     if (!r.value)
       return r;
     return fromInt(applyBinary(b.op(), *l.value, *r.value), expr);
+  }
+  case ast::Node::Kind::SelectExpr: {
+    // jnp.where evaluates both operands: a failure in either is one, whichever is chosen.
+    const auto &sel = ast::cast<ast::SelectExpr>(expr);
+    IntEvalResult c = evalIntExpr(sel.cond(), leaf, true);
+    if (!c.value)
+      return c;
+    IntEvalResult a = evalIntExpr(sel.ifTrue(), leaf, condition);
+    if (!a.value)
+      return a;
+    IntEvalResult b = evalIntExpr(sel.ifFalse(), leaf, condition);
+    if (!b.value)
+      return b;
+    return *c.value != 0 ? a : b;
   }
   default:
     if (std::optional<int64_t> v = leaf(expr, condition))

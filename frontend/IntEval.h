@@ -19,7 +19,7 @@ support::IntResult applyUnary(ast::UnaryOp op, int64_t v);
 support::IntResult applyBinary(ast::BinaryOp op, int64_t l, int64_t r);
 
 /// Why evalIntExpr has no value.
-enum class IntEvalStatus { Ok, NotConstant, DivisionByZero, Overflow };
+enum class IntEvalStatus { Ok, NotConstant, DivisionByZero, Overflow, InvalidShift };
 
 struct IntEvalResult {
   std::optional<int64_t> value; ///< set iff status is Ok
@@ -34,10 +34,11 @@ struct IntEvalResult {
 using IntLeaf = std::function<std::optional<int64_t>(const ast::Expr &expr, bool condition)>;
 
 /// Evaluates `expr` left to right: literals (true and false are 1 and 0), unary and
-/// binary operators with applyUnary / applyBinary, everything else through `leaf`.
+/// binary operators with applyUnary / applyBinary, `select(c, a, b)` (all three
+/// operands evaluated, then `a` or `b`), everything else through `leaf`.
 /// `a and b` and `a or b` evaluate `b` only when `a` does not decide the result (as in
 /// Python). Stops at the first failure: NotConstant where `leaf` gave nullopt,
-/// DivisionByZero or Overflow at the operator. The recursion follows the AST, whose
+/// DivisionByZero, Overflow or InvalidShift at the operator. The recursion follows the AST, whose
 /// depth the parser bounds.
 IntEvalResult evalIntExpr(const ast::Expr &expr, const IntLeaf &leaf, bool condition = false);
 

@@ -509,6 +509,41 @@ private:
     return dims;
   }
 
+  // `[[0, 8], [8, 0]]`: elements row-major and the nesting; a list whose entries
+  // differ in shape is a `table-shape` error (the literal is then dropped).
+  std::unique_ptr<ast::TableLiteral> tableLiteral(DkvParser::TableLitContext *ctx) {
+    auto lit = std::make_unique<ast::TableLiteral>();
+    lit->range = range(ctx);
+    if (!tableLevel(ctx, *lit, lit->shape))
+      return nullptr;
+    return lit;
+  }
+
+  bool tableLevel(DkvParser::TableLitContext *ctx, ast::TableLiteral &lit,
+                  std::vector<int64_t> &shape) {
+    auto elems = ctx->tableElem();
+    shape.assign(1, static_cast<int64_t>(elems.size()));
+    std::optional<std::vector<int64_t>> inner;
+    for (auto *e : elems) {
+      std::vector<int64_t> sub;
+      if (e->tableLit()) {
+        if (!tableLevel(e->tableLit(), lit, sub))
+          return false;
+      } else {
+        lit.elements.push_back(expr(e->expr()));
+      }
+      if (inner && *inner != sub) {
+        diags_.error(range(e), "table-shape",
+                     "the entries of a table literal must all have the same shape");
+        return false;
+      }
+      inner = sub;
+    }
+    if (inner)
+      shape.insert(shape.end(), inner->begin(), inner->end());
+    return true;
+  }
+
   std::unique_ptr<ast::KernelDecl> kernel(DkvParser::KernelDeclContext *ctx) {
     std::vector<std::unique_ptr<ast::BufferDecl>> params;
     if (ctx->kernelParams())
@@ -518,9 +553,12 @@ private:
                                                                   : ast::Direction::InOut;
         auto space = memSpace(p->space);
         auto type = dtype(p->dtype);
-        params.push_back(std::make_unique<ast::BufferDecl>(
+        auto decl = std::make_unique<ast::BufferDecl>(
             range(p), p->name->getText(), range(p->name), ast::Storage::KernelParam, dir,
-            space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(p->shape())));
+            space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(p->shape()));
+        if (p->tableLit())
+          decl->setTableInit(tableLiteral(p->tableLit()));
+        params.push_back(std::move(decl));
       }
     std::vector<ast::ExprPtr> grid;
     ast::ExprPtr collectiveId;
@@ -736,7 +774,7 @@ private:
     for (std::string_view f :
          {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
           "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast",
-          "async_copy", "async_remote_copy"})
+          "async_copy", "async_remote_copy", "rem", "select"})
       if (name == f)
         return true;
     return false;
@@ -833,6 +871,8 @@ private:
       d = 1 + depthOf(u->operand());
     else if (auto *b = ast::dynCast<ast::BinaryExpr>(&e))
       d = 1 + std::max(depthOf(b->lhs()), depthOf(b->rhs()));
+    else if (auto *sel = ast::dynCast<ast::SelectExpr>(&e))
+      d = 1 + std::max({depthOf(sel->cond()), depthOf(sel->ifTrue()), depthOf(sel->ifFalse())});
     return d;
   }
 
@@ -892,8 +932,8 @@ private:
   }
 
   ast::ExprPtr compExpr(DkvParser::CompExprContext *ctx, unsigned &depth) {
-    auto operands = ctx->addExpr();
-    ast::ExprPtr result = addExpr(operands[0], depth);
+    auto operands = ctx->bitOrExpr();
+    ast::ExprPtr result = bitOrExpr(operands[0], depth);
     if (operands.size() == 2) {
       ast::BinaryOp op = ast::BinaryOp::Eq;
       switch (ctx->op->getType()) {
@@ -917,10 +957,50 @@ private:
         break;
       }
       unsigned d = 0;
-      ast::ExprPtr rhs = addExpr(operands[1], d);
+      ast::ExprPtr rhs = bitOrExpr(operands[1], d);
       result = binary(op, std::move(result), std::move(rhs), depth, d);
     }
     return result;
+  }
+
+  // One loop level of left-associative operators: `operands` of the next level,
+  // each joined with `op`.
+  template <typename Ctx, typename Next>
+  ast::ExprPtr chain(const std::vector<Ctx *> &operands, ast::BinaryOp (*opOf)(size_t),
+                     const std::vector<size_t> &ops, Next next, unsigned &depth) {
+    ast::ExprPtr result = next(operands[0], depth);
+    for (size_t i = 1; i < operands.size(); ++i) {
+      unsigned d = 0;
+      ast::ExprPtr rhs = next(operands[i], d);
+      result = binary(opOf(ops[i - 1]), std::move(result), std::move(rhs), depth, d);
+    }
+    return result;
+  }
+
+  ast::ExprPtr bitOrExpr(DkvParser::BitOrExprContext *ctx, unsigned &depth) {
+    return chain(
+        ctx->bitXorExpr(), +[](size_t) { return ast::BinaryOp::BitOr; }, operatorTypes(ctx),
+        [this](DkvParser::BitXorExprContext *c, unsigned &d) { return bitXorExpr(c, d); }, depth);
+  }
+
+  ast::ExprPtr bitXorExpr(DkvParser::BitXorExprContext *ctx, unsigned &depth) {
+    return chain(
+        ctx->bitAndExpr(), +[](size_t) { return ast::BinaryOp::BitXor; }, operatorTypes(ctx),
+        [this](DkvParser::BitAndExprContext *c, unsigned &d) { return bitAndExpr(c, d); }, depth);
+  }
+
+  ast::ExprPtr bitAndExpr(DkvParser::BitAndExprContext *ctx, unsigned &depth) {
+    return chain(
+        ctx->shiftExpr(), +[](size_t) { return ast::BinaryOp::BitAnd; }, operatorTypes(ctx),
+        [this](DkvParser::ShiftExprContext *c, unsigned &d) { return shiftExpr(c, d); }, depth);
+  }
+
+  ast::ExprPtr shiftExpr(DkvParser::ShiftExprContext *ctx, unsigned &depth) {
+    return chain(
+        ctx->addExpr(),
+        +[](size_t t) { return t == DkvLexer::SHL ? ast::BinaryOp::Shl : ast::BinaryOp::Shr; },
+        operatorTypes(ctx),
+        [this](DkvParser::AddExprContext *c, unsigned &d) { return addExpr(c, d); }, depth);
   }
 
   // Operator tokens of a loop level, in order (children alternate operand, operator).
@@ -1157,7 +1237,21 @@ private:
       }
     if (ast::ExprPtr compute = computeExpr(ctx, name, r, depth))
       return compute;
-    if (name == "min" || name == "max") {
+    if (name == "select") {
+      static const ArgSpec spec[] = {{"cond", true}, {"a", true}, {"b", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      depth = std::max({depthOf(*args[0]), depthOf(*args[1]), depthOf(*args[2])}) + 1;
+      if (depth > limits_.maxExprDepth) {
+        if (!depthReported_)
+          diags_.error(r, "too-deep", "expression too deep");
+        depthReported_ = true;
+        return error();
+      }
+      return std::make_unique<ast::SelectExpr>(r, std::move(args[0]), std::move(args[1]),
+                                               std::move(args[2]));
+    }
+    if (name == "min" || name == "max" || name == "rem") {
       static const ArgSpec spec[] = {{"a", true}, {"b", true}};
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return error();
@@ -1170,9 +1264,10 @@ private:
         depthReported_ = true;
         return error();
       }
-      return std::make_unique<ast::BinaryExpr>(
-          r, name == "min" ? ast::BinaryOp::Min : ast::BinaryOp::Max, std::move(args[0]),
-          std::move(args[1]));
+      ast::BinaryOp op = name == "min"   ? ast::BinaryOp::Min
+                         : name == "max" ? ast::BinaryOp::Max
+                                         : ast::BinaryOp::Rem;
+      return std::make_unique<ast::BinaryExpr>(r, op, std::move(args[0]), std::move(args[1]));
     }
     if (name == "copy" || name == "async_copy") {
       static const ArgSpec spec[] = {{"src", true}, {"dst", true}, {"sem", true}};

@@ -102,8 +102,8 @@ bool sameExpr(const Expr &a, const Expr &b) {
 
 class Sema {
 public:
-  Sema(Module &module, const Defines &defines, DiagnosticEngine &diags)
-      : module_(module), defines_(defines), diags_(diags) {}
+  Sema(Module &module, const Defines &defines, const Tables &tables, DiagnosticEngine &diags)
+      : module_(module), defines_(defines), tables_(tables), diags_(diags) {}
 
   bool run() {
     size_t errorsBefore = diags_.errorCount();
@@ -143,6 +143,11 @@ public:
       if (!usedDefines.count(name))
         diags_.error({noPosition(), {}}, "unknown-define",
                      fmt::format("-D {}={} names no param of this file", name, value));
+    for (const auto &[name, value] : tables_)
+      if (!usedTables_.count(name))
+        diags_.error({noPosition(), {}}, "unknown-table",
+                     fmt::format("{} sets table '{}', but the kernel has no table of that name",
+                                 value.origin, name));
     return diags_.errorCount() == errorsBefore;
   }
 
@@ -152,6 +157,9 @@ private:
 
   Module &module_;
   const Defines &defines_;
+  const Tables &tables_;
+  std::set<std::string> usedTables_;
+  bool tableBaseOk_ = false; // checking the base of an IndexExpr
   DiagnosticEngine &diags_;
   const MeshDecl *mesh_ = nullptr;
   const KernelDecl *kernel_ = nullptr;
@@ -210,6 +218,10 @@ private:
     case IntEvalStatus::Overflow:
       diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
       return std::nullopt;
+    case IntEvalStatus::InvalidShift:
+      diags_.error(r.where->range(), "invalid-shift",
+                   "shift amount outside [0, 63] in a constant expression");
+      return std::nullopt;
     case IntEvalStatus::NotConstant:
       diags_.error(
           e.range(), "not-constant",
@@ -250,6 +262,9 @@ private:
       diags_.error(r.where->range(), "division-by-zero", "division by zero");
     else if (r.status == IntEvalStatus::Overflow)
       diags_.error(r.where->range(), "overflow", "integer overflow in a constant expression");
+    else if (r.status == IntEvalStatus::InvalidShift)
+      diags_.error(r.where->range(), "invalid-shift",
+                   "shift amount outside [0, 63] in a constant expression");
     return r.value;
   }
 
@@ -352,7 +367,107 @@ private:
     bool ok = true;
     std::vector<int64_t> shape = dims(b.shape(), fmt::format("a dimension of '{}'", b.name()), ok);
     b.setShapeValues(shape);
+    if (b.isTable() || tables_.count(b.name()))
+      table(b, ok);
     declare(b);
+  }
+
+  // A table: an `in` SMEM integer kernel parameter with contents for the instance
+  // (docs/language.md "Tables").
+  void table(BufferDecl &b, bool shapeOk) {
+    if (!b.isTable()) {
+      // Named by an override but declared without contents: not a table.
+      return;
+    }
+    usedTables_.insert(b.name());
+    bool isInt = b.dtype() == DType::I32 || b.dtype() == DType::I16 || b.dtype() == DType::I8 ||
+                 b.dtype() == DType::U8 || b.dtype() == DType::U32;
+    if (b.storage() != Storage::KernelParam || b.direction() != Direction::In ||
+        b.space() != MemSpace::Smem || !isInt) {
+      diags_.error(b.range(), "table-kind",
+                   fmt::format("table '{}' must be an 'in' smem integer parameter (e.g. 'in {}: "
+                               "smem i32[4] = [...]'), like a Pallas scalar-prefetch operand",
+                               b.name(), b.name()));
+      return;
+    }
+    // The default contents are checked even when overridden.
+    TableValue literal;
+    literal.shape = b.tableInit()->shape;
+    literal.origin = "the default";
+    bool ok = shapeOk;
+    for (auto &e : b.tableInit()->elements) {
+      auto v = constInt(*e, fmt::format("an element of table '{}'", b.name()));
+      ok = ok && v.has_value();
+      literal.values.push_back(v.value_or(0));
+      if (v && !fitsDtype(*v, b.dtype())) {
+        diags_.error(e->range(), "table-value",
+                     fmt::format("{} does not fit in the element type {} of table '{}'", *v,
+                                 toString(b.dtype()), b.name()));
+        ok = false;
+      }
+    }
+    if (!ok)
+      return;
+    auto over = tables_.find(b.name());
+    const TableValue &value = over != tables_.end() ? over->second : literal;
+    support::SourceRange where =
+        over != tables_.end() ? support::SourceRange{noPosition(), {}} : b.tableInit()->range;
+    if (over != tables_.end())
+      for (int64_t v : value.values)
+        if (!fitsDtype(v, b.dtype())) {
+          diags_.error(
+              where, "table-value",
+              fmt::format("{} contents: {} does not fit in the element type {} of table '{}'",
+                          value.origin, v, toString(b.dtype()), b.name()));
+          return;
+        }
+    const std::vector<int64_t> &shape = b.shapeValues();
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    std::vector<std::vector<int64_t>> rows;
+    if (value.shape == shape) {
+      rows.push_back(value.values);
+    } else if (meshDevices_ > 0 && value.shape.size() == shape.size() + 1 &&
+               value.shape[0] == meshDevices_ &&
+               std::equal(shape.begin(), shape.end(), value.shape.begin() + 1)) {
+      for (int64_t d = 0; d < meshDevices_; ++d)
+        rows.emplace_back(value.values.begin() + d * count, value.values.begin() + (d + 1) * count);
+    } else {
+      diags_.error(
+          where, "table-shape",
+          fmt::format("{} contents of table '{}' have shape {}; expected {} (every device) or {} "
+                      "(one row "
+                      "per device of the {}-device mesh)",
+                      value.origin, b.name(), shapeStr(value.shape), shapeStr(shape),
+                      shapeStr(withDevices(shape)), meshDevices_));
+      return;
+    }
+    b.setTableRows(std::move(rows));
+    b.setTableOrigin(value.origin);
+  }
+
+  std::vector<int64_t> withDevices(const std::vector<int64_t> &shape) const {
+    std::vector<int64_t> s{meshDevices_};
+    s.insert(s.end(), shape.begin(), shape.end());
+    return s;
+  }
+
+  static bool fitsDtype(int64_t v, DType t) {
+    switch (t) {
+    case DType::I32:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    case DType::I16:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case DType::I8:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case DType::U8:
+      return v >= 0 && v <= UINT8_MAX;
+    case DType::U32:
+      return v >= 0 && v <= UINT32_MAX;
+    default:
+      return false;
+    }
   }
 
   void semDecl(SemDecl &s) {
@@ -663,8 +778,20 @@ private:
       return Type::simple(TypeKind::Float);
     case Node::Kind::BoolLiteral:
       return Type::simple(TypeKind::Bool);
-    case Node::Kind::NameExpr:
-      return name(cast<NameExpr>(e));
+    case Node::Kind::NameExpr: {
+      Type t = name(cast<NameExpr>(e));
+      if (auto *b = dynCast<BufferDecl>(cast<NameExpr>(e).decl());
+          b && b->isTable() && !tableBaseOk_) {
+        diags_.error(e.range(), "type-mismatch",
+                     fmt::format("table '{}' is read one element at a time in integer "
+                                 "expressions ('{}[i]'), not used as a ref",
+                                 b->name(), b->name()));
+        return Type::error();
+      }
+      return t;
+    }
+    case Node::Kind::SelectExpr:
+      return select(cast<SelectExpr>(e));
     case Node::Kind::UnaryExpr:
       return unary(cast<UnaryExpr>(e));
     case Node::Kind::BinaryExpr:
@@ -801,6 +928,18 @@ private:
       if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
         return Type::simple(TypeKind::Bool);
       return valueComparison(b, l, r, mismatch);
+    case BinaryOp::Rem:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
+        return intType(l.runtime || r.runtime);
+      diags_.error(
+          b.range(), "type-mismatch",
+          fmt::format("'{}' is only defined on integers, not {} and {}", op, l.str(), r.str()));
+      return Type::error();
     default:
       break;
     }
@@ -1113,10 +1252,76 @@ private:
     return Type::error();
   }
 
+  Type select(SelectExpr &sel) {
+    Type c = check(sel.cond());
+    Type a = check(sel.ifTrue());
+    Type b = check(sel.ifFalse());
+    if (c.isError() || a.isError() || b.isError())
+      return Type::error();
+    if (c.kind != TypeKind::Bool || a.kind != TypeKind::Int || b.kind != TypeKind::Int ||
+        c.runtime || a.runtime || b.runtime) {
+      diags_.error(sel.range(), "type-mismatch",
+                   fmt::format("select(c, a, b) needs a condition and two integers known when "
+                               "the kernel is instantiated, not {}, {} and {}",
+                               c.str(), a.str(), b.str()));
+      return Type::error();
+    }
+    return intType();
+  }
+
+  // `t[i, j]` on a table: one integer, known per device when the kernel is
+  // instantiated (lowering checks the indices against the shape).
+  Type tableIndex(IndexExpr &ix, const BufferDecl &table) {
+    const std::vector<int64_t> &extents = table.shapeValues();
+    if (ix.ellipsis() || ix.subscripts().size() != extents.size()) {
+      diags_.error(ix.range(), "index-count",
+                   fmt::format("table '{}' has {} dimension{}: give one single index per "
+                               "dimension to read an element",
+                               table.name(), extents.size(), extents.size() == 1 ? "" : "s"));
+      return Type::error();
+    }
+    bool ok = true;
+    for (size_t i = 0; i < extents.size(); ++i) {
+      Subscript &s = ix.subscripts()[i];
+      if (s.kind != Subscript::Kind::Index) {
+        diags_.error(s.range, "type-mismatch",
+                     fmt::format("table '{}' is read one element at a time: a slice of it is "
+                                 "not an integer",
+                                 table.name()));
+        ok = false;
+        continue;
+      }
+      if (!expectInt(*s.lo, "a table index")) {
+        ok = false;
+        continue;
+      }
+      if (s.lo->type().runtime) {
+        diags_.error(s.range, "unsupported",
+                     "a table index must be known when the kernel is instantiated, not read from "
+                     "a semaphore");
+        ok = false;
+        continue;
+      }
+      auto v = maybeConst(*s.lo);
+      if (v && (*v < 0 || *v >= extents[i])) {
+        diags_.error(s.range, "out-of-bounds",
+                     fmt::format("index {} is out of bounds for dimension {} of table '{}' (size "
+                                 "{})",
+                                 *v, i, table.name(), extents[i]));
+        ok = false;
+      }
+    }
+    return ok ? intType() : Type::error();
+  }
+
   Type index(IndexExpr &ix) {
+    tableBaseOk_ = true;
     Type base = check(ix.base());
+    tableBaseOk_ = false;
     if (base.isError())
       return base;
+    if (auto *t = dynCast<BufferDecl>(ix.base().decl()); t && t->isTable())
+      return tableIndex(ix, *t);
     if (base.kind == TypeKind::Sem || base.kind == TypeKind::DescriptorVar)
       return semIndex(ix, base);
     if (base.kind != TypeKind::Ref) {
@@ -1190,8 +1395,8 @@ private:
         else if (hasHi && s.hi && (hi < 0 || (extent != Type::kDynamic && hi > extent)))
           bad(fmt::format("slice end {} is out of bounds for dimension {} of '{}' (size {})", hi, i,
                           ix.base().name(), extent));
-        else if (hasLo && hasHi && lo >= hi)
-          bad(fmt::format("slice {}:{} of '{}' is empty", lo, hi, ix.base().name()));
+        else if (hasLo && hasHi && lo > hi)
+          bad(fmt::format("slice {}:{} of '{}' ends before it starts", lo, hi, ix.base().name()));
         if (!ok)
           break;
         int64_t width = Type::kDynamic;
@@ -1422,9 +1627,10 @@ std::optional<int64_t> evalByName(const Expr &e, const Module &module, const Def
 
 } // namespace
 
-bool analyze(Module &module, const Defines &defines, DiagnosticEngine &diags) {
+bool analyze(Module &module, const Defines &defines, DiagnosticEngine &diags,
+             const Tables &tables) {
   try {
-    Sema sema(module, defines, diags);
+    Sema sema(module, defines, tables, diags);
     return sema.run();
   } catch (const std::exception &e) {
     diags.error({}, "internal", fmt::format("internal error in sema: {}", e.what()));

@@ -17,6 +17,17 @@ namespace dkv::frontend {
 /// Values of `param`s given on the command line (`-D NAME=V`, `--devices V`).
 using Defines = std::map<std::string, int64_t>;
 
+/// Contents given on the command line for a table (`-T NAME=JSON`, `--tables FILE`):
+/// a rectangular nested list of integers, `values` row-major, `shape` its nesting. It
+/// has the table's shape (every device) or one more leading dimension of the number of
+/// devices (row d for device d), as a table's default contents.
+struct TableValue {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> values;
+  std::string origin; ///< for messages ("ORIGIN contents of table ..."): "-T" or the file name
+};
+using Tables = std::map<std::string, TableValue>;
+
 /// Largest mesh (number of devices) sema accepts.
 inline constexpr int64_t kMaxMeshDevices = 4096;
 
@@ -33,8 +44,11 @@ inline constexpr int64_t kMaxSemaphoreAmount = INT32_MAX;
 /// unknown names, redefinitions, type errors, shape / dtype mismatches, constant
 /// out-of-bounds slices and device ids, semaphore kind errors, writes to `in`
 /// parameters, missing param values, defines naming no param, ...
+/// Sets the contents of every table (`tables` override the defaults; a name that is
+/// no table, or contents of the wrong shape, range or count, is an error).
 /// Returns true if no error was reported. Never throws.
-bool analyze(ast::Module &module, const Defines &defines, support::DiagnosticEngine &diags);
+bool analyze(ast::Module &module, const Defines &defines, support::DiagnosticEngine &diags,
+             const Tables &tables = {});
 
 /// Evaluates `expr` if it is a compile-time constant: literals, params, consts,
 /// `axis_size`, `num_programs` and integer arithmetic / comparisons / logic on them

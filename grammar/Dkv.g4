@@ -19,7 +19,9 @@ topItem
 meshAxis : ID '=' expr ;
 
 kernelParams : kernelParam (',' kernelParam)* ','? ;
-kernelParam : dir=(IN | OUT | INOUT) name=ID ':' space=ID dtype=ID shape? ;
+kernelParam : dir=(IN | OUT | INOUT) name=ID ':' space=ID dtype=ID shape? ('=' tableLit)? ;
+tableLit : '[' (tableElem (',' tableElem)* ','?)? ']' ;
+tableElem : tableLit | expr ;
 shape : '[' (expr (',' expr)* ','?)? ']' ;
 kernelAttr : ID '(' (expr (',' expr)* ','?)? ')' ;
 
@@ -68,7 +70,12 @@ subscript
 expr : andExpr (OR andExpr)* ;
 andExpr : notExpr (AND notExpr)* ;
 notExpr : NOT notExpr | compExpr ;
-compExpr : addExpr (op=('==' | '!=' | '<' | '<=' | '>' | '>=') addExpr)? ;
+compExpr : bitOrExpr (op=('==' | '!=' | '<' | '<=' | '>' | '>=') bitOrExpr)? ;
+// Integer bit operators with Python's precedence: | below ^ below & below shifts.
+bitOrExpr : bitXorExpr ('|' bitXorExpr)* ;
+bitXorExpr : bitAndExpr ('^' bitAndExpr)* ;
+bitAndExpr : shiftExpr ('&' shiftExpr)* ;
+shiftExpr : addExpr (('<<' | '>>') addExpr)* ;
 addExpr : mulExpr (('+' | '-') mulExpr)* ;
 mulExpr : unaryExpr (('*' | '/' | '%') unaryExpr)* ;
 unaryExpr : '-' unaryExpr | primary ;
@@ -118,6 +125,11 @@ INT : DIGITS ;
 fragment DIGITS : [0-9]+ ;
 fragment EXPONENT : [eE] [+-]? DIGITS ;
 
+SHL : '<<' ;
+SHR : '>>' ;
+AMP : '&' ;
+PIPE : '|' ;
+CARET : '^' ;
 ELLIPSIS : '...' ;
 DOTDOT : '..' ;
 DOT : '.' ;

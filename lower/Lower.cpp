@@ -223,6 +223,11 @@ private:
   }
 
   void declareBuffer(const ast::BufferDecl &b, model::ScopeId scope) {
+    if (b.isTable()) {
+      // Its values are fixed for the instance and read while lowering; no accesses.
+      builder_.addTable(b.name(), tableText(b));
+      return;
+    }
     model::Buffer buffer;
     buffer.name = b.name();
     buffer.space = toModel(b.space());
@@ -259,6 +264,34 @@ private:
     if (!first.ok())
       throw TooLarge{s.range(), first.error().message};
     semBase_[&s] = *first;
+  }
+
+  /// The contents of a table as the report names them: `[0, 8]` (every device) or
+  /// `[[0, 8], [8, 0]]` (one row per device), nested as the table's shape.
+  static std::string tableText(const ast::BufferDecl &b) {
+    const std::vector<int64_t> &shape = b.shapeValues();
+    auto rowText = [&](const std::vector<int64_t> &row) {
+      // Nest the row-major elements by the shape, innermost first.
+      std::vector<std::string> items;
+      for (int64_t v : row)
+        items.push_back(std::to_string(v));
+      for (size_t k = shape.size(); k-- > 0;) {
+        std::vector<std::string> grouped;
+        for (size_t i = 0; i < items.size(); i += static_cast<size_t>(shape[k]))
+          grouped.push_back(fmt::format(
+              "[{}]", fmt::join(items.begin() + static_cast<std::ptrdiff_t>(i),
+                                items.begin() + static_cast<std::ptrdiff_t>(i + shape[k]), ", ")));
+        items = std::move(grouped);
+      }
+      return items.empty() ? std::string("[]") : items[0];
+    };
+    const auto &rows = b.tableRows();
+    if (rows.size() == 1)
+      return rowText(rows[0]);
+    std::vector<std::string> texts;
+    for (const auto &row : rows)
+      texts.push_back(rowText(row));
+    return fmt::format("[{}]", fmt::join(texts, ", "));
   }
 
   // ---- Per-device walk. ----
@@ -716,7 +749,7 @@ private:
     case ast::Node::Kind::NameExpr:
     case ast::Node::Kind::IndexExpr: {
       const ast::Decl *decl = baseDecl(expr);
-      if (ast::isa<ast::BufferDecl>(decl)) {
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(decl); b && !b->isTable()) {
         node.op = Op::Load;
         Slice slice = evalSlice(expr);
         node.region = slice.region;
@@ -915,6 +948,9 @@ private:
       fail(*r.where, "division-by-zero", fmt::format("division by zero on device {}", device_));
     case frontend::IntEvalStatus::Overflow:
       fail(*r.where, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+    case frontend::IntEvalStatus::InvalidShift:
+      fail(*r.where, "invalid-shift",
+           fmt::format("shift amount outside [0, 63] on device {}", device_));
     }
     DKV_UNREACHABLE("evaluation status");
   }
@@ -1021,10 +1057,44 @@ private:
       }
       DKV_UNREACHABLE("builtin");
     }
+    case ast::Node::Kind::IndexExpr:
+      if (const auto *t = ast::dynCast<ast::BufferDecl>(baseDecl(expr)); t && t->isTable())
+        return tableElement(ast::cast<ast::IndexExpr>(expr), *t);
+      report(expr.range(), "unsupported", "this expression has no integer value");
+      return std::nullopt;
     default:
       report(expr.range(), "unsupported", "this expression has no integer value");
       return std::nullopt;
     }
+  }
+
+  /// `t[i, j]`: the element of this device's contents of table t, or nullopt after
+  /// reporting an index out of bounds. Never throws (called from evalLeaf).
+  std::optional<int64_t> tableElement(const ast::IndexExpr &ix, const ast::BufferDecl &table) {
+    const std::vector<int64_t> &shape = table.shapeValues();
+    const auto &rows = table.tableRows();
+    DKV_INVARIANT(!rows.empty() && ix.subscripts().size() == shape.size(),
+                  "sema sets the contents of every table and checks its indices");
+    int64_t flat = 0;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      const ast::Subscript &s = ix.subscripts()[k];
+      int64_t i = 0;
+      try {
+        i = evalInt(*s.lo);
+      } catch (const StatementError &) {
+        return std::nullopt; // reported
+      }
+      if (i < 0 || i >= shape[k]) {
+        report(s.range, "table-index-out-of-bounds",
+               fmt::format("index {} is out of bounds for dimension {} of table '{}' (size {}) "
+                           "on device {}",
+                           i, k, table.name(), shape[k], device_));
+        return std::nullopt;
+      }
+      flat = flat * shape[k] + i;
+    }
+    const std::vector<int64_t> &row = rows.size() == 1 ? rows[0] : rows[device_];
+    return row[static_cast<size_t>(flat)];
   }
 
   /// The device a `device = ...` names, checked against the mesh.
@@ -1132,7 +1202,8 @@ private:
             hi = evalInt(*s.hi);
           break;
         }
-        if (lo < 0 || hi > shape[k] || lo >= hi) {
+        // A slice a:a is legal and empty (a table row of size 0): docs/model.md.
+        if (lo < 0 || hi > shape[k] || lo > hi || (single && lo >= hi)) {
           if (single)
             failAt(s.range, "slice-out-of-bounds",
                    fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) on "
@@ -1140,7 +1211,7 @@ private:
                                lo, k, decl->name(), shape[k], device_));
           failAt(s.range, "slice-out-of-bounds",
                  fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on device {}",
-                             lo, hi, lo >= hi ? "empty" : "out of bounds", k, decl->name(),
+                             lo, hi, lo > hi ? "reversed" : "out of bounds", k, decl->name(),
                              shape[k], device_));
         }
       }

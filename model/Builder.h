@@ -105,6 +105,10 @@ public:
                        const std::vector<int64_t> &index);
   /// A new register of every device, for a SemRead.
   RegisterId addRegister();
+  /// Records that the instance holds for table `name` with `contents` (Program::tables).
+  void addTable(std::string name, std::string contents) {
+    program_.tables.emplace_back(std::move(name), std::move(contents));
+  }
 
   // ---- Per device, in program order. ----
 

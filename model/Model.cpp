@@ -82,6 +82,10 @@ int64_t Region::elementCount() const {
 bool Region::overlaps(const Region &other) const {
   if (buffer != other.buffer || ranges.size() != other.ranges.size())
     return false;
+  // An empty region (a zero-size slice) overlaps nothing.
+  for (size_t i = 0; i < ranges.size(); ++i)
+    if (ranges[i].size() == 0 || other.ranges[i].size() == 0)
+      return false;
   for (size_t i = 0; i < ranges.size(); ++i)
     if (ranges[i].end <= other.ranges[i].begin || other.ranges[i].end <= ranges[i].begin)
       return false;

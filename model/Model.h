@@ -256,6 +256,10 @@ struct Program {
   std::vector<std::string> contexts; ///< e.g. "inv 0, grid (1, 0), i=2"
   int32_t registerCount = 0;         ///< per device
   std::vector<Process> processes;    ///< index == DeviceId
+  /// The tables (scalar-prefetch contents) the instance was built for, in declaration
+  /// order: name and contents text, e.g. {"sizes", "[[0, 8], [8, 0]]"}. Their values are
+  /// already in the events; a verdict holds for these contents only.
+  std::vector<std::pair<std::string, std::string>> tables;
 
   int32_t deviceCount() const { return static_cast<int32_t>(processes.size()); }
   /// The semaphore for the kernel's barrier, if it has a collective_id.

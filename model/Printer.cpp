@@ -182,6 +182,8 @@ void printProgram(const Program &program, std::ostream &out) {
                      o.invocations, o.dmaChunks, o.semUnit,
                      program.hasCollectiveId ? "no (collective_id)"
                                              : (o.entryBarrier ? "yes" : "no"));
+  for (const auto &[name, contents] : program.tables)
+    out << fmt::format("table {} = {}\n", name, contents);
   out << "\nbuffers:\n";
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const Buffer &b = program.buffers[i];

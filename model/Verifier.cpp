@@ -139,7 +139,7 @@ private:
     }
     for (size_t i = 0; i < r.ranges.size(); ++i)
       if (r.ranges[i].begin < 0 || r.ranges[i].end > b.shape[i] ||
-          r.ranges[i].begin >= r.ranges[i].end)
+          r.ranges[i].begin > r.ranges[i].end)
         problem("{}: range {}:{} of {} dimension {} outside [0, {})", what, r.ranges[i].begin,
                 r.ranges[i].end, b.name, i, b.shape[i]);
   }

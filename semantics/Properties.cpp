@@ -366,7 +366,8 @@ void Properties::collectEventChecks() {
         auto dmaSide = [&](DmaId k, bool dst) {
           const Dma &dma = p.dmas[k];
           const Region &region = dst ? dma.dst : dma.src;
-          if (startPc_[k] < 0 || (dma.issuer == d && startPc_[k] > pc) ||
+          // A DMA of zero bytes has nothing in flight: never open (docs/model.md).
+          if (dma.bytes == 0 || startPc_[k] < 0 || (dma.issuer == d && startPc_[k] > pc) ||
               !inScope(region.buffer, dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem))
             return;
           Obligation o;
@@ -550,7 +551,8 @@ void Properties::assignSlots() {
 void Properties::collectLands() {
   const Program &p = program_;
   for (const Dma &dma : p.dmas) {
-    if (startPc_[dma.id] < 0)
+    // A DMA of zero bytes lands nothing (docs/model.md "Zero-size slices and DMAs").
+    if (startPc_[dma.id] < 0 || dma.bytes == 0)
       continue;
     std::pair<std::string, std::string> region{p.regionName(dma.dst),
                                                generalRegion(p, dma.dst.buffer)};

@@ -62,6 +62,37 @@ IntResult floorMod(int64_t a, int64_t b) {
   return {r, IntError::None};
 }
 
+IntResult truncRem(int64_t a, int64_t b) {
+  if (b == 0)
+    return {0, IntError::DivisionByZero};
+  if (b == -1)
+    return {0, IntError::None}; // C++'s `%` would overflow on INT64_MIN
+  return {a % b, IntError::None};
+}
+
+IntResult shiftLeft(int64_t a, int64_t b) {
+  if (b < 0 || b > 63)
+    return {0, IntError::InvalidShift};
+  // Exact: a * 2^b must fit, checked by shifting back.
+  if (a == 0 || b == 0)
+    return {a, IntError::None};
+  int64_t limit = INT64_MAX >> b; // the largest a whose shift fits
+  if (a > limit || a < -limit - 1)
+    return {0, IntError::Overflow};
+  return {static_cast<int64_t>(static_cast<uint64_t>(a) << b), IntError::None};
+}
+
+IntResult shiftRight(int64_t a, int64_t b) {
+  if (b < 0 || b > 63)
+    return {0, IntError::InvalidShift};
+  // C++20 defines `>>` on negative values as an arithmetic shift (floor).
+  return {a >> b, IntError::None};
+}
+
+IntResult bitAnd(int64_t a, int64_t b) { return {a & b, IntError::None}; }
+IntResult bitOr(int64_t a, int64_t b) { return {a | b, IntError::None}; }
+IntResult bitXor(int64_t a, int64_t b) { return {a ^ b, IntError::None}; }
+
 IntResult checkedProduct(std::span<const int64_t> values) {
   int64_t product = 1;
   for (int64_t v : values) {

@@ -13,6 +13,8 @@ enum class IntError {
   Overflow,
   /// The divisor of `/` or `%` is 0.
   DivisionByZero,
+  /// The shift amount of `<<` or `>>` is outside [0, 63].
+  InvalidShift,
 };
 
 /// The result of a checked operation: `value` is meaningful iff `error` is None.
@@ -34,6 +36,17 @@ IntResult checkedMul(int64_t a, int64_t b);
 IntResult checkedNeg(int64_t a);
 IntResult floorDiv(int64_t a, int64_t b);
 IntResult floorMod(int64_t a, int64_t b);
+/// `rem(a, b)` (lax.rem, C's `%`): the remainder of the division truncated towards
+/// zero, with the sign of `a`; INT64_MIN rem -1 is 0.
+IntResult truncRem(int64_t a, int64_t b);
+/// `a << b` is a * 2^b (Overflow if that does not fit); `a >> b` is floor(a / 2^b)
+/// (an arithmetic shift). Both fail with InvalidShift unless 0 <= b <= 63.
+IntResult shiftLeft(int64_t a, int64_t b);
+IntResult shiftRight(int64_t a, int64_t b);
+/// Bitwise `&`, `|`, `^` on the two's complement representation (never fail).
+IntResult bitAnd(int64_t a, int64_t b);
+IntResult bitOr(int64_t a, int64_t b);
+IntResult bitXor(int64_t a, int64_t b);
 
 /// The product of `values` (1 for none), or Overflow.
 IntResult checkedProduct(std::span<const int64_t> values);

@@ -202,6 +202,12 @@ TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
       {"tests/executor/reduction_regression.dk", 2, 1, 3, 8},
       {"barrier_double_scoped.dk", 3, 2},
       {"scoped_slot_reuse.dk", 3, 1},
+      // Tables, zero-size DMAs (with chunks past their units) and dummy-descriptor waits.
+      {"table_dummy_wait.dk", 3, 1, 2},
+      {"table_wrong_total.dk", 3, 1, 2},
+      {"table_ragged_overlap.dk", 2, 1},
+      {"real/ragged_all_to_all.dk", 2, 1, 2},
+      {"hypercube_all_gather.dk", 4, 1},
   };
   for (const Case &c : cases) {
     model::Options options;

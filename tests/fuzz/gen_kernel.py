@@ -10,8 +10,11 @@ signals/waits, and 1-6 top-level statements drawn from: local copies and remote
 copies with start / wait / wait_send / wait_recv (sometimes omitted, duplicated or
 split between devices), signal/wait on regular semaphores to neighbours (sometimes
 mismatched), stores and += on slices (sometimes overlapping DMA regions), `if` on
-axis_index, small `for` loops and `run_scoped` blocks. Many kernels are buggy on
-purpose. The first line says the seed and N, so the file is self-describing.
+axis_index, small `for` loops and `run_scoped` blocks. Some copies move a
+per-device width `w` read from a table (`in zw: smem i32[N] = [...]`, values 0..2), so
+zero-size slices and zero-byte DMAs (docs/model.md) occur; those choices come from a
+second random stream, so that the other kernels of a seed stay as they were. Many
+kernels are buggy on purpose. The first line says the seed and N, so the file is self-describing.
 Python 3 standard library only.
 """
 import argparse
@@ -28,6 +31,10 @@ class Gen:
         self.counter = 0
         self.has_c = self.R.random() < 0.4
         self.grid = self.R.random() < 0.1
+        # Table-width copies: a separate stream (the main one is unchanged by them).
+        self.Z = random.Random(seed * 7919 + 17)
+        self.widths = [self.Z.randrange(3) for _ in range(self.N)]
+        self.used_w = False
 
     # ---------------------------------------------------------------- helpers
     def fresh(self, prefix):
@@ -57,7 +64,11 @@ class Gen:
     def refs(self, shape, ctx):
         loop = ctx.get("loop")
         scoped = ctx.get("scoped", [])
-        if shape == 4:
+        if shape == "w":  # `w` elements, per device (possibly 0)
+            self.used_w = True
+            rs = [("a[0:w]", True), ("a[2:2 + w]", True), ("b[1, 1:1 + w]", True),
+                  ("outp[1:1 + w]", True), ("inp[2:2 + w]", False)]
+        elif shape == 4:
             rs = [("outp", True), ("a", True), ("b[0]", True), ("b[1]", True), ("inp", False)]
             if self.has_c:
                 rs.append(("c", True))
@@ -111,8 +122,11 @@ class Gen:
     # Each generator returns (now, later): two lists of lines (no indentation);
     # `later` (descriptor waits) is placed after some more statements of the same block.
 
+    def width_shape(self, shape):
+        return "w" if self.Z.random() < 0.2 else shape
+
     def st_remote(self, ctx):
-        shape = self.pick([4, 4, 2])
+        shape = self.width_shape(self.pick([4, 4, 2]))
         src = self.src_ref(shape, ctx)
         dst = self.dst_ref(shape, ctx)
         if self.chance(0.5):
@@ -153,7 +167,7 @@ class Gen:
         return now, later
 
     def st_local(self, ctx):
-        shape = self.pick([4, 2])
+        shape = self.width_shape(self.pick([4, 2]))
         src = self.src_ref(shape, ctx)
         dst = self.dst_ref(shape, ctx)
         sem = self.dma_sem(ctx, "local")
@@ -320,7 +334,12 @@ class Gen:
             body += self.st_barrier({})[0]
         n = self.R.randint(1, 6)
         body += self.block({}, 0, n)
-        return "\n".join(head + ["kernel fuzz(in inp: hbm f32[4], out outp: hbm f32[4])%s {" % attrs]
+        table = ""
+        if self.used_w:
+            # One row per device: device d copies widths[d] elements.
+            table = ", in zw: smem i32[1] = [%s]" % ", ".join("[%d]" % v for v in self.widths)
+            body.insert(body.index("let left = (me + N - 1) % N") + 1, "let w = zw[0]")
+        return "\n".join(head + ["kernel fuzz(in inp: hbm f32[4], out outp: hbm f32[4]%s)%s {" % (table, attrs)]
                          + ["  " + l for l in body] + ["}", ""])
 
 

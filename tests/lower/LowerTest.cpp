@@ -22,13 +22,14 @@ struct Lowered {
 };
 
 Lowered lowerText(const std::string &text, std::map<std::string, int64_t> defines = {},
-                  model::Options options = {}, model::BuildLimits limits = {}) {
+                  model::Options options = {}, model::BuildLimits limits = {},
+                  const Tables &tables = {}) {
   support::SourceManager sources;
   const support::SourceFile &file = sources.file(sources.add("test.dk", text));
   support::DiagnosticEngine diags(&sources);
   Lowered out;
   auto module = parseModule(file, diags);
-  if (!diags.hasErrors() && analyze(*module, defines, diags) && !diags.hasErrors())
+  if (!diags.hasErrors() && analyze(*module, defines, diags, tables) && !diags.hasErrors())
     out.program = lower(*module, "test.dk", options, diags, limits);
   std::ostringstream rendered;
   diags.render(rendered);
@@ -695,6 +696,169 @@ kernel k(in a: hbm f32[8], out b: hbm f32[8]) ATTR {
   ASSERT_TRUE(kept.program) << kept.diagnostics;
   EXPECT_TRUE(kept.program->options.entryBarrier);
   EXPECT_EQ(eventsOf(*kept.program, 0).at(1), "device barrier (invocation 0)");
+}
+
+// Tables (scalar prefetch): per-device contents decide slices, devices, amounts and
+// branches; the program records the contents it was built for.
+TEST(Lower, TablesDecideSlicesDevicesAndBranches) {
+  const std::string text = R"(
+mesh x = 2
+kernel k(in off: smem i32[2] = [[0, 4], [2, 6]], in len: smem i32[1] = [3],
+         in input: hbm f32[8], out o: hbm f32[8]) {
+  scratch send: dma_sem, recv: dma_sem
+  let me = axis_index(x)
+  let c = remote_copy(input[off[0] : off[0] + len[0]], o[off[0] : off[0] + len[0]], send,
+                      recv, device = off[1] / 4 - me)
+  c.start()
+  if off[0] == 0 {
+    c.wait_send()
+  }
+}
+)";
+  Lowered l = lowerText(text);
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.tables.size(), 2u);
+  EXPECT_EQ(p.tables[0], (std::pair<std::string, std::string>{"off", "[[0, 4], [2, 6]]"}));
+  EXPECT_EQ(p.tables[1], (std::pair<std::string, std::string>{"len", "[3]"}));
+  // The tables are not buffers.
+  EXPECT_EQ(p.buffers.size(), 2u);
+  ASSERT_EQ(p.dmas.size(), 2u);
+  // Device 0: input[0:3] -> device 4 / 4 - 0 = 1; device 1: input[2:5] -> 6 / 4 - 1 = 0.
+  EXPECT_EQ(p.dmas[0].src.ranges[0].begin, 0);
+  EXPECT_EQ(p.dmas[0].target, 1);
+  EXPECT_EQ(p.dmas[1].src.ranges[0].begin, 2);
+  EXPECT_EQ(p.dmas[1].src.ranges[0].end, 5);
+  EXPECT_EQ(p.dmas[1].target, 0);
+  EXPECT_EQ(p.dmas[1].bytes, 12);
+  // The branch on the table holds on device 0 only.
+  auto waits = [&](int d) {
+    int n = 0;
+    for (const model::Event &e : p.processes[d].events)
+      n += std::holds_alternative<model::SemWait>(e.kind) ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(waits(0), 1);
+  EXPECT_EQ(waits(1), 0);
+
+  // An override (as -T / --tables give it) replaces the default, and must fit.
+  Tables tables;
+  tables["len"] = TableValue{{1}, {2}, "-T"};
+  Lowered over = lowerText(text, {}, {}, {}, tables);
+  ASSERT_TRUE(over.program) << over.diagnostics;
+  EXPECT_EQ(over.program->tables[1].second, "[2]");
+  EXPECT_EQ(over.program->dmas[0].bytes, 8);
+  tables["len"] = TableValue{{2}, {2, 3}, "-T"}; // wrong shape for 2 devices
+  Lowered bad = lowerText(text, {}, {}, {}, tables);
+  EXPECT_FALSE(bad.program);
+  EXPECT_NE(bad.diagnostics.find("-T contents of table 'len' have shape [2]; expected [1] (every "
+                                 "device) or [2, 1]"),
+            std::string::npos)
+      << bad.diagnostics;
+  Tables unknown;
+  unknown["lens"] = TableValue{{1}, {2}, "-T"};
+  Lowered u = lowerText(text, {}, {}, {}, unknown);
+  EXPECT_FALSE(u.program);
+  EXPECT_NE(u.diagnostics.find("[unknown-table]"), std::string::npos) << u.diagnostics;
+}
+
+TEST(Lower, TableIndexOutOfBoundsIsReportedWithItsPlace) {
+  Lowered l = lowerText("mesh x = 2\nkernel k(in t: smem i32[2] = [5, 6]) {\n  scratch s: "
+                        "sem\n  signal(s, t[axis_index(x) + 1])\n  wait(s, t[0])\n}\n");
+  EXPECT_FALSE(l.program);
+  EXPECT_NE(l.diagnostics.find("test.dk:4:15: error: index 2 is out of bounds for dimension 0 "
+                               "of table 't' (size 2) on device 1 [table-index-out-of-bounds]"),
+            std::string::npos)
+      << l.diagnostics;
+}
+
+TEST(Lower, TableMisuseIsAnError) {
+  auto diagnosticsOf = [](const std::string &text) { return lowerText(text).diagnostics; };
+  EXPECT_NE(
+      diagnosticsOf("mesh x = 2\nkernel k(out t: smem i32[2] = [1, 2]) {}\n").find("[table-kind]"),
+      std::string::npos);
+  EXPECT_NE(
+      diagnosticsOf("mesh x = 2\nkernel k(in t: smem u8[2] = [1, 256]) {}\n").find("[table-value]"),
+      std::string::npos);
+  EXPECT_NE(diagnosticsOf("mesh x = 2\nkernel k(in t: smem i32[2] = [1, 2, 3]) {}\n")
+                .find("[table-shape]"),
+            std::string::npos);
+  EXPECT_NE(diagnosticsOf("mesh x = 2\nkernel k(in t: smem i32[2] = [[1], [2, 3]]) {}\n")
+                .find("[table-shape]"),
+            std::string::npos);
+  // A table is read one element at a time, never used as a ref.
+  EXPECT_NE(diagnosticsOf("mesh x = 2\nkernel k(in t: smem i32[2] = [1, 2], out o: smem "
+                          "i32[2]) {\n  o[...] = t\n}\n")
+                .find("[type-mismatch]"),
+            std::string::npos);
+  EXPECT_NE(diagnosticsOf("mesh x = 2\nkernel k(in t: smem i32[2] = [1, 2]) {\n  let a = "
+                          "t[0:1]\n}\n")
+                .find("[type-mismatch]"),
+            std::string::npos);
+  EXPECT_NE(diagnosticsOf("mesh x = 2\nkernel k(in t: smem i32[2] = [1, 2]) {\n  let a = t[2]\n}\n")
+                .find("[out-of-bounds]"),
+            std::string::npos);
+}
+
+TEST(Lower, RemSelectAndBitOperations) {
+  Lowered l = lowerText(R"(
+mesh x = 4
+kernel k() {
+  scratch s: sem[8]
+  let me = axis_index(x)
+  let a = rem(me - 2, 3)
+  let b = (me - 2) % 3
+  let p = me ^ (1 << 1)
+  let q = select(me > 1, me >> 1, me | 4)
+  let r = (me & 1) == 1
+  if a == -1 and b == 2 and r {
+    signal(s[p], 1, device = 0)
+  }
+  signal(s[q], 1)
+  wait(s[q], 1)
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  std::ostringstream model;
+  model::printProgram(*l.program, model);
+  // Device 1: a = rem(-1, 3) = -1, b = 2, p = 3, r true: signals s[3] on device 0;
+  // q = 1 | 4 = 5. Device 3: q = 3 >> 1 = 1.
+  EXPECT_NE(model.str().find("signal s[3] += 1 on device 0"), std::string::npos) << model.str();
+  EXPECT_NE(model.str().find("wait s[5] >= 1"), std::string::npos) << model.str();
+  EXPECT_NE(model.str().find("wait s[1] >= 1"), std::string::npos) << model.str();
+  Lowered shift = lowerText("mesh x = 2\nkernel k() {\n  let a = 1 << (axis_index(x) + 63)\n}\n");
+  EXPECT_FALSE(shift.program);
+  EXPECT_NE(shift.diagnostics.find("[invalid-shift]"), std::string::npos) << shift.diagnostics;
+  Lowered c = lowerText("const S = 1 << 64\nmesh x = 2\nkernel k() {}\n");
+  EXPECT_FALSE(c.program);
+  EXPECT_NE(c.diagnostics.find("[invalid-shift]"), std::string::npos) << c.diagnostics;
+  Lowered zero = lowerText("mesh x = 2\nkernel k() {\n  let a = rem(1, axis_index(x))\n}\n");
+  EXPECT_FALSE(zero.program);
+  EXPECT_NE(zero.diagnostics.find("[division-by-zero]"), std::string::npos) << zero.diagnostics;
+}
+
+TEST(Lower, ZeroSizeSlicesAndDmas) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
+  scratch send: dma_sem, recv: dma_sem
+  let n = axis_index(x)
+  let c = remote_copy(input[2 : 2 + n], o[3 : 3 + n], send, recv, device = 1 - n)
+  c.start()
+  c.wait()
+  o[5:5] = 1.0
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  ASSERT_EQ(l.program->dmas.size(), 2u);
+  EXPECT_EQ(l.program->dmas[0].bytes, 0);
+  EXPECT_EQ(l.program->dmas[0].chunkUnits, std::vector<int64_t>{0});
+  EXPECT_EQ(l.program->dmas[1].bytes, 4);
+  // A slice that ends before it starts is still an error.
+  Lowered bad = lowerText("mesh x = 2\nkernel k(out o: hbm f32[8]) {\n  let n = "
+                          "axis_index(x)\n  o[4 : 3 + n] = 1.0\n}\n");
+  EXPECT_FALSE(bad.program);
+  EXPECT_NE(bad.diagnostics.find("slice 4:3 is reversed"), std::string::npos) << bad.diagnostics;
 }
 
 } // namespace

@@ -77,5 +77,40 @@ TEST(IntArith, CheckedProduct) {
             IntError::Overflow);
 }
 
+TEST(IntArith, TruncatingRemainderHasTheSignOfTheDividend) {
+  EXPECT_TRUE(is(truncRem(7, 3), 1));
+  EXPECT_TRUE(is(truncRem(-7, 3), -1)); // floorMod gives 2
+  EXPECT_TRUE(is(truncRem(7, -3), 1));  // floorMod gives -2
+  EXPECT_TRUE(is(truncRem(-7, -3), -1));
+  EXPECT_TRUE(is(truncRem(INT64_MIN, -1), 0));
+  EXPECT_EQ(truncRem(5, 0).error, IntError::DivisionByZero);
+}
+
+TEST(IntArith, ShiftsAreExactAndRefuseBadAmounts) {
+  EXPECT_TRUE(is(shiftLeft(1, 3), 8));
+  EXPECT_TRUE(is(shiftLeft(-3, 2), -12));
+  EXPECT_TRUE(is(shiftLeft(1, 62), int64_t{1} << 62));
+  EXPECT_TRUE(is(shiftLeft(-1, 63), INT64_MIN));
+  EXPECT_EQ(shiftLeft(1, 63).error, IntError::Overflow); // 2^63
+  EXPECT_EQ(shiftLeft(3, 62).error, IntError::Overflow);
+  EXPECT_TRUE(is(shiftLeft(0, 63), 0));
+  EXPECT_EQ(shiftLeft(1, 64).error, IntError::InvalidShift);
+  EXPECT_EQ(shiftLeft(1, -1).error, IntError::InvalidShift);
+  EXPECT_TRUE(is(shiftRight(9, 1), 4));
+  EXPECT_TRUE(is(shiftRight(-9, 1), -5)); // floor, an arithmetic shift
+  EXPECT_TRUE(is(shiftRight(INT64_MIN, 63), -1));
+  EXPECT_EQ(shiftRight(1, 64).error, IntError::InvalidShift);
+  EXPECT_EQ(shiftRight(1, -2).error, IntError::InvalidShift);
+}
+
+TEST(IntArith, BitOperationsOnTwosComplement) {
+  EXPECT_TRUE(is(bitXor(5, 1), 4));
+  EXPECT_TRUE(is(bitXor(6, 4), 2));
+  EXPECT_TRUE(is(bitAnd(6, 3), 2));
+  EXPECT_TRUE(is(bitOr(4, 1), 5));
+  EXPECT_TRUE(is(bitAnd(-1, 12), 12));
+  EXPECT_TRUE(is(bitXor(-1, 0), -1));
+}
+
 } // namespace
 } // namespace dkv::support
