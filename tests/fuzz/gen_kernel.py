@@ -10,8 +10,14 @@ signals/waits, and 1-6 top-level statements drawn from: local copies and remote
 copies with start / wait / wait_send / wait_recv (sometimes omitted, duplicated or
 split between devices), signal/wait on regular semaphores to neighbours (sometimes
 mismatched), stores and += on slices (sometimes overlapping DMA regions), `if` on
-axis_index, small `for` loops and `run_scoped` blocks. Many kernels are buggy on
-purpose. The first line says the seed and N, so the file is self-describing.
+axis_index, small `for` loops and `run_scoped` blocks. About a third of the kernels
+also get an inner pipeline of local copies (double-buffered into b[0] / b[1], block
+i + 1 prefetched while block i is waited for and read), inserted between two top-level
+statements and sometimes broken (prefetch into the slot in use, a wait left out, its
+semaphore shared with the remote copies' `rd`/`sd`, reads into buffers that remote
+copies use); it is drawn from a second generator seeded from SEED, so the rest of the
+kernel of a seed is the same as without it. Many kernels are buggy on purpose. The
+first line says the seed and N, so the file is self-describing.
 Python 3 standard library only.
 """
 import argparse
@@ -28,6 +34,9 @@ class Gen:
         self.counter = 0
         self.has_c = self.R.random() < 0.4
         self.grid = self.R.random() < 0.1
+        # The local-copy pipeline has its own stream, so that the other statements of
+        # a seed's kernel stay what they were before it existed.
+        self.P = random.Random(seed * 1000003 + 17)
 
     # ---------------------------------------------------------------- helpers
     def fresh(self, prefix):
@@ -265,6 +274,38 @@ class Gen:
         return (["run_scoped(%s: vmem f32[4], %s: dma_sem) {" % (tb, ts)]
                 + ["  " + l for l in lines] + ["}"], [])
 
+    def pipeline(self):
+        """A double-buffered loop of local copies (the inner pipeline of a collective
+        matmul), sometimes broken; drawn from self.P only."""
+        P = self.P
+        i = self.fresh("i")
+        first, nxt, cur = self.fresh("p"), self.fresh("p"), self.fresh("p")
+        steps = P.choice([2, 2, 3])
+        src = P.choice(["inp", "inp", "a", "outp"])
+        sems = P.choice([("da[0]", "da[1]"), ("da[0]", "da[1]"), ("ld", "ld"),
+                         ("da[0]", "rd"), ("sd", "da[1]")])
+        slot = "b[%s %% 2]" % i
+        nslot = "b[(%s + 1) %% 2]" % i
+        if P.random() < 0.15:  # BUG: the prefetch goes into the slot in use
+            nslot = slot
+        sem_of = lambda e: ("da[%s]" % e) if sems == ("da[0]", "da[1]") else None
+        s_cur = sem_of("%s %% 2" % i) or sems[0]
+        s_nxt = sem_of("(%s + 1) %% 2" % i) or sems[1]
+        dst = P.choice(["outp", "outp", "a", "c" if self.has_c else "outp"])
+        op = P.choice(["=", "+="])
+        lines = ["let %s = copy(%s, b[0], %s)" % (first, src, sems[0]), first + ".start()",
+                 "for %s in 0 .. %d {" % (i, steps),
+                 "  if %s + 1 < %d {" % (i, steps),
+                 "    let %s = copy(%s, %s, %s)" % (nxt, src, nslot, s_nxt),
+                 "    %s.start()" % nxt,
+                 "  }",
+                 "  let %s = copy(%s, %s, %s)" % (cur, src, slot, s_cur)]
+        if P.random() < 0.9:  # else BUG: no wait
+            lines.append("  %s.wait()" % cur)
+        lines.append("  %s %s %s" % (dst, op, slot))
+        lines.append("}")
+        return lines
+
     def statement(self, ctx, depth):
         kinds = [("remote", 30), ("local", 12), ("signal", 12), ("store", 18),
                  ("barrier", 6 if self.coll else 0), ("read", 2)]
@@ -320,6 +361,13 @@ class Gen:
             body += self.st_barrier({})[0]
         n = self.R.randint(1, 6)
         body += self.block({}, 0, n)
+        if self.P.random() < 0.35:
+            # between two top-level statements (a line that starts one at depth 0)
+            at = [k for k, l in enumerate(body)
+                  if k >= 6 and not l.startswith(" ") and not l.startswith("}")]
+            at.append(len(body))
+            k = self.P.choice(at)
+            body[k:k] = self.pipeline()
         return "\n".join(head + ["kernel fuzz(in inp: hbm f32[4], out outp: hbm f32[4])%s {" % attrs]
                          + ["  " + l for l in body] + ["}", ""])
 
