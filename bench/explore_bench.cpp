@@ -10,8 +10,9 @@
 // (also for files without a devices annotation, e.g. fuzz kernels).
 // `--old-reduction` runs the reduction without its local-copy rules (as before them).
 // `--compare` runs each instance three times (no reduction, the reduction without the
-// local-copy rules, the full reduction) and prints the states of each and whether the
-// verdict and the violated properties are the same; it exits 1 if any differ (a
+// local-copy rules, the full reduction) and prints the states of each (">S": budget
+// reached) and whether the verdict and the violated properties of the runs that
+// finished are the same ("n/a": fewer than two finished); it exits 1 if any differ (a
 // soundness check of the reduction, docs/performance.md).
 #include "executor/Executor.h"
 #include "frontend/Annotations.h"
@@ -116,9 +117,11 @@ int main(int argc, char **argv) {
         break;
       if (compare) {
         semantics::Instance instance(std::move(*program));
-        std::string verdicts;
-        std::vector<std::string> states;
+        // Runs that reached the budget are not compared (their findings are partial);
+        // their states show as ">S".
+        std::vector<std::string> states, statuses;
         std::vector<std::vector<std::string>> found;
+        std::vector<bool> complete;
         for (int mode = 0; mode < 3; ++mode) {
           executor::ExploreOptions explore;
           explore.maxStates = maxStates;
@@ -130,18 +133,26 @@ int main(int argc, char **argv) {
           for (const report::Finding &f : v.findings)
             ids.push_back(f.property);
           found.push_back(ids);
-          states.push_back(statOf(v, "states"));
-          std::string status = report::verdictStatusName(v.status);
-          if (mode == 0)
-            verdicts = status;
-          else if (status != verdicts)
-            verdicts += "/" + status;
+          complete.push_back(statOf(v, "budget").empty());
+          states.push_back((complete.back() ? "" : ">") + statOf(v, "states"));
+          statuses.push_back(report::verdictStatusName(v.status));
         }
-        bool same =
-            found[0] == found[1] && found[0] == found[2] && verdicts.find('/') == std::string::npos;
+        int compared = 0, first = -1;
+        bool same = true;
+        for (int mode = 0; mode < 3; ++mode) {
+          if (!complete[mode])
+            continue;
+          ++compared;
+          if (first < 0)
+            first = mode;
+          else
+            same = same && found[mode] == found[first] && statuses[mode] == statuses[first];
+        }
         differs = differs || !same;
-        fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {} {{{}}}\n", name, n, verdicts,
-                   states[0], states[1], states[2], same ? "yes" : "NO", fmt::join(found[0], " "));
+        std::string verdict = first >= 0 ? statuses[first] : "inconclusive";
+        fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {} {{{}}}\n", name, n, verdict,
+                   states[0], states[1], states[2], compared < 2 ? "n/a" : (same ? "yes" : "NO"),
+                   fmt::join(first >= 0 ? found[first] : found[2], " "));
         std::fflush(stdout);
         continue;
       }
