@@ -1,11 +1,19 @@
 // Benchmark of the exhaustive search: every example kernel at N = 2, 3, 4, with the
 // states, transitions, seconds and states per second of executor::explore.
 //
-//   dkv_explore_bench [--max-states S] [--no-reduction] [EXAMPLE.dk ...]
+//   dkv_explore_bench [--max-states S] [--no-reduction | --old-reduction | --compare]
+//                     [--devices N] [--dma-chunks K] [EXAMPLE.dk ...]
 //
 // Without file arguments it runs every examples/*.dk that lowers (static-error
 // examples are skipped). `// devices: ...` and `// options: --invocations K` in a
-// file are honoured (read with frontend::readAnnotations).
+// file are honoured (read with frontend::readAnnotations); `--devices N` runs only N
+// (also for files without a devices annotation, e.g. fuzz kernels).
+// `--old-reduction` runs the reduction without its local-copy rules (as before them).
+// `--compare` runs each instance three times (no reduction, the reduction without the
+// local-copy rules, the full reduction) and prints the states of each (">S": budget
+// reached) and whether the verdict and the violated properties of the runs that
+// finished are the same ("n/a": fewer than two finished); it exits 1 if any differ (a
+// soundness check of the reduction, docs/performance.md).
 #include "executor/Executor.h"
 #include "frontend/Annotations.h"
 #include "frontend/Frontend.h"
@@ -39,6 +47,10 @@ std::string statOf(const report::Verdict &v, const std::string &key) {
 int main(int argc, char **argv) {
   uint64_t maxStates = 2'000'000;
   bool reduction = true;
+  bool localCopies = true;
+  bool compare = false;
+  int64_t onlyDevices = 0;
+  int32_t dmaChunks = 1;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -46,9 +58,18 @@ int main(int argc, char **argv) {
       maxStates = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--no-reduction")
       reduction = false;
+    else if (arg == "--old-reduction")
+      localCopies = false;
+    else if (arg == "--compare")
+      compare = true;
+    else if (arg == "--devices" && i + 1 < argc)
+      onlyDevices = std::strtoll(argv[++i], nullptr, 10);
+    else if (arg == "--dma-chunks" && i + 1 < argc)
+      dmaChunks = static_cast<int32_t>(std::strtol(argv[++i], nullptr, 10));
     else
       files.push_back(arg);
   }
+  bool differs = false;
   if (files.empty()) {
     for (const auto &entry :
          std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
@@ -56,8 +77,12 @@ int main(int argc, char **argv) {
         files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
   }
-  fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
-             "states", "transitions", "seconds", "states/s");
+  if (compare)
+    fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {}\n", "example", "N", "verdict",
+               "states off", "states old", "states new", "same findings");
+  else
+    fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
+               "states", "transitions", "seconds", "states/s");
   for (const std::string &path : files) {
     std::string error;
     support::SourceManager sources;
@@ -70,13 +95,17 @@ int main(int argc, char **argv) {
     support::DiagnosticEngine annotationDiags(&sources);
     ast::Annotations annotations = frontend::readAnnotations(*file, annotationDiags);
     model::Options options;
+    options.dmaChunks = dmaChunks;
     for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
       if (annotations.options[i] == "--invocations")
         options.invocations = std::stoi(annotations.options[i + 1]);
     const std::vector<int64_t> &devices = annotations.devices;
     std::string name = std::filesystem::path(path).filename().string();
     for (int64_t n = 2; n <= 4; ++n) {
-      if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
+      if (onlyDevices != 0 && n != onlyDevices)
+        continue;
+      if (onlyDevices == 0 && !devices.empty() &&
+          std::find(devices.begin(), devices.end(), n) == devices.end())
         continue;
       support::DiagnosticEngine diags(&sources);
       bool ok = false;
@@ -86,9 +115,51 @@ int main(int argc, char **argv) {
       std::optional<model::Program> program = lower::lower(*module, name, options, diags);
       if (!program)
         break;
+      if (compare) {
+        semantics::Instance instance(std::move(*program));
+        // Runs that reached the budget are not compared (their findings are partial);
+        // their states show as ">S".
+        std::vector<std::string> states, statuses;
+        std::vector<std::vector<std::string>> found;
+        std::vector<bool> complete;
+        for (int mode = 0; mode < 3; ++mode) {
+          executor::ExploreOptions explore;
+          explore.maxStates = maxStates;
+          explore.reduction = mode > 0;
+          explore.localCopyReduction = mode > 1;
+          report::Verdict v = semantics::buildVerdict(
+              instance.machine(), executor::explore(instance.machine(), explore), "explore");
+          std::vector<std::string> ids;
+          for (const report::Finding &f : v.findings)
+            ids.push_back(f.property);
+          found.push_back(ids);
+          complete.push_back(statOf(v, "budget").empty());
+          states.push_back((complete.back() ? "" : ">") + statOf(v, "states"));
+          statuses.push_back(report::verdictStatusName(v.status));
+        }
+        int compared = 0, first = -1;
+        bool same = true;
+        for (int mode = 0; mode < 3; ++mode) {
+          if (!complete[mode])
+            continue;
+          ++compared;
+          if (first < 0)
+            first = mode;
+          else
+            same = same && found[mode] == found[first] && statuses[mode] == statuses[first];
+        }
+        differs = differs || !same;
+        std::string verdict = first >= 0 ? statuses[first] : "inconclusive";
+        fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {} {{{}}}\n", name, n, verdict,
+                   states[0], states[1], states[2], compared < 2 ? "n/a" : (same ? "yes" : "NO"),
+                   fmt::join(first >= 0 ? found[first] : found[2], " "));
+        std::fflush(stdout);
+        continue;
+      }
       executor::ExploreOptions explore;
       explore.maxStates = maxStates;
       explore.reduction = reduction;
+      explore.localCopyReduction = localCopies;
       auto begin = std::chrono::steady_clock::now();
       semantics::Instance instance(std::move(*program));
       report::Verdict v = semantics::buildVerdict(
@@ -102,5 +173,5 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     }
   }
-  return 0;
+  return differs ? 1 : 0;
 }

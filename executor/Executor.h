@@ -21,6 +21,9 @@ struct ExploreOptions {
   uint64_t maxStates = 2'000'000; ///< visited-state budget; at it: inconclusive
   /// Partial-order reduction (docs/executor.md); off only to measure it.
   bool reduction = true;
+  /// With `reduction`: also the rules for local copies (docs/executor.md, "Local
+  /// copies"); off only to measure them against the reduction before them.
+  bool localCopyReduction = true;
 };
 
 /// Explores every schedule of the machine's program: the first witness (a shortest

@@ -292,13 +292,15 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
     if (options.reduction) {
       const ScheduleStep *safe = nullptr;
       for (const ScheduleStep &step : steps)
-        if (step.kind == ScheduleStep::Kind::Device && machine.isSafeStep(s, step.id)) {
+        if (step.kind == ScheduleStep::Kind::Device &&
+            machine.isSafeStep(s, step.id, options.localCopyReduction)) {
           safe = &step;
           break;
         }
       if (!safe)
         for (const ScheduleStep &step : steps)
-          if (step.kind != ScheduleStep::Kind::Device && machine.isSafeDmaStep(s, step)) {
+          if (step.kind != ScheduleStep::Kind::Device &&
+              machine.isSafeDmaStep(s, step, options.localCopyReduction)) {
             safe = &step;
             break;
           }

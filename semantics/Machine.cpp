@@ -47,6 +47,7 @@ Machine::Machine(const Program &program, const Properties &properties)
   scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
   scopeDmas_.assign(n, std::vector<std::vector<DmaId>>(scopeCount));
   semBound_.assign(static_cast<size_t>(n) * semCount_, 0);
+  signalsTo_.assign(static_cast<size_t>(n) * semCount_, {});
   auto bump = [&](DeviceId d, SemId s, int64_t amount) {
     int64_t &b = semBound_[static_cast<size_t>(d) * semCount_ + s];
     b = saturatingAdd(b, std::max<int64_t>(0, amount));
@@ -72,6 +73,8 @@ Machine::Machine(const Program &program, const Properties &properties)
                      },
                      [&](const Signal &e) {
                        bump(e.target, e.sem, e.amount);
+                       signalsTo_[static_cast<size_t>(e.target) * semCount_ + e.sem].push_back(
+                           {d, pc, e.amount});
                        const Semaphore &sem = program.semaphores[e.sem];
                        if (e.target != d && sem.scope != kKernelScope)
                          scopeRemoteSignal_[e.target][sem.scope] = true;
@@ -110,6 +113,13 @@ Machine::Machine(const Program &program, const Properties &properties)
     if (recvScope != kKernelScope && recvScope != dstScope)
       scopeDmas_[dma.target][recvScope].push_back(dma.id);
   }
+
+  sideReaders_.resize(dmas_.size());
+  for (DmaId k = 0; k < dmaCount_; ++k)
+    for (ObligationIndex index : properties.racesAgainst(k)) {
+      const Obligation &o = properties.obligation(index);
+      sideReaders_[k][o.dst ? 1 : 0].push_back({o.device, o.pc});
+    }
 }
 
 ControlState Machine::initialState() const {
@@ -465,7 +475,7 @@ std::string Machine::describeBlocked(const ControlState &s, DeviceId d) const {
 // states with the same findings, so exploring only t from s loses no finding and no deadlock (the
 // state graph is acyclic: every step increases a pc or a DMA counter, so no cycle proviso is
 // needed).
-bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
+bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) const {
   if (finished(s, d))
     return false;
   const int32_t pc = s.pc[d];
@@ -516,8 +526,9 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
             }
             return true;
           },
-          // Opens DMA intervals and enables a target's exit check: visible.
-          [&](const DmaStart &) { return false; },
+          // Opens DMA intervals and enables a target's exit check: visible, except for
+          // a local copy that nothing another actor does can observe (isSafeLocalStart).
+          [&](const DmaStart &x) { return localCopies && isSafeLocalStart(s, d, x.dma); },
           // Enabled waits stay enabled; the decrement of d's own semaphore commutes with
           // every increment by other actors and only d's own later steps read it.
           [&](const SemWait &) {
@@ -549,13 +560,16 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d) const {
 // later DmaStart conflicting with it, so every such DMA must have started already (a Store
 // conflicting with it could only be the blocked device's). So the chunk commutes with every step
 // other actors can take first and changes no check's outcome, the same argument as for isSafeStep.
-bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step) const {
+bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step,
+                            bool localCopies) const {
   if (step.kind == ScheduleStep::Kind::Device || step.id < 0 || step.id >= dmaCount_ ||
       !enabled(s, step))
     return false;
   const DmaId k = step.id;
   const Dma &dma = dmas_[k];
   const bool send = step.kind == ScheduleStep::Kind::Send;
+  if (localCopies && isLocalCopy(dma) && isSafeLocalChunk(s, step))
+    return true;
   if (send && !dma.sendSem)
     return false;
   const DeviceId owner = send ? dma.issuer : dma.target;
@@ -599,6 +613,184 @@ bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step) con
         return false;
     }
   return true;
+}
+
+// ---- Local copies (docs/executor.md, "Local copies") ----
+//
+// A local copy k (issuer == target == d, no send semaphore) touches only d: its source
+// and destination are d's buffers, its land chunks add to d's receive semaphore and
+// check d's where/scopes, its send chunks change no semaphore. Which steps of other
+// actors can observe one of its steps (the dependence relation of the ample-set
+// method; Godefroid 1996, ch. 3-4; Peled 1993; Clarke, Grumberg, Peled, "Model
+// Checking", ch. 10):
+// - opening or closing one of k's sides changes the outcome of the Race obligations
+//   that read that side (Properties::racesAgainst, at Stores of d and at DmaStarts of
+//   DMAs writing into, or reading, d's buffers, possibly issued by other devices) and
+//   of ExitSend / ExitRecv of k at d's KernelExit / ScopeExit;
+// - k's DmaStart's own race checks read the sides of the DMAs it conflicts with;
+// - a land chunk's increment of (d, recvSem) is read only by d (its waits, which an
+//   increment never disables and commutes with; ExitSemaphore at d's exits; SlotEnter
+//   at d's ScopeEnter; SemRead, data only), and its lifetime checks read where[d] and
+//   scopes[d], which only d's KernelEnter/Exit and ScopeEnter/Exit change.
+// Nothing else reads or changes what k's steps read or change (no signal reaches a
+// DMA semaphore of another device's making: only d adds to d's semaphores apart from
+// DMA chunks and signals, and increments commute with each other).
+
+namespace {
+
+bool isLocalCopyDma(const Dma &dma) {
+  return dma.local && !dma.sendSem && dma.issuer == dma.target;
+}
+
+} // namespace
+
+bool Machine::isLocalCopy(const Dma &dma) const { return isLocalCopyDma(dma); }
+
+int64_t Machine::pendingSignals(const ControlState &s, DeviceId d, SemId x) const {
+  int64_t sum = 0;
+  for (const SignalAt &sig : signalsTo_[static_cast<size_t>(d) * semCount_ + x])
+    if (s.pc[sig.device] <= sig.pc)
+      sum = saturatingAdd(sum, std::max<int64_t>(0, sig.amount));
+  return sum;
+}
+
+// A wait of d that cannot pass before k's next chunk: passing every wait of d on x from
+// pc[d] up to it consumes `need` units of (d, x), and only d's waits take units away.
+// Without k's next chunk (and k's later land chunks, which need it: chunk c lands only
+// after it is sent, and chunks of one side run in order), (d, x) can still receive at
+// most: its value, the remaining send chunks of DMAs d issues with x as send semaphore,
+// the remaining land chunks of the other DMAs landing on d with x as receive semaphore
+// (unstarted DMAs count whole), k's own land chunks that are already sent and before the
+// chunk (for a send chunk), and every signal to (d, x) that has not run. If that is less
+// than `need`, d cannot pass the wait, nor reach any event after it, before the chunk.
+template <typename Relevant>
+bool Machine::blockedBefore(const ControlState &s, DmaId k, bool land,
+                            const Relevant &relevant) const {
+  const Dma &dma = dmas_[k];
+  const DeviceId d = dma.target;
+  // Units of chunks [from, to) of a DMA.
+  auto units = [](const Dma &j, int32_t from, int32_t to) {
+    int64_t sum = 0;
+    for (int32_t c = std::max(0, from); c < to && static_cast<size_t>(c) < j.chunkUnits.size(); ++c)
+      sum = saturatingAdd(sum, j.chunkUnits[c]);
+    return sum;
+  };
+  auto supply = [&](SemId x) {
+    int64_t sum = semValue(s, d, x);
+    for (DmaId j : issuedBy_[d])
+      if (dmas_[j].sendSem && *dmas_[j].sendSem == x)
+        sum = saturatingAdd(sum, units(dmas_[j], s.sent[j], chunks_[j]));
+    for (DmaId j : targeting_[d]) {
+      if (dmas_[j].recvSem != x)
+        continue;
+      if (j != k)
+        sum = saturatingAdd(sum, units(dmas_[j], s.landed[j], chunks_[j]));
+      else if (!land)
+        sum = saturatingAdd(sum, units(dmas_[j], s.landed[j], s.sent[j]));
+    }
+    return saturatingAdd(sum, pendingSignals(s, d, x));
+  };
+  std::vector<std::pair<SemId, int64_t>> need; // per semaphore: the waits so far
+  const std::vector<Event> &events = program_.processes[d].events;
+  for (int32_t pc = s.pc[d]; pc < eventCount_[d]; ++pc) {
+    if (relevant(pc))
+      return false;
+    const auto *w = std::get_if<SemWait>(&events[pc].kind);
+    if (!w || w->amount <= 0)
+      continue;
+    auto it =
+        std::find_if(need.begin(), need.end(), [&](const auto &p) { return p.first == w->sem; });
+    if (it == need.end()) {
+      need.push_back({w->sem, 0});
+      it = need.end() - 1;
+    }
+    it->second = saturatingAdd(it->second, w->amount);
+    if (supply(w->sem) < it->second)
+      return true;
+  }
+  return true; // no relevant event ahead
+}
+
+// DmaStart{k} of a local copy on d is safe when (1) it is enabled (always) and only d
+// takes it; (2) every Race obligation at it reads a side that is closed (it stays
+// closed: a DMA starts once) or belongs to a DMA that d itself starts later (it cannot
+// open first): so its own check has the same outcome whatever other actors do first,
+// and no other actor's step (a closing chunk) changes it; (3) every Race obligation
+// that reads one of k's sides at another device's event has already run on that device
+// (its pc is past it), so no other actor's check can see k's sides open or closed
+// differently; the obligations at d's own events (stores, starts, ExitSend / ExitRecv
+// of k at d's exits) follow this step in program order in every run. Starting k only
+// enables k's own chunks, which no other actor's step depends on before they run.
+bool Machine::isSafeLocalStart(const ControlState &s, DeviceId d, DmaId k) const {
+  if (k < 0 || k >= dmaCount_ || !isLocalCopyDma(dmas_[k]) || dmas_[k].issuer != d)
+    return false;
+  const int32_t pc = s.pc[d];
+  for (ObligationIndex index : properties_.atEvent(d, pc)) {
+    const Obligation &o = properties_.obligation(index);
+    if (o.what != What::Race)
+      return false;
+    const DmaId j = o.dma;
+    if (started(s, j)) {
+      if (sideOpen(s, {j, o.dst}))
+        return false;
+      continue;
+    }
+    if (!(dmas_[j].issuer == d && properties_.startPc(j) > pc))
+      return false;
+  }
+  for (const auto &side : sideReaders_[k])
+    for (const auto &[e, at] : side)
+      if (e != d && s.pc[e] <= at)
+        return false;
+  return true;
+}
+
+// A chunk of local copy k (on d) is safe when no step another actor can take before it
+// observes it (the chunk then stays enabled: only k's own chunks change its counters;
+// it commutes with every other step: increments commute with increments and with
+// enabled waits, counters are k's own; and no check changes its outcome):
+// - a send chunk that is not the last: it changes only sent[k] (no semaphore, no
+//   check, no side closes); always safe;
+// - the last send chunk closes k's source side: every Race obligation reading it at
+//   another device's event must have run already, and d must be unable to reach, before
+//   the chunk, any event of its own that reads it (a Race obligation against k's
+//   source, ExitSend at a KernelExit / ScopeExit): blockedBefore;
+// - a land chunk: its lifetime checks read where[d] and scopes[d], its increment is read
+//   by d's exits and scope entries, so d must be unable to reach a KernelEnter,
+//   KernelExit, ScopeEnter or ScopeExit before the chunk; the last one also closes k's
+//   destination side: as for the last send chunk (Race obligations against k's
+//   destination, ExitRecv at exits).
+// Other devices never read d's semaphores, where[d] or scopes[d], and d's steps that
+// do are exactly those above, so the chunk changes no check's outcome and no step
+// another actor can take first changes the chunk's own checks (which read only d).
+bool Machine::isSafeLocalChunk(const ControlState &s, const ScheduleStep &step) const {
+  const DmaId k = step.id;
+  const Dma &dma = dmas_[k];
+  const DeviceId d = dma.issuer;
+  const bool land = step.kind == ScheduleStep::Kind::Land;
+  const int32_t chunk = land ? s.landed[k] : s.sent[k];
+  const bool last = chunk + 1 == chunks_[k];
+  if (!land && !last)
+    return true;
+  const auto &readers = sideReaders_[k][land ? 1 : 0];
+  if (last)
+    for (const auto &[e, at] : readers)
+      if (e != d && s.pc[e] <= at)
+        return false;
+  const std::vector<Event> &events = program_.processes[d].events;
+  return blockedBefore(s, k, land, [&](int32_t pc) {
+    const EventKind &kind = events[pc].kind;
+    if (std::holds_alternative<KernelExit>(kind) || std::holds_alternative<ScopeExit>(kind))
+      return true;
+    if (land &&
+        (std::holds_alternative<KernelEnter>(kind) || std::holds_alternative<ScopeEnter>(kind)))
+      return true;
+    if (last)
+      for (const auto &[e, at] : readers)
+        if (e == d && at == pc)
+          return true;
+    return false;
+  });
 }
 
 } // namespace dkv::semantics

@@ -9,6 +9,7 @@
 #include "report/Finding.h"
 #include "semantics/Properties.h"
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -116,14 +117,34 @@ public:
 
   /// A device step that commutes with every step of every other actor from `s` on and
   /// changes no check's outcome, so the search may take it alone (see Machine.cpp).
-  bool isSafeStep(const ControlState &s, model::DeviceId d) const;
-  /// A DMA chunk that a blocked device needs before it can move (see Machine.cpp).
-  bool isSafeDmaStep(const ControlState &s, const report::ScheduleStep &step) const;
+  /// `localCopies` adds the rules for local copies (a private DmaStart); off only to
+  /// measure them (docs/executor.md, docs/performance.md).
+  bool isSafeStep(const ControlState &s, model::DeviceId d, bool localCopies = true) const;
+  /// A DMA chunk that a blocked device needs before it can move, or (with
+  /// `localCopies`) a chunk of a local copy that its device cannot observe before it
+  /// runs (see Machine.cpp).
+  bool isSafeDmaStep(const ControlState &s, const report::ScheduleStep &step,
+                     bool localCopies = true) const;
 
   /// Static bound on the value of semaphore s on device d (sum of all increments).
   int64_t semBound(model::DeviceId d, model::SemId s) const { return semBound_[d * semCount_ + s]; }
 
 private:
+  /// A copy on one device (docs/model.md: `Dma::local`, no send semaphore).
+  bool isLocalCopy(const model::Dma &dma) const;
+  /// The local-copy rules (see Machine.cpp).
+  bool isSafeLocalStart(const ControlState &s, model::DeviceId d, model::DmaId k) const;
+  bool isSafeLocalChunk(const ControlState &s, const report::ScheduleStep &step) const;
+  /// Whether device d, from `s`, cannot run any event at which `relevant(pc)` holds
+  /// before the next chunk of local copy k on side `land` runs: a wait of d on some
+  /// semaphore x lies before every such event, and passing it needs more units than x
+  /// can still receive without that chunk and k's later land chunks.
+  template <typename Relevant>
+  bool blockedBefore(const ControlState &s, model::DmaId k, bool land,
+                     const Relevant &relevant) const;
+  /// Units that can still reach (d, x) in `s` from signals not yet run.
+  int64_t pendingSignals(const ControlState &s, model::DeviceId d, model::SemId x) const;
+
   const model::Program &program_;
   const Properties &properties_;
   const std::vector<model::Dma> &dmas_;
@@ -142,6 +163,16 @@ private:
   std::vector<std::vector<std::vector<model::DmaId>>> scopeDmas_;
   std::vector<std::vector<bool>> scopeRemoteSignal_;
   std::vector<bool> scopeSharesSlots_; ///< per scope
+  /// [target * semCount + sem]: every Signal to it, as (device, pc, amount).
+  struct SignalAt {
+    model::DeviceId device;
+    int32_t pc;
+    int64_t amount;
+  };
+  std::vector<std::vector<SignalAt>> signalsTo_;
+  /// [dma][side (0 source, 1 destination)]: the (device, pc) of every Race obligation
+  /// that reads whether that side is open.
+  std::vector<std::array<std::vector<std::pair<model::DeviceId, int32_t>>, 2>> sideReaders_;
 };
 
 /// A program with its properties and step table, owned together. They refer to each

@@ -12,9 +12,15 @@ split between devices), signal/wait on regular semaphores to neighbours (sometim
 mismatched), stores and += on slices (sometimes overlapping DMA regions), `if` on
 axis_index, small `for` loops and `run_scoped` blocks. Some copies move a
 per-device width `w` read from a table (`in zw: smem i32[N] = [...]`, values 0..2), so
-zero-size slices and zero-byte DMAs (docs/model.md) occur; those choices come from a
-second random stream, so that the other kernels of a seed stay as they were. Many
-kernels are buggy on purpose. The first line says the seed and N, so the file is self-describing.
+zero-size slices and zero-byte DMAs (docs/model.md) occur. About a third of the kernels
+also get an inner pipeline of local copies (double-buffered into b[0] / b[1], block
+i + 1 prefetched while block i is waited for and read), inserted between two top-level
+statements and sometimes broken (prefetch into the slot in use, a wait left out, its
+semaphore shared with the remote copies' `rd`/`sd`, reads into buffers that remote
+copies use). The table widths and the pipeline each come from their own random stream
+seeded from SEED, so that the other statements of a seed's kernel stay what they were.
+Many kernels are buggy on purpose. The first line says the seed and N, so the file is
+self-describing.
 Python 3 standard library only.
 """
 import argparse
@@ -35,6 +41,9 @@ class Gen:
         self.Z = random.Random(seed * 7919 + 17)
         self.widths = [self.Z.randrange(3) for _ in range(self.N)]
         self.used_w = False
+        # The local-copy pipeline has its own stream, so that the other statements of
+        # a seed's kernel stay what they were before it existed.
+        self.P = random.Random(seed * 1000003 + 17)
 
     # ---------------------------------------------------------------- helpers
     def fresh(self, prefix):
@@ -279,6 +288,38 @@ class Gen:
         return (["run_scoped(%s: vmem f32[4], %s: dma_sem) {" % (tb, ts)]
                 + ["  " + l for l in lines] + ["}"], [])
 
+    def pipeline(self):
+        """A double-buffered loop of local copies (the inner pipeline of a collective
+        matmul), sometimes broken; drawn from self.P only."""
+        P = self.P
+        i = self.fresh("i")
+        first, nxt, cur = self.fresh("p"), self.fresh("p"), self.fresh("p")
+        steps = P.choice([2, 2, 3])
+        src = P.choice(["inp", "inp", "a", "outp"])
+        sems = P.choice([("da[0]", "da[1]"), ("da[0]", "da[1]"), ("ld", "ld"),
+                         ("da[0]", "rd"), ("sd", "da[1]")])
+        slot = "b[%s %% 2]" % i
+        nslot = "b[(%s + 1) %% 2]" % i
+        if P.random() < 0.15:  # BUG: the prefetch goes into the slot in use
+            nslot = slot
+        sem_of = lambda e: ("da[%s]" % e) if sems == ("da[0]", "da[1]") else None
+        s_cur = sem_of("%s %% 2" % i) or sems[0]
+        s_nxt = sem_of("(%s + 1) %% 2" % i) or sems[1]
+        dst = P.choice(["outp", "outp", "a", "c" if self.has_c else "outp"])
+        op = P.choice(["=", "+="])
+        lines = ["let %s = copy(%s, b[0], %s)" % (first, src, sems[0]), first + ".start()",
+                 "for %s in 0 .. %d {" % (i, steps),
+                 "  if %s + 1 < %d {" % (i, steps),
+                 "    let %s = copy(%s, %s, %s)" % (nxt, src, nslot, s_nxt),
+                 "    %s.start()" % nxt,
+                 "  }",
+                 "  let %s = copy(%s, %s, %s)" % (cur, src, slot, s_cur)]
+        if P.random() < 0.9:  # else BUG: no wait
+            lines.append("  %s.wait()" % cur)
+        lines.append("  %s %s %s" % (dst, op, slot))
+        lines.append("}")
+        return lines
+
     def statement(self, ctx, depth):
         kinds = [("remote", 30), ("local", 12), ("signal", 12), ("store", 18),
                  ("barrier", 6 if self.coll else 0), ("read", 2)]
@@ -334,6 +375,13 @@ class Gen:
             body += self.st_barrier({})[0]
         n = self.R.randint(1, 6)
         body += self.block({}, 0, n)
+        if self.P.random() < 0.35:
+            # between two top-level statements (a line that starts one at depth 0)
+            at = [k for k, l in enumerate(body)
+                  if k >= 6 and not l.startswith(" ") and not l.startswith("}")]
+            at.append(len(body))
+            k = self.P.choice(at)
+            body[k:k] = self.pipeline()
         table = ""
         if self.used_w:
             # One row per device: device d copies widths[d] elements.
