@@ -173,9 +173,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   }
 
   bool ok = false;
-  out.module =
-      frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags, ok,
-                           tables);
+  out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
+                                    ok, tables);
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();
