@@ -773,8 +773,8 @@ private:
   static bool isExprFunction(std::string_view name) {
     for (std::string_view f :
          {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
-          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast",
-          "async_copy", "async_remote_copy", "rem", "select"})
+          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast", "async_copy",
+          "async_remote_copy", "rem", "select"})
       if (name == f)
         return true;
     return false;

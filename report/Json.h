@@ -18,10 +18,10 @@ namespace dkv::report {
 /// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
 /// instance, engine, file (`file`: the file checked), reason, stats (times only with
 /// `heading.timing`), queries (a solver engine's per-query statistics, one object per
-/// check, times only with `heading.timing`; absent for the other engines), and findings, each with kind, message, primary and secondary locations,
-/// engine, confirmed, wrong_value, explain (the id of its entry in docs/explain.md,
-/// report/Explain.h), suppressed (the reason, when a `// dkv: allow` comment accepts
-/// it), the trace steps and the schedule (in the schedule file's step
+/// check, times only with `heading.timing`; absent for the other engines), and findings, each with
+/// kind, message, primary and secondary locations, engine, confirmed, wrong_value, explain (the id
+/// of its entry in docs/explain.md, report/Explain.h), suppressed (the reason, when a `// dkv:
+/// allow` comment accepts it), the trace steps and the schedule (in the schedule file's step
 /// syntax, so it can be replayed with `dkv run --schedule`). Each location's "file" is the name of
 /// its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no such file.
 /// unused_suppressions (when any: file, line, column of the comment, kind, reason,
