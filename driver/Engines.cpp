@@ -60,6 +60,7 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   result.complete = solved.complete;
   result.witnesses = std::move(solved.witnesses);
   result.queries = std::move(solved.queries);
+  result.semaphoreForms = std::move(solved.semaphoreForms);
   result.decidedBy = "z3";
   result.stats.push_back(why);
   result.stats.push_back(solved.complete

@@ -183,6 +183,20 @@ struct Suppression {
   SourceLoc loc;     ///< the comment
 };
 
+/// The form a solver engine gave the wait constraints of one semaphore of one device
+/// (z3, docs/smt.md "Semaphore waits"): counting when every increment comes from one
+/// program-ordered source (one device's signals, one DMA's send or land chunks), sum
+/// (a pseudo-Boolean constraint) otherwise. Only semaphores with waits get a form.
+struct SemaphoreForm {
+  std::string semaphore; ///< e.g. "recv_sem[0]"
+  int32_t device = 0;
+  bool counting = true;
+  /// What increments it, one entry per source in the order of the increments:
+  /// "signals of device 1", "dma 3 lands (device 2 -> 3)", "dma 3 sends (device 3 ->
+  /// 4)"; one entry (or none) in the counting form.
+  std::vector<std::string> sources;
+};
+
 /// The outcome of one engine run on one kernel instance.
 struct Verdict {
   /// Error: an engine's witness does not replay to its property (a bug in dkv, exit
@@ -198,6 +212,9 @@ struct Verdict {
   /// Per-query statistics of a solver engine (z3: one record per check, in the order
   /// of the checks), each like `stats`; empty for the other engines.
   std::vector<std::vector<std::pair<std::string, std::string>>> queries;
+  /// The form of each semaphore's wait constraints (z3; by semaphore, then device);
+  /// empty for the other engines.
+  std::vector<SemaphoreForm> semaphoreForms;
   /// Suppressions of the checked file that matched no finding of this verdict
   /// (applySuppressions): warnings.
   std::vector<Suppression> unusedSuppressions;

@@ -107,6 +107,16 @@ json verdictJson(const Verdict &verdict, const std::string &file,
     }
     j["queries"] = queries;
   }
+  // A solver's form per semaphore and device (deterministic: always).
+  if (!verdict.semaphoreForms.empty()) {
+    json forms = json::array();
+    for (const SemaphoreForm &f : verdict.semaphoreForms)
+      forms.push_back({{"semaphore", f.semaphore},
+                       {"device", f.device},
+                       {"form", f.counting ? "counting" : "sum"},
+                       {"sources", f.sources}});
+    j["semaphore_forms"] = forms;
+  }
   if (!verdict.unusedSuppressions.empty()) {
     json unused = json::array();
     for (const Suppression &s : verdict.unusedSuppressions) {

@@ -18,7 +18,10 @@ namespace dkv::report {
 /// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
 /// instance, engine, file (`file`: the file checked), reason, stats (times only with
 /// `heading.timing`), queries (a solver engine's per-query statistics, one object per
-/// check, times only with `heading.timing`; absent for the other engines), and findings, each with
+/// check, times only with `heading.timing`; absent for the other engines), semaphore_forms (a
+/// solver engine's form per semaphore with waits and device: {"semaphore", "device", "form":
+/// "counting" | "sum", "sources": what increments it}; absent for the other engines), and
+/// findings, each with
 /// kind, message, primary and secondary locations, engine, confirmed, wrong_value, explain (the id
 /// of its entry in docs/explain.md, report/Explain.h), suppressed (the reason, when a `// dkv:
 /// allow` comment accepts it), the trace steps and the schedule (in the schedule file's step

@@ -146,6 +146,57 @@ void renderFinding(std::ostream &out, const Finding &finding,
   }
 }
 
+std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms) {
+  // Per form, the semaphores in order of first appearance, each with its devices and
+  // the fewest and most sources over them.
+  struct Group {
+    std::string semaphore;
+    std::vector<int32_t> devices;
+    size_t fewest = 0, most = 0;
+  };
+  std::vector<Group> groups[2]; // [0] counting, [1] sum
+  for (const SemaphoreForm &f : forms) {
+    std::vector<Group> &list = groups[f.counting ? 0 : 1];
+    auto g = std::find_if(list.begin(), list.end(),
+                          [&](const Group &x) { return x.semaphore == f.semaphore; });
+    if (g == list.end()) {
+      list.push_back({f.semaphore, {}, f.sources.size(), f.sources.size()});
+      g = list.end() - 1;
+    }
+    g->devices.push_back(f.device);
+    g->fewest = std::min(g->fewest, f.sources.size());
+    g->most = std::max(g->most, f.sources.size());
+  }
+  auto deviceRanges = [](std::vector<int32_t> devices) {
+    std::sort(devices.begin(), devices.end());
+    std::string text = "d";
+    for (size_t i = 0; i < devices.size();) {
+      size_t j = i;
+      while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1)
+        ++j;
+      text += (i ? "," : "") + std::to_string(devices[i]) +
+              (j > i ? "-" + std::to_string(devices[j]) : "");
+      i = j + 1;
+    }
+    return text;
+  };
+  std::string line;
+  for (int sum = 0; sum < 2; ++sum) {
+    if (groups[sum].empty())
+      continue;
+    line += (line.empty() ? "" : "; ") + std::string(sum ? "sum: " : "counting: ");
+    for (size_t i = 0; i < groups[sum].size(); ++i) {
+      const Group &g = groups[sum][i];
+      line += fmt::format("{}{} ({}", i ? ", " : "", g.semaphore, deviceRanges(g.devices));
+      if (sum)
+        line += g.fewest == g.most ? fmt::format(", {} sources", g.most)
+                                   : fmt::format(", {}-{} sources", g.fewest, g.most);
+      line += ")";
+    }
+  }
+  return line;
+}
+
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading) {
   const std::string &engine = heading.engine;
@@ -162,6 +213,8 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
         line += fmt::format("{}{} {}", line.empty() ? "" : ", ", key, value);
       out << fmt::format("  query {}: {}\n", i + 1, line);
     }
+    if (!verdict.semaphoreForms.empty())
+      out << "  semaphore forms: " << semaphoreFormsLine(verdict.semaphoreForms) << "\n";
   };
   switch (verdict.status) {
   case Verdict::Status::Verified:

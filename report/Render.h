@@ -50,10 +50,18 @@ struct VerdictHeading {
 /// from run to run, so they are shown only on request.
 bool isTimeStatistic(const std::string &key);
 
+/// The semaphore forms of a solver engine in one line, grouped by semaphore over
+/// devices, counting first: "counting: recv_sem[0] (d0-7), send_sem[0] (d0-7); sum:
+/// recv_sem (d0-7, 7 sources)" (the device ranges compressed, "d0,2-3"; for the sum
+/// form the number of sources, "2-3 sources" when it differs between the devices);
+/// empty without forms.
+std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms);
+
 /// Renders a verdict: its first line starts with "verified", "inconclusive" or
 /// "N finding(s)", names the instance (when verified) and the engine and gives its
 /// statistics; with `timing`, a solver engine's per-query statistics follow, one line
-/// each ("  query 1: ..."); findings follow. Without `timing` the output is byte-identical for
+/// each ("  query 1: ..."), then its semaphore forms ("  semaphore forms: ...",
+/// semaphoreFormsLine); findings follow. Without `timing` the output is byte-identical for
 /// the same verdict.
 /// Findings accepted by a suppression are counted apart ("1 finding, 2 suppressed")
 /// and shown with their reason instead of their notes and trace; the verdict's

@@ -465,6 +465,7 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result,
   report::Verdict verdict;
   verdict.stats = std::move(result.stats);
   verdict.queries = std::move(result.queries);
+  verdict.semaphoreForms = std::move(result.semaphoreForms);
   // Every witness must replay to its property; one finding per property (the first
   // witness an engine gave), in property order: by kind, then location, then id,
   // independent of the order the engine found them in.

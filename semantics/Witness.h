@@ -36,6 +36,8 @@ struct EngineResult {
   /// One record per solver query (z3), each in the form of `stats`; keys ending in
   /// "time" are times (not byte-identical).
   std::vector<std::vector<std::pair<std::string, std::string>>> queries;
+  /// The form of each semaphore's wait constraints (z3), by semaphore then device.
+  std::vector<report::SemaphoreForm> semaphoreForms;
   /// The engine whose witnesses these are, when an engine hands the instance to
   /// another (`--engine auto`: explore or z3); empty: the engine that was run.
   std::string decidedBy;

@@ -98,12 +98,45 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
       waits_.push_back({e, w->sem, eventStep_[e][i], running[w->sem], chain});
     }
   }
+  // The form of each (device, semaphore) pair with waits, by semaphore then device:
+  // counting when its waits have one ordered source (the same for all of them).
+  for (SemId sem = 0; sem < semCount; ++sem)
+    for (DeviceId e = 0; e < n; ++e) {
+      const auto first = std::find_if(waits_.begin(), waits_.end(), [&](const WaitInfo &w) {
+        return w.device == e && w.sem == sem;
+      });
+      if (first == waits_.end())
+        continue;
+      report::SemaphoreForm form{program_.semName(sem), e, first->chain, {}};
+      for (const Increment &inc : increments_[static_cast<size_t>(e) * semCount + sem]) {
+        std::string source = sourceName(steps_[inc.step].step);
+        if (std::find(form.sources.begin(), form.sources.end(), source) == form.sources.end())
+          form.sources.push_back(std::move(source));
+      }
+      forms_.push_back(std::move(form));
+    }
 
   if (analyse)
     analyseOrder();
+  note("program order, and each DMA's chunks after its start and in order");
   encodeOrder();
   encodeBarriers();
   encodeSemaphores();
+}
+
+void Encoder::note(std::string text) {
+  notes_.resize(base_.size() + 1);
+  std::string &slot = notes_[base_.size()];
+  slot += (slot.empty() ? "" : "\n") + text;
+}
+
+std::string Encoder::sourceName(const ScheduleStep &step) const {
+  if (step.kind == ScheduleStep::Kind::Device)
+    return fmt::format("signals of device {}", step.id);
+  const Dma &dma = program_.dmas[step.id];
+  return fmt::format("dma {} {} (device {} -> {})", step.id,
+                     step.kind == ScheduleStep::Kind::Send ? "sends" : "lands", dma.issuer,
+                     dma.target);
 }
 
 z3::expr Encoder::executed(DeviceId d, int32_t i) const {
@@ -501,6 +534,9 @@ void Encoder::encodeBarriers() {
   barrierOpen_.resize(invocations);
   for (size_t inv = 0; inv < invocations; ++inv) {
     z3::expr time = ctx_.real_const(fmt::format("barrier_{}", inv).c_str());
+    note(fmt::format("device barrier of invocation {}: every device reaches it before "
+                     "barrier_{}, its events run after",
+                     inv, inv));
     z3::expr_vector reached(ctx_);
     for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
       const int32_t b = barrierPc[f][inv];
@@ -538,12 +574,23 @@ void Encoder::encodeSemaphores() {
   std::vector<bool> counted(static_cast<size_t>(m_.deviceCount()) * semCount, false);
   for (const WaitInfo &wait : waits_) {
     const size_t key = static_cast<size_t>(wait.device) * semCount + wait.sem;
+    const std::string name = fmt::format("{}@d{}", program_.semName(wait.sem), wait.device);
     if (!counted[key]) {
       counted[key] = true;
       (wait.chain ? countingForm_ : sumForm_) += 1;
+      const std::vector<std::string> &sources =
+          std::find_if(forms_.begin(), forms_.end(), [&](const report::SemaphoreForm &f) {
+            return f.device == wait.device && f.semaphore == program_.semName(wait.sem);
+          })->sources;
+      note(fmt::format("semaphore {}: {} form, {} {}{}", name, wait.chain ? "counting" : "sum",
+                       sources.size(), sources.size() == 1 ? "source" : "sources",
+                       sources.empty() ? "" : ": " + fmt::format("{}", fmt::join(sources, ", "))));
     }
     const std::vector<Increment> &incs = increments_[key];
     const Step &w = steps_[wait.step];
+    const int32_t pc = wait.step - eventStep_[wait.device][0]; // a device's steps are contiguous
+    note(fmt::format("{}: wait at event {} of device {} (its waits on it need {} in all), {} form",
+                     name, pc, wait.device, wait.need, wait.chain ? "counting" : "sum"));
     if (wait.chain) {
       int64_t sum = 0;
       std::optional<int32_t> reaching;
@@ -591,11 +638,16 @@ void Encoder::encodeSemaphores() {
   }
   // Redundant: the semaphore edges of the static analysis (implied by the constraints
   // above, but the solver would rediscover them in every query), and the dead steps.
+  if (!semEdges_.empty())
+    note("redundant: the must-precede edges the static analysis derived from the waits");
   for (const auto &[a, b] : semEdges_)
     base_.push_back(z3::implies(steps_[b].x, steps_[a].x && steps_[a].pos < steps_[b].pos));
+  if (std::find(dead_.begin(), dead_.end(), true) != dead_.end())
+    note("redundant: the steps the static analysis found can never run");
   for (size_t i = 0; i < dead_.size(); ++i)
     if (dead_[i])
       base_.push_back(!steps_[i].x);
+  notes_.resize(base_.size());
 }
 
 // No step is enabled after the executed prefix (docs/model.md, deadlock): every

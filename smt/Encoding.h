@@ -51,6 +51,13 @@ public:
   int64_t derivedEdges() const { return derivedEdges_; }
   int32_t countingForm() const { return countingForm_; }
   int32_t sumForm() const { return sumForm_; }
+  /// The form of each (device, semaphore) pair with waits, by semaphore then device
+  /// (docs/smt.md "Semaphore waits").
+  const std::vector<report::SemaphoreForm> &semaphoreForms() const { return forms_; }
+  /// Comments for the SMT-LIB2 dump: base()[i] is preceded by notes()[i] (lines
+  /// without the leading "; ", empty: none), saying what the constraints are and which
+  /// semaphore and form a wait's constraint has.
+  const std::vector<std::string> &notes() const { return notes_; }
 
 private:
   struct Step {
@@ -113,6 +120,10 @@ private:
   void encodeBarriers();
   void encodeSemaphores();
   void buildChecks(semantics::PropertyIndex p);
+  /// A note before the next constraint pushed to base_ (the dump's comments).
+  void note(std::string text);
+  /// "signals of device 1", "dma 3 lands (device 2 -> 3)": the source of an increment.
+  std::string sourceName(const report::ScheduleStep &step) const;
 
   z3::context &ctx_;
   const semantics::Machine &m_;
@@ -138,6 +149,8 @@ private:
   z3::expr_vector base_;
   int32_t countingForm_ = 0;
   int32_t sumForm_ = 0;
+  std::vector<report::SemaphoreForm> forms_;
+  std::vector<std::string> notes_;
 };
 
 } // namespace dkv::smt

@@ -3,6 +3,7 @@
 #include "smt/Smt.h"
 
 #include "smt/Encoding.h"
+#include "support/Invariant.h"
 
 #include <fmt/format.h>
 
@@ -132,6 +133,34 @@ const char *answerName(z3::check_result answer) {
 /// A query's assumption literal: "q_race.0" (a valid SMT-LIB simple symbol).
 z3::expr literalFor(z3::context &ctx, const semantics::Property &p) {
   return ctx.bool_const(("q_" + p.id).c_str());
+}
+
+/// Z3's SMT-LIB2 text of `solver` (its declarations, then one `(assert` at the start
+/// of a line per assertion, in order) with notes[i] as `; ` comment lines before
+/// assertion i. The assertions are counted: a text that does not have one `(assert`
+/// line per assertion of the solver is a bug here (the comments would be misplaced).
+std::string annotate(z3::solver &solver, const std::vector<std::string> &notes) {
+  const std::string text = solver.to_smt2();
+  std::string out;
+  size_t assertion = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    end = end == std::string::npos ? text.size() : end + 1;
+    if (text.compare(pos, 7, "(assert") == 0) {
+      if (assertion < notes.size())
+        for (size_t from = 0; !notes[assertion].empty() && from != std::string::npos;) {
+          const size_t to = notes[assertion].find('\n', from);
+          out += "; " + notes[assertion].substr(from, to - from) + "\n";
+          from = to == std::string::npos ? to : to + 1;
+        }
+      ++assertion;
+    }
+    out.append(text, pos, end - pos);
+    pos = end;
+  }
+  DKV_INVARIANT(assertion == solver.assertions().size(),
+                "the SMT-LIB2 text has one (assert per assertion");
+  return out;
 }
 
 EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &options) {
@@ -328,6 +357,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   if (!firstUnknown.empty())
     result.reason = result.reason.empty() ? firstUnknown : firstUnknown + "; " + result.reason;
 
+  result.semaphoreForms = encoder.semaphoreForms();
   // Deterministic counts first (printed always), then the times (--timing).
   result.stats.push_back({"queries", std::to_string(queries)});
   result.stats.push_back({"sat", std::to_string(sat)});
@@ -388,14 +418,20 @@ bool dumpSmt2(const semantics::Machine &machine, std::optional<PropertyIndex> pr
       solver.add(c);
     if (property) {
       solver.add(encoder.query(*property));
+      std::vector<std::string> notes = encoder.notes();
+      notes.push_back(fmt::format("the query of {}", props.property(*property).id));
       text = fmt::format("; dkv: {} ({})\n", props.property(*property).id,
                          props.property(*property).message) +
-             solver.to_smt2();
+             annotate(solver, notes);
       return true;
     }
-    for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(props.properties().size()); ++p)
+    std::vector<std::string> notes = encoder.notes();
+    for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(props.properties().size()); ++p) {
       solver.add(z3::implies(literalFor(ctx, props.property(p)), encoder.query(p)));
-    std::string body = solver.to_smt2();
+      notes.push_back(
+          fmt::format("the query of {}, under q_{}", props.property(p).id, props.property(p).id));
+    }
+    std::string body = annotate(solver, notes);
     // to_smt2 ends with one (check-sat); the per-property checks replace it.
     const std::string tail = "(check-sat)\n";
     if (body.size() >= tail.size() &&

@@ -4,13 +4,18 @@
 #include "smt/Smt.h"
 #include "executor/Executor.h"
 #include "frontend/Annotations.h"
+#include "report/Json.h"
+#include "report/Render.h"
 #include "tests/executor/ExecutorFixtures.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 namespace dkv::smt {
 namespace {
@@ -105,6 +110,139 @@ TEST(Z3Engine, DumpIsSelfContained) {
   EXPECT_EQ(text.substr(text.size() - 12), "(check-sat)\n");
   ASSERT_TRUE(dumpSmt2(instance.machine(), std::nullopt, text, error)) << error;
   EXPECT_NE(text.find("(echo \"race.0\")\n(check-sat-assuming (q_race.0))"), std::string::npos);
+}
+
+// The dump says which form each semaphore got, as comments before its assertions.
+TEST(Z3Engine, DumpCommentsNameEachSemaphoresForm) {
+  for (const char *name : {"right_permute.dk", "all_gather_shared_sem.dk"}) {
+    std::optional<model::Program> program = executor::testing::lowerExample(name, 3);
+    ASSERT_TRUE(program) << name;
+    semantics::Instance instance(*program);
+    std::string text, error;
+    ASSERT_TRUE(dumpSmt2(instance.machine(), std::nullopt, text, error)) << error;
+    for (const report::SemaphoreForm &f :
+         checkWithZ3(instance.machine(), solverWitnesses()).semaphoreForms) {
+      const std::string head = fmt::format("\n; semaphore {}@d{}: {} form, ", f.semaphore, f.device,
+                                           f.counting ? "counting" : "sum");
+      const size_t at = text.find(head);
+      ASSERT_NE(at, std::string::npos) << name << ": " << head;
+      // Then the comment of its first wait and that wait's assertion.
+      const size_t wait =
+          text.find(fmt::format("\n; {}@d{}: wait at event ", f.semaphore, f.device), at);
+      ASSERT_NE(wait, std::string::npos) << name;
+      EXPECT_EQ(text.find("\n(assert", at), text.find("\n(assert", wait)) << name;
+    }
+    EXPECT_NE(
+        text.find("\n; program order, and each DMA's chunks after its start and in order\n(assert"),
+        std::string::npos);
+  }
+  // right_permute at N = 2 in full: one comment line per semaphore and per wait.
+  std::optional<model::Program> program = executor::testing::lowerExample("right_permute.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(*program);
+  std::string text, error;
+  ASSERT_TRUE(dumpSmt2(instance.machine(), 0, text, error)) << error;
+  EXPECT_NE(text.find("; semaphore recv@d0: counting form, 1 source: dma 1 lands (device 1 -> 0)\n"
+                      "; recv@d0: wait at event 4 of device 0 (its waits on it need 4096 in all), "
+                      "counting form\n(assert"),
+            std::string::npos)
+      << text;
+}
+
+/// "recv@d0 counting [dma 1 lands (device 1 -> 0)]", one per form record.
+std::vector<std::string> formsText(const std::vector<report::SemaphoreForm> &forms) {
+  std::vector<std::string> out;
+  for (const report::SemaphoreForm &f : forms) {
+    std::string sources;
+    for (const std::string &s : f.sources)
+      sources += (sources.empty() ? "" : "; ") + s;
+    out.push_back(fmt::format("{}@d{} {} [{}]", f.semaphore, f.device,
+                              f.counting ? "counting" : "sum", sources));
+  }
+  return out;
+}
+
+// right_permute: each device's send semaphore counts its own DMA's sends, its recv
+// semaphore the left neighbour's DMA's landings: one source each, all counting
+// (docs/smt.md, "A worked example").
+TEST(Z3Engine, SemaphoreFormsOfRightPermuteAreAllCounting) {
+  std::optional<model::Program> program = executor::testing::lowerExample("right_permute.dk", 2);
+  ASSERT_TRUE(program);
+  report::Verdict v = z3Verdict(*program);
+  ASSERT_EQ(v.status, Status::Verified) << v.reason;
+  EXPECT_EQ(formsText(v.semaphoreForms), (std::vector<std::string>{
+                                             "send@d0 counting [dma 0 sends (device 0 -> 1)]",
+                                             "send@d1 counting [dma 1 sends (device 1 -> 0)]",
+                                             "recv@d0 counting [dma 1 lands (device 1 -> 0)]",
+                                             "recv@d1 counting [dma 0 lands (device 0 -> 1)]",
+                                         }));
+  EXPECT_EQ(stat(v, "semaphores counted"), "4");
+  EXPECT_EQ(stat(v, "semaphores summed"), "0");
+  EXPECT_EQ(report::semaphoreFormsLine(v.semaphoreForms), "counting: send (d0-1), recv (d0-1)");
+  // JSON: always, one object per (semaphore, device).
+  const nlohmann::json j = report::verdictJson(v, "right_permute.dk", nullptr, {"z3", "", false});
+  ASSERT_TRUE(j.contains("semaphore_forms"));
+  ASSERT_EQ(j["semaphore_forms"].size(), 4u);
+  EXPECT_EQ(j["semaphore_forms"][2],
+            nlohmann::json({{"semaphore", "recv"},
+                            {"device", 0},
+                            {"form", "counting"},
+                            {"sources", {"dma 1 lands (device 1 -> 0)"}}}));
+}
+
+// all_gather_shared_sem: one receive semaphore for every step, so each step's DMA
+// from the left neighbour lands on it (several DMAs: the sum form), and one send
+// semaphore for every step's DMA (sum form too); the own-slot copy at step 0 is the
+// only source of copy_sem (counting).
+TEST(Z3Engine, SemaphoreFormsOfASharedReceiveSemaphoreAreSums) {
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("all_gather_shared_sem.dk", 3);
+  ASSERT_TRUE(program);
+  report::Verdict v = z3Verdict(*program);
+  ASSERT_EQ(v.status, Status::Findings) << v.reason;
+  EXPECT_EQ(formsText(v.semaphoreForms),
+            (std::vector<std::string>{
+                "copy_sem@d0 counting [dma 0 lands (device 0 -> 0)]",
+                "copy_sem@d1 counting [dma 3 lands (device 1 -> 1)]",
+                "copy_sem@d2 counting [dma 6 lands (device 2 -> 2)]",
+                "send_sem@d0 sum [dma 1 sends (device 0 -> 1); dma 2 sends (device 0 -> 1)]",
+                "send_sem@d1 sum [dma 4 sends (device 1 -> 2); dma 5 sends (device 1 -> 2)]",
+                "send_sem@d2 sum [dma 7 sends (device 2 -> 0); dma 8 sends (device 2 -> 0)]",
+                "recv_sem@d0 sum [dma 7 lands (device 2 -> 0); dma 8 lands (device 2 -> 0)]",
+                "recv_sem@d1 sum [dma 1 lands (device 0 -> 1); dma 2 lands (device 0 -> 1)]",
+                "recv_sem@d2 sum [dma 4 lands (device 1 -> 2); dma 5 lands (device 1 -> 2)]",
+            }));
+  EXPECT_EQ(stat(v, "semaphores counted"), "3");
+  EXPECT_EQ(stat(v, "semaphores summed"), "6");
+  EXPECT_EQ(report::semaphoreFormsLine(v.semaphoreForms),
+            "counting: copy_sem (d0-2); sum: send_sem (d0-2, 2 sources), recv_sem (d0-2, 2 "
+            "sources)");
+  const nlohmann::json j =
+      report::verdictJson(v, "all_gather_shared_sem.dk", nullptr, {"z3", "", false});
+  ASSERT_EQ(j["semaphore_forms"].size(), 9u);
+  EXPECT_EQ(j["semaphore_forms"][7]["form"], "sum");
+  EXPECT_EQ(j["semaphore_forms"][7]["sources"],
+            nlohmann::json({"dma 1 lands (device 0 -> 1)", "dma 2 lands (device 0 -> 1)"}));
+  // The text report lists them with --timing only.
+  std::ostringstream plain, timed;
+  report::renderVerdict(plain, v, nullptr, {"z3", "", false});
+  report::renderVerdict(timed, v, nullptr, {"z3", "", true});
+  EXPECT_EQ(plain.str().find("semaphore forms"), std::string::npos);
+  EXPECT_NE(timed.str().find("\n  semaphore forms: counting: copy_sem (d0-2); sum: "),
+            std::string::npos)
+      << timed.str();
+}
+
+// The explore engine has no forms; the device ranges are compressed.
+TEST(Z3Engine, SemaphoreFormsLineGroupsDevices) {
+  std::vector<report::SemaphoreForm> forms;
+  for (int32_t d : {0, 1, 2, 3, 5, 7})
+    forms.push_back({"ready", d, true, {"signals of device 4"}});
+  forms.push_back({"barrier", 0, false, {"a", "b"}});
+  forms.push_back({"barrier", 1, false, {"a", "b", "c"}});
+  EXPECT_EQ(report::semaphoreFormsLine(forms),
+            "counting: ready (d0-3,5,7); sum: barrier (d0-1, 2-3 sources)");
+  EXPECT_EQ(report::semaphoreFormsLine({}), "");
 }
 
 /// Every example that lowers, at N = 2 and 3 (as its `// devices:` allows), with its
