@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace dkv::model {
 
 int dtypeBytes(DType type) {
@@ -112,6 +115,27 @@ std::string Program::semName(SemId sem) const {
   if (s.index.empty())
     return s.name;
   return fmt::format("{}[{}]", s.name, fmt::join(s.index, ", "));
+}
+
+std::vector<int64_t> Program::incrementTotals() const {
+  const size_t semCount = semaphores.size();
+  std::vector<int64_t> totals(processes.size() * semCount, 0);
+  auto add = [&](DeviceId d, SemId s, int64_t units) {
+    int64_t &t = totals[static_cast<size_t>(d) * semCount + s];
+    const int64_t u = std::max<int64_t>(0, units);
+    t = t > std::numeric_limits<int64_t>::max() - u ? std::numeric_limits<int64_t>::max() : t + u;
+  };
+  for (const Dma &dma : dmas)
+    for (int64_t units : dma.chunkUnits) {
+      add(dma.target, dma.recvSem, units);
+      if (dma.sendSem)
+        add(dma.issuer, *dma.sendSem, units);
+    }
+  for (const Process &proc : processes)
+    for (const Event &e : proc.events)
+      if (const auto *sig = std::get_if<Signal>(&e.kind))
+        add(sig->target, sig->sem, sig->amount);
+  return totals;
 }
 
 std::string Program::regionName(const Region &region) const {

@@ -268,6 +268,13 @@ struct Program {
   std::string semName(SemId sem) const;
   /// "buf[0:4, 2]" in the buffer's own dimensions.
   std::string regionName(const Region &region) const;
+  /// The units that can ever reach each semaphore of each device, whether or not the
+  /// events that add them run: every DMA's chunk units (on the target's receive
+  /// semaphore and the issuer's send semaphore) and every signal's amount, indexed
+  /// [device * semaphores.size() + sem], saturating at INT64_MAX. The one tally of the
+  /// static pre-check, the step table's bound (semantics::Machine::semBound) and the
+  /// findings' shapes.
+  std::vector<int64_t> incrementTotals() const;
 };
 
 } // namespace dkv::model

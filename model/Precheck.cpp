@@ -55,26 +55,24 @@ std::vector<report::Finding> precheck(const Program &program) {
   std::vector<report::Finding> findings;
   std::map<std::pair<DeviceId, SemId>, SemTotals> totals;
   std::optional<SemId> barrier = program.barrierSemaphore();
+  // The units that can ever arrive (Program::incrementTotals); the locations of what
+  // adds them are collected here, for the findings' notes.
+  const std::vector<int64_t> increments = program.incrementTotals();
+  auto totalsOf = [&](DeviceId d, SemId s) -> SemTotals & {
+    SemTotals &t = totals[{d, s}];
+    t.increments = increments[static_cast<size_t>(d) * program.semaphores.size() + s];
+    return t;
+  };
 
   for (const Dma &dma : program.dmas) {
-    int64_t units = 0;
-    for (int64_t u : dma.chunkUnits)
-      units += u;
-    SemTotals &recv = totals[{dma.target, dma.recvSem}];
-    recv.increments += units;
-    recv.incrementLocs.push_back(dma.loc);
-    if (dma.sendSem) {
-      SemTotals &send = totals[{dma.issuer, *dma.sendSem}];
-      send.increments += units;
-      send.incrementLocs.push_back(dma.loc);
-    }
+    totalsOf(dma.target, dma.recvSem).incrementLocs.push_back(dma.loc);
+    if (dma.sendSem)
+      totalsOf(dma.issuer, *dma.sendSem).incrementLocs.push_back(dma.loc);
   }
   for (const Process &proc : program.processes)
     for (const Event &e : proc.events)
       if (const Signal *signal = semUse(e).signal) {
-        SemTotals &t = totals[{signal->target, signal->sem}];
-        t.increments += signal->amount;
-        t.incrementLocs.push_back(e.loc);
+        totalsOf(signal->target, signal->sem).incrementLocs.push_back(e.loc);
         if (program.semaphores[signal->sem].kind == SemKind::Dma) {
           report::Finding f;
           f.engine = "precheck";
@@ -95,7 +93,7 @@ std::vector<report::Finding> precheck(const Program &program) {
       const SemWait *wait = semUse(e).wait;
       if (!wait)
         continue;
-      SemTotals &t = totals[{proc.device, wait->sem}];
+      SemTotals &t = totalsOf(proc.device, wait->sem);
       t.waited += wait->amount;
       if (t.waited > t.increments && !t.deadlockReported) {
         t.deadlockReported = true;

@@ -46,12 +46,8 @@ Machine::Machine(const Program &program, const Properties &properties)
   scopeRanges_.assign(n, std::vector<std::vector<std::pair<int32_t, int32_t>>>(scopeCount));
   scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
   scopeDmas_.assign(n, std::vector<std::vector<DmaId>>(scopeCount));
-  semBound_.assign(static_cast<size_t>(n) * semCount_, 0);
+  semBound_ = program.incrementTotals();
   signalsTo_.assign(static_cast<size_t>(n) * semCount_, {});
-  auto bump = [&](DeviceId d, SemId s, int64_t amount) {
-    int64_t &b = semBound_[static_cast<size_t>(d) * semCount_ + s];
-    b = saturatingAdd(b, std::max<int64_t>(0, amount));
-  };
 
   for (DeviceId d = 0; d < n; ++d) {
     const std::vector<Event> &events = program.processes[d].events;
@@ -72,7 +68,6 @@ Machine::Machine(const Program &program, const Properties &properties)
                          }
                      },
                      [&](const Signal &e) {
-                       bump(e.target, e.sem, e.amount);
                        signalsTo_[static_cast<size_t>(e.target) * semCount_ + e.sem].push_back(
                            {d, pc, e.amount});
                        const Semaphore &sem = program.semaphores[e.sem];
@@ -101,11 +96,6 @@ Machine::Machine(const Program &program, const Properties &properties)
       scopeSharesSlots_[program.semaphores[s].scope] = true;
 
   for (const Dma &dma : dmas_) {
-    for (size_t c = 0; c < dma.chunkUnits.size(); ++c) {
-      if (dma.sendSem)
-        bump(dma.issuer, *dma.sendSem, dma.chunkUnits[c]);
-      bump(dma.target, dma.recvSem, dma.chunkUnits[c]);
-    }
     ScopeId dstScope = program.buffers[dma.dst.buffer].scope;
     ScopeId recvScope = program.semaphores[dma.recvSem].scope;
     if (dstScope != kKernelScope)

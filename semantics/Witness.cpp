@@ -305,23 +305,10 @@ bool notEntered(const Program &program, const ControlState &at, DeviceId d, int3
 }
 
 /// Whether the increments that can ever reach `sem` on `d` cover d's waits on it up to
-/// and including the one at `pc` (the static pre-check's sum, model/Precheck.h).
+/// and including the one at `pc` (Program::incrementTotals, the static pre-check's sum).
 bool enoughIncrements(const Program &program, DeviceId d, SemId sem, int32_t pc) {
-  int64_t increments = 0;
-  for (const Dma &dma : program.dmas) {
-    int64_t units = 0;
-    for (int64_t u : dma.chunkUnits)
-      units += u;
-    if (dma.target == d && dma.recvSem == sem)
-      increments += units;
-    if (dma.issuer == d && dma.sendSem == sem)
-      increments += units;
-  }
-  for (const Process &proc : program.processes)
-    for (const Event &e : proc.events)
-      if (const auto *sig = std::get_if<Signal>(&e.kind);
-          sig && sig->target == d && sig->sem == sem)
-        increments += sig->amount;
+  const int64_t increments =
+      program.incrementTotals()[static_cast<size_t>(d) * program.semaphores.size() + sem];
   int64_t waited = 0;
   for (int32_t i = 0; i <= pc; ++i)
     if (const auto *w = std::get_if<SemWait>(&program.processes[d].events[i].kind);
