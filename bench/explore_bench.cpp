@@ -14,13 +14,9 @@
 // reached) and whether the verdict and the violated properties of the runs that
 // finished are the same ("n/a": fewer than two finished); it exits 1 if any differ (a
 // soundness check of the reduction, docs/performance.md).
+#include "bench/BenchUtil.h"
 #include "executor/Executor.h"
-#include "frontend/Annotations.h"
-#include "frontend/Frontend.h"
-#include "lower/Lower.h"
 #include "semantics/Witness.h"
-#include "support/Diagnostics.h"
-#include "support/Source.h"
 
 #include <fmt/format.h>
 
@@ -32,17 +28,7 @@
 #include <vector>
 
 using namespace dkv;
-
-namespace {
-
-std::string statOf(const report::Verdict &v, const std::string &key) {
-  for (const auto &[k, value] : v.stats)
-    if (k == key)
-      return value;
-  return "";
-}
-
-} // namespace
+using bench::statOf;
 
 int main(int argc, char **argv) {
   uint64_t maxStates = 2'000'000;
@@ -70,13 +56,8 @@ int main(int argc, char **argv) {
       files.push_back(arg);
   }
   bool differs = false;
-  if (files.empty()) {
-    for (const auto &entry :
-         std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
-      if (entry.path().extension() == ".dk")
-        files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-  }
+  if (files.empty())
+    files = bench::examplesIn(std::string(DKV_SOURCE_DIR) + "/examples");
   if (compare)
     fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {}\n", "example", "N", "verdict",
                "states off", "states old", "states new", "same findings");
@@ -84,35 +65,21 @@ int main(int argc, char **argv) {
     fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
                "states", "transitions", "seconds", "states/s");
   for (const std::string &path : files) {
-    std::string error;
-    support::SourceManager sources;
-    std::optional<support::FileId> id = sources.load(path, error);
-    const support::SourceFile *file = id ? &sources.file(*id) : nullptr;
-    if (!file) {
-      fmt::print(stderr, "{}\n", error);
+    bench::Example example = bench::readExample(path);
+    if (!example.readable) {
+      fmt::print(stderr, "cannot read {}\n", path);
       continue;
     }
-    support::DiagnosticEngine annotationDiags(&sources);
-    ast::Annotations annotations = frontend::readAnnotations(*file, annotationDiags);
-    model::Options options;
-    options.dmaChunks = dmaChunks;
-    for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
-      if (annotations.options[i] == "--invocations")
-        options.invocations = std::stoi(annotations.options[i + 1]);
-    const std::vector<int64_t> &devices = annotations.devices;
-    std::string name = std::filesystem::path(path).filename().string();
+    if (dmaChunks != 1)
+      example.options.dmaChunks = dmaChunks;
+    const std::string &name = example.name;
     for (int64_t n = 2; n <= 4; ++n) {
       if (onlyDevices != 0 && n != onlyDevices)
         continue;
-      if (onlyDevices == 0 && !devices.empty() &&
-          std::find(devices.begin(), devices.end(), n) == devices.end())
+      if (onlyDevices == 0 && !bench::allowsDevices(example, n))
         continue;
-      support::DiagnosticEngine diags(&sources);
-      bool ok = false;
-      auto module = frontend::loadModule(*file, {}, n, diags, ok);
-      if (!ok || !module)
-        break;
-      std::optional<model::Program> program = lower::lower(*module, name, options, diags);
+      std::string error;
+      std::optional<model::Program> program = bench::lowerExample(example, n, error);
       if (!program)
         break;
       if (compare) {
@@ -133,8 +100,8 @@ int main(int argc, char **argv) {
           for (const report::Finding &f : v.findings)
             ids.push_back(f.property);
           found.push_back(ids);
-          complete.push_back(statOf(v, "budget").empty());
-          states.push_back((complete.back() ? "" : ">") + statOf(v, "states"));
+          complete.push_back(statOf(v.stats, "budget").empty());
+          states.push_back((complete.back() ? "" : ">") + statOf(v.stats, "states"));
           statuses.push_back(report::verdictStatusName(v.status));
         }
         int compared = 0, first = -1;
@@ -166,10 +133,10 @@ int main(int argc, char **argv) {
           instance.machine(), executor::explore(instance.machine(), explore), "explore");
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      double states = std::strtod(statOf(v, "states").c_str(), nullptr);
+      double states = std::strtod(statOf(v.stats, "states").c_str(), nullptr);
       fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8.2f} {:>12.0f}\n", name, n,
-                 report::verdictStatusName(v.status), statOf(v, "states"), statOf(v, "transitions"),
-                 seconds, seconds > 0 ? states / seconds : 0.0);
+                 report::verdictStatusName(v.status), statOf(v.stats, "states"),
+                 statOf(v.stats, "transitions"), seconds, seconds > 0 ? states / seconds : 0.0);
       std::fflush(stdout);
     }
   }

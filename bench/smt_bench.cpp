@@ -8,14 +8,10 @@
 //
 // Without file arguments it runs every examples/*.dk that lowers. `// options:
 // --invocations K` in a file is honoured.
+#include "bench/BenchUtil.h"
 #include "executor/Executor.h"
-#include "frontend/Annotations.h"
-#include "frontend/Frontend.h"
-#include "lower/Lower.h"
 #include "semantics/Witness.h"
 #include "smt/Smt.h"
-#include "support/Diagnostics.h"
-#include "support/Source.h"
 
 #include <fmt/format.h>
 
@@ -29,14 +25,9 @@
 
 using namespace dkv;
 
-namespace {
+using bench::statOf;
 
-std::string statOf(const semantics::EngineResult &r, const std::string &key) {
-  for (const auto &[k, value] : r.stats)
-    if (k == key)
-      return value;
-  return "";
-}
+namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point begin) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -64,42 +55,23 @@ int main(int argc, char **argv) {
       files.push_back(arg);
     }
   }
-  if (files.empty()) {
-    for (const auto &entry :
-         std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
-      if (entry.path().extension() == ".dk")
-        files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-  }
+  if (files.empty())
+    files = bench::examplesIn(std::string(DKV_SOURCE_DIR) + "/examples");
   fmt::print("{:<32} {:>2} {:>5} {:>4} {:>5} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}\n",
              "example", "N", "props", "sat", "unsat", "steps", "z3 s", "race s", "dlock s",
              "other s", "explore", "ratio");
   for (const std::string &path : files) {
-    std::string error;
-    support::SourceManager sources;
-    std::optional<support::FileId> id = sources.load(path, error);
-    if (!id) {
-      fmt::print(stderr, "{}\n", error);
+    const bench::Example example = bench::readExample(path);
+    if (!example.readable) {
+      fmt::print(stderr, "cannot read {}\n", path);
       continue;
     }
-    const support::SourceFile *file = &sources.file(*id);
-    support::DiagnosticEngine annotationDiags(&sources);
-    ast::Annotations annotations = frontend::readAnnotations(*file, annotationDiags);
-    model::Options options;
-    for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
-      if (annotations.options[i] == "--invocations")
-        options.invocations = std::stoi(annotations.options[i + 1]);
-    const std::vector<int64_t> &devices = annotations.devices;
-    std::string name = std::filesystem::path(path).filename().string();
+    const std::string &name = example.name;
     for (int64_t n : counts) {
-      if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
+      if (!bench::allowsDevices(example, n))
         continue;
-      support::DiagnosticEngine diags(&sources);
-      bool ok = false;
-      auto module = frontend::loadModule(*file, {}, n, diags, ok);
-      if (!ok || !module)
-        break;
-      std::optional<model::Program> program = lower::lower(*module, name, options, diags);
+      std::string error;
+      std::optional<model::Program> program = bench::lowerExample(example, n, error);
       if (!program)
         break;
       semantics::Instance instance(std::move(*program));
@@ -134,11 +106,12 @@ int main(int argc, char **argv) {
           ratio = fmt::format(">{:.1f}", z3Seconds > 0 ? seconds / z3Seconds : 0.0);
         }
       }
-      std::string answers = z3.complete ? statOf(z3, "sat") : statOf(z3, "sat") + "?";
+      std::string answers = z3.complete ? statOf(z3.stats, "sat") : statOf(z3.stats, "sat") + "?";
       fmt::print("{:<32} {:>2} {:>5} {:>4} {:>5} {:>6} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8} "
                  "{:>9}\n",
-                 name, n, instance.properties().properties().size(), answers, statOf(z3, "unsat"),
-                 statOf(z3, "steps"), z3Seconds, race, deadlock, other, exploreText, ratio);
+                 name, n, instance.properties().properties().size(), answers,
+                 statOf(z3.stats, "unsat"), statOf(z3.stats, "steps"), z3Seconds, race, deadlock,
+                 other, exploreText, ratio);
       std::fflush(stdout);
     }
   }
