@@ -3,6 +3,7 @@
 #include "report/Json.h"
 
 #include "report/Explain.h"
+#include "report/FileNames.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,15 +16,7 @@ namespace {
 using nlohmann::json;
 
 // Where locations are written: each in the file it names, else in the checked file.
-struct Files {
-  const std::string &checked;
-  const support::SourceManager *sources;
-
-  std::string nameOf(SourceLoc loc) const {
-    const support::SourceFile *f = sources ? sources->find(loc.file) : nullptr;
-    return f ? f->name() : checked;
-  }
-};
+using Files = FileNames;
 
 json location(const Files &files, SourceLoc loc, const std::string &label) {
   json j = {{"file", files.nameOf(loc)}, {"line", loc.line}, {"column", loc.col}};

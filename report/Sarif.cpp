@@ -3,6 +3,7 @@
 #include "report/Sarif.h"
 
 #include "report/Explain.h"
+#include "report/FileNames.h"
 #include "report/Render.h"
 
 #include <nlohmann/json.hpp>
@@ -81,14 +82,7 @@ struct SarifLog::Impl {
   std::set<std::string> diagnosticIds;
   bool internalError = false;
 
-  struct Files {
-    const std::string &checked;
-    const support::SourceManager *sources;
-    std::string nameOf(SourceLoc loc) const {
-      const support::SourceFile *f = sources ? sources->find(loc.file) : nullptr;
-      return f ? f->name() : checked;
-    }
-  };
+  using Files = FileNames;
 
   static json physical(const Files &files, SourceLoc loc) {
     json p = {{"artifactLocation", {{"uri", sarifUri(files.nameOf(loc))}}}};
