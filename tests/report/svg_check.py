@@ -25,21 +25,16 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import annotations as example_annotations  # noqa: E402 (tests/examples/annotations.py)
+
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def annotations(dkv, path):
-    out = subprocess.run([dkv, "parse", path, "--annotations"], capture_output=True, text=True)
-    expect, devices, options = None, [], []
-    for line in out.stdout.splitlines():
-        words = line.split()
-        if words and words[0] == "expect":
-            expect = words[1]
-        elif words and words[0] == "devices":
-            devices = [int(w) for w in words[1:]]
-        elif words and words[0] == "options":
-            options = words[1:]
-    return expect, devices, options
+    """(last expected verdict or None, device counts, options), from the one reader."""
+    a = example_annotations.read(dkv, path)
+    return (a.expect[-1][0] if a.expect else None), a.devices, a.options
 
 
 def classes(element):
@@ -92,10 +87,8 @@ def main():
     errors, pictures, kernels = [], 0, 0
     several = None  # (path, devices, options) of an instance with several findings
     with tempfile.TemporaryDirectory() as tmp:
-        for name in sorted(os.listdir(examples)):
-            if not name.endswith(".dk"):
-                continue
-            path = os.path.join(examples, name)
+        for path in example_annotations.examples(examples, recursive=False):
+            name = os.path.basename(path)
             expect, counts, options = annotations(dkv, path)
             if expect not in ("race", "deadlock", "exit-violation", "lifetime-violation") or not counts:
                 continue
