@@ -578,8 +578,15 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
   summary.kernels = kernels.size();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (check.format == "sarif")
+  if (check.format == "sarif") {
+    if (summary.stoppedEarly)
+      sarif.addNotification("warning",
+                            fmt::format("stopped at the first finding (--stop-at-first): {} "
+                                        "instance{} not checked",
+                                        summary.notChecked, summary.notChecked == 1 ? "" : "s"),
+                            plan[summary.instances - 1].options.file);
     sarif.write(out);
+  }
   if (several && check.format == "json")
     report::renderRunJson(out, jsonInstances, summary, code, check.timing);
   if (several) {

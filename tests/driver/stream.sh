@@ -67,6 +67,15 @@ cmp -s "$tmp/one" "$tmp/two" || { diff "$tmp/one" "$tmp/two" | head; fail "-j 2 
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; assert s["stopped_early"] and s["not_checked"]==int(sys.argv[2]), s' "$tmp/out" "$notchecked" ||
   fail "JSON summary of --stop-at-first"
 
+"$dkv" check examples --devices 2 --stop-at-first --format sarif >"$tmp/out" 2>"$tmp/err"
+python3 - "$tmp/out" "$notchecked" <<'PY' || fail "SARIF of --stop-at-first"
+import json, sys
+log = json.load(open(sys.argv[1]))
+notes = [n["message"]["text"] for n in log["runs"][0]["invocations"][0]["toolExecutionNotifications"]]
+assert any(t == f"stopped at the first finding (--stop-at-first): {sys.argv[2]} instances not checked" for t in notes), notes
+assert any(": incomplete search: stopped at the first finding" in t for t in notes), notes
+PY
+
 # Progress: on standard error with --progress always, never on standard output.
 "$dkv" check examples/zero_dst_race.dk --devices 2 --engine explore --progress always >"$tmp/out" 2>"$tmp/err"
 grep -q "explore: [0-9,]* states, depth [0-9]*, [0-9,]* states/s, [0-9.]* s" "$tmp/err" || fail "no progress line on stderr"
