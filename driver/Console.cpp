@@ -168,7 +168,8 @@ std::string Console::line() {
     work = p.phase.empty() ? p.engine : fmt::format("{}: {}", p.engine, p.phase);
   std::string where =
       labels_.size() > 1 ? fmt::format("[{}/{} done] ", done_, labels_.size()) : std::string();
-  return fmt::format("dkv: {}{}: {}, {:.1f} s", where, labels_[it->first], work, elapsed);
+  // The figures first: a narrow terminal cuts the end of the line.
+  return fmt::format("dkv: {}{}, {:.1f} s ({})", where, work, elapsed, labels_[it->first]);
 }
 
 void Console::tick() {
