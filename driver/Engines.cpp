@@ -94,14 +94,19 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   result.queries = std::move(solved.queries);
   result.decidedBy = "z3";
   result.stats.push_back(why);
-  result.stats.push_back(solved.complete
-                             ? std::pair<std::string, std::string>{"decided by", "z3"}
-                             : std::pair<std::string, std::string>{"z3", "inconclusive"});
+  // Stopped at its first finding (--stop-at-first): explore found none before its
+  // budget (it would have stopped the run), so the finding is z3's alone.
+  const bool stopped = solved.reason == semantics::kStoppedReason;
+  result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
+                         : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
+                                   : std::pair<std::string, std::string>{"z3", "inconclusive"});
   for (const auto &[key, value] : explored.stats)
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
   result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
-  if (!solved.complete) {
+  if (stopped) {
+    result.reason = solved.reason;
+  } else if (!solved.complete) {
     result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
     // explore's witnesses hold whatever z3 could not decide; with both engines'
     // witnesses in one verdict, the findings name the engine "auto".
@@ -115,7 +120,7 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
         if (!named)
           phase("auto");
         named = true;
-        // z3 was stopped (--stop-at-first) or gave up: explore's findings still hold.
+        // z3 gave up: explore's findings still hold.
         if (!semantics::addWitness(result, std::move(w), &events))
           break;
       }
