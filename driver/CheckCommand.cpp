@@ -3,6 +3,7 @@
 // threads, reported in input order as text, JSON or SARIF, with one summary.
 #include "driver/Commands.h"
 
+#include "driver/Console.h"
 #include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
@@ -23,6 +24,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -55,6 +57,37 @@ struct Result {
   std::optional<report::Verdict> verdict;
   report::VerdictHeading heading;
   double seconds = 0;
+  /// The text report's findings printed as they were found, by property id (each as
+  /// renderFindingBlock and an empty line), and per finding of the verdict whether
+  /// that text is its text (then it is not printed again).
+  std::map<std::string, std::string> streamed;
+  std::vector<bool> shown;
+};
+
+/// `--stop-at-first` over several instances: the first instance (in input order) with
+/// a finding; the instances after it are not started, and stopped if running.
+class FirstFinding {
+public:
+  void found(size_t i) {
+    size_t seen = first_.load();
+    while (i < seen && !first_.compare_exchange_weak(seen, i)) {
+    }
+  }
+  /// Instance `i` need not be checked (or finished).
+  bool after(size_t i) const { return i > first_.load(); }
+
+private:
+  std::atomic<size_t> first_{SIZE_MAX};
+};
+
+/// How one instance reports while it runs.
+struct Reporting {
+  size_t index = 0;
+  bool several = false;
+  bool colorOut = false;
+  bool colorErr = false;
+  Console *console = nullptr;
+  FirstFinding *first = nullptr;
 };
 
 /// The options of a `// options:` annotation, parsed like the command line's instance
@@ -255,7 +288,12 @@ std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
   return out;
 }
 
-Result runInstance(const Planned &p, const CheckOptions &check) {
+/// The beginning of an instance's block in a text report of several instances.
+std::string blockHeader(size_t index, const Planned &p, const std::string &err) {
+  return (index ? "\n" : "") + std::string("== ") + p.command + " ==\n" + err;
+}
+
+Result runInstance(const Planned &p, const CheckOptions &check, const Reporting &rep) {
   auto start = std::chrono::steady_clock::now();
   Result r;
   std::ostringstream err;
@@ -271,11 +309,50 @@ Result runInstance(const Planned &p, const CheckOptions &check) {
         support::Diagnostic{support::Severity::Error, {}, message, "bad-define", {}});
   }
   r.err = err.str();
+  // The text report begins before the search: the instance's header (or, for one
+  // instance, its diagnostics on standard error), then its findings as they come.
+  const bool text = check.format == "text";
+  if (text && rep.several)
+    rep.console->write(rep.index, rep.colorOut ? support::colorize(blockHeader(rep.index, p, r.err))
+                                               : blockHeader(rep.index, p, r.err));
+  else if (text)
+    rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
   if (r.code == support::kExitOk) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
-    r.verdict = runEngine(*engine, r.loaded.instance->machine(), check);
-    report::applySuppressions(*r.verdict, suppressionsOf(r.loaded));
+    const std::vector<report::Suppression> suppressions = suppressionsOf(r.loaded);
+    const support::SourceManager *sources = &r.loaded.sources;
+    RunEvents events;
+    events.finding = [&](const report::Finding &found) {
+      report::Verdict one;
+      one.findings.push_back(found);
+      report::applySuppressions(one, suppressions);
+      const report::Finding &f = one.findings[0];
+      if (text) {
+        std::string block = report::renderFindingBlock(f, sources, check.explain) + "\n";
+        r.streamed[f.property] = block;
+        rep.console->write(rep.index, rep.colorOut ? support::colorize(block) : block);
+      }
+      // A merge check wants a yes or no: the first finding that fails the check (not
+      // accepted by a suppression, and reproduced by the executor) ends the run.
+      const bool stop =
+          check.stopAtFirst && f.suppressed.empty() && (f.confirmed || !check.confirm);
+      if (stop)
+        rep.first->found(rep.index);
+      return !stop;
+    };
+    events.progress = [&](const semantics::EngineProgress &progress) {
+      rep.console->progress(rep.index, progress);
+    };
+    if (check.stopAtFirst)
+      events.cancelled = [&] { return rep.first->after(rep.index); };
+    r.verdict = runEngine(*engine, r.loaded.instance->machine(), check, &events);
+    report::applySuppressions(*r.verdict, suppressions);
+    for (const report::Finding &f : r.verdict->findings) {
+      auto it = r.streamed.find(f.property);
+      r.shown.push_back(it != r.streamed.end() &&
+                        it->second == report::renderFindingBlock(f, sources, check.explain) + "\n");
+    }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
     switch (r.verdict->status) {
@@ -364,16 +441,27 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       check.format == "text" && support::colorWanted(check.color, check.output.empty() ? 1 : -1);
   const bool colorErr = check.format == "text" && support::colorWanted(check.color, 2);
 
-  // Workers take instances in order; the main thread reports them in order.
+  // Workers take instances in order; the main thread reports them in order, through
+  // the console, which prints the findings of the instance being reported as they are
+  // found and keeps those of later instances until their turn.
+  std::vector<std::string> labels;
+  for (const Planned &p : plan)
+    labels.push_back(p.command);
+  Console console(out, err, labels, Console::wanted(check.progress));
+  FirstFinding first;
+  auto reporting = [&](size_t i) {
+    return Reporting{i, several, colorOut, colorErr, &console, &first};
+  };
   std::vector<std::optional<Result>> results(plan.size());
   std::mutex mutex;
   std::condition_variable ready;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < plan.size(); i = next++) {
-      if (plan[i].failed)
+      if (plan[i].failed || first.after(i))
         continue;
-      Result r = runInstance(plan[i], check);
+      Result r = runInstance(plan[i], check, reporting(i));
+      console.done(i);
       std::lock_guard lock(mutex);
       results[i] = std::move(r);
       ready.notify_all();
@@ -392,20 +480,35 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
   std::set<std::string> pictures; ///< --trace-dir: the file names written
   int code = support::kExitOk;
   for (size_t i = 0; i < plan.size(); ++i) {
+    // --stop-at-first: an instance before this one has a finding; this one and the
+    // rest are not checked (those running are stopped, their output dropped), so the
+    // report is the same for every -j.
+    if (check.stopAtFirst && first.after(i)) {
+      summary.stoppedEarly = true;
+      summary.notChecked = plan.size() - i;
+      break;
+    }
     const Planned &p = plan[i];
     kernels.insert(p.options.file);
+    console.begin(i);
     Result r;
     if (p.failed) {
       r.code = *p.failed;
       r.err = p.failText;
       r.loaded.diagnostics = p.diagnostics;
+      if (check.format == "text" && several)
+        console.write(i, colorOut ? support::colorize(blockHeader(i, p, r.err))
+                                  : blockHeader(i, p, r.err));
+      else if (check.format == "text")
+        console.writeErr(colorErr ? support::colorize(r.err) : r.err);
     } else if (jobs > 1) {
       std::unique_lock lock(mutex);
       ready.wait(lock, [&] { return results[i].has_value(); });
       r = std::move(*results[i]);
       results[i].reset();
     } else {
-      r = runInstance(p, check);
+      r = runInstance(p, check, reporting(i));
+      console.done(i);
     }
     const support::SourceManager *sources = p.sources ? p.sources.get() : &r.loaded.sources;
     code = worstExitCode(code, r.code);
@@ -429,26 +532,26 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     if (r.verdict)
       for (const report::Finding &f : r.verdict->findings)
         ++(f.suppressed.empty() ? summary.findingsByKind[f.kind] : summary.suppressed);
-    if (r.verdict)
+    if (r.verdict) {
+      std::ostringstream pictureErr;
       code = worstExitCode(code,
                            writeTracePictures(check, *r.verdict, p.options.file,
                                               r.loaded.instance->machine().deviceCount(), sources,
-                                              r.heading.instance, p.command, pictures, err));
+                                              r.heading.instance, p.command, pictures, pictureErr));
+      console.writeErr(pictureErr.str());
+    }
 
     if (check.format == "text") {
+      // The header, the diagnostics and the findings found during the search are
+      // printed already; the verdict follows them.
       std::ostringstream block;
-      if (several) {
-        block << (i ? "\n" : "") << "== " << p.command << " ==\n" << r.err;
-        if (!r.verdict && r.err.empty())
-          block << "error: exit code " << r.code << "\n";
-      } else {
-        err << (colorErr ? support::colorize(r.err) : r.err);
-      }
+      if (several && !r.verdict && r.err.empty())
+        block << "error: exit code " << r.code << "\n";
       if (r.verdict)
-        report::renderVerdict(block, *r.verdict, sources, r.heading);
-      out << (colorOut ? support::colorize(block.str()) : block.str());
+        report::renderVerdict(block, *r.verdict, sources, r.heading, &r.shown);
+      console.write(i, colorOut ? support::colorize(block.str()) : block.str());
     } else if (check.format == "json") {
-      err << r.err;
+      console.writeErr(r.err);
       if (r.verdict && !several)
         report::renderVerdictJson(out, *r.verdict, p.options.file, sources, r.heading);
       else if (r.verdict)
@@ -458,7 +561,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
         jsonInstances.push_back(
             report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources));
     } else { // sarif
-      err << r.err;
+      console.writeErr(r.err);
       if (r.verdict)
         sarif.addVerdict(*r.verdict, p.options.file, sources, r.heading.instance);
       else if (r.code == support::kExitInternal)
@@ -466,14 +569,24 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       else
         sarif.addDiagnostics(r.loaded.diagnostics, p.options.file, sources, p.command);
     }
+    if (check.stopAtFirst && r.code == support::kExitFindings)
+      first.found(i);
   }
   for (std::thread &t : pool)
     t.join();
+  console.finish();
   summary.kernels = kernels.size();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (check.format == "sarif")
+  if (check.format == "sarif") {
+    if (summary.stoppedEarly)
+      sarif.addNotification("warning",
+                            fmt::format("stopped at the first finding (--stop-at-first): {} "
+                                        "instance{} not checked",
+                                        summary.notChecked, summary.notChecked == 1 ? "" : "s"),
+                            plan[summary.instances - 1].options.file);
     sarif.write(out);
+  }
   if (several && check.format == "json")
     report::renderRunJson(out, jsonInstances, summary, code, check.timing);
   if (several) {
@@ -484,7 +597,9 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       report::renderSummary(line, summary, check.timing);
       out << "\n" << (colorOut ? support::colorize(line.str()) : line.str());
     } else {
-      report::renderSummary(check.output.empty() ? err : stdOut, summary, check.timing);
+      std::ostringstream line;
+      report::renderSummary(line, summary, check.timing);
+      (check.output.empty() ? err : stdOut) << line.str();
     }
   }
   out.flush();

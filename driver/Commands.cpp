@@ -116,6 +116,13 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                   "colour the text report: auto (default: on a terminal, unless NO_COLOR is "
                   "set), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("--stop-at-first", o.stopAtFirst,
+                "stop at the first finding (of any kind, in any instance): the properties and "
+                "instances not checked by then are reported as not checked (docs/ci.md)");
+  cmd->add_option("--progress", o.progress,
+                  "a progress line on standard error: auto (default: when it is a terminal), "
+                  "always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {

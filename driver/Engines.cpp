@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <utility>
 
 namespace dkv::driver {
 
@@ -32,14 +33,42 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
 /// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
 /// engines' numbers, and the witnesses explore found before its budget stay (for the
 /// properties z3 found none for).
-semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o) {
+///
+/// Streaming (`events`): explore's witnesses are passed on when explore has searched
+/// everything (its budget is small, seconds), since z3 replaces them when it does not;
+/// with `--stop-at-first` they are passed on at once (the first ends the run, z3 never
+/// starts). Each phase begins with a progress report naming its engine, which the
+/// driver uses to name the engine of the findings it streams.
+semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o,
+                                const semantics::EngineEvents &events) {
   const auto begin = std::chrono::steady_clock::now();
+  semantics::EngineResult none;
+  auto phase = [&](const char *engine) {
+    semantics::EngineProgress progress;
+    progress.engine = engine;
+    return semantics::reportProgress(none, progress, &events);
+  };
   executor::ExploreOptions exploreOptions;
   exploreOptions.maxStates = o.autoStates;
+  semantics::EngineEvents exploreEvents = events;
+  if (!o.stopAtFirst)
+    exploreEvents.witness = nullptr; // passed on below, if explore decides
+  exploreOptions.events = &exploreEvents;
+  if (!phase("explore"))
+    return none;
   semantics::EngineResult explored = executor::explore(machine, exploreOptions);
-  if (explored.complete) {
+  if (explored.complete || explored.reason == semantics::kStoppedReason) {
+    if (explored.complete && events.witness)
+      for (size_t k = 0; k < explored.witnesses.size(); ++k)
+        if (!events.witness(explored.witnesses[k])) {
+          explored.witnesses.resize(k + 1);
+          explored.complete = false;
+          explored.reason = semantics::kStoppedReason;
+          break;
+        }
     explored.decidedBy = "explore";
-    explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
+    if (explored.complete)
+      explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
     return explored;
   }
   const std::string states = statistic(explored, "states");
@@ -54,6 +83,9 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   smtOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
   smtOptions.memoryMb = o.memoryMb;
+  smtOptions.events = &events;
+  if (!phase("z3"))
+    return none;
   semantics::EngineResult solved = smt::checkWithZ3(machine, smtOptions);
 
   semantics::EngineResult result;
@@ -63,24 +95,35 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   result.semaphoreForms = std::move(solved.semaphoreForms);
   result.decidedBy = "z3";
   result.stats.push_back(why);
-  result.stats.push_back(solved.complete
-                             ? std::pair<std::string, std::string>{"decided by", "z3"}
-                             : std::pair<std::string, std::string>{"z3", "inconclusive"});
+  // Stopped at its first finding (--stop-at-first): explore found none before its
+  // budget (it would have stopped the run), so the finding is z3's alone.
+  const bool stopped = solved.reason == semantics::kStoppedReason;
+  result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
+                         : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
+                                   : std::pair<std::string, std::string>{"z3", "inconclusive"});
   for (const auto &[key, value] : explored.stats)
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
   result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
-  if (!solved.complete) {
+  if (stopped) {
+    result.reason = solved.reason;
+  } else if (!solved.complete) {
     result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
     // explore's witnesses hold whatever z3 could not decide; with both engines'
     // witnesses in one verdict, the findings name the engine "auto".
     std::set<semantics::PropertyIndex> found;
     for (const semantics::Witness &w : result.witnesses)
       found.insert(w.property);
+    bool named = false;
     for (semantics::Witness &w : explored.witnesses)
       if (!found.count(w.property)) {
-        result.witnesses.push_back(std::move(w));
         result.decidedBy = "auto";
+        if (!named)
+          phase("auto");
+        named = true;
+        // z3 gave up: explore's findings still hold.
+        if (!semantics::addWitness(result, std::move(w), &events))
+          break;
       }
   }
   return result;
@@ -89,22 +132,28 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
 std::vector<Engine> &table() {
   static std::vector<Engine> engines = {
       {"explore", "exhaustive exploration of every schedule (with partial-order reduction)",
-       [](const semantics::Machine &machine, const CheckOptions &o) {
+       [](const semantics::Machine &machine, const CheckOptions &o,
+          const semantics::EngineEvents &events) {
          executor::ExploreOptions options;
          options.maxStates = o.maxStates;
+         options.events = &events;
          return executor::explore(machine, options);
        }},
       {"spin", "the spin model checker on the emitted Promela model",
-       [](const semantics::Machine &machine, const CheckOptions &o) {
+       [](const semantics::Machine &machine, const CheckOptions &o,
+          const semantics::EngineEvents &events) {
          promela::SpinOptions options;
+         options.events = &events;
          options.timeoutSeconds = o.timeoutSeconds;
          options.memoryMb = o.memoryMb;
          options.keepDir = o.keepDir;
          return promela::checkWithSpin(machine, options);
        }},
       {"z3", "the Z3 SMT solver on a partial-order encoding of the runs (docs/smt.md)",
-       [](const semantics::Machine &machine, const CheckOptions &o) {
+       [](const semantics::Machine &machine, const CheckOptions &o,
+          const semantics::EngineEvents &events) {
          smt::SmtOptions options;
+         options.events = &events;
          options.timeoutSeconds = o.timeoutSeconds;
          options.memoryMb = o.memoryMb;
          return smt::checkWithZ3(machine, options);
@@ -133,8 +182,44 @@ const Engine *findEngine(const std::string &name) {
 }
 
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
-                          const CheckOptions &options) {
-  semantics::EngineResult result = engine.run(machine, options);
+                          const CheckOptions &options, const RunEvents *events) {
+  // The static pre-check's findings hold without a search; they join the engine's,
+  // which carry the witness schedules.
+  std::vector<report::Finding> pre = model::precheck(machine.program());
+  semantics::EngineEvents engineEvents;
+  // Streaming: each property's first witness becomes its finding at once, built and
+  // confirmed as below; the engine that found it is the one working now (a progress
+  // report names it when an engine hands over to another, `--engine auto`).
+  std::string working = engine.name;
+  std::set<semantics::PropertyIndex> streamed;
+  bool raceShown = false;
+  if (events) {
+    engineEvents.progress = [&](const semantics::EngineProgress &progress) {
+      if (!progress.engine.empty() && engine.name == "auto")
+        working = progress.engine;
+      if (events->progress)
+        events->progress(progress);
+    };
+    engineEvents.cancelled = events->cancelled;
+    engineEvents.witness = [&](const semantics::Witness &w) {
+      if (!streamed.insert(w.property).second || !events->finding)
+        return true;
+      std::string error;
+      std::optional<report::Finding> f = semantics::witnessFinding(machine, w, working, error);
+      if (!f)
+        return true; // the verdict below reports the internal error
+      std::vector<report::Finding> one{std::move(*f)};
+      if (options.confirm)
+        executor::confirmFindings(machine, one);
+      // confirmFindings shows the wrong value of the first race it is given; the
+      // verdict shows it for its first race only.
+      if (one[0].kind == report::FindingKind::Race && std::exchange(raceShown, true))
+        one[0].wrongValue.clear();
+      report::addPrecheckNotes(one[0], pre);
+      return events->finding(one[0]);
+    };
+  }
+  semantics::EngineResult result = engine.run(machine, options, engineEvents);
   const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
   report::Verdict verdict = semantics::buildVerdict(machine, std::move(result), decidedBy);
   if (verdict.status == report::Verdict::Status::Error)
@@ -143,9 +228,7 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // the wrong value a race produces.
   if (options.confirm)
     executor::confirmFindings(machine, verdict.findings);
-  // The static pre-check's findings hold without a search; they join the engine's,
-  // which carry the witness schedules.
-  report::mergePrecheck(verdict, model::precheck(machine.program()));
+  report::mergePrecheck(verdict, std::move(pre));
   return verdict;
 }
 

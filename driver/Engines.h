@@ -36,14 +36,20 @@ struct CheckOptions {
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG
   std::string traceHtml;               ///< --trace-html: the same as a page stepping through it
   std::string traceDir;                ///< --trace-dir: one SVG per finding in this directory
+  bool stopAtFirst = false;            ///< --stop-at-first: stop at the first finding
+  std::string progress = "auto";       ///< --progress auto|always|never (standard error)
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the
 /// finding texts, traces and the confirmation are the shared path's (runEngine).
+/// Each engine passes `events` to its search, which reports every witness, its
+/// progress and polls for cancellation through it (semantics::EngineEvents).
 struct Engine {
   std::string name;
   std::string description; ///< one line, for `dkv engines` and --help
-  std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &)> run;
+  std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &,
+                                        const semantics::EngineEvents &)>
+      run;
 };
 
 /// Every registered engine, in registration order (explore, spin, z3, auto, then any
@@ -62,7 +68,22 @@ const Engine *findEngine(const std::string &name);
 /// semantics::buildVerdict (a witness that does not replay to its property is an internal error),
 /// executor::confirmFindings unless `options.confirm` is false, then the static pre-check's
 /// findings joined in.
+///
+/// With `events`, findings stream: each witness an engine reports is built into its
+/// finding at once (the same path: semantics::witnessFinding, confirmed in the executor,
+/// the static pre-check's notes at the same place) and passed to `events->finding`,
+/// once per property, in the order the engine found them; false from it stops the
+/// engine (`--stop-at-first`). The verdict returned is built as without `events`
+/// (same findings, same order, same texts), so a streamed finding can differ from the
+/// verdict's finding of its property only where the verdict looks at all findings: the
+/// wrong value is shown for the first race in the verdict's order, and a pre-check
+/// finding with no engine finding at its place joins the first of its kind.
+struct RunEvents {
+  std::function<bool(const report::Finding &)> finding;
+  std::function<void(const semantics::EngineProgress &)> progress;
+  std::function<bool()> cancelled;
+};
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
-                          const CheckOptions &options);
+                          const CheckOptions &options, const RunEvents *events = nullptr);
 
 } // namespace dkv::driver

@@ -24,12 +24,16 @@ struct ExploreOptions {
   /// With `reduction`: also the rules for local copies (docs/executor.md, "Local
   /// copies"); off only to measure them against the reduction before them.
   bool localCopyReduction = true;
+  /// Streaming, progress and early stop (semantics::EngineEvents); may be null.
+  const semantics::EngineEvents *events = nullptr;
 };
 
 /// Explores every schedule of the machine's program: the first witness (a shortest
 /// schedule) of every property some schedule violates. Complete only if the whole
 /// state space was searched; incomplete (with the states explored) at the budget or
-/// when memory ran out. Deterministic. Never throws.
+/// when memory ran out. Deterministic. Never throws. Each witness goes to
+/// `options.events` as soon as it is found (breadth-first order, the order of
+/// `witnesses`); progress every 4096 expanded states.
 semantics::EngineResult explore(const semantics::Machine &machine, const ExploreOptions &options);
 
 /// Confirms findings of any engine in the executor: replays each finding's schedule

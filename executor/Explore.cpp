@@ -252,29 +252,43 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
 
   // The first witness of each property in breadth-first order: the shortest schedule
   // to it.
-  struct Pending {
-    PropertyIndex property;
-    size_t state;
-    std::optional<ScheduleStep> step;
-  };
-  std::vector<Pending> pending;
+  // Each goes to the caller at once (EngineEvents); `stopped` when it asks to stop.
   std::vector<bool> seen(machine.properties().properties().size(), false);
   std::vector<ObligationIndex> found;
+  bool stopped = false;
   auto note = [&](size_t state, std::optional<ScheduleStep> step) {
     for (ObligationIndex o : found) {
       PropertyIndex p = machine.properties().obligation(o).property;
-      if (seen[p])
+      if (seen[p] || stopped)
         continue;
       seen[p] = true;
-      pending.push_back({p, state, step});
+      report::Schedule schedule = pathTo(table, state);
+      if (step)
+        schedule.push_back(*step);
+      stopped = !semantics::addWitness(result, {p, std::move(schedule)}, options.events);
     }
     found.clear();
   };
 
   uint64_t transitions = 0;
   bool budgetReached = false;
+  // The breadth-first level of state i: states of one level are contiguous.
+  uint64_t depth = 0;
+  size_t levelEnd = 1;
   std::vector<ScheduleStep> steps;
-  for (size_t i = 0; i < table.count() && !budgetReached; ++i) {
+  for (size_t i = 0; i < table.count() && !budgetReached && !stopped; ++i) {
+    if (i == levelEnd) {
+      ++depth;
+      levelEnd = table.count();
+    }
+    if (i % 4096 == 0 && options.events) {
+      semantics::EngineProgress progress;
+      progress.engine = "explore";
+      progress.states = table.count();
+      progress.depth = depth;
+      if (!semantics::reportProgress(result, progress, options.events))
+        break;
+    }
     codec.decode(table.state(i), s);
     machine.enabledSteps(s, steps);
     if (steps.empty()) {
@@ -286,6 +300,8 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
       machine.violations(s, step, found);
       note(i, step);
     }
+    if (stopped)
+      break;
     // Partial-order reduction: a safe step (Machine::isSafeStep) commutes with all
     // that other actors can do and is invisible to every check, so it alone is
     // explored; the findings of the other enabled steps were checked above.
@@ -323,19 +339,13 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   }
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  for (Pending &p : pending) {
-    report::Schedule schedule = pathTo(table, p.state);
-    if (p.step)
-      schedule.push_back(*p.step);
-    result.witnesses.push_back({p.property, std::move(schedule)});
-  }
-  if (budgetReached) {
+  if (budgetReached && result.complete) {
     result.complete = false;
     result.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   }
   result.stats.push_back({"states", std::to_string(table.count())});
   result.stats.push_back({"transitions", std::to_string(transitions)});
-  if (budgetReached)
+  if (budgetReached && result.reason != semantics::kStoppedReason)
     result.stats.push_back({"budget", fmt::format("{} (reached)", budget)});
   result.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
   return result;

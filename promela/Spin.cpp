@@ -106,6 +106,11 @@ public:
         off_.push_back(gate);
 
     for (;;) {
+      semantics::EngineProgress progress;
+      progress.engine = "spin";
+      progress.phase = fmt::format("pan run {}", panRuns_ + 1);
+      if (!semantics::reportProgress(result_, progress, o_.events))
+        return finish(semantics::kStoppedReason);
       if (std::string problem = writeModel(dir); !problem.empty())
         return finish(problem);
       if (std::string problem = compile(dir); !problem.empty())
@@ -126,7 +131,8 @@ public:
         if (!emit_.skip.insert(w.property).second)
           return finish(fmt::format("pan reports {} again although its checks were left out",
                                     m_.properties().property(w.property).id));
-        witnesses_.push_back(std::move(w));
+        if (!semantics::addWitness(result_, std::move(w), o_.events))
+          return finish(semantics::kStoppedReason);
       }
       if (!o_.allProperties)
         return finish("");
@@ -292,7 +298,7 @@ private:
   semantics::EngineResult finish(const std::string &problem) {
     semantics::EngineResult r;
     r.stats = stats();
-    r.witnesses = std::move(witnesses_);
+    r.witnesses = std::move(result_.witnesses);
     r.complete = problem.empty();
     r.reason = problem;
     return r;
@@ -377,9 +383,9 @@ private:
   double panSeconds_ = 0;
   double lastPanSeconds_ = 0;
   bool checkDeadlocks_ = true;
-  std::vector<const char *> off_; ///< switches turned off (kCheckRaces, ...)
-  EmitOptions emit_;              ///< with the properties found so far to skip
-  std::vector<semantics::Witness> witnesses_;
+  std::vector<const char *> off_;  ///< switches turned off (kCheckRaces, ...)
+  EmitOptions emit_;               ///< with the properties found so far to skip
+  semantics::EngineResult result_; ///< the witnesses so far (semantics::addWitness)
 };
 
 } // namespace

@@ -32,6 +32,9 @@ struct SpinOptions {
   /// Work in this directory (created if needed) and keep it; empty: a private
   /// temporary directory (mkdtemp under $TMPDIR or /tmp), removed afterwards.
   std::string keepDir;
+  /// Streaming (each counterexample as it is read), progress (per pan run) and early
+  /// stop (semantics::EngineEvents); may be null.
+  const semantics::EngineEvents *events = nullptr;
 };
 
 /// Verifies the machine's program with spin: writes the model (emitPromela) to the

@@ -72,32 +72,51 @@ size_t activeFindings(const Verdict &verdict) {
   return n;
 }
 
+namespace {
+/// Engine finding `g` is at the place of pre-check finding `f`: its primary location,
+/// or a secondary one (an exit finding names the semaphore's declaration, where the
+/// pre-check reports it).
+bool samePlaceAs(const Finding &g, const Finding &f) {
+  if (g.primary.loc == f.primary.loc)
+    return true;
+  for (const Span &span : g.secondary)
+    if (span.loc == f.primary.loc)
+      return true;
+  return false;
+}
+
+std::string precheckNote(const Finding &f) { return "static pre-check: " + f.message; }
+} // namespace
+
+void addPrecheckNotes(Finding &finding, const std::vector<Finding> &pre) {
+  std::vector<Span> notes;
+  for (const Finding &f : pre)
+    if (f.kind == finding.kind && samePlaceAs(finding, f))
+      notes.push_back({f.primary.loc, precheckNote(f)});
+  finding.secondary.insert(finding.secondary.end(), notes.begin(), notes.end());
+}
+
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
   const size_t engineCount = verdict.findings.size();
+  // After a complete search the engine found every violated property, so a pre-check
+  // finding of a kind it found is one of them; after an incomplete one (a budget,
+  // --stop-at-first) only one at the same place is known to be.
+  const bool complete = verdict.reason.empty();
   for (Finding &f : pre) {
-    // The engine's finding at the same place: its primary location, or a secondary
-    // one (an exit finding names the semaphore's declaration, where the pre-check
-    // reports it); else the first of the kind.
-    auto samePlace = [&](const Finding &g) {
-      if (g.primary.loc == f.primary.loc)
-        return true;
-      for (const Span &span : g.secondary)
-        if (span.loc == f.primary.loc)
-          return true;
-      return false;
-    };
+    // The engine's finding at the same place, else the first of the kind.
+    auto samePlace = [&](const Finding &g) { return samePlaceAs(g, f); };
     Finding *host = nullptr;
     for (size_t i = 0; i < engineCount; ++i) {
       Finding &g = verdict.findings[i];
       if (g.kind != f.kind)
         continue;
-      if (!host || samePlace(g))
+      if ((!host && complete) || samePlace(g))
         host = &g;
       if (samePlace(g))
         break;
     }
     if (host) {
-      host->secondary.push_back({f.primary.loc, "static pre-check: " + f.message});
+      host->secondary.push_back({f.primary.loc, precheckNote(f)});
       continue;
     }
     verdict.findings.push_back(std::move(f));

@@ -170,6 +170,10 @@ void renderRunJson(std::ostream &out, const std::vector<json> &instances, const 
             {"exit_code", exitCode}};
   if (timing)
     s["seconds"] = summary.seconds;
+  if (summary.stoppedEarly) {
+    s["stopped_early"] = true;
+    s["not_checked"] = summary.notChecked;
+  }
   json j = {{"dkv_format", 1}, {"instances", instances}, {"summary", s}};
   out << j.dump(2) << "\n";
 }

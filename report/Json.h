@@ -52,7 +52,8 @@ nlohmann::json staticErrorJson(const std::string &file, const std::string &insta
 ///    "summary": {"kernels", "instances", "verified", "with_findings", "findings"
 ///                (kind -> count, suppressed ones left out), "inconclusive",
 ///                "static_errors", "internal_errors", "suppressed",
-///                "exit_code", "seconds" (only with `timing`)}}
+///                "exit_code", "seconds" (only with `timing`), "stopped_early": true
+///                and "not_checked" (only when --stop-at-first ended the run early)}}
 /// A single instance is written as its object alone (renderVerdictJson).
 void renderRunJson(std::ostream &out, const std::vector<nlohmann::json> &instances,
                    const RunSummary &summary, int exitCode, bool timing);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <ostream>
+#include <sstream>
 
 namespace dkv::report {
 
@@ -197,8 +198,17 @@ std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms) {
   return line;
 }
 
+std::string renderFindingBlock(const Finding &finding, const support::SourceManager *sources,
+                               bool explain) {
+  std::ostringstream out;
+  renderFinding(out, finding, sources);
+  if (explain && finding.suppressed.empty())
+    renderExplanation(out, finding);
+  return out.str();
+}
+
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
-                   const VerdictHeading &heading) {
+                   const VerdictHeading &heading, const std::vector<bool> *shown) {
   const std::string &engine = heading.engine;
   std::string stats = statsLine(verdict, heading.timing);
   std::string suffix = stats.empty() ? fmt::format(" (engine {})", engine)
@@ -241,12 +251,9 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     break;
   }
   }
-  for (const Finding &f : verdict.findings) {
-    out << "\n";
-    renderFinding(out, f, sources);
-    if (heading.explain && f.suppressed.empty())
-      renderExplanation(out, f);
-  }
+  for (size_t i = 0; i < verdict.findings.size(); ++i)
+    if (!shown || i >= shown->size() || !(*shown)[i])
+      out << "\n" << renderFindingBlock(verdict.findings[i], sources, heading.explain);
   renderUnusedSuppressions(out, verdict, sources);
 }
 
@@ -284,6 +291,9 @@ void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
     out << fmt::format(", {} suppressed", plural(summary.suppressed, "finding"));
   if (timing)
     out << fmt::format("; {:.2f} s", summary.seconds);
+  if (summary.stoppedEarly)
+    out << fmt::format("; stopped at the first finding (--stop-at-first): {} not checked",
+                       plural(summary.notChecked, "instance"));
   out << "\n";
 }
 

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace dkv::report {
 
@@ -66,8 +67,18 @@ std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms);
 /// Findings accepted by a suppression are counted apart ("1 finding, 2 suppressed")
 /// and shown with their reason instead of their notes and trace; the verdict's
 /// unused suppressions follow as warnings (renderUnusedSuppressions).
+///
+/// With `shown` (one flag per finding), the findings flagged were printed already,
+/// each as its renderFindingBlock followed by an empty line, before the verdict (the
+/// text report streams findings as the engine finds them): the verdict's first line
+/// comes after them and only the findings not flagged follow it.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
-                   const VerdictHeading &heading);
+                   const VerdictHeading &heading, const std::vector<bool> *shown = nullptr);
+
+/// One finding as the verdict prints it: renderFinding, then with `explain` its
+/// explanation (not for a suppressed finding).
+std::string renderFindingBlock(const Finding &finding, const support::SourceManager *sources,
+                               bool explain);
 
 /// One warning per suppression that accepts no finding:
 ///   file:L:C: warning: this suppression accepts no finding of this instance: no race at
@@ -90,11 +101,16 @@ struct RunSummary {
   size_t internalErrors = 0; ///< exit code 6
   size_t suppressed = 0;     ///< findings accepted by a suppression (not in findingsByKind)
   double seconds = 0;        ///< wall time of the whole call (shown only with timing)
+  /// --stop-at-first ended the run at an instance with findings; `notChecked`
+  /// instances after it were not checked (not counted in `instances`).
+  bool stoppedEarly = false;
+  size_t notChecked = 0;
 };
 
 /// Renders the summary line of several instances:
 ///   summary: K kernels, I instances: V verified, F with findings (3 race, 1 deadlock),
 ///   C inconclusive, S static errors, E internal errors[, N findings suppressed][; T s]
+///   [; stopped at the first finding (--stop-at-first): N instances not checked]
 /// Kinds with no finding are left out ("(none)" when there are none); the time only
 /// with `timing`.
 void renderSummary(std::ostream &out, const RunSummary &summary, bool timing);

@@ -182,6 +182,10 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
                     file);
   if (verdict.status == Verdict::Status::Inconclusive)
     addNotification("warning", instance + ": inconclusive: " + verdict.reason, file);
+  // Findings of an incomplete search (a budget, --stop-at-first): the properties not
+  // decided were not checked.
+  if (verdict.status == Verdict::Status::Findings && !verdict.reason.empty())
+    addNotification("warning", instance + ": incomplete search: " + verdict.reason, file);
   if (verdict.status == Verdict::Status::Error)
     addNotification("error", instance + ": internal error: " + verdict.reason, file);
 }

@@ -22,9 +22,11 @@ namespace dkv::report {
 ///        help.text (a kind's: its entries of the explain catalogue) and
 ///        defaultConfiguration.level]}},
 ///     "invocations": [{"executionSuccessful": no internal error,
-///        "toolExecutionNotifications": inconclusive instances (level warning, the
-///        reason), suppressions that accept no finding (level warning), internal
-///        errors (level error)}],
+///        "toolExecutionNotifications": inconclusive instances and the findings of
+///        an incomplete search (level warning, the reason), suppressions that
+///        accept no finding (level warning), internal errors (level error), a run
+///        that --stop-at-first ended early (level warning, how many instances were
+///        not checked)}],
 ///     "results": [
 ///        per finding: ruleId = kind, level error, message.text = message +
 ///          " [" + property id + "]", locations = [primary], relatedLocations = the

@@ -480,4 +480,32 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result,
   return verdict;
 }
 
+namespace {
+bool stop(EngineResult &result) {
+  result.complete = false;
+  result.reason = kStoppedReason;
+  return false;
+}
+} // namespace
+
+bool addWitness(EngineResult &result, Witness witness, const EngineEvents *events) {
+  result.witnesses.push_back(std::move(witness));
+  if (events && events->witness && !events->witness(result.witnesses.back()))
+    return stop(result);
+  if (events && events->cancelled && events->cancelled())
+    return stop(result);
+  return true;
+}
+
+bool reportProgress(EngineResult &result, const EngineProgress &progress,
+                    const EngineEvents *events) {
+  if (!events)
+    return true;
+  if (events->progress)
+    events->progress(progress);
+  if (events->cancelled && events->cancelled())
+    return stop(result);
+  return true;
+}
+
 } // namespace dkv::semantics

@@ -9,6 +9,8 @@
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +44,48 @@ struct EngineResult {
   /// another (`--engine auto`: explore or z3); empty: the engine that was run.
   std::string decidedBy;
 };
+
+/// How far an engine is, for a progress line (EngineEvents):
+/// every figure the engine knows, the rest left at 0.
+struct EngineProgress {
+  std::string engine;     ///< "explore", "z3", "spin"
+  uint64_t states = 0;    ///< explore: states visited so far
+  uint64_t depth = 0;     ///< explore: the breadth-first level being expanded
+  int64_t queries = 0;    ///< z3: queries issued so far
+  int64_t decided = 0;    ///< z3: properties decided so far
+  int64_t properties = 0; ///< z3: properties of the instance
+  std::string phase;      ///< spin: "compiling", "pan run 2", ...
+};
+
+/// What an engine tells its caller while it runs, the one interface every engine
+/// streams through (all members optional; called on the engine's own thread):
+/// - `witness`: each witness as soon as the engine has it, in the order of
+///   `EngineResult::witnesses` (the engine also keeps it there). Returning false asks
+///   the engine to stop (`--stop-at-first`): it returns at once, incomplete, with
+///   `kStoppedReason`.
+/// - `progress`: now and then (explore: every few thousand states; z3: per query;
+///   spin: per tool run); cheap for the engine, the caller throttles the display.
+/// - `cancelled`: polled at the same points; true stops the engine like `witness`
+///   returning false (another instance of a `--stop-at-first` run has a finding).
+struct EngineEvents {
+  std::function<bool(const Witness &)> witness;
+  std::function<void(const EngineProgress &)> progress;
+  std::function<bool()> cancelled;
+};
+
+/// The reason of a result an engine stopped early on request (EngineEvents).
+inline constexpr const char *kStoppedReason =
+    "stopped at the first finding (--stop-at-first); the properties not decided by then "
+    "were not checked";
+
+/// Adds `witness` to `result` and passes it to `events` (may be null). False when the
+/// engine must stop: the callback asked for it; `result` is then marked incomplete
+/// with kStoppedReason.
+bool addWitness(EngineResult &result, Witness witness, const EngineEvents *events);
+/// Tells `events` (may be null) the progress; false when the engine must stop
+/// (`cancelled`), with `result` marked as by addWitness.
+bool reportProgress(EngineResult &result, const EngineProgress &progress,
+                    const EngineEvents *events);
 
 /// The trace text of one step taken from `before` (which it must be enabled in):
 /// actor, text, source location and context, without semaphore values.

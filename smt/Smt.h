@@ -30,6 +30,9 @@ struct SmtOptions {
   /// The static happens-before analysis (docs/smt.md): off only to cross-check it
   /// against the solver (the answers must not change).
   bool staticAnalysis = true;
+  /// Streaming, progress (per query) and early stop (semantics::EngineEvents); may be
+  /// null.
+  const semantics::EngineEvents *events = nullptr;
 };
 
 /// Decides every property of the machine's instance: one query each (docs/smt.md),

@@ -35,13 +35,14 @@ double secondsSince(Clock::time_point begin) {
 /// depend on them. Deterministic: a fixed generator and seed.
 /// The runs stop early at `deadline` (they only save queries, so stopping is sound).
 void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point deadline,
-              std::vector<bool> &decided, EngineResult &result, int64_t &found) {
+              std::vector<bool> &decided, EngineResult &result, int64_t &found,
+              const semantics::EngineEvents *events, bool &stopped) {
   std::mt19937_64 random(0x5eed);
   semantics::ControlState state;
   std::vector<report::ScheduleStep> steps;
   std::vector<semantics::ObligationIndex> violated;
   const semantics::Properties &props = machine.properties();
-  for (int32_t run = 0; run < runs && Clock::now() < deadline; ++run) {
+  for (int32_t run = 0; run < runs && Clock::now() < deadline && !stopped; ++run) {
     state = machine.initialState();
     report::Schedule schedule;
     std::vector<uint64_t> priority(static_cast<size_t>(machine.deviceCount()) +
@@ -58,10 +59,10 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
         machine.stuck(state, violated);
         for (semantics::ObligationIndex o : violated) {
           const PropertyIndex p = props.obligation(o).property;
-          if (!decided[p]) {
+          if (!decided[p] && !stopped) {
             decided[p] = true;
             ++found;
-            result.witnesses.push_back({p, schedule});
+            stopped = !semantics::addWitness(result, {p, schedule}, events);
           }
         }
         break;
@@ -87,12 +88,14 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
       schedule.push_back(step);
       for (semantics::ObligationIndex o : violated) {
         const PropertyIndex p = props.obligation(o).property;
-        if (!decided[p]) {
+        if (!decided[p] && !stopped) {
           decided[p] = true;
           ++found;
-          result.witnesses.push_back({p, schedule});
+          stopped = !semantics::addWitness(result, {p, schedule}, events);
         }
       }
+      if (stopped)
+        return;
       // The in-flight set enabledSteps looks at: started and not fully landed.
       if (step.kind == report::ScheduleStep::Kind::Device)
         if (const auto *start = std::get_if<model::DmaStart>(
@@ -168,6 +171,10 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   const Clock::time_point begin = Clock::now();
   const semantics::Properties &props = machine.properties();
   const size_t count = props.properties().size();
+  semantics::EngineProgress encoding;
+  encoding.engine = "z3"; // no properties yet: the progress line says "encoding"
+  if (!semantics::reportProgress(result, encoding, options.events))
+    return result;
 
   // Z3's memory limit is a global parameter; it must be set before the context. The
   // high watermark makes the checks answer unknown once it is reached; the hard limit
@@ -196,12 +203,13 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   std::vector<bool> decided(count, false);
   std::string firstUnknown;
   bool outOfTime = false;
+  bool stopped = false; // the caller asked to stop (EngineEvents)
 
   int64_t simulated = 0;
   simulate(machine, options.simulationRuns,
            begin + std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(options.timeoutSeconds)),
-           decided, result, simulated);
+           decided, result, simulated, options.events, stopped);
   sat += simulated;
 
   // Every obligation of a property ordered by the static happens-before: unsat
@@ -216,16 +224,17 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   // A witness from `model` for every undecided property it violates.
   auto harvest = [&](const z3::model &model) {
     int64_t found = 0;
-    for (PropertyIndex q = 0; q < static_cast<PropertyIndex>(count); ++q) {
+    for (PropertyIndex q = 0; q < static_cast<PropertyIndex>(count) && !stopped; ++q) {
       if (decided[q])
         continue;
       for (const Check &check : encoder.checks(q)) {
         if (!model.eval(check.condition, true).is_true())
           continue;
-        result.witnesses.push_back({q, encoder.schedule(model, check.step)});
         decided[q] = true;
         ++sat;
         ++found;
+        stopped = !semantics::addWitness(result, {q, encoder.schedule(model, check.step)},
+                                         options.events);
         break;
       }
     }
@@ -310,7 +319,16 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       kinds.push_back(p.kind);
   for (report::FindingKind kind : kinds) {
     bool grouped = true;
-    while (!outOfTime) {
+    while (!outOfTime && !stopped) {
+      semantics::EngineProgress progress;
+      progress.engine = "z3";
+      progress.queries = queries;
+      progress.decided = std::count(decided.begin(), decided.end(), true);
+      progress.properties = static_cast<int64_t>(count);
+      if (!semantics::reportProgress(result, progress, options.events)) {
+        stopped = true;
+        break;
+      }
       std::vector<PropertyIndex> remaining;
       for (PropertyIndex p = 0; p < static_cast<PropertyIndex>(count); ++p)
         if (!decided[p] && props.property(p).kind == kind)
@@ -348,7 +366,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       }
     }
   }
-  if (outOfTime) {
+  if (outOfTime && !stopped) {
     result.complete = false;
     result.reason = fmt::format("time limit of {:g} s reached with {} of {} properties decided",
                                 options.timeoutSeconds,

@@ -2,11 +2,13 @@
 // to a report (with an engine made for the test), and `dkv run`.
 #include "driver/Commands.h"
 #include "driver/Engines.h"
+#include "report/Render.h"
 #include "tests/executor/ExecutorFixtures.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,16 +25,19 @@ using K = ScheduleStep::Kind;
 /// shared path.
 Engine fixedScheduleEngine(const std::string &name, const std::string &property) {
   return {name, "replays a fixed schedule (test)",
-          [property](const semantics::Machine &machine, const CheckOptions &) {
+          [property](const semantics::Machine &machine, const CheckOptions &,
+                     const semantics::EngineEvents &events) {
             semantics::EngineResult r;
-            r.witnesses.push_back({*machine.properties().find(property),
+            semantics::addWitness(r,
+                                  {*machine.properties().find(property),
                                    {{K::Device, 0},
                                     {K::Device, 1},
                                     {K::Device, 0},
                                     {K::Device, 1},
                                     {K::Device, 0},
                                     {K::Device, 0},
-                                    {K::Device, 1}}});
+                                    {K::Device, 1}}},
+                                  &events);
             r.stats.push_back({"schedules", "1"});
             return r;
           }};
@@ -275,6 +280,117 @@ TEST(CheckMany, AnnotationOptionsAndMissingDevices) {
                       "inconclusive, 2 static errors, 0 internal errors\n"),
             std::string::npos)
       << text;
+}
+
+// Streaming (issue 12): every engine passes each witness on as it finds it; the shared
+// path builds its finding at once, once per property, and the verdict afterwards is
+// the same as without streaming.
+TEST(Streaming, EveryEngineStreamsEachPropertyOnceAndTheVerdictAgrees) {
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("right_permute_no_wait.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  for (const char *name : {"explore", "z3", "spin", "auto"}) {
+    SCOPED_TRACE(name);
+    if (std::string(name) == "spin" && std::system("command -v spin >/dev/null 2>&1") != 0)
+      continue;
+    CheckOptions options;
+    options.engine = name;
+    std::vector<report::Finding> streamed;
+    RunEvents events;
+    events.finding = [&](const report::Finding &f) {
+      streamed.push_back(f);
+      return true;
+    };
+    report::Verdict quiet = runEngine(*findEngine(name), instance.machine(), options);
+    report::Verdict v = runEngine(*findEngine(name), instance.machine(), options, &events);
+    ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+    ASSERT_GE(v.findings.size(), 2u);
+    // The verdict does not depend on streaming.
+    ASSERT_EQ(v.findings.size(), quiet.findings.size());
+    for (size_t i = 0; i < v.findings.size(); ++i)
+      EXPECT_EQ(report::renderFindingBlock(v.findings[i], nullptr, false),
+                report::renderFindingBlock(quiet.findings[i], nullptr, false));
+    // Each of the verdict's findings was streamed once, with the verdict's text (this
+    // kernel has no race, whose wrong value only the verdict's first race shows).
+    ASSERT_EQ(streamed.size(), v.findings.size());
+    for (const report::Finding &f : v.findings) {
+      auto same = std::count_if(streamed.begin(), streamed.end(),
+                                [&](const report::Finding &g) { return g.property == f.property; });
+      EXPECT_EQ(same, 1) << f.property;
+      for (const report::Finding &g : streamed) {
+        if (g.property == f.property) {
+          EXPECT_EQ(report::renderFindingBlock(g, nullptr, false),
+                    report::renderFindingBlock(f, nullptr, false));
+        }
+      }
+    }
+  }
+}
+
+TEST(Streaming, StopAtTheFirstFindingStopsEveryEngine) {
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("right_permute_no_wait.dk", 2);
+  ASSERT_TRUE(program);
+  semantics::Instance instance(std::move(*program));
+  for (const char *name : {"explore", "z3", "spin", "auto"}) {
+    SCOPED_TRACE(name);
+    if (std::string(name) == "spin" && std::system("command -v spin >/dev/null 2>&1") != 0)
+      continue;
+    CheckOptions options;
+    options.engine = name;
+    options.stopAtFirst = true;
+    int calls = 0;
+    RunEvents events;
+    events.finding = [&](const report::Finding &) {
+      ++calls;
+      return false;
+    };
+    report::Verdict v = runEngine(*findEngine(name), instance.machine(), options, &events);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(v.status, report::Verdict::Status::Findings);
+    // The static pre-check's findings at other places may join; the engine's stop after
+    // its first.
+    size_t withTrace = std::count_if(v.findings.begin(), v.findings.end(),
+                                     [](const report::Finding &f) { return !f.schedule.empty(); });
+    EXPECT_EQ(withTrace, 1u);
+    EXPECT_EQ(v.reason, semantics::kStoppedReason);
+  }
+}
+
+// The report shows a finding while the engine is still running: an engine that
+// reports a witness and then looks at what `dkv check` has printed so far.
+TEST(Streaming, TheTextReportPrintsAFindingBeforeTheEngineReturns) {
+  static std::ostringstream *watched = nullptr;
+  static std::string seenDuringSearch;
+  Engine engine = fixedScheduleEngine("fixed-then-look", "race.0");
+  auto inner = engine.run;
+  engine.run = [inner](const semantics::Machine &machine, const CheckOptions &o,
+                       const semantics::EngineEvents &events) {
+    semantics::EngineResult r = inner(machine, o, events);
+    seenDuringSearch = watched->str();
+    return r;
+  };
+  registerOnce(engine);
+  InstanceOptions instance;
+  instance.file = std::string(DKV_SOURCE_DIR) + "/examples/zero_dst_race.dk";
+  instance.devices = 2;
+  CheckOptions check;
+  check.engine = "fixed-then-look";
+  check.progress = "never";
+  std::ostringstream out, err;
+  watched = &out;
+  EXPECT_EQ(checkCommand(instance, check, out, err), 10) << err.str();
+  EXPECT_NE(seenDuringSearch.find(": race: store to landing[:] races with a dma writing "
+                                  "landing[:] (started at line 17) [race.0]\n"),
+            std::string::npos)
+      << seenDuringSearch;
+  EXPECT_EQ(seenDuringSearch.find("1 finding"), std::string::npos) << seenDuringSearch;
+  // The verdict line follows the finding, which is not repeated.
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind(seenDuringSearch, 0), 0u);
+  EXPECT_NE(text.find("\n1 finding (engine fixed-then-look"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[race.0]"), text.rfind("[race.0]")) << text;
 }
 
 } // namespace

@@ -65,6 +65,32 @@ TEST(MergePrecheck, SameKindElsewhereGoesToTheFirstOfThatKind) {
   EXPECT_EQ(v.findings[1].secondary[0].loc.line, 9u);
 }
 
+TEST(MergePrecheck, AfterAnIncompleteSearchOnlyTheSamePlaceJoins) {
+  // Stopped early (--stop-at-first, a budget): the engine's exit finding at line 20
+  // is not known to be the pre-check's at line 9, which stands on its own.
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  v.reason = "stopped at the first finding (--stop-at-first)";
+  v.findings = {finding(FindingKind::ExitViolation, 20, "exit")};
+  mergePrecheck(v, {finding(FindingKind::ExitViolation, 9, "sem left at 1"),
+                    finding(FindingKind::ExitViolation, 20, "dma open at exit")});
+  ASSERT_EQ(v.findings.size(), 2u);
+  ASSERT_EQ(v.findings[0].secondary.size(), 1u);
+  EXPECT_EQ(v.findings[0].secondary[0].label, "static pre-check: dma open at exit");
+  EXPECT_EQ(v.findings[1].message, "sem left at 1");
+}
+
+TEST(MergePrecheck, AStreamedFindingGetsTheNotesAtItsPlace) {
+  Finding f = finding(FindingKind::Deadlock, 18, "engine deadlock");
+  f.secondary.push_back({{30, 3}, "the wait"});
+  addPrecheckNotes(f, {finding(FindingKind::Deadlock, 30, "never satisfied"),
+                       finding(FindingKind::Deadlock, 12, "elsewhere"),
+                       finding(FindingKind::ExitViolation, 18, "another kind")});
+  ASSERT_EQ(f.secondary.size(), 2u);
+  EXPECT_EQ(f.secondary[1].label, "static pre-check: never satisfied");
+  EXPECT_EQ(f.secondary[1].loc.line, 30u);
+}
+
 TEST(MergePrecheck, NewKindIsAddedAndOverridesInconclusive) {
   Verdict v;
   v.status = Verdict::Status::Inconclusive;

@@ -47,6 +47,39 @@ TEST(RenderVerdict, FindingsOfAnIncompleteSearchSayWhy) {
       << out.str();
 }
 
+TEST(RenderVerdict, FindingsShownDuringTheSearchAreNotRepeated) {
+  Verdict v;
+  v.status = Verdict::Status::Findings;
+  for (const char *message : {"first", "second"}) {
+    Finding f;
+    f.message = message;
+    f.primary = {{3, 1}, ""};
+    v.findings.push_back(f);
+  }
+  std::vector<bool> shown = {true, false};
+  std::ostringstream out;
+  renderVerdict(out, v, nullptr, {"explore", "", false}, &shown);
+  EXPECT_EQ(out.str(),
+            "2 findings (engine explore)\n\n" + renderFindingBlock(v.findings[1], nullptr, false));
+  EXPECT_EQ(out.str().find("first"), std::string::npos);
+}
+
+TEST(RenderSummary, AStoppedRunSaysHowManyInstancesWereNotChecked) {
+  RunSummary s;
+  s.kernels = 2;
+  s.instances = 2;
+  s.verified = 1;
+  s.withFindings = 1;
+  s.findingsByKind[FindingKind::Race] = 1;
+  s.stoppedEarly = true;
+  s.notChecked = 3;
+  std::ostringstream out;
+  renderSummary(out, s, false);
+  EXPECT_EQ(out.str(), "summary: 2 kernels, 2 instances: 1 verified, 1 with findings (1 race), 0 "
+                       "inconclusive, 0 static errors, 0 internal errors; stopped at the first "
+                       "finding (--stop-at-first): 3 instances not checked\n");
+}
+
 TEST(RenderTrace, ContextOnlyWhereItChangesAndDmaTextNotRepeated) {
   Trace t;
   t.deviceCount = 2;
