@@ -402,25 +402,36 @@ private:
     line("");
     line("/* Options you may change without regenerating: edit a value here or override it,");
     line(" * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would");
-    line(fmt::format(" * generate with those options). INVOCATIONS can go down to 1, not above {}:",
-                     o.invocations));
-    line(" * the invocations are unrolled, and the model has the steps of that many. */");
+    // A sequence's invocations are its calls: fewer would check a prefix of it.
+    const bool sequence = !p_.calls.empty();
+    if (sequence) {
+      line(" * generate with those options). INVOCATIONS is fixed: the calls of the sequence");
+      line(" * are unrolled, and the model checks all of them. */");
+    } else {
+      line(fmt::format(
+          " * generate with those options). INVOCATIONS can go down to 1, not above {}:",
+          o.invocations));
+      line(" * the invocations are unrolled, and the model has the steps of that many. */");
+    }
     define("INVOCATIONS", o.invocations,
-           fmt::format("--invocations: back-to-back runs of the kernel, 1..{}", o.invocations));
+           sequence ? fmt::format("the calls of the sequence (fixed: {})", o.invocations)
+                    : fmt::format("--invocations: back-to-back runs of the kernel, 1..{}",
+                                  o.invocations));
     define("DMA_CHUNKS", o.dmaChunks, "--dma-chunks: steps per DMA side, 1..64");
     define("SEM_UNIT", o.semUnit, "--sem-unit: bytes per DMA-semaphore unit");
     if (barrierLive_)
       define("ENTRY_BARRIER", entryBarrier,
              "1: devices wait at entry until all have entered; 0: --no-entry-barrier");
     std::string bad = fmt::format(
-        "INVOCATIONS < 1 || INVOCATIONS > {} || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1",
-        o.invocations);
+        "INVOCATIONS < {} || INVOCATIONS > {} || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1",
+        sequence ? o.invocations : 1, o.invocations);
     if (barrierLive_)
       bad += " || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)";
     line(fmt::format("#if {}", bad));
-    line(fmt::format("#error \"INVOCATIONS must be 1..{} (more: regenerate), DMA_CHUNKS 1..64, "
+    line(fmt::format("#error \"INVOCATIONS must be {}..{} (more: regenerate), DMA_CHUNKS 1..64, "
                      "SEM_UNIT >= 1{}\"",
-                     o.invocations, barrierLive_ ? " and ENTRY_BARRIER 0 or 1" : ""));
+                     sequence ? o.invocations : 1, o.invocations,
+                     barrierLive_ ? " and ENTRY_BARRIER 0 or 1" : ""));
     line("#endif");
     if (!dmaBytes_.empty()) {
       // dkv's lowering refuses a DMA whose size is not a multiple of the unit

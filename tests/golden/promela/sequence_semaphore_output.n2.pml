@@ -29,10 +29,10 @@
 
 /* Options you may change without regenerating: edit a value here or override it,
  * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would
- * generate with those options). INVOCATIONS can go down to 1, not above 2:
- * the invocations are unrolled, and the model has the steps of that many. */
+ * generate with those options). INVOCATIONS is fixed: the calls of the sequence
+ * are unrolled, and the model checks all of them. */
 #ifndef INVOCATIONS
-#define INVOCATIONS 2  /* --invocations: back-to-back runs of the kernel, 1..2 */
+#define INVOCATIONS 2  /* the calls of the sequence (fixed: 2) */
 #endif
 #ifndef DMA_CHUNKS
 #define DMA_CHUNKS 1  /* --dma-chunks: steps per DMA side, 1..64 */
@@ -43,8 +43,8 @@
 #ifndef ENTRY_BARRIER
 #define ENTRY_BARRIER 1  /* 1: devices wait at entry until all have entered; 0: --no-entry-barrier */
 #endif
-#if INVOCATIONS < 1 || INVOCATIONS > 2 || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
-#error "INVOCATIONS must be 1..2 (more: regenerate), DMA_CHUNKS 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
+#if INVOCATIONS < 2 || INVOCATIONS > 2 || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1 || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)
+#error "INVOCATIONS must be 2..2 (more: regenerate), DMA_CHUNKS 1..64, SEM_UNIT >= 1 and ENTRY_BARRIER 0 or 1"
 #endif
 
 /* Longest run in steps, with margin: pan -m (150 with the values above) */
