@@ -45,9 +45,11 @@ std::string describeInstance(const model::Program &program) {
   std::vector<std::string> axes;
   for (const model::MeshAxis &axis : program.mesh)
     axes.push_back(fmt::format("{}={}", axis.name, axis.size));
-  std::string text = fmt::format("kernel {} on mesh {}", program.kernel, fmt::join(axes, ", "));
+  // A sequence names its calls (kernel a+b+c) and runs each once.
+  std::string text = fmt::format("{} {} on mesh {}", program.calls.empty() ? "kernel" : "sequence",
+                                 program.kernel, fmt::join(axes, ", "));
   const model::Options &o = program.options;
-  if (o.invocations != 1)
+  if (o.invocations != 1 && program.calls.empty())
     text += fmt::format(", {} invocations", o.invocations);
   if (o.dmaChunks != 1)
     text += fmt::format(", {} DMA chunks", o.dmaChunks);

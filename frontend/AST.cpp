@@ -322,6 +322,7 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(Block)
     DKV_KIND(MeshDecl)
     DKV_KIND(KernelDecl)
+    DKV_KIND(SequenceDecl)
     DKV_KIND(Module)
 #undef DKV_KIND
   }
@@ -350,6 +351,21 @@ const KernelDecl *Module::kernel() const {
 
 MeshDecl *Module::mesh() { return const_cast<MeshDecl *>(std::as_const(*this).mesh()); }
 KernelDecl *Module::kernel() { return const_cast<KernelDecl *>(std::as_const(*this).kernel()); }
+
+std::vector<const KernelDecl *> Module::kernels() const {
+  std::vector<const KernelDecl *> out;
+  for (const auto &item : items_)
+    if (auto *k = dynCast<KernelDecl>(item.get()))
+      out.push_back(k);
+  return out;
+}
+
+const SequenceDecl *Module::sequence() const {
+  for (const auto &item : items_)
+    if (auto *s = dynCast<SequenceDecl>(item.get()))
+      return s;
+  return nullptr;
+}
 
 std::vector<const ParamDecl *> Module::params() const {
   std::vector<const ParamDecl *> out;

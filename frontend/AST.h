@@ -214,6 +214,7 @@ public:
     Block,
     MeshDecl,
     KernelDecl,
+    SequenceDecl,
     Module,
 
     FirstDecl = ParamDecl,
@@ -1004,6 +1005,27 @@ public:
   /// Buffers with Storage::KernelParam, in order.
   const std::vector<std::unique_ptr<BufferDecl>> &params() const { return params_; }
   std::vector<std::unique_ptr<BufferDecl>> &params() { return params_; }
+  /// Semaphore parameters (`in s: dma_sem`; Storage::KernelParam), in order: a
+  /// semaphore the caller passes in, as a Pallas `SEMAPHORE` operand or a
+  /// `pltpu.SemaphoreType` output of a kernel run in a `sequence`.
+  const std::vector<std::unique_ptr<SemDecl>> &semParams() const { return semParams_; }
+  std::vector<std::unique_ptr<SemDecl>> &semParams() { return semParams_; }
+  void setSemParams(std::vector<std::unique_ptr<SemDecl>> s) { semParams_ = std::move(s); }
+  /// Every parameter (buffer or semaphore) in source order: what a `sequence` call
+  /// binds its arguments to, positionally.
+  /// (Set by the parser; a kernel built in code without it lists its buffers, then
+  /// its semaphores.)
+  std::vector<const Decl *> paramOrder() const {
+    if (paramOrder_.size() == params_.size() + semParams_.size())
+      return {paramOrder_.begin(), paramOrder_.end()};
+    std::vector<const Decl *> out;
+    for (const auto &p : params_)
+      out.push_back(p.get());
+    for (const auto &p : semParams_)
+      out.push_back(p.get());
+    return out;
+  }
+  void setParamOrder(std::vector<Decl *> order) { paramOrder_ = std::move(order); }
   /// Grid dimensions (empty: no grid, one step).
   const std::vector<ExprPtr> &grid() const { return grid_; }
   std::vector<ExprPtr> &grid() { return grid_; }
@@ -1033,6 +1055,8 @@ public:
 private:
   std::string name_;
   std::vector<std::unique_ptr<BufferDecl>> params_;
+  std::vector<std::unique_ptr<SemDecl>> semParams_;
+  std::vector<Decl *> paramOrder_;
   std::vector<ExprPtr> grid_;
   std::vector<int64_t> gridValues_;
   ExprPtr collectiveId_;
@@ -1080,6 +1104,46 @@ struct Annotations {
   std::vector<Suppression> suppressions;
 };
 
+/// One call of a `sequence`: `kernel(arg, ...)`, every argument an array of the
+/// sequence. Sema resolves the kernel and the arguments.
+struct SequenceCall {
+  SourceRange range;
+  std::string kernel;
+  SourceRange kernelRange;
+  std::vector<std::pair<std::string, SourceRange>> args;
+  const KernelDecl *decl = nullptr;   ///< set by sema
+  std::vector<const Decl *> argDecls; ///< set by sema: the sequence's arrays
+};
+
+/// `sequence(in x: hbm f32[8], out s: dma_sem, ...) { k1(x, s); k2(x, s) }`: several
+/// kernels run one after the other on every device, as consecutive `pallas_call`s in
+/// one `shard_map` body; the parameters are the caller's arrays (shard_map operands
+/// and kernel outputs, semaphores included) that the calls pass from one kernel to
+/// the next (docs/language.md "Kernel sequences").
+class SequenceDecl final : public Node {
+public:
+  SequenceDecl(SourceRange range, std::vector<std::unique_ptr<BufferDecl>> buffers,
+               std::vector<std::unique_ptr<SemDecl>> sems, std::vector<Decl *> order,
+               std::vector<SequenceCall> calls)
+      : Node(Kind::SequenceDecl, range), buffers_(std::move(buffers)), sems_(std::move(sems)),
+        order_(std::move(order)), calls_(std::move(calls)) {}
+  const std::vector<std::unique_ptr<BufferDecl>> &buffers() const { return buffers_; }
+  std::vector<std::unique_ptr<BufferDecl>> &buffers() { return buffers_; }
+  const std::vector<std::unique_ptr<SemDecl>> &sems() const { return sems_; }
+  std::vector<std::unique_ptr<SemDecl>> &sems() { return sems_; }
+  /// The arrays in source order.
+  const std::vector<Decl *> &order() const { return order_; }
+  const std::vector<SequenceCall> &calls() const { return calls_; }
+  std::vector<SequenceCall> &calls() { return calls_; }
+  DKV_AST_CLASSOF(SequenceDecl)
+
+private:
+  std::vector<std::unique_ptr<BufferDecl>> buffers_;
+  std::vector<std::unique_ptr<SemDecl>> sems_;
+  std::vector<Decl *> order_;
+  std::vector<SequenceCall> calls_;
+};
+
 /// A whole file. Top-level items are kept in source order: ParamDecl, ConstDecl,
 /// MeshDecl and KernelDecl nodes (params and consts are evaluated in this order).
 class Module final : public Node {
@@ -1093,6 +1157,9 @@ public:
   const KernelDecl *kernel() const;
   MeshDecl *mesh();
   KernelDecl *kernel();
+  /// Every kernel in source order, and the first `sequence`, or null.
+  std::vector<const KernelDecl *> kernels() const;
+  const SequenceDecl *sequence() const;
   /// Top-level params and consts in source order.
   std::vector<const ParamDecl *> params() const;
   std::vector<const ConstDecl *> consts() const;

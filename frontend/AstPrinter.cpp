@@ -79,7 +79,7 @@ private:
     case Node::Kind::KernelDecl: {
       const auto &k = cast<KernelDecl>(n);
       line(depth, role, "KernelDecl " + k.name(), k.range());
-      for (const auto &p : k.params())
+      for (const Decl *p : k.paramOrder())
         decl(depth + 1, "param", *p);
       if (!k.grid().empty()) {
         std::string s = "Grid";
@@ -104,6 +104,19 @@ private:
         expr(depth + 2, "", *skip);
       }
       node(depth + 1, "body", k.body());
+      return;
+    }
+    case Node::Kind::SequenceDecl: {
+      const auto &q = cast<SequenceDecl>(n);
+      line(depth, role, "SequenceDecl", q.range());
+      for (const Decl *p : q.order())
+        decl(depth + 1, "array", *p);
+      for (const SequenceCall &c : q.calls()) {
+        std::string s = "Call " + c.kernel + "(";
+        for (size_t i = 0; i < c.args.size(); ++i)
+          s += (i ? ", " : "") + c.args[i].first;
+        line(depth + 1, "", s + ")", c.range);
+      }
       return;
     }
     default:

@@ -455,6 +455,8 @@ private:
     }
     if (auto *k = dynamic_cast<DkvParser::KernelDeclContext *>(ctx))
       return kernel(k);
+    if (auto *q = dynamic_cast<DkvParser::SequenceDeclContext *>(ctx))
+      return sequence(q);
     return nullptr; // ';'
   }
 
@@ -544,22 +546,70 @@ private:
     return true;
   }
 
-  std::unique_ptr<ast::KernelDecl> kernel(DkvParser::KernelDeclContext *ctx) {
-    std::vector<std::unique_ptr<ast::BufferDecl>> params;
-    if (ctx->kernelParams())
-      for (auto *p : ctx->kernelParams()->kernelParam()) {
-        ast::Direction dir = p->dir->getType() == DkvLexer::IN    ? ast::Direction::In
-                             : p->dir->getType() == DkvLexer::OUT ? ast::Direction::Out
-                                                                  : ast::Direction::InOut;
-        auto space = memSpace(p->space);
-        auto type = dtype(p->dtype);
-        auto decl = std::make_unique<ast::BufferDecl>(
-            range(p), p->name->getText(), range(p->name), ast::Storage::KernelParam, dir,
-            space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(p->shape()));
-        if (p->tableLit())
-          decl->setTableInit(tableLiteral(p->tableLit()));
-        params.push_back(std::move(decl));
+  /// Kernel or sequence parameters: buffers (tables included) and semaphores, and
+  /// all of them in source order.
+  struct Params {
+    std::vector<std::unique_ptr<ast::BufferDecl>> buffers;
+    std::vector<std::unique_ptr<ast::SemDecl>> sems;
+    std::vector<ast::Decl *> order;
+  };
+
+  Params params(DkvParser::KernelParamsContext *ctx) {
+    Params out;
+    if (!ctx)
+      return out;
+    for (auto *p : ctx->kernelParam()) {
+      if (auto *sp = dynamic_cast<DkvParser::SemParamContext *>(p)) {
+        auto decl = std::make_unique<ast::SemDecl>(
+            range(sp), sp->name->getText(), range(sp->name), ast::Storage::KernelParam,
+            sp->semKind->getType() == DkvLexer::SEM ? ast::SemKind::Regular : ast::SemKind::Dma,
+            sp->shape() ? shape(sp->shape()) : std::vector<ast::ExprPtr>{});
+        out.order.push_back(decl.get());
+        out.sems.push_back(std::move(decl));
+        continue;
       }
+      auto *bp = dynamic_cast<DkvParser::BufferParamContext *>(p);
+      if (!bp)
+        continue;
+      ast::Direction dir = bp->dir->getType() == DkvLexer::IN    ? ast::Direction::In
+                           : bp->dir->getType() == DkvLexer::OUT ? ast::Direction::Out
+                                                                 : ast::Direction::InOut;
+      auto space = memSpace(bp->space);
+      auto type = dtype(bp->dtype);
+      auto decl = std::make_unique<ast::BufferDecl>(
+          range(bp), bp->name->getText(), range(bp->name), ast::Storage::KernelParam, dir,
+          space.value_or(ast::MemSpace::Any), type.value_or(ast::DType::F32), shape(bp->shape()));
+      if (bp->tableLit())
+        decl->setTableInit(tableLiteral(bp->tableLit()));
+      out.order.push_back(decl.get());
+      out.buffers.push_back(std::move(decl));
+    }
+    return out;
+  }
+
+  std::unique_ptr<ast::SequenceDecl> sequence(DkvParser::SequenceDeclContext *ctx) {
+    Params p = params(ctx->kernelParams());
+    std::vector<ast::SequenceCall> calls;
+    for (auto *c : ctx->seqCall()) {
+      auto *call = dynamic_cast<DkvParser::CallKernelContext *>(c);
+      if (!call)
+        continue; // ';'
+      ast::SequenceCall out;
+      out.range = range(call);
+      out.kernel = call->kernel->getText();
+      out.kernelRange = range(call->kernel);
+      std::vector<antlr4::tree::TerminalNode *> ids = call->ID();
+      for (size_t i = 1; i < ids.size(); ++i) // ID(0) is the kernel
+        out.args.push_back({ids[i]->getText(), range(ids[i])});
+      calls.push_back(std::move(out));
+    }
+    return std::make_unique<ast::SequenceDecl>(range(ctx), std::move(p.buffers), std::move(p.sems),
+                                               std::move(p.order), std::move(calls));
+  }
+
+  std::unique_ptr<ast::KernelDecl> kernel(DkvParser::KernelDeclContext *ctx) {
+    Params p = params(ctx->kernelParams());
+    std::vector<std::unique_ptr<ast::BufferDecl>> params = std::move(p.buffers);
     std::vector<ast::ExprPtr> grid;
     ast::ExprPtr collectiveId;
     std::unique_ptr<ast::SemDecl> barrier;
@@ -614,6 +664,8 @@ private:
         range(ctx), ctx->ID()->getText(), std::move(params), std::move(grid),
         std::move(collectiveId), std::move(barrier), block(ctx->block()));
     kernel->setSkipDeviceBarrier(std::move(skipDeviceBarrier));
+    kernel->setSemParams(std::move(p.sems));
+    kernel->setParamOrder(std::move(p.order));
     return kernel;
   }
 

@@ -109,6 +109,11 @@ public:
     size_t errorsBefore = diags_.errorCount();
     scopes_.emplace_back();
     std::set<std::string> usedDefines;
+    SequenceDecl *sequence = nullptr;
+    for (auto &item : module_.items())
+      if (auto *q = dynCast<SequenceDecl>(item.get()); q && !sequence)
+        sequence = q;
+    inSequence_ = sequence != nullptr;
     for (auto &item : module_.items()) {
       if (auto *p = dynCast<ParamDecl>(item.get())) {
         param(*p);
@@ -124,15 +129,35 @@ public:
         mesh_ = m;
         meshDecl(*m);
       } else if (auto *k = dynCast<KernelDecl>(item.get())) {
-        if (kernel_) {
-          diags_.error(k->range(), "duplicate-kernel", "a file has exactly one kernel")
+        // Several kernels only with a sequence that runs them (docs/language.md
+        // "Kernel sequences"); their names are unique.
+        if (kernel_ && !sequence) {
+          diags_
+              .error(k->range(), "duplicate-kernel",
+                     "a file has exactly one kernel, or several and a sequence that calls "
+                     "them")
               .notes.push_back(note(kernel_->range(), "first kernel here"));
           continue;
         }
-        kernel_ = k;
+        if (auto prev = kernels_.find(k->name()); prev != kernels_.end()) {
+          diags_
+              .error(k->range(), "duplicate-kernel",
+                     fmt::format("a second kernel named '{}'", k->name()))
+              .notes.push_back(note(prev->second->range(), "first kernel here"));
+          continue;
+        }
+        if (!kernel_)
+          kernel_ = k;
+        kernels_[k->name()] = k;
         kernelDecl(*k);
+      } else if (auto *q = dynCast<SequenceDecl>(item.get())) {
+        if (q != sequence)
+          diags_.error(q->range(), "duplicate-sequence", "a file has at most one sequence")
+              .notes.push_back(note(sequence->range(), "first sequence here"));
       }
     }
+    if (sequence)
+      sequenceDecl(*sequence);
     // The module's range starts at 1:1 of its own file.
     support::SourceRange start{module_.range().begin, module_.range().begin};
     if (!mesh_)
@@ -163,6 +188,8 @@ private:
   DiagnosticEngine &diags_;
   const MeshDecl *mesh_ = nullptr;
   const KernelDecl *kernel_ = nullptr;
+  std::map<std::string, const KernelDecl *> kernels_;
+  bool inSequence_ = false;
   std::vector<std::unordered_map<std::string, const Decl *>> scopes_;
   int64_t meshDevices_ = 0; // 0: unknown
 
@@ -324,8 +351,26 @@ private:
 
   void kernelDecl(KernelDecl &k) {
     ScopeGuard scope(*this);
-    for (auto &p : k.params())
-      bufferDecl(*p);
+    for (const Decl *p : k.paramOrder()) {
+      if (const auto *b = dynCast<BufferDecl>(p)) {
+        bufferDecl(const_cast<BufferDecl &>(*b));
+        if (inSequence_ && b->isTable())
+          diags_.error(b->range(), "unsupported",
+                       fmt::format("table '{}': a kernel of a sequence cannot have tables yet "
+                                   "(docs/language.md \"Kernel sequences\")",
+                                   b->name()));
+      } else if (const auto *sp = dynCast<SemDecl>(p)) {
+        semDecl(const_cast<SemDecl &>(*sp));
+        if (!inSequence_)
+          diags_.error(sp->range(), "unsupported",
+                       fmt::format("semaphore parameter '{}' of a kernel that no sequence "
+                                   "calls: a semaphore comes into a kernel from the caller, "
+                                   "so declare it in a 'sequence(...)' that passes it "
+                                   "(docs/language.md \"Kernel sequences\"), or make it "
+                                   "'scratch'",
+                                   sp->name()));
+      }
+    }
     bool ok = true;
     std::vector<int64_t> grid = dims(k.grid(), "a grid dimension", ok);
     if (ok)
@@ -361,6 +406,120 @@ private:
     barrier_ = k.barrier();
     grid_ = &k.gridValues();
     block(k.body());
+  }
+
+  // A sequence (docs/language.md "Kernel sequences"): its arrays, and calls that
+  // name a kernel and pass one array of the same kind, element type and shape to
+  // each of its parameters.
+  void sequenceDecl(SequenceDecl &q) {
+    ScopeGuard scope(*this);
+    std::map<std::string, const Decl *> arrays;
+    for (auto &b : q.buffers()) {
+      bufferDecl(*b);
+      if (b->isTable())
+        diags_.error(b->range(), "unsupported",
+                     fmt::format("'{}': a sequence array has no contents (tables are kernel "
+                                 "parameters)",
+                                 b->name()));
+      arrays.emplace(b->name(), b.get());
+    }
+    for (auto &sp : q.sems()) {
+      semDecl(*sp);
+      arrays.emplace(sp->name(), sp.get());
+    }
+    if (q.calls().empty())
+      diags_.error(q.range(), "empty-sequence", "a sequence calls at least one kernel");
+    for (SequenceCall &call : q.calls()) {
+      auto k = kernels_.find(call.kernel);
+      if (k == kernels_.end()) {
+        diags_.error(call.kernelRange, "unknown-kernel",
+                     fmt::format("no kernel named '{}'", call.kernel));
+        continue;
+      }
+      call.decl = k->second;
+      std::vector<const Decl *> params = k->second->paramOrder();
+      if (params.size() != call.args.size()) {
+        diags_
+            .error(call.range, "arg-count",
+                   fmt::format("kernel '{}' takes {} argument{}, got {}", call.kernel,
+                               params.size(), params.size() == 1 ? "" : "s", call.args.size()))
+            .notes.push_back(note(k->second->range(), "kernel declared here"));
+        continue;
+      }
+      bool ok = true;
+      std::set<std::string> seen;
+      for (size_t i = 0; i < params.size(); ++i) {
+        const auto &[name, range] = call.args[i];
+        auto a = arrays.find(name);
+        if (a == arrays.end()) {
+          diags_.error(
+              range, "unknown-name",
+              fmt::format("unknown name '{}': a call passes arrays of the sequence", name));
+          ok = false;
+          continue;
+        }
+        if (!seen.insert(name).second) {
+          diags_.error(range, "argument-mismatch",
+                       fmt::format("'{}' is passed twice to '{}'; a kernel that reads and "
+                                   "writes an array takes it once, as an inout parameter",
+                                   name, call.kernel));
+          ok = false;
+          continue;
+        }
+        if (std::string why = mismatch(*a->second, *params[i]); !why.empty()) {
+          diags_
+              .error(range, "argument-mismatch",
+                     fmt::format("argument {} of '{}': {}", i + 1, call.kernel, why))
+              .notes.push_back(note(params[i]->range(), "parameter declared here"));
+          ok = false;
+          continue;
+        }
+      }
+      if (ok)
+        for (const auto &[name, range] : call.args)
+          call.argDecls.push_back(arrays.at(name));
+    }
+  }
+
+  /// Why array `a` of a sequence cannot be passed to kernel parameter `p` ("" if it can).
+  static std::string mismatch(const Decl &a, const Decl &p) {
+    const auto *ab = dynCast<BufferDecl>(&a);
+    const auto *pb = dynCast<BufferDecl>(&p);
+    const auto *as = dynCast<SemDecl>(&a);
+    const auto *ps = dynCast<SemDecl>(&p);
+    auto dimsText = [](const std::vector<int64_t> &d) {
+      return fmt::format("[{}]", fmt::join(d, ", "));
+    };
+    if (ab && ps)
+      return fmt::format("'{}' is a buffer, parameter '{}' a semaphore", a.name(), p.name());
+    if (as && pb)
+      return fmt::format("'{}' is a semaphore, parameter '{}' a buffer", a.name(), p.name());
+    if (ab && pb) {
+      if (pb->isTable())
+        return fmt::format("parameter '{}' is a table", p.name());
+      if (ab->dtype() != pb->dtype())
+        return fmt::format("'{}' has element type {}, parameter '{}' {}", a.name(),
+                           toString(ab->dtype()), p.name(), toString(pb->dtype()));
+      if (ab->shapeValues() != pb->shapeValues())
+        return fmt::format("'{}' has shape {}, parameter '{}' {}", a.name(),
+                           dimsText(ab->shapeValues()), p.name(), dimsText(pb->shapeValues()));
+      if (ab->space() != pb->space() && ab->space() != MemSpace::Any &&
+          pb->space() != MemSpace::Any)
+        return fmt::format("'{}' is in {}, parameter '{}' in {}", a.name(), toString(ab->space()),
+                           p.name(), toString(pb->space()));
+      return "";
+    }
+    if (as && ps) {
+      if (as->semKind() != ps->semKind())
+        return fmt::format("'{}' is a {}, parameter '{}' a {}", a.name(),
+                           as->semKind() == SemKind::Dma ? "dma_sem" : "sem", p.name(),
+                           ps->semKind() == SemKind::Dma ? "dma_sem" : "sem");
+      if (as->dimValues() != ps->dimValues())
+        return fmt::format("'{}' has dimensions {}, parameter '{}' {}", a.name(),
+                           dimsText(as->dimValues()), p.name(), dimsText(ps->dimValues()));
+      return "";
+    }
+    return "not an array";
   }
 
   void bufferDecl(BufferDecl &b) {

@@ -13,13 +13,21 @@ topItem
   | CONST ID '=' expr                                     # constDecl
   | MESH meshAxis (',' meshAxis)*                         # meshDecl
   | KERNEL ID '(' kernelParams? ')' kernelAttr* block     # kernelDecl
+  | SEQUENCE '(' kernelParams? ')' '{' seqCall* '}'       # sequenceDecl
   | ';'                                                   # emptyTop
   ;
 
 meshAxis : ID '=' expr ;
 
 kernelParams : kernelParam (',' kernelParam)* ','? ;
-kernelParam : dir=(IN | OUT | INOUT) name=ID ':' space=ID dtype=ID shape? ('=' tableLit)? ;
+kernelParam
+  : dir=(IN | OUT | INOUT) name=ID ':' semKind=(SEM | DMA_SEM) shape?                 # semParam
+  | dir=(IN | OUT | INOUT) name=ID ':' space=ID dtype=ID shape? ('=' tableLit)?      # bufferParam
+  ;
+seqCall
+  : kernel=ID '(' (ID (',' ID)* ','?)? ')'                                       # callKernel
+  | ';'                                                                          # emptyCall
+  ;
 tableLit : '[' (tableElem (',' tableElem)* ','?)? ']' ;
 tableElem : tableLit | expr ;
 shape : '[' (expr (',' expr)* ','?)? ']' ;
@@ -100,6 +108,7 @@ PARAM : 'param' ;
 CONST : 'const' ;
 MESH : 'mesh' ;
 KERNEL : 'kernel' ;
+SEQUENCE : 'sequence' ;
 IN : 'in' ;
 OUT : 'out' ;
 INOUT : 'inout' ;

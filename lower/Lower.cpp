@@ -131,16 +131,17 @@ class Lowering {
 public:
   Lowering(const ast::Module &module, const std::string &file, const model::Options &options,
            support::DiagnosticEngine &diags, const model::BuildLimits &limits)
-      : module_(module), diags_(diags),
-        builder_(file, module.kernel() ? module.kernel()->name() : std::string(),
-                 kernelOptions(module, options), module.kernel() && module.kernel()->collectiveId(),
-                 limits) {}
+      : module_(module), diags_(diags), requestedInvocations_(options.invocations),
+        builder_(file, programName(module), kernelOptions(module, options),
+                 !module.sequence() && module.kernel() && module.kernel()->collectiveId(), limits) {
+  }
 
   std::optional<model::Program> run() {
     const ast::KernelDecl *kernel = module_.kernel();
     const ast::MeshDecl *mesh = module_.mesh();
     DKV_INVARIANT(kernel && mesh, "lowering needs a checked module with a mesh and a kernel");
     kernel_ = kernel;
+    const ast::SequenceDecl *sequence = module_.sequence();
 
     std::vector<model::MeshAxis> axes;
     for (const auto &axis : mesh->axes()) {
@@ -157,8 +158,18 @@ public:
       diags_.error({noPosition, {}}, error->id, error->message);
       return std::nullopt;
     }
+    if (sequence && requestedInvocations_ != 1) {
+      diags_.error(sequence->range(), "unsupported",
+                   fmt::format("--invocations {} with a sequence: a sequence runs each call "
+                               "once (repeat the calls in the sequence instead)",
+                               requestedInvocations_));
+      return std::nullopt;
+    }
     try {
-      declare(*kernel);
+      if (sequence)
+        declareSequence(*sequence);
+      else
+        declare(*kernel);
       for (DeviceId d = 0; d < builder_.deviceCount(); ++d)
         lowerDevice(d);
     } catch (const TooLarge &e) {
@@ -174,9 +185,104 @@ private:
   /// The options of the instance: a kernel with `skip_device_barrier(true)` has no
   /// entry barrier, as with --no-entry-barrier (docs/model.md "Entry barrier").
   static model::Options kernelOptions(const ast::Module &module, model::Options options) {
-    if (module.kernel() && module.kernel()->skipDeviceBarrierValue())
+    if (!module.sequence() && module.kernel() && module.kernel()->skipDeviceBarrierValue())
       options.entryBarrier = false;
     return options;
+  }
+
+  /// The kernel's name; for a sequence the names of its calls, joined by '+'.
+  static std::string programName(const ast::Module &module) {
+    if (const ast::SequenceDecl *q = module.sequence()) {
+      std::vector<std::string> names;
+      for (const ast::SequenceCall &c : q->calls())
+        names.push_back(c.kernel);
+      return fmt::format("{}", fmt::join(names, "+"));
+    }
+    return module.kernel() ? module.kernel()->name() : std::string();
+  }
+
+  /// A sequence (docs/model.md "Kernel sequences"): its arrays live on every device
+  /// from the first to the last call that takes them; each called kernel's scratch,
+  /// scoped allocations and barrier semaphore are its own (named `kernel.name`), and
+  /// its parameters are the arrays its calls pass. A kernel called twice has one set
+  /// of scratch, as with --invocations.
+  void declareSequence(const ast::SequenceDecl &q) {
+    const std::vector<ast::SequenceCall> &calls = q.calls();
+    auto liveOf = [&](const ast::Decl *array) {
+      int32_t first = -1, last = -1;
+      for (size_t i = 0; i < calls.size(); ++i)
+        for (const ast::Decl *a : calls[i].argDecls)
+          if (a == array) {
+            if (first < 0)
+              first = static_cast<int32_t>(i);
+            last = static_cast<int32_t>(i);
+          }
+      // An array no call takes: it receives nothing (every kernel names only its own).
+      return std::make_pair(std::max(first, 0), std::max(last, 0));
+    };
+    for (const ast::Decl *array : q.order()) {
+      auto [first, last] = liveOf(array);
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(array)) {
+        declareBuffer(*b, model::kKernelScope);
+        builder_.setBufferOwner(bufferOf_.at(b), -1, first, last);
+      } else if (const auto *sd = ast::dynCast<ast::SemDecl>(array)) {
+        declareSem(*sd, model::kKernelScope);
+        const std::vector<int64_t> &dims = sd->dimValues();
+        int64_t count = 1;
+        for (int64_t d : dims)
+          count *= d;
+        for (int64_t e = 0; e < count; ++e)
+          builder_.setSemOwner(semBase_.at(sd) + static_cast<SemId>(e), -1, first, last);
+      }
+    }
+    std::vector<std::string> names;
+    std::vector<model::Call> modelCalls;
+    std::map<const ast::KernelDecl *, int32_t> index;
+    for (const ast::SequenceCall &call : calls) {
+      DKV_INVARIANT(call.decl && call.argDecls.size() == call.decl->paramOrder().size(),
+                    "sema resolves every call of a sequence");
+      const ast::KernelDecl &k = *call.decl;
+      auto [it, fresh] = index.emplace(&k, static_cast<int32_t>(names.size()));
+      if (fresh) {
+        names.push_back(k.name());
+        declareCalled(k, it->second);
+      }
+      model::Call c;
+      c.kernel = it->second;
+      c.implicitBarrier = !k.collectiveId() && !k.skipDeviceBarrierValue();
+      c.loc = call.range.begin;
+      modelCalls.push_back(c);
+      std::vector<const ast::Decl *> params = k.paramOrder();
+      for (size_t i = 0; i < params.size(); ++i)
+        bindings_[modelCalls.size() - 1].push_back({params[i], call.argDecls[i]});
+    }
+    builder_.setSequence(std::move(names), std::move(modelCalls));
+  }
+
+  /// Scratch, scoped allocations and the barrier semaphore of kernel `k` (index `kernel`
+  /// of the sequence), named `k.name`.
+  void declareCalled(const ast::KernelDecl &k, int32_t kernel) {
+    const size_t buffers = program().buffers.size();
+    const size_t sems = program().semaphores.size();
+    prefix_ = k.name() + ".";
+    if (const ast::SemDecl *barrier = k.barrier())
+      semBase_[barrier] = builder_.addBarrierSemaphore(locOf(*barrier), prefix_ + "barrier");
+    declareBlock(k.body(), model::kKernelScope);
+    prefix_.clear();
+    for (size_t b = buffers; b < program().buffers.size(); ++b)
+      builder_.setBufferOwner(static_cast<model::BufferId>(b), kernel, -1, -1);
+    for (size_t x = sems; x < program().semaphores.size(); ++x)
+      builder_.setSemOwner(static_cast<SemId>(x), kernel, -1, -1);
+  }
+
+  /// Binds kernel parameters to the arrays call `call` passes.
+  void bindCall(size_t call) {
+    for (const auto &[param, array] : bindings_[call]) {
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(param))
+        bufferOf_[b] = bufferOf_.at(&ast::cast<ast::BufferDecl>(*array));
+      else if (const auto *sd = ast::dynCast<ast::SemDecl>(param))
+        semBase_[sd] = semBase_.at(&ast::cast<ast::SemDecl>(*array));
+    }
   }
 
   // ---- Declarations: buffers, semaphores, scopes (the same on every device). ----
@@ -229,7 +335,7 @@ private:
       return;
     }
     model::Buffer buffer;
-    buffer.name = b.name();
+    buffer.name = prefix_ + b.name();
     buffer.space = toModel(b.space());
     buffer.dtype = toModel(b.dtype());
     buffer.shape = b.shapeValues();
@@ -260,7 +366,7 @@ private:
     const std::vector<int64_t> &dims = s.dimValues();
     DKV_INVARIANT(dims.size() == s.dims().size(), "sema sets every semaphore array size");
     model::Built<SemId> first =
-        builder_.addSemaphores(s.name(), dims, toModel(s.semKind()), scope, locOf(s));
+        builder_.addSemaphores(prefix_ + s.name(), dims, toModel(s.semKind()), scope, locOf(s));
     if (!first.ok())
       throw TooLarge{s.range(), first.error().message};
     semBase_[&s] = *first;
@@ -299,37 +405,49 @@ private:
   void lowerDevice(DeviceId device) {
     device_ = device;
     coords_ = builder_.beginDevice(device);
+    if (const ast::SequenceDecl *q = module_.sequence()) {
+      for (size_t i = 0; i < q->calls().size(); ++i) {
+        kernel_ = q->calls()[i].decl;
+        callName_ = kernel_->name();
+        bindCall(i);
+        lowerInvocation(static_cast<int32_t>(i));
+      }
+      return;
+    }
+    for (int32_t inv = 0; inv < program().options.invocations; ++inv)
+      lowerInvocation(inv);
+  }
 
+  /// Invocation `inv` of kernel_ on the current device: its grid points in order.
+  void lowerInvocation(int32_t inv) {
     const std::vector<int64_t> &grid = kernel_->gridValues();
     DKV_INVARIANT(grid.size() == kernel_->grid().size(), "sema sets every grid size");
     // Sema checked each dimension; their product may still be absurd.
     support::IntResult product = support::checkedProduct(grid);
     int64_t points = product.ok() ? product.value : INT64_MAX;
-    for (int32_t inv = 0; inv < program().options.invocations; ++inv) {
-      invocation_ = inv;
-      spendIterations(points, kernel_->range());
-      programIds_.clear();
-      loopVars_.clear();
+    invocation_ = inv;
+    spendIterations(points, kernel_->range());
+    programIds_.clear();
+    loopVars_.clear();
+    setContext();
+    built(builder_.enterKernel(inv, locOf(*kernel_), context()), *kernel_);
+    std::vector<int64_t> point(grid.size(), 0);
+    for (int64_t p = 0; p < points; ++p) {
+      programIds_ = point;
+      env_.clear();
+      vars_.clear();
+      poisoned_.clear();
       setContext();
-      built(builder_.enterKernel(inv, locOf(*kernel_), context()), *kernel_);
-      std::vector<int64_t> point(grid.size(), 0);
-      for (int64_t p = 0; p < points; ++p) {
-        programIds_ = point;
-        env_.clear();
-        vars_.clear();
-        poisoned_.clear();
-        setContext();
-        lowerBlock(kernel_->body());
-        for (size_t k = grid.size(); k-- > 0;) {
-          if (++point[k] < grid[k])
-            break;
-          point[k] = 0;
-        }
+      lowerBlock(kernel_->body());
+      for (size_t k = grid.size(); k-- > 0;) {
+        if (++point[k] < grid[k])
+          break;
+        point[k] = 0;
       }
-      programIds_.clear();
-      setContext();
-      built(builder_.exitKernel(inv, closingLocOf(*kernel_), context()), *kernel_);
     }
+    programIds_.clear();
+    setContext();
+    built(builder_.exitKernel(inv, closingLocOf(*kernel_), context()), *kernel_);
   }
 
   /// The context (invocation, grid point, loop variables) changed; its name is made
@@ -338,7 +456,8 @@ private:
 
   void refreshContext() {
     contextDirty_ = false;
-    std::string text = fmt::format("inv {}", invocation_);
+    std::string text = callName_.empty() ? fmt::format("inv {}", invocation_)
+                                         : fmt::format("call {} {}", invocation_, callName_);
     if (!programIds_.empty())
       text += fmt::format(", grid ({})", fmt::join(programIds_, ", "));
     for (const auto &[name, value] : loopVars_)
@@ -1224,7 +1343,13 @@ private:
 
   const ast::Module &module_;
   support::DiagnosticEngine &diags_;
+  int32_t requestedInvocations_ = 1;
   model::Builder builder_;
+  /// A sequence: the (parameter, array) bindings of each call, the called kernel's
+  /// name, and the prefix of the names of its scratch while declaring it.
+  std::map<size_t, std::vector<std::pair<const ast::Decl *, const ast::Decl *>>> bindings_;
+  std::string callName_;
+  std::string prefix_;
   const ast::KernelDecl *kernel_ = nullptr;
 
   std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;

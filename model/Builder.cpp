@@ -87,10 +87,30 @@ Built<SemId> Builder::addSemaphores(const std::string &name, const std::vector<i
   return first;
 }
 
-SemId Builder::addBarrierSemaphore(SourceLoc loc) {
+SemId Builder::addBarrierSemaphore(SourceLoc loc, const std::string &name) {
   auto id = static_cast<SemId>(program_.semaphores.size());
-  program_.semaphores.push_back({"barrier", {}, SemKind::Barrier, kKernelScope, loc});
+  program_.semaphores.push_back({name, {}, SemKind::Barrier, kKernelScope, loc});
   return id;
+}
+
+void Builder::setSequence(std::vector<std::string> kernels, std::vector<Call> calls) {
+  program_.kernels = std::move(kernels);
+  program_.calls = std::move(calls);
+  program_.options.invocations = static_cast<int32_t>(program_.calls.size());
+}
+
+void Builder::setBufferOwner(BufferId b, int32_t kernel, int32_t liveFirst, int32_t liveLast) {
+  Buffer &buf = program_.buffers[b];
+  buf.kernel = kernel;
+  buf.liveFirst = liveFirst;
+  buf.liveLast = liveLast;
+}
+
+void Builder::setSemOwner(SemId s, int32_t kernel, int32_t liveFirst, int32_t liveLast) {
+  Semaphore &sem = program_.semaphores[s];
+  sem.kernel = kernel;
+  sem.liveFirst = liveFirst;
+  sem.liveLast = liveLast;
 }
 
 ScopeId Builder::addScope(std::string name, ScopeId parent, SourceLoc loc) {
@@ -160,7 +180,12 @@ std::optional<BuildError> Builder::enterKernel(int32_t invocation, SourceLoc loc
     return error;
   // docs/model.md "Entry barrier": without a barrier semaphore the runtime keeps a
   // kernel from DMAing into a peer that has not started it.
-  if (!program_.hasCollectiveId && program_.options.entryBarrier)
+  const bool barrier = program_.calls.empty()
+                           ? !program_.hasCollectiveId && program_.options.entryBarrier
+                           : invocation < static_cast<int32_t>(program_.calls.size()) &&
+                                 program_.calls[invocation].implicitBarrier &&
+                                 program_.options.entryBarrier;
+  if (barrier)
     return append(DeviceBarrier{invocation}, loc, context);
   return std::nullopt;
 }

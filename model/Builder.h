@@ -96,8 +96,16 @@ public:
   /// (see element()). Fatal `instance-too-large` past BuildLimits::maxSemaphores.
   Built<SemId> addSemaphores(const std::string &name, const std::vector<int64_t> &dims,
                              SemKind kind, ScopeId scope, SourceLoc loc);
-  /// The barrier semaphore of a kernel with a collective_id.
-  SemId addBarrierSemaphore(SourceLoc loc);
+  /// The barrier semaphore of a kernel with a collective_id (named `name`).
+  SemId addBarrierSemaphore(SourceLoc loc, const std::string &name = "barrier");
+  /// Makes the program a sequence of kernels (docs/model.md "Kernel sequences"):
+  /// `kernels` named, invocation i runs `calls[i]`; sets Options::invocations to the
+  /// number of calls. Call before the first beginDevice. Then buffers and semaphores
+  /// carry their kernel or their window (Buffer::kernel, liveFirst, liveLast).
+  void setSequence(std::vector<std::string> kernels, std::vector<Call> calls);
+  /// Sets the kernel or the window of buffers and semaphores added already.
+  void setBufferOwner(BufferId b, int32_t kernel, int32_t liveFirst, int32_t liveLast);
+  void setSemOwner(SemId s, int32_t kernel, int32_t liveFirst, int32_t liveLast);
   ScopeId addScope(std::string name, ScopeId parent, SourceLoc loc);
   /// The id of element `index` of the array added as `first` with `dims`.
   /// Precondition: index has one in-range entry per dimension.
@@ -125,7 +133,8 @@ public:
   /// BuildLimits::maxEvents, unless it says otherwise.
   std::optional<BuildError> append(EventKind kind, SourceLoc loc, ContextId context);
   /// KernelEnter{invocation}, then the entry barrier DeviceBarrier{invocation} if the
-  /// kernel has no collective_id and Options::entryBarrier is on.
+  /// kernel has no collective_id and Options::entryBarrier is on (in a sequence: if
+  /// the call's Call::implicitBarrier is set and Options::entryBarrier is on).
   std::optional<BuildError> enterKernel(int32_t invocation, SourceLoc loc, ContextId context);
   std::optional<BuildError> exitKernel(int32_t invocation, SourceLoc loc, ContextId context);
 

@@ -102,6 +102,31 @@ int64_t Buffer::elementCount() const {
   return count;
 }
 
+Window Program::semWindow(SemId sem, int32_t invocation) const {
+  const Semaphore &s = semaphores[sem];
+  if (s.liveFirst < 0)
+    return {invocation, invocation};
+  return {s.liveFirst, s.liveLast};
+}
+
+Window Program::bufferWindow(BufferId b, int32_t invocation) const {
+  const Buffer &buf = buffers[b];
+  if (buf.liveFirst < 0)
+    return {invocation, invocation};
+  return {buf.liveFirst, buf.liveLast};
+}
+
+bool Program::exitChecks(SemId sem, int32_t invocation) const {
+  const Semaphore &s = semaphores[sem];
+  if (s.kind == SemKind::Barrier)
+    return false;
+  if (calls.empty() || invocation < 0 || invocation >= static_cast<int32_t>(calls.size()))
+    return true;
+  if (s.liveFirst >= 0)
+    return s.liveLast == invocation;
+  return s.kernel < 0 || s.kernel == calls[invocation].kernel;
+}
+
 std::optional<SemId> Program::barrierSemaphore() const {
   for (size_t i = 0; i < semaphores.size(); ++i)
     if (semaphores[i].kind == SemKind::Barrier)

@@ -69,6 +69,15 @@ struct Buffer {
   /// The run_scoped block that allocates it, or kKernelScope.
   ScopeId scope = kKernelScope;
   SourceLoc loc;
+  /// A sequence of kernels (Program::calls): the kernel whose scratch or scoped
+  /// buffer this is (index into Program::kernels), -1 for one kernel or an array of
+  /// the sequence.
+  int32_t kernel = -1;
+  /// An array of the sequence lives on every device from its entry into call
+  /// liveFirst to its exit from call liveLast (the first and last calls that take it,
+  /// docs/model.md "Kernel sequences"); -1: a buffer of the invocation that uses it.
+  int32_t liveFirst = -1;
+  int32_t liveLast = -1;
 
   int64_t elementCount() const;
   int64_t byteSize() const { return elementCount() * dtypeBytes(dtype); }
@@ -82,6 +91,10 @@ struct Semaphore {
   SemKind kind = SemKind::Regular;
   ScopeId scope = kKernelScope;
   SourceLoc loc;
+  /// As Buffer::kernel, liveFirst, liveLast.
+  int32_t kernel = -1;
+  int32_t liveFirst = -1;
+  int32_t liveLast = -1;
 };
 
 /// A run_scoped block (allocation lifetime). Nested scopes name their parent.
@@ -243,9 +256,28 @@ struct Options {
   bool entryBarrier = true; ///< implicit device barrier at entry without collective_id
 };
 
+/// One call of a sequence of kernels: invocation i of the program runs
+/// Program::calls[i] (docs/model.md "Kernel sequences").
+struct Call {
+  int32_t kernel = 0; ///< index into Program::kernels
+  /// The kernel has the runtime's implicit entry barrier (no collective_id, no
+  /// skip_device_barrier): a DeviceBarrier follows its KernelEnter when
+  /// Options::entryBarrier is on.
+  bool implicitBarrier = false;
+  SourceLoc loc; ///< the call in the sequence
+};
+
+/// The lifetime window [first, last] of a resource (in invocations): a device may
+/// receive units or bytes for it from its entry into invocation `first` to its exit
+/// from invocation `last`.
+struct Window {
+  int32_t first = 0;
+  int32_t last = 0;
+};
+
 struct Program {
   std::string file;   ///< source file name, for locations
-  std::string kernel; ///< kernel name
+  std::string kernel; ///< kernel name (of a sequence: the names of its calls)
   std::vector<MeshAxis> mesh;
   Options options;
   bool hasCollectiveId = false;
@@ -260,10 +292,24 @@ struct Program {
   /// order: name and contents text, e.g. {"sizes", "[[0, 8], [8, 0]]"}. Their values are
   /// already in the events; a verdict holds for these contents only.
   std::vector<std::pair<std::string, std::string>> tables;
+  /// A sequence of kernels: their names, and one call per invocation (empty for one
+  /// kernel run `options.invocations` times).
+  std::vector<std::string> kernels;
+  std::vector<Call> calls;
 
   int32_t deviceCount() const { return static_cast<int32_t>(processes.size()); }
-  /// The semaphore for the kernel's barrier, if it has a collective_id.
+  /// The semaphore for the kernel's barrier, if it has a collective_id (in a
+  /// sequence: the first kernel's with one; each such kernel has its own).
   std::optional<SemId> barrierSemaphore() const;
+  bool isBarrier(SemId sem) const { return semaphores[sem].kind == SemKind::Barrier; }
+  /// Where semaphore `sem` / buffer `b` can take units or bytes that invocation
+  /// `invocation` sends it: [invocation, invocation], or an array's calls of a sequence.
+  Window semWindow(SemId sem, int32_t invocation) const;
+  Window bufferWindow(BufferId b, int32_t invocation) const;
+  /// Whether device-side exits of invocation i check semaphore `sem` (the exit rule):
+  /// every non-barrier semaphore for one kernel; in a sequence the kernel's own ones
+  /// and the arrays whose last call is i.
+  bool exitChecks(SemId sem, int32_t invocation) const;
   /// "name" or "name[1, 2]".
   std::string semName(SemId sem) const;
   /// "buf[0:4, 2]" in the buffer's own dimensions.

@@ -54,7 +54,6 @@ SemUse semUse(const Event &event) {
 std::vector<report::Finding> precheck(const Program &program) {
   std::vector<report::Finding> findings;
   std::map<std::pair<DeviceId, SemId>, SemTotals> totals;
-  std::optional<SemId> barrier = program.barrierSemaphore();
   // The units that can ever arrive (Program::incrementTotals); the locations of what
   // adds them are collected here, for the findings' notes.
   const std::vector<int64_t> increments = program.incrementTotals();
@@ -118,7 +117,7 @@ std::vector<report::Finding> precheck(const Program &program) {
 
   for (auto &[key, t] : totals) {
     auto [device, sem] = key;
-    if (barrier && sem == *barrier)
+    if (program.isBarrier(sem))
       continue;
     if (t.increments > t.waited && !t.deadlockReported) {
       report::Finding f;

@@ -184,18 +184,33 @@ void printProgram(const Program &program, std::ostream &out) {
                                              : (o.entryBarrier ? "yes" : "no"));
   for (const auto &[name, contents] : program.tables)
     out << fmt::format("table {} = {}\n", name, contents);
+  for (size_t i = 0; i < program.calls.size(); ++i) {
+    const Call &c = program.calls[i];
+    out << fmt::format("call {} {}{}  @{}\n", i, program.kernels[c.kernel],
+                       c.implicitBarrier ? " (implicit entry barrier)" : "", locText(c.loc));
+  }
+  // A sequence: whose scratch a buffer or semaphore is, or the calls an array lives in.
+  auto owner = [&](int32_t kernel, int32_t first, int32_t last) -> std::string {
+    if (program.calls.empty())
+      return "";
+    if (first >= 0)
+      return fmt::format(" (calls {}..{})", first, last);
+    return kernel >= 0 ? fmt::format(" (of {})", program.kernels[kernel]) : "";
+  };
   out << "\nbuffers:\n";
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const Buffer &b = program.buffers[i];
-    out << fmt::format("  b{} {}: {} {} {}{} ({} B){}  @{}\n", i, b.name, roleName(b.role),
+    out << fmt::format("  b{} {}: {} {} {}{} ({} B){}{}  @{}\n", i, b.name, roleName(b.role),
                        memSpaceName(b.space), dtypeName(b.dtype), shapeText(b.shape), b.byteSize(),
-                       scopeText(program, b.scope), locText(b.loc));
+                       scopeText(program, b.scope), owner(b.kernel, b.liveFirst, b.liveLast),
+                       locText(b.loc));
   }
   out << "semaphores:\n";
   for (size_t i = 0; i < program.semaphores.size(); ++i) {
     const Semaphore &s = program.semaphores[i];
-    out << fmt::format("  s{} {}: {}{}  @{}\n", i, program.semName(static_cast<SemId>(i)),
-                       semKindName(s.kind), scopeText(program, s.scope), locText(s.loc));
+    out << fmt::format("  s{} {}: {}{}{}  @{}\n", i, program.semName(static_cast<SemId>(i)),
+                       semKindName(s.kind), scopeText(program, s.scope),
+                       owner(s.kernel, s.liveFirst, s.liveLast), locText(s.loc));
   }
   if (!program.scopes.empty()) {
     out << "scopes:\n";

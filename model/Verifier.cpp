@@ -155,6 +155,24 @@ private:
       if (b.scope != kKernelScope &&
           (b.scope < 0 || static_cast<size_t>(b.scope) >= p_.scopes.size()))
         problem("buffer {} has scope {} out of range", b.name, b.scope);
+    // A sequence: one call per invocation, owners and windows in range.
+    const auto calls = static_cast<int32_t>(p_.calls.size());
+    const auto kernels = static_cast<int32_t>(p_.kernels.size());
+    if (calls > 0 && p_.options.invocations != calls)
+      problem("{} calls, options say {} invocations", calls, p_.options.invocations);
+    for (const Call &c : p_.calls)
+      if (c.kernel < 0 || c.kernel >= kernels)
+        problem("a call of kernel {} out of range", c.kernel);
+    auto owned = [&](const std::string &name, int32_t kernel, int32_t first, int32_t last) {
+      if (kernel >= kernels || (kernel >= 0 && first >= 0) ||
+          (first >= 0 && (first > last || last >= calls)) || (first < 0 && last >= 0) ||
+          (calls == 0 && (kernel >= 0 || first >= 0)))
+        problem("{}: owner {} or window {}..{} out of range", name, kernel, first, last);
+    };
+    for (const Buffer &b : p_.buffers)
+      owned(b.name, b.kernel, b.liveFirst, b.liveLast);
+    for (const Semaphore &s : p_.semaphores)
+      owned(s.name, s.kernel, s.liveFirst, s.liveLast);
     for (size_t k = 0; k < p_.dmas.size(); ++k) {
       const Dma &d = p_.dmas[k];
       std::string what = fmt::format("dma {}", k);

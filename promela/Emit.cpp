@@ -402,25 +402,36 @@ private:
     line("");
     line("/* Options you may change without regenerating: edit a value here or override it,");
     line(" * e.g. spin -DDMA_CHUNKS=4 -DSEM_UNIT=32 -a ... (the same model as dkv would");
-    line(fmt::format(" * generate with those options). INVOCATIONS can go down to 1, not above {}:",
-                     o.invocations));
-    line(" * the invocations are unrolled, and the model has the steps of that many. */");
+    // A sequence's invocations are its calls: fewer would check a prefix of it.
+    const bool sequence = !p_.calls.empty();
+    if (sequence) {
+      line(" * generate with those options). INVOCATIONS is fixed: the calls of the sequence");
+      line(" * are unrolled, and the model checks all of them. */");
+    } else {
+      line(fmt::format(
+          " * generate with those options). INVOCATIONS can go down to 1, not above {}:",
+          o.invocations));
+      line(" * the invocations are unrolled, and the model has the steps of that many. */");
+    }
     define("INVOCATIONS", o.invocations,
-           fmt::format("--invocations: back-to-back runs of the kernel, 1..{}", o.invocations));
+           sequence ? fmt::format("the calls of the sequence (fixed: {})", o.invocations)
+                    : fmt::format("--invocations: back-to-back runs of the kernel, 1..{}",
+                                  o.invocations));
     define("DMA_CHUNKS", o.dmaChunks, "--dma-chunks: steps per DMA side, 1..64");
     define("SEM_UNIT", o.semUnit, "--sem-unit: bytes per DMA-semaphore unit");
     if (barrierLive_)
       define("ENTRY_BARRIER", entryBarrier,
              "1: devices wait at entry until all have entered; 0: --no-entry-barrier");
     std::string bad = fmt::format(
-        "INVOCATIONS < 1 || INVOCATIONS > {} || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1",
-        o.invocations);
+        "INVOCATIONS < {} || INVOCATIONS > {} || DMA_CHUNKS < 1 || DMA_CHUNKS > 64 || SEM_UNIT < 1",
+        sequence ? o.invocations : 1, o.invocations);
     if (barrierLive_)
       bad += " || (ENTRY_BARRIER != 0 && ENTRY_BARRIER != 1)";
     line(fmt::format("#if {}", bad));
-    line(fmt::format("#error \"INVOCATIONS must be 1..{} (more: regenerate), DMA_CHUNKS 1..64, "
+    line(fmt::format("#error \"INVOCATIONS must be {}..{} (more: regenerate), DMA_CHUNKS 1..64, "
                      "SEM_UNIT >= 1{}\"",
-                     o.invocations, barrierLive_ ? " and ENTRY_BARRIER 0 or 1" : ""));
+                     sequence ? o.invocations : 1, o.invocations,
+                     barrierLive_ ? " and ENTRY_BARRIER 0 or 1" : ""));
     line("#endif");
     if (!dmaBytes_.empty()) {
       // dkv's lowering refuses a DMA whose size is not a multiple of the unit
@@ -501,6 +512,10 @@ private:
     line("");
     line("/* where[d]: 0 outside the kernel, i+1 inside invocation i */");
     line("byte where[NDEV];");
+    if (!p_.calls.empty()) {
+      line("/* pos[d]: 2i+1 inside invocation i (call i of the sequence), 2i+2 after it */");
+      line(fmt::format("{} pos[NDEV];", typeFor(2 * static_cast<int64_t>(p_.calls.size()) + 2)));
+    }
     if (barrierLive_) {
       line("#if ENTRY_BARRIER");
       line("/* arrived[i]: devices that reached (are at or past) the barrier of invocation i */");
@@ -548,6 +563,11 @@ private:
       // folded into the enter step: "reached" means pc at or past the barrier, which
       // becomes true exactly when that step runs.
       const auto *enter = std::get_if<KernelEnter>(&e.kind);
+      // In a sequence only the calls of kernels with the implicit barrier have one.
+      if (enter && !p_.calls.empty() &&
+          (enter->invocation >= static_cast<int32_t>(p_.calls.size()) ||
+           !p_.calls[enter->invocation].implicitBarrier))
+        enter = nullptr;
       if (enter && barrierLive_)
         step.conditionalEffects.push_back(
             {"ENTRY_BARRIER", fmt::format("arrived[{}]++", enter->invocation)});
@@ -586,8 +606,12 @@ private:
           using T = std::decay_t<decltype(ev)>;
           if constexpr (std::is_same_v<T, KernelEnter>) {
             step.effects.push_back(fmt::format("where[{}] = {}", d, ev.invocation + 1));
+            if (!p_.calls.empty())
+              step.effects.push_back(fmt::format("pos[{}] = {}", d, 2 * ev.invocation + 1));
           } else if constexpr (std::is_same_v<T, KernelExit>) {
             step.effects.push_back(fmt::format("where[{}] = 0", d));
+            if (!p_.calls.empty())
+              step.effects.push_back(fmt::format("pos[{}] = {}", d, 2 * ev.invocation + 2));
           } else if constexpr (std::is_same_v<T, DeviceBarrier>) {
             step.guard = fmt::format("arrived[{}] == NDEV", ev.invocation);
           } else if constexpr (std::is_same_v<T, ScopeEnter>) {
@@ -656,6 +680,13 @@ private:
     }
   }
 
+  /// Device t is within invocations [o.invocation, o.invocationLast] (an array a
+  /// sequence hands on): Properties::withinInvocations on pos[t].
+  static std::string window(DeviceId t, const Obligation &o) {
+    return fmt::format("pos[{0}] >= {1} && pos[{0}] <= {2}", t, 2 * o.invocation + 1,
+                       2 * o.invocationLast + 1);
+  }
+
   /// The Promela condition that holds unless obligation `o` is violated, in the
   /// encoding above (snd/rcv > 0 while a side is open, where[d] = invocation + 1).
   std::string assertion(const Obligation &o) const {
@@ -670,11 +701,15 @@ private:
     case What::ExitRecv:
       return fmt::format("rcv[{}] == 0", o.dma);
     case What::LandInvocation:
+      if (o.invocationLast != o.invocation)
+        return window(o.device, o);
       return fmt::format("where[{}] == {}", o.device, o.invocation + 1);
     case What::LandScope:
       return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 1", o.device, o.invocation + 1,
                          o.scope);
     case What::SignalInvocation:
+      if (o.invocationLast != o.invocation)
+        return window(o.target, o);
       return fmt::format("where[{}] == {}", o.target, o.invocation + 1);
     case What::SlotSignal:
       return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 0", o.target, o.invocation + 1,

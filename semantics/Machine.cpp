@@ -31,8 +31,7 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
 Machine::Machine(const Program &program, const Properties &properties)
     : program_(program), properties_(properties), dmas_(program.dmas),
       deviceCount_(program.deviceCount()), dmaCount_(static_cast<int32_t>(program.dmas.size())),
-      semCount_(static_cast<int32_t>(program.semaphores.size())),
-      barrierSem_(program.barrierSemaphore()) {
+      semCount_(static_cast<int32_t>(program.semaphores.size())) {
   const int32_t n = deviceCount_;
   for (const Dma &dma : dmas_)
     chunks_.push_back(std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size())));
@@ -307,11 +306,11 @@ bool Machine::violated(const ControlState &s, ObligationIndex index) const {
   case What::ExitRecv:
     return sideOpen(s, {o.dma, true});
   case What::LandInvocation:
-    return insideInvocation(s, o.device) != o.invocation;
+    return !properties_.withinInvocations(o.device, s.pc[o.device], o.invocation, o.invocationLast);
   case What::LandScope:
     return insideInvocation(s, o.device) == o.invocation && !insideScope(s, o.device, o.scope);
   case What::SignalInvocation:
-    return insideInvocation(s, o.target) != o.invocation;
+    return !properties_.withinInvocations(o.target, s.pc[o.target], o.invocation, o.invocationLast);
   case What::SlotSignal:
     return insideInvocation(s, o.target) == o.invocation && insideScope(s, o.target, o.scope);
   case What::SlotLand:
@@ -366,6 +365,13 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   const Obligation &o = properties_.obligation(index);
   auto where = [&](DeviceId t, int32_t invocation, ScopeId scope) {
     int32_t theirs = insideInvocation(s, t);
+    if (o.invocationLast != o.invocation &&
+        (o.what == What::LandInvocation || o.what == What::SignalInvocation)) {
+      // An array a sequence hands on: the device is before or after its calls.
+      const bool before = properties_.positionAt(t, s.pc[t]) < 2 * o.invocation + 1;
+      return fmt::format("device {} {} invocation {}", t, before ? "has not entered" : "has left",
+                         before ? o.invocation : o.invocationLast);
+    }
     if (theirs != invocation)
       return theirs < 0
                  ? fmt::format("device {} is outside the kernel", t)
@@ -524,12 +530,10 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) co
           [&](const SemWait &) {
             return enabled(s, {ScheduleStep::Kind::Device, d});
           },
-          // A signal on the barrier semaphore has no check and only the target's waits
+          // A signal on a barrier semaphore has no check and only the target's waits
           // read the value (they commute with an increment); a signal to d itself is
           // checked against d's own state, which no other actor changes.
-          [&](const Signal &sig) {
-            return (barrierSem_ && sig.sem == *barrierSem_) || sig.target == d;
-          },
+          [&](const Signal &sig) { return program_.isBarrier(sig.sem) || sig.target == d; },
           // Writes a register (data only, not part of the searched state).
           [&](const SemRead &) { return true; },
       },

@@ -151,7 +151,6 @@ private:
   int32_t deviceCount_ = 0;
   int32_t dmaCount_ = 0;
   int32_t semCount_ = 0;
-  std::optional<model::SemId> barrierSem_;
   std::vector<int32_t> chunks_;
   std::vector<int32_t> eventCount_;
   /// [device][scope] -> pc ranges (begin, end] in which the device is inside.

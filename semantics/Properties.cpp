@@ -33,6 +33,8 @@ enum Template : int32_t {
   kSlotEnter,  // {2} starts while the slot of its semaphore {1} holds units for {0}
   kStuckWait,
   kStuckBarrier,
+  kLandWindow,   // dma writing {0} lands on a device outside the calls that hold ...
+  kSignalWindow, // signal of {0} reaches a device outside the calls that hold it
 };
 
 std::string compose(int32_t templ, const std::vector<std::string> &s) {
@@ -72,6 +74,14 @@ std::string compose(int32_t templ, const std::vector<std::string> &s) {
     return fmt::format("wait for {} >= {} ({}) never returns", s[0], s[1], s[2]);
   case kStuckBarrier:
     return fmt::format("the device barrier of invocation {} never opens", s[0]);
+  case kLandWindow:
+    return fmt::format("dma writing {} lands on a device outside the kernels of the sequence "
+                       "that hold its destination and receive semaphore",
+                       s[0]);
+  case kSignalWindow:
+    return fmt::format("signal of {} reaches a device outside the kernels of the sequence that "
+                       "hold it",
+                       s[0]);
   }
   DKV_UNREACHABLE("property template");
 }
@@ -85,6 +95,17 @@ std::string generalRegion(const Program &p, BufferId buffer) {
 std::string generalSem(const Program &p, SemId sem) {
   const Semaphore &s = p.semaphores[sem];
   return s.index.empty() ? s.name : s.name + "[...]";
+}
+
+/// The window of one side of a DMA (docs/model.md "Kernel sequences"): the
+/// invocations in which both its buffer and its semaphore on that side exist, that is
+/// [dma.invocation, dma.invocation] but for arrays a sequence hands on. The source side
+/// of a local copy goes with its one semaphore.
+Window sideWindow(const Program &p, const Dma &dma, bool dst) {
+  const Window b = p.bufferWindow(dst ? dma.dst.buffer : dma.src.buffer, dma.invocation);
+  const SemId sem = dst || !dma.sendSem ? dma.recvSem : *dma.sendSem;
+  const Window s = p.semWindow(sem, dma.invocation);
+  return {std::max(b.first, s.first), std::min(b.last, s.last)};
 }
 
 const char *kindPrefix(FindingKind kind) {
@@ -113,6 +134,7 @@ Properties::Properties(const Program &program) : program_(program) {
         invocations = std::max(invocations, b->invocation + 1);
   barrierPc_.assign(n, std::vector<int32_t>(invocations, -1));
   where_.resize(n);
+  position_.resize(n);
   atEvent_.resize(n);
   stuck_.resize(n);
   atLand_.resize(program.dmas.size());
@@ -122,14 +144,23 @@ Properties::Properties(const Program &program) : program_(program) {
     atEvent_[d].resize(events.size());
     stuck_[d].assign(events.size(), -1);
     where_[d].assign(events.size() + 1, -1);
+    position_[d].assign(events.size() + 1, 0);
     int32_t current = -1;
+    int32_t position = 0;
     for (size_t i = 0; i < events.size(); ++i) {
       const int32_t pc = static_cast<int32_t>(i);
       // `where` at pc: the invocation the device is inside when it runs event pc.
       where_[d][i] = current;
+      position_[d][i] = position;
       std::visit(support::Overloaded{
-                     [&](const KernelEnter &e) { current = e.invocation; },
-                     [&](const KernelExit &) { current = -1; },
+                     [&](const KernelEnter &e) {
+                       current = e.invocation;
+                       ++position;
+                     },
+                     [&](const KernelExit &) {
+                       current = -1;
+                       ++position;
+                     },
                      [&](const DeviceBarrier &e) {
                        if (e.invocation >= 0 && e.invocation < invocations &&
                            barrierPc_[d][e.invocation] < 0)
@@ -146,6 +177,7 @@ Properties::Properties(const Program &program) : program_(program) {
                  events[i].kind);
     }
     where_[d][events.size()] = current;
+    position_[d][events.size()] = position;
   }
   assignSlots();
   collectRaces();
@@ -322,7 +354,6 @@ void Properties::collectRaces() {
 // Exit, signal-lifetime and blocking checks of device events.
 void Properties::collectEventChecks() {
   const Program &p = program_;
-  const std::optional<SemId> barrier = p.barrierSemaphore();
   std::vector<std::vector<DmaId>> issuedBy(p.deviceCount()), targeting(p.deviceCount());
   for (const Dma &dma : p.dmas) {
     issuedBy[dma.issuer].push_back(dma.id);
@@ -343,9 +374,12 @@ void Properties::collectEventChecks() {
         std::string label =
             kernel ? "the kernel exits here" : fmt::format("{} ends here", p.scopes[scope].name);
         std::string scopeKey = kernel ? "kernel" : std::to_string(scope);
+        // A sequence's kernel checks its own semaphores and the arrays it does not hand
+        // on (Program::exitChecks, docs/model.md "Kernel sequences").
+        const int32_t inv = where_[d][pc];
         for (SemId s = 0; s < static_cast<SemId>(p.semaphores.size()); ++s) {
           const Semaphore &sem = p.semaphores[s];
-          if (kernel ? (barrier && *barrier == s) : sem.scope != scope)
+          if (kernel ? !p.exitChecks(s, inv) : sem.scope != scope)
             continue;
           Obligation o;
           o.what = Obligation::What::ExitSemaphore;
@@ -370,6 +404,13 @@ void Properties::collectEventChecks() {
           if (dma.bytes == 0 || startPc_[k] < 0 || (dma.issuer == d && startPc_[k] > pc) ||
               !inScope(region.buffer, dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem))
             return;
+          // A side whose buffer and semaphore this kernel hands on to a later one may
+          // stay open (the DMA is waited in that kernel).
+          if (kernel) {
+            Window w = sideWindow(p, dma, dst);
+            if (w.first <= inv && inv < w.last)
+              return;
+          }
           Obligation o;
           o.what = dst ? Obligation::What::ExitRecv : Obligation::What::ExitSend;
           o.device = d;
@@ -397,23 +438,28 @@ void Properties::collectEventChecks() {
               [&](const KernelExit &) { exitChecks(kKernelScope); },
               [&](const ScopeExit &x) { exitChecks(x.scope); },
               [&](const Signal &sig) {
-                if (barrier && sig.sem == *barrier)
-                  return; // the barrier semaphore is valid everywhere at all times
+                if (p.isBarrier(sig.sem))
+                  return; // a barrier semaphore is valid everywhere at all times
                 Obligation o;
                 o.device = d;
                 o.pc = pc;
                 o.sem = sig.sem;
                 o.target = sig.target;
-                o.invocation = where_[d][pc];
+                const Window w = p.semWindow(sig.sem, where_[d][pc]);
+                o.invocation = w.first;
+                o.invocationLast = w.last;
                 const std::string name = p.semaphores[sig.sem].name;
                 std::pair<std::string, std::string> semSlot{p.semName(sig.sem),
                                                             generalSem(p, sig.sem)};
                 o.what = Obligation::What::SignalInvocation;
-                atEvent_[d][pc].push_back(add(o, fmt::format("siginv|{}|{}", locKey(e.loc), name),
-                                              FindingKind::LifetimeViolation, {semSlot},
-                                              kSignalInvocation, {e.loc, "the signal is sent here"},
-                                              {}));
+                const bool wide = w.first != w.last; // an array a sequence hands on
+                atEvent_[d][pc].push_back(
+                    add(o, fmt::format("{}|{}|{}", wide ? "sigwin" : "siginv", locKey(e.loc), name),
+                        FindingKind::LifetimeViolation, {semSlot},
+                        wide ? kSignalWindow : kSignalInvocation,
+                        {e.loc, "the signal is sent here"}, {}));
                 o.what = Obligation::What::SlotSignal;
+                o.invocation = o.invocationLast = where_[d][pc];
                 slotChecks(o, sig.sem, locKey(e.loc), {e.loc, "the signal is sent here"},
                            atEvent_[d][pc]);
               },
@@ -512,13 +558,12 @@ void Properties::slotChecks(Obligation o, SemId sem, const std::string &at, repo
 void Properties::assignSlots() {
   const Program &p = program_;
   const size_t nsem = p.semaphores.size();
-  const std::optional<SemId> barrier = p.barrierSemaphore();
   slot_.assign(nsem, -1);
   sharing_.assign(nsem, {});
   std::vector<int32_t> count(p.scopes.size(), 0); // semaphores per scope
   int32_t kernelCount = 0;
   for (SemId s = 0; s < static_cast<SemId>(nsem); ++s) {
-    if (barrier && *barrier == s)
+    if (p.isBarrier(s))
       continue;
     ScopeId scope = p.semaphores[s].scope;
     if (scope == kKernelScope)
@@ -536,7 +581,7 @@ void Properties::assignSlots() {
   std::vector<int32_t> next = base;
   for (SemId s = 0; s < static_cast<SemId>(nsem); ++s) {
     ScopeId scope = p.semaphores[s].scope;
-    if (scope != kKernelScope && !(barrier && *barrier == s))
+    if (scope != kKernelScope && !p.isBarrier(s))
       slot_[s] = next[scope]++;
   }
   for (SemId a = 0; a < static_cast<SemId>(nsem); ++a)
@@ -560,12 +605,17 @@ void Properties::collectLands() {
     o.what = Obligation::What::LandInvocation;
     o.device = dma.target;
     o.dma = dma.id;
-    o.invocation = dma.invocation;
+    const Window w = sideWindow(p, dma, true);
+    o.invocation = w.first;
+    o.invocationLast = w.last;
     const char *label = dma.local ? "the local copy started here" : "the dma started here";
-    atLand_[dma.id].push_back(add(o, fmt::format("landinv|{}", locKey(dma.loc)),
-                                  FindingKind::LifetimeViolation, {region}, kLandInvocation,
-                                  {dma.loc, label}, {}));
+    const bool wide = w.first != w.last; // arrays a sequence hands on
+    atLand_[dma.id].push_back(
+        add(o, fmt::format("{}|{}", wide ? "landwin" : "landinv", locKey(dma.loc)),
+            FindingKind::LifetimeViolation, {region}, wide ? kLandWindow : kLandInvocation,
+            {dma.loc, label}, {}));
     // A scoped destination buffer must be allocated on the target when bytes land.
+    o.invocation = o.invocationLast = dma.invocation;
     const ScopeId dstScope = p.buffers[dma.dst.buffer].scope;
     if (dstScope != kKernelScope) {
       o.what = Obligation::What::LandScope;
@@ -626,8 +676,18 @@ std::string Properties::obligationText(ObligationIndex index) const {
   auto leaves = [&]() {
     if (o.scope != kKernelScope)
       return fmt::format("device {} leaves {}", o.device, p.scopes[o.scope].name);
-    return fmt::format("device {} leaves invocation {} of the kernel", o.device,
-                       std::max(0, where_[o.device][o.pc]));
+    const int32_t inv = std::max(0, where_[o.device][o.pc]);
+    if (inv < static_cast<int32_t>(p.calls.size()))
+      return fmt::format("device {} leaves kernel {} (call {} of the sequence)", o.device,
+                         p.kernels[p.calls[inv].kernel], inv);
+    return fmt::format("device {} leaves invocation {} of the kernel", o.device, inv);
+  };
+  auto window = [&]() {
+    return o.invocationLast == o.invocation
+               ? fmt::format("which is not in invocation {}", o.invocation)
+               : fmt::format("which is not between its entry into invocation {} and its exit "
+                             "from invocation {}",
+                             o.invocation, o.invocationLast);
   };
   switch (o.what) {
   case Obligation::What::Race: {
@@ -659,15 +719,14 @@ std::string Properties::obligationText(ObligationIndex index) const {
     return fmt::format("{} while {} is still writing {}", leaves(), dmaName(p, o.dma),
                        p.regionName(p.dmas[o.dma].dst));
   case Obligation::What::LandInvocation:
-    return fmt::format("{} lands in {} on device {}, which is not in invocation {}",
-                       dmaName(p, o.dma), p.regionName(p.dmas[o.dma].dst), o.device, o.invocation);
+    return fmt::format("{} lands in {} on device {}, {}", dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].dst), o.device, window());
   case Obligation::What::LandScope:
     return fmt::format("{} lands in {} on device {}, which is outside {}", dmaName(p, o.dma),
                        p.regionName(p.dmas[o.dma].dst), o.device, p.scopes[o.scope].name);
   case Obligation::What::SignalInvocation:
-    return fmt::format("signal of {} from device {} reaches device {}, which is not in "
-                       "invocation {}",
-                       p.semName(o.sem), o.device, o.target, o.invocation);
+    return fmt::format("signal of {} from device {} reaches device {}, {}", p.semName(o.sem),
+                       o.device, o.target, window());
   case Obligation::What::SlotSignal:
     return fmt::format("signal of {} from device {} reaches device {} while {} of {} uses its "
                        "slot",

@@ -56,6 +56,11 @@ struct Obligation {
   model::ScopeId scope = model::kKernelScope; ///< Exit*: the scope left; *Scope: the scope
   model::DeviceId target = -1;                ///< Signal*: the signalled device
   int32_t invocation = 0;                     ///< Land*, Signal*: the invocation required
+  /// LandInvocation, SignalInvocation: the target must be within invocations
+  /// [invocation, invocationLast]: entered `invocation` and not left `invocationLast`
+  /// (== invocation but for arrays a sequence hands from kernel to kernel,
+  /// docs/model.md "Kernel sequences").
+  int32_t invocationLast = 0;
 };
 
 /// A check of the kernel at a source location, CBMC-style: its kind, a stable id
@@ -108,6 +113,15 @@ public:
   /// The invocation device d is inside when it runs event pc (pc == its event count:
   /// after its last event), or -1 when outside.
   int32_t invocationAt(model::DeviceId d, int32_t pc) const { return where_[d][pc]; }
+  /// The number of KernelEnter and KernelExit events of device d before event pc: 2i + 1
+  /// inside invocation i, 2i + 2 after leaving it, 0 before the first.
+  int32_t positionAt(model::DeviceId d, int32_t pc) const { return position_[d][pc]; }
+  /// Whether device d at event pc is within invocations [first, last]: it has entered
+  /// `first` and not left `last` (inside invocation `first` when first == last).
+  bool withinInvocations(model::DeviceId d, int32_t pc, int32_t first, int32_t last) const {
+    const int32_t pos = position_[d][pc];
+    return pos >= 2 * first + 1 && pos <= 2 * last + 1;
+  }
   /// The pc of DMA k's start on its issuer, or -1 if it never starts.
   int32_t startPc(model::DmaId k) const { return startPc_[k]; }
   /// The semaphore slot of s on every device (docs/model.md, "Scoped semaphores are
@@ -160,6 +174,7 @@ private:
   std::vector<int32_t> startPc_;                   ///< per DMA, -1 if never started
   std::vector<std::vector<int32_t>> barrierPc_;    ///< [device][invocation], -1 if none
   std::vector<std::vector<int32_t>> where_;        ///< [device][pc]: invocation or -1
+  std::vector<std::vector<int32_t>> position_;     ///< [device][pc]: enters + exits before
   std::vector<int32_t> slot_;                      ///< per semaphore
   std::vector<std::vector<model::SemId>> sharing_; ///< per semaphore
 };

@@ -325,12 +325,12 @@ report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
   const Obligation &o = machine.properties().obligation(index);
   Shape shape;
   shape.invocations = program.options.invocations;
-  if (std::optional<SemId> barrier = program.barrierSemaphore())
+  if (program.barrierSemaphore())
     for (const Process &proc : program.processes)
       for (const Event &e : proc.events) {
         const auto *w = std::get_if<SemWait>(&e.kind);
         const auto *sig = std::get_if<Signal>(&e.kind);
-        if ((w && w->sem == *barrier) || (sig && sig->sem == *barrier))
+        if ((w && program.isBarrier(w->sem)) || (sig && program.isBarrier(sig->sem)))
           shape.usesBarrierSemaphore = true;
       }
   auto isDmaSem = [&](SemId s) { return program.semaphores[s].kind == SemKind::Dma; };
