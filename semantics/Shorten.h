@@ -39,9 +39,10 @@ struct ShortenResult {
 /// barrier needs the others to arrive, a land needs its send), and the state reached
 /// depends only on these counts, not on their order. So a count vector is reachable
 /// iff the fixed order below reaches it, and whether a step from there violates `p`
-/// is decided by the counts. The counts are reduced actor by actor (remove all of the
-/// actor's steps, then half, a quarter, ..., one: delta debugging on the counts,
-/// Zeller and Hildebrandt 2002) until a whole round removes nothing; the result is the
+/// is decided by the counts. The counts are reduced in rounds (delta debugging on the
+/// counts, Zeller and Hildebrandt 2002): every actor at once (the last half of each
+/// actor's steps, then the last quarter, ...), then actor by actor (all of its steps,
+/// then half, a quarter, ..., one), until a round removes nothing; the result is the
 /// fixed order of the final counts: actors by id (devices, then each DMA's sends and
 /// lands), each running as far as its count allows and it is enabled, round after
 /// round, then the first enabled step (devices, sends, lands) that violates `p`.
