@@ -159,8 +159,11 @@ struct Finding {
   std::string detail;
   Span primary;
   std::vector<Span> secondary;
-  Trace trace;              ///< may be empty for static findings
-  Schedule schedule;        ///< the steps that reach the finding (empty if static)
+  Trace trace;       ///< may be empty for static findings
+  Schedule schedule; ///< the steps that reach the finding (empty if static)
+  /// The length of the engine's own schedule when `schedule` is its shortened form
+  /// (semantics/Shorten.h); 0 when the engine's schedule is used as it is.
+  int32_t witnessSteps = 0;
   std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
   bool confirmed = false;   ///< replayed in the executor, which saw the same finding
   bool replayTried = false; ///< another engine's finding was replayed (confirmed or not)

@@ -57,6 +57,8 @@ json findingJson(const Finding &f, const Files &files) {
             {"explain", explainFinding(f).id},
             {"trace", steps},
             {"schedule", schedule}};
+  if (f.witnessSteps > 0)
+    j["witness_steps"] = f.witnessSteps;
   if (!f.wrongValue.empty())
     j["wrong_value"] = f.wrongValue;
   if (!f.property.empty())

@@ -25,9 +25,10 @@ namespace dkv::report {
 /// kind, message, primary and secondary locations, engine, confirmed, wrong_value, explain (the id
 /// of its entry in docs/explain.md, report/Explain.h), suppressed (the reason, when a `// dkv:
 /// allow` comment accepts it), the trace steps and the schedule (in the schedule file's step
-/// syntax, so it can be replayed with `dkv run --schedule`). Each location's "file" is the name of
-/// its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no such file.
-/// unused_suppressions (when any: file, line, column of the comment, kind, reason,
+/// syntax, so it can be replayed with `dkv run --schedule`), witness_steps (the length of
+/// the engine's own schedule, when the one shown is its shortened form). Each location's "file" is
+/// the name of its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no
+/// such file. unused_suppressions (when any: file, line, column of the comment, kind, reason,
 /// applies_to_line, message) lists the suppressions that accepted no finding.
 /// The same verdict gives byte-identical output.
 void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,

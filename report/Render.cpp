@@ -137,8 +137,13 @@ void renderFinding(std::ostream &out, const Finding &finding,
   if (!finding.wrongValue.empty())
     out << "  wrong value: " << finding.wrongValue << "\n";
   if (!finding.trace.steps.empty()) {
-    out << fmt::format("  trace ({} step{}, engine {}{}):\n", finding.trace.steps.size(),
-                       finding.trace.steps.size() == 1 ? "" : "s", finding.engine,
+    const size_t steps = finding.trace.steps.size();
+    const std::string shortened =
+        finding.witnessSteps > 0 && static_cast<size_t>(finding.witnessSteps) != steps
+            ? fmt::format(", shortened from {}", finding.witnessSteps)
+            : "";
+    out << fmt::format("  trace ({} step{}{}, engine {}{}):\n", steps, steps == 1 ? "" : "s",
+                       shortened, finding.engine,
                        finding.confirmed     ? ", replayed in the executor"
                        : finding.replayTried ? ", NOT reproduced by the executor: the engines "
                                                "disagree, please report this"

@@ -410,7 +410,8 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
 }
 
 std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
-                                              const std::string &engine, std::string &error) {
+                                              const std::string &engine, std::string &error,
+                                              ObligationIndex *obligation) {
   const Properties &props = machine.properties();
   if (witness.property < 0 || static_cast<size_t>(witness.property) >= props.properties().size()) {
     error = fmt::format("engine {} reports property #{}, which does not exist", engine,
@@ -440,15 +441,41 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
     at = before;
   }
   for (ObligationIndex o : found)
-    if (props.obligation(o).property == witness.property)
+    if (props.obligation(o).property == witness.property) {
+      if (obligation)
+        *obligation = o;
       return makeFinding(machine, o, witness.schedule, trace, at, engine);
+    }
   error = fmt::format("the witness of {} from engine {} ({} steps) does not violate it", p.id,
                       engine, witness.schedule.size());
   return std::nullopt;
 }
 
-report::Verdict buildVerdict(const Machine &machine, EngineResult result,
-                             const std::string &engine) {
+namespace {
+
+/// The finding of a witness whose schedule is shortened first (shortenWitness); the
+/// shortened schedule is replayed like any witness and must show the same property.
+std::optional<report::Finding> shortFinding(const Machine &machine, const Witness &witness,
+                                            const std::string &engine,
+                                            const VerdictOptions &options, std::string &error) {
+  std::optional<report::Finding> f = witnessFinding(machine, witness, engine, error);
+  if (!f || !options.shorten)
+    return f;
+  ShortenResult shorter =
+      shortenWitness(machine, witness.schedule, witness.property, options.shortenOptions);
+  if (!shorter.shortened)
+    return f;
+  std::optional<report::Finding> g =
+      witnessFinding(machine, {witness.property, shorter.schedule}, engine, error);
+  DKV_INVARIANT(g.has_value(), "a shortened witness replays to its property");
+  g->witnessSteps = static_cast<int32_t>(witness.schedule.size());
+  return g;
+}
+
+} // namespace
+
+report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
+                             const VerdictOptions &options) {
   report::Verdict verdict;
   verdict.stats = std::move(result.stats);
   verdict.queries = std::move(result.queries);
@@ -460,14 +487,18 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result,
                    [](const Witness &a, const Witness &b) { return a.property < b.property; });
   for (size_t i = 0; i < result.witnesses.size(); ++i) {
     std::string error;
-    std::optional<report::Finding> f = witnessFinding(machine, result.witnesses[i], engine, error);
+    // Only the witness that becomes the finding is shortened; the others are checked.
+    const bool first = i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property;
+    std::optional<report::Finding> f =
+        first ? shortFinding(machine, result.witnesses[i], engine, options, error)
+              : witnessFinding(machine, result.witnesses[i], engine, error);
     if (!f) {
       verdict.status = report::Verdict::Status::Error;
       verdict.reason = error;
       verdict.findings.clear();
       return verdict;
     }
-    if (i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property)
+    if (first)
       verdict.findings.push_back(std::move(*f));
   }
   verdict.reason = std::move(result.reason);

@@ -8,6 +8,7 @@
 #include "report/Finding.h"
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
+#include "semantics/Shorten.h"
 
 #include <cstdint>
 #include <functional>
@@ -119,14 +120,26 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
 
 /// The finding of a witness, checked: nullopt with `error` when the schedule does not
 /// replay or does not violate the property (a bug in the engine that produced it).
+/// The obligation the finding is about goes to `obligation` when given.
 std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
-                                              const std::string &engine, std::string &error);
+                                              const std::string &engine, std::string &error,
+                                              ObligationIndex *obligation = nullptr);
+
+struct VerdictOptions {
+  /// Shorten every witness before it becomes a finding (semantics/Shorten.h); off
+  /// only to measure shortening or to see an engine's own schedule.
+  bool shorten = true;
+  ShortenOptions shortenOptions;
+};
 
 /// An engine's result as a verdict: every witness becomes its finding (sorted by
 /// kind, location and property id), verified if the search was complete and found
 /// nothing, inconclusive with the reason otherwise. A witness that does not replay to
-/// its property makes the verdict an internal error, never a finding.
-report::Verdict buildVerdict(const Machine &machine, EngineResult result,
-                             const std::string &engine);
+/// its property makes the verdict an internal error, never a finding. Each witness is
+/// shortened (shortenWitness: the same obligation with fewer steps, in a fixed order)
+/// and the shortened schedule replayed to build the finding; Finding::witnessSteps
+/// keeps the engine's own length.
+report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
+                             const VerdictOptions &options = {});
 
 } // namespace dkv::semantics

@@ -1,12 +1,18 @@
 // Tests of the shared semantics: the property list (ids, grouping, messages,
 // pruning), witnesses -> findings, and the schedule file format.
+#include "executor/Executor.h"
+#include "frontend/Annotations.h"
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
 #include "semantics/Schedule.h"
+#include "semantics/Shorten.h"
 #include "semantics/Witness.h"
 #include "tests/executor/ExecutorFixtures.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
 
 namespace dkv::semantics {
 namespace {
@@ -259,6 +265,118 @@ TEST(ScheduleFile, ErrorsNameTheLine) {
   EXPECT_EQ(line, 3u);
   EXPECT_FALSE(parseScheduleFile("land 1 2\n", line, error));
   EXPECT_EQ(line, 1u);
+}
+
+TEST(Shorten, APaddedRaceWitnessLosesTheStepsTheRaceDoesNotNeed) {
+  Instance instance(executor::testing::permute(true, true));
+  const Machine &m = instance.machine();
+  // kRaceSchedule with dma 0's send and device 0's wait for it before device 1's
+  // store: 9 steps, of which the race needs 7.
+  const report::Schedule padded = {{K::Device, 0}, {K::Device, 1}, {K::Device, 0},
+                                   {K::Device, 1}, {K::Device, 0}, {K::Device, 0},
+                                   {K::Send, 0},   {K::Device, 0}, {K::Device, 1}};
+  const PropertyIndex race = *instance.properties().find("race.0");
+  EngineResult result;
+  result.witnesses = {{race, padded}};
+  report::Verdict v = buildVerdict(m, result, "test");
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings) << v.reason;
+  ASSERT_EQ(v.findings.size(), 1u);
+  const report::Finding &f = v.findings[0];
+  EXPECT_EQ(f.witnessSteps, 9);
+  // The fixed order: each actor runs as far as it can, devices first: device 0
+  // enters and blocks at the barrier, device 1 enters and passes it, device 0 passes
+  // it, stores and starts dma 0; then device 1's racing store.
+  const report::Schedule expected = {{K::Device, 0}, {K::Device, 1}, {K::Device, 1}, {K::Device, 0},
+                                     {K::Device, 0}, {K::Device, 0}, {K::Device, 1}};
+  EXPECT_EQ(f.schedule, expected);
+  EXPECT_EQ(f.trace.steps.size(), expected.size());
+  EXPECT_EQ(f.detail,
+            "store to output[:] on device 1 races with dma 0 (device 0 -> 1) writing output[:]");
+  // Without shortening: the engine's own schedule, and no witnessSteps.
+  VerdictOptions raw;
+  raw.shorten = false;
+  report::Verdict w = buildVerdict(m, result, "test", raw);
+  ASSERT_EQ(w.findings.size(), 1u);
+  EXPECT_EQ(w.findings[0].schedule, padded);
+  EXPECT_EQ(w.findings[0].witnessSteps, 0);
+}
+
+TEST(Shorten, AMinimalWitnessIsAFixedPointAndATinyBudgetKeepsTheOriginal) {
+  Instance instance(executor::testing::permute(true, true));
+  const Machine &m = instance.machine();
+  const PropertyIndex race = *instance.properties().find("race.0");
+  // kRaceSchedule has no step to spare: shortening gives the fixed order of the same
+  // 7 steps, and shortening that again changes nothing.
+  ShortenResult once = shortenWitness(m, kRaceSchedule, race);
+  EXPECT_TRUE(once.complete);
+  EXPECT_EQ(once.schedule.size(), kRaceSchedule.size());
+  ShortenResult twice = shortenWitness(m, once.schedule, race);
+  EXPECT_TRUE(twice.complete);
+  EXPECT_FALSE(twice.shortened);
+  EXPECT_EQ(twice.schedule, once.schedule);
+  // Out of budget before the first test: the original schedule, said incomplete.
+  ShortenOptions tiny;
+  tiny.budget = 3;
+  ShortenResult cut = shortenWitness(m, kRaceSchedule, race, tiny);
+  EXPECT_FALSE(cut.complete);
+  EXPECT_FALSE(cut.shortened);
+  EXPECT_EQ(cut.schedule, kRaceSchedule);
+}
+
+/// Every example with a finding at N = 2 and 3 (as its `// devices:` allows, with its
+/// `// options:`): each witness of the exhaustive search, shortened, replays to the
+/// same property, is no longer, and is a fixed point of shortening.
+TEST(Shorten, EveryExampleWitnessShortensToAReplayOfTheSameObligation) {
+  std::vector<std::string> files;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + "/examples"))
+    if (entry.path().extension() == ".dk")
+      files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  int witnesses = 0, shorter = 0;
+  for (const std::string &name : files) {
+    std::string error;
+    support::SourceManager sources;
+    std::optional<support::FileId> id =
+        sources.load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
+    ASSERT_TRUE(id) << error;
+    support::DiagnosticEngine diags(&sources);
+    ast::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
+    if (!annotations.expect || annotations.expect->verdict == ast::ExpectedVerdict::StaticError ||
+        annotations.expect->verdict == ast::ExpectedVerdict::Ok || !annotations.meshes.empty())
+      continue;
+    model::Options options;
+    for (size_t i = 0; i + 1 < annotations.options.size(); ++i)
+      if (annotations.options[i] == "--invocations")
+        options.invocations = std::stoi(annotations.options[i + 1]);
+    for (int64_t n : {2, 3}) {
+      const std::vector<int64_t> &devices = annotations.devices;
+      if (!devices.empty() && std::find(devices.begin(), devices.end(), n) == devices.end())
+        continue;
+      std::optional<model::Program> program = executor::testing::lowerExample(name, n, options);
+      ASSERT_TRUE(program) << name;
+      Instance instance(std::move(*program));
+      const Machine &m = instance.machine();
+      executor::ExploreOptions budget;
+      budget.maxStates = 300'000;
+      EngineResult result = executor::explore(m, budget);
+      for (const Witness &w : result.witnesses) {
+        ASSERT_TRUE(witnessFinding(m, w, "explore", error)) << name << ": " << error;
+        ShortenResult s = shortenWitness(m, w.schedule, w.property);
+        EXPECT_TRUE(s.complete) << name << " N=" << n;
+        EXPECT_LE(s.schedule.size(), w.schedule.size()) << name << " N=" << n;
+        std::optional<report::Finding> f =
+            witnessFinding(m, {w.property, s.schedule}, "explore", error);
+        ASSERT_TRUE(f) << name << " N=" << n << ": " << error;
+        EXPECT_EQ(f->property, instance.properties().property(w.property).id);
+        EXPECT_FALSE(shortenWitness(m, s.schedule, w.property).shortened) << name << " N=" << n;
+        ++witnesses;
+        shorter += s.schedule.size() < w.schedule.size() ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(witnesses, 20);
+  EXPECT_GT(shorter, 0);
 }
 
 } // namespace
