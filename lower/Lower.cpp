@@ -319,8 +319,8 @@ private:
         std::vector<int64_t> semDims{2};
         std::string semName = op.block->name() + (op.output ? "_sem_sends" : "_sem_recvs");
         if (slots.trivial) {
-          semScope = builder_.addScope(fmt::format("sync_copy@{}", op.specRange.begin.line), id,
-                                       op.specRange.begin);
+          semScope = builder_.addScope(fmt::format("sync_copy@{}", locOf(*op.ref).line), id,
+                                       locOf(*op.ref));
           slots.syncScope = semScope;
           semDims.clear();
           semName = op.block->name() + "_sync_sem";
