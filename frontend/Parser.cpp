@@ -800,15 +800,16 @@ private:
     auto names = ctx->ID();
     if (ok && refs.size() != operands.size()) {
       diags_.error(r, "arg-count",
-                   fmt::format("emit_pipeline has {} block specs ({} in, {} out) but is applied to "
-                               "{} refs",
-                               operands.size(), operands.size() - outs.size(), outs.size(),
-                               refs.size()));
+                   fmt::format("emit_pipeline has {} block spec{} ({} in, {} out) but is applied "
+                               "to {} ref{}",
+                               operands.size(), operands.size() == 1 ? "" : "s",
+                               operands.size() - outs.size(), outs.size(), refs.size(),
+                               refs.size() == 1 ? "" : "s"));
       ok = false;
     }
     if (ok && names.size() != operands.size()) {
       diags_.error(range(ctx->LAMBDA()), "arg-count",
-                   fmt::format("the emit_pipeline body takes {} block refs, one per block spec, "
+                   fmt::format("the emit_pipeline body takes one block ref per block spec ({}) "
                                "but names {}",
                                operands.size(), names.size()));
       ok = false;

@@ -1381,15 +1381,19 @@ private:
     const std::vector<int64_t> *outerGrid = pipelineGrid_;
     std::vector<int64_t> outerIds = pipelineIds_;
     pipelineGrid_ = &grid;
+    // Restored however this statement ends (a diagnostic throws StatementError).
     struct Restore {
       Lowering &l;
       const std::vector<int64_t> *grid;
       std::vector<int64_t> ids;
+      size_t loopVars;
       ~Restore() {
         l.pipelineGrid_ = grid;
         l.pipelineIds_ = ids;
+        l.loopVars_.resize(loopVars);
+        l.setContext();
       }
-    } restore{*this, outerGrid, outerIds};
+    } restore{*this, outerGrid, outerIds, loopVars_.size()};
 
     std::vector<PipelineOperandState> ops;
     for (const ast::PipelineOperand &op : p.operands()) {
@@ -1401,7 +1405,7 @@ private:
       const std::vector<int64_t> &bs = op.block->shapeValues();
       if (src.shape.size() != bs.size())
         fail(*op.ref, "pipeline-block-rank",
-             fmt::format("the operand has {} dimensions but the block shape {} (on device {})",
+             fmt::format("the operand has {} dimensions but the block shape has {} (on device {})",
                          src.shape.size(), bs.size(), device_));
       for (int64_t t = 0; t < steps; ++t) {
         for (size_t d = 0; d < grid.size(); ++d)
