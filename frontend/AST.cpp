@@ -304,6 +304,7 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(DmaStmt)
     DKV_KIND(SignalStmt)
     DKV_KIND(WaitStmt)
+    DKV_KIND(EmitPipelineStmt)
     DKV_KIND(ErrorExpr)
     DKV_KIND(IntLiteral)
     DKV_KIND(FloatLiteral)

@@ -52,7 +52,9 @@ enum class Direction { None, In, Out, InOut };
 /// Semaphore kinds.
 enum class SemKind { Regular, Dma, Barrier };
 /// Where a buffer or semaphore lives.
-enum class Storage { KernelParam, Scratch, Scoped, Barrier };
+/// `PipelineBlock`: a block ref of an `emit_pipeline` body (a view of a pipeline buffer
+/// slot or of a VMEM operand, never a buffer of its own).
+enum class Storage { KernelParam, Scratch, Scoped, Barrier, PipelineBlock };
 
 std::string_view toString(MemSpace space);
 std::string_view toString(DType dtype);
@@ -194,6 +196,7 @@ public:
     DmaStmt,
     SignalStmt,
     WaitStmt,
+    EmitPipelineStmt,
     // Expressions.
     ErrorExpr,
     IntLiteral,
@@ -220,7 +223,7 @@ public:
     FirstDecl = ParamDecl,
     LastDecl = LoopVarDecl,
     FirstStmt = ScratchStmt,
-    LastStmt = WaitStmt,
+    LastStmt = EmitPipelineStmt,
     FirstExpr = ErrorExpr,
     LastExpr = SelectExpr,
   };
@@ -667,6 +670,8 @@ public:
   Direction direction() const { return direction_; }
   MemSpace space() const { return space_; }
   DType dtype() const { return dtype_; }
+  /// Sema sets the element type of an emit_pipeline block ref (its operand's).
+  void setDType(DType dtype) { dtype_ = dtype; }
   const std::vector<ExprPtr> &shape() const { return shape_; }
   std::vector<ExprPtr> &shape() { return shape_; }
   /// One extent per dimension; set by sema (empty if the shape had errors).
@@ -973,6 +978,51 @@ public:
 
 private:
   ExprPtr sem_, value_;
+};
+
+/// One operand of `emit_pipeline`: `BlockSpec((b0, ...), lambda i, j: (e0, ...))` in
+/// `in_specs` or `out_specs`, the ref passed for it, and the body's block ref.
+struct PipelineOperand {
+  bool output = false;   ///< from out_specs
+  SourceRange specRange; ///< the BlockSpec(...)
+  /// The index map's parameters (one per grid dimension), its result (block indices).
+  std::vector<std::unique_ptr<LoopVarDecl>> mapParams;
+  std::vector<ExprPtr> mapResult;
+  SourceRange mapRange; ///< the lambda
+  /// The ref passed to the pipeline (a NameExpr or IndexExpr naming a buffer).
+  ExprPtr ref;
+  /// The body's block ref (Storage::PipelineBlock, vmem): its shape expressions are the
+  /// BlockSpec's block shape; sema sets its element type to the operand's.
+  std::unique_ptr<BufferDecl> block;
+};
+
+/// `emit_pipeline(grid = (g0, ...), in_specs = [...], out_specs = [...])(refs...)
+/// lambda blk0, blk1 { body }`: Pallas' `pltpu.emit_pipeline(body, grid=..., in_specs=...,
+/// out_specs=...)(refs...)`. Operands are the in_specs' in order, then the out_specs';
+/// lowering expands it into the copies, semaphores and waits Pallas emits
+/// (docs/model.md "emit_pipeline").
+class EmitPipelineStmt final : public Stmt {
+public:
+  EmitPipelineStmt(SourceRange range, std::vector<ExprPtr> grid,
+                   std::vector<PipelineOperand> operands, std::unique_ptr<Block> body)
+      : Stmt(Kind::EmitPipelineStmt, range), grid_(std::move(grid)), operands_(std::move(operands)),
+        body_(std::move(body)) {}
+  const std::vector<ExprPtr> &grid() const { return grid_; }
+  std::vector<ExprPtr> &grid() { return grid_; }
+  /// One extent per grid dimension; set by sema.
+  const std::vector<int64_t> &gridValues() const { return gridValues_; }
+  void setGridValues(std::vector<int64_t> values) { gridValues_ = std::move(values); }
+  const std::vector<PipelineOperand> &operands() const { return operands_; }
+  std::vector<PipelineOperand> &operands() { return operands_; }
+  const Block &body() const { return *body_; }
+  Block &body() { return *body_; }
+  DKV_AST_CLASSOF(EmitPipelineStmt)
+
+private:
+  std::vector<ExprPtr> grid_;
+  std::vector<int64_t> gridValues_;
+  std::vector<PipelineOperand> operands_;
+  std::unique_ptr<Block> body_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -245,6 +245,23 @@ private:
       node(depth + 1, "body", f.body());
       return;
     }
+    case Node::Kind::EmitPipelineStmt: {
+      const auto &ep = cast<EmitPipelineStmt>(s);
+      line(depth, role, "EmitPipelineStmt" + ints(ep.gridValues()), s.range());
+      for (const auto &g : ep.grid())
+        expr(depth + 1, "grid", *g);
+      for (const auto &op : ep.operands()) {
+        line(depth + 1, "", op.output ? "out_spec" : "in_spec", op.specRange);
+        expr(depth + 2, "ref", *op.ref);
+        for (const auto &p : op.mapParams)
+          decl(depth + 2, "index_map param", *p);
+        for (const auto &e : op.mapResult)
+          expr(depth + 2, "block index", *e);
+        decl(depth + 2, "block", *op.block);
+      }
+      node(depth + 1, "body", ep.body());
+      return;
+    }
     case Node::Kind::StoreStmt: {
       const auto &st = cast<StoreStmt>(s);
       line(depth, role, st.accumulate() ? "StoreStmt +=" : "StoreStmt =", s.range());

@@ -13,6 +13,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 
@@ -743,7 +744,140 @@ private:
       return methodStmt(s);
     if (auto *s = dynamic_cast<DkvParser::CallStmtContext *>(ctx))
       return callStmt(s);
+    if (auto *s = dynamic_cast<DkvParser::PipelineStmtContext *>(ctx))
+      return pipelineStmt(s);
     return nullptr; // ';'
+  }
+
+  std::vector<ast::ExprPtr> exprs(const std::vector<DkvParser::ExprContext *> &list) {
+    std::vector<ast::ExprPtr> out;
+    for (auto *e : list)
+      out.push_back(expr(e));
+    return out;
+  }
+
+  /// `emit_pipeline(grid = (...), in_specs = [...], out_specs = [...])(refs...) lambda
+  /// blocks... { body }` (docs/language.md "Pipelines").
+  ast::StmtPtr pipelineStmt(DkvParser::PipelineStmtContext *ctx) {
+    SourceRange r = range(ctx);
+    std::vector<ast::ExprPtr> grid;
+    bool haveGrid = false;
+    std::vector<ast::PipelineOperand> ins, outs;
+    std::set<std::string> seen;
+    bool ok = true;
+    for (auto *opt : ctx->pipelineOption()) {
+      std::string name;
+      antlr4::tree::TerminalNode *id = nullptr;
+      if (auto *t = dynamic_cast<DkvParser::TupleOptionContext *>(opt))
+        id = t->ID();
+      else
+        id = dynamic_cast<DkvParser::SpecsOptionContext *>(opt)->ID();
+      name = id->getText();
+      if (!seen.insert(name).second) {
+        diags_.error(range(id), "bad-argument",
+                     fmt::format("emit_pipeline argument '{}' is given twice", name));
+        ok = false;
+        continue;
+      }
+      if (auto *t = dynamic_cast<DkvParser::TupleOptionContext *>(opt)) {
+        if (name != "grid") {
+          diags_.error(
+              range(id), "bad-argument",
+              name == "in_specs" || name == "out_specs"
+                  ? fmt::format("emit_pipeline argument '{}' is a list of BlockSpec(...)", name)
+                  : fmt::format("unknown emit_pipeline argument '{}' (known: grid, "
+                                "in_specs, out_specs)",
+                                name));
+          ok = false;
+          continue;
+        }
+        grid = exprs(t->expr());
+        haveGrid = true;
+        continue;
+      }
+      auto *specs = dynamic_cast<DkvParser::SpecsOptionContext *>(opt);
+      if (name != "in_specs" && name != "out_specs") {
+        diags_.error(range(id), "bad-argument",
+                     name == "grid"
+                         ? std::string("emit_pipeline's grid is a tuple, e.g. 'grid = (4,)'")
+                         : fmt::format("unknown emit_pipeline argument '{}' (known: grid, "
+                                       "in_specs, out_specs)",
+                                       name));
+        ok = false;
+        continue;
+      }
+      for (auto *spec : specs->blockSpec()) {
+        if (spec->ID(0)->getText() != "BlockSpec") {
+          diags_.error(range(spec->ID(0)), "unsupported",
+                       fmt::format("'{}' in {}: an emit_pipeline operand is a "
+                                   "BlockSpec(block_shape, index_map)",
+                                   spec->ID(0)->getText(), name));
+          ok = false;
+          continue;
+        }
+        ast::PipelineOperand op;
+        op.output = name == "out_specs";
+        op.specRange = range(spec);
+        auto allExprs = spec->expr();
+        // The block shape's expressions come before the lambda's ':' token.
+        size_t colon = spec->COLON()->getSymbol()->getTokenIndex();
+        std::vector<ast::ExprPtr> shape;
+        for (auto *e : allExprs) {
+          if (e->getStart()->getTokenIndex() < colon)
+            shape.push_back(expr(e));
+          else
+            op.mapResult.push_back(expr(e));
+        }
+        auto ids = spec->ID();
+        for (size_t i = 1; i < ids.size(); ++i)
+          op.mapParams.push_back(
+              std::make_unique<ast::LoopVarDecl>(range(ids[i]), ids[i]->getText()));
+        op.mapRange = SourceRange{range(spec->LAMBDA()).begin, range(spec).end};
+        op.block = std::make_unique<ast::BufferDecl>(
+            op.specRange, std::string(), op.specRange, ast::Storage::PipelineBlock,
+            ast::Direction::None, ast::MemSpace::Vmem, ast::DType::F32, std::move(shape));
+        (op.output ? outs : ins).push_back(std::move(op));
+      }
+    }
+    if (!haveGrid && ok) {
+      diags_.error(r, "arg-count", "emit_pipeline needs a grid, e.g. 'grid = (4,)'");
+      ok = false;
+    }
+    std::vector<ast::PipelineOperand> operands;
+    for (auto &op : ins)
+      operands.push_back(std::move(op));
+    for (auto &op : outs)
+      operands.push_back(std::move(op));
+    auto refs = ctx->refTarget();
+    auto names = ctx->ID();
+    if (ok && refs.size() != operands.size()) {
+      diags_.error(r, "arg-count",
+                   fmt::format("emit_pipeline has {} block spec{} ({} in, {} out) but is applied "
+                               "to {} ref{}",
+                               operands.size(), operands.size() == 1 ? "" : "s",
+                               operands.size() - outs.size(), outs.size(), refs.size(),
+                               refs.size() == 1 ? "" : "s"));
+      ok = false;
+    }
+    if (ok && names.size() != operands.size()) {
+      diags_.error(range(ctx->LAMBDA()), "arg-count",
+                   fmt::format("the emit_pipeline body takes one block ref per block spec ({}) "
+                               "but names {}",
+                               operands.size(), names.size()));
+      ok = false;
+    }
+    auto body = block(ctx->block());
+    if (!ok)
+      return nullptr;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      operands[i].ref = refTarget(refs[i]);
+      auto &old = *operands[i].block;
+      operands[i].block = std::make_unique<ast::BufferDecl>(
+          range(names[i]), names[i]->getText(), range(names[i]), ast::Storage::PipelineBlock,
+          ast::Direction::None, ast::MemSpace::Vmem, ast::DType::F32, std::move(old.shape()));
+    }
+    return std::make_unique<ast::EmitPipelineStmt>(r, std::move(grid), std::move(operands),
+                                                   std::move(body));
   }
 
   ast::ExprPtr refTarget(DkvParser::RefTargetContext *target) {

@@ -700,6 +700,9 @@ private:
       block(f.body());
       return;
     }
+    case Node::Kind::EmitPipelineStmt:
+      pipeline(cast<EmitPipelineStmt>(s));
+      return;
     case Node::Kind::StoreStmt:
       store(cast<StoreStmt>(s));
       return;
@@ -828,6 +831,112 @@ private:
                      fmt::format("cannot store a {} value into a {} buffer", toString(value.dtype),
                                  toString(target.dtype)));
     }
+  }
+
+  bool inPipeline_ = false;
+
+  // `emit_pipeline(...)(refs) lambda blocks { body }` (docs/language.md "Pipelines").
+  void pipeline(EmitPipelineStmt &p) {
+    if (inPipeline_) {
+      diags_.error(p.range(), "unsupported",
+                   "an emit_pipeline inside an emit_pipeline body (a nested pipeline) is not "
+                   "supported");
+      return;
+    }
+    bool gridOk = true;
+    std::vector<int64_t> grid = dims(p.grid(), "an emit_pipeline grid dimension", gridOk);
+    if (p.grid().empty()) {
+      diags_.error(p.range(), "invalid-size",
+                   "emit_pipeline needs a grid of at least one dimension, e.g. 'grid = (4,)'");
+      gridOk = false;
+    }
+    if (gridOk)
+      p.setGridValues(grid);
+    for (PipelineOperand &op : p.operands()) {
+      Type rt = check(*op.ref);
+      bool refOk = !rt.isError();
+      if (refOk && rt.kind != TypeKind::Ref) {
+        diags_.error(op.ref->range(), "type-mismatch",
+                     fmt::format("an emit_pipeline operand is a buffer, not {}", rt.str()));
+        refOk = false;
+      }
+      const BufferDecl *src = refOk ? bufferOf(*op.ref) : nullptr;
+      if (src && src->isTable()) {
+        diags_.error(op.ref->range(), "type-mismatch",
+                     fmt::format("table '{}' cannot be an emit_pipeline operand (it is not a ref)",
+                                 src->name()));
+        refOk = false;
+      }
+      if (refOk && op.output)
+        checkWritable(*op.ref, "write emit_pipeline output blocks back to");
+      if (refOk)
+        op.block->setDType(rt.dtype);
+      bool shapeOk = true;
+      for (auto &e : op.block->shape())
+        if (auto *n = dynCast<NameExpr>(e.get()); n && n->name() == "None") {
+          diags_.error(e->range(), "unsupported",
+                       "a squeezed block dimension (None / pl.Squeezed()) is not supported; "
+                       "give it size 1 and index the block ref with 0");
+          shapeOk = false;
+        }
+      if (!shapeOk)
+        continue;
+      std::vector<int64_t> bs = dims(op.block->shape(), "a block dimension", shapeOk);
+      op.block->setShapeValues(bs);
+      if (refOk && shapeOk) {
+        if (bs.size() != rt.shape.size())
+          diags_.error(op.specRange, "pipeline-block-rank",
+                       fmt::format("the block shape has {} dimension{} but the operand has {} ({})",
+                                   bs.size(), bs.size() == 1 ? "" : "s", rt.shape.size(),
+                                   rt.str()));
+        else
+          for (size_t d = 0; d < bs.size(); ++d)
+            if (rt.shape[d] != Type::kDynamic && rt.shape[d] % bs[d] != 0)
+              diags_.error(op.block->shape()[d]->range(), "pipeline-block-shape",
+                           fmt::format("block dimension {} is {}, which does not divide the "
+                                       "operand's dimension {} ({})",
+                                       d, bs[d], d, rt.shape[d]));
+      }
+      if (gridOk && op.mapParams.size() != grid.size())
+        diags_.error(op.mapRange, "pipeline-index-map-arity",
+                     fmt::format("the index map takes {} parameter{} but the grid has {} "
+                                 "dimension{}",
+                                 op.mapParams.size(), op.mapParams.size() == 1 ? "" : "s",
+                                 grid.size(), grid.size() == 1 ? "" : "s"));
+      if (op.mapResult.size() != op.block->shape().size())
+        diags_.error(op.mapRange, "pipeline-index-map-arity",
+                     fmt::format("the index map returns {} block ind{} but the block shape has {} "
+                                 "dimension{}",
+                                 op.mapResult.size(), op.mapResult.size() == 1 ? "ex" : "ices",
+                                 op.block->shape().size(),
+                                 op.block->shape().size() == 1 ? "" : "s"));
+      // The index map runs in the pipeline's grid environment (program_id is its index).
+      ScopeGuard scope(*this);
+      for (auto &param : op.mapParams)
+        declare(*param);
+      size_t outerRank = gridRank_;
+      const std::vector<int64_t> *outerGrid = grid_;
+      gridRank_ = p.grid().size();
+      grid_ = &p.gridValues();
+      for (auto &e : op.mapResult)
+        expectInt(*e, "a block index");
+      gridRank_ = outerRank;
+      grid_ = outerGrid;
+    }
+    // The body: its block refs, and program_id / num_programs of the pipeline's grid
+    // (Pallas runs the body in the pipeline's grid environment).
+    ScopeGuard scope(*this);
+    for (PipelineOperand &op : p.operands())
+      declare(*op.block);
+    size_t outerRank = gridRank_;
+    const std::vector<int64_t> *outerGrid = grid_;
+    gridRank_ = p.grid().size();
+    grid_ = &p.gridValues();
+    inPipeline_ = true;
+    block(p.body());
+    inPipeline_ = false;
+    gridRank_ = outerRank;
+    grid_ = outerGrid;
   }
 
   // The buffer a ref expression names, or null.

@@ -45,6 +45,9 @@ stmt
   | refTarget op=('=' | '+=') expr                                  # storeStmt
   | refTarget '.' ID '(' args? ')'                                  # methodStmt
   | ID '(' args? ')'                                                # callStmt
+  | EMIT_PIPELINE '(' pipelineOption (',' pipelineOption)* ','? ')'
+    '(' (refTarget (',' refTarget)* ','?)? ')'
+    LAMBDA (ID (',' ID)* ','?)? block                               # pipelineStmt
   | ';'                                                             # emptyStmt
   ;
 
@@ -54,6 +57,17 @@ scratchItem
   ;
 
 refTarget : ID ('[' subscripts ']')? ;
+
+// emit_pipeline options (docs/language.md "Pipelines"): `grid = (K, 2)`,
+// `in_specs = [BlockSpec((8, 128), lambda i, j: (i, 0)), ...]`, `out_specs = [...]`.
+pipelineOption
+  : ID '=' '(' (expr (',' expr)* ','?)? ')'                         # tupleOption
+  | ID '=' '[' (blockSpec (',' blockSpec)* ','?)? ']'               # specsOption
+  ;
+blockSpec
+  : ID '(' '(' (expr (',' expr)* ','?)? ')' ','
+    LAMBDA (ID (',' ID)* ','?)? ':' '(' (expr (',' expr)* ','?)? ')' ','? ')'
+  ;
 
 varItem : ID shape? ;
 
@@ -127,6 +141,8 @@ FALSE : 'false' ;
 AND : 'and' ;
 OR : 'or' ;
 NOT : 'not' ;
+EMIT_PIPELINE : 'emit_pipeline' ;
+LAMBDA : 'lambda' ;
 
 ID : [A-Za-z_] [A-Za-z0-9_]* ;
 FLOAT : DIGITS '.' DIGITS EXPONENT? | DIGITS EXPONENT ;

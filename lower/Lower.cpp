@@ -97,6 +97,29 @@ using Descriptor = model::DmaDescriptor;
 struct Slice {
   Region region;
   std::vector<int64_t> shape;
+  /// The dimensions of `region` that `shape` keeps (not dropped by a single index).
+  std::vector<size_t> kept;
+};
+
+/// What an emit_pipeline block ref names at one step: a region of a buffer whose `kept`
+/// dimensions are the block ref's dimensions (the others are fixed: the slot index of a
+/// pipeline buffer, or single indices of the operand).
+struct View {
+  model::BufferId buffer = 0;
+  std::vector<model::Range> ranges;
+  std::vector<size_t> kept;
+};
+
+/// The model objects of one emit_pipeline operand (docs/model.md "emit_pipeline").
+struct PipelineSlots {
+  /// false: the operand is in VMEM and the block ref is a view of it (no copies).
+  bool buffered = false;
+  /// Trivial windowing: one buffer of the operand's whole shape, copied synchronously
+  /// (tpu_helpers.sync_copy in its own run_scoped scope with one DMA semaphore).
+  bool trivial = false;
+  model::BufferId window = 0; ///< [2, block...] (trivial: [block...])
+  SemId sems = 0;             ///< sem_recvs / sem_sends[2] (trivial: the sync_copy's one)
+  model::ScopeId syncScope = 0;
 };
 
 /// A value read from a semaphore at run time (only usable as stored data).
@@ -317,8 +340,106 @@ private:
           declareBlock(*s->elseBody(), scope);
       } else if (const auto *s = ast::dynCast<ast::ForStmt>(stmt.get())) {
         declareBlock(s->body(), scope);
+      } else if (const auto *s = ast::dynCast<ast::EmitPipelineStmt>(stmt.get())) {
+        declarePipeline(*s, scope);
       }
     }
+  }
+
+  /// True if `expr` uses `decl` (a syntactic test, as Pallas' jaxpr test of an index map).
+  static bool mentions(const ast::Expr &expr, const ast::Decl *decl) {
+    switch (expr.kind()) {
+    case ast::Node::Kind::NameExpr:
+      return ast::cast<ast::NameExpr>(expr).decl() == decl;
+    case ast::Node::Kind::UnaryExpr:
+      return mentions(ast::cast<ast::UnaryExpr>(expr).operand(), decl);
+    case ast::Node::Kind::BinaryExpr: {
+      const auto &b = ast::cast<ast::BinaryExpr>(expr);
+      return mentions(b.lhs(), decl) || mentions(b.rhs(), decl);
+    }
+    case ast::Node::Kind::SelectExpr: {
+      const auto &c = ast::cast<ast::SelectExpr>(expr);
+      return mentions(c.cond(), decl) || mentions(c.ifTrue(), decl) || mentions(c.ifFalse(), decl);
+    }
+    case ast::Node::Kind::CallExpr:
+      return mentions(ast::cast<ast::CallExpr>(expr).arg(), decl);
+    case ast::Node::Kind::IndexExpr: {
+      const auto &ix = ast::cast<ast::IndexExpr>(expr);
+      for (const ast::Subscript &sub : ix.subscripts())
+        if ((sub.lo && mentions(*sub.lo, decl)) || (sub.hi && mentions(*sub.hi, decl)))
+          return true;
+      return false;
+    }
+    default:
+      return false;
+    }
+  }
+
+  /// Pallas' `_spec_has_trivial_windowing`: the block is the whole operand and the index
+  /// map uses no grid index of a dimension larger than 1.
+  static bool trivialWindowing(const ast::EmitPipelineStmt &p, const ast::PipelineOperand &op,
+                               const std::vector<int64_t> &fullShape) {
+    if (op.block->shapeValues() != fullShape)
+      return false;
+    const std::vector<int64_t> &grid = p.gridValues();
+    for (size_t d = 0; d < op.mapParams.size() && d < grid.size(); ++d)
+      if (grid[d] != 1)
+        for (const auto &e : op.mapResult)
+          if (mentions(*e, op.mapParams[d].get()))
+            return false;
+    return true;
+  }
+
+  /// The run_scoped allocations of an emit_pipeline (pipeline.py
+  /// `_make_pipeline_allocations` / `BufferedRef.create`): per operand outside VMEM a
+  /// VMEM buffer of two blocks and two DMA semaphores (sem_recvs for an input,
+  /// sem_sends for an output); with trivial windowing one whole-operand buffer.
+  void declarePipeline(const ast::EmitPipelineStmt &p, model::ScopeId parent) {
+    model::ScopeId id =
+        builder_.addScope(fmt::format("emit_pipeline@{}", locOf(p).line), parent, locOf(p));
+    pipelineScope_[&p] = id;
+    for (const ast::PipelineOperand &op : p.operands()) {
+      const auto *src = ast::dynCast<ast::BufferDecl>(baseDecl(*op.ref));
+      DKV_INVARIANT(src, "sema checks emit_pipeline operands");
+      PipelineSlots slots;
+      if (src->space() != ast::MemSpace::Vmem) {
+        slots.buffered = true;
+        // The operand's static shape (a sliced operand keeps its kept dimensions).
+        std::vector<int64_t> full = op.ref->type().shape;
+        slots.trivial = trivialWindowing(p, op, full);
+        model::Buffer window;
+        window.name = op.block->name();
+        window.space = model::MemSpace::Vmem;
+        window.dtype = toModel(op.block->dtype());
+        window.shape = op.block->shapeValues();
+        if (!slots.trivial)
+          window.shape.insert(window.shape.begin(), 2);
+        window.role = model::BufferRole::Scratch;
+        window.scope = id;
+        window.loc = locOf(*op.block);
+        model::Built<model::BufferId> w = builder_.addBuffer(std::move(window));
+        if (!w.ok())
+          throw TooLarge{op.specRange, w.error().message};
+        slots.window = *w;
+        model::ScopeId semScope = id;
+        std::vector<int64_t> semDims{2};
+        std::string semName = op.block->name() + (op.output ? "_sem_sends" : "_sem_recvs");
+        if (slots.trivial) {
+          semScope = builder_.addScope(fmt::format("sync_copy@{}", locOf(*op.ref).line), id,
+                                       locOf(*op.ref));
+          slots.syncScope = semScope;
+          semDims.clear();
+          semName = op.block->name() + "_sync_sem";
+        }
+        model::Built<SemId> sems = builder_.addSemaphores(semName, semDims, model::SemKind::Dma,
+                                                          semScope, op.specRange.begin);
+        if (!sems.ok())
+          throw TooLarge{op.specRange, sems.error().message};
+        slots.sems = *sems;
+      }
+      pipelineSlots_[&op] = slots;
+    }
+    declareBlock(p.body(), id);
   }
 
   void declareDecl(const ast::Decl &decl, model::ScopeId scope) {
@@ -551,6 +672,8 @@ private:
     }
     case ast::Node::Kind::StoreStmt:
       return lowerStore(ast::cast<ast::StoreStmt>(stmt));
+    case ast::Node::Kind::EmitPipelineStmt:
+      return lowerPipeline(ast::cast<ast::EmitPipelineStmt>(stmt));
     case ast::Node::Kind::DmaStmt:
       return lowerDma(ast::cast<ast::DmaStmt>(stmt));
     case ast::Node::Kind::SignalStmt: {
@@ -1154,7 +1277,7 @@ private:
         } catch (const StatementError &) {
           return std::nullopt; // reported
         }
-        const std::vector<int64_t> &grid = kernel_->gridValues();
+        const std::vector<int64_t> &grid = pipelineGrid_ ? *pipelineGrid_ : kernel_->gridValues();
         if (dim < 0 || static_cast<size_t>(dim) >= grid.size()) {
           report(
               call.range(), "program-id-dim",
@@ -1163,11 +1286,12 @@ private:
         }
         if (call.builtin() == ast::Builtin::NumPrograms)
           return grid[dim];
-        if (programIds_.empty()) {
+        const std::vector<int64_t> &ids = pipelineGrid_ ? pipelineIds_ : programIds_;
+        if (ids.empty()) {
           report(call.range(), "program-id-dim", "program_id outside the grid");
           return std::nullopt;
         }
-        return programIds_[dim];
+        return ids[dim];
       }
       case ast::Builtin::Read:
         report(call.range(), "unsupported",
@@ -1283,6 +1407,252 @@ private:
     return model::Builder::element(base, dims, index);
   }
 
+  // --- emit_pipeline (docs/model.md "emit_pipeline") ------------------------
+
+  /// One operand's evaluated state: its source view, block indices per step, slots.
+  struct PipelineOperandState {
+    const ast::PipelineOperand *op = nullptr;
+    PipelineSlots slots;
+    View source;                                              ///< the operand ref as passed
+    std::vector<std::vector<int64_t>> blocks;                 ///< block indices at each step
+    int64_t copyIn = 0, waitIn = 0, copyOut = 0, waitOut = 0; ///< pipeline.py's slot counters
+  };
+
+  /// The region of block `bi` of an operand.
+  View blockView(const PipelineOperandState &st, const std::vector<int64_t> &bi) const {
+    View v = st.source;
+    const std::vector<int64_t> &bs = st.op->block->shapeValues();
+    for (size_t j = 0; j < bs.size(); ++j) {
+      model::Range &r = v.ranges[st.source.kept[j]];
+      r.begin += bi[j] * bs[j];
+      r.end = r.begin + bs[j];
+    }
+    return v;
+  }
+
+  /// Slot `slot` of an operand's pipeline buffer (the whole buffer for trivial windowing).
+  View windowView(const PipelineOperandState &st, int64_t slot) const {
+    View v;
+    v.buffer = st.slots.window;
+    const std::vector<int64_t> &bs = st.op->block->shapeValues();
+    if (!st.slots.trivial)
+      v.ranges.push_back({slot, slot + 1});
+    size_t first = v.ranges.size();
+    for (size_t j = 0; j < bs.size(); ++j) {
+      v.ranges.push_back({0, bs[j]});
+      v.kept.push_back(first + j);
+    }
+    return v;
+  }
+
+  /// A local copy descriptor `make_async_copy(src, dst, sem)` made at `loc`.
+  Descriptor pipelineCopy(const View &src, const View &dst, SemId sem, const ast::Node &where) {
+    Descriptor d;
+    d.src = Region{src.buffer, src.ranges};
+    d.dst = Region{dst.buffer, dst.ranges};
+    d.recvSem = sem;
+    d.target = device_;
+    d.loc = locOf(where);
+    d.bytes = d.src.elementCount() * model::dtypeBytes(program().buffers[src.buffer].dtype);
+    if (std::optional<model::BuildError> error = builder_.checkDmaBytes(d.bytes))
+      fail(where, error->id, error->message);
+    return d;
+  }
+
+  void pipelineStart(const Descriptor &d, const ast::Node &where) {
+    built(builder_.startDma(d, invocation_, locOf(where), context()), where);
+  }
+  void pipelineWait(const Descriptor &d, const ast::Node &where) {
+    built(builder_.waitDma(d, model::DmaWait::Both, locOf(where), context()), where);
+  }
+
+  /// tpu_helpers.sync_copy: a run_scoped DMA semaphore, start, wait.
+  void pipelineSyncCopy(const PipelineOperandState &st, const View &src, const View &dst,
+                        const ast::Node &where) {
+    emit(model::ScopeEnter{st.slots.syncScope}, locOf(where));
+    Descriptor d = pipelineCopy(src, dst, st.slots.sems, where);
+    pipelineStart(d, where);
+    pipelineWait(d, where);
+    emit(model::ScopeExit{st.slots.syncScope}, locOf(where));
+  }
+
+  /// The schedule of pipeline.py's `_emit_pipeline` with two buffers per operand
+  /// (`Scheduler`: initialize_step, copy_in, wait_in, body, copy_out, wait_out,
+  /// advance_slots; finalize), every predicate evaluated on this device.
+  void lowerPipeline(const ast::EmitPipelineStmt &p) {
+    const std::vector<int64_t> &grid = p.gridValues();
+    int64_t steps = 1;
+    for (int64_t g : grid)
+      if (__builtin_mul_overflow(steps, g, &steps))
+        steps = INT64_MAX;
+    spendIterations(steps, p.range());
+    std::vector<std::vector<int64_t>> indices;
+    std::vector<int64_t> point(grid.size(), 0);
+    for (int64_t t = 0; t < steps; ++t) {
+      indices.push_back(point);
+      for (size_t k = grid.size(); k-- > 0;) {
+        if (++point[k] < grid[k])
+          break;
+        point[k] = 0;
+      }
+    }
+    // Index maps run in the pipeline's grid environment, like the body.
+    const std::vector<int64_t> *outerGrid = pipelineGrid_;
+    std::vector<int64_t> outerIds = pipelineIds_;
+    pipelineGrid_ = &grid;
+    // Restored however this statement ends (a diagnostic throws StatementError).
+    struct Restore {
+      Lowering &l;
+      const std::vector<int64_t> *grid;
+      std::vector<int64_t> ids;
+      size_t loopVars;
+      ~Restore() {
+        l.pipelineGrid_ = grid;
+        l.pipelineIds_ = ids;
+        l.loopVars_.resize(loopVars);
+        l.setContext();
+      }
+    } restore{*this, outerGrid, outerIds, loopVars_.size()};
+
+    std::vector<PipelineOperandState> ops;
+    for (const ast::PipelineOperand &op : p.operands()) {
+      PipelineOperandState st;
+      st.op = &op;
+      st.slots = pipelineSlots_.at(&op);
+      Slice src = evalSlice(*op.ref);
+      st.source = View{src.region.buffer, src.region.ranges, src.kept};
+      const std::vector<int64_t> &bs = op.block->shapeValues();
+      if (src.shape.size() != bs.size())
+        fail(*op.ref, "pipeline-block-rank",
+             fmt::format("the operand has {} dimensions but the block shape has {} (on device {})",
+                         src.shape.size(), bs.size(), device_));
+      for (int64_t t = 0; t < steps; ++t) {
+        for (size_t d = 0; d < grid.size(); ++d)
+          env_[op.mapParams[d].get()] = indices[t][d];
+        pipelineIds_ = indices[t];
+        std::vector<int64_t> bi;
+        for (size_t j = 0; j < op.mapResult.size(); ++j) {
+          int64_t b = evalInt(*op.mapResult[j]);
+          int64_t lo = 0, hi = 0;
+          if (__builtin_mul_overflow(b, bs[j], &lo) || __builtin_add_overflow(lo, bs[j], &hi) ||
+              lo < 0 || hi > src.shape[j])
+            fail(*op.mapResult[j], "pipeline-block-out-of-range",
+                 fmt::format("block index {} of dimension {} at pipeline step ({}) is outside the "
+                             "operand: blocks of {} in a dimension of size {} are 0..{} (on "
+                             "device {})",
+                             b, j, fmt::join(indices[t], ", "), bs[j], src.shape[j],
+                             src.shape[j] / bs[j] - 1, device_));
+          bi.push_back(b);
+        }
+        st.blocks.push_back(std::move(bi));
+      }
+      for (const auto &param : op.mapParams)
+        env_.erase(param.get());
+      ops.push_back(std::move(st));
+    }
+
+    model::ScopeId scope = pipelineScope_.at(&p);
+    emit(model::ScopeEnter{scope}, locOf(p));
+    const ast::Node &at = p;
+    auto changed = [&](const PipelineOperandState &st, int64_t a, int64_t b) {
+      return st.blocks[a] != st.blocks[b];
+    };
+    if (steps > 0) {
+      // Prologue: trivially windowed inputs are copied in synchronously; then the first
+      // block of every buffered input is fetched into slot 0 (initialize_step, step 0).
+      for (PipelineOperandState &st : ops)
+        if (!st.op->output && st.slots.buffered && st.slots.trivial)
+          pipelineSyncCopy(st, st.source, windowView(st, 0), *st.op->ref);
+      for (PipelineOperandState &st : ops)
+        if (!st.op->output && st.slots.buffered && !st.slots.trivial) {
+          pipelineStart(pipelineCopy(blockView(st, st.blocks[0]), windowView(st, 0),
+                                     st.slots.sems + 0, *st.op->ref),
+                        *st.op->ref);
+          st.copyIn = 1;
+        }
+      std::string stepName = fmt::format("emit_pipeline@{}", locOf(p).line);
+      for (int64_t t = 0; t < steps; ++t) {
+        bool first = t == 0, last = t == steps - 1;
+        loopVars_.emplace_back(stepName, t);
+        pipelineIds_ = indices[t];
+        setContext();
+        // copy_in: the next block, when it differs from this one, into the other slot.
+        for (PipelineOperandState &st : ops)
+          if (!st.op->output && st.slots.buffered && !st.slots.trivial && !last &&
+              changed(st, t, t + 1)) {
+            int64_t slot = st.copyIn % 2;
+            pipelineStart(pipelineCopy(blockView(st, st.blocks[t + 1]), windowView(st, slot),
+                                       st.slots.sems + static_cast<SemId>(slot), *st.op->ref),
+                          *st.op->ref);
+            ++st.copyIn;
+          }
+        // wait_in: this block, on the first step or when it changed.
+        for (PipelineOperandState &st : ops)
+          if (!st.op->output && st.slots.buffered && !st.slots.trivial &&
+              (first || changed(st, t, t - 1))) {
+            int64_t slot = st.waitIn % 2;
+            pipelineWait(pipelineCopy(blockView(st, st.blocks[t]), windowView(st, slot),
+                                      st.slots.sems + static_cast<SemId>(slot), *st.op->ref),
+                         *st.op->ref);
+          }
+        // The body on the current blocks.
+        for (PipelineOperandState &st : ops) {
+          View v;
+          if (!st.slots.buffered)
+            v = blockView(st, st.blocks[t]);
+          else if (st.slots.trivial)
+            v = windowView(st, 0);
+          else
+            v = windowView(st, (st.op->output ? st.copyOut : st.waitIn) % 2);
+          views_[st.op->block.get()] = std::move(v);
+        }
+        lowerBlock(p.body());
+        // copy_out: this block, when the next differs or on the last step.
+        for (PipelineOperandState &st : ops)
+          if (st.op->output && st.slots.buffered && !st.slots.trivial &&
+              (last || changed(st, t, t + 1))) {
+            int64_t slot = st.copyOut % 2;
+            pipelineStart(pipelineCopy(windowView(st, slot), blockView(st, st.blocks[t]),
+                                       st.slots.sems + static_cast<SemId>(slot), *st.op->ref),
+                          *st.op->ref);
+            ++st.copyOut;
+          }
+        // wait_out: the previous step's copy_out, when the block changed.
+        for (PipelineOperandState &st : ops)
+          if (st.op->output && st.slots.buffered && !st.slots.trivial && !first &&
+              changed(st, t, t - 1)) {
+            int64_t slot = st.waitOut % 2;
+            pipelineWait(pipelineCopy(windowView(st, slot), blockView(st, st.blocks[t - 1]),
+                                      st.slots.sems + static_cast<SemId>(slot), *st.op->ref),
+                         *st.op->ref);
+            ++st.waitOut;
+          }
+        // advance_slots: the input slot moves on when the block will change.
+        for (PipelineOperandState &st : ops)
+          if (!st.op->output && (last || changed(st, t, t + 1)))
+            ++st.waitIn;
+        loopVars_.pop_back();
+      }
+      setContext();
+      pipelineIds_ = outerIds;
+      // Epilogue: finalize waits for the last copy_out; then trivially windowed outputs
+      // are copied out synchronously.
+      for (PipelineOperandState &st : ops)
+        if (st.op->output && st.slots.buffered && !st.slots.trivial) {
+          int64_t slot = st.waitOut % 2;
+          pipelineWait(pipelineCopy(windowView(st, slot), blockView(st, st.blocks[steps - 1]),
+                                    st.slots.sems + static_cast<SemId>(slot), *st.op->ref),
+                       *st.op->ref);
+        }
+      for (PipelineOperandState &st : ops)
+        if (st.op->output && st.slots.buffered && st.slots.trivial)
+          pipelineSyncCopy(st, windowView(st, 0), st.source, *st.op->ref);
+    }
+    for (PipelineOperandState &st : ops)
+      views_.erase(st.op->block.get());
+    emit(model::ScopeExit{scope}, closingLocOf(at));
+  }
+
   Region evalRegion(const ast::Expr &expr) { return evalSlice(expr).region; }
 
   /// The region a ref expression names, checked against the buffer's bounds.
@@ -1290,9 +1660,22 @@ private:
     const auto *decl = ast::dynCast<ast::BufferDecl>(baseDecl(expr));
     if (!decl)
       fail(expr, "unsupported", "expected a buffer here");
-    model::BufferId id = bufferOf_.at(decl);
-    const std::vector<int64_t> &shape = program().buffers[id].shape;
-    Slice slice{Region{id, {}}, {}};
+    View view;
+    if (decl->storage() == ast::Storage::PipelineBlock) {
+      auto it = views_.find(decl);
+      DKV_INVARIANT(it != views_.end(), "an emit_pipeline block ref is used only in its body");
+      view = it->second;
+    } else {
+      view.buffer = bufferOf_.at(decl);
+      for (size_t k = 0; k < program().buffers[view.buffer].shape.size(); ++k) {
+        view.ranges.push_back({0, program().buffers[view.buffer].shape[k]});
+        view.kept.push_back(k);
+      }
+    }
+    std::vector<int64_t> shape;
+    for (size_t k : view.kept)
+      shape.push_back(view.ranges[k].size());
+    Slice slice{Region{view.buffer, view.ranges}, {}, {}};
     const auto *ix = ast::dynCast<ast::IndexExpr>(&expr);
     size_t given = ix ? ix->subscripts().size() : 0;
     if (given > shape.size())
@@ -1334,9 +1717,12 @@ private:
                              shape[k], device_));
         }
       }
-      slice.region.ranges.push_back({lo, hi});
-      if (!single)
+      int64_t base = view.ranges[view.kept[k]].begin;
+      slice.region.ranges[view.kept[k]] = {base + lo, base + hi};
+      if (!single) {
         slice.shape.push_back(hi - lo);
+        slice.kept.push_back(view.kept[k]);
+      }
     }
     return slice;
   }
@@ -1355,6 +1741,14 @@ private:
   std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;
   std::unordered_map<const ast::SemDecl *, SemId> semBase_;
   std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
+  std::unordered_map<const ast::EmitPipelineStmt *, model::ScopeId> pipelineScope_;
+  std::unordered_map<const ast::PipelineOperand *, PipelineSlots> pipelineSlots_;
+  /// What each emit_pipeline block ref names at the current step.
+  std::unordered_map<const ast::BufferDecl *, View> views_;
+  /// Inside an emit_pipeline (index maps and body): its grid and indices, which
+  /// program_id / num_programs refer to.
+  const std::vector<int64_t> *pipelineGrid_ = nullptr;
+  std::vector<int64_t> pipelineIds_;
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
