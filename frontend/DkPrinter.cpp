@@ -169,8 +169,10 @@ private:
     out_ << "}\n";
   }
 
-  void block(const Block &b) {
-    out_ << "{\n";
+  // A block; the comment of the statement that opens it goes after its `{`.
+  void block(const Block &b, const SourceRange &opener) {
+    out_ << "{";
+    end(opener);
     ++depth_;
     for (const auto &s : b.stmts())
       stmt(*s);
@@ -181,6 +183,7 @@ private:
 
   void stmt(const Stmt &s) {
     indent();
+    bool compound = isa<IfStmt>(s) || isa<ForStmt>(s) || isa<RunScopedStmt>(s);
     switch (s.kind()) {
     case Node::Kind::ScratchStmt: {
       out_ << "scratch ";
@@ -195,7 +198,7 @@ private:
       for (size_t i = 0; i < r.decls().size(); ++i)
         out_ << (i ? ", " : "") << decl(*r.decls()[i]);
       out_ << ") ";
-      block(r.body());
+      block(r.body(), s.range());
       break;
     }
     case Node::Kind::LetStmt: {
@@ -217,18 +220,18 @@ private:
       const auto &i = cast<IfStmt>(s);
       for (size_t b = 0; b < i.branches().size(); ++b) {
         out_ << (b ? " else if " : "if ") << expr(*i.branches()[b].cond) << " ";
-        block(*i.branches()[b].body);
+        block(*i.branches()[b].body, b ? i.branches()[b].cond->range() : s.range());
       }
       if (i.elseBody()) {
         out_ << " else ";
-        block(*i.elseBody());
+        block(*i.elseBody(), i.elseBody()->range());
       }
       break;
     }
     case Node::Kind::ForStmt: {
       const auto &f = cast<ForStmt>(s);
       out_ << "for " << f.var().name() << " in " << expr(f.lo()) << " .. " << expr(f.hi()) << " ";
-      block(f.body());
+      block(f.body(), s.range());
       break;
     }
     case Node::Kind::StoreStmt: {
@@ -262,7 +265,10 @@ private:
     default:
       out_ << "/* ? */";
     }
-    end(s.range());
+    if (compound)
+      out_ << "\n";
+    else
+      end(s.range());
   }
 
   // An operand: atoms as they are, anything compound in parentheses.

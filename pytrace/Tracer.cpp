@@ -22,6 +22,8 @@ struct TraceError {
   SourceRange range;
   std::string id;
   std::string message;
+  /// The chain of Python calls that led there, innermost first.
+  std::vector<std::pair<SourceRange, std::string>> notes;
 };
 
 [[noreturn]] void fail(SourceRange r, std::string id, std::string message) {
@@ -388,6 +390,34 @@ const std::set<std::string> &reservedWords() {
 
 enum class Flow { Normal, Return, Break, Continue };
 
+// Where the last simple statement of `body` ends (pyfront's range of a compound statement
+// reaches the first token after its block).
+support::SourceLoc lastEnd(const py::Body &body, support::SourceLoc dflt) {
+  if (body.empty())
+    return dflt;
+  const py::Stmt &s = *body.back();
+  switch (s.kind) {
+  case py::StmtKind::FunctionDef:
+    return lastEnd(py::cast<py::FunctionDef>(s).body, s.range.end);
+  case py::StmtKind::For: {
+    const auto &f = py::cast<py::For>(s);
+    return lastEnd(f.orelse.empty() ? f.body : f.orelse, s.range.end);
+  }
+  case py::StmtKind::While: {
+    const auto &w = py::cast<py::While>(s);
+    return lastEnd(w.orelse.empty() ? w.body : w.orelse, s.range.end);
+  }
+  case py::StmtKind::If: {
+    const auto &i = py::cast<py::If>(s);
+    return lastEnd(i.orelse.empty() ? i.body : i.orelse, s.range.end);
+  }
+  case py::StmtKind::With:
+    return lastEnd(py::cast<py::With>(s).body, s.range.end);
+  default:
+    return s.range.end;
+  }
+}
+
 class Tracer {
 public:
   Tracer(const support::SourceFile &file, const TraceOptions &options)
@@ -607,7 +637,11 @@ private:
         unsupported(s.range, "async functions");
       auto fn = std::make_shared<Function>();
       fn->name = def.name;
+      // From `def` to the end of the last statement (the exit of a kernel, the closing
+      // brace of a pl.when or run_scoped block is there; the range of a def reaches the
+      // next statement).
       fn->range = def.range;
+      fn->range.end = lastEnd(def.body, def.range.end);
       fn->params = &def.params;
       fn->body = &def.body;
       fn->env = scope;
@@ -1617,6 +1651,15 @@ private:
   }
 
   V callFunction(const Function &f, Args args, SourceRange r) {
+    try {
+      return callFunctionBody(f, std::move(args), r);
+    } catch (TraceError &e) {
+      e.notes.emplace_back(r, fmt::format("in {}(), called here", f.name));
+      throw;
+    }
+  }
+
+  V callFunctionBody(const Function &f, Args args, SourceRange r) {
     auto local = std::make_shared<Scope>();
     local->parent = f.env;
     const auto &params = *f.params;
@@ -2635,7 +2678,9 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
   try {
     return tracer.run(module);
   } catch (const TraceError &e) {
-    diags.error(e.range, e.id, e.message);
+    support::Diagnostic &d = diags.error(e.range, e.id, e.message);
+    for (const auto &[range, text] : e.notes)
+      d.notes.push_back(support::Diagnostic{support::Severity::Note, range, text, {}, {}});
     return nullptr;
   }
 }
