@@ -24,7 +24,10 @@ struct TraceError {
   std::string message;
   /// The chain of Python calls that led there, innermost first.
   std::vector<std::pair<SourceRange, std::string>> notes;
+  /// Calls beyond the first kMaxNotes, counted only.
+  size_t elided = 0;
 };
+constexpr size_t kMaxNotes = 8;
 
 [[noreturn]] void fail(SourceRange r, std::string id, std::string message) {
   throw TraceError{r, std::move(id), std::move(message)};
@@ -441,6 +444,8 @@ private:
   std::shared_ptr<Scope> globals_;
   std::unique_ptr<ast::Module> result_;
   int depth_ = 0;
+  uint64_t steps_ = 0;
+  static constexpr uint64_t kMaxSteps = 1000000;
 
   // Kernel state.
   bool inKernel_ = false;
@@ -602,6 +607,10 @@ private:
 
   Flow exec(const py::Stmt &s, const std::shared_ptr<Scope> &scope, V &ret) {
     using py::StmtKind;
+    if (++steps_ > kMaxSteps)
+      fail(
+          s.range, "python-overflow",
+          fmt::format("the trace runs more than {} Python statements (unrolled loops)", kMaxSteps));
     switch (s.kind) {
     case StmtKind::Import:
       for (const py::Alias &a : py::cast<py::Import>(s).names)
@@ -946,7 +955,7 @@ private:
       if (value->stamp != emitted_)
         unsupported(r, "a value loaded from a ref is stored after other kernel operations "
                        "(DMAs, signals, waits or stores) ran since the load; dkv reads a ref "
-                       "where the value is stored, so load and store in the same statement");
+                       "where the value is stored, so store it before any other kernel operation");
       rhs = value->te;
     } else if (value->k == VK::Ref) {
       unsupported(r, "storing a ref (load it with `x_ref[...]`)");
@@ -1077,8 +1086,8 @@ private:
     if ((a->k == VK::Tuple || a->k == VK::List) && bInt && op == BinOpKind::Mult) {
       V out = mk(a->k);
       int64_t n = b->k == VK::Int ? b->i : b->b;
-      if (n > 100000)
-        fail(r, "python-overflow", "sequence repetition longer than 100000");
+      if (n > 0 && a->items.size() * static_cast<uint64_t>(std::min<int64_t>(n, 1 << 30)) > 100000)
+        fail(r, "python-overflow", "a sequence repetition longer than 100000 elements");
       for (int64_t i = 0; i < n; ++i)
         out->items.insert(out->items.end(), a->items.begin(), a->items.end());
       return out;
@@ -1572,6 +1581,10 @@ private:
   void comprehension(const std::vector<py::Comprehension> &gens, size_t i,
                      const std::shared_ptr<Scope> &scope, F &&body) {
     if (i == gens.size()) {
+      if (++steps_ > kMaxSteps)
+        fail(gens.back().range, "python-overflow",
+             fmt::format("the trace runs more than {} Python statements (comprehensions)",
+                         kMaxSteps));
       body();
       return;
     }
@@ -1654,7 +1667,10 @@ private:
     try {
       return callFunctionBody(f, std::move(args), r);
     } catch (TraceError &e) {
-      e.notes.emplace_back(r, fmt::format("in {}(), called here", f.name));
+      if (e.notes.size() < kMaxNotes)
+        e.notes.emplace_back(r, fmt::format("in {}(), called here", f.name));
+      else
+        ++e.elided;
       throw;
     }
   }
@@ -2681,6 +2697,9 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
     support::Diagnostic &d = diags.error(e.range, e.id, e.message);
     for (const auto &[range, text] : e.notes)
       d.notes.push_back(support::Diagnostic{support::Severity::Note, range, text, {}, {}});
+    if (e.elided)
+      d.notes.push_back(support::Diagnostic{
+          support::Severity::Note, {}, fmt::format("... and {} more calls", e.elided), {}, {}});
     return nullptr;
   }
 }
