@@ -163,18 +163,18 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitInputError;
   }
   support::DiagnosticEngine diags(&out.sources);
-  if (isPythonFile(options.file)) {
-    diags.error({}, "python-not-traced",
-                "Python kernels can only be parsed so far (`dkv parse` prints their syntax "
-                "tree); tracing them into a model is not built yet (docs/python.md)");
-    diags.render(err);
-    out.diagnostics = diags.diagnostics();
-    return support::kExitInputError;
-  }
-
   bool ok = false;
-  out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
-                                    ok, tables);
+  if (isPythonFile(options.file)) {
+    if (!options.mesh.empty() || !options.defines.empty() || !tables.empty()) {
+      err << "dkv: error: --mesh, -D, -T and --tables do not apply to Python files (the mesh "
+             "comes from the file's shard_map and --devices; docs/python.md)\n";
+      return support::kExitUsage;
+    }
+    out.module = loadPythonModule(out.sources.file(*id), options.devices, diags, ok);
+  } else {
+    out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
+                                      ok, tables);
+  }
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();

@@ -2,6 +2,13 @@
 #pragma once
 
 #include "driver/Pipeline.h"
+#include "frontend/AST.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
 
 #include <ostream>
 #include <string_view>
@@ -16,5 +23,19 @@ bool isPythonFile(std::string_view path);
 /// message) with exit code 2. Options that need the tracer (`-D`, `--devices`, instance
 /// options) are a usage error (exit 1), not ignored.
 int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
+
+/// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
+/// device count `devices` (required: `python-devices` otherwise) into the kernel language's
+/// AST (pytrace/Tracer.h) and analyzes that with sema. Sets `ok` as frontend::loadModule
+/// does; returns the module (null if parsing or tracing failed).
+std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
+                                              std::optional<int64_t> devices,
+                                              support::DiagnosticEngine &diags, bool &ok);
+
+/// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);
+/// for a Python file every line ends with a `// FILE.py:LINE` comment naming the Python
+/// line it came from. Exit codes as `dkv parse`.
+int translateCommand(const InstanceOptions &instance, const std::string &outPath, std::ostream &out,
+                     std::ostream &err);
 
 } // namespace dkv::driver

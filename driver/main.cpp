@@ -1,6 +1,7 @@
 // The `dkv` command: options, subcommands and exit codes.
 #include "driver/Commands.h"
 #include "driver/Pipeline.h"
+#include "driver/PythonCommand.h"
 #include "frontend/Sema.h"
 #include "support/Invariant.h"
 
@@ -102,6 +103,12 @@ int realMain(int argc, char **argv) {
   parseCmd->add_flag("--annotations", annotations,
                      "print only the file's expect / devices / options annotations");
 
+  CLI::App *translateCmd = app.add_subcommand(
+      "translate", "print a kernel (a traced Python kernel) in the kernel language");
+  addInstanceOptions(translateCmd, instance, false);
+  std::string translateOut;
+  translateCmd->add_option("-o,--output", translateOut, "output file (default: standard output)");
+
   CLI::App *modelCmd = app.add_subcommand("model", "print the concurrency model of an instance");
   addInstanceOptions(modelCmd, instance, true);
 
@@ -153,6 +160,8 @@ int realMain(int argc, char **argv) {
     return driver::annotationsCommand(instance.file, std::cout, std::cerr);
   if (parseCmd->parsed())
     return driver::parseCommand(instance, std::cout, std::cerr);
+  if (translateCmd->parsed())
+    return driver::translateCommand(instance, translateOut, std::cout, std::cerr);
   if (modelCmd->parsed())
     return driver::modelCommand(instance, std::cout, std::cerr);
   if (runCmd->parsed())

@@ -1,0 +1,395 @@
+// The kernel-language printer: AST -> `.dk` source.
+#include "frontend/DkPrinter.h"
+
+#include <ostream>
+#include <string>
+
+namespace dkv::frontend {
+
+namespace {
+
+using namespace ast;
+
+std::string_view opText(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+    return "+";
+  case BinaryOp::Sub:
+    return "-";
+  case BinaryOp::Mul:
+    return "*";
+  case BinaryOp::Div:
+    return "/";
+  case BinaryOp::Mod:
+    return "%";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::And:
+    return "and";
+  case BinaryOp::Or:
+    return "or";
+  case BinaryOp::BitAnd:
+    return "&";
+  case BinaryOp::BitOr:
+    return "|";
+  case BinaryOp::BitXor:
+    return "^";
+  case BinaryOp::Shl:
+    return "<<";
+  case BinaryOp::Shr:
+    return ">>";
+  case BinaryOp::Min:
+    return "min";
+  case BinaryOp::Max:
+    return "max";
+  case BinaryOp::Rem:
+    return "rem";
+  }
+  return "?";
+}
+
+// Recursion follows the AST, whose depth its producers bound.
+class Printer {
+public:
+  Printer(std::ostream &out, const std::function<std::string(const SourceRange &)> &comment)
+      : out_(out), comment_(comment) {}
+
+  void module(const Module &m) {
+    for (const auto &item : m.items()) {
+      if (auto *p = dynCast<ParamDecl>(item.get())) {
+        out_ << "param " << p->name();
+        if (p->defaultValue())
+          out_ << " = " << expr(*p->defaultValue());
+        end(p->range());
+      } else if (auto *c = dynCast<ConstDecl>(item.get())) {
+        out_ << "const " << c->name() << " = " << expr(c->init());
+        end(c->range());
+      } else if (auto *mesh = dynCast<MeshDecl>(item.get())) {
+        out_ << "mesh ";
+        for (size_t i = 0; i < mesh->axes().size(); ++i)
+          out_ << (i ? ", " : "") << mesh->axes()[i]->name() << " = "
+               << expr(mesh->axes()[i]->sizeExpr());
+        end(mesh->range());
+      } else if (auto *k = dynCast<KernelDecl>(item.get())) {
+        kernel(*k);
+      }
+    }
+  }
+
+private:
+  std::ostream &out_;
+  const std::function<std::string(const SourceRange &)> &comment_;
+  int depth_ = 0;
+
+  void indent() { out_ << std::string(static_cast<size_t>(depth_) * 2, ' '); }
+  void end(const SourceRange &r) {
+    if (comment_) {
+      std::string c = comment_(r);
+      if (!c.empty())
+        out_ << "  // " << c;
+    }
+    out_ << "\n";
+  }
+
+  std::string shape(const std::vector<ExprPtr> &dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i)
+      s += (i ? ", " : "") + expr(*dims[i]);
+    return s + "]";
+  }
+
+  std::string table(const TableLiteral &t, size_t dim, size_t &next) {
+    std::string s = "[";
+    int64_t n = dim < t.shape.size() ? t.shape[dim] : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      s += i ? ", " : "";
+      if (dim + 1 == t.shape.size())
+        s += expr(*t.elements[next++]);
+      else
+        s += table(t, dim + 1, next);
+    }
+    return s + "]";
+  }
+
+  std::string buffer(const BufferDecl &b) {
+    std::string s;
+    if (b.direction() != Direction::None)
+      s += std::string(toString(b.direction())) + " ";
+    s += b.name() + ": " + std::string(toString(b.space())) + " " +
+         std::string(toString(b.dtype())) + shape(b.shape());
+    if (b.tableInit()) {
+      size_t next = 0;
+      s += " = " + table(*b.tableInit(), 0, next);
+    }
+    return s;
+  }
+
+  std::string decl(const Decl &d) {
+    if (auto *b = dynCast<BufferDecl>(&d))
+      return buffer(*b);
+    const auto &s = cast<SemDecl>(d);
+    std::string text = s.name() + ": " + (s.semKind() == SemKind::Dma ? "dma_sem" : "sem");
+    if (!s.dims().empty())
+      text += shape(s.dims());
+    return text;
+  }
+
+  void kernel(const KernelDecl &k) {
+    out_ << "\nkernel " << k.name() << "(";
+    for (size_t i = 0; i < k.params().size(); ++i) {
+      out_ << (i ? ",\n    " : "") << buffer(*k.params()[i]);
+    }
+    out_ << ")";
+    if (!k.grid().empty()) {
+      out_ << " grid(";
+      for (size_t i = 0; i < k.grid().size(); ++i)
+        out_ << (i ? ", " : "") << expr(*k.grid()[i]);
+      out_ << ")";
+    }
+    if (k.collectiveId())
+      out_ << " collective_id(" << expr(*k.collectiveId()) << ")";
+    if (k.skipDeviceBarrier())
+      out_ << " skip_device_barrier(" << expr(*k.skipDeviceBarrier()) << ")";
+    out_ << " {";
+    end(k.range());
+    ++depth_;
+    for (const auto &s : k.body().stmts())
+      stmt(*s);
+    --depth_;
+    out_ << "}\n";
+  }
+
+  // A block; the comment of the statement that opens it goes after its `{`.
+  void block(const Block &b, const SourceRange &opener) {
+    out_ << "{";
+    end(opener);
+    ++depth_;
+    for (const auto &s : b.stmts())
+      stmt(*s);
+    --depth_;
+    indent();
+    out_ << "}";
+  }
+
+  void stmt(const Stmt &s) {
+    indent();
+    bool compound = isa<IfStmt>(s) || isa<ForStmt>(s) || isa<RunScopedStmt>(s);
+    switch (s.kind()) {
+    case Node::Kind::ScratchStmt: {
+      out_ << "scratch ";
+      const auto &decls = cast<ScratchStmt>(s).decls();
+      for (size_t i = 0; i < decls.size(); ++i)
+        out_ << (i ? ", " : "") << decl(*decls[i]);
+      break;
+    }
+    case Node::Kind::RunScopedStmt: {
+      const auto &r = cast<RunScopedStmt>(s);
+      out_ << "run_scoped(";
+      for (size_t i = 0; i < r.decls().size(); ++i)
+        out_ << (i ? ", " : "") << decl(*r.decls()[i]);
+      out_ << ") ";
+      block(r.body(), s.range());
+      break;
+    }
+    case Node::Kind::LetStmt: {
+      const auto &l = cast<LetStmt>(s);
+      out_ << "let " << l.decl().name() << " = " << expr(l.decl().init());
+      break;
+    }
+    case Node::Kind::VarStmt: {
+      out_ << "var ";
+      const auto &decls = cast<VarStmt>(s).decls();
+      for (size_t i = 0; i < decls.size(); ++i) {
+        out_ << (i ? ", " : "") << decls[i]->name();
+        if (!decls[i]->dims().empty())
+          out_ << shape(decls[i]->dims());
+      }
+      break;
+    }
+    case Node::Kind::IfStmt: {
+      const auto &i = cast<IfStmt>(s);
+      for (size_t b = 0; b < i.branches().size(); ++b) {
+        out_ << (b ? " else if " : "if ") << expr(*i.branches()[b].cond) << " ";
+        block(*i.branches()[b].body, b ? i.branches()[b].cond->range() : s.range());
+      }
+      if (i.elseBody()) {
+        out_ << " else ";
+        block(*i.elseBody(), i.elseBody()->range());
+      }
+      break;
+    }
+    case Node::Kind::ForStmt: {
+      const auto &f = cast<ForStmt>(s);
+      out_ << "for " << f.var().name() << " in " << expr(f.lo()) << " .. " << expr(f.hi()) << " ";
+      block(f.body(), s.range());
+      break;
+    }
+    case Node::Kind::StoreStmt: {
+      const auto &st = cast<StoreStmt>(s);
+      out_ << expr(st.target()) << (st.accumulate() ? " += " : " = ") << expr(st.value());
+      break;
+    }
+    case Node::Kind::DmaStmt: {
+      const auto &d = cast<DmaStmt>(s);
+      out_ << expr(d.descriptor()) << "." << toString(d.method()) << "()";
+      break;
+    }
+    case Node::Kind::SignalStmt: {
+      const auto &sig = cast<SignalStmt>(s);
+      out_ << "signal(" << expr(sig.sem());
+      if (sig.inc() || sig.device())
+        out_ << ", " << (sig.inc() ? expr(*sig.inc()) : std::string("1"));
+      if (sig.device())
+        out_ << ", device = " << expr(*sig.device());
+      out_ << ")";
+      break;
+    }
+    case Node::Kind::WaitStmt: {
+      const auto &w = cast<WaitStmt>(s);
+      out_ << "wait(" << expr(w.sem());
+      if (w.value())
+        out_ << ", " << expr(*w.value());
+      out_ << ")";
+      break;
+    }
+    default:
+      out_ << "/* ? */";
+    }
+    if (compound)
+      out_ << "\n";
+    else
+      end(s.range());
+  }
+
+  // An operand: atoms as they are, anything compound in parentheses.
+  std::string operand(const Expr &e) {
+    bool atom = isa<IntLiteral>(e) || isa<FloatLiteral>(e) || isa<BoolLiteral>(e) ||
+                isa<NameExpr>(e) || isa<IndexExpr>(e) || isa<CallExpr>(e) || isa<ComputeExpr>(e) ||
+                isa<SelectExpr>(e) ||
+                (isa<BinaryExpr>(e) && (cast<BinaryExpr>(e).op() == BinaryOp::Min ||
+                                        cast<BinaryExpr>(e).op() == BinaryOp::Max ||
+                                        cast<BinaryExpr>(e).op() == BinaryOp::Rem));
+    return atom ? expr(e) : "(" + expr(e) + ")";
+  }
+
+  std::string subscript(const Subscript &s) {
+    switch (s.kind) {
+    case Subscript::Kind::Index:
+      return expr(*s.lo);
+    case Subscript::Kind::Range:
+      return (s.lo ? expr(*s.lo) : "") + ":" + (s.hi ? expr(*s.hi) : "");
+    case Subscript::Kind::Full:
+      return ":";
+    }
+    return ":";
+  }
+
+  std::string expr(const Expr &e) {
+    switch (e.kind()) {
+    case Node::Kind::IntLiteral: {
+      int64_t v = cast<IntLiteral>(e).value();
+      return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+    }
+    case Node::Kind::FloatLiteral:
+      return cast<FloatLiteral>(e).text();
+    case Node::Kind::BoolLiteral:
+      return cast<BoolLiteral>(e).value() ? "true" : "false";
+    case Node::Kind::NameExpr:
+      return cast<NameExpr>(e).name();
+    case Node::Kind::UnaryExpr: {
+      const auto &u = cast<UnaryExpr>(e);
+      return (u.op() == UnaryOp::Neg ? "-" : "not ") + operand(u.operand());
+    }
+    case Node::Kind::BinaryExpr: {
+      const auto &b = cast<BinaryExpr>(e);
+      if (b.op() == BinaryOp::Min || b.op() == BinaryOp::Max || b.op() == BinaryOp::Rem)
+        return std::string(opText(b.op())) + "(" + expr(b.lhs()) + ", " + expr(b.rhs()) + ")";
+      return operand(b.lhs()) + " " + std::string(opText(b.op())) + " " + operand(b.rhs());
+    }
+    case Node::Kind::SelectExpr: {
+      const auto &s = cast<SelectExpr>(e);
+      return "select(" + expr(s.cond()) + ", " + expr(s.ifTrue()) + ", " + expr(s.ifFalse()) + ")";
+    }
+    case Node::Kind::CallExpr: {
+      const auto &c = cast<CallExpr>(e);
+      return std::string(toString(c.builtin())) + "(" + expr(c.arg()) + ")";
+    }
+    case Node::Kind::IndexExpr: {
+      const auto &i = cast<IndexExpr>(e);
+      if (i.ellipsis())
+        return i.base().name() + "[...]";
+      std::string s = i.base().name() + "[";
+      for (size_t k = 0; k < i.subscripts().size(); ++k)
+        s += (k ? ", " : "") + subscript(i.subscripts()[k]);
+      return s + "]";
+    }
+    case Node::Kind::TupleExpr: {
+      const auto &t = cast<TupleExpr>(e);
+      std::string s = "(";
+      for (size_t k = 0; k < t.elements().size(); ++k)
+        s += (k ? ", " : "") + expr(*t.elements()[k]);
+      return s + (t.elements().size() == 1 ? ",)" : ")");
+    }
+    case Node::Kind::MappingExpr: {
+      const auto &m = cast<MappingExpr>(e);
+      std::string s = "{";
+      for (size_t k = 0; k < m.entries().size(); ++k)
+        s += (k ? ", " : "") + m.entries()[k].axis->name() + ": " + expr(*m.entries()[k].value);
+      return s + "}";
+    }
+    case Node::Kind::CopyExpr: {
+      const auto &c = cast<CopyExpr>(e);
+      return std::string(c.started() ? "async_copy(" : "copy(") + expr(c.src()) + ", " +
+             expr(c.dst()) + ", " + expr(c.sem()) + ")";
+    }
+    case Node::Kind::RemoteCopyExpr: {
+      const auto &c = cast<RemoteCopyExpr>(e);
+      return std::string(c.started() ? "async_remote_copy(" : "remote_copy(") + expr(c.src()) +
+             ", " + expr(c.dst()) + ", " + expr(c.sendSem()) + ", " + expr(c.recvSem()) +
+             ", device = " + expr(c.device()) + ")";
+    }
+    case Node::Kind::ComputeExpr: {
+      const auto &c = cast<ComputeExpr>(e);
+      std::string s = std::string(toString(c.op())) + "(";
+      for (size_t k = 0; k < c.operands().size(); ++k)
+        s += (k ? ", " : "") + expr(*c.operands()[k]);
+      if (c.op() == ComputeOp::Reshape) {
+        s += ", (";
+        for (size_t k = 0; k < c.dims().size(); ++k)
+          s += (k ? ", " : "") + expr(*c.dims()[k]);
+        s += c.dims().size() == 1 ? ",)" : ")";
+      }
+      if (c.dtype()) {
+        if (c.op() == ComputeOp::Dot)
+          s += ", preferred_element_type = " + std::string(toString(*c.dtype()));
+        else
+          s += ", " + std::string(toString(*c.dtype()));
+      }
+      if (c.axis())
+        s += ", axis = " + expr(*c.axis());
+      return s + ")";
+    }
+    default:
+      return "/* ? */";
+    }
+  }
+};
+
+} // namespace
+
+void printDk(const Module &module, std::ostream &out,
+             const std::function<std::string(const SourceRange &)> &comment) {
+  Printer(out, comment).module(module);
+}
+
+} // namespace dkv::frontend

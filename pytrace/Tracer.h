@@ -1,0 +1,31 @@
+// The Python tracer: evaluates a Pallas TPU kernel file as JAX does at trace time and
+// emits the kernel language's AST (docs/python.md).
+#pragma once
+
+#include "frontend/AST.h"
+#include "pyfront/PyAST.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace dkv::pytrace {
+
+/// Facts the file does not state itself.
+struct TraceOptions {
+  /// `--devices`: what `jax.device_count()`, `jax.local_device_count()` and
+  /// `len(jax.devices())` evaluate to. Required.
+  int64_t devices = 0;
+};
+
+/// Traces `module` (parsed from `file`): runs its top level, and the kernel that the
+/// first `shard_map(pl.pallas_call(kernel, ...), ...)(array)` call reaches, into a `.dk`
+/// module (one mesh, one kernel) whose nodes carry the Python source ranges. On an
+/// unsupported construct, an unknown API or a Python `if` on a traced value, reports one
+/// error (`python-*` ids, docs/diagnostics.md) and returns null. Never throws.
+std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
+                                         const TraceOptions &options,
+                                         support::DiagnosticEngine &diags);
+
+} // namespace dkv::pytrace
