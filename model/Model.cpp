@@ -99,6 +99,16 @@ int64_t Buffer::elementCount() const {
   return count;
 }
 
+const char *dmaOrderName(DmaOrder order) {
+  switch (order) {
+  case DmaOrder::Any:
+    return "any";
+  case DmaOrder::Link:
+    return "link";
+  }
+  return "any";
+}
+
 std::optional<SemId> Program::barrierSemaphore() const {
   for (size_t i = 0; i < semaphores.size(); ++i)
     if (semaphores[i].kind == SemKind::Barrier)
