@@ -46,4 +46,15 @@ echo "$out" | grep -q '"dma_order": "link"' || fail "JSON without assumptions.dm
 out=$("$dkv" check "$file" --devices 2 --dma-order fifo 2>&1)
 status=$?
 [ "$status" -eq 1 ] || fail "--dma-order fifo is not a usage error (exit 1)"
+# The Promela model guards dma 1's land chunk with dma 0 having landed, only with link;
+# the model printout names the option.
+out=$("$dkv" dump-promela "$file" --devices 2 --dma-order link 2>&1)
+status=$?
+echo "$out" | grep -q 'rcv\[1\] > snd\[1\] && rcv\[0\] == 0 ->' || fail "no link guard in Promela"
+out=$("$dkv" dump-promela "$file" --devices 2 2>&1)
+status=$?
+echo "$out" | grep -q '&& rcv\[0\] == 0 ->' && fail "a link guard in the default Promela model"
+out=$("$dkv" model "$file" --devices 2 --dma-order link 2>&1)
+status=$?
+echo "$out" | grep -q '^options .* dma-order=link$' || fail "dkv model does not print dma-order=link"
 echo "ok: $count engine runs: race with --dma-order any, verified with --dma-order link"
