@@ -79,10 +79,14 @@ for seed in $(seq "$first" "$last"); do
       4) optsets+=("--dma-order link --dma-chunks 2") ;;
     esac
   fi
+  done_sets="|"
   for opts in "${optsets[@]}"; do
-    # DKV_FUZZ_OPTIONS on every run (an option set naming --dma-order keeps its own).
+    # DKV_FUZZ_OPTIONS on every run (an option set naming --dma-order keeps its own);
+    # an option set that becomes one already run is not run again.
     [[ $opts == *--dma-order* && ${DKV_FUZZ_OPTIONS:-} == *--dma-order* ]] ||
       opts="${opts}${DKV_FUZZ_OPTIONS:+${opts:+ }$DKV_FUZZ_OPTIONS}"
+    [[ $done_sets == *"|$opts|"* ]] && continue
+    done_sets+="$opts|"
     # shellcheck disable=SC2086
     explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore $opts 2>&1)
     es=$?
