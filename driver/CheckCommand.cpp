@@ -91,7 +91,7 @@ struct Reporting {
 };
 
 /// The options of a `// options:` annotation, parsed like the command line's instance
-/// options: --invocations K, --dma-chunks K, --sem-unit B, --no-entry-barrier,
+/// options: --invocations K, --dma-chunks K, --sem-unit B, --no-entry-barrier, --dma-order O,
 /// -D NAME=V, -T NAME=JSON (also -DNAME=V, --define NAME=V and the --opt=value forms).
 bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                       std::string &error) {
@@ -123,10 +123,11 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       continue;
     }
     bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
-                 word == "-D" || word == "--define" || word == "-T" || word == "--table";
+                 word == "--dma-order" || word == "-D" || word == "--define" || word == "-T" ||
+                 word == "--table";
     if (!known) {
       error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, -D and -T)",
+                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, -D and -T)",
                           words[i]);
       return false;
     }
@@ -146,6 +147,15 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       if (!number(word, *value, 1, 64, n))
         return false;
       o.model.dmaChunks = static_cast<int32_t>(n);
+    } else if (word == "--dma-order") {
+      if (*value == "any") {
+        o.model.dmaOrder = model::DmaOrder::Any;
+      } else if (*value == "link") {
+        o.model.dmaOrder = model::DmaOrder::Link;
+      } else {
+        error = fmt::format("--dma-order takes any or link, got '{}'", *value);
+        return false;
+      }
     } else if (word == "--sem-unit") {
       if (!number(word, *value, 1, int64_t{1} << 30, n))
         return false;
@@ -178,6 +188,8 @@ std::string commandOf(const InstanceOptions &o) {
     text += fmt::format(" --sem-unit {}", o.model.semUnit);
   if (!o.model.entryBarrier)
     text += " --no-entry-barrier";
+  if (o.model.dmaOrder != model::DmaOrder::Any)
+    text += fmt::format(" --dma-order {}", model::dmaOrderName(o.model.dmaOrder));
   for (const std::string &d : o.defines)
     text += " -D " + d;
   for (const std::string &t : o.tables)
@@ -355,6 +367,8 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
+    r.heading.assumptions = {
+        {"dma_order", model::dmaOrderName(r.loaded.instance->program().options.dmaOrder)}};
     switch (r.verdict->status) {
     case report::Verdict::Status::Verified:
       r.code = support::kExitOk;

@@ -57,6 +57,10 @@ std::string describeInstance(const model::Program &program) {
     text += fmt::format(", semaphore unit {} B", o.semUnit);
   if (!o.entryBarrier)
     text += ", no entry barrier";
+  // The hardware assumption a verdict used (docs/model.md, "DMA order"), named when it
+  // is not the default.
+  if (o.dmaOrder != model::DmaOrder::Any)
+    text += fmt::format(", DMA order {}", model::dmaOrderName(o.dmaOrder));
   for (const auto &[name, contents] : program.tables)
     text += fmt::format(", {} = {}", name, contents);
   return text;

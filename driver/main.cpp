@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -81,6 +82,12 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_flag("!--no-entry-barrier", o.model.entryBarrier,
                 "no implicit device barrier at entry for kernels without collective_id");
+  cmd->add_option("--dma-order", o.model.dmaOrder,
+                  "any (default): DMAs land in any order; link: remote DMAs from one device "
+                  "to another land in the order they were started (an assumption about the "
+                  "hardware, docs/model.md)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, model::DmaOrder>{
+          {"any", model::DmaOrder::Any}, {"link", model::DmaOrder::Link}}));
   return devices;
 }
 

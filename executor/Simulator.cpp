@@ -361,6 +361,11 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
   dmaClock_.assign(dmas, Clock{});
   sendEnd_.assign(dmas, 0);
   landEnd_.assign(dmas, 0);
+  linkEnd_.assign(dmas, Clock{});
+  hasLinkSuccessor_.assign(dmas, false);
+  for (DmaId k = 0; k < dmas; ++k)
+    if (DmaId j = machine.properties().linkPredecessor(k); j >= 0)
+      hasLinkSuccessor_[j] = true;
   units_.resize(static_cast<size_t>(n) * machine.semCount());
   trace_.deviceCount = n;
 }
@@ -557,6 +562,13 @@ void Simulator::step(const ScheduleStep &step) {
     const int32_t chunks = machine_.chunks(k);
     const int64_t units = machine_.nextChunkUnits(state_, step);
     Clock &clock = dmaClock_[k];
+    // --dma-order link: the previous DMA on k's link landed completely before k's first
+    // land chunk (docs/model.md, "DMA order"), so its landing happens before k's.
+    if (!send && chunk == 0)
+      if (DmaId j = machine_.properties().linkPredecessor(k); j >= 0) {
+        join(clock, linkEnd_[j]);
+        Clock().swap(linkEnd_[j]);
+      }
     ++clock[n + k];
     const bool last = chunk + 1 == chunks;
     if (send) {
@@ -573,6 +585,8 @@ void Simulator::step(const ScheduleStep &step) {
       if (last) {
         scatter(dma.target, dma.dst, inFlight_[k]);
         landEnd_[k] = clock[n + k];
+        if (hasLinkSuccessor_[k])
+          linkEnd_[k] = clock;
         // The last step of the DMA (a land follows its send): free its clock and data.
         Clock().swap(clock);
         std::vector<double>().swap(inFlight_[k]);

@@ -80,8 +80,12 @@ private:
   std::vector<Clock> deviceClock_;
   std::vector<Clock> dmaClock_;
   std::vector<uint32_t> sendEnd_, landEnd_; ///< DMA k's own component at its last send/land
-  std::vector<std::deque<Units>> units_;    ///< [device * semCount + sem], oldest first
-  std::vector<Clock> barrierJoin_;          ///< per invocation, once the first device passes
+  /// --dma-order link: the clock of DMA j at its last land chunk, kept (until the next
+  /// DMA on its link lands its first chunk) when some DMA has j as its link predecessor.
+  std::vector<Clock> linkEnd_;
+  std::vector<bool> hasLinkSuccessor_;   ///< per DMA
+  std::vector<std::deque<Units>> units_; ///< [device * semCount + sem], oldest first
+  std::vector<Clock> barrierJoin_;       ///< per invocation, once the first device passes
   std::vector<bool> barrierJoined_;
   std::vector<report::Finding> findings_;
   report::Schedule schedule_;

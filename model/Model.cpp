@@ -127,6 +127,16 @@ bool Program::exitChecks(SemId sem, int32_t invocation) const {
   return s.kernel < 0 || s.kernel == calls[invocation].kernel;
 }
 
+const char *dmaOrderName(DmaOrder order) {
+  switch (order) {
+  case DmaOrder::Any:
+    return "any";
+  case DmaOrder::Link:
+    return "link";
+  }
+  return "any";
+}
+
 std::optional<SemId> Program::barrierSemaphore() const {
   for (size_t i = 0; i < semaphores.size(); ++i)
     if (semaphores[i].kind == SemKind::Barrier)

@@ -248,12 +248,23 @@ struct MeshAxis {
   int64_t size = 1;
 };
 
+/// The order in which DMAs land (docs/model.md, "DMA order"): an assumption about the
+/// hardware that the user chooses.
+enum class DmaOrder {
+  Any,  ///< DMAs land in any order (the default: nothing assumed)
+  Link, ///< remote DMAs from one device to another land in the order they were started
+};
+
+/// "any" / "link" (the word of --dma-order).
+const char *dmaOrderName(DmaOrder order);
+
 /// Options that change the model (docs/model.md "Options").
 struct Options {
-  int32_t invocations = 1;  ///< back-to-back runs of the kernel on every device
-  int32_t dmaChunks = 1;    ///< each DMA side progresses in this many steps
-  int64_t semUnit = 1;      ///< bytes per DMA-semaphore unit
-  bool entryBarrier = true; ///< implicit device barrier at entry without collective_id
+  int32_t invocations = 1;           ///< back-to-back runs of the kernel on every device
+  int32_t dmaChunks = 1;             ///< each DMA side progresses in this many steps
+  int64_t semUnit = 1;               ///< bytes per DMA-semaphore unit
+  bool entryBarrier = true;          ///< implicit device barrier at entry without collective_id
+  DmaOrder dmaOrder = DmaOrder::Any; ///< --dma-order
 };
 
 /// One call of a sequence of kernels: invocation i of the program runs

@@ -178,10 +178,13 @@ void printProgram(const Program &program, std::ostream &out) {
     axes.push_back(fmt::format("{}={}", axis.name, axis.size));
   out << fmt::format("mesh {} ({} devices)\n", fmt::join(axes, ", "), program.deviceCount());
   const Options &o = program.options;
-  out << fmt::format("options invocations={} dma-chunks={} sem-unit={} entry-barrier={}\n",
-                     o.invocations, o.dmaChunks, o.semUnit,
-                     program.hasCollectiveId ? "no (collective_id)"
-                                             : (o.entryBarrier ? "yes" : "no"));
+  // dma-order only when it is not the default, so the printouts of default instances
+  // stay as they were.
+  out << fmt::format(
+      "options invocations={} dma-chunks={} sem-unit={} entry-barrier={}{}\n", o.invocations,
+      o.dmaChunks, o.semUnit,
+      program.hasCollectiveId ? "no (collective_id)" : (o.entryBarrier ? "yes" : "no"),
+      o.dmaOrder == DmaOrder::Any ? "" : fmt::format(" dma-order={}", dmaOrderName(o.dmaOrder)));
   for (const auto &[name, contents] : program.tables)
     out << fmt::format("table {} = {}\n", name, contents);
   for (size_t i = 0; i < program.calls.size(); ++i) {

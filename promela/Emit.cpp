@@ -362,6 +362,10 @@ private:
                      p_.deviceCount(), fmt::join(axes, ", "), o.invocations, p_.dmas.size()));
     line(fmt::format(" * {} chunk(s) per DMA side, semaphore unit {} B, entry barrier {}.",
                      o.dmaChunks, o.semUnit, barrier));
+    if (o.dmaOrder == DmaOrder::Link) {
+      line(" * DMA order link (--dma-order link, fixed: regenerate to change it): a remote");
+      line(" * DMA lands only after every DMA its issuer started before it to the same target.");
+    }
     line(" * Each event is one atomic step of its device process; each DMA side is an");
     line(" * interval from its start to its last send / land chunk (no per-byte state).");
     line(" *");
@@ -759,6 +763,10 @@ private:
       land.loc = dma.loc;
       land.what = fmt::format("dma {} land chunk", dma.id);
       land.guard = fmt::format("rcv[{0}] > snd[{0}]", dma.id);
+      // --dma-order link: the DMA started before it on its link has landed completely
+      // (it started earlier, so rcv 0 means it is done).
+      if (const DmaId j = props_.linkPredecessor(dma.id); j >= 0)
+        land.guard += fmt::format(" && rcv[{}] == 0", j);
       land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
       land.print += " %d/%d";
       land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};

@@ -90,6 +90,12 @@ json verdictJson(const Verdict &verdict, const std::string &file,
             {"findings", findings}};
   if (!verdict.reason.empty())
     j["reason"] = verdict.reason;
+  if (!heading.assumptions.empty()) {
+    json assumptions = json::object();
+    for (const auto &[key, value] : heading.assumptions)
+      assumptions[key] = value;
+    j["assumptions"] = assumptions;
+  }
   // A solver's per-query statistics, always; their times only with timing.
   if (!verdict.queries.empty()) {
     json queries = json::array();

@@ -16,7 +16,9 @@ namespace dkv::report {
 
 /// Writes `verdict` as one JSON object (format version 1, keys sorted, two-space
 /// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
-/// instance, engine, file (`file`: the file checked), reason, stats (times only with
+/// instance, engine, file (`file`: the file checked), reason, assumptions (the model's
+/// hardware assumptions the verdict used, `{"dma_order": "any" | "link"}`; `dkv check`
+/// always writes it), stats (times only with
 /// `heading.timing`), queries (a solver engine's per-query statistics, one object per
 /// check, times only with `heading.timing`; absent for the other engines), semaphore_forms (a
 /// solver engine's form per semaphore with waits and device: {"semaphore", "device", "form":

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dkv::report {
@@ -45,6 +46,9 @@ struct VerdictHeading {
   std::string instance; ///< e.g. "kernel k on mesh x=2" (what "verified" is about)
   bool timing = false;  ///< include the time statistics (they differ between runs)
   bool explain = false; ///< after each finding, its explanation (report/Explain.h)
+  /// The model's hardware assumptions the verdict used, e.g. {"dma_order", "any"}
+  /// (docs/model.md, "DMA order"): the JSON `assumptions` object.
+  std::vector<std::pair<std::string, std::string>> assumptions = {};
 };
 
 /// True for the statistics that measure time ("time", "pan time", ...): they differ

@@ -176,7 +176,8 @@ bool Machine::enabled(const ControlState &s, const ScheduleStep &step) const {
     return step.id >= 0 && step.id < dmaCount_ && started(s, step.id) &&
            s.sent[step.id] < chunks_[step.id];
   case ScheduleStep::Kind::Land:
-    return step.id >= 0 && step.id < dmaCount_ && s.landed[step.id] < s.sent[step.id];
+    return step.id >= 0 && step.id < dmaCount_ && s.landed[step.id] < s.sent[step.id] &&
+           linkClear(s, step.id);
   }
   return false;
 }
@@ -212,7 +213,7 @@ void Machine::enabledSteps(const ControlState &s, std::vector<ScheduleStep> &out
       return;
     if (s.sent[k] < chunks_[k])
       out.push_back({ScheduleStep::Kind::Send, k});
-    if (s.landed[k] < s.sent[k])
+    if (s.landed[k] < s.sent[k] && linkClear(s, k))
       out.push_back({ScheduleStep::Kind::Land, k});
   };
   if (inFlight) {
@@ -289,6 +290,10 @@ std::string Machine::whyDisabled(const ControlState &s, const ScheduleStep &step
       return fmt::format("dma {} has not started", step.id);
     if (step.kind == ScheduleStep::Kind::Send)
       return fmt::format("dma {} has sent all its chunks", step.id);
+    if (s.landed[step.id] < s.sent[step.id] && !linkClear(s, step.id))
+      return fmt::format("dma {} lands only after dma {}, started before it on the same link, "
+                         "has landed (--dma-order link)",
+                         step.id, properties_.linkPredecessor(step.id));
     return fmt::format("dma {} has no chunk in flight", step.id);
   }
   return "";

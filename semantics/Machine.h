@@ -63,6 +63,12 @@ public:
     return started(s, side.dma) &&
            (side.dst ? s.landed[side.dma] : s.sent[side.dma]) < chunks_[side.dma];
   }
+  /// `--dma-order link`: every DMA started earlier on k's link has landed completely, so
+  /// k's chunks may land (always true when k has no link predecessor).
+  bool linkClear(const ControlState &s, model::DmaId k) const {
+    const model::DmaId j = properties_.linkPredecessor(k);
+    return j < 0 || s.landed[j] >= chunks_[j];
+  }
   bool finished(const ControlState &s, model::DeviceId d) const {
     return s.pc[d] >= eventCount_[d];
   }

@@ -124,6 +124,10 @@ const char *kindPrefix(FindingKind kind) {
 
 } // namespace
 
+bool onALink(const Dma &dma) {
+  return !dma.local && dma.sendSem && dma.target != dma.issuer && dma.bytes > 0;
+}
+
 Properties::Properties(const Program &program) : program_(program) {
   const int32_t n = program.deviceCount();
   startPc_.assign(program.dmas.size(), -1);
@@ -139,6 +143,7 @@ Properties::Properties(const Program &program) : program_(program) {
   stuck_.resize(n);
   atLand_.resize(program.dmas.size());
   racesAgainst_.resize(program.dmas.size());
+  linkPred_.assign(program.dmas.size(), -1);
   for (DeviceId d = 0; d < n; ++d) {
     const std::vector<Event> &events = program.processes[d].events;
     atEvent_[d].resize(events.size());
@@ -147,6 +152,17 @@ Properties::Properties(const Program &program) : program_(program) {
     position_[d].assign(events.size() + 1, 0);
     int32_t current = -1;
     int32_t position = 0;
+    // --dma-order link: the last DMA d started on each link (d -> target) so far.
+    std::map<DeviceId, DmaId> lastOnLink;
+    auto onLink = [&](DmaId k) {
+      if (program.options.dmaOrder != DmaOrder::Link || !onALink(program.dmas[k]))
+        return;
+      auto [it, fresh] = lastOnLink.emplace(program.dmas[k].target, k);
+      if (!fresh) {
+        linkPred_[k] = it->second;
+        it->second = k;
+      }
+    };
     for (size_t i = 0; i < events.size(); ++i) {
       const int32_t pc = static_cast<int32_t>(i);
       // `where` at pc: the invocation the device is inside when it runs event pc.
@@ -169,7 +185,10 @@ Properties::Properties(const Program &program) : program_(program) {
                      [&](const ScopeEnter &) {},
                      [&](const ScopeExit &) {},
                      [&](const Store &) {},
-                     [&](const DmaStart &e) { startPc_[e.dma] = pc; },
+                     [&](const DmaStart &e) {
+                       startPc_[e.dma] = pc;
+                       onLink(e.dma);
+                     },
                      [&](const SemWait &) {},
                      [&](const Signal &) {},
                      [&](const SemRead &) {},

@@ -76,6 +76,11 @@ struct Property {
   std::vector<ObligationIndex> obligations; ///< at least one
 };
 
+/// Whether DMA k travels over a link under `--dma-order link`: a remote DMA (it has a
+/// send semaphore) to another device that moves at least one byte. Local copies, remote
+/// copies to the issuer itself and empty DMAs are on no link and stay unordered.
+bool onALink(const model::Dma &dma);
+
 /// The property list of one instance. Deterministic: the same program gives the same
 /// ids, messages and order. The program must pass model::verifyProgram and outlive
 /// this object.
@@ -131,6 +136,11 @@ public:
   const std::vector<model::SemId> &sharingSlot(model::SemId s) const { return sharing_[s]; }
   /// [device][invocation]: the pc of the device's DeviceBarrier, or -1.
   const std::vector<std::vector<int32_t>> &barrierPcs() const { return barrierPc_; }
+  /// With `--dma-order link` (docs/model.md, "DMA order"): the DMA on k's link that its
+  /// issuer started last before k, whose last land chunk must run before k's first
+  /// one; -1 when there is none, when k is not on a link (onALink) or with
+  /// `--dma-order any`. Following it from k gives every earlier DMA on the link.
+  model::DmaId linkPredecessor(model::DmaId k) const { return linkPred_[k]; }
   /// An obligation's own text, with its devices and concrete regions, e.g. "store to
   /// out[0:4] on device 1 races with dma 2 (device 0 -> 1) writing out[0:4]".
   std::string obligationText(ObligationIndex o) const;
@@ -172,6 +182,7 @@ private:
   std::map<std::string, PropertyIndex> byKey_;
   std::vector<Draft> drafts_;
   std::vector<int32_t> startPc_;                   ///< per DMA, -1 if never started
+  std::vector<model::DmaId> linkPred_;             ///< per DMA, -1 if none
   std::vector<std::vector<int32_t>> barrierPc_;    ///< [device][invocation], -1 if none
   std::vector<std::vector<int32_t>> where_;        ///< [device][pc]: invocation or -1
   std::vector<std::vector<int32_t>> position_;     ///< [device][pc]: enters + exits before

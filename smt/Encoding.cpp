@@ -303,6 +303,8 @@ void Encoder::analyseOrder() {
       if (c > 0)
         preds_[landStep_[k][c]].push_back(landStep_[k][c - 1]);
     }
+    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !landStep_[j].empty())
+      preds_[landStep_[k][0]].push_back(landStep_[j].back());
   }
   const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
   for (DeviceId e = 0; e < m_.deviceCount(); ++e)
@@ -501,8 +503,9 @@ bool Encoder::orderedStatically(const semantics::Obligation &o) const {
 
 // Program order, and each DMA as one agent: its send chunks after its start and in
 // order, land chunk c after send chunk c and after land chunk c - 1 (docs/model.md:
-// `sent` and `landed` count up, `landed <= sent`). A step executes only with its
-// predecessors, at a later position.
+// `sent` and `landed` count up, `landed <= sent`); with `--dma-order link`, a DMA's
+// first land chunk after the last one of its link predecessor. A step executes only
+// with its predecessors, at a later position.
 void Encoder::encodeOrder() {
   auto after = [&](int32_t prev, int32_t next) {
     return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
@@ -520,6 +523,10 @@ void Encoder::encodeOrder() {
       if (c > 0)
         base_.push_back(after(landStep_[k][c - 1], landStep_[k][c]));
     }
+    // --dma-order link (docs/model.md, "DMA order"): k's first land chunk (so every
+    // one) after the last land chunk of the DMA started before it on its link.
+    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !landStep_[j].empty())
+      base_.push_back(after(landStep_[j].back(), landStep_[k][0]));
   }
 }
 
@@ -749,7 +756,12 @@ void Encoder::buildChecks(PropertyIndex p) {
             byPc(program_.dmas[ob.dma].target, o, sendStep_[ob.dma][c], landStep_[ob.dma][c]);
         if (!where)
           continue;
-        z3::expr next = (c == 0 ? ctx_.bool_val(true) : steps_[landStep_[ob.dma][c - 1]].x) &&
+        // With --dma-order link the first chunk also needs its link predecessor landed
+        // (later chunks have it through chunk c - 1).
+        z3::expr ready = ctx_.bool_val(true);
+        if (const DmaId j = props_.linkPredecessor(ob.dma); c == 0 && j >= 0)
+          ready = landStep_[j].empty() ? ctx_.bool_val(false) : steps_[landStep_[j].back()].x;
+        z3::expr next = (c == 0 ? ready : steps_[landStep_[ob.dma][c - 1]].x) &&
                         !steps_[landStep_[ob.dma][c]].x && steps_[sendStep_[ob.dma][c]].x;
         out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && *where});
         any = true;

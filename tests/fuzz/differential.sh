@@ -14,9 +14,12 @@
 # (subset)" in the summary; the other engine's extra findings are replayed in the
 # executor like all findings).
 # Seeds divisible by 5 also run with --dma-chunks 2, seeds divisible by 7 with
-# --invocations 2 (an extra run per option); with DKV_FUZZ_EXTRA=1 every seed also
-# runs with one of --dma-chunks 3, --sem-unit 8 --dma-chunks 2, --no-entry-barrier,
-# --invocations 2 --dma-chunks 2 (by seed mod 4). One kernel at a time.
+# --invocations 2, seeds divisible by 3 with --dma-order link (an extra run per option);
+# with DKV_FUZZ_EXTRA=1 every seed also runs with one of --dma-chunks 3, --sem-unit 8
+# --dma-chunks 2, --no-entry-barrier, --invocations 2 --dma-chunks 2, --dma-order link
+# --dma-chunks 2 (by seed mod 5). DKV_FUZZ_OPTIONS="..." is added to every run (e.g.
+# DKV_FUZZ_OPTIONS="--dma-order link" runs the whole campaign under that assumption).
+# One kernel at a time.
 # DKV_FUZZ_ENGINES="z3" (a space-separated list of names `dkv engines` lists) compares
 # only those engines with explore instead of every engine; the z3 campaign with the
 # option rotations is
@@ -66,15 +69,24 @@ for seed in $(seq "$first" "$last"); do
   optsets=("")
   [ $((seed % 5)) -eq 0 ] && optsets+=("--dma-chunks 2")
   [ $((seed % 7)) -eq 0 ] && optsets+=("--invocations 2")
+  [ $((seed % 3)) -eq 0 ] && optsets+=("--dma-order link")
   if [ -n "${DKV_FUZZ_EXTRA:-}" ]; then  # rotate less common options through the seeds
-    case $((seed % 4)) in
+    case $((seed % 5)) in
       0) optsets+=("--dma-chunks 3") ;;
       1) optsets+=("--sem-unit 8 --dma-chunks 2") ;;
       2) optsets+=("--no-entry-barrier") ;;
       3) optsets+=("--invocations 2 --dma-chunks 2") ;;
+      4) optsets+=("--dma-order link --dma-chunks 2") ;;
     esac
   fi
+  done_sets="|"
   for opts in "${optsets[@]}"; do
+    # DKV_FUZZ_OPTIONS on every run (an option set naming --dma-order keeps its own);
+    # an option set that becomes one already run is not run again.
+    [[ $opts == *--dma-order* && ${DKV_FUZZ_OPTIONS:-} == *--dma-order* ]] ||
+      opts="${opts}${DKV_FUZZ_OPTIONS:+${opts:+ }$DKV_FUZZ_OPTIONS}"
+    [[ $done_sets == *"|$opts|"* ]] && continue
+    done_sets+="$opts|"
     # shellcheck disable=SC2086
     explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore $opts 2>&1)
     es=$?
