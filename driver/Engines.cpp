@@ -205,7 +205,8 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
       if (!streamed.insert(w.property).second || !events->finding)
         return true;
       std::string error;
-      std::optional<report::Finding> f = semantics::witnessFinding(machine, w, working, error);
+      std::optional<report::Finding> f =
+          semantics::shortFinding(machine, w, working, semantics::VerdictOptions{}, error);
       if (!f)
         return true; // the verdict below reports the internal error
       std::vector<report::Finding> one{std::move(*f)};

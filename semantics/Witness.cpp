@@ -451,10 +451,6 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
   return std::nullopt;
 }
 
-namespace {
-
-/// The finding of a witness whose schedule is shortened first (shortenWitness); the
-/// shortened schedule is replayed like any witness and must show the same property.
 std::optional<report::Finding> shortFinding(const Machine &machine, const Witness &witness,
                                             const std::string &engine,
                                             const VerdictOptions &options, std::string &error) {
@@ -471,8 +467,6 @@ std::optional<report::Finding> shortFinding(const Machine &machine, const Witnes
   g->witnessSteps = static_cast<int32_t>(witness.schedule.size());
   return g;
 }
-
-} // namespace
 
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
                              const VerdictOptions &options) {

@@ -132,6 +132,14 @@ struct VerdictOptions {
   ShortenOptions shortenOptions;
 };
 
+/// The finding of a witness as it appears in a verdict: checked as witnessFinding,
+/// then, with options.shorten, shortened (shortenWitness) and the shorter schedule
+/// replayed to the same property. Streaming (driver/Engines.cpp) and buildVerdict both
+/// use it, so a finding printed during the search is the one the verdict holds.
+std::optional<report::Finding> shortFinding(const Machine &machine, const Witness &witness,
+                                            const std::string &engine,
+                                            const VerdictOptions &options, std::string &error);
+
 /// An engine's result as a verdict: every witness becomes its finding (sorted by
 /// kind, location and property id), verified if the search was complete and found
 /// nothing, inconclusive with the reason otherwise. A witness that does not replay to
