@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -193,6 +194,10 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   std::string working = engine.name;
   std::set<semantics::PropertyIndex> streamed;
   bool raceShown = false;
+  // The race whose wrong value was streamed (the first race found) and that value: the
+  // verdict shows the wrong value on the same race, so the text printed during the search
+  // is the verdict's text and no finding is printed twice.
+  std::optional<std::pair<std::string, std::string>> wrongValueRace;
   if (events) {
     engineEvents.progress = [&](const semantics::EngineProgress &progress) {
       if (!progress.engine.empty() && engine.name == "auto")
@@ -216,6 +221,8 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
       // verdict shows it for its first race only.
       if (one[0].kind == report::FindingKind::Race && std::exchange(raceShown, true))
         one[0].wrongValue.clear();
+      else if (one[0].kind == report::FindingKind::Race)
+        wrongValueRace = {one[0].property, one[0].wrongValue};
       report::addPrecheckNotes(one[0], pre);
       return events->finding(one[0]);
     };
@@ -229,6 +236,10 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // the wrong value a race produces.
   if (options.confirm)
     executor::confirmFindings(machine, verdict.findings);
+  if (options.confirm && wrongValueRace)
+    for (report::Finding &f : verdict.findings)
+      if (f.kind == report::FindingKind::Race)
+        f.wrongValue = f.property == wrongValueRace->first ? wrongValueRace->second : "";
   report::mergePrecheck(verdict, std::move(pre));
   return verdict;
 }
