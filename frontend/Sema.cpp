@@ -1785,7 +1785,8 @@ private:
         diags_.error(e.range(), "dtype-mismatch",
                      fmt::format("DMA source has element type {} but destination has {}",
                                  toString(s.dtype), toString(d.dtype)));
-      checkWritable(dst, "DMA into");
+      // A DMA into an 'in' parameter is refused where it starts (lowering): a descriptor
+      // made only to be waited on (the dummy-descriptor idiom) may name any buffer.
     }
     if (remote) {
       auto &r = cast<RemoteCopyExpr>(e);

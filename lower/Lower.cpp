@@ -761,7 +761,7 @@ private:
       started = r.started();
     }
     if (started)
-      built(builder_.startDma(d, invocation_, locOf(stmt), context()), stmt);
+      startDma(d, stmt);
     return d;
   }
 
@@ -895,7 +895,7 @@ private:
     const Descriptor d = descriptorOf(stmt.descriptor(), stmt);
     switch (stmt.method()) {
     case ast::DmaMethod::Start:
-      return built(builder_.startDma(d, invocation_, locOf(stmt), context()), stmt);
+      return startDma(d, stmt);
     case ast::DmaMethod::Wait:
       return built(builder_.waitDma(d, model::DmaWait::Both, locOf(stmt), context()), stmt);
     case ast::DmaMethod::WaitSend:
@@ -1147,6 +1147,19 @@ private:
   }
 
   // ---- Evaluation. ----
+
+  /// Starts a DMA: the only place a DMA writes its destination, so the place where a
+  /// destination that is an 'in' parameter is refused (a descriptor into one may be
+  /// made and waited on: Pallas' dummy-descriptor idiom).
+  void startDma(const Descriptor &d, const ast::Node &where) {
+    const model::Buffer &dst = builder_.program().buffers[d.dst.buffer];
+    if (dst.role == model::BufferRole::Input)
+      fail(where, "write-to-input",
+           fmt::format("cannot start a DMA into '{}': it is an 'in' parameter (a descriptor "
+                       "into it may be made and waited on, but not started)",
+                       dst.name));
+    built(builder_.startDma(d, invocation_, locOf(where), context()), where);
+  }
 
   [[noreturn]] void fail(const ast::Node &node, const std::string &id, std::string message) {
     failAt(node.range(), id, std::move(message));
