@@ -147,6 +147,11 @@ const char *raceEntry(const FindingShape &s) {
   // The other DMA is still reading its source: a write races with it.
   if (s.access == Access::DmaDestination && s.accessRemote && s.regionReused)
     return "run-ahead";
+  // A DMA from another device lands in a buffer that a DMA of the receiving device is
+  // still reading: the receiver read its landing buffer before wait_recv (the writer is
+  // not the device whose source it is).
+  if (s.access == Access::DmaDestination && s.accessRemote && !s.otherRemote)
+    return "landing-before-wait-recv";
   if (s.access == Access::StoreWrite || s.access == Access::DmaDestination)
     return "source-before-wait-send";
   return "unordered-accesses";

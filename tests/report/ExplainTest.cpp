@@ -61,6 +61,14 @@ TEST(Explain, RaceWithADmaReadingItsSource) {
   EXPECT_EQ(classify(FindingKind::Race, remote), "run-ahead");
   remote.regionReused = false;
   EXPECT_EQ(classify(FindingKind::Race, remote), "source-before-wait-send");
+  // A DMA from another device lands in what a local copy of the receiver still reads:
+  // the receiver read its landing buffer too early (emit_pipeline fetching a buffer
+  // before wait_recv, examples/pipeline_recv_race.dk).
+  FindingShape early = remote;
+  early.otherRemote = false;
+  EXPECT_EQ(classify(FindingKind::Race, early), "landing-before-wait-recv");
+  early.regionReused = true;
+  EXPECT_EQ(classify(FindingKind::Race, early), "run-ahead");
   // Two reads do not race; a shape that says so has no pattern of its own.
   EXPECT_EQ(classify(FindingKind::Race, race(Access::StoreRead, false)), "unordered-accesses");
 }
