@@ -212,8 +212,10 @@ TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
             std::vector<std::string>{"sem-kind"});
   EXPECT_EQ(load(kernel("let c = copy(a, o, d)\n let e = copy(s, o, d)")).ids(),
             std::vector<std::string>{"type-mismatch"});
-  EXPECT_EQ(load(kernel("let c = copy(a, a, d)")).ids(),
-            std::vector<std::string>{"write-to-input"});
+  // A descriptor into an 'in' parameter may be made (and waited on): lowering refuses
+  // its start (write-to-input, examples/static_start_into_input.dk).
+  EXPECT_TRUE(load(kernel("let c = copy(a, a, d)")).ids().empty());
+  EXPECT_TRUE(load(kernel("let c = copy(a, a, d)\n c.wait()")).ids().empty());
 }
 
 // Descriptor variables (`var`): assigned a descriptor, tested as a condition, waited
