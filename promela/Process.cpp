@@ -1,12 +1,15 @@
 // Running external programs with posix_spawn, captured output and a time limit.
 #include "promela/Process.h"
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <mutex>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -33,14 +36,94 @@ struct SpawnSetup {
   }
 };
 
+// The state the signal handler reads: only lock-free atomics and sig_atomic_t.
+volatile std::sig_atomic_t gSignal = 0;
+constexpr size_t kSlots = 256; // programs waited for at once (one per -j thread)
+std::array<std::atomic<pid_t>, kSlots> gChildren{};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+std::mutex gScopeMutex;
+int gScopes = 0;                                    // under gScopeMutex
+std::array<struct sigaction, kSignals.size()> gOld; // under gScopeMutex
+std::array<bool, kSignals.size()> gCaught{};        // under gScopeMutex
+
+extern "C" void onInterrupt(int sig) {
+  if (gSignal == 0)
+    gSignal = sig;
+  for (std::atomic<pid_t> &child : gChildren)
+    if (pid_t pid = child.load(); pid > 0)
+      kill(-pid, SIGKILL);
+}
+
+/// The slot of a running program, so that the handler can kill it; no slot when all
+/// are taken (the program then runs to its end or time limit after a signal).
+class ChildSlot {
+public:
+  explicit ChildSlot(pid_t pid) {
+    for (std::atomic<pid_t> &child : gChildren) {
+      pid_t expected = 0;
+      if (child.compare_exchange_strong(expected, pid)) {
+        slot_ = &child;
+        return;
+      }
+    }
+  }
+  ~ChildSlot() {
+    if (slot_)
+      slot_->store(0);
+  }
+  ChildSlot(const ChildSlot &) = delete;
+  ChildSlot &operator=(const ChildSlot &) = delete;
+
+private:
+  std::atomic<pid_t> *slot_ = nullptr;
+};
+
 } // namespace
+
+InterruptScope::InterruptScope() {
+  std::lock_guard<std::mutex> lock(gScopeMutex);
+  if (gScopes++ > 0)
+    return;
+  for (size_t i = 0; i < kSignals.size(); ++i) {
+    gCaught[i] = false;
+    if (sigaction(kSignals[i], nullptr, &gOld[i]) != 0 || gOld[i].sa_handler == SIG_IGN)
+      continue; // a signal dkv was started ignoring stays ignored
+    struct sigaction action {};
+    action.sa_handler = onInterrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0; // no SA_RESTART: a wait or sleep returns early
+    gCaught[i] = sigaction(kSignals[i], &action, nullptr) == 0;
+  }
+}
+
+InterruptScope::~InterruptScope() {
+  std::lock_guard<std::mutex> lock(gScopeMutex);
+  if (--gScopes > 0)
+    return;
+  for (size_t i = 0; i < kSignals.size(); ++i)
+    if (gCaught[i])
+      sigaction(kSignals[i], &gOld[i], nullptr);
+  if (int sig = gSignal; sig != 0) {
+    gSignal = 0;
+    raise(sig);
+  }
+}
+
+int interruptSignal() { return gSignal; }
 
 ProcessResult runProcess(const std::vector<std::string> &argv, const std::string &cwd,
                          const std::string &stdoutPath, const std::string &stderrPath,
-                         double timeoutSeconds) {
+                         double timeoutSeconds, const std::string &tmpDir) {
   ProcessResult result;
   if (argv.empty()) {
     result.error = "empty command";
+    return result;
+  }
+  if (int sig = gSignal; sig != 0) {
+    result.status = ProcessResult::Status::Interrupted;
+    result.error = "interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
     return result;
   }
   SpawnSetup setup;
@@ -69,18 +152,32 @@ ProcessResult runProcess(const std::vector<std::string> &argv, const std::string
     args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
 
+  // The environment, with TMPDIR replaced when asked.
+  std::vector<std::string> envText;
+  std::vector<char *> env;
+  for (char **e = environ; *e; ++e)
+    if (tmpDir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0)
+      env.push_back(*e);
+  if (!tmpDir.empty()) {
+    envText.push_back("TMPDIR=" + tmpDir);
+    env.push_back(envText.back().data());
+  }
+  env.push_back(nullptr);
+
   auto begin = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  rc = posix_spawnp(&pid, args[0], &setup.actions, &setup.attr, args.data(), environ);
+  rc = posix_spawnp(&pid, args[0], &setup.actions, &setup.attr, args.data(), env.data());
   if (rc != 0)
     return fail(argv[0].c_str());
 
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
+  ChildSlot slot(pid);
   int status = 0;
   auto pause = std::chrono::milliseconds(2);
   bool timedOut = false;
+  int interruptedBy = 0;
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid)
@@ -90,18 +187,23 @@ ProcessResult runProcess(const std::vector<std::string> &argv, const std::string
       kill(-pid, SIGKILL);
       return fail("waitpid");
     }
-    if (timeoutSeconds > 0 && elapsed() > timeoutSeconds) {
+    interruptedBy = gSignal;
+    if (interruptedBy != 0 || (timeoutSeconds > 0 && elapsed() > timeoutSeconds)) {
       kill(-pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      timedOut = true;
+      timedOut = interruptedBy == 0;
       break;
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
   result.seconds = elapsed();
-  if (timedOut) {
+  if (interruptedBy != 0) {
+    result.status = ProcessResult::Status::Interrupted;
+    result.error = "interrupted by signal " + std::to_string(interruptedBy) + " (" +
+                   strsignal(interruptedBy) + ")";
+  } else if (timedOut) {
     result.status = ProcessResult::Status::TimedOut;
   } else if (WIFEXITED(status)) {
     result.status = ProcessResult::Status::Exited;

@@ -147,7 +147,10 @@ private:
   ProcessResult tool(const WorkDir &dir, const std::vector<std::string> &argv,
                      const std::string &name) {
     double left = o_.timeoutSeconds > 0 ? std::max(0.01, o_.timeoutSeconds - elapsed()) : 0;
-    return runProcess(argv, dir.path(), dir.file(name + ".out"), dir.file(name + ".err"), left);
+    // TMPDIR: the tools' own temporary files (gcc's, the preprocessor's) go into the
+    // work directory, so none is left behind when a signal kills them.
+    return runProcess(argv, dir.path(), dir.file(name + ".out"), dir.file(name + ".err"), left,
+                      dir.path());
   }
 
   /// spin's command line with the current switches: `spin -DCHECK_RACES=0 ... rest`.
@@ -211,7 +214,9 @@ private:
     ++panRuns_;
     panSeconds_ += panRun.seconds;
     lastPanSeconds_ = panRun.seconds;
-    if (panRun.status == ProcessResult::Status::TimedOut)
+    if (panRun.status == ProcessResult::Status::Interrupted)
+      problem = "pan was stopped: dkv was " + panRun.error;
+    else if (panRun.status == ProcessResult::Status::TimedOut)
       problem = fmt::format("pan did not finish within the time limit of {} s", o_.timeoutSeconds);
     else if (panRun.status == ProcessResult::Status::SpawnFailed)
       problem = "cannot run pan: " + panRun.error;
@@ -309,6 +314,8 @@ private:
     if (r.status == ProcessResult::Status::SpawnFailed)
       return fmt::format("{} failed: cannot run {} ({}); is it installed?", what,
                          r.error.substr(0, r.error.find(':')), r.error);
+    if (r.status == ProcessResult::Status::Interrupted)
+      return fmt::format("{} was stopped: dkv was {}", what, r.error);
     if (r.status == ProcessResult::Status::TimedOut)
       return fmt::format("{} did not finish within the time limit of {} s", what,
                          o_.timeoutSeconds);
@@ -392,6 +399,9 @@ private:
 
 semantics::EngineResult checkWithSpin(const semantics::Machine &machine,
                                       const SpinOptions &options) {
+  // Outlives the run's work directory: on a signal the run stops its programs,
+  // removes the directory, and the signal is raised again here.
+  InterruptScope interrupts;
   semantics::EngineResult r;
   r.complete = false;
   try {
