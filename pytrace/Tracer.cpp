@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,7 +50,20 @@ struct TSub {
 };
 
 struct TExpr {
-  enum class K { Int, Float, Bool, Name, Unary, Binary, Builtin, Index, Tuple, Mapping };
+  enum class K {
+    Int,
+    Float,
+    Bool,
+    Name,
+    Unary,
+    Binary,
+    Builtin,
+    Index,
+    Tuple,
+    Mapping,
+    Select,
+    Compute
+  };
   K k = K::Int;
   SourceRange range;
   int64_t i = 0;
@@ -63,6 +77,10 @@ struct TExpr {
   std::vector<TSub> subs;
   bool ellipsis = false;
   std::vector<std::string> keys; // Mapping: axis names
+  // Compute: the operation, its element type and reduction axis (kids: the operands)
+  ast::ComputeOp cop = ast::ComputeOp::Dot;
+  std::optional<ast::DType> dtype;
+  std::optional<int64_t> axis;
 };
 
 TE teInt(SourceRange r, int64_t v) {
@@ -129,6 +147,23 @@ ast::ExprPtr build(const TExpr &e) {
     for (size_t i = 0; i < e.kids.size(); ++i)
       entries.push_back({std::make_unique<ast::NameExpr>(e.range, e.keys[i]), build(*e.kids[i])});
     return std::make_unique<ast::MappingExpr>(e.range, std::move(entries));
+  }
+  case TExpr::K::Select:
+    return std::make_unique<ast::SelectExpr>(e.range, build(*e.kids[0]), build(*e.kids[1]),
+                                             build(*e.kids[2]));
+  case TExpr::K::Compute: {
+    std::vector<ast::ExprPtr> operands;
+    for (const TE &k : e.kids)
+      operands.push_back(build(*k));
+    ast::ExprPtr axis;
+    if (e.axis) {
+      axis = *e.axis < 0 ? ast::ExprPtr(std::make_unique<ast::UnaryExpr>(
+                               e.range, ast::UnaryOp::Neg,
+                               std::make_unique<ast::IntLiteral>(e.range, -*e.axis)))
+                         : std::make_unique<ast::IntLiteral>(e.range, *e.axis);
+    }
+    return std::make_unique<ast::ComputeExpr>(e.range, e.cop, std::move(operands), e.dtype,
+                                              std::move(axis), std::vector<ast::ExprPtr>{});
   }
   }
   return std::make_unique<ast::ErrorExpr>(e.range);
@@ -957,6 +992,8 @@ private:
                        "(DMAs, signals, waits or stores) ran since the load; dkv reads a ref "
                        "where the value is stored, so store it before any other kernel operation");
       rhs = value->te;
+    } else if (value->k == VK::Traced && value->tk == TKind::Int) {
+      rhs = value->te; // a per-device integer, e.g. pltpu.semaphore_read's value
     } else if (value->k == VK::Ref) {
       unsupported(r, "storing a ref (load it with `x_ref[...]`)");
     } else {
@@ -1195,8 +1232,10 @@ private:
     case py::BinOpKind::Div:
       bop = ast::BinaryOp::Div;
       break;
+    case py::BinOpKind::MatMult:
+      return computeValue(ast::ComputeOp::Dot, {a, b}, std::nullopt, std::nullopt, r, "`@`");
     default:
-      unsupported(r, fmt::format("`{}` on loaded values (supported: + - * /)", py::toString(op)));
+      unsupported(r, fmt::format("`{}` on loaded values (supported: + - * / @)", py::toString(op)));
     }
     uint64_t stamp = UINT64_MAX;
     for (const V &v : {a, b})
@@ -1293,6 +1332,13 @@ private:
         return mkTuple(dims);
       }
       unsupported(r, fmt::format("`.{}` of a {}", attr, typeName(*base)));
+    case VK::Traced:
+      if (base->tk == TKind::Value && attr == "astype") {
+        V m = mkObj("method:astype");
+        m->items = {base};
+        return m;
+      }
+      break;
     case VK::Desc:
       if (attr == "start" || attr == "wait" || attr == "wait_send" || attr == "wait_recv") {
         V m = mkObj("method:" + attr);
@@ -1836,9 +1882,22 @@ private:
       emit(std::make_unique<ast::IfStmt>(r, std::move(branches), nullptr));
       return mkNone();
     }
+    if (k == "loop") {
+      // @pl.loop(lo, hi) / @pl.loop(lo, hi, init_carry=c): runs the decorated body.
+      if (args.pos.size() != 1 || !args.kw.empty())
+        fail(r, "python-call", "pl.loop(...) decorates one function");
+      bool carried = fn->items[2]->k != VK::None;
+      return forLoop("pl.loop", fn->items[0], fn->items[1], args.pos[0], fn->items[2], carried, r);
+    }
     if (k.rfind("method:", 0) == 0) {
       std::string m = k.substr(7);
       V self = fn->items[0];
+      if (m == "astype") {
+        if (args.pos.size() != 1 || !args.kw.empty())
+          fail(r, "python-call", "`.astype(dtype)` takes one element type");
+        return computeValue(ast::ComputeOp::AsType, {self}, dtypeArg(args.pos[0], r), std::nullopt,
+                            r, "astype");
+      }
       if (m == "append") {
         if (args.pos.size() != 1)
           fail(r, "python-call", "list.append takes one argument");
@@ -1872,6 +1931,14 @@ private:
   }
 
   V callApi(const std::string &name, Args args, SourceRange r);
+  // Loops, lax.cond, select, semaphore_read, sync_copy and compute on values (issue 13);
+  // nullopt: not one of these.
+  std::optional<V> callControlOrCompute(const std::string &name, const Args &args, SourceRange r);
+  V forLoop(const std::string &api, const V &loV, const V &hiV, const V &body, const V &init,
+            bool loopApi, SourceRange r);
+  V condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops, SourceRange r);
+  V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
+                 std::optional<int64_t> axis, SourceRange r, std::string_view api);
   V callShardMap(const V &sm, Args args, SourceRange r);
   V callPallas(const V &pc, Args args, SourceRange r);
   TE deviceTE(const V &id, const V &type, SourceRange r);
@@ -2146,8 +2213,9 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
       fail(r, "python-unknown-fact", fmt::format("{}: the shape is not given", name));
     return makeArray(shapeOf(shape, r, "the array shape"), dtypeArg(opt(b, "dtype"), r));
   }
-  if (name == "jnp.zeros" || name == "jnp.ones" || name == "jnp.empty" ||
-      name == "jax.ShapeDtypeStruct") {
+  if ((name == "jnp.zeros" || name == "jnp.ones" || name == "jnp.empty" ||
+       name == "jax.ShapeDtypeStruct") &&
+      !(inKernel_ && name != "jax.ShapeDtypeStruct")) {
     Bound b = bind(name, args, {"shape", "dtype"}, r);
     return makeArray(shapeOf(need(b, name, "shape", r), r, "the array shape"),
                      dtypeArg(opt(b, "dtype"), r));
@@ -2321,18 +2389,8 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     w->items = {args.pos[0]};
     return w;
   }
-  if (name == "lax.fori_loop") {
-    Bound b = bind(name, args, {"lower", "upper", "body_fun", "init_val", "unroll"}, r);
-    int64_t lo = toInt(need(b, name, "lower", r), r, "the lower bound of lax.fori_loop");
-    int64_t hi = toInt(need(b, name, "upper", r), r, "the upper bound of lax.fori_loop");
-    V body = need(b, name, "body_fun", r);
-    V carry = need(b, name, "init_val", r);
-    if (hi - lo > 100000)
-      fail(r, "python-overflow", "lax.fori_loop of more than 100000 iterations");
-    for (int64_t i = lo; i < hi; ++i)
-      carry = call(body, Args{{mkInt(i), carry}, {}}, r);
-    return carry;
-  }
+  if (std::optional<V> v = callControlOrCompute(name, args, r))
+    return *v;
   if (name == "pltpu.make_async_remote_copy" || name == "pltpu.async_remote_copy" ||
       name == "pl.make_async_remote_copy") {
     Bound b =
@@ -2438,6 +2496,287 @@ unknown:
        fmt::format("`{}` is not supported by dkv's tracer{} (docs/python.md lists the API it "
                    "models; nothing is dropped silently)",
                    name, inKernel_ ? " inside a kernel" : ""));
+}
+
+//===----------------------------------------------------------------------===//
+// Loops, lax.cond, select, semaphore_read, sync_copy and compute (docs/python.md)
+//===----------------------------------------------------------------------===//
+
+// `lax.fori_loop` / `pl.loop` as a kernel-language `for` (the body traced once with a traced
+// loop variable, as JAX traces it), or unrolled when the bounds are concrete and a value is
+// carried (`init` not None): then the body runs for each concrete index, as before.
+V Tracer::forLoop(const std::string &api, const V &loV, const V &hiV, const V &body, const V &init,
+                  bool withCarry, SourceRange r) {
+  bool concrete = loV->k != VK::Traced && hiV->k != VK::Traced;
+  bool carried = withCarry && init->k != VK::None;
+  if (concrete && (carried || !inKernel_)) {
+    int64_t lo = toInt(loV, r, fmt::format("the lower bound of {}", api));
+    int64_t hi = toInt(hiV, r, fmt::format("the upper bound of {}", api));
+    if (hi - lo > 100000)
+      fail(r, "python-overflow", fmt::format("{} of more than 100000 iterations", api));
+    V carry = init;
+    for (int64_t i = lo; i < hi; ++i)
+      carry = withCarry ? call(body, Args{{mkInt(i), carry}, {}}, r)
+                        : call(body, Args{{mkInt(i)}, {}}, r);
+    return withCarry ? carry : mkNone();
+  }
+  TE lo = intTE(loV, r, fmt::format("the lower bound of {}", api));
+  TE hi = intTE(hiV, r, fmt::format("the upper bound of {}", api));
+  std::string var = "i";
+  SourceRange fr = r;
+  if (body->k == VK::Func) {
+    fr = body->func->range;
+    if (body->func->params && !body->func->params->empty())
+      var = (*body->func->params)[0].name;
+  }
+  var = fresh(var);
+  auto stmts = std::make_unique<std::vector<ast::StmtPtr>>();
+  blocks_.push_back(stmts.get());
+  V index = mkTraced(teName(r, var), TKind::Int);
+  V out = withCarry ? call(body, Args{{index, init}, {}}, r) : call(body, Args{{index}, {}}, r);
+  blocks_.pop_back();
+  if (carried && !(out == init || (out->k != VK::Traced && equal(out, init))))
+    unsupported(r, fmt::format("{} with a per-device bound whose body changes the carried value "
+                               "(dkv writes it as a `for`, which carries no values; with "
+                               "concrete bounds it is unrolled)",
+                               api));
+  if (!carried && out->k != VK::None)
+    fail(r, "python-type",
+         fmt::format("the body of {} returns a value but the loop carries none (init is None)",
+                     api));
+  emit(std::make_unique<ast::ForStmt>(r, std::make_unique<ast::LoopVarDecl>(r, var), build(*lo),
+                                      build(*hi),
+                                      std::make_unique<ast::Block>(fr, std::move(*stmts))));
+  return withCarry ? init : mkNone();
+}
+
+// `lax.cond(pred, true_fun, false_fun, *operands)`: a concrete predicate calls one branch;
+// a traced one traces both into `if pred { ... } else { ... }`. Values returned by the
+// branches must be concrete and equal (a kernel-language `if` returns nothing).
+V Tracer::condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops,
+                       SourceRange r) {
+  if (pred->k != VK::Traced)
+    return call(truth(pred, r, "lax.cond") ? t : f, Args{ops, {}}, r);
+  TE c = condTE(pred, r);
+  auto tb = std::make_unique<std::vector<ast::StmtPtr>>();
+  auto fb = std::make_unique<std::vector<ast::StmtPtr>>();
+  blocks_.push_back(tb.get());
+  V tv = call(t, Args{ops, {}}, r);
+  blocks_.pop_back();
+  blocks_.push_back(fb.get());
+  V fv = call(f, Args{ops, {}}, r);
+  blocks_.pop_back();
+  if (tv->k == VK::Traced || fv->k == VK::Traced || !equal(tv, fv))
+    unsupported(r, "lax.cond on a per-device predicate whose branches return different or "
+                   "per-device values (dkv writes it as `if`/`else`, which returns nothing; "
+                   "store results into refs instead)");
+  auto range = [&](const V &fn) { return fn->k == VK::Func ? fn->func->range : r; };
+  std::vector<ast::IfStmt::Branch> branches;
+  branches.push_back({build(*c), std::make_unique<ast::Block>(range(t), std::move(*tb))});
+  std::unique_ptr<ast::Block> elseBody;
+  if (!fb->empty())
+    elseBody = std::make_unique<ast::Block>(range(f), std::move(*fb));
+  emit(std::make_unique<ast::IfStmt>(r, std::move(branches), std::move(elseBody)));
+  return tv;
+}
+
+// A compute statement's value (docs/language.md "Compute on values"): the operands are
+// loaded values (at least one), numbers or (where's condition) a per-device condition.
+V Tracer::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
+                       std::optional<int64_t> axis, SourceRange r, std::string_view api) {
+  auto e = std::make_shared<TExpr>();
+  e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
+  uint64_t stamp = UINT64_MAX;
+  bool anyValue = false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const V &v = operands[i];
+    if (v->k == VK::Traced && v->tk == TKind::Value) {
+      anyValue = true;
+      stamp = std::min(stamp, v->stamp);
+      e->kids.push_back(v->te);
+    } else if (op == ast::ComputeOp::Where && i == 0 &&
+               (v->k == VK::Traced && v->tk == TKind::Bool)) {
+      e->kids.push_back(v->te);
+    } else if (op == ast::ComputeOp::Where && i > 0 && (v->k == VK::Int || v->k == VK::Float)) {
+      if (v->k == VK::Int) {
+        e->kids.push_back(teInt(r, v->i));
+      } else {
+        auto f = std::make_shared<TExpr>();
+        f->k = TExpr::K::Float, f->range = r, f->f = v->f, f->text = v->s;
+        e->kids.push_back(f);
+      }
+    } else {
+      fail(r, "python-type",
+           fmt::format("{}: operand {} must be a value loaded from a ref{}, got {}", api, i + 1,
+                       op == ast::ComputeOp::Where ? " or a number (the condition: a per-device "
+                                                     "condition)"
+                                                   : "",
+                       typeName(*v)));
+    }
+  }
+  if (!anyValue)
+    fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
+  V out = mkTraced(e, TKind::Value);
+  out->stamp = stamp;
+  return out;
+}
+
+std::optional<V> Tracer::callControlOrCompute(const std::string &name, const Args &args,
+                                              SourceRange r) {
+  auto noneOr = [&](const Bound &b, const char *k, const std::string &what) {
+    V v = opt(b, k);
+    if (v && v->k != VK::None && !(v->k == VK::Bool && !v->b))
+      unsupported(r, fmt::format("argument `{}` of {} ({})", k, name, what));
+  };
+  if (name == "lax.fori_loop") {
+    Bound b = bind(name, args, {"lower", "upper", "body_fun", "init_val", "unroll"}, r);
+    return forLoop(name, need(b, name, "lower", r), need(b, name, "upper", r),
+                   need(b, name, "body_fun", r), need(b, name, "init_val", r), true, r);
+  }
+  if (name == "pl.loop") {
+    Bound b = bind(name, args, {"lower", "upper", "init_carry", "step", "unroll"}, r);
+    V step = opt(b, "step");
+    if (step && !(step->k == VK::Int && step->i == 1))
+      unsupported(r, "pl.loop with a step other than 1");
+    V loop = mkObj("loop");
+    V init = opt(b, "init_carry");
+    loop->items = {need(b, name, "lower", r), need(b, name, "upper", r), init ? init : mkNone()};
+    return loop;
+  }
+  if (name == "lax.cond") {
+    if (args.pos.size() < 3 || !args.kw.empty())
+      fail(r, "python-call", "lax.cond takes (pred, true_fun, false_fun, *operands)");
+    return condBranches(args.pos[0], args.pos[1], args.pos[2],
+                        std::vector<V>(args.pos.begin() + 3, args.pos.end()), r);
+  }
+  if (name == "jnp.where" || name == "lax.select") {
+    Bound b = bind(name, args, {"condition", "x", "y"}, r);
+    V c = need(b, name, "condition", r), x = need(b, name, "x", r), y = need(b, name, "y", r);
+    bool values = (x->k == VK::Traced && x->tk == TKind::Value) ||
+                  (y->k == VK::Traced && y->tk == TKind::Value);
+    if (c->k != VK::Traced)
+      return truth(c, r, name) ? x : y;
+    if (values)
+      return computeValue(ast::ComputeOp::Where, {c, x, y}, std::nullopt, std::nullopt, r, name);
+    auto e = std::make_shared<TExpr>();
+    e->k = TExpr::K::Select, e->range = r;
+    e->kids = {condTE(c, r), intTE(x, r, name), intTE(y, r, name)};
+    return mkTraced(e, TKind::Int);
+  }
+  if (name == "pltpu.semaphore_read" || name == "pl.semaphore_read") {
+    Bound b = bind(name, args, {"sem_or_view"}, r);
+    V sem = semArg(need(b, name, "sem_or_view", r), r, "the semaphore");
+    std::string let = fresh(nameHint_.empty() ? "value" : nameHint_);
+    auto read = std::make_unique<ast::CallExpr>(r, ast::Builtin::Read, build(*refTE(*sem, r)));
+    emit(std::make_unique<ast::LetStmt>(r,
+                                        std::make_unique<ast::LetDecl>(r, let, r, std::move(read))),
+         false);
+    return mkTraced(teName(r, let), TKind::Int);
+  }
+  if (name == "pltpu.sync_copy") {
+    // Pallas: run_scoped(sem=DMA) { make_async_copy(src, dst, sem).start(); ....wait() }.
+    Bound b = bind(name, args, {"src_ref", "dst_ref", "add"}, r);
+    noneOr(b, "add", "an accumulating DMA");
+    V src = refArg(need(b, name, "src_ref", r), r, "src_ref");
+    V dst = refArg(need(b, name, "dst_ref", r), r, "dst_ref");
+    V sem;
+    std::vector<std::unique_ptr<ast::Decl>> decls;
+    decls.push_back(scratchDecl(mkApi("pltpu.SemaphoreType.DMA"), fresh("sync_sem"), r,
+                                ast::Storage::Scoped, sem));
+    auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+    blocks_.push_back(body.get());
+    std::string let = fresh("sync");
+    emit(std::make_unique<ast::LetStmt>(
+             r,
+             std::make_unique<ast::LetDecl>(
+                 r, let, r,
+                 std::make_unique<ast::CopyExpr>(r, build(*refTE(*src, r)), build(*refTE(*dst, r)),
+                                                 build(*refTE(*sem, r)), false))),
+         false);
+    for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait})
+      emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, let), m));
+    blocks_.pop_back();
+    emit(std::make_unique<ast::RunScopedStmt>(r, std::move(decls),
+                                              std::make_unique<ast::Block>(r, std::move(*body))));
+    return mkNone();
+  }
+  // Compute on values.
+  if (inKernel_ && (name == "jnp.zeros" || name == "jnp.zeros_like" || name == "jnp.ones" ||
+                    name == "jnp.ones_like")) {
+    // A value broadcast to the shape it is stored into: `o[...] = 0`.
+    return mkInt(name.rfind("jnp.zeros", 0) == 0 ? 0 : 1);
+  }
+  if (name == "jnp.dot" || name == "jnp.matmul" || name == "pl.dot") {
+    Bound b = name == "pl.dot"
+                  ? bind(name, args,
+                         {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
+                          "preferred_element_type"},
+                         r)
+                  : bind(name, args, {"a", "b", "precision", "preferred_element_type"}, r);
+    noneOr(b, "trans_a", "a transposed operand");
+    noneOr(b, "trans_b", "a transposed operand");
+    noneOr(b, "precision", "dkv models regions, not precision");
+    V pt = opt(b, "preferred_element_type");
+    std::optional<ast::DType> dt;
+    if (pt && pt->k != VK::None)
+      dt = dtypeArg(pt, r);
+    return computeValue(ast::ComputeOp::Dot, {need(b, name, "a", r), need(b, name, "b", r)}, dt,
+                        std::nullopt, r, name);
+  }
+  if (name == "lax.dot_general") {
+    Bound b = bind(name, args,
+                   {"lhs", "rhs", "dimension_numbers", "precision", "preferred_element_type"}, r);
+    noneOr(b, "precision", "dkv models regions, not precision");
+    // Only the plain matmul: (((1,), (0,)), ((), ())).
+    auto ints = [&](const V &v) {
+      std::vector<int64_t> out;
+      if (v->k != VK::Tuple && v->k != VK::List)
+        return std::vector<int64_t>{-1};
+      for (const V &x : v->items)
+        out.push_back(x->k == VK::Int ? x->i : -1);
+      return out;
+    };
+    V dn = need(b, name, "dimension_numbers", r);
+    bool plain = (dn->k == VK::Tuple || dn->k == VK::List) && dn->items.size() == 2 &&
+                 (dn->items[0]->k == VK::Tuple || dn->items[0]->k == VK::List) &&
+                 (dn->items[1]->k == VK::Tuple || dn->items[1]->k == VK::List) &&
+                 dn->items[0]->items.size() == 2 && dn->items[1]->items.size() == 2 &&
+                 ints(dn->items[0]->items[0]) == std::vector<int64_t>{1} &&
+                 ints(dn->items[0]->items[1]) == std::vector<int64_t>{0} &&
+                 ints(dn->items[1]->items[0]).empty() && ints(dn->items[1]->items[1]).empty();
+    if (!plain)
+      unsupported(r, "lax.dot_general with dimension numbers other than (((1,), (0,)), ((), ())) "
+                     "(a plain 2-D matmul)");
+    V pt = opt(b, "preferred_element_type");
+    std::optional<ast::DType> dt;
+    if (pt && pt->k != VK::None)
+      dt = dtypeArg(pt, r);
+    return computeValue(ast::ComputeOp::Dot, {need(b, name, "lhs", r), need(b, name, "rhs", r)}, dt,
+                        std::nullopt, r, name);
+  }
+  if (name == "jnp.astype" || name == "lax.convert_element_type") {
+    Bound b = bind(name, args, {"x", "dtype"}, r);
+    return computeValue(ast::ComputeOp::AsType, {need(b, name, "x", r)},
+                        dtypeArg(need(b, name, "dtype", r), r), std::nullopt, r, name);
+  }
+  if (name == "jnp.sum" || name == "jnp.max" || name == "jnp.min" || name == "jnp.amax" ||
+      name == "jnp.amin") {
+    Bound b = bind(name, args, {"a", "axis", "dtype", "out", "keepdims"}, r);
+    noneOr(b, "dtype", "a reduction with its own element type");
+    noneOr(b, "out", "an output array");
+    noneOr(b, "keepdims", "keepdims=True");
+    std::optional<int64_t> axis;
+    if (V ax = opt(b, "axis"); ax && ax->k != VK::None) {
+      if (ax->k != VK::Int)
+        unsupported(r, fmt::format("the axis of {} other than one int", name));
+      axis = ax->i;
+    }
+    ast::ComputeOp op = name == "jnp.sum"                         ? ast::ComputeOp::Sum
+                        : name == "jnp.max" || name == "jnp.amax" ? ast::ComputeOp::ReduceMax
+                                                                  : ast::ComputeOp::ReduceMin;
+    return computeValue(op, {need(b, name, "a", r)}, std::nullopt, axis, r, name);
+  }
+  return std::nullopt;
 }
 
 V Tracer::callShardMap(const V &sm, Args args, SourceRange r) {
