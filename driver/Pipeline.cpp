@@ -170,7 +170,7 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
              "comes from the file's shard_map and --devices; docs/python.md)\n";
       return support::kExitUsage;
     }
-    out.module = loadPythonModule(out.sources.file(*id), options.devices, diags, ok);
+    out.module = loadPythonModule(out.sources, out.sources.file(*id), options.devices, diags, ok);
   } else {
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);

@@ -43,7 +43,8 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
   return support::kExitOk;
 }
 
-std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
+std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
+                                              const support::SourceFile &file,
                                               std::optional<int64_t> devices,
                                               support::DiagnosticEngine &diags, bool &ok) {
   ok = false;
@@ -58,6 +59,7 @@ std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
     return nullptr;
   pytrace::TraceOptions options;
   options.devices = *devices;
+  options.sources = &sources;
   std::unique_ptr<ast::Module> module = pytrace::traceModule(*parsed, file, options, diags);
   if (!module || diags.hasErrors())
     return module;

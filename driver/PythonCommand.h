@@ -26,9 +26,11 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
 
 /// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
 /// device count `devices` (required: `python-devices` otherwise) into the kernel language's
-/// AST (pytrace/Tracer.h) and analyzes that with sema. Sets `ok` as frontend::loadModule
-/// does; returns the module (null if parsing or tracing failed).
-std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
+/// AST (pytrace/Tracer.h) and analyzes that with sema. The helper calls it inlines are
+/// recorded in `sources` (the manager holding `file`; SourceLoc::inlined). Sets `ok` as
+/// frontend::loadModule does; returns the module (null if parsing or tracing failed).
+std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
+                                              const support::SourceFile &file,
                                               std::optional<int64_t> devices,
                                               support::DiagnosticEngine &diags, bool &ok);
 

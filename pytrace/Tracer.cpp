@@ -484,6 +484,7 @@ private:
 
   // Kernel state.
   bool inKernel_ = false;
+  uint32_t inlined_ = 0; ///< the helper call being traced (SourceLoc::inlined), 0: none
   std::vector<std::vector<ast::StmtPtr> *> blocks_;
   std::set<std::string> used_;
   uint64_t emitted_ = 0; // statements that may write a ref
@@ -511,6 +512,13 @@ private:
     if (!inKernel_ || blocks_.empty())
       fail(s->range(), "python-unsupported",
            "kernel operations are only allowed inside the kernel that pl.pallas_call traces");
+    // A statement made inside an inlined helper call carries that call (statements of
+    // nested blocks were emitted, and stamped, while their call was current).
+    if (inlined_ != 0 && s->range().begin.inlined == 0) {
+      SourceRange range = s->range();
+      range.begin.inlined = range.end.inlined = inlined_;
+      s->setRange(range);
+    }
     if (writes)
       ++emitted_;
     blocks_.back()->push_back(std::move(s));
@@ -1673,7 +1681,25 @@ private:
       }
     }
     nameHint_ = hint;
-    V out = call(fn, std::move(args), c.range);
+    // A call of a Python function inside the kernel is inlined: record it, so that the
+    // statements it emits name it (emit()).
+    const Function *callee = fn->k == VK::Func                               ? fn->func.get()
+                             : fn->k == VK::Partial && fn->fn->k == VK::Func ? fn->fn->func.get()
+                                                                             : nullptr;
+    uint32_t outer = inlined_;
+    if (callee && inKernel_ && options_.sources) {
+      support::SourceLoc site = c.range.begin;
+      site.inlined = outer;
+      inlined_ = options_.sources->addInlineContext(site, callee->name);
+    }
+    V out;
+    try {
+      out = call(fn, std::move(args), c.range);
+    } catch (...) {
+      inlined_ = outer;
+      throw;
+    }
+    inlined_ = outer;
     nameHint_.clear();
     return out;
   }

@@ -17,6 +17,10 @@ struct TraceOptions {
   /// `--devices`: what `jax.device_count()`, `jax.local_device_count()` and
   /// `len(jax.devices())` evaluate to. Required.
   int64_t devices = 0;
+  /// Where the helper calls the tracer inlines are recorded (SourceLoc::inlined), so
+  /// that findings and diagnostics at a helper's statements name the calls that reached
+  /// them; null: not recorded.
+  support::SourceManager *sources = nullptr;
 };
 
 /// Traces `module` (parsed from `file`): runs its top level, and the kernel that the

@@ -22,6 +22,16 @@ json location(const Files &files, SourceLoc loc, const std::string &label) {
   json j = {{"file", files.nameOf(loc)}, {"line", loc.line}, {"column", loc.col}};
   if (!label.empty())
     j["label"] = label;
+  // The inlined calls the location was reached through, innermost first.
+  if (files.sources && loc.inlined != 0) {
+    json chain = json::array();
+    for (const support::SourceManager::InlineContext &c : files.sources->inlineChain(loc))
+      chain.push_back({{"function", c.callee},
+                       {"file", files.nameOf(c.callSite)},
+                       {"line", c.callSite.line},
+                       {"column", c.callSite.col}});
+    j["inlined_from"] = chain;
+  }
   return j;
 }
 

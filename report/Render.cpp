@@ -122,6 +122,7 @@ void renderFinding(std::ostream &out, const Finding &finding,
     out << " [" << finding.property << "]";
   out << "\n";
   support::renderSnippet(out, sources, {finding.primary.loc, finding.primary.loc});
+  support::renderInlineChain(out, sources, finding.primary.loc);
   if (!finding.detail.empty())
     out << "  witness: " << finding.detail << "\n";
   if (!finding.suppressed.empty()) {
@@ -133,6 +134,7 @@ void renderFinding(std::ostream &out, const Finding &finding,
     support::renderHeading(out, sources, span.loc, "note", span.label);
     out << "\n";
     support::renderSnippet(out, sources, {span.loc, span.loc});
+    support::renderInlineChain(out, sources, span.loc);
   }
   if (!finding.wrongValue.empty())
     out << "  wrong value: " << finding.wrongValue << "\n";

@@ -138,6 +138,11 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
       text += " [" + f.property + "]";
     json related = json::array();
     int id = 1;
+    // The calls the primary location was inlined through, then the notes.
+    if (sources)
+      for (const support::SourceManager::InlineContext &c : sources->inlineChain(f.primary.loc))
+        related.push_back(
+            Impl::location(files, c.callSite, "in " + c.callee + "(), called here", id++));
     for (const Span &span : f.secondary)
       related.push_back(Impl::location(files, span.loc, span.label, id++));
     json schedule = json::array();
@@ -201,6 +206,10 @@ void SarifLog::addDiagnostics(const std::vector<support::Diagnostic> &diagnostic
     impl_->diagnosticIds.insert(id);
     json related = json::array();
     int n = 1;
+    if (sources)
+      for (const support::SourceManager::InlineContext &c : sources->inlineChain(d.range.begin))
+        related.push_back(
+            Impl::location(files, c.callSite, "in " + c.callee + "(), called here", n++));
     for (const support::Diagnostic &note : d.notes)
       related.push_back(Impl::location(files, note.range.begin, note.message, n++));
     json result = {{"ruleId", id},

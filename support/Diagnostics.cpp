@@ -97,8 +97,19 @@ void renderDiagnostic(std::ostream &out, const SourceManager *sources, const Dia
     out << " [" << d.id << "]";
   out << "\n";
   renderSnippet(out, sources, d.range);
+  renderInlineChain(out, sources, d.range.begin);
   for (const Diagnostic &note : d.notes)
     renderDiagnostic(out, sources, note);
+}
+
+void renderInlineChain(std::ostream &out, const SourceManager *sources, SourceLoc loc) {
+  if (!sources || loc.inlined == 0)
+    return;
+  for (const SourceManager::InlineContext &c : sources->inlineChain(loc)) {
+    renderHeading(out, sources, c.callSite, "note", "in " + c.callee + "(), called here");
+    out << "\n";
+    renderSnippet(out, sources, {c.callSite, c.callSite});
+  }
 }
 
 void DiagnosticEngine::render(std::ostream &out) const {

@@ -72,6 +72,11 @@ void renderHeading(std::ostream &out, const SourceManager *sources, SourceLoc lo
 /// a window around the caret.
 void renderSnippet(std::ostream &out, const SourceManager *sources, SourceRange range);
 
+/// Renders, for a location inside inlined calls (SourceLoc::inlined), one note per call
+/// from the innermost out: `file:line:col: note: in helper(), called here` and its
+/// snippet. Nothing for a location outside any inlined call.
+void renderInlineChain(std::ostream &out, const SourceManager *sources, SourceLoc loc);
+
 /// Renders one diagnostic and its notes, each in its own file (used by render() and
 /// by tests).
 void renderDiagnostic(std::ostream &out, const SourceManager *sources, const Diagnostic &d);

@@ -117,4 +117,24 @@ std::string_view SourceManager::text(FileId id) const {
   return f ? std::string_view(f->text()) : std::string_view();
 }
 
+uint32_t SourceManager::addInlineContext(SourceLoc callSite, std::string callee) {
+  contexts_.push_back({callSite, std::move(callee)});
+  return static_cast<uint32_t>(contexts_.size());
+}
+
+std::vector<SourceManager::InlineContext> SourceManager::inlineChain(SourceLoc loc,
+                                                                     size_t max) const {
+  std::vector<InlineContext> chain;
+  // Context ids only grow outwards (a call's context is made before the calls inside
+  // it), so the walk ends; the bound keeps a corrupt id from looping.
+  for (uint32_t id = loc.inlined; id != 0 && id <= contexts_.size() && chain.size() < max;) {
+    const InlineContext &c = contexts_[id - 1];
+    chain.push_back(c);
+    if (c.callSite.inlined >= id)
+      break;
+    id = c.callSite.inlined;
+  }
+  return chain;
+}
+
 } // namespace dkv::support

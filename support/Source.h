@@ -22,7 +22,12 @@ using FileId = uint32_t;
 struct SourceLoc {
   uint32_t line = 0;
   uint32_t col = 0;
-  FileId file = 0; ///< last, so that `{line, col}` still initialises a main-file location
+  FileId file = 0; ///< after line and col, so that `{line, col}` initialises a main-file location
+  /// The inlined call this location was reached through (SourceManager::inlineContext;
+  /// the Python tracer inlines helper functions, docs/python.md "Locations"); 0: none.
+  /// Two calls of one helper give the helper's statements the same line and column but
+  /// different contexts.
+  uint32_t inlined = 0;
 
   bool valid() const { return line != 0; }
   friend bool operator==(const SourceLoc &, const SourceLoc &) = default;
@@ -32,7 +37,9 @@ struct SourceLoc {
       return c;
     if (auto c = a.line <=> b.line; c != 0)
       return c;
-    return a.col <=> b.col;
+    if (auto c = a.col <=> b.col; c != 0)
+      return c;
+    return a.inlined <=> b.inlined;
   }
 };
 
@@ -117,8 +124,21 @@ public:
   /// Number of files; their ids are 0 .. size() - 1.
   size_t size() const { return files_.size(); }
 
+  /// One inlined call (like a macro expansion in a C compiler): the call site, itself
+  /// in the context of the call that contains it (callSite.inlined), and the callee.
+  struct InlineContext {
+    SourceLoc callSite;
+    std::string callee;
+  };
+  /// Records an inlined call; returns its id (from 1) for SourceLoc::inlined.
+  uint32_t addInlineContext(SourceLoc callSite, std::string callee);
+  /// The calls `loc` was inlined through, innermost first, at most `max` of them.
+  std::vector<InlineContext> inlineChain(SourceLoc loc, size_t max = 8) const;
+
 private:
   FileId adopt(SourceFile file);
+
+  std::vector<InlineContext> contexts_; ///< id k is contexts_[k - 1]
 
   // unique_ptr: stable addresses for the parser's references while files are added.
   std::vector<std::unique_ptr<SourceFile>> files_;
