@@ -324,11 +324,15 @@ private:
       if (axis->name() == "core")
         // The axis name of pltpu.create_tensorcore_mesh("core"): TensorCores of one chip
         // share its HBM, while every mesh axis here gives devices memories of their own.
+        // What the sources say and what they leave open: docs/model.md "TensorCores".
         diags_.error(axis->range(), "unsupported",
-                     "a TensorCore axis ('core') is not modelled: dkv models one TensorCore "
-                     "per device, and a mesh axis makes devices with their own HBM, which "
-                     "cores of one chip do not have; rename the axis if it is an axis of "
-                     "devices");
+                     "a TensorCore axis ('core', pltpu.create_tensorcore_mesh with "
+                     "pl.core_map) is not modelled: the cores of one chip share its HBM and "
+                     "have their own VMEM, SMEM and semaphores (jax-ml/jax "
+                     "docs/pallas/tpu/core_map.md), a mesh axis makes devices with an HBM "
+                     "each, and which core a DMA or signal whose device id names no core "
+                     "reaches is not documented (docs/model.md \"TensorCores\"); rename "
+                     "the axis if it is an axis of devices");
       axis->setSize(
           positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
       declare(*axis);

@@ -121,6 +121,20 @@ TEST(Sema, UnknownDefineNeedsADefine) {
   EXPECT_EQ(r.ids(), std::vector<std::string>{"unknown-define"});
 }
 
+// A TensorCore axis is refused at the axis (never modelled as devices), and the message
+// says why: shared HBM per chip, the guide it comes from and the model's section on it.
+TEST(Sema, TensorCoreAxisIsRefusedAtTheAxis) {
+  auto r = load("mesh device = 2, core = 2\nkernel k() {}");
+  EXPECT_EQ(r.ids(), std::vector<std::string>{"unsupported"});
+  const std::string text = r.rendered();
+  EXPECT_NE(text.find("test.dk:1:18: error:"), std::string::npos) << text;
+  EXPECT_NE(text.find("share its HBM"), std::string::npos) << text;
+  EXPECT_NE(text.find("docs/pallas/tpu/core_map.md"), std::string::npos) << text;
+  EXPECT_NE(text.find("docs/model.md \"TensorCores\""), std::string::npos) << text;
+  // Only the name decides: an axis of devices with another name is accepted.
+  EXPECT_TRUE(load("mesh device = 2, cores = 2\nkernel k() {}").ok);
+}
+
 TEST(Sema, ResolvesNamesToDeclarations) {
   auto r = load(kernel("for i in 0 .. H { let j = i + N\n  o[j % 8] = v[0, 0] }"));
   ASSERT_TRUE(r.ok) << r.rendered();
