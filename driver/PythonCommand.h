@@ -3,6 +3,7 @@
 
 #include "driver/Pipeline.h"
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -26,11 +27,14 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
 
 /// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
 /// device count `devices` (required: `python-devices` otherwise) into the kernel language's
-/// AST (pytrace/Tracer.h) and analyzes that with sema. Sets `ok` as frontend::loadModule
-/// does; returns the module (null if parsing or tracing failed).
+/// AST (pytrace/Tracer.h) and analyzes that with sema. `tables` (-T, --tables) give the
+/// contents of SMEM / scalar-prefetch tables, by kernel parameter name, over what the call
+/// site says. Sets `ok` as frontend::loadModule does; returns the module (null if parsing
+/// or tracing failed).
 std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
                                               std::optional<int64_t> devices,
-                                              support::DiagnosticEngine &diags, bool &ok);
+                                              support::DiagnosticEngine &diags, bool &ok,
+                                              const frontend::Tables &tables = {});
 
 /// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);
 /// for a Python file every line ends with a `// FILE.py:LINE` comment naming the Python

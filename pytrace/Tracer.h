@@ -3,6 +3,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "pyfront/PyAST.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
@@ -17,6 +18,11 @@ struct TraceOptions {
   /// `--devices`: what `jax.device_count()`, `jax.local_device_count()` and
   /// `len(jax.devices())` evaluate to. Required.
   int64_t devices = 0;
+  /// `-T NAME=JSON` / `--tables FILE`: contents of tables (SMEM integer inputs and
+  /// scalar-prefetch operands), by kernel parameter name. They make a table whose
+  /// contents the call site does not show checkable; sema applies them over the call
+  /// site's contents (docs/python.md "Tables").
+  frontend::Tables tables;
 };
 
 /// Traces `module` (parsed from `file`): runs its top level, and the kernel that the
