@@ -165,12 +165,13 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   support::DiagnosticEngine diags(&out.sources);
   bool ok = false;
   if (isPythonFile(options.file)) {
-    if (!options.mesh.empty() || !options.defines.empty() || !tables.empty()) {
-      err << "dkv: error: --mesh, -D, -T and --tables do not apply to Python files (the mesh "
-             "comes from the file's shard_map and --devices; docs/python.md)\n";
+    if (!options.mesh.empty() || !options.defines.empty()) {
+      err << "dkv: error: --mesh and -D do not apply to Python files (the mesh comes from the "
+             "file's shard_map and --devices; docs/python.md)\n";
       return support::kExitUsage;
     }
-    out.module = loadPythonModule(out.sources, out.sources.file(*id), options.devices, diags, ok);
+    out.module =
+        loadPythonModule(out.sources, out.sources.file(*id), options.devices, diags, ok, tables);
   } else {
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);

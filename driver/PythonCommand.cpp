@@ -46,7 +46,8 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
 std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
                                               const support::SourceFile &file,
                                               std::optional<int64_t> devices,
-                                              support::DiagnosticEngine &diags, bool &ok) {
+                                              support::DiagnosticEngine &diags, bool &ok,
+                                              const frontend::Tables &tables) {
   ok = false;
   if (!devices) {
     diags.error({}, "python-devices",
@@ -60,10 +61,11 @@ std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
   pytrace::TraceOptions options;
   options.devices = *devices;
   options.sources = &sources;
+  options.tables = tables;
   std::unique_ptr<ast::Module> module = pytrace::traceModule(*parsed, file, options, diags);
   if (!module || diags.hasErrors())
     return module;
-  bool analyzed = frontend::analyze(*module, frontend::Defines{}, diags);
+  bool analyzed = frontend::analyze(*module, frontend::Defines{}, diags, tables);
   ok = analyzed && !diags.hasErrors();
   return module;
 }

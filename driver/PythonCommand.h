@@ -3,6 +3,7 @@
 
 #include "driver/Pipeline.h"
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -27,12 +28,15 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
 /// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
 /// device count `devices` (required: `python-devices` otherwise) into the kernel language's
 /// AST (pytrace/Tracer.h) and analyzes that with sema. The helper calls it inlines are
-/// recorded in `sources` (the manager holding `file`; SourceLoc::inlined). Sets `ok` as
-/// frontend::loadModule does; returns the module (null if parsing or tracing failed).
+/// recorded in `sources` (the manager holding `file`; SourceLoc::inlined). `tables` (-T,
+/// --tables) give the contents of SMEM / scalar-prefetch tables, by kernel parameter name,
+/// over what the call site says. Sets `ok` as frontend::loadModule does; returns the
+/// module (null if parsing or tracing failed).
 std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
                                               const support::SourceFile &file,
                                               std::optional<int64_t> devices,
-                                              support::DiagnosticEngine &diags, bool &ok);
+                                              support::DiagnosticEngine &diags, bool &ok,
+                                              const frontend::Tables &tables = {});
 
 /// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);
 /// for a Python file every line ends with a `// FILE.py:LINE` comment naming the Python

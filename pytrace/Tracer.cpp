@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -237,6 +238,8 @@ struct Value {
   ast::DType dtype = ast::DType::F32;
   ast::SemKind semKind = ast::SemKind::Dma;
   std::shared_ptr<DescInfo> desc;
+  // Ref: a table (an SMEM integer input or a scalar-prefetch operand), read per element
+  bool table = false;
 };
 
 V mk(VK k) {
@@ -374,6 +377,10 @@ std::optional<ast::DType> dtypeOf(const Value &v) {
       {"jnp.float16", ast::DType::F16}, {"jnp.int32", ast::DType::I32},
       {"jnp.int16", ast::DType::I16},   {"jnp.int8", ast::DType::I8},
       {"jnp.uint8", ast::DType::U8},    {"jnp.uint32", ast::DType::U32},
+      {"np.float32", ast::DType::F32},  {"np.float16", ast::DType::F16},
+      {"np.int32", ast::DType::I32},    {"np.int16", ast::DType::I16},
+      {"np.int8", ast::DType::I8},      {"np.uint8", ast::DType::U8},
+      {"np.uint32", ast::DType::U32},
   };
   auto it = m.find(v.s);
   if (it == m.end())
@@ -953,8 +960,9 @@ private:
         TSub s;
         s.kind = ast::Subscript::Kind::Range;
         s.lo = offset(start);
-        s.hi = s.lo->k == TExpr::K::Int && size->k == TExpr::K::Int
-                   ? teInt(r, s.lo->i + size->i)
+        s.hi = s.lo->k == TExpr::K::Int && size->k == TExpr::K::Int ? teInt(r, s.lo->i + size->i)
+               : s.lo->k == TExpr::K::Int && s.lo->i == 0
+                   ? size // pl.ds(0, n): `0:n`
                    : teBinary(r, ast::BinaryOp::Add, s.lo, size);
         cur = s;
       } else {
@@ -1386,6 +1394,8 @@ private:
       return view(base->items[0], indexItems(slice, scope), slice.range);
     if (base->k == VK::Sem)
       return view(base, indexItems(slice, scope), slice.range);
+    if (base->k == VK::Ref && base->table)
+      return tableRead(base, indexItems(slice, scope), r, slice.range);
     if (base->k == VK::Ref) {
       V v = view(base, indexItems(slice, scope), slice.range);
       V out = mkTraced(refTE(*v, r), TKind::Value);
@@ -1972,6 +1982,20 @@ private:
   V refArg(const V &v, SourceRange r, std::string_view what);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);
+
+  // Tables: SMEM integer inputs and scalar-prefetch operands (docs/python.md "Tables").
+  static bool isIntDType(ast::DType d) {
+    return d == ast::DType::I32 || d == ast::DType::I16 || d == ast::DType::I8 ||
+           d == ast::DType::U8 || d == ast::DType::U32;
+  }
+  V knownArray(const V &data, const V &dtype, SourceRange r);
+  static void fillContents(const V &array, int64_t value);
+  void shardContents(const V &global, const V &local, const V &spec, const V &mesh,
+                     const std::vector<int64_t> &globalShape,
+                     const std::vector<int64_t> &localShape, SourceRange r);
+  void makeTable(ast::BufferDecl &decl, const V &arr, const std::vector<int64_t> &shape,
+                 SourceRange r, bool scalarPrefetch);
+  V tableRead(const V &table, const std::vector<V> &items, SourceRange r, SourceRange sr);
 };
 
 V Tracer::semArg(const V &v, SourceRange r, std::string_view what) {
@@ -2243,8 +2267,15 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
        name == "jax.ShapeDtypeStruct") &&
       !(inKernel_ && name != "jax.ShapeDtypeStruct")) {
     Bound b = bind(name, args, {"shape", "dtype"}, r);
-    return makeArray(shapeOf(need(b, name, "shape", r), r, "the array shape"),
-                     dtypeArg(opt(b, "dtype"), r));
+    V a = makeArray(shapeOf(need(b, name, "shape", r), r, "the array shape"),
+                    dtypeArg(opt(b, "dtype"), r));
+    if ((name == "jnp.zeros" || name == "jnp.ones") && isIntDType(*dtypeOf(*a->kw.at("dtype"))))
+      fillContents(a, name == "jnp.ones" ? 1 : 0); // a table of known values
+    return a;
+  }
+  if (name == "jnp.array" || name == "jnp.asarray" || name == "np.array" || name == "np.asarray") {
+    Bound b = bind(name, args, {"object", "dtype"}, r);
+    return knownArray(need(b, name, "object", r), opt(b, "dtype"), r);
   }
   if (name == "jnp.arange") {
     Bound b = bind(name, args, {"stop", "dtype"}, r);
@@ -2281,9 +2312,8 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
   if (name == "pltpu.PrefetchScalarGridSpec" || name == "pl.GridSpec") {
     Bound b = bind(name, args,
                    {"num_scalar_prefetch", "grid", "in_specs", "out_specs", "scratch_shapes"}, r);
-    if (V n = opt(b, "num_scalar_prefetch"); n && toInt(n, r, "num_scalar_prefetch") != 0)
-      unsupported(r, "num_scalar_prefetch other than 0 (scalar prefetch operands are tables: "
-                     "write the kernel in .dk)");
+    if (V n = opt(b, "num_scalar_prefetch"); n && toInt(n, r, "num_scalar_prefetch") < 0)
+      fail(r, "python-call", "num_scalar_prefetch must not be negative");
     V g = mkObj("GridSpec");
     g->kw = b.named;
     return g;
@@ -2818,7 +2848,9 @@ V Tracer::callShardMap(const V &sm, Args args, SourceRange r) {
     unsupported(r, "keyword arguments to a shard_map'ed function");
   std::vector<V> local;
   for (size_t i = 0; i < args.pos.size(); ++i) {
-    const V &arr = args.pos[i];
+    V arr = args.pos[i];
+    if (arr->k == VK::List || arr->k == VK::Tuple)
+      arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
     if (!(arr->k == VK::Obj && arr->s == "Array"))
       fail(r, "python-unknown-fact",
            fmt::format("shard_map argument {}: its shape and dtype are unknown (got {}); pass an "
@@ -2833,6 +2865,7 @@ V Tracer::callShardMap(const V &sm, Args args, SourceRange r) {
     if (!(spec->k == VK::Obj && spec->s == "P"))
       fail(r, "python-unknown-fact", "shard_map: an in_spec is not a PartitionSpec");
     std::vector<int64_t> shape = shapeOf(arr->items[0], r, "the array shape");
+    const std::vector<int64_t> global = shape;
     if (spec->items.size() > shape.size())
       fail(r, "python-call", "shard_map: the PartitionSpec has more entries than the array dims");
     for (size_t d = 0; d < spec->items.size(); ++d) {
@@ -2856,6 +2889,7 @@ V Tracer::callShardMap(const V &sm, Args args, SourceRange r) {
       }
     }
     local.push_back(makeArray(shape, *dtypeOf(*arr->kw.at("dtype"))));
+    shardContents(arr, local.back(), spec, mesh, global, shape, r);
   }
   V saved = mesh_;
   mesh_ = mesh;
@@ -2930,7 +2964,20 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
     }
     return std::vector<V>(n, s);
   };
-  std::vector<V> inSpecs = specs("in_specs", args.pos.size());
+  // Scalar prefetch: the first num_scalar_prefetch operands are SMEM tables, before the
+  // operands that in_specs describe.
+  size_t prefetch = 0;
+  if (gridSpec && gridSpec->kw.count("num_scalar_prefetch"))
+    prefetch = static_cast<size_t>(
+        toInt(gridSpec->kw.at("num_scalar_prefetch"), r, "num_scalar_prefetch"));
+  if (prefetch > args.pos.size())
+    fail(r, "python-call",
+         fmt::format("pallas_call: num_scalar_prefetch={} but only {} operands are passed",
+                     prefetch, args.pos.size()));
+  for (V &a : args.pos)
+    if (a->k == VK::List || a->k == VK::Tuple)
+      a = knownArray(a, nullptr, r); // a Python list of ints: a table's values
+  std::vector<V> inSpecs = specs("in_specs", args.pos.size() - prefetch);
   std::vector<V> outSpecs = specs("out_specs", outs.size());
   std::vector<V> scratch;
   if (V s = field("scratch_shapes"))
@@ -2963,8 +3010,8 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
   std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
   Args kargs;
   size_t idx = 0;
-  auto addBuffer = [&](const V &arr, const V &spec, ast::Direction dir) {
-    ast::MemSpace space = ast::MemSpace::Vmem;
+  auto addBuffer = [&](const V &arr, const V &spec, ast::Direction dir, bool scalarPrefetch) {
+    ast::MemSpace space = scalarPrefetch ? ast::MemSpace::Smem : ast::MemSpace::Vmem;
     if (spec) {
       if (!(spec->k == VK::Obj && spec->s == "BlockSpec"))
         fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
@@ -2987,6 +3034,11 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
                                                      space, dt, std::move(de)));
     V ref = mk(VK::Ref);
     ref->name = n, ref->dims = shape, ref->dtype = dt;
+    if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
+        (isIntDType(dt) || scalarPrefetch)) {
+      makeTable(*bufs.back(), arr, shape, pr, scalarPrefetch);
+      ref->table = true;
+    }
     kargs.pos.push_back(ref);
     ++idx;
   };
@@ -2995,10 +3047,11 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
       fail(r, "python-unknown-fact",
            fmt::format("pallas_call operand {}: its shape and dtype are unknown (got {})", i + 1,
                        typeName(*args.pos[i])));
-    addBuffer(args.pos[i], inSpecs[i], ast::Direction::In);
+    addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
+              i < prefetch);
   }
   for (size_t i = 0; i < outs.size(); ++i)
-    addBuffer(outs[i], outSpecs[i], ast::Direction::Out);
+    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &s : scratch) {
     V bound;
@@ -3048,6 +3101,167 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
     return outs[0];
   V t = mkTuple(outs);
   return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Tables: SMEM integer inputs and scalar-prefetch operands
+//===----------------------------------------------------------------------===//
+
+// `jnp.array([[0, 1], [2, 3]], dtype=jnp.int32)`, `np.array(...)` or a Python list: an
+// array whose values the file states (kw "contents": its elements, row-major). Only
+// integer contents are kept (a table's); the default element type is int32, what JAX
+// makes of Python ints (and of numpy's int64 without x64).
+V Tracer::knownArray(const V &data, const V &dtype, SourceRange r) {
+  if (data->k == VK::Obj && data->s == "Array") {
+    if (!dtype)
+      return data;
+    V a = makeArray(shapeOf(data->items[0], r, "the array shape"), dtypeArg(dtype, r));
+    for (const char *k : {"contents", "deviceContents"})
+      if (data->kw.count(k))
+        a->kw[k] = data->kw.at(k);
+    return a;
+  }
+  ast::DType dt = dtype ? dtypeArg(dtype, r) : ast::DType::I32;
+  if (!isIntDType(dt))
+    unsupported(r, "an array of known values with a float element type (dkv keeps the "
+                   "values of integer arrays only: the contents of SMEM tables)");
+  std::vector<int64_t> shape;
+  for (const Value *v = data.get(); v && (v->k == VK::List || v->k == VK::Tuple);
+       v = v->items.empty() ? nullptr : v->items[0].get())
+    shape.push_back(static_cast<int64_t>(v->items.size()));
+  V flat = mk(VK::List);
+  std::function<void(const V &, size_t)> walk = [&](const V &v, size_t depth) {
+    bool seq = v->k == VK::List || v->k == VK::Tuple;
+    if (seq != (depth < shape.size()) ||
+        (seq && static_cast<int64_t>(v->items.size()) != shape[depth]))
+      fail(r, "python-type",
+           "the array's nested lists are ragged (every row needs the same length)");
+    if (seq) {
+      for (const V &x : v->items)
+        walk(x, depth + 1);
+      return;
+    }
+    if (v->k == VK::Int || v->k == VK::Bool) {
+      flat->items.push_back(mkInt(v->k == VK::Int ? v->i : v->b));
+      return;
+    }
+    fail(r, "python-type",
+         fmt::format("an element of an integer array must be a Python int, got {}", typeName(*v)));
+  };
+  walk(data, 0);
+  V a = makeArray(shape, dt);
+  a->kw["contents"] = flat;
+  return a;
+}
+
+// `jnp.zeros` / `jnp.ones` of an integer type: every element is `value`.
+void Tracer::fillContents(const V &array, int64_t value) {
+  constexpr int64_t kMaxElements = 100000; // larger arrays stay of unknown contents
+  int64_t n = 1;
+  for (const V &d : array->items[0]->items) {
+    if (d->i < 0 || (d->i > 0 && n > kMaxElements / d->i))
+      return;
+    n *= d->i;
+  }
+  V flat = mk(VK::List);
+  for (int64_t i = 0; i < n; ++i)
+    flat->items.push_back(mkInt(value));
+  array->kw["contents"] = flat;
+}
+
+// shard_map hands each device its block of an array: the contents stay whole when no
+// dimension is divided (a replicated operand); when dimension 0 alone is divided over
+// every device (P('x') on a one-axis mesh, P(('x', 'y')) naming every axis in the
+// mesh's order), device d gets rows d * n : (d + 1) * n (kw "deviceContents").
+void Tracer::shardContents(const V &global, const V &local, const V &spec, const V &mesh,
+                           const std::vector<int64_t> &globalShape,
+                           const std::vector<int64_t> &localShape, SourceRange r) {
+  if (global->kw.count("deviceContents"))
+    unsupported(r, "passing a block of a table to a nested shard_map");
+  if (!global->kw.count("contents"))
+    return;
+  const V &flat = global->kw.at("contents");
+  if (globalShape == localShape) {
+    local->kw["contents"] = flat;
+    return;
+  }
+  std::vector<std::string> axes;
+  if (!spec->items.empty()) {
+    const V &entry = spec->items[0];
+    for (const V &ax : entry->k == VK::Str ? std::vector<V>{entry} : iterate(entry, r))
+      axes.push_back(ax->s);
+  }
+  std::vector<std::string> meshAxes;
+  for (const V &ax : mesh->items[0]->items)
+    meshAxes.push_back(ax->s);
+  bool onlyDim0 = true;
+  for (size_t d = 1; d < globalShape.size(); ++d)
+    onlyDim0 = onlyDim0 && globalShape[d] == localShape[d];
+  if (!onlyDim0 || axes != meshAxes)
+    unsupported(r, "an integer array of known values divided by shard_map other than along "
+                   "its first dimension over every mesh axis (in the mesh's order); dkv "
+                   "keeps the values of replicated (P()) and row-sharded tables");
+  size_t chunk = 1;
+  for (int64_t d : localShape)
+    chunk *= static_cast<size_t>(d);
+  V per = mk(VK::List);
+  for (int64_t dev = 0; dev < options_.devices; ++dev) {
+    V row = mk(VK::List);
+    for (size_t j = 0; j < chunk; ++j)
+      row->items.push_back(flat->items[static_cast<size_t>(dev) * chunk + j]);
+    per->items.push_back(row);
+  }
+  local->kw["deviceContents"] = per;
+}
+
+// A table parameter: its default contents are the call site's values (one row per
+// device when shard_map divided them), else the -T / --tables values (sema applies
+// those over the defaults either way, and checks shape and range).
+void Tracer::makeTable(ast::BufferDecl &decl, const V &arr, const std::vector<int64_t> &shape,
+                       SourceRange r, bool scalarPrefetch) {
+  std::string role = scalarPrefetch ? "a scalar-prefetch operand" : "an SMEM input";
+  if (!isIntDType(decl.dtype()))
+    unsupported(r, fmt::format("{} '{}' of a float element type (scalar-prefetch operands "
+                               "are integer tables)",
+                               role, decl.name()));
+  auto lit = std::make_unique<ast::TableLiteral>();
+  lit->range = r;
+  auto add = [&](const V &flat) {
+    for (const V &x : flat->items)
+      lit->elements.push_back(std::make_unique<ast::IntLiteral>(r, x->i));
+  };
+  if (arr->kw.count("deviceContents")) {
+    lit->shape = {options_.devices};
+    lit->shape.insert(lit->shape.end(), shape.begin(), shape.end());
+    for (const V &row : arr->kw.at("deviceContents")->items)
+      add(row);
+  } else if (arr->kw.count("contents")) {
+    lit->shape = shape;
+    add(arr->kw.at("contents"));
+  } else if (auto it = options_.tables.find(decl.name()); it != options_.tables.end()) {
+    lit->shape = it->second.shape;
+    for (int64_t v : it->second.values)
+      lit->elements.push_back(std::make_unique<ast::IntLiteral>(r, v));
+  } else {
+    fail(r, "python-table-contents",
+         fmt::format("the contents of table '{}' ({}) are unknown: the call site passes an "
+                     "array whose values this file does not state; give them with -T {}=[...] "
+                     "or --tables FILE (docs/python.md \"Tables\")",
+                     decl.name(), role, decl.name()));
+  }
+  decl.setTableInit(std::move(lit));
+}
+
+// `sizes_ref[i, j]`: one element of a table, an integer the kernel language reads as
+// `sizes[i, j]` in any integer expression.
+V Tracer::tableRead(const V &table, const std::vector<V> &items, SourceRange r, SourceRange sr) {
+  V v = view(table, items, sr);
+  for (size_t d = 0; d < v->dims.size(); ++d)
+    if (d >= v->subs.size() || v->subs[d].kind != ast::Subscript::Kind::Index)
+      unsupported(r, fmt::format("reading table '{}' other than one element at a time (one "
+                                 "index per dimension: it has {})",
+                                 table->name, v->dims.size()));
+  return mkTraced(refTE(*v, r), TKind::Int);
 }
 
 } // namespace

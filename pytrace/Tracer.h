@@ -3,6 +3,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "pyfront/PyAST.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
@@ -21,6 +22,11 @@ struct TraceOptions {
   /// that findings and diagnostics at a helper's statements name the calls that reached
   /// them; null: not recorded.
   support::SourceManager *sources = nullptr;
+  /// `-T NAME=JSON` / `--tables FILE`: contents of tables (SMEM integer inputs and
+  /// scalar-prefetch operands), by kernel parameter name. They make a table whose
+  /// contents the call site does not show checkable; sema applies them over the call
+  /// site's contents (docs/python.md "Tables").
+  frontend::Tables tables;
 };
 
 /// Traces `module` (parsed from `file`): runs its top level, and the kernel that the

@@ -3,8 +3,10 @@
 # KERNEL.dk (each statement on the line of the Python one) give the same verdict: the same
 # exit code (the one the twin's `// expect:` names), the same summary line (with the
 # engine's state counts) and the same finding and note lines (file and column dropped), at
-# every device count N with engine ENGINE. Then `dkv translate KERNEL.py` parses back to
-# the same model (`dkv model`, positions dropped) and the same verdict.
+# every device count N with engine ENGINE (a twin's `// twin N=<n>: OPTIONS` line adds
+# OPTIONS, e.g. -T table contents, to the twin's check at n devices). Then `dkv translate
+# KERNEL.py` parses back to the same model (`dkv model`, positions dropped) and the same
+# verdict.
 set -u
 dkv=$1 kernel=$2 engine=$3
 shift 3
@@ -25,7 +27,11 @@ stats() { if [ "$engine" = explore ]; then cat; else sed -E 's/ \(engine [a-z0-9
 fail=0
 for n in "$@"; do
   "$dkv" check "$py" --devices "$n" --engine "$engine" >"$tmp/py.out" 2>&1; rpy=$?
-  "$dkv" check "$dk" --devices "$n" --engine "$engine" >"$tmp/dk.out" 2>&1; rdk=$?
+  # A twin with tables gives their contents for other device counts than its defaults'
+  # on a `// twin N=<n>: -T NAME=JSON ...` line (the JSON without spaces).
+  # shellcheck disable=SC2046
+  "$dkv" check "$dk" --devices "$n" --engine "$engine" $(sed -n "s|^// twin N=$n: ||p" "$dk") \
+    >"$tmp/dk.out" 2>&1; rdk=$?
   if [ "$rpy" != "$want" ] || [ "$rdk" != "$want" ]; then
     echo "FAIL: $kernel N=$n $engine: exit codes py=$rpy dk=$rdk, expected $want ($expect)"
     cat "$tmp/py.out"; fail=1; continue
