@@ -316,6 +316,9 @@ std::string typeName(const Value &v) {
   case VK::Api:
     return v.s;
   case VK::Obj:
+    if (v.s == "host value") // docs/python.md "Host code"
+      return fmt::format("the host value of `{}` (line {}, not computed by dkv)", v.items[0]->s,
+                         v.items[1]->i);
     return v.s;
   case VK::Traced:
     return v.tk == TKind::Value ? "traced array" : "traced scalar";
@@ -571,9 +574,49 @@ private:
       return !v->items.empty();
     case VK::Traced:
       tracedBool(*v, r, what);
+    case VK::Obj:
+      if (isHost(v))
+        hostNeeded(v, r, what);
+      return true;
     default:
       return true;
     }
+  }
+
+  //--- host values --------------------------------------------------------
+
+  // Host code outside every kernel (a reference computation with lax.ppermute or
+  // lax.psum, jax.block_until_ready, printing and comparing results) may call any jax,
+  // jnp, lax or numpy function: its result is a host value that dkv does not compute
+  // (docs/python.md "Host code"). Whatever a host value reaches is a host value too;
+  // where the trace needs a fact from one (a bool, an int, an iteration, a shape), it is
+  // `python-host-value`, so nothing the kernel depends on is guessed.
+  static bool isHost(const V &v) { return v->k == VK::Obj && v->s == "host value"; }
+  static bool isHostArray(const V &v) { return v->k == VK::Obj && v->s == "Array"; }
+  V hostValue(const std::string &what, SourceRange r) {
+    V h = mkObj("host value");
+    h->items = {mkStr(what), mkInt(r.begin.line)};
+    return h;
+  }
+  // The host value an operation on `a` (and `b`) gives, or null when neither is a host
+  // value or (outside kernels) an array.
+  V hostResult(const V &a, const V &b, std::string_view op, SourceRange r) {
+    if (inKernel_)
+      return isHost(a) ? a : (b && isHost(b)) ? b : nullptr;
+    for (const V &v : {a, b})
+      if (v && isHost(v))
+        return v;
+    for (const V &v : {a, b})
+      if (v && isHostArray(v))
+        return hostValue(fmt::format("{} on an array", op), r);
+    return nullptr;
+  }
+  [[noreturn]] void hostNeeded(const V &h, SourceRange r, std::string_view what) {
+    fail(r, "python-host-value",
+         fmt::format("{} needs the value of `{}` (line {}): host code that dkv does not "
+                     "compute (it traces the kernel; the host code around it is kept as "
+                     "values it does not know)",
+                     what, h->items[0]->s, h->items[1]->i));
   }
 
   int64_t toInt(const V &v, SourceRange r, std::string_view what) {
@@ -581,6 +624,8 @@ private:
       return v->i;
     if (v->k == VK::Bool)
       return v->b;
+    if (isHost(v))
+      hostNeeded(v, r, what);
     if (v->k == VK::Traced)
       fail(r, "python-traced-branch",
            fmt::format("The __index__() method was called on traced array with shape {} ({}): "
@@ -620,6 +665,8 @@ private:
                        "device (JAX raises TracerIntegerConversionError here)",
                        tracedShape(*v)));
     default:
+      if (isHost(v))
+        hostNeeded(v, r, "iterating over it");
       fail(r, "python-type", fmt::format("'{}' object is not iterable", typeName(*v)));
     }
   }
@@ -1082,6 +1129,8 @@ private:
 
   V binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
     using py::BinOpKind;
+    if (V h = hostResult(a, b, fmt::format("`{}`", py::toString(op)), r))
+      return h;
     bool aInt = a->k == VK::Int || a->k == VK::Bool;
     bool bInt = b->k == VK::Int || b->k == VK::Bool;
     if (aInt && bInt) {
@@ -1264,6 +1313,9 @@ private:
 
   V compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
     using py::CmpOpKind;
+    if (op != CmpOpKind::Is && op != CmpOpKind::IsNot)
+      if (V h = hostResult(a, b, "a comparison", r))
+        return h;
     if (op == CmpOpKind::Is || op == CmpOpKind::IsNot) {
       bool same = (a->k == VK::None && b->k == VK::None) || a == b ||
                   (a->k == VK::Bool && b->k == VK::Bool && a->b == b->b);
@@ -1372,6 +1424,17 @@ private:
     case VK::Obj:
       if ((base->s == "Array") && (attr == "shape" || attr == "dtype"))
         return attr == "shape" ? base->items[0] : base->kw.at("dtype");
+      if (base->s == "Array" && attr == "reshape") {
+        V m = mkObj("method:reshape");
+        m->items = {base};
+        return m;
+      }
+      if (isHost(base) || (base->s == "Array" && !inKernel_))
+        return isHost(base) ? base : hostValue(fmt::format("`.{}` of an array", attr), r);
+      // The devices dkv models are TPU devices of no particular generation: the
+      // tutorial asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
+      if (base->s == "Device" && (attr == "device_kind" || attr == "platform"))
+        return mkStr(attr == "platform" ? "tpu" : "TPU");
       if (base->s == "Mesh" && attr == "shape") {
         V d = mk(VK::Dict);
         d->keys = base->items[0]->items;
@@ -1392,6 +1455,8 @@ private:
               SourceRange r) {
     if (base->k == VK::Obj && base->s == "at")
       return view(base->items[0], indexItems(slice, scope), slice.range);
+    if (V h = hostResult(base, nullptr, "indexing", r))
+      return h;
     if (base->k == VK::Sem)
       return view(base, indexItems(slice, scope), slice.range);
     if (base->k == VK::Ref && base->table)
@@ -1491,6 +1556,8 @@ private:
       case py::UnaryOpKind::UAdd:
         return v;
       case py::UnaryOpKind::USub:
+        if (V h = hostResult(v, nullptr, "unary `-`", e.range))
+          return h;
         if (v->k == VK::Int)
           return mkInt(checked(-static_cast<__int128>(v->i), e.range));
         if (v->k == VK::Float) {
@@ -1506,6 +1573,8 @@ private:
         }
         break;
       case py::UnaryOpKind::Invert:
+        if (V h = hostResult(v, nullptr, "`~`", e.range))
+          return h;
         if (v->k == VK::Int)
           return mkInt(~v->i);
         if (v->k == VK::Bool)
@@ -1896,8 +1965,86 @@ private:
     return a;
   }
 
+  // Whether a call outside every kernel may be a host value: a jax, jnp, lax or numpy
+  // function (or a method of a host value) that is given no Python function. A call
+  // given a function (`jax.vmap(f)`, `jax.checkpoint(f)`) could run a kernel, so it
+  // stays an error: false.
+  bool hostCall(const std::string &name, const Args &args, SourceRange r) {
+    static const std::vector<std::string> prefixes = {"jax.", "jnp.", "lax.", "np."};
+    bool known = name.find('.') == std::string::npos; // a method of a host value
+    for (const std::string &p : prefixes)
+      known = known || name.rfind(p, 0) == 0;
+    if (!known || name.rfind("jax.experimental.pallas", 0) == 0)
+      return false;
+    auto function = [](const V &v) { return v->k == VK::Func || v->k == VK::Partial; };
+    for (const V &v : args.pos)
+      if (function(v))
+        fail(r, "python-unknown-api",
+             fmt::format("`{}` is given a function: dkv does not know whether it runs a "
+                         "kernel (docs/python.md lists the API it models; nothing is "
+                         "dropped silently)",
+                         name));
+    for (const auto &kv : args.kw)
+      if (function(kv.second))
+        fail(r, "python-unknown-api",
+             fmt::format("`{}` is given a function: dkv does not know whether it runs a "
+                         "kernel (docs/python.md lists the API it models; nothing is "
+                         "dropped silently)",
+                         name));
+    return true;
+  }
+
+  // `array.reshape(d0, d1, ...)` or `array.reshape((d0, d1, ...))` of a host array: the
+  // same elements in row-major order, one dimension may be -1.
+  V reshapeArray(const V &array, const Args &args, SourceRange r) {
+    if (!args.kw.empty() || args.pos.empty())
+      fail(r, "python-call",
+           "`.reshape` takes the new shape (keyword arguments such as "
+           "`order` are not supported)");
+    V shapeV = args.pos.size() == 1 && (args.pos[0]->k == VK::Tuple || args.pos[0]->k == VK::List)
+                   ? args.pos[0]
+                   : mkTuple(args.pos);
+    std::vector<int64_t> shape;
+    for (const V &d : iterate(shapeV, r))
+      shape.push_back(toInt(d, r, "a dimension of `.reshape`"));
+    int64_t total = 1;
+    for (int64_t d : shapeOf(array->items[0], r, "the array shape"))
+      total *= d;
+    int64_t known = 1, unknownAt = -1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == -1 && unknownAt < 0)
+        unknownAt = static_cast<int64_t>(i);
+      else if (shape[i] < 0)
+        fail(r, "python-call",
+             "ValueError: `.reshape` takes one -1 at most and no other negative "
+             "dimension");
+      else
+        known *= shape[i];
+    }
+    if (unknownAt >= 0 && known > 0 && total % known == 0)
+      shape[unknownAt] = total / known;
+    int64_t product = 1;
+    for (int64_t d : shape)
+      product *= d;
+    if (product != total || (unknownAt >= 0 && known == 0))
+      fail(r, "python-call",
+           fmt::format("ValueError: cannot reshape an array of {} elements into shape ({})", total,
+                       fmt::join(shape, ", ")));
+    V out = makeArray(shape, *dtypeOf(*array->kw.at("dtype")));
+    for (const char *k : {"contents", "deviceContents"})
+      if (array->kw.count(k))
+        out->kw[k] = array->kw.at(k);
+    return out;
+  }
+
   V callObj(const V &fn, Args args, SourceRange r) {
     const std::string &k = fn->s;
+    if (isHost(fn)) {
+      hostCall("method", args, r); // an error when it is given a function
+      return fn;
+    }
+    if (k == "method:reshape")
+      return reshapeArray(fn->items[0], args, r);
     if (k == "when") {
       if (args.pos.size() != 1 || !args.kw.empty() || args.pos[0]->k != VK::Func)
         fail(r, "python-call", "pl.when(...) decorates a function without parameters");
@@ -2548,6 +2695,8 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     return result;
   }
 unknown:
+  if (!inKernel_ && hostCall(name, args, r))
+    return hostValue(fmt::format("{}(...)", name), r);
   fail(r, "python-unknown-api",
        fmt::format("`{}` is not supported by dkv's tracer{} (docs/python.md lists the API it "
                    "models; nothing is dropped silently)",

@@ -43,3 +43,12 @@ right_permute = pl.pallas_call(
 result = jax.jit(
     shard_map(right_permute, mesh=mesh, in_specs=P(None, 'x'), out_specs=P(None, 'x'),
               check_rep=False))(x)
+
+# Host code after the kernel, as in the tutorial: a reference result with lax.ppermute and
+# a comparison. dkv keeps it as host values (docs/python.md "Host code").
+perm = tuple((src, (src + 1) % num_devices) for src in range(num_devices))
+expected = jax.jit(
+    shard_map(lambda x: lax.ppermute(x, 'x', perm), mesh=mesh, in_specs=P(None, 'x'),
+              out_specs=P(None, 'x')))(x)
+result = jax.block_until_ready(result)
+print('max difference', jnp.max(jnp.abs(result - expected)), result[0, ::128])
