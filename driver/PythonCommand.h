@@ -3,6 +3,7 @@
 
 #include "driver/Pipeline.h"
 #include "frontend/AST.h"
+#include "frontend/Sema.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
@@ -24,12 +25,16 @@ bool isPythonFile(std::string_view path);
 /// options) are a usage error (exit 1), not ignored.
 int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 
-/// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
-/// device count `devices` (required: `python-devices` otherwise) into the kernel language's
-/// AST (pytrace/Tracer.h) and analyzes that with sema. Sets `ok` as frontend::loadModule
-/// does; returns the module (null if parsing or tracing failed).
+/// The frontend for a Python kernel: parses `file` with pyfront, reads its `# dkv:`
+/// directives and those of `sidecar` (may be null; pytrace/Directives.h), traces it into
+/// the kernel language's AST (pytrace/Tracer.h) and analyzes that with sema. The device
+/// count and an entry's mesh: `devices` / `mesh` (the command line) over the directives;
+/// no device count at all is `python-devices`. Sets `ok` as frontend::loadModule does;
+/// returns the module (null if parsing or tracing failed).
 std::unique_ptr<ast::Module> loadPythonModule(const support::SourceFile &file,
+                                              const support::SourceFile *sidecar,
                                               std::optional<int64_t> devices,
+                                              const frontend::MeshSizes &mesh,
                                               support::DiagnosticEngine &diags, bool &ok);
 
 /// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);

@@ -71,6 +71,9 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                   "device) or sizes=[0,8] (every device)")
       ->allow_extra_args(false);
   cmd->add_option("--tables", o.tablesFile, "a JSON file {\"NAME\": [...], ...} of table contents");
+  cmd->add_option("--directives", o.directives,
+                  "for a Python file: a file of `# dkv:` directive lines, instead of its sidecar "
+                  "FILE.py.dkv (docs/python.md)");
   if (!modelOptions)
     return devices;
   cmd->add_option("--invocations", o.model.invocations,

@@ -4,11 +4,15 @@
 
 #include "frontend/AST.h"
 #include "pyfront/PyAST.h"
+#include "pytrace/Directives.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace dkv::pytrace {
 
@@ -17,6 +21,13 @@ struct TraceOptions {
   /// `--devices`: what `jax.device_count()`, `jax.local_device_count()` and
   /// `len(jax.devices())` evaluate to. Required.
   int64_t devices = 0;
+  /// The file's `# dkv:` directives (with its sidecar's), or null. With an entry
+  /// directive the call site's pallas_call is evaluated but not traced: the entry's
+  /// kernel is, on `mesh`.
+  const Directives *directives = nullptr;
+  /// The mesh of an entry directive, resolved by the driver (docs/python.md
+  /// "Directives": --devices over `# dkv: mesh` / `# dkv: devices`).
+  std::vector<std::pair<std::string, int64_t>> mesh;
 };
 
 /// Traces `module` (parsed from `file`): runs its top level, and the kernel that the
