@@ -50,7 +50,8 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                                 std::vector<std::string> *paths = nullptr) {
   if (paths)
     cmd->add_option("paths", *paths,
-                    "kernel files (.dk) and directories (every *.dk under them, sorted)")
+                    "kernel files (.dk, .py) and directories (every *.dk under them, and every "
+                    "*.py that mentions pallas, sorted)")
         ->required();
   else
     cmd->add_option("file", o.file, "kernel file (.dk)")->required();

@@ -382,6 +382,8 @@ bool readDirectives(const support::SourceFile &file, bool sidecar, Directives &o
                                 file.loc(line, static_cast<uint32_t>(hash + 2))},
                     "python-directive",
                     "a directives file holds '# dkv: ...' lines, comments and blank lines only");
+      if (sidecar)
+        return false; // one error: the file may not be a directives file at all
       continue;
     }
     size_t pos = text.find_first_not_of(" \t", hash + 1);

@@ -456,6 +456,9 @@ private:
   int depth_ = 0;
   uint64_t steps_ = 0;
   static constexpr uint64_t kMaxSteps = 1000000;
+  // Statements emitted into the kernel (every let, DMA, signal, wait, store, block).
+  uint64_t kernelStmts_ = 0;
+  static constexpr uint64_t kMaxKernelStmts = 20000;
 
   // Kernel state.
   bool inKernel_ = false;
@@ -495,6 +498,12 @@ private:
            "kernel operations are only allowed inside the kernel that pl.pallas_call traces");
     if (writes)
       ++emitted_;
+    if (++kernelStmts_ > kMaxKernelStmts)
+      fail(s->range(), "python-overflow",
+           fmt::format("the kernel traces to more than {} statements (unrolled Python loops "
+                       "and inlined calls); dkv checks kernels of realistic size, and a trace "
+                       "this long would not finish",
+                       kMaxKernelStmts));
     blocks_.back()->push_back(std::move(s));
   }
 

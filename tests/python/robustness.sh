@@ -19,7 +19,7 @@ case_() {
     echo "FAIL: $name: exit $status (expected 2; 124 is the 120 s time limit)"
     head -c 2000 "$tmp/$name.out"; fail=1; return
   fi
-  if ! grep -qE "^[^ ]+\.py:[0-9]+:[0-9]+: error: .*\[$id\]$" "$tmp/$name.out"; then
+  if ! grep -qE "^[^ ]+\.py(\.dkv)?:[0-9]+:[0-9]+: error: .*\[$id\]$" "$tmp/$name.out"; then
     echo "FAIL: $name: no positioned [$id] error"; head -c 2000 "$tmp/$name.out"; fail=1; return
   fi
   echo "ok: $name (${took} s): $(grep -m1 -oE '\[[a-z-]+\]$' "$tmp/$name.out")"
@@ -56,7 +56,16 @@ case_ recursion python-too-deep
 # A kernel that unrolls to a huge trace: 100000 x 100000 signals.
 { printf '%s\n%s\n' "$entry" "$header"; printf 'def k(x_ref, o_ref, sem):\n  for i in range(100000):\n    for j in range(100000):\n      pltpu.semaphore_signal(sem, 1)\n'; } >"$tmp/unroll.py"
 case_ unroll python-overflow
-# ... and one within the tracer's budget whose model is too large: 200000 signals.
+# ... and one within the tracer's statement budget that emits 200000 signals.
 { printf '%s\n%s\n' "$entry" "$header"; printf 'def k(x_ref, o_ref, sem):\n  for i in range(500):\n    for j in range(400):\n      pltpu.semaphore_signal(sem, 1)\n'; } >"$tmp/unroll_model.py"
-case_ unroll_model instance-too-large
+case_ unroll_model python-overflow
+# Directives: a value nested 100000 deep, a 1 MB directive line, a sidecar of binary garbage.
+{ printf '# dkv: set N='; head -c 100000 /dev/zero | tr '\0' '('; printf '1\n%s\n' "$header"; } >"$tmp/set_nested.py"
+case_ set_nested python-directive
+{ printf '# dkv: entry k('; for i in $(seq 20000); do printf 'in x%d: f32[8] @any, ' "$i"; done; printf ')\n%s\n' "$header"; } >"$tmp/long_entry.py"
+case_ long_entry python-directive
+printf '%s\ndef k(x_ref, o_ref, sem):\n  pass\n' "$header" >"$tmp/sidecar.py"
+head -c 65536 /dev/urandom >"$tmp/sidecar.py.dkv"
+printf '\0' >>"$tmp/sidecar.py.dkv"
+case_ sidecar python-directive
 exit $fail
