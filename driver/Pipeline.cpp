@@ -189,6 +189,10 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     out.module =
         loadPythonModule(out.sources.file(*id), sidecar ? &out.sources.file(*sidecar) : nullptr,
                          options.devices, mesh, diags, ok);
+  } else if (!options.directives.empty()) {
+    err << "dkv: error: --directives applies to Python files (a .dk file states its kernel's "
+           "facts itself)\n";
+    return support::kExitUsage;
   } else {
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);

@@ -22,9 +22,9 @@ bool isPythonFile(std::string_view path) {
 }
 
 int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
-  if (instance.devices || !instance.defines.empty()) {
-    err << "dkv: error: -D and --devices do not apply to `dkv parse` of a Python file (it prints "
-           "the Python syntax tree; `dkv translate` shows the traced kernel)\n";
+  if (instance.devices || !instance.defines.empty() || !instance.directives.empty()) {
+    err << "dkv: error: -D, --devices and --directives do not apply to `dkv parse` of a Python "
+           "file (it prints the Python syntax tree; `dkv translate` shows the traced kernel)\n";
     return support::kExitUsage;
   }
   support::SourceManager sources;

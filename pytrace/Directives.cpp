@@ -34,7 +34,11 @@ public:
     blanks();
     return pos_ >= text_.size();
   }
-  uint32_t col() const { return static_cast<uint32_t>(pos_ + 1); }
+  /// The column of the next non-blank byte (blanks are skipped).
+  uint32_t col() {
+    blanks();
+    return static_cast<uint32_t>(pos_ + 1);
+  }
   char peek() {
     blanks();
     return pos_ < text_.size() ? text_[pos_] : '\0';
@@ -48,6 +52,11 @@ public:
   void expect(char c, std::string_view what) {
     if (!accept(c))
       fail(fmt::format("expected '{}' {}", c, what));
+  }
+  /// Fails at column `col` (of a token read before).
+  [[noreturn]] void failAt(uint32_t col, std::string message) {
+    pos_ = col - 1;
+    fail(std::move(message));
   }
   [[noreturn]] void fail(std::string message) const {
     throw DirectiveError{static_cast<uint32_t>(std::min(pos_, text_.size()) + 1),
@@ -74,13 +83,14 @@ public:
     if (neg)
       ++pos_;
     size_t start = pos_;
+    numCol_ = static_cast<uint32_t>(start + (neg ? 0 : 1));
     __int128 v = 0;
     while (pos_ < text_.size() &&
            (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
       if (text_[pos_] != '_')
         v = v * 10 + (text_[pos_] - '0');
       if (v > std::numeric_limits<int64_t>::max())
-        fail(fmt::format("{} does not fit in 64 bits", what));
+        failAt(numCol_, fmt::format("{} does not fit in 64 bits", what));
       ++pos_;
     }
     if (pos_ == start)
@@ -96,6 +106,7 @@ public:
   }
   std::string_view text_;
   size_t pos_;
+  uint32_t numCol_ = 1; ///< the column of the last integer read (its sign)
 };
 
 Literal literal(Line &in, int depth) {
@@ -166,7 +177,7 @@ std::vector<int64_t> dimList(Line &in, char open, char close, std::string_view w
   while (!in.accept(close)) {
     int64_t d = in.integer(fmt::format("a size in {}", what));
     if (d < 1 || d > (int64_t{1} << 30))
-      in.fail(fmt::format("a size in {} must be 1..2^30, got {}", what, d));
+      in.failAt(in.numCol_, fmt::format("a size in {} must be 1..2^30, got {}", what, d));
     dims.push_back(d);
     if (!in.accept(',') && in.peek() != close)
       in.fail(fmt::format("expected ',' or '{}' in {}", close, what));
@@ -289,14 +300,14 @@ Entry entryDirective(Line &in, const support::SourceFile &file, uint32_t line) {
     if (k == "collective_id") {
       e.collectiveId = in.integer("the collective id");
       if (*e.collectiveId < 0)
-        in.fail("collective_id must not be negative");
+        in.failAt(in.numCol_, "collective_id must not be negative");
     } else if (k == "grid") {
       if (in.peek() == '(')
         e.grid = dimList(in, '(', ')', "the grid");
       else {
         int64_t g = in.integer("the grid (N or (N, ...))");
         if (g < 1 || g > (int64_t{1} << 30))
-          in.fail(fmt::format("a grid size must be 1..2^30, got {}", g));
+          in.failAt(in.numCol_, fmt::format("a grid size must be 1..2^30, got {}", g));
         e.grid = {g};
       }
     } else if (k == "skip_device_barrier") {
@@ -321,7 +332,7 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
   if (kind == "devices") {
     int64_t n = in.integer("the device count");
     if (n < 1 || n > 4096)
-      in.fail(fmt::format("the device count must be 1..4096, got {}", n));
+      in.failAt(in.numCol_, fmt::format("the device count must be 1..4096, got {}", n));
     if (!in.atEnd())
       in.fail("expected the end of the line after '# dkv: devices N'");
     out.devices = n;
