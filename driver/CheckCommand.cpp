@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -196,12 +197,25 @@ std::string commandOf(const InstanceOptions &o) {
     text += " -T '" + t + "'";
   if (!o.tablesFile.empty())
     text += " --tables " + o.tablesFile;
+  if (!o.directives.empty())
+    text += " --directives " + o.directives;
   return text;
 }
 
-/// The kernel files of `paths`: a directory gives every `*.dk` under it (recursively,
-/// sorted); anything else is taken as a file. False (with a message on `err`) for a
-/// directory without kernels.
+/// True if the Python file at `path` may hold a Pallas kernel: its text mentions
+/// `pallas` (every kernel imports it) or has a `# dkv:` directive. An unreadable file
+/// counts (its error is reported when it is checked).
+bool isPallasPython(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return true;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find("pallas") != std::string::npos || text.find("dkv:") != std::string::npos;
+}
+
+/// The kernel files of `paths`: a directory gives every `*.dk` under it and every `*.py`
+/// that mentions `pallas` or `dkv:` (recursively, sorted); anything else is taken as a
+/// file. False (with a message on `err`) for a directory without kernels.
 bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string> &files,
                  std::ostream &err) {
   bool ok = true;
@@ -214,13 +228,16 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(path, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->path().extension() == ".dk" && it->is_regular_file(ec))
+      if ((it->path().extension() == ".dk" ||
+           (it->path().extension() == ".py" && isPallasPython(it->path().string()))) &&
+          it->is_regular_file(ec))
         found.push_back(it->path().lexically_normal().generic_string());
     if (ec) {
       err << path << ": error: " << ec.message() << "\n";
       ok = false;
     } else if (found.empty()) {
-      err << path << ": error: no *.dk file under this directory\n";
+      err << path
+          << ": error: no *.dk file (nor *.py file mentioning pallas) under this directory\n";
       ok = false;
     }
     std::sort(found.begin(), found.end());

@@ -143,10 +143,6 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 }
 
 int annotationsCommand(const std::string &file, std::ostream &out, std::ostream &err) {
-  if (isPythonFile(file)) {
-    err << file << ": error: annotations of Python files are not read yet (docs/python.md)\n";
-    return support::kExitInputError;
-  }
   std::string error;
   support::SourceManager sources;
   std::optional<support::FileId> id = sources.load(file, error);

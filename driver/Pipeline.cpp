@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -165,13 +166,33 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   support::DiagnosticEngine diags(&out.sources);
   bool ok = false;
   if (isPythonFile(options.file)) {
-    if (!options.mesh.empty() || !options.defines.empty()) {
-      err << "dkv: error: --mesh and -D do not apply to Python files (the mesh comes from the "
-             "file's shard_map and --devices; docs/python.md)\n";
+    if (!options.defines.empty()) {
+      err << "dkv: error: -D does not apply to Python files (the shapes come from the file's "
+             "call site or its '# dkv:' directives; docs/python.md)\n";
       return support::kExitUsage;
     }
-    out.module =
-        loadPythonModule(out.sources, out.sources.file(*id), options.devices, diags, ok, tables);
+    // The directives file: --directives FILE, else FILE.py.dkv when it exists.
+    std::optional<support::FileId> sidecar;
+    std::string sidecarPath = options.directives;
+    std::error_code ec;
+    if (sidecarPath.empty() && std::filesystem::is_regular_file(options.file + ".dkv", ec))
+      sidecarPath = options.file + ".dkv";
+    if (!sidecarPath.empty()) {
+      sidecar = out.sources.load(sidecarPath, error);
+      if (!sidecar) {
+        err << sidecarPath << ": error: " << error << "\n";
+        out.diagnostics.push_back(
+            support::Diagnostic{support::Severity::Error, {}, error, "unreadable-file", {}});
+        return support::kExitInputError;
+      }
+    }
+    out.module = loadPythonModule(out.sources, out.sources.file(*id),
+                                  sidecar ? &out.sources.file(*sidecar) : nullptr, options.devices,
+                                  mesh, diags, ok, tables);
+  } else if (!options.directives.empty()) {
+    err << "dkv: error: --directives applies to Python files (a .dk file states its kernel's "
+           "facts itself)\n";
+    return support::kExitUsage;
   } else {
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);

@@ -30,7 +30,8 @@ struct InstanceOptions {
   std::vector<std::string> defines; ///< -D NAME=V, as typed
   std::vector<std::string> tables;  ///< -T NAME=JSON, as typed (table contents)
   std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
-  model::Options model;             ///< --invocations, --dma-chunks, ...
+  std::string directives; ///< --directives FILE: `# dkv:` lines for a Python file (docs/python.md)
+  model::Options model;   ///< --invocations, --dma-chunks, ...
 };
 
 /// Everything the stages produced for one file. Owns the sources (the file is id 0)

@@ -25,18 +25,20 @@ bool isPythonFile(std::string_view path);
 /// options) are a usage error (exit 1), not ignored.
 int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 
-/// The frontend for a Python kernel: parses `file` with pyfront, traces it with the
-/// device count `devices` (required: `python-devices` otherwise) into the kernel language's
-/// AST (pytrace/Tracer.h) and analyzes that with sema. The helper calls it inlines are
-/// recorded in `sources` (the manager holding `file`; SourceLoc::inlined). `tables` (-T,
-/// --tables) give the contents of SMEM / scalar-prefetch tables, by kernel parameter name,
-/// over what the call site says. Sets `ok` as frontend::loadModule does; returns the
-/// module (null if parsing or tracing failed).
-std::unique_ptr<ast::Module> loadPythonModule(support::SourceManager &sources,
-                                              const support::SourceFile &file,
-                                              std::optional<int64_t> devices,
-                                              support::DiagnosticEngine &diags, bool &ok,
-                                              const frontend::Tables &tables = {});
+/// The frontend for a Python kernel: parses `file` with pyfront, reads its `# dkv:`
+/// directives and those of `sidecar` (may be null; pytrace/Directives.h), traces it into
+/// the kernel language's AST (pytrace/Tracer.h) and analyzes that with sema. The device
+/// count and an entry's mesh: `devices` / `mesh` (the command line) over the directives;
+/// no device count at all is `python-devices`. The helper calls it inlines are recorded
+/// in `sources` (the manager holding `file`; SourceLoc::inlined). `tables` (-T,
+/// --tables) give the contents of SMEM / scalar-prefetch tables, by kernel parameter
+/// name, over what the call site says. Sets `ok` as frontend::loadModule does; returns
+/// the module (null if parsing or tracing failed).
+std::unique_ptr<ast::Module>
+loadPythonModule(support::SourceManager &sources, const support::SourceFile &file,
+                 const support::SourceFile *sidecar, std::optional<int64_t> devices,
+                 const frontend::MeshSizes &mesh, support::DiagnosticEngine &diags, bool &ok,
+                 const frontend::Tables &tables = {});
 
 /// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);
 /// for a Python file every line ends with a `// FILE.py:LINE` comment naming the Python

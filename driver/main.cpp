@@ -50,7 +50,8 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                                 std::vector<std::string> *paths = nullptr) {
   if (paths)
     cmd->add_option("paths", *paths,
-                    "kernel files (.dk) and directories (every *.dk under them, sorted)")
+                    "kernel files (.dk, .py) and directories (every *.dk under them, and every "
+                    "*.py that mentions pallas, sorted)")
         ->required();
   else
     cmd->add_option("file", o.file, "kernel file (.dk)")->required();
@@ -71,6 +72,9 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                   "device) or sizes=[0,8] (every device)")
       ->allow_extra_args(false);
   cmd->add_option("--tables", o.tablesFile, "a JSON file {\"NAME\": [...], ...} of table contents");
+  cmd->add_option("--directives", o.directives,
+                  "for a Python file: a file of `# dkv:` directive lines, instead of its sidecar "
+                  "FILE.py.dkv (docs/python.md)");
   if (!modelOptions)
     return devices;
   cmd->add_option("--invocations", o.model.invocations,

@@ -10,54 +10,6 @@ namespace {
 
 using namespace ast;
 
-std::string_view opText(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add:
-    return "+";
-  case BinaryOp::Sub:
-    return "-";
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Div:
-    return "/";
-  case BinaryOp::Mod:
-    return "%";
-  case BinaryOp::Eq:
-    return "==";
-  case BinaryOp::Ne:
-    return "!=";
-  case BinaryOp::Lt:
-    return "<";
-  case BinaryOp::Le:
-    return "<=";
-  case BinaryOp::Gt:
-    return ">";
-  case BinaryOp::Ge:
-    return ">=";
-  case BinaryOp::And:
-    return "and";
-  case BinaryOp::Or:
-    return "or";
-  case BinaryOp::BitAnd:
-    return "&";
-  case BinaryOp::BitOr:
-    return "|";
-  case BinaryOp::BitXor:
-    return "^";
-  case BinaryOp::Shl:
-    return "<<";
-  case BinaryOp::Shr:
-    return ">>";
-  case BinaryOp::Min:
-    return "min";
-  case BinaryOp::Max:
-    return "max";
-  case BinaryOp::Rem:
-    return "rem";
-  }
-  return "?";
-}
-
 // Recursion follows the AST, whose depth its producers bound.
 class Printer {
 public:
@@ -313,8 +265,9 @@ private:
     case Node::Kind::BinaryExpr: {
       const auto &b = cast<BinaryExpr>(e);
       if (b.op() == BinaryOp::Min || b.op() == BinaryOp::Max || b.op() == BinaryOp::Rem)
-        return std::string(opText(b.op())) + "(" + expr(b.lhs()) + ", " + expr(b.rhs()) + ")";
-      return operand(b.lhs()) + " " + std::string(opText(b.op())) + " " + operand(b.rhs());
+        return std::string(ast::toString(b.op())) + "(" + expr(b.lhs()) + ", " + expr(b.rhs()) +
+               ")";
+      return operand(b.lhs()) + " " + std::string(ast::toString(b.op())) + " " + operand(b.rhs());
     }
     case Node::Kind::SelectExpr: {
       const auto &s = cast<SelectExpr>(e);

@@ -1707,6 +1707,11 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
 
 } // namespace
 
+void parseAnnotationComment(std::string_view body, SourceRange range, ast::Annotations &annotations,
+                            DiagnosticEngine &diags) {
+  parseAnnotation(body, range, true, annotations, diags);
+}
+
 std::unique_ptr<ast::Module> parseModule(const SourceFile &file, DiagnosticEngine &diags,
                                          const ParseLimits &limits) {
   // Exceptions never leave the frontend: an unexpected one (e.g. bad_alloc, or an

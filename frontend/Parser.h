@@ -23,6 +23,13 @@ struct ParseLimits {
   unsigned maxExprDepth = 256;
 };
 
+/// Reads one annotation comment (`expect: ...`, `devices: ...`, `mesh: ...`, `options:
+/// ...`, `dkv: allow ...`; `body` is the comment's text after its `//` or `#`) into
+/// `annotations`, as the parser does for the `// ...` comments of a `.dk` file: a
+/// malformed annotation is a `bad-annotation` error at `range`; other comments are ignored.
+void parseAnnotationComment(std::string_view body, support::SourceRange range,
+                            ast::Annotations &annotations, support::DiagnosticEngine &diags);
+
 /// Parses `file` into a Module. Syntax errors (all of the file, one run), lexical
 /// problems and malformed expectation comments are reported to `diags` as errors with
 /// ids from docs/diagnostics.md. Never throws and never returns null: after errors the

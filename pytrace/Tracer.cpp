@@ -3,6 +3,8 @@
 // values kept symbolic, emitting the kernel language's AST (docs/python.md).
 #include "pytrace/Tracer.h"
 
+#include "pytrace/Directives.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -474,12 +476,20 @@ public:
   std::unique_ptr<ast::Module> run(const py::Module &module) {
     globals_ = std::make_shared<Scope>();
     globals_->vars["__name__"] = mkStr("__main__");
+    const Directives *d = options_.directives;
+    entryMode_ = d && d->entry;
+    applySets();
     V ret;
     execBody(module.body, globals_, ret);
+    if (entryMode_)
+      traceEntry(*d->entry);
     if (!result_)
       fail(module.range, "python-no-kernel",
-           "no kernel was traced: the file never calls a `shard_map` of a `pl.pallas_call` "
-           "on arrays (dkv traces the call site in the same file; docs/python.md)");
+           fmt::format("no kernel was traced: the file never calls a `shard_map` of a "
+                       "`pl.pallas_call` on arrays; for a library kernel whose call site is "
+                       "elsewhere, add '# dkv: entry KERNEL(in x: f32[8, 128] @any, ...)' "
+                       "(docs/python.md \"Directives\"){}",
+                       kernelCandidates()));
     return std::move(result_);
   }
 
@@ -491,6 +501,9 @@ private:
   int depth_ = 0;
   uint64_t steps_ = 0;
   static constexpr uint64_t kMaxSteps = 1000000;
+  // Statements emitted into the kernel (every let, DMA, signal, wait, store, block).
+  uint64_t kernelStmts_ = 0;
+  static constexpr uint64_t kMaxKernelStmts = 20000;
 
   // Kernel state.
   bool inKernel_ = false;
@@ -503,6 +516,13 @@ private:
   V callParams_; // the pallas_call being traced
   std::vector<int64_t> grid_;
   bool hasCollective_ = false;
+  // Directives: an entry replaces the call site's pallas_call; `set` names keep their value.
+  bool entryMode_ = false;
+  std::set<std::string> pinned_;
+
+  bool pinned(const std::shared_ptr<Scope> &scope, const std::string &name) const {
+    return scope == globals_ && pinned_.count(name);
+  }
 
   //--- names and emission -------------------------------------------------
 
@@ -531,6 +551,12 @@ private:
     }
     if (writes)
       ++emitted_;
+    if (++kernelStmts_ > kMaxKernelStmts)
+      fail(s->range(), "python-overflow",
+           fmt::format("the kernel traces to more than {} statements (unrolled Python loops "
+                       "and inlined calls); dkv checks kernels of realistic size, and a trace "
+                       "this long would not finish",
+                       kMaxKernelStmts));
     blocks_.back()->push_back(std::move(s));
   }
 
@@ -759,7 +785,8 @@ private:
         V dec = eval(**it, scope);
         f = call(dec, Args{{f}, {}}, (*it)->range);
       }
-      scope->vars[def.name] = f;
+      if (!pinned(scope, def.name))
+        scope->vars[def.name] = f;
       return Flow::Normal;
     }
     case StmtKind::Return: {
@@ -871,7 +898,8 @@ private:
       V bound = v;
       if (v->k == VK::Traced && v->tk != TKind::Value && inKernel_)
         bound = letTraced(v, id, r);
-      scope->vars[id] = bound;
+      if (!pinned(scope, id))
+        scope->vars[id] = bound;
       return;
     }
     case py::ExprKind::Tuple:
@@ -2110,6 +2138,12 @@ private:
       out->items = {fn->items[0], args.pos.empty() ? mkTuple({}) : args.pos[0]};
       return out;
     }
+    if (k == "DirectiveConst") { // `# dkv: set NAME()=VALUE`
+      if (!args.pos.empty() || !args.kw.empty())
+        fail(r, "python-call",
+             fmt::format("{}() takes no arguments ('# dkv: set {}()=VALUE')", fn->name, fn->name));
+      return fn->items[0];
+    }
     fail(r, "python-type", fmt::format("TypeError: '{}' object is not callable", k));
   }
 
@@ -2143,6 +2177,15 @@ private:
   void makeTable(ast::BufferDecl &decl, const V &arr, const std::vector<int64_t> &shape,
                  SourceRange r, bool scalarPrefetch);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r, SourceRange sr);
+  void beginKernel();
+  void finishKernel(const Function &kf, SourceRange r,
+                    std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
+                    std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
+                    int64_t collective, bool skipBarrier);
+  // `# dkv:` directives (pytrace/Directives.h).
+  void applySets();
+  void traceEntry(const Entry &entry);
+  std::string kernelCandidates() const;
 };
 
 V Tracer::semArg(const V &v, SourceRange r, std::string_view what) {
@@ -3100,6 +3143,10 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
                        typeName(*o)));
     outs.push_back(o);
   }
+  // With an entry directive, the directive's facts replace the call site's: the
+  // call is evaluated (its arguments must still be supported) but not traced.
+  if (entryMode_)
+    return outTuple ? mkTuple(outs) : outs[0];
   auto specs = [&](const std::string &k, size_t n) {
     std::vector<V> out(n, nullptr);
     V s = field(k);
@@ -3150,12 +3197,7 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
   };
   auto paramRange = [&](size_t i) { return i < params.size() ? params[i].range : kf.range; };
 
-  inKernel_ = true;
-  used_.clear();
-  for (const V &axis : mesh_->items[0]->items)
-    used_.insert(axis->s);
-  if (hasCollective_)
-    used_.insert("barrier");
+  beginKernel();
   std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
   Args kargs;
   size_t idx = 0;
@@ -3210,6 +3252,29 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
     ++idx;
   }
 
+  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs), collective,
+               skipBarrier);
+
+  // The result: the output arrays, global shape unknown to the caller's code.
+  if (!outTuple)
+    return outs[0];
+  V t = mkTuple(outs);
+  return t;
+}
+
+void Tracer::beginKernel() {
+  inKernel_ = true;
+  used_.clear();
+  for (const V &axis : mesh_->items[0]->items)
+    used_.insert(axis->s);
+  if (hasCollective_)
+    used_.insert("barrier");
+}
+
+void Tracer::finishKernel(const Function &kf, SourceRange r,
+                          std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
+                          std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
+                          int64_t collective, bool skipBarrier) {
   std::vector<ast::StmtPtr> body;
   if (!scratchDecls.empty())
     body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));
@@ -3244,12 +3309,176 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
   items.push_back(std::move(kernelDecl));
   result_ = std::make_unique<ast::Module>(kf.range, std::move(items), ast::Annotations{});
+}
 
-  // The result: the output arrays, global shape unknown to the caller's code.
-  if (!outTuple)
-    return outs[0];
-  V t = mkTuple(outs);
-  return t;
+//--- directives (pytrace/Directives.h) ----------------------------------------
+
+V literalValue(const Literal &l) {
+  switch (l.k) {
+  case Literal::K::Int:
+    return mkInt(l.i);
+  case Literal::K::Bool:
+    return mkBool(l.b);
+  case Literal::K::None:
+    return mkNone();
+  case Literal::K::Str:
+    return mkStr(l.s);
+  case Literal::K::Tuple:
+  case Literal::K::List: {
+    V v = mk(l.k == Literal::K::Tuple ? VK::Tuple : VK::List);
+    for (const Literal &item : l.items)
+      v->items.push_back(literalValue(item));
+    return v;
+  }
+  }
+  return mkNone();
+}
+
+void Tracer::applySets() {
+  if (!options_.directives)
+    return;
+  for (const auto &[name, set] : options_.directives->sets) {
+    V v = literalValue(set.value);
+    if (set.call) {
+      V f = mkObj("DirectiveConst");
+      f->name = name;
+      f->items = {v};
+      v = f;
+    }
+    globals_->vars[name] = v;
+    pinned_.insert(name);
+  }
+}
+
+std::string Tracer::kernelCandidates() const {
+  // Functions of the module with a parameter named like a ref: the likely kernels.
+  std::vector<std::pair<uint32_t, std::string>> found;
+  for (const auto &[name, v] : globals_->vars) {
+    if (v->k != VK::Func || !v->func->params)
+      continue;
+    for (const py::Param &p : *v->func->params)
+      if (p.name.size() >= 3 && p.name.compare(p.name.size() - 3, 3, "ref") == 0) {
+        found.emplace_back(v->func->range.begin.line, name);
+        break;
+      }
+  }
+  if (found.empty())
+    return "";
+  std::sort(found.begin(), found.end());
+  std::string names;
+  for (size_t i = 0; i < found.size() && i < 5; ++i)
+    names += fmt::format("{}{}()", i ? ", " : "", found[i].second);
+  return fmt::format("; functions with ref parameters here: {}{}", names,
+                     found.size() > 5 ? ", ..." : "");
+}
+
+void Tracer::traceEntry(const Entry &entry) {
+  const SourceRange r = entry.range;
+  auto it = globals_->vars.find(entry.kernel);
+  if (it == globals_->vars.end())
+    fail(r, "python-directive",
+         fmt::format("'# dkv: entry {}(...)': the file defines no {}{}", entry.kernel, entry.kernel,
+                     kernelCandidates()));
+  if (it->second->k != VK::Func || !it->second->func->params)
+    fail(r, "python-directive",
+         fmt::format("'# dkv: entry {}(...)': {} is {}, not a Python function", entry.kernel,
+                     entry.kernel, typeName(*it->second)));
+  const Function &kf = *it->second->func;
+  if (options_.mesh.empty())
+    fail(r, "python-unknown-fact",
+         fmt::format("no mesh for the entry {}(): add '# dkv: mesh x=N' (the shard_map's mesh: "
+                     "its axis names and sizes)",
+                     entry.kernel));
+  V mesh = mkObj("Mesh");
+  std::vector<V> names, sizes;
+  for (const auto &[axis, size] : options_.mesh) {
+    names.push_back(mkStr(axis));
+    sizes.push_back(mkInt(size));
+  }
+  mesh->items = {mkTuple(names), mkTuple(sizes)};
+  mesh_ = mesh;
+  grid_ = entry.grid;
+  hasCollective_ = entry.collectiveId.has_value();
+
+  // The kernel's parameters, one to one with the entry's (a trailing parameter with a
+  // default may be left out: it keeps its default).
+  const auto &params = *kf.params;
+  auto example = [&](const std::string &name) {
+    return fmt::format("'# dkv: entry {}(..., in {}: f32[8, 128] @any, ...)' for an input ('out' "
+                       "for an output, '{}: dma_sem' for a semaphore)",
+                       entry.kernel, name, name);
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    const py::Param &p = params[i];
+    if (p.kind == py::ParamKind::VarArgs || p.kind == py::ParamKind::VarKeywords)
+      unsupported(p.range, "*args and **kwargs parameters of an entry kernel");
+    bool positional =
+        p.kind == py::ParamKind::Positional || p.kind == py::ParamKind::PositionalOnly;
+    if (positional && i < entry.params.size()) {
+      const EntryParam &e = entry.params[i];
+      if (e.name != p.name)
+        fail(e.range, "python-directive",
+             fmt::format("parameter {} of {}() is '{}', and the entry directive names '{}' (the "
+                         "entry lists the kernel's parameters in order, by their names)",
+                         i + 1, entry.kernel, p.name, e.name));
+      if (!e.typed)
+        fail(e.range, "python-unknown-fact",
+             fmt::format("no shape for parameter '{}' of {}: add its type to the entry, e.g. {}",
+                         p.name, entry.kernel, example(p.name)));
+      continue;
+    }
+    if (!(i < kf.defaults.size() && kf.defaults[i]))
+      fail(r, "python-unknown-fact",
+           fmt::format("no shape for parameter '{}' of {}: add it to the entry, e.g. {}", p.name,
+                       entry.kernel, example(p.name)));
+  }
+  if (entry.params.size() > params.size())
+    fail(entry.params[params.size()].range, "python-directive",
+         fmt::format("{}() has {} parameters, and the entry directive lists {}", entry.kernel,
+                     params.size(), entry.params.size()));
+  for (size_t i = 0; i < entry.params.size(); ++i)
+    if (params[i].kind != py::ParamKind::Positional &&
+        params[i].kind != py::ParamKind::PositionalOnly)
+      fail(entry.params[i].range, "python-directive",
+           fmt::format("'{}' is a keyword-only parameter of {}(); pallas_call passes refs "
+                       "positionally",
+                       params[i].name, entry.kernel));
+
+  beginKernel();
+  std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
+  Args kargs;
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    const EntryParam &e = entry.params[i];
+    SourceRange pr = params[i].range;
+    std::string n = fresh(e.name);
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : e.dims)
+      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+    if (e.isSem) {
+      V bound = mk(VK::Sem);
+      bound->name = n, bound->semKind = e.semKind, bound->dims = e.dims;
+      scratchDecls.push_back(std::make_unique<ast::SemDecl>(pr, n, pr, ast::Storage::Scratch,
+                                                            e.semKind, std::move(de)));
+      kargs.pos.push_back(bound);
+      continue;
+    }
+    V ref = mk(VK::Ref);
+    ref->name = n, ref->dims = e.dims, ref->dtype = e.dtype;
+    kargs.pos.push_back(ref);
+    if (e.role == EntryParam::Role::Scratch) {
+      scratchDecls.push_back(std::make_unique<ast::BufferDecl>(
+          pr, n, pr, ast::Storage::Scratch, ast::Direction::None, e.space, e.dtype, std::move(de)));
+      continue;
+    }
+    bufs.push_back(std::make_unique<ast::BufferDecl>(
+        pr, n, pr, ast::Storage::KernelParam,
+        e.role == EntryParam::Role::In ? ast::Direction::In : ast::Direction::Out, e.space, e.dtype,
+        std::move(de)));
+  }
+  // The mesh and the barrier sit at the kernel's def (the directive may be in a sidecar).
+  finishKernel(kf, kf.range, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+               entry.collectiveId.value_or(-1), entry.skipDeviceBarrier);
 }
 
 //===----------------------------------------------------------------------===//

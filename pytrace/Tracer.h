@@ -5,11 +5,15 @@
 #include "frontend/AST.h"
 #include "frontend/Sema.h"
 #include "pyfront/PyAST.h"
+#include "pytrace/Directives.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace dkv::pytrace {
 
@@ -27,6 +31,13 @@ struct TraceOptions {
   /// contents the call site does not show checkable; sema applies them over the call
   /// site's contents (docs/python.md "Tables").
   frontend::Tables tables;
+  /// The file's `# dkv:` directives (with its sidecar's), or null. With an entry
+  /// directive the call site's pallas_call is evaluated but not traced: the entry's
+  /// kernel is, on `mesh`.
+  const Directives *directives = nullptr;
+  /// The mesh of an entry directive, resolved by the driver (docs/python.md
+  /// "Directives": --devices over `# dkv: mesh` / `# dkv: devices`).
+  std::vector<std::pair<std::string, int64_t>> mesh;
 };
 
 /// Traces `module` (parsed from `file`): runs its top level, and the kernel that the
