@@ -51,6 +51,8 @@ std::string describeInstance(const model::Program &program) {
   const model::Options &o = program.options;
   if (o.invocations != 1 && program.calls.empty())
     text += fmt::format(", {} invocations", o.invocations);
+  if (program.sequenceRuns() != 1)
+    text += fmt::format(", {} invocations", program.sequenceRuns());
   if (o.dmaChunks != 1)
     text += fmt::format(", {} DMA chunks", o.dmaChunks);
   if (o.semUnit != 1)

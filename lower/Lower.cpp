@@ -181,13 +181,6 @@ public:
       diags_.error({noPosition, {}}, error->id, error->message);
       return std::nullopt;
     }
-    if (sequence && requestedInvocations_ != 1) {
-      diags_.error(sequence->range(), "unsupported",
-                   fmt::format("--invocations {} with a sequence: a sequence runs each call "
-                               "once (repeat the calls in the sequence instead)",
-                               requestedInvocations_));
-      return std::nullopt;
-    }
     try {
       if (sequence)
         declareSequence(*sequence);
@@ -279,7 +272,9 @@ private:
       for (size_t i = 0; i < params.size(); ++i)
         bindings_[modelCalls.size() - 1].push_back({params[i], call.argDecls[i]});
     }
-    builder_.setSequence(std::move(names), std::move(modelCalls));
+    // --invocations K runs the whole sequence K times in a row (docs/model.md "Kernel
+    // sequences"): a jitted step of consecutive pallas_calls called in a loop.
+    builder_.setSequence(std::move(names), std::move(modelCalls), requestedInvocations_);
   }
 
   /// Scratch, scoped allocations and the barrier semaphore of kernel `k` (index `kernel`
@@ -527,12 +522,15 @@ private:
     device_ = device;
     coords_ = builder_.beginDevice(device);
     if (const ast::SequenceDecl *q = module_.sequence()) {
-      for (size_t i = 0; i < q->calls().size(); ++i) {
-        kernel_ = q->calls()[i].decl;
-        callName_ = kernel_->name();
-        bindCall(i);
-        lowerInvocation(static_cast<int32_t>(i));
-      }
+      // Run r of the sequence is invocations r * C .. r * C + C - 1 (C calls).
+      const size_t length = q->calls().size();
+      for (int32_t run = 0; run < program().sequenceRuns(); ++run)
+        for (size_t i = 0; i < length; ++i) {
+          kernel_ = q->calls()[i].decl;
+          callName_ = kernel_->name();
+          bindCall(i);
+          lowerInvocation(static_cast<int32_t>(static_cast<size_t>(run) * length + i));
+        }
       return;
     }
     for (int32_t inv = 0; inv < program().options.invocations; ++inv)

@@ -93,9 +93,12 @@ SemId Builder::addBarrierSemaphore(SourceLoc loc, const std::string &name) {
   return id;
 }
 
-void Builder::setSequence(std::vector<std::string> kernels, std::vector<Call> calls) {
+void Builder::setSequence(std::vector<std::string> kernels, std::vector<Call> calls, int32_t runs) {
   program_.kernels = std::move(kernels);
-  program_.calls = std::move(calls);
+  program_.sequenceLength = static_cast<int32_t>(calls.size());
+  program_.calls.clear();
+  for (int32_t r = 0; r < runs; ++r)
+    program_.calls.insert(program_.calls.end(), calls.begin(), calls.end());
   program_.options.invocations = static_cast<int32_t>(program_.calls.size());
 }
 

@@ -99,10 +99,11 @@ public:
   /// The barrier semaphore of a kernel with a collective_id (named `name`).
   SemId addBarrierSemaphore(SourceLoc loc, const std::string &name = "barrier");
   /// Makes the program a sequence of kernels (docs/model.md "Kernel sequences"):
-  /// `kernels` named, invocation i runs `calls[i]`; sets Options::invocations to the
-  /// number of calls. Call before the first beginDevice. Then buffers and semaphores
-  /// carry their kernel or their window (Buffer::kernel, liveFirst, liveLast).
-  void setSequence(std::vector<std::string> kernels, std::vector<Call> calls);
+  /// `kernels` named, run `runs` times in a row (--invocations): invocation r * C + i
+  /// runs `calls[i]` (C = calls.size()); sets Options::invocations to runs * C. Call
+  /// before the first beginDevice. Then buffers and semaphores carry their kernel or
+  /// their window within one run (Buffer::kernel, liveFirst, liveLast).
+  void setSequence(std::vector<std::string> kernels, std::vector<Call> calls, int32_t runs);
   /// Sets the kernel or the window of buffers and semaphores added already.
   void setBufferOwner(BufferId b, int32_t kernel, int32_t liveFirst, int32_t liveLast);
   void setSemOwner(SemId s, int32_t kernel, int32_t liveFirst, int32_t liveLast);

@@ -102,18 +102,34 @@ int64_t Buffer::elementCount() const {
   return count;
 }
 
+int32_t Program::sequenceRuns() const {
+  if (sequenceLength <= 0)
+    return 1;
+  return static_cast<int32_t>(calls.size()) / sequenceLength;
+}
+
+namespace {
+
+/// The window of an array of a sequence that lives in calls [first, last] of each run,
+/// for a DMA or signal of `invocation`: the same calls of invocation's run.
+Window runWindow(const Program &p, int32_t first, int32_t last, int32_t invocation) {
+  if (first < 0)
+    return {invocation, invocation};
+  const int32_t base =
+      p.sequenceLength > 0 && invocation > 0 ? invocation - invocation % p.sequenceLength : 0;
+  return {base + first, base + last};
+}
+
+} // namespace
+
 Window Program::semWindow(SemId sem, int32_t invocation) const {
   const Semaphore &s = semaphores[sem];
-  if (s.liveFirst < 0)
-    return {invocation, invocation};
-  return {s.liveFirst, s.liveLast};
+  return runWindow(*this, s.liveFirst, s.liveLast, invocation);
 }
 
 Window Program::bufferWindow(BufferId b, int32_t invocation) const {
   const Buffer &buf = buffers[b];
-  if (buf.liveFirst < 0)
-    return {invocation, invocation};
-  return {buf.liveFirst, buf.liveLast};
+  return runWindow(*this, buf.liveFirst, buf.liveLast, invocation);
 }
 
 bool Program::exitChecks(SemId sem, int32_t invocation) const {
@@ -123,7 +139,7 @@ bool Program::exitChecks(SemId sem, int32_t invocation) const {
   if (calls.empty() || invocation < 0 || invocation >= static_cast<int32_t>(calls.size()))
     return true;
   if (s.liveFirst >= 0)
-    return s.liveLast == invocation;
+    return sequenceLength > 0 && s.liveLast == invocation % sequenceLength;
   return s.kernel < 0 || s.kernel == calls[invocation].kernel;
 }
 

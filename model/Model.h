@@ -74,8 +74,10 @@ struct Buffer {
   /// the sequence.
   int32_t kernel = -1;
   /// An array of the sequence lives on every device from its entry into call
-  /// liveFirst to its exit from call liveLast (the first and last calls that take it,
-  /// docs/model.md "Kernel sequences"); -1: a buffer of the invocation that uses it.
+  /// liveFirst to its exit from call liveLast of each run of the sequence (the first
+  /// and last calls that take it, counted in one run: 0 <= liveFirst <= liveLast <
+  /// Program::sequenceLength; docs/model.md "Kernel sequences"); -1: a buffer of the
+  /// invocation that uses it.
   int32_t liveFirst = -1;
   int32_t liveLast = -1;
 
@@ -307,6 +309,12 @@ struct Program {
   /// kernel run `options.invocations` times).
   std::vector<std::string> kernels;
   std::vector<Call> calls;
+  /// A sequence: the number of calls in one run of it; `calls` repeats them once per
+  /// run (--invocations, docs/model.md "Kernel sequences"). 0 for one kernel.
+  int32_t sequenceLength = 0;
+
+  /// The number of runs of the sequence (calls.size() / sequenceLength), 1 for one kernel.
+  int32_t sequenceRuns() const;
 
   int32_t deviceCount() const { return static_cast<int32_t>(processes.size()); }
   /// The semaphore for the kernel's barrier, if it has a collective_id (in a
@@ -314,12 +322,13 @@ struct Program {
   std::optional<SemId> barrierSemaphore() const;
   bool isBarrier(SemId sem) const { return semaphores[sem].kind == SemKind::Barrier; }
   /// Where semaphore `sem` / buffer `b` can take units or bytes that invocation
-  /// `invocation` sends it: [invocation, invocation], or an array's calls of a sequence.
+  /// `invocation` sends it: [invocation, invocation], or an array's calls in the run
+  /// of the sequence that `invocation` belongs to.
   Window semWindow(SemId sem, int32_t invocation) const;
   Window bufferWindow(BufferId b, int32_t invocation) const;
   /// Whether device-side exits of invocation i check semaphore `sem` (the exit rule):
   /// every non-barrier semaphore for one kernel; in a sequence the kernel's own ones
-  /// and the arrays whose last call is i.
+  /// and the arrays whose last call (in a run) is i's call.
   bool exitChecks(SemId sem, int32_t invocation) const;
   /// "name" or "name[1, 2]".
   std::string semName(SemId sem) const;

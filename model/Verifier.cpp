@@ -160,12 +160,19 @@ private:
     const auto kernels = static_cast<int32_t>(p_.kernels.size());
     if (calls > 0 && p_.options.invocations != calls)
       problem("{} calls, options say {} invocations", calls, p_.options.invocations);
+    // One run of the sequence has sequenceLength calls; `calls` repeats them per run.
+    const int32_t length = p_.sequenceLength;
+    if ((calls > 0) != (length > 0) || (length > 0 && calls % length != 0))
+      problem("{} calls are no whole number of runs of {} calls", calls, length);
+    for (int32_t i = length; length > 0 && i < calls; ++i)
+      if (p_.calls[i].kernel != p_.calls[i % length].kernel)
+        problem("call {} differs from call {} of the first run", i, i % length);
     for (const Call &c : p_.calls)
       if (c.kernel < 0 || c.kernel >= kernels)
         problem("a call of kernel {} out of range", c.kernel);
     auto owned = [&](const std::string &name, int32_t kernel, int32_t first, int32_t last) {
       if (kernel >= kernels || (kernel >= 0 && first >= 0) ||
-          (first >= 0 && (first > last || last >= calls)) || (first < 0 && last >= 0) ||
+          (first >= 0 && (first > last || last >= length)) || (first < 0 && last >= 0) ||
           (calls == 0 && (kernel >= 0 || first >= 0)))
         problem("{}: owner {} or window {}..{} out of range", name, kernel, first, last);
     };

@@ -696,6 +696,10 @@ std::string Properties::obligationText(ObligationIndex index) const {
     if (o.scope != kKernelScope)
       return fmt::format("device {} leaves {}", o.device, p.scopes[o.scope].name);
     const int32_t inv = std::max(0, where_[o.device][o.pc]);
+    if (inv < static_cast<int32_t>(p.calls.size()) && p.sequenceRuns() > 1)
+      return fmt::format("device {} leaves kernel {} (call {} of the sequence, run {})", o.device,
+                         p.kernels[p.calls[inv].kernel], inv % p.sequenceLength,
+                         inv / p.sequenceLength);
     if (inv < static_cast<int32_t>(p.calls.size()))
       return fmt::format("device {} leaves kernel {} (call {} of the sequence)", o.device,
                          p.kernels[p.calls[inv].kernel], inv);

@@ -31,6 +31,49 @@ TEST(Program, NamesSemaphoresAndRegions) {
   EXPECT_EQ(dtypeBytes(DType::BF16), 2);
 }
 
+// A sequence of two calls run twice (--invocations 2): invocations 0, 1 are run 0 and
+// 2, 3 run 1; an array of the sequence taken by both calls lives in calls 0..1 of each
+// run (docs/model.md "Kernel sequences").
+TEST(Program, SequenceWindowsRepeatPerRun) {
+  Program p = testing::ringPermute();
+  p.kernels = {"a", "b"};
+  Call a, b;
+  b.kernel = 1;
+  p.calls = {a, b, a, b};
+  p.sequenceLength = 2;
+  p.options.invocations = 4;
+  p.semaphores[0].liveFirst = 0;
+  p.semaphores[0].liveLast = 1;
+  EXPECT_EQ(p.sequenceRuns(), 2);
+  EXPECT_EQ(p.semWindow(0, 1).first, 0);
+  EXPECT_EQ(p.semWindow(0, 1).last, 1);
+  EXPECT_EQ(p.semWindow(0, 2).first, 2);
+  EXPECT_EQ(p.semWindow(0, 3).last, 3);
+  EXPECT_FALSE(p.exitChecks(0, 0));
+  EXPECT_TRUE(p.exitChecks(0, 1));
+  EXPECT_FALSE(p.exitChecks(0, 2));
+  EXPECT_TRUE(p.exitChecks(0, 3));
+  auto sequenceProblems = [&]() {
+    std::string text;
+    for (const std::string &problem : verifyProgram(p))
+      if (problem.find("runs of") != std::string::npos ||
+          problem.find("window") != std::string::npos ||
+          problem.find("differs") != std::string::npos)
+        text += problem + "\n";
+    return text;
+  };
+  EXPECT_EQ(sequenceProblems(), "");
+  // A window past one run, a partial run, or a run that differs from the first.
+  p.semaphores[0].liveLast = 2;
+  EXPECT_NE(sequenceProblems().find("window 0..2"), std::string::npos);
+  p.semaphores[0].liveLast = 1;
+  p.calls[3].kernel = 0;
+  EXPECT_NE(sequenceProblems().find("call 3 differs from call 1"), std::string::npos);
+  p.calls.pop_back();
+  p.options.invocations = 3;
+  EXPECT_NE(sequenceProblems().find("3 calls are no whole number of runs of 2"), std::string::npos);
+}
+
 TEST(Verifier, AcceptsWellFormedProgram) {
   EXPECT_TRUE(verifyProgram(testing::ringPermute()).empty());
 }
