@@ -162,6 +162,7 @@ private:
   double legendTop_ = 0, lanesTop_ = 0, rowsTop_ = 0, endY_ = 0, inFlightTop_ = 0, boxesTop_ = 0;
   std::vector<Row> rows_;
   std::vector<std::vector<std::string>> boxes_; // per Trace::blocked entry: its lines
+  std::vector<std::string> endSems_;            // the semaphore values after the last step
 };
 
 void Picture::layout() {
@@ -237,9 +238,26 @@ void Picture::layout() {
     y += row.height;
   }
   endY_ = y + 14;
-  // Below the end line: "after step N", then one row per DMA still in flight, then the
-  // boxes of the blocked devices.
-  inFlightTop_ = endY_ + 20;
+  // Below the end line: "after step N", the semaphores the trace left non-zero, one row
+  // per DMA still in flight, then the boxes of the blocked devices.
+  std::map<std::string, int64_t> last;
+  for (const TraceStep &step : trace_.steps)
+    for (const auto &[name, value] : step.semValues)
+      last[name] = value;
+  std::string nonZero;
+  for (const auto &[name, value] : last)
+    if (value != 0)
+      nonZero += fmt::format("{}{} = {}", nonZero.empty() ? "" : "   ", name, value);
+  if (!last.empty()) {
+    // Left of the "after step N" text, which is at most 60 characters at the right.
+    const size_t chars =
+        static_cast<size_t>((width_ - 40 - 60 * kSmallCharWidth) / kSmallCharWidth);
+    endSems_ =
+        wrap(nonZero.empty() ? std::string("every semaphore the trace changed is 0 at the end")
+                             : "non-zero at the end: " + nonZero,
+             chars);
+  }
+  inFlightTop_ = endY_ + 20 + (endSems_.empty() ? 0 : endSems_.size() * kLineH);
   boxesTop_ = inFlightTop_ + trace_.inFlight.size() * kInFlightH + 10;
   double boxes = 0;
   for (const TraceStep &b : trace_.blocked) {
@@ -566,6 +584,10 @@ void Picture::ending(std::string &svg) const {
                      : trace_.blocked.empty()                          ? ": dmas in flight below"
                      : trace_.inFlight.empty()                         ? ": blocked devices below"
                                                : ": dmas in flight and blocked devices below");
+  for (size_t i = 0; i < endSems_.size(); ++i)
+    svg += fmt::format(R"(<text class="endsems" x="{}" y="{}" font-size="{}" fill="{}">{}</text>)",
+                       num(20), num(endY_ + 13 + i * kLineH), num(kSmallFont), kSemColour,
+                       xmlEscape(endSems_[i]));
   svg += "</g>\n";
   const bool deadlock = f_.kind == FindingKind::Deadlock;
   for (size_t i = 0; i < trace_.blocked.size(); ++i) {

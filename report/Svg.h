@@ -30,7 +30,8 @@ struct PictureHeading {
 ///   - a wait or barrier that blocked is a bar on its lane from where it blocked to
 ///     where it returned; a device still blocked after the last step gets a bar to
 ///     the bottom and a box saying what it waits for (the stuck waits of a deadlock);
-///   - the semaphore values a step changed follow its text;
+///   - the semaphore values a step changed follow its text; under the end line, the
+///     ones the trace left non-zero;
 ///   - the steps the finding is about (Trace::marks) are highlighted and labelled with
 ///     their source line.
 /// Elements carry classes for tests and scripts: "lane" (one per device), "step"
