@@ -147,10 +147,13 @@ const char *raceEntry(const FindingShape &s) {
   // The other DMA is still reading its source: a write races with it.
   if (s.access == Access::DmaDestination && s.accessRemote && s.regionReused)
     return "run-ahead";
-  // A DMA from another device lands in a buffer that a DMA of the receiving device is
-  // still reading: the receiver read its landing buffer before wait_recv (the writer is
-  // not the device whose source it is).
-  if (s.access == Access::DmaDestination && s.accessRemote && !s.otherRemote)
+  // A DMA from another device lands in a buffer that a DMA of the receiving device (a
+  // local copy or a remote DMA: it forwards the buffer) is still reading: the receiver
+  // read its landing buffer before wait_recv. The writer is not the device whose source
+  // it is, so no device overwrote its own source. The same pair seen from the other
+  // side (the reading DMA's start while this DMA lands) is landing-before-wait-recv by
+  // the first rule, so both findings of one such pair name the same entry.
+  if (s.access == Access::DmaDestination && s.accessRemote)
     return "landing-before-wait-recv";
   if (s.access == Access::StoreWrite || s.access == Access::DmaDestination)
     return "source-before-wait-send";

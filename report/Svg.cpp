@@ -21,10 +21,14 @@ constexpr double kFont = 12;
 constexpr double kCharWidth = 7.3;
 constexpr double kSmallFont = 10.5;
 constexpr double kSmallCharWidth = 6.4;
-constexpr double kLeft = 56;   // the step numbers
-constexpr double kRight = 240; // room for the last lane's texts
-constexpr double kLineH = 15;  // one text line in a row
-constexpr double kRowPad = 9;  // space between rows
+constexpr double kLeft = 56; // the step numbers
+// Left of lane 0: room for the label of a DMA landing on device 0 (labels go left of
+// the target's lane, in the landing's row, where no other text is).
+constexpr double kLabelRoom = 110;
+constexpr double kInFlightH = 22; // one row per DMA still in flight after the last step
+constexpr double kRight = 240;    // room for the last lane's texts
+constexpr double kLineH = 15;     // one text line in a row
+constexpr double kRowPad = 9;     // space between rows
 constexpr double kTitleFont = 15;
 constexpr double kTitleCharWidth = 8.6;
 
@@ -115,7 +119,7 @@ public:
     for (const TraceStep &step : trace_.steps)
       n_ = std::max(n_, step.actor.device + 1);
     laneW_ = n_ <= 2 ? 430 : n_ <= 4 ? 320 : 235;
-    width_ = kLeft + n_ * laneW_ + kRight;
+    width_ = kLeft + kLabelRoom + n_ * laneW_ + kRight;
     layout();
   }
 
@@ -124,7 +128,7 @@ public:
   double height() const { return height_; }
 
 private:
-  double laneX(int32_t d) const { return kLeft + d * laneW_ + 18; }
+  double laneX(int32_t d) const { return kLeft + kLabelRoom + d * laneW_ + 18; }
   /// Characters of normal text that fit right of device d's lane line: a row holds one
   /// step, so its text may reach into the next lane.
   size_t textChars(int32_t d, double charWidth) const {
@@ -142,7 +146,11 @@ private:
   /// A DMA's arrow from lane `from` at y1 (the start's row, whose bottom is y1b) to
   /// lane `to` at y2 (the landing's row, whose top is y2t).
   void arrow(std::string &svg, int32_t from, double y1, double y1b, int32_t to, double y2t,
-             double y2, bool dashed, const std::string &label, int32_t dma, size_t step) const;
+             double y2, const std::string &label, int32_t dma, size_t step) const;
+  /// The `index`-th DMA still in flight after the last step: a dashed arrow from its
+  /// issuer's lane to its target's lane in its own row below the end line.
+  void inFlight(std::string &svg, size_t index, int32_t from, int32_t to, const std::string &label,
+                int32_t dma, size_t step, bool marked) const;
 
   const Finding &f_;
   const Trace &trace_;
@@ -151,9 +159,10 @@ private:
   int32_t n_ = 1;
   double laneW_ = 300, width_ = 0, height_ = 0;
   std::vector<std::pair<std::string, double>> titleLines_; // text, font size
-  double legendTop_ = 0, lanesTop_ = 0, rowsTop_ = 0, endY_ = 0, boxesTop_ = 0;
+  double legendTop_ = 0, lanesTop_ = 0, rowsTop_ = 0, endY_ = 0, inFlightTop_ = 0, boxesTop_ = 0;
   std::vector<Row> rows_;
   std::vector<std::vector<std::string>> boxes_; // per Trace::blocked entry: its lines
+  std::vector<std::string> endSems_;            // the semaphore values after the last step
 };
 
 void Picture::layout() {
@@ -229,7 +238,27 @@ void Picture::layout() {
     y += row.height;
   }
   endY_ = y + 14;
-  boxesTop_ = endY_ + 26;
+  // Below the end line: "after step N", the semaphores the trace left non-zero, one row
+  // per DMA still in flight, then the boxes of the blocked devices.
+  std::map<std::string, int64_t> last;
+  for (const TraceStep &step : trace_.steps)
+    for (const auto &[name, value] : step.semValues)
+      last[name] = value;
+  std::string nonZero;
+  for (const auto &[name, value] : last)
+    if (value != 0)
+      nonZero += fmt::format("{}{} = {}", nonZero.empty() ? "" : "   ", name, value);
+  if (!last.empty()) {
+    // Left of the "after step N" text, which is at most 60 characters at the right.
+    const size_t chars =
+        static_cast<size_t>((width_ - 40 - 60 * kSmallCharWidth) / kSmallCharWidth);
+    endSems_ =
+        wrap(nonZero.empty() ? std::string("every semaphore the trace changed is 0 at the end")
+                             : "non-zero at the end: " + nonZero,
+             chars);
+  }
+  inFlightTop_ = endY_ + 20 + (endSems_.empty() ? 0 : endSems_.size() * kLineH);
+  boxesTop_ = inFlightTop_ + trace_.inFlight.size() * kInFlightH + 10;
   double boxes = 0;
   for (const TraceStep &b : trace_.blocked) {
     std::string text = b.text;
@@ -270,6 +299,8 @@ void Picture::legend(std::string &svg) const {
                    R"~(marker-end="url(#arrow)"/>)~",
                    kDmaColour),
        "dma: start -> landing"},
+      {fmt::format(R"(<rect x="6" y="-8" width="8" height="8" fill="{}"/>)", kDmaColour),
+       "dma sent: source read, send sem +="},
       {fmt::format(R"(<line x1="0" y1="-4" x2="22" y2="-4" stroke="{}" stroke-width="2" )"
                    R"~(stroke-dasharray="5,3" marker-end="url(#arrow)"/>)~",
                    kDmaColour),
@@ -395,16 +426,13 @@ void Picture::rows(std::string &svg) const {
 }
 
 void Picture::arrow(std::string &svg, int32_t from, double y1, double y1b, int32_t to, double y2t,
-                    double y2, bool dashed, const std::string &label, int32_t dma,
-                    size_t step) const {
+                    double y2, const std::string &label, int32_t dma, size_t step) const {
   double x1 = laneX(from), x2 = laneX(to);
-  std::string style =
-      fmt::format(R"(fill="none" stroke="{}" stroke-width="{}"{} )"
-                  R"~(marker-end="url(#arrow)")~",
-                  kDmaColour, dashed ? "1.6" : "2", dashed ? R"( stroke-dasharray="6,4")" : "");
-  svg += fmt::format(R"(<g class="dma{}" data-dma="{}" data-step="{}">)", dashed ? " inflight" : "",
-                     dma, step);
-  double lx, ly;
+  std::string style = fmt::format(
+      R"~(fill="none" stroke="{}" stroke-width="2" marker-end="url(#arrow)")~", kDmaColour);
+  svg += fmt::format(R"(<g class="dma" data-dma="{}" data-step="{}">)", dma, step);
+  double lx = 0, ly = 0;
+  std::string shown = label;
   if (from == to) {
     // A local copy: a loop left of the lane, where no step's text is; its label is its
     // tooltip (the landing's text names the DMA and the units).
@@ -412,39 +440,36 @@ void Picture::arrow(std::string &svg, int32_t from, double y1, double y1b, int32
     svg += fmt::format(R"(<path d="M {} {} C {} {} {} {} {} {}" {}><title>{}</title></path>)",
                        num(x1 - 5), num(y1), num(x1 - bulge), num(y1), num(x1 - bulge), num(y2),
                        num(x1 - 6), num(y2), style, xmlEscape(label));
-    lx = ly = 0;
   } else {
     // Down the issuer's lane to the bottom of the start's row (y1), across to the top
     // of the landing's row (y2), down the target's lane to the landing: the texts
     // right of the lanes in those two rows stay clear.
     svg += fmt::format(R"(<path d="M {} {} V {} L {} {} V {}" {}/>)", num(x1), num(y1 + 5),
                        num(y1b), num(x2), num(y2t), num(y2 - 3), style);
-    lx = (x1 + x2) / 2;
-    ly = (y1b + y2t) / 2;
     // A landing's row holds only the landing's text, right of the target's lane: the
-    // label goes left of the lane in that row when there is room (not on lane 0).
-    double w = label.size() * kSmallCharWidth + 6;
-    if (!dashed && x2 - w - 14 > kLeft) {
-      lx = x2 - 10 - w / 2;
-      ly = y2 + 4;
-    }
+    // label goes left of the lane in that row (lane 0 has kLabelRoom for it), where it
+    // meets no other text; cut when it is wider than that (the landing's text is whole).
+    shown = cut(label, static_cast<size_t>((x2 - 14 - kLeft - 6) / kSmallCharWidth));
+    double w = shown.size() * kSmallCharWidth + 6;
+    lx = x2 - 10 - w / 2;
+    ly = y2 + 4;
   }
-  if (!label.empty() && from != to) {
+  if (!shown.empty() && from != to) {
     // On a white ground, so that lines under it do not cross its letters.
-    double w = label.size() * kSmallCharWidth + 6, left = lx - w / 2;
+    double w = shown.size() * kSmallCharWidth + 6, left = lx - w / 2;
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#ffffff" )"
                        R"(fill-opacity="0.9"/>)",
                        num(left), num(ly - kSmallFont), num(w), num(kSmallFont + 4));
     svg += fmt::format(R"(<text x="{}" y="{}" font-size="{}" fill="{}" text-anchor="middle">)"
                        R"({}</text>)",
-                       num(lx), num(ly), num(kSmallFont), kDmaColour, xmlEscape(label));
+                       num(lx), num(ly), num(kSmallFont), kDmaColour, xmlEscape(shown));
   }
   svg += "</g>\n";
 }
 
 void Picture::arrows(std::string &svg) const {
-  // Each DMA's start row; an arrow to each of its landings, and a dashed one to the
-  // bottom for a DMA still in flight after the last step.
+  // Each DMA's start row; an arrow to each of its landings, and a dashed one below the
+  // end line for a DMA still in flight after the last step.
   std::map<int32_t, size_t> start;
   std::map<int32_t, const TraceStep *> startStep;
   for (size_t i = 0; i < trace_.steps.size(); ++i)
@@ -467,18 +492,48 @@ void Picture::arrows(std::string &svg) const {
       continue; // cannot happen: a DMA lands after its start, which is in the trace
     const TraceStep &from = trace_.steps[it->second];
     const Row &a = rows_[it->second], &b = rows_[i];
-    arrow(svg, from.actor.device, a.mid(), a.bottom(), s.actor.device, b.top - 2, b.mid(), false,
-          label(s), s.dma, i + 1);
+    arrow(svg, from.actor.device, a.mid(), a.bottom(), s.actor.device, b.top - 2, b.mid(), label(s),
+          s.dma, i + 1);
   }
-  for (int32_t k : trace_.inFlight) {
+  for (size_t j = 0; j < trace_.inFlight.size(); ++j) {
+    const int32_t k = trace_.inFlight[j];
     auto it = start.find(k);
     if (it == start.end())
       continue;
     const TraceStep &from = *startStep[k];
-    const Row &a = rows_[it->second];
-    arrow(svg, from.actor.device, a.mid(), a.bottom(), from.peer, endY_ - 10, endY_ - 2, true,
-          fmt::format("dma {}: {} B in flight", k, from.bytes), k, it->second + 1);
+    // The DMA the finding is about (its start is marked) keeps the mark's colour here.
+    const bool marked = !rows_[it->second].marks.empty();
+    inFlight(svg, j, from.actor.device, from.peer,
+             fmt::format("{}dma {}: {} B in flight since step {}", marked ? "\u25b2 " : "", k,
+                         from.bytes, it->second + 1),
+             k, it->second + 1, marked);
   }
+}
+
+void Picture::inFlight(std::string &svg, size_t index, int32_t from, int32_t to,
+                       const std::string &label, int32_t dma, size_t step, bool marked) const {
+  // Drawn below the end line, one row each, so that neither the arrows nor their labels
+  // cross the steps' texts or each other; the label names the step that started it.
+  const double y = inFlightTop_ + index * kInFlightH + 12;
+  const double x1 = laneX(from), x2 = laneX(to);
+  svg += fmt::format(R"(<g class="dma inflight" data-dma="{}" data-step="{}">)", dma, step);
+  std::string style = fmt::format(R"(fill="none" stroke="{}" stroke-width="1.6" )"
+                                  R"~(stroke-dasharray="6,4" marker-end="url(#arrow)")~",
+                                  kDmaColour);
+  if (from == to)
+    svg +=
+        fmt::format(R"(<path d="M {} {} H {}" {}/>)", num(x1 - 30), num(y + 3), num(x1 - 5), style);
+  else
+    svg += fmt::format(R"(<circle cx="{}" cy="{}" r="3.5" fill="{}"/>)"
+                       R"(<path d="M {} {} H {}" {}/>)",
+                       num(x1), num(y + 3), kDmaColour, num(x1), num(y + 3),
+                       num(x2 + (x2 > x1 ? -4 : 4)), style);
+  const double lx = std::min(x1, x2) + 10;
+  const size_t room = static_cast<size_t>((width_ - 10 - lx) / kSmallCharWidth);
+  svg += fmt::format(R"(<text class="halo" x="{}" y="{}" font-size="{}" fill="{}"{}>{}</text>)",
+                     num(lx), num(y - 3), num(kSmallFont), marked ? kMarkColour : kDmaColour,
+                     marked ? R"( font-weight="bold")" : "", xmlEscape(cut(label, room)));
+  svg += "</g>\n";
 }
 
 void Picture::waits(std::string &svg) const {
@@ -525,7 +580,14 @@ void Picture::ending(std::string &svg) const {
   svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" fill="{}" font-size="{}">)"
                      R"(after step {}{}</text>)",
                      num(width_ - 10), num(endY_ + 13), kContextColour, num(kSmallFont), last,
-                     trace_.blocked.empty() ? "" : ": blocked devices below");
+                     trace_.inFlight.empty() && trace_.blocked.empty() ? ""
+                     : trace_.blocked.empty()                          ? ": dmas in flight below"
+                     : trace_.inFlight.empty()                         ? ": blocked devices below"
+                                               : ": dmas in flight and blocked devices below");
+  for (size_t i = 0; i < endSems_.size(); ++i)
+    svg += fmt::format(R"(<text class="endsems" x="{}" y="{}" font-size="{}" fill="{}">{}</text>)",
+                       num(20), num(endY_ + 13 + i * kLineH), num(kSmallFont), kSemColour,
+                       xmlEscape(endSems_[i]));
   svg += "</g>\n";
   const bool deadlock = f_.kind == FindingKind::Deadlock;
   for (size_t i = 0; i < trace_.blocked.size(); ++i) {

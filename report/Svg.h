@@ -24,12 +24,14 @@ struct PictureHeading {
 /// device with time downwards, one row per trace step (numbered as in the text trace):
 ///   - a device's step is a dot on its lane with its text and source line;
 ///   - a DMA is an arrow from its start on the issuer to each landing on the target,
-///     labelled with its id and bytes (its regions are in the start's text); a DMA
-///     still in flight after the last step is a dashed arrow to the bottom;
+///     labelled with its id and bytes left of the target's lane in the landing's row
+///     (its regions are in the start's text); each DMA still in flight after the last
+///     step is a dashed arrow in a row of its own below the end line;
 ///   - a wait or barrier that blocked is a bar on its lane from where it blocked to
 ///     where it returned; a device still blocked after the last step gets a bar to
 ///     the bottom and a box saying what it waits for (the stuck waits of a deadlock);
-///   - the semaphore values a step changed follow its text;
+///   - the semaphore values a step changed follow its text; under the end line, the
+///     ones the trace left non-zero;
 ///   - the steps the finding is about (Trace::marks) are highlighted and labelled with
 ///     their source line.
 /// Elements carry classes for tests and scripts: "lane" (one per device), "step"

@@ -93,6 +93,33 @@ TEST(TraceSvg, DrawsLanesArrowsMarksAndEscapesText) {
   EXPECT_EQ(again.str(), svg);
 }
 
+/// The number in `attr="..."` after the first occurrence of `after` in `svg`.
+double attrAfter(const std::string &svg, const std::string &after, const std::string &attr) {
+  size_t at = svg.find(after);
+  EXPECT_NE(at, std::string::npos) << after;
+  size_t pos = svg.find(attr + "=\"", at);
+  EXPECT_NE(pos, std::string::npos) << attr;
+  return std::stod(svg.substr(pos + attr.size() + 2));
+}
+
+TEST(TraceSvg, InFlightDmasAndEndValuesAreBelowTheEndLine) {
+  std::ostringstream out;
+  renderTraceSvg(out, raceFinding(), nullptr, {"kernel k on mesh x=3", "k.dk --devices 3"});
+  const std::string svg = out.str();
+  // dma 1 (started at step 3, the marked "racing dma") is in flight after the last step:
+  // its row is below the end line and above the blocked device's box, and it keeps the
+  // mark's colour.
+  const double end = attrAfter(svg, "<g class=\"end\"", "y1");
+  const double flight = attrAfter(svg, "<g class=\"dma inflight\" data-dma=\"1\"", "cy");
+  const double box = attrAfter(svg, "<g class=\"blocked\"", "y");
+  EXPECT_GT(flight, end);
+  EXPECT_LT(flight, box);
+  EXPECT_NE(svg.find("\u25b2 dma 1: 4096 B in flight since step 3</text>"), std::string::npos);
+  // The semaphores the trace left non-zero, named under the end line.
+  EXPECT_NE(svg.find(">non-zero at the end: recv@2 = 1</text>"), std::string::npos);
+  EXPECT_GT(attrAfter(svg, "class=\"endsems\"", "y"), end);
+}
+
 TEST(TraceSvg, DeadlockHighlightsTheStuckWaits) {
   Finding f = raceFinding();
   f.kind = FindingKind::Deadlock;

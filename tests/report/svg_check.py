@@ -13,7 +13,10 @@ runs `dkv check --trace-dir DIR --format json` and checks every SVG written:
     from a DMA that started in the trace;
   - the highlighted elements (class "mark") carry source lines (data-line) and
     include the finding's primary line; a race also marks the line of the DMA it
-    races with (its "the dma started here" note), a deadlock marks its stuck waits.
+    races with (its "the dma started here" note), a deadlock marks its stuck waits;
+  - no two texts overlap and none leaves the picture: each <text>'s box is computed
+    from its position, font size, anchor and length with the renderer's monospace
+    character widths (report/Svg.cpp), as the layout places it.
 Also: --trace-svg refuses a run with several findings (exit 1) and --trace-html
 writes a page whose embedded SVG parses. Exit 0 when every check holds.
 """
@@ -41,6 +44,51 @@ def classes(element):
     return set(element.get("class", "").split())
 
 
+# The renderer's monospace character width at each font size (report/Svg.cpp:
+# kCharWidth, kSmallCharWidth, kTitleCharWidth); 0.61 em otherwise.
+CHAR_WIDTH = {12.0: 7.3, 10.5: 6.4, 15.0: 8.6}
+
+
+def text_boxes(root):
+    """(x0, y0, x1, y1, text) of every <text> element, from its attributes: the baseline
+    at y, ascent 0.8 em and descent 0.2 em, the width from the character count."""
+    boxes = []
+
+    def walk(element, dx, dy, size):
+        m = re.match(r"translate\(([-\d.]+),([-\d.]+)\)", element.get("transform", ""))
+        if m:
+            dx, dy = dx + float(m.group(1)), dy + float(m.group(2))
+        size = float(element.get("font-size", size))
+        if element.tag == SVG + "text":
+            text = "".join(element.itertext())
+            if text.strip():
+                width = len(text) * CHAR_WIDTH.get(size, 0.61 * size)
+                x, y = dx + float(element.get("x")), dy + float(element.get("y"))
+                anchor = element.get("text-anchor", "start")
+                x0 = x - width if anchor == "end" else x - width / 2 if anchor == "middle" else x
+                boxes.append((x0, y - 0.8 * size, x0 + width, y + 0.2 * size, text))
+            return
+        for child in element:
+            walk(child, dx, dy, size)
+
+    walk(root, 0.0, 0.0, 12.0)
+    return boxes
+
+
+def check_layout(root, where, errors):
+    """No two texts overlap (by more than half a pixel) and every text is inside."""
+    width, height = float(root.get("width")), float(root.get("height"))
+    boxes = sorted(text_boxes(root), key=lambda b: b[1])
+    for i, a in enumerate(boxes):
+        if a[0] < -0.5 or a[2] > width + 0.5 or a[1] < -0.5 or a[3] > height + 0.5:
+            errors.append(f"{where}: text {a[4]!r} leaves the picture")
+        for b in boxes[i + 1:]:
+            if b[1] >= a[3] - 0.5:
+                break  # sorted by top: no later box reaches up into a
+            if min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5:
+                errors.append(f"{where}: texts overlap: {a[4]!r} and {b[4]!r}")
+
+
 def check_svg(path, finding, devices, errors):
     where = os.path.basename(path)
     try:
@@ -51,6 +99,7 @@ def check_svg(path, finding, devices, errors):
     if root.tag != SVG + "svg":
         errors.append(f"{where}: root is {root.tag}, not svg")
         return
+    check_layout(root, where, errors)
     everything = list(root.iter())
     lanes = [e for e in everything if "lane" in classes(e)]
     if len(lanes) != devices:
