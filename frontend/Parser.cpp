@@ -918,6 +918,29 @@ private:
           ok = false;
           continue;
         }
+        // `memory_space = vmem` is the space Pallas gives the block buffers by default
+        // (pipeline.py, BufferedRef.create: `VMEM if spec.memory_space is None`):
+        // accepted as written. Any other keyword or space is not modelled.
+        bool specOk = true;
+        for (auto *kw : spec->specKeyword()) {
+          std::string key = kw->key->getText(), value = kw->value->getText();
+          if (key == "memory_space" && value == "vmem")
+            continue;
+          diags_.error(range(kw), "unsupported",
+                       key == "memory_space"
+                           ? fmt::format("BlockSpec memory_space = {}: only vmem, the "
+                                         "default space of the block buffers, is modelled "
+                                         "(docs/language.md \"Pipelines\")",
+                                         value)
+                           : fmt::format("BlockSpec argument '{}' is not modelled (known: "
+                                         "memory_space = vmem)",
+                                         key));
+          specOk = false;
+        }
+        if (!specOk) {
+          ok = false;
+          continue;
+        }
         ast::PipelineOperand op;
         op.output = name == "out_specs";
         op.specRange = range(spec);
