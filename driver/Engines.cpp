@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -187,59 +188,63 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // The static pre-check's findings hold without a search; they join the engine's,
   // which carry the witness schedules.
   std::vector<report::Finding> pre = model::precheck(machine.program());
+  // Each property's finding is made once, from the first witness the engine gives for
+  // it: shortened, confirmed in the executor (with its own wrong value, for a race) and
+  // given the pre-check's notes at its place. Every step is a function of that witness
+  // alone, so the finding streamed during the search is the verdict's finding, whatever
+  // else the engine finds later.
+  struct Made {
+    report::Schedule witness; ///< the engine's schedule it was made from
+    report::Finding finding;
+  };
+  std::map<semantics::PropertyIndex, Made> made;
+  auto findingOf = [&](const semantics::Witness &w, const std::string &engineName,
+                       std::string &error) -> std::optional<report::Finding> {
+    if (auto it = made.find(w.property); it != made.end() && it->second.witness == w.schedule)
+      return it->second.finding;
+    std::optional<report::Finding> f =
+        semantics::shortFinding(machine, w, engineName, semantics::VerdictOptions{}, error);
+    if (!f)
+      return std::nullopt;
+    if (options.confirm)
+      executor::confirmFinding(machine, *f);
+    report::addPrecheckNotes(*f, pre);
+    made[w.property] = {w.schedule, *f};
+    return f;
+  };
+  // Each property's first witness becomes its finding as the engine reports it
+  // (streamed when `events` asks for findings), named after the engine working then (a
+  // progress report names it when an engine hands over to another, `--engine auto`),
+  // with or without `events`, so both give the same verdict.
   semantics::EngineEvents engineEvents;
-  // Streaming: each property's first witness becomes its finding at once, built and
-  // confirmed as below; the engine that found it is the one working now (a progress
-  // report names it when an engine hands over to another, `--engine auto`).
   std::string working = engine.name;
-  std::set<semantics::PropertyIndex> streamed;
-  bool raceShown = false;
-  // The race whose wrong value was streamed (the first race found) and that value: the
-  // verdict shows the wrong value on the same race, so the text printed during the search
-  // is the verdict's text and no finding is printed twice.
-  std::optional<std::pair<std::string, std::string>> wrongValueRace;
-  if (events) {
-    engineEvents.progress = [&](const semantics::EngineProgress &progress) {
-      if (!progress.engine.empty() && engine.name == "auto")
-        working = progress.engine;
-      if (events->progress)
-        events->progress(progress);
-    };
+  std::set<semantics::PropertyIndex> seen;
+  engineEvents.progress = [&](const semantics::EngineProgress &progress) {
+    if (!progress.engine.empty() && engine.name == "auto")
+      working = progress.engine;
+    if (events && events->progress)
+      events->progress(progress);
+  };
+  if (events)
     engineEvents.cancelled = events->cancelled;
-    engineEvents.witness = [&](const semantics::Witness &w) {
-      if (!streamed.insert(w.property).second || !events->finding)
-        return true;
-      std::string error;
-      std::optional<report::Finding> f =
-          semantics::shortFinding(machine, w, working, semantics::VerdictOptions{}, error);
-      if (!f)
-        return true; // the verdict below reports the internal error
-      std::vector<report::Finding> one{std::move(*f)};
-      if (options.confirm)
-        executor::confirmFindings(machine, one);
-      // confirmFindings shows the wrong value of the first race it is given; the
-      // verdict shows it for its first race only.
-      if (one[0].kind == report::FindingKind::Race && std::exchange(raceShown, true))
-        one[0].wrongValue.clear();
-      else if (one[0].kind == report::FindingKind::Race)
-        wrongValueRace = {one[0].property, one[0].wrongValue};
-      report::addPrecheckNotes(one[0], pre);
-      return events->finding(one[0]);
-    };
-  }
+  engineEvents.witness = [&](const semantics::Witness &w) {
+    if (!seen.insert(w.property).second)
+      return true;
+    std::string error;
+    std::optional<report::Finding> f = findingOf(w, working, error);
+    if (!f)
+      return true; // the verdict below reports the internal error
+    return !events || !events->finding || events->finding(*f);
+  };
   semantics::EngineResult result = engine.run(machine, options, engineEvents);
   const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
-  report::Verdict verdict = semantics::buildVerdict(machine, std::move(result), decidedBy);
+  report::Verdict verdict =
+      semantics::buildVerdict(machine, std::move(result), decidedBy, {},
+                              [&](const semantics::Witness &w, std::string &error) {
+                                return findingOf(w, decidedBy, error);
+                              });
   if (verdict.status == report::Verdict::Status::Error)
     return verdict;
-  // Every witness replays in the executor with real data, which confirms it and shows
-  // the wrong value a race produces.
-  if (options.confirm)
-    executor::confirmFindings(machine, verdict.findings);
-  if (options.confirm && wrongValueRace)
-    for (report::Finding &f : verdict.findings)
-      if (f.kind == report::FindingKind::Race)
-        f.wrongValue = f.property == wrongValueRace->first ? wrongValueRace->second : "";
   report::mergePrecheck(verdict, std::move(pre));
   return verdict;
 }

@@ -469,7 +469,7 @@ std::optional<report::Finding> shortFinding(const Machine &machine, const Witnes
 }
 
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
-                             const VerdictOptions &options) {
+                             const VerdictOptions &options, const FindingBuilder &build) {
   report::Verdict verdict;
   verdict.stats = std::move(result.stats);
   verdict.queries = std::move(result.queries);
@@ -484,8 +484,9 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result, const 
     // Only the witness that becomes the finding is shortened; the others are checked.
     const bool first = i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property;
     std::optional<report::Finding> f =
-        first ? shortFinding(machine, result.witnesses[i], engine, options, error)
-              : witnessFinding(machine, result.witnesses[i], engine, error);
+        !first  ? witnessFinding(machine, result.witnesses[i], engine, error)
+        : build ? build(result.witnesses[i], error)
+                : shortFinding(machine, result.witnesses[i], engine, options, error);
     if (!f) {
       verdict.status = report::Verdict::Status::Error;
       verdict.reason = error;
