@@ -33,14 +33,14 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
 /// time explore left of `--timeout`. The statistics say which engine decided and why
 /// ("explore reached 200000 states, decided by z3"), then that engine's own (explore's
 /// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
-/// engines' numbers, and the witnesses explore found before its budget stay (for the
-/// properties z3 found none for).
+/// engines' numbers.
 ///
-/// Streaming (`events`): explore's witnesses are passed on when explore has searched
-/// everything (its budget is small, seconds), since z3 replaces them when it does not;
-/// with `--stop-at-first` they are passed on at once (the first ends the run, z3 never
-/// starts). Each phase begins with a progress report naming its engine, which the
-/// driver uses to name the engine of the findings it streams.
+/// Every witness explore finds is kept and passed on as it is found, complete or not:
+/// it is a run that violates its property, and a breadth-first one, the shortest
+/// explore knows; z3's witnesses follow, so a property both found keeps explore's
+/// (semantics::buildVerdict takes the first witness of each property). Each phase
+/// begins with a progress report naming its engine, which the driver uses to name the
+/// engine of the findings it makes.
 semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o,
                                 const semantics::EngineEvents &events) {
   const auto begin = std::chrono::steady_clock::now();
@@ -52,22 +52,11 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   };
   executor::ExploreOptions exploreOptions;
   exploreOptions.maxStates = o.autoStates;
-  semantics::EngineEvents exploreEvents = events;
-  if (!o.stopAtFirst)
-    exploreEvents.witness = nullptr; // passed on below, if explore decides
-  exploreOptions.events = &exploreEvents;
+  exploreOptions.events = &events;
   if (!phase("explore"))
     return none;
   semantics::EngineResult explored = executor::explore(machine, exploreOptions);
   if (explored.complete || explored.reason == semantics::kStoppedReason) {
-    if (explored.complete && events.witness)
-      for (size_t k = 0; k < explored.witnesses.size(); ++k)
-        if (!events.witness(explored.witnesses[k])) {
-          explored.witnesses.resize(k + 1);
-          explored.complete = false;
-          explored.reason = semantics::kStoppedReason;
-          break;
-        }
     explored.decidedBy = "explore";
     if (explored.complete)
       explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
@@ -92,13 +81,14 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
 
   semantics::EngineResult result;
   result.complete = solved.complete;
-  result.witnesses = std::move(solved.witnesses);
+  result.witnesses = std::move(explored.witnesses);
+  result.witnesses.insert(result.witnesses.end(), solved.witnesses.begin(), solved.witnesses.end());
   result.queries = std::move(solved.queries);
   result.semaphoreForms = std::move(solved.semaphoreForms);
   result.decidedBy = "z3";
   result.stats.push_back(why);
   // Stopped at its first finding (--stop-at-first): explore found none before its
-  // budget (it would have stopped the run), so the finding is z3's alone.
+  // budget (it would have stopped the run), so the finding is z3's.
   const bool stopped = solved.reason == semantics::kStoppedReason;
   result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
                          : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
@@ -107,27 +97,10 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
   result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
-  if (stopped) {
+  if (stopped)
     result.reason = solved.reason;
-  } else if (!solved.complete) {
+  else if (!solved.complete)
     result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
-    // explore's witnesses hold whatever z3 could not decide; with both engines'
-    // witnesses in one verdict, the findings name the engine "auto".
-    std::set<semantics::PropertyIndex> found;
-    for (const semantics::Witness &w : result.witnesses)
-      found.insert(w.property);
-    bool named = false;
-    for (semantics::Witness &w : explored.witnesses)
-      if (!found.count(w.property)) {
-        result.decidedBy = "auto";
-        if (!named)
-          phase("auto");
-        named = true;
-        // z3 gave up: explore's findings still hold.
-        if (!semantics::addWitness(result, std::move(w), &events))
-          break;
-      }
-  }
   return result;
 }
 
@@ -198,12 +171,45 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     report::Finding finding;
   };
   std::map<semantics::PropertyIndex, Made> made;
+  // Breadth-first witnesses for an engine whose own are not (spin, z3): explore within
+  // `options.shortestStates` states, run once, when the first witness needs it; each
+  // witness it finds is a shortest schedule of its property in explore's reduced graph
+  // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
+  // already (auto keeps explore's before z3's).
+  const bool breadthFirst = engine.name == "explore" || engine.name == "auto";
+  std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
+  auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
+    if (breadthFirst || options.shortestStates == 0)
+      return nullptr;
+    if (!shortest) {
+      shortest.emplace();
+      executor::ExploreOptions search;
+      search.maxStates = options.shortestStates;
+      for (semantics::Witness &w : executor::explore(machine, search).witnesses)
+        shortest->emplace(w.property, std::move(w.schedule));
+    }
+    auto it = shortest->find(p);
+    return it == shortest->end() ? nullptr : &it->second;
+  };
   auto findingOf = [&](const semantics::Witness &w, const std::string &engineName,
                        std::string &error) -> std::optional<report::Finding> {
     if (auto it = made.find(w.property); it != made.end() && it->second.witness == w.schedule)
       return it->second.finding;
+    // The engine's witness replays to its property (an engine's bug is an internal
+    // error, never hidden) and is shortened; explore's breadth-first one, shortened
+    // too, stands in for it when it is no longer (the trace still says the engine's
+    // length).
     std::optional<report::Finding> f =
         semantics::shortFinding(machine, w, engineName, semantics::VerdictOptions{}, error);
+    if (const report::Schedule *bfs = shortestOf(w.property); f && bfs) {
+      std::optional<report::Finding> g = semantics::shortFinding(
+          machine, {w.property, *bfs}, engineName, semantics::VerdictOptions{}, error);
+      DKV_INVARIANT(g.has_value(), "explore's witness replays to its property");
+      if (g->schedule.size() <= f->schedule.size()) {
+        g->witnessSteps = static_cast<int32_t>(w.schedule.size());
+        f = std::move(g);
+      }
+    }
     if (!f)
       return std::nullopt;
     if (options.confirm)

@@ -21,6 +21,10 @@ struct CheckOptions {
   /// explore's budget under `--engine auto` before z3 takes over (`--max-states` sets
   /// both; the default decides every 2- and 3-device example with explore, docs/smt.md)
   uint64_t autoStates = 200'000;
+  /// Breadth-first witnesses for spin's and z3's findings: explore within this many
+  /// states finds a shortest schedule of the properties it reaches, which stands in for
+  /// the engine's own when it is not longer (0: off; docs/model.md "Short witnesses")
+  uint64_t shortestStates = 100'000;
   double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
   int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
   bool confirm = true;                 ///< replay witnesses in the executor
@@ -66,7 +70,9 @@ const Engine *findEngine(const std::string &name);
 /// Runs `engine` on the machine's instance and builds its verdict the same way for
 /// every engine. Each property's finding is made once, from the first witness the
 /// engine reports for it, as the engine reports it: semantics::shortFinding (a witness
-/// that does not replay to its property makes the verdict an internal error),
+/// that does not replay to its property makes the verdict an internal error; for spin
+/// and z3, explore's breadth-first witness of the property within
+/// `options.shortestStates` states stands in for the engine's when it is not longer),
 /// executor::confirmFinding unless `options.confirm` is false (a race's wrong value
 /// included), report::addPrecheckNotes; it names the engine working then (under
 /// `auto`, explore or z3). semantics::buildVerdict then sorts these findings (by kind,
