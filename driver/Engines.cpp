@@ -113,7 +113,8 @@ std::vector<Engine> &table() {
          options.maxStates = o.maxStates;
          options.events = &events;
          return executor::explore(machine, options);
-       }},
+       },
+       /*breadthFirst=*/true},
       {"spin", "the spin model checker on the emitted Promela model",
        [](const semantics::Machine &machine, const CheckOptions &o,
           const semantics::EngineEvents &events) {
@@ -135,7 +136,7 @@ std::vector<Engine> &table() {
        }},
       {"auto",
        "explore within a small state budget, then z3 if explore cannot finish (the default)",
-       runAuto},
+       runAuto, /*breadthFirst=*/true},
   };
   return engines;
 }
@@ -175,11 +176,10 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // `options.shortestStates` states, run once, when the first witness needs it; each
   // witness it finds is a shortest schedule of its property in explore's reduced graph
   // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
-  // already (auto keeps explore's before z3's).
-  const bool breadthFirst = engine.name == "explore" || engine.name == "auto";
+  // already (Engine::breadthFirst; auto keeps explore's before z3's).
   std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
   auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
-    if (breadthFirst || options.shortestStates == 0)
+    if (engine.breadthFirst || options.shortestStates == 0)
       return nullptr;
     if (!shortest) {
       shortest.emplace();

@@ -54,6 +54,9 @@ struct Engine {
   std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &,
                                         const semantics::EngineEvents &)>
       run;
+  /// Its witnesses are breadth-first (shortest) already: runEngine looks for no
+  /// shorter one (CheckOptions::shortestStates).
+  bool breadthFirst = false;
 };
 
 /// Every registered engine, in registration order (explore, spin, z3, auto, then any
