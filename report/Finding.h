@@ -231,17 +231,17 @@ const char *verdictStatusName(Verdict::Status status);
 bool sameFinding(const Finding &a, const Finding &b);
 
 /// Joins the static pre-check's findings (`pre`, no witness) to an engine's verdict.
-/// A pre-check finding of a kind the engine also found is one bug reported twice: it
-/// becomes a note (its explanation, at its location) on the engine's finding of that
-/// kind with that location as its primary or a secondary span, or else (only when
-/// the search was complete: `verdict.reason` empty) on the first of that kind. The
-/// others
+/// A pre-check finding at the place of an engine finding of its kind (that finding's
+/// primary location or a secondary one) is the same bug: it becomes a note (its
+/// explanation, at its location) on every such finding (addPrecheckNotes). The others
 /// are added as they are and make the verdict `Findings`, also when the engine was
-/// inconclusive (the pre-check's findings hold without a search).
+/// inconclusive (the pre-check's findings hold without a search). The rule looks at
+/// one engine finding at a time, never at which other findings the search found, so a
+/// finding shown during the search already has its final notes.
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre);
-/// The pre-check's notes that mergePrecheck puts on `finding` when it is the only
-/// engine finding at its place: those of `pre` of its kind at its primary location or
-/// a secondary one (used for a finding shown before the search ends).
+/// The pre-check's notes that mergePrecheck puts on `finding`: those of `pre` of its
+/// kind at its primary location or a secondary one, each once (a finding that has a
+/// note already keeps just that one).
 void addPrecheckNotes(Finding &finding, const std::vector<Finding> &pre);
 
 /// Marks every finding that a suppression accepts (same kind, primary location on the

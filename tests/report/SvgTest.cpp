@@ -120,6 +120,30 @@ TEST(TraceSvg, InFlightDmasAndEndValuesAreBelowTheEndLine) {
   EXPECT_GT(attrAfter(svg, "class=\"endsems\"", "y"), end);
 }
 
+TEST(TraceSvg, ASignalToAnotherDeviceIsAnArrowToItsLane) {
+  // Device 0 signals device 2 (an arrow from lane 0 to lane 2), then itself (none).
+  Finding f = raceFinding();
+  TraceStep signal = deviceStep(0, "signal go += 1 on device 2", 12);
+  signal.what = TraceStep::What::Signal;
+  signal.peer = 2;
+  signal.semValues["go@2"] = 1;
+  TraceStep self = signal;
+  self.text = "signal go += 1 on device 0";
+  self.peer = 0;
+  f.trace.steps.insert(f.trace.steps.begin(), {signal, self});
+  for (TraceMark &m : f.trace.marks)
+    m.step += 2;
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=3", "k.dk --devices 3"});
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<g class=\"signal\""), 1u);
+  EXPECT_NE(svg.find("<g class=\"signal\" data-step=\"1\" data-device=\"0\" data-target=\"2\">"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("marker-end=\"url(#sigarrow)\""), std::string::npos);
+  EXPECT_NE(svg.find("signal: sem += on another device"), std::string::npos); // the legend
+}
+
 TEST(TraceSvg, DeadlockHighlightsTheStuckWaits) {
   Finding f = raceFinding();
   f.kind = FindingKind::Deadlock;

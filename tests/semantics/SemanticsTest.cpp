@@ -172,6 +172,40 @@ TEST(Witness, TheTraceRecordsWhatPicturesDraw) {
   EXPECT_EQ(t.inFlight, std::vector<int32_t>{0});
 }
 
+TEST(Witness, BlockedAtTheEndMeansItCannotGoOnAndAFooledWaitIsMarked) {
+  // all_reduce_no_capacity at 3 devices: a device whose wait became satisfiable after
+  // it blocked, but that the schedule did not move again, is not listed as blocked
+  // after the last step (its box would say "waits for send_sem >= 32 but it is 32").
+  // A race whose device's wait returned on another DMA's bytes (shared-semaphore) marks
+  // that wait too.
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("all_reduce_no_capacity.dk", 3);
+  ASSERT_TRUE(program);
+  Instance instance(std::move(*program));
+  const Machine &machine = instance.machine();
+  semantics::EngineResult result = executor::explore(machine, executor::ExploreOptions{});
+  ASSERT_FALSE(result.witnesses.empty());
+  size_t fooled = 0;
+  for (const Witness &w : result.witnesses) {
+    std::string error;
+    std::optional<report::Finding> f = witnessFinding(machine, w, "explore", error);
+    ASSERT_TRUE(f) << error;
+    ControlState before;
+    std::optional<ControlState> end = replaySchedule(machine, w.schedule, before, nullptr, error);
+    ASSERT_TRUE(end) << error;
+    for (const report::TraceStep &b : f->trace.blocked)
+      EXPECT_FALSE(machine.enabled(*end, {report::ScheduleStep::Kind::Device, b.actor.device}))
+          << f->property << ": device " << b.actor.device << " " << b.text;
+    for (const report::TraceMark &m : f->trace.marks)
+      if (m.label.rfind("returns, but dma ", 0) == 0) {
+        ++fooled;
+        EXPECT_TRUE(f->shape.waitedOnSharedSemaphore) << f->property;
+        EXPECT_EQ(f->trace.steps[m.step].what, report::TraceStep::What::Wait) << f->property;
+      }
+  }
+  EXPECT_GT(fooled, 0u);
+}
+
 TEST(Witness, ASchedulethatDoesNotShowItsPropertyIsAnError) {
   Instance instance(executor::testing::permute(true, true));
   const Machine &m = instance.machine();
