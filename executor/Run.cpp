@@ -137,15 +137,18 @@ std::optional<std::string> firstDifference(const Program &program, const RunResu
     for (size_t d = 0; d < a.memory.size() && d < b.memory.size(); ++d)
       for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
         const Buffer &buffer = program.buffers[buf];
-        if (isOutput(buffer) != (pass == 0))
+        if (isOutput(buffer) != (pass == 0) ||
+            program.memoryOf(static_cast<DeviceId>(d), static_cast<BufferId>(buf)) !=
+                static_cast<DeviceId>(d))
           continue;
         const std::vector<double> &x = a.memory[d][buf];
         const std::vector<double> &y = b.memory[d][buf];
         for (size_t e = 0; e < x.size() && e < y.size(); ++e)
           if (x[e] != y[e] && !(std::isnan(x[e]) && std::isnan(y[e])))
-            return fmt::format("{} on device {} is {} {} and {} {}",
-                               elementName(buffer, static_cast<int64_t>(e)), d, number(x[e]), aName,
-                               number(y[e]), bName);
+            return fmt::format(
+                "{} on {} is {} {} and {} {}", elementName(buffer, static_cast<int64_t>(e)),
+                program.memoryName(static_cast<DeviceId>(d), static_cast<BufferId>(buf)),
+                number(x[e]), aName, number(y[e]), bName);
       }
   return std::nullopt;
 }
@@ -238,6 +241,10 @@ template <typename F> void forEachElement(const Program &program, const RunResul
       for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
         if (isOutput(program.buffers[buf]) != (pass == 0))
           continue;
+        // A buffer the cores share lives at its instance only (Simulator::memory).
+        if (program.memoryOf(static_cast<DeviceId>(d), static_cast<BufferId>(buf)) !=
+            static_cast<DeviceId>(d))
+          continue;
         for (size_t e = 0; e < run.memory[d][buf].size(); ++e)
           if (!f(Element{d, buf, e}))
             return;
@@ -281,6 +288,8 @@ std::optional<std::string> raceWrongValue(const semantics::Machine &machine,
   const Event &e = program.processes[ob.device].events[ob.pc];
   if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
     memory = ob.access == 0 ? program.dmas[ds->dma].issuer : program.dmas[ds->dma].target;
+    const Dma &dma = program.dmas[ds->dma];
+    memory = program.memoryOf(memory, ob.access == 0 ? dma.src.buffer : dma.dst.buffer);
     access = fmt::format("the start of dma {}", ds->dma);
   } else if (ob.access >= 0) {
     access = "the load";
@@ -315,11 +324,12 @@ std::optional<std::string> raceWrongValue(const semantics::Machine &machine,
     parts.push_back(fmt::format("{} when {} runs after {} {}", v, who(), dma, done));
   if (std::string v = valuesIn(runs, Order::Overlap, at); !v.empty())
     parts.push_back(fmt::format("{} when {} runs while {} is open, the race", v, who(), dma));
+  const DeviceId atDevice = static_cast<DeviceId>(at.device);
   std::string text = fmt::format(
-      "{} on device {} depends on the order of the racing accesses on {}: it ends as {}",
-      elementName(program.buffers[at.buffer], static_cast<int64_t>(at.index)), at.device,
-      static_cast<DeviceId>(at.device) == memory ? "this device" : fmt::format("device {}", memory),
-      fmt::join(parts, "; as "));
+      "{} on {} depends on the order of the racing accesses on {}: it ends as {}",
+      elementName(program.buffers[at.buffer], static_cast<int64_t>(at.index)),
+      program.memoryName(atDevice, static_cast<BufferId>(at.buffer)),
+      atDevice == memory ? "this device" : program.processName(memory), fmt::join(parts, "; as "));
   // An expected value only when every completed sample without the race (either
   // order) agrees on it; when each order agrees with itself but not with the other,
   // the intended order decides, which dkv cannot know.
