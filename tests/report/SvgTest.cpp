@@ -102,8 +102,8 @@ TEST(TraceSvg, LanesOfATensorCoreMeshNameDeviceAndCore) {
   renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=2, tensorcore mesh core=2", "k.dk"});
   const std::string svg = out.str();
   EXPECT_EQ(count(svg, "<g class=\"lane\""), 4u);
-  for (const char *name : {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<",
-                           ">device 1 core 1<"})
+  for (const char *name :
+       {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<", ">device 1 core 1<"})
     EXPECT_NE(svg.find(name), std::string::npos) << name;
   EXPECT_EQ(svg.find(">device 2<"), std::string::npos);
   EXPECT_EQ(processName(3, 2), "device 1 core 1");
