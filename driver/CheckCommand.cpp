@@ -291,6 +291,16 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
                 "one (or check the file with --devices N or --mesh AXIS=SIZE,...)");
   if (!diags.hasErrors() && !parseOptionWords(annotations.options, options, error))
     diags.error(annotations.optionsRange, "bad-annotation", error);
+  // Each `// expect: VERDICT with OPTIONS` adds the instances checked under its options
+  // (after the options comment's, overriding them), at its own counts or meshes if it
+  // gives them, else at the file's (docs/examples.md "Verdicts under options").
+  std::vector<InstanceOptions> caseOptions;
+  for (const ast::Annotations::Case &c : annotations.cases) {
+    InstanceOptions o = options;
+    if (!diags.hasErrors() && !parseOptionWords(c.options, o, error))
+      diags.error(c.expect.range, "bad-annotation", error);
+    caseOptions.push_back(std::move(o));
+  }
   if (diags.hasErrors()) {
     std::ostringstream text;
     diags.render(text);
@@ -299,19 +309,30 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
     plan.push_back(std::move(failed));
     return;
   }
-  for (int64_t n : annotations.devices) {
-    Planned p;
-    p.options = options;
-    p.options.devices = n;
-    p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
-  }
-  for (const std::string &mesh : annotations.meshes) {
-    Planned p;
-    p.options = options;
-    p.options.mesh = mesh;
-    p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
+  auto instances = [&](const InstanceOptions &o, const std::vector<int64_t> &devices,
+                       const std::vector<std::string> &meshes) {
+    for (int64_t n : devices) {
+      Planned p;
+      p.options = o;
+      p.options.devices = n;
+      p.command = commandOf(p.options);
+      plan.push_back(std::move(p));
+    }
+    for (const std::string &mesh : meshes) {
+      Planned p;
+      p.options = o;
+      p.options.mesh = mesh;
+      p.command = commandOf(p.options);
+      plan.push_back(std::move(p));
+    }
+  };
+  instances(options, annotations.devices, annotations.meshes);
+  for (size_t i = 0; i < annotations.cases.size(); ++i) {
+    const ast::Annotations::Case &c = annotations.cases[i];
+    if (!c.devices.empty() || !c.meshes.empty())
+      instances(caseOptions[i], c.devices, c.meshes);
+    else
+      instances(caseOptions[i], annotations.devices, annotations.meshes);
   }
 }
 

@@ -683,14 +683,21 @@ public:
   void setShapeValues(std::vector<int64_t> values) { shapeValues_ = std::move(values); }
 
   /// A kernel parameter with contents (`in sizes: smem i32[4] = [...]`) is a table:
-  /// a scalar-prefetch / SMEM integer array whose values the instance fixes.
-  bool isTable() const { return tableInit_ != nullptr; }
+  /// a scalar-prefetch / SMEM integer array whose values the instance fixes. So is a
+  /// parameter of a kernel that a sequence calls with one of its tables (no contents of
+  /// its own: each call binds the sequence's table, docs/language.md "Kernel sequences").
+  bool isTable() const { return tableInit_ != nullptr || tableFromCall_; }
+  /// True for a kernel parameter that the sequence's calls pass a table (set by sema
+  /// before the kernels are checked; its contents are the argument's, per call).
+  bool tableFromCall() const { return tableFromCall_; }
+  void setTableFromCall(bool fromCall) { tableFromCall_ = fromCall; }
   /// The default contents as written (may be null).
   const TableLiteral *tableInit() const { return tableInit_.get(); }
   TableLiteral *tableInit() { return tableInit_.get(); }
   void setTableInit(std::unique_ptr<TableLiteral> init) { tableInit_ = std::move(init); }
   /// The contents in effect, set by sema: `rows` rows of the table's element count, row
-  /// d for device d, or one row for every device (row-major elements).
+  /// d for device d, or one row for every device (row-major elements). Empty for a
+  /// table from a call (tableFromCall): lowering reads the argument's.
   const std::vector<std::vector<int64_t>> &tableRows() const { return tableRows_; }
   void setTableRows(std::vector<std::vector<int64_t>> rows) { tableRows_ = std::move(rows); }
   /// Where the contents came from: "default", "-T" or a file name (for reports).
@@ -700,6 +707,7 @@ public:
 
 private:
   std::unique_ptr<TableLiteral> tableInit_;
+  bool tableFromCall_ = false;
   std::vector<std::vector<int64_t>> tableRows_;
   std::string tableOrigin_;
   Storage storage_;
@@ -1144,6 +1152,18 @@ struct Annotations {
     SourceRange range;            ///< the comment
   };
   std::optional<Expect> expect;
+  /// `// expect: VERDICT [at LINE] with OPTIONS...`: the verdict under other options
+  /// (docs/examples.md "Verdicts under options"). `options` are the option words after
+  /// `with` (added to those of `// options:`, and overriding them), without a
+  /// `--devices SPEC` or `--mesh M` among them, which give `devices` / `meshes` instead
+  /// of the file's; in file order.
+  struct Case {
+    Expect expect;
+    std::vector<int64_t> devices;    ///< ascending; empty: the file's devices or meshes
+    std::vector<std::string> meshes; ///< normalised `--mesh` values; empty: the file's
+    std::vector<std::string> options;
+  };
+  std::vector<Case> cases;
   /// Device counts from `// devices: 2..8` (inclusive) or `// devices: 2, 4`, ascending,
   /// without duplicates. Empty if there is no devices comment.
   std::vector<int64_t> devices;

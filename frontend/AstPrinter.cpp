@@ -162,13 +162,15 @@ private:
       head += " " + std::string(toString(b.space())) + " " + std::string(toString(b.dtype()));
       if (!b.shapeValues().empty() || b.shape().empty())
         head += ints(b.shapeValues());
-      if (b.isTable())
+      if (b.tableInit())
         head +=
             " table" + ints(b.tableInit()->shape) + (b.tableRows().size() > 1 ? " per device" : "");
+      else if (b.tableFromCall())
+        head += " table from the sequence";
       line(depth, role, head, d.range());
       for (const auto &e : b.shape())
         expr(depth + 1, "dim", *e);
-      if (b.isTable())
+      if (b.tableInit())
         for (const auto &e : b.tableInit()->elements)
           expr(depth + 1, "element", *e);
       return;

@@ -114,6 +114,8 @@ public:
       if (auto *q = dynCast<SequenceDecl>(item.get()); q && !sequence)
         sequence = q;
     inSequence_ = sequence != nullptr;
+    if (sequence)
+      markTablesFromCalls(*sequence);
     for (auto &item : module_.items()) {
       if (auto *p = dynCast<ParamDecl>(item.get())) {
         param(*p);
@@ -173,8 +175,14 @@ public:
     for (const auto &[name, value] : tables_)
       if (!usedTables_.count(name))
         diags_.error({noPosition(), {}}, "unknown-table",
-                     fmt::format("{} sets table '{}', but the kernel has no table of that name",
-                                 value.origin, name));
+                     sequence ? fmt::format("{} sets table '{}', but the sequence has no table "
+                                            "of that name (in a sequence, tables are the "
+                                            "sequence's parameters with contents, and -T "
+                                            "names them, not the kernels' parameters)",
+                                            value.origin, name)
+                              : fmt::format("{} sets table '{}', but the kernel has no table of "
+                                            "that name",
+                                            value.origin, name));
     return diags_.errorCount() == errorsBefore;
   }
 
@@ -198,6 +206,47 @@ private:
 
   static support::Diagnostic note(support::SourceRange range, std::string message) {
     return support::Diagnostic{support::Severity::Note, range, std::move(message), "", {}};
+  }
+
+  /// Before the kernels are checked: a kernel parameter to which a call of the sequence
+  /// passes one of the sequence's tables is a table itself (read as `t[i]` in the
+  /// kernel's integer expressions), with the argument's contents in that call. Decided
+  /// on names and positions only; sequenceDecl checks every argument afterwards. Only a
+  /// parameter that can be a table (`in smem` of an integer type) is marked: for any
+  /// other, the call's argument is an `argument-mismatch`.
+  void markTablesFromCalls(SequenceDecl &q) {
+    std::map<std::string, const BufferDecl *> tables;
+    for (const auto &b : q.buffers())
+      if (b->tableInit())
+        tables.emplace(b->name(), b.get());
+    if (tables.empty())
+      return;
+    std::map<std::string, KernelDecl *> kernels;
+    for (auto &item : module_.items())
+      if (auto *k = dynCast<KernelDecl>(item.get()))
+        kernels.emplace(k->name(), k);
+    for (const SequenceCall &call : q.calls()) {
+      auto k = kernels.find(call.kernel);
+      if (k == kernels.end())
+        continue;
+      std::vector<const Decl *> params = k->second->paramOrder();
+      for (size_t i = 0; i < params.size() && i < call.args.size(); ++i) {
+        const auto *p = dynCast<BufferDecl>(params[i]);
+        if (p && tables.count(call.args[i].first) && canBeTable(*p))
+          const_cast<BufferDecl *>(p)->setTableFromCall(true);
+      }
+    }
+  }
+
+  static bool isIntegerType(DType t) {
+    return t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8 ||
+           t == DType::U32;
+  }
+
+  /// A kernel parameter of a table's kind: `in`, SMEM, an integer element type.
+  static bool canBeTable(const BufferDecl &b) {
+    return b.storage() == Storage::KernelParam && b.direction() == Direction::In &&
+           b.space() == MemSpace::Smem && isIntegerType(b.dtype());
   }
 
   // --- Scopes --------------------------------------------------------------
@@ -389,11 +438,14 @@ private:
     for (const Decl *p : k.paramOrder()) {
       if (const auto *b = dynCast<BufferDecl>(p)) {
         bufferDecl(const_cast<BufferDecl &>(*b));
-        if (inSequence_ && b->isTable())
-          diags_.error(b->range(), "unsupported",
-                       fmt::format("table '{}': a kernel of a sequence cannot have tables yet "
-                                   "(docs/language.md \"Kernel sequences\")",
-                                   b->name()));
+        if (inSequence_ && b->tableInit())
+          diags_.error(b->tableInit()->range, "sequence-table",
+                       fmt::format("table '{}' of kernel '{}' has contents, but the kernels of "
+                                   "a sequence take their tables from it: declare the contents "
+                                   "on a parameter of the sequence ('sequence(in {}: smem {}[...] "
+                                   "= [...], ...)') and pass it in the calls (docs/language.md "
+                                   "\"Kernel sequences\")",
+                                   b->name(), k.name(), b->name(), toString(b->dtype())));
       } else if (const auto *sp = dynCast<SemDecl>(p)) {
         semDecl(const_cast<SemDecl &>(*sp));
         if (!inSequence_)
@@ -460,11 +512,6 @@ private:
     std::map<std::string, const Decl *> arrays;
     for (auto &b : q.buffers()) {
       bufferDecl(*b);
-      if (b->isTable())
-        diags_.error(b->range(), "unsupported",
-                     fmt::format("'{}': a sequence array has no contents (tables are kernel "
-                                 "parameters)",
-                                 b->name()));
       arrays.emplace(b->name(), b.get());
     }
     for (auto &sp : q.sems()) {
@@ -539,8 +586,15 @@ private:
     if (as && pb)
       return fmt::format("'{}' is a semaphore, parameter '{}' a buffer", a.name(), p.name());
     if (ab && pb) {
-      if (pb->isTable())
-        return fmt::format("parameter '{}' is a table", p.name());
+      if (ab->isTable() && !pb->tableFromCall())
+        return fmt::format("'{}' is a table, and parameter '{}' cannot take it: a table "
+                           "parameter is 'in' SMEM of an integer type ('in {}: smem {}{}')",
+                           a.name(), p.name(), p.name(), toString(ab->dtype()),
+                           dimsText(ab->shapeValues()));
+      if (!ab->isTable() && pb->tableFromCall())
+        return fmt::format("parameter '{}' is a table (another call passes it a table of the "
+                           "sequence), and '{}' is a buffer without contents: pass a table",
+                           p.name(), a.name());
       if (ab->dtype() != pb->dtype())
         return fmt::format("'{}' has element type {}, parameter '{}' {}", a.name(),
                            toString(ab->dtype()), p.name(), toString(pb->dtype()));
@@ -605,11 +659,12 @@ private:
       // Named by an override but declared without contents: not a table.
       return;
     }
+    // A parameter that a sequence passes a table: the argument's contents, per call
+    // (markTablesFromCalls has checked its kind).
+    if (!b.tableInit())
+      return;
     usedTables_.insert(b.name());
-    bool isInt = b.dtype() == DType::I32 || b.dtype() == DType::I16 || b.dtype() == DType::I8 ||
-                 b.dtype() == DType::U8 || b.dtype() == DType::U32;
-    if (b.storage() != Storage::KernelParam || b.direction() != Direction::In ||
-        b.space() != MemSpace::Smem || !isInt) {
+    if (!canBeTable(b)) {
       diags_.error(b.range(), "table-kind",
                    fmt::format("table '{}' must be an 'in' smem integer parameter (e.g. 'in {}: "
                                "smem i32[4] = [...]'), like a Pallas scalar-prefetch operand",

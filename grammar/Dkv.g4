@@ -65,10 +65,14 @@ pipelineOption
   : ID '=' '(' (expr (',' expr)* ','?)? ')'                         # tupleOption
   | ID '=' '[' (blockSpec (',' blockSpec)* ','?)? ']'               # specsOption
   ;
+// Keyword arguments after the index map: `memory_space = vmem` (the block buffers'
+// memory space, pipeline.py's default); sema refuses any other.
 blockSpec
   : ID '(' '(' (expr (',' expr)* ','?)? ')' ','
-    LAMBDA (ID (',' ID)* ','?)? ':' '(' (expr (',' expr)* ','?)? ')' ','? ')'
+    LAMBDA (ID (',' ID)* ','?)? ':' '(' (expr (',' expr)* ','?)? ')'
+    (',' specKeyword)* ','? ')'
   ;
+specKeyword : key=ID '=' value=ID ;
 
 varItem : ID shape? ;
 

@@ -245,7 +245,8 @@ private:
       auto [first, last] = liveOf(array);
       if (const auto *b = ast::dynCast<ast::BufferDecl>(array)) {
         declareBuffer(*b, model::kKernelScope);
-        builder_.setBufferOwner(bufferOf_.at(b), -1, first, last);
+        if (!b->isTable()) // a table is instance data, no buffer
+          builder_.setBufferOwner(bufferOf_.at(b), -1, first, last);
       } else if (const auto *sd = ast::dynCast<ast::SemDecl>(array)) {
         declareSem(*sd, model::kKernelScope);
         const std::vector<int64_t> &dims = sd->dimValues();
@@ -301,7 +302,9 @@ private:
   /// Binds kernel parameters to the arrays call `call` passes.
   void bindCall(size_t call) {
     for (const auto &[param, array] : bindings_[call]) {
-      if (const auto *b = ast::dynCast<ast::BufferDecl>(param))
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(param); b && b->tableFromCall())
+        tableOf_[b] = &ast::cast<ast::BufferDecl>(*array); // a table: its contents, no buffer
+      else if (b)
         bufferOf_[b] = bufferOf_.at(&ast::cast<ast::BufferDecl>(*array));
       else if (const auto *sd = ast::dynCast<ast::SemDecl>(param))
         semBase_[sd] = semBase_.at(&ast::cast<ast::SemDecl>(*array));
@@ -832,9 +835,8 @@ private:
     for (size_t k = 0; k < dims.size(); ++k)
       if (index[k] < 0 || index[k] >= dims[k])
         fail(expr, "index-out-of-bounds",
-             fmt::format("index {} of descriptor array '{}' is out of range [0, {}) (on device "
-                         "{})",
-                         index[k], decl->name(), dims[k], device_));
+             fmt::format("index {} of descriptor array '{}' is out of range [0, {}) (on {})",
+                         index[k], decl->name(), dims[k], here()));
     return {decl, std::move(index)};
   }
 
@@ -1347,7 +1349,9 @@ private:
 
   /// `t[i, j]`: the element of this device's contents of table t, or nullopt after
   /// reporting an index out of bounds. Never throws (called from evalLeaf).
-  std::optional<int64_t> tableElement(const ast::IndexExpr &ix, const ast::BufferDecl &table) {
+  std::optional<int64_t> tableElement(const ast::IndexExpr &ix, const ast::BufferDecl &param) {
+    // A kernel parameter that the sequence passes a table reads this call's argument.
+    const ast::BufferDecl &table = param.tableFromCall() ? *tableOf_.at(&param) : param;
     const std::vector<int64_t> &shape = table.shapeValues();
     const auto &rows = table.tableRows();
     DKV_INVARIANT(!rows.empty() && ix.subscripts().size() == shape.size(),
@@ -1365,7 +1369,7 @@ private:
         report(s.range, "table-index-out-of-bounds",
                fmt::format("index {} is out of bounds for dimension {} of table '{}' (size {}) "
                            "on {}",
-                           i, k, table.name(), shape[k], here()));
+                           i, k, param.name(), shape[k], here()));
         return std::nullopt;
       }
       flat = flat * shape[k] + i;
@@ -1475,9 +1479,8 @@ private:
     for (size_t k = 0; k < dims.size(); ++k)
       if (index[k] < 0 || index[k] >= dims[k])
         fail(expr, "index-out-of-bounds",
-             fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on device "
-                         "{})",
-                         index[k], decl->name(), dims[k], device_));
+             fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on {})",
+                         index[k], decl->name(), dims[k], here()));
     return model::Builder::element(base, dims, index);
   }
 
@@ -1813,6 +1816,9 @@ private:
   const ast::KernelDecl *kernel_ = nullptr;
 
   std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;
+  /// The sequence's table bound to each table parameter of a called kernel in the
+  /// current call (bindCall).
+  std::unordered_map<const ast::BufferDecl *, const ast::BufferDecl *> tableOf_;
   std::unordered_map<const ast::SemDecl *, SemId> semBase_;
   std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
   std::unordered_map<const ast::EmitPipelineStmt *, model::ScopeId> pipelineScope_;

@@ -152,7 +152,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Expected{"reduce_scatter_bidirectional.dk", 3, "ok", 0},
                       Expected{"barrier_double.dk", 3, "ok", 0, 2},
                       Expected{"ready_handshake.dk", 3, "ok", 0, 2},
-                      Expected{"all_gather_shared_sem.dk", 3, "race", 26},
+                      Expected{"all_gather_shared_sem.dk", 3, "race", 29},
                       Expected{"zero_dst_race.dk", 2, "race", 15},
                       Expected{"right_permute_two_senders.dk", 3, "race", 16},
                       Expected{"right_permute_no_sender.dk", 3, "deadlock", 18},

@@ -762,6 +762,63 @@ kernel k(in off: smem i32[2] = [[0, 4], [2, 6]], in len: smem i32[1] = [3],
   EXPECT_NE(u.diagnostics.find("[unknown-table]"), std::string::npos) << u.diagnostics;
 }
 
+// Tables in a sequence (docs/language.md "Kernel sequences"): the sequence declares
+// them with contents and passes them; a kernel's table parameter reads the argument of
+// each call, so one kernel called twice with two tables makes two different DMAs; -T
+// names the sequence's table, and the program records the sequence's tables.
+TEST(Lower, SequenceTablesBindPerCall) {
+  const std::string text = R"(
+mesh x = 2
+kernel send_rows(in rows: smem i32[2], in input: hbm f32[8], out o: hbm f32[8],
+                 out s: dma_sem, out r: dma_sem) {
+  let me = axis_index(x)
+  let c = remote_copy(input[0 : rows[me]], o[0 : rows[me]], s, r, device = 1 - me)
+  c.start()
+  c.wait()
+}
+sequence(in first: smem i32[2] = [3, 1], in second: smem i32[2] = [[2, 0], [4, 5]],
+         in input: hbm f32[8], out o: hbm f32[8], out s: dma_sem, out r: dma_sem) {
+  send_rows(first, input, o, s, r)
+  send_rows(second, input, o, s, r)
+}
+)";
+  Lowered l = lowerText(text);
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.tables.size(), 2u);
+  EXPECT_EQ(p.tables[0], (std::pair<std::string, std::string>{"first", "[3, 1]"}));
+  EXPECT_EQ(p.tables[1], (std::pair<std::string, std::string>{"second", "[[2, 0], [4, 5]]"}));
+  EXPECT_EQ(p.buffers.size(), 2u); // input and o; the tables are not buffers
+  ASSERT_EQ(p.dmas.size(), 4u);
+  // Device 0: call 0 sends first[0] = 3 elements, call 1 second[0][0] = 2; device 1:
+  // first[1] = 1, then its own row of second, [4, 5][1] = 5.
+  std::vector<int64_t> bytes;
+  for (const model::Dma &d : p.dmas)
+    bytes.push_back(d.bytes);
+  std::sort(bytes.begin(), bytes.end());
+  EXPECT_EQ(bytes, (std::vector<int64_t>{4, 8, 12, 20}));
+  for (const model::Dma &d : p.dmas)
+    EXPECT_TRUE(d.invocation == 0 ? (d.bytes == 12 || d.bytes == 4)
+                                  : (d.bytes == 8 || d.bytes == 20))
+        << d.invocation << " " << d.bytes;
+
+  // -T names the sequence's table.
+  Tables tables;
+  tables["first"] = TableValue{{2}, {2, 2}, "-T"};
+  Lowered over = lowerText(text, {}, {}, {}, tables);
+  ASSERT_TRUE(over.program) << over.diagnostics;
+  EXPECT_EQ(over.program->tables[0].second, "[2, 2]");
+  // A kernel's parameter name is no table of the instance.
+  Tables byParam;
+  byParam["rows"] = TableValue{{2}, {2, 2}, "-T"};
+  Lowered u = lowerText(text, {}, {}, {}, byParam);
+  EXPECT_FALSE(u.program);
+  EXPECT_NE(u.diagnostics.find("-T sets table 'rows', but the sequence has no table of that "
+                               "name"),
+            std::string::npos)
+      << u.diagnostics;
+}
+
 TEST(Lower, TableIndexOutOfBoundsIsReportedWithItsPlace) {
   Lowered l = lowerText("mesh x = 2\nkernel k(in t: smem i32[2] = [5, 6]) {\n  scratch s: "
                         "sem\n  signal(s, t[axis_index(x) + 1])\n  wait(s, t[0])\n}\n");
