@@ -124,11 +124,12 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       continue;
     }
     bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
-                 word == "--dma-order" || word == "-D" || word == "--define" || word == "-T" ||
-                 word == "--table";
+                 word == "--dma-order" || word == "--entry-barrier-cores" || word == "-D" ||
+                 word == "--define" || word == "-T" || word == "--table";
     if (!known) {
       error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, -D and -T)",
+                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
+                          "--entry-barrier-cores, -D and -T)",
                           words[i]);
       return false;
     }
@@ -155,6 +156,15 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
         o.model.dmaOrder = model::DmaOrder::Link;
       } else {
         error = fmt::format("--dma-order takes any or link, got '{}'", *value);
+        return false;
+      }
+    } else if (word == "--entry-barrier-cores") {
+      if (*value == "none") {
+        o.model.entryBarrierCores = model::EntryBarrierCores::None;
+      } else if (*value == "all") {
+        o.model.entryBarrierCores = model::EntryBarrierCores::All;
+      } else {
+        error = fmt::format("--entry-barrier-cores takes none or all, got '{}'", *value);
         return false;
       }
     } else if (word == "--sem-unit") {
@@ -191,6 +201,9 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --no-entry-barrier";
   if (o.model.dmaOrder != model::DmaOrder::Any)
     text += fmt::format(" --dma-order {}", model::dmaOrderName(o.model.dmaOrder));
+  if (o.model.entryBarrierCores != model::EntryBarrierCores::None)
+    text += fmt::format(" --entry-barrier-cores {}",
+                        model::entryBarrierCoresName(o.model.entryBarrierCores));
   for (const std::string &d : o.defines)
     text += " -D " + d;
   for (const std::string &t : o.tables)
@@ -405,8 +418,14 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
-    r.heading.assumptions = {
-        {"dma_order", model::dmaOrderName(r.loaded.instance->program().options.dmaOrder)}};
+    const model::Program &program = r.loaded.instance->program();
+    r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
+    // On a TensorCore mesh of several cores, which cores the entry barrier joins is an
+    // assumption too (docs/model.md "TensorCores").
+    if (program.coresPerDevice() > 1)
+      r.heading.assumptions.push_back(
+          {"entry_barrier_cores", model::entryBarrierCoresName(program.options.entryBarrierCores)});
+    r.heading.cores = program.cores ? program.coresPerDevice() : 0;
     switch (r.verdict->status) {
     case report::Verdict::Status::Verified:
       r.code = support::kExitOk;

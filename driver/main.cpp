@@ -96,6 +96,14 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
       ->transform(CLI::CheckedTransformer(std::map<std::string, model::DmaOrder>{
           {"any", model::DmaOrder::Any}, {"link", model::DmaOrder::Link}}))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--entry-barrier-cores", o.model.entryBarrierCores,
+                  "for a kernel over a TensorCore mesh of several cores without collective_id: "
+                  "which cores the implicit entry barrier joins; none (default): it orders "
+                  "nothing, all: every core of every device (an assumption, docs/model.md "
+                  "\"TensorCores\")")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, model::EntryBarrierCores>{
+          {"none", model::EntryBarrierCores::None}, {"all", model::EntryBarrierCores::All}}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   return devices;
 }
 

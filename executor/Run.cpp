@@ -284,6 +284,10 @@ std::optional<Element> firstDifference(const Program &program, const RunResult &
       for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
         if (isOutput(program.buffers[buf]) != (pass < 2))
           continue;
+        // A buffer the cores share lives at its instance only (Simulator::memory).
+        if (program.memoryOf(static_cast<DeviceId>(d), static_cast<BufferId>(buf)) !=
+            static_cast<DeviceId>(d))
+          continue;
         const std::vector<double> &x = a.memory[d][buf];
         const std::vector<double> &y = b.memory[d][buf];
         for (size_t e = 0; e < x.size() && e < y.size(); ++e)
@@ -298,12 +302,13 @@ std::optional<Element> firstDifference(const Program &program, const RunResult &
 std::string sideText(const Program &program, semantics::DmaSide side) {
   const Dma &dma = program.dmas[side.dma];
   const std::string dmaName =
-      fmt::format("{} {} (started at line {} on device {})", dma.local ? "local copy" : "dma",
-                  side.dma, dma.loc.line, dma.issuer);
+      fmt::format("{} {} (started at line {} on {})", dma.local ? "local copy" : "dma", side.dma,
+                  dma.loc.line, program.processName(dma.issuer));
   if (side.dst)
-    return fmt::format("{} lands in {} on device {}", dmaName, program.regionName(dma.dst),
-                       dma.target);
-  return fmt::format("{} reads {} on device {}", dmaName, program.regionName(dma.src), dma.issuer);
+    return fmt::format("{} lands in {} on {}", dmaName, program.regionName(dma.dst),
+                       program.memoryName(dma.target, dma.dst.buffer));
+  return fmt::format("{} reads {} on {}", dmaName, program.regionName(dma.src),
+                     program.memoryName(dma.issuer, dma.src.buffer));
 }
 
 /// The wrong value of a race (docs/executor.md "Functional confirmation"): two runs
@@ -325,14 +330,16 @@ std::optional<std::string> raceWrongValue(const semantics::Machine &machine, uin
   if (race.accessSide) {
     access = sideText(program, *race.accessSide);
     const Dma &dma = program.dmas[race.accessSide->dma];
-    memory = race.accessSide->dst ? dma.target : dma.issuer;
+    memory = race.accessSide->dst ? program.memoryOf(dma.target, dma.dst.buffer)
+                                  : program.memoryOf(dma.issuer, dma.src.buffer);
   } else {
     const Store &st = std::get<Store>(e.kind);
     access = ob.access < 0
-                 ? fmt::format("the store to {} at line {} on device {} runs",
-                               program.regionName(st.dst), e.loc.line, ob.device)
-                 : fmt::format("the read of {} at line {} on device {} runs",
-                               program.regionName(st.reads[ob.access]), e.loc.line, ob.device);
+                 ? fmt::format("the store to {} at line {} on {} runs", program.regionName(st.dst),
+                               e.loc.line, program.processName(ob.device))
+                 : fmt::format("the read of {} at line {} on {} runs",
+                               program.regionName(st.reads[ob.access]), e.loc.line,
+                               program.processName(ob.device));
   }
   std::optional<Element> at = firstDifference(program, *first, *second, memory);
   if (!at)
@@ -344,11 +351,12 @@ std::optional<std::string> raceWrongValue(const semantics::Machine &machine, uin
     return number(r.memory[at->device][at->buffer][at->index]);
   };
   return fmt::format(
-      "{} on device {} ends as {} when {} first and as {} when {} first (both runs follow "
+      "{} on {} ends as {} when {} first and as {} when {} first (both runs follow "
       "{} up to the race, take the two in that order, then finish round-robin); nothing "
       "in the kernel orders them, so a run may end with either value: the one of the "
       "order the kernel means is right",
-      elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)), at->device,
+      elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)),
+      program.memoryName(static_cast<DeviceId>(at->device), static_cast<BufferId>(at->buffer)),
       valueIn(*first), access, valueIn(*second), sideText(program, race.other), prefix);
 }
 
@@ -365,8 +373,10 @@ std::optional<std::string> anyDifference(const Program &program, const std::vect
         const RunResult &b = runs[j].run;
         if (std::optional<Element> at = firstDifference(program, a, b, -1))
           return fmt::format(
-              "{} on device {} is {} {} and {} {}",
-              elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)), at->device,
+              "{} on {} is {} {} and {} {}",
+              elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)),
+              program.memoryName(static_cast<DeviceId>(at->device),
+                                 static_cast<BufferId>(at->buffer)),
               number(a.memory[at->device][at->buffer][at->index]), runs[i].name,
               number(b.memory[at->device][at->buffer][at->index]), runs[j].name);
       }

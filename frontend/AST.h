@@ -635,8 +635,11 @@ public:
         index_(index) {}
   const Expr &sizeExpr() const { return *sizeExpr_; }
   Expr &sizeExpr() { return *sizeExpr_; }
-  /// Position of the axis in the mesh (0 = major).
+  /// Position of the axis in the mesh (0 = major); 0 for the TensorCore axis.
   size_t index() const { return index_; }
+  /// The axis of a `tensorcore_mesh` (the cores of each device), not an axis of devices.
+  bool isCore() const { return core_; }
+  void setCore(bool core) { core_ = core; }
   /// The size; set by sema.
   std::optional<int64_t> size() const { return size_; }
   void setSize(std::optional<int64_t> size) { size_ = size; }
@@ -645,6 +648,7 @@ public:
 private:
   ExprPtr sizeExpr_;
   size_t index_;
+  bool core_ = false;
   std::optional<int64_t> size_;
 };
 
@@ -955,9 +959,10 @@ private:
 /// `signal(sem, inc, device = d)`.
 class SignalStmt final : public Stmt {
 public:
-  SignalStmt(SourceRange range, ExprPtr sem, ExprPtr inc, ExprPtr device)
+  SignalStmt(SourceRange range, ExprPtr sem, ExprPtr inc, ExprPtr device,
+             ExprPtr coreIndex = nullptr)
       : Stmt(Kind::SignalStmt, range), sem_(std::move(sem)), inc_(std::move(inc)),
-        device_(std::move(device)) {}
+        device_(std::move(device)), coreIndex_(std::move(coreIndex)) {}
   const Expr &sem() const { return *sem_; }
   Expr &sem() { return *sem_; }
   /// May be null (increment 1).
@@ -966,10 +971,13 @@ public:
   /// May be null (the local device). Else an integer, a TupleExpr or a MappingExpr.
   const Expr *device() const { return device_.get(); }
   Expr *device() { return device_.get(); }
+  /// May be null. `core_index = i` (Pallas' `core_index=`): core i of the target device.
+  const Expr *coreIndex() const { return coreIndex_.get(); }
+  Expr *coreIndex() { return coreIndex_.get(); }
   DKV_AST_CLASSOF(SignalStmt)
 
 private:
-  ExprPtr sem_, inc_, device_;
+  ExprPtr sem_, inc_, device_, coreIndex_;
 };
 
 /// `wait(sem, value)`.
@@ -1037,17 +1045,24 @@ private:
 // Top level
 //===----------------------------------------------------------------------===//
 
-/// `mesh x = 2, y = 2`.
+/// `mesh x = 2, y = 2` (axes of devices), or `tensorcore_mesh core = 2` (the one axis of
+/// a TensorCore mesh, pltpu.create_tensorcore_mesh: the cores of each device, whose
+/// AxisDecl isCore()).
 class MeshDecl final : public Node {
 public:
-  MeshDecl(SourceRange range, std::vector<std::unique_ptr<AxisDecl>> axes)
-      : Node(Kind::MeshDecl, range), axes_(std::move(axes)) {}
+  MeshDecl(SourceRange range, std::vector<std::unique_ptr<AxisDecl>> axes, bool tensorCore = false)
+      : Node(Kind::MeshDecl, range), axes_(std::move(axes)), tensorCore_(tensorCore) {
+    for (auto &axis : axes_)
+      axis->setCore(tensorCore);
+  }
   const std::vector<std::unique_ptr<AxisDecl>> &axes() const { return axes_; }
   std::vector<std::unique_ptr<AxisDecl>> &axes() { return axes_; }
+  bool isTensorCore() const { return tensorCore_; }
   DKV_AST_CLASSOF(MeshDecl)
 
 private:
   std::vector<std::unique_ptr<AxisDecl>> axes_;
+  bool tensorCore_ = false;
 };
 
 /// `kernel name(params) grid(...) collective_id(k) { body }`.
@@ -1222,11 +1237,15 @@ public:
       : Node(Kind::Module, range), items_(std::move(items)), annotations_(std::move(annotations)) {}
   const std::vector<std::unique_ptr<Node>> &items() const { return items_; }
   std::vector<std::unique_ptr<Node>> &items() { return items_; }
-  /// The first mesh / kernel, or null (sema reports missing or duplicate ones).
+  /// The first mesh (of devices) / kernel, or null (sema reports missing or duplicate
+  /// ones).
   const MeshDecl *mesh() const;
   const KernelDecl *kernel() const;
   MeshDecl *mesh();
   KernelDecl *kernel();
+  /// The first `tensorcore_mesh`, or null; its axis (checked by sema: exactly one).
+  const MeshDecl *tensorCoreMesh() const;
+  const AxisDecl *coreAxis() const;
   /// Every kernel in source order, and the first `sequence`, or null.
   std::vector<const KernelDecl *> kernels() const;
   const SequenceDecl *sequence() const;

@@ -72,7 +72,8 @@ private:
       return;
     }
     case Node::Kind::MeshDecl:
-      line(depth, role, "MeshDecl", n.range());
+      line(depth, role, cast<MeshDecl>(n).isTensorCore() ? "MeshDecl tensorcore" : "MeshDecl",
+           n.range());
       for (const auto &axis : cast<MeshDecl>(n).axes())
         decl(depth + 1, "", *axis);
       return;
@@ -285,6 +286,8 @@ private:
         expr(depth + 1, "inc", *sg.inc());
       if (sg.device())
         expr(depth + 1, "device", *sg.device());
+      if (sg.coreIndex())
+        expr(depth + 1, "core_index", *sg.coreIndex());
       return;
     }
     case Node::Kind::WaitStmt: {

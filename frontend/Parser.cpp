@@ -557,6 +557,13 @@ private:
                                                        axes.size()));
       return std::make_unique<ast::MeshDecl>(range(m), std::move(axes));
     }
+    if (auto *m = dynamic_cast<DkvParser::TensorcoreMeshDeclContext *>(ctx)) {
+      std::vector<std::unique_ptr<ast::AxisDecl>> axes;
+      DkvParser::MeshAxisContext *axis = m->meshAxis();
+      axes.push_back(std::make_unique<ast::AxisDecl>(range(axis), axis->ID()->getText(),
+                                                     range(axis->ID()), expr(axis->expr()), 0));
+      return std::make_unique<ast::MeshDecl>(range(m), std::move(axes), /*tensorCore=*/true);
+    }
     if (auto *k = dynamic_cast<DkvParser::KernelDeclContext *>(ctx))
       return kernel(k);
     if (auto *q = dynamic_cast<DkvParser::SequenceDeclContext *>(ctx))
@@ -1043,12 +1050,13 @@ private:
     std::string name = ctx->ID()->getText();
     SourceRange r = range(ctx);
     if (name == "signal") {
-      static const ArgSpec spec[] = {{"sem", true}, {"inc", false}, {"device", false}};
+      static const ArgSpec spec[] = {
+          {"sem", true}, {"inc", false}, {"device", false}, {"core_index", false}};
       std::vector<ast::ExprPtr> args;
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return nullptr;
       return std::make_unique<ast::SignalStmt>(r, std::move(args[0]), std::move(args[1]),
-                                               std::move(args[2]));
+                                               std::move(args[2]), std::move(args[3]));
     }
     if (name == "wait") {
       static const ArgSpec spec[] = {{"sem", true}, {"value", false}};

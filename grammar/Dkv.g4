@@ -12,6 +12,7 @@ topItem
   : PARAM ID ('=' expr)?                                  # paramDecl
   | CONST ID '=' expr                                     # constDecl
   | MESH meshAxis (',' meshAxis)*                         # meshDecl
+  | TENSORCORE_MESH meshAxis                              # tensorcoreMeshDecl
   | KERNEL ID '(' kernelParams? ')' kernelAttr* block     # kernelDecl
   | SEQUENCE '(' kernelParams? ')' '{' seqCall* '}'       # sequenceDecl
   | ';'                                                   # emptyTop
@@ -125,6 +126,7 @@ primary
 PARAM : 'param' ;
 CONST : 'const' ;
 MESH : 'mesh' ;
+TENSORCORE_MESH : 'tensorcore_mesh' ;
 KERNEL : 'kernel' ;
 SEQUENCE : 'sequence' ;
 IN : 'in' ;

@@ -21,6 +21,12 @@ const char *findingKindName(FindingKind kind) {
   return "unknown";
 }
 
+std::string processName(int32_t process, int32_t cores) {
+  if (cores <= 0)
+    return fmt::format("device {}", process);
+  return fmt::format("device {} core {}", process / cores, process % cores);
+}
+
 std::string scheduleStepText(const ScheduleStep &step) {
   switch (step.kind) {
   case ScheduleStep::Kind::Device:

@@ -70,7 +70,10 @@ struct TraceMark {
 
 struct Trace {
   std::vector<TraceStep> steps;
-  int32_t deviceCount = 0;
+  int32_t deviceCount = 0; ///< processes: devices, or (device, core) pairs with `cores`
+  /// The TensorCores per device when the kernel runs over a TensorCore mesh (process p
+  /// is core p % cores of device p / cores, docs/model.md "TensorCores"); 0 without one.
+  int32_t cores = 0;
   /// The steps the finding is about: a race's access and the start of the DMA it
   /// races with, the violating step of an exit or lifetime finding (and the start of
   /// the DMA it names).
@@ -81,6 +84,11 @@ struct Trace {
   /// DMAs started and not complete after the last step (one side still open).
   std::vector<int32_t> inFlight;
 };
+
+/// The name of process `process` in reports: "device 3" without a TensorCore axis
+/// (`cores` 0), "device 1 core 1" with `cores` cores per device (docs/model.md
+/// "TensorCores": process = device * cores + core).
+std::string processName(int32_t process, int32_t cores);
 
 /// One scheduling choice, engine-neutral: a device runs its next event, or a DMA
 /// moves its next send or land chunk (docs/model.md section 3). A list of these is

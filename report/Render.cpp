@@ -85,7 +85,7 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
   if (table) {
     std::string header = std::string(numberWidth + 2, ' ');
     for (int32_t d = 0; d < columns; ++d)
-      header += fit(fmt::format("device {}", d), width) + (d + 1 < columns ? " | " : "");
+      header += fit(processName(d, trace.cores), width) + (d + 1 < columns ? " | " : "");
     while (!header.empty() && header.back() == ' ')
       header.pop_back();
     out << header << "\n";
@@ -104,7 +104,7 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
           line += fit(mine ? texts[i] : std::string(), width) + (last ? "" : " | ");
       }
     } else {
-      line += fmt::format("device {}: {}", step.actor.device, texts[i]);
+      line += fmt::format("{}: {}", processName(step.actor.device, trace.cores), texts[i]);
     }
     if (!notes[i].empty())
       line += "   [" + notes[i] + "]";

@@ -117,8 +117,8 @@ struct SarifLog::Impl {
     }
     json threadFlows = json::array();
     for (auto &[device, locations] : perDevice)
-      threadFlows.push_back({{"id", "device " + std::to_string(device)},
-                             {"message", {{"text", "device " + std::to_string(device)}}},
+      threadFlows.push_back({{"id", processName(device, trace.cores)},
+                             {"message", {{"text", processName(device, trace.cores)}}},
                              {"locations", locations}});
     return {{"threadFlows", threadFlows}};
   }

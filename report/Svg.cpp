@@ -343,17 +343,20 @@ void Picture::lanes(std::string &svg) const {
   double bottom = height_ - 16;
   for (int32_t d = 0; d < n_; ++d) {
     double x = laneX(d);
+    // "device 1", or "device 1 core 0" on a TensorCore mesh (a wider box).
+    const std::string name = processName(d, trace_.cores);
+    const double box = std::max(80.0, static_cast<double>(name.size()) * kCharWidth + 14);
     svg += fmt::format(R"(<g class="lane" data-device="{}">)", d);
     svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#9a9a9a" )"
                        R"(stroke-width="1.5"/>)",
                        num(x), num(lanesTop_ + 24), num(bottom));
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="24" rx="4" fill="#eef2f8" )"
                        R"(stroke="#9a9a9a"/>)",
-                       num(x - 40), num(lanesTop_), num(80));
+                       num(x - box / 2), num(lanesTop_), num(box));
     svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">)"
-                       R"(device {}</text></g>)"
+                       R"({}</text></g>)"
                        "\n",
-                       num(x), num(lanesTop_ + 16), d);
+                       num(x), num(lanesTop_ + 16), name);
   }
 }
 
@@ -575,11 +578,11 @@ void Picture::waits(std::string &svg) const {
     double top = barTop(s.blockedSince), bottom = rows_[i].mid();
     svg += fmt::format(R"(<rect class="wait" data-device="{}" data-step="{}" x="{}" y="{}" )"
                        R"(width="6" height="{}" fill="{}" opacity="0.6">)"
-                       R"(<title>device {} blocked at: {}</title></rect>)"
+                       R"(<title>{} blocked at: {}</title></rect>)"
                        "\n",
                        s.actor.device, s.blockedSince + 1, num(x - 3), num(top),
-                       num(std::max(2.0, bottom - top)), kBlockColour, s.actor.device,
-                       xmlEscape(s.text));
+                       num(std::max(2.0, bottom - top)), kBlockColour,
+                       processName(s.actor.device, trace_.cores), xmlEscape(s.text));
   }
   const bool deadlock = f_.kind == FindingKind::Deadlock;
   for (const TraceStep &b : trace_.blocked) {
@@ -722,6 +725,7 @@ void renderTraceHtml(std::ostream &out, const Finding &finding,
     for (const auto &[name, value] : step.semValues)
       values.push_back({name, value});
     steps.push_back({{"device", step.actor.device},
+                     {"who", processName(step.actor.device, finding.trace.cores)},
                      {"text", stepText(step, sources)},
                      {"context", step.context},
                      {"sems", values}});
@@ -767,7 +771,7 @@ function show(k) {
   document.getElementById('pos').textContent = 'step ' + current + ' of ' + steps.length;
   const now = current > 0 ? steps[current - 1] : null;
   document.getElementById('now').textContent =
-      now ? 'device ' + now.device + ': ' + now.text + (now.context ? '   [' + now.context + ']' : '')
+      now ? now.who + ': ' + now.text + (now.context ? '   [' + now.context + ']' : '')
           : 'before the first step';
   const values = new Map();
   for (let i = 0; i < current; ++i)

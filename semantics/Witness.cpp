@@ -18,7 +18,12 @@ void traceValues(const Machine &machine, const ControlState &after, const Schedu
                  report::TraceStep &out) {
   const Program &program = machine.program();
   auto note = [&](DeviceId d, SemId s) {
-    out.semValues[fmt::format("{}@{}", program.semName(s), d)] = machine.semValue(after, d, s);
+    // "recv@1": semaphore recv of device 1; "recv@d0c1" on a TensorCore mesh (device 0,
+    // core 1), as `dkv model` writes it.
+    const std::string at = program.cores ? fmt::format("d{}c{}", d / program.coresPerDevice(),
+                                                       d % program.coresPerDevice())
+                                         : std::to_string(d);
+    out.semValues[fmt::format("{}@{}", program.semName(s), at)] = machine.semValue(after, d, s);
   };
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
@@ -127,9 +132,9 @@ report::TraceStep traceStep(const Machine &machine, const ControlState &before,
         out.text += fmt::format(" ({} += {})", program.semName(*dma.sendSem), units);
     } else {
       out.actor = {report::Actor::Kind::Dma, k, dma.target};
-      out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", k,
-                             program.regionName(dma.dst), dma.target, chunkText,
-                             program.semName(dma.recvSem), units);
+      out.text = fmt::format("dma {} lands in {} on {}{} ({} += {})", k,
+                             program.regionName(dma.dst), program.processName(dma.target),
+                             chunkText, program.semName(dma.recvSem), units);
     }
     return out;
   }
@@ -153,6 +158,7 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
   };
   if (trace) {
     trace->deviceCount = machine.deviceCount();
+    trace->cores = machine.program().cores ? machine.program().coresPerDevice() : 0;
     noteBlocked(0);
   }
   for (size_t i = 0; i < schedule.size(); ++i) {
@@ -268,8 +274,9 @@ void raceShape(const Machine &machine, const Obligation &o, const ControlState &
   // Another DMA of this invocation, already started, writes these elements too: the
   // buffer is reused (round after round), not written once.
   for (const Dma &k : program.dmas)
-    if (k.id != o.dma && k.target == memory && k.invocation == other.invocation &&
-        k.dst.overlaps(*region) && machine.started(at, k.id) &&
+    if (k.id != o.dma &&
+        program.memoryOf(k.target, k.dst.buffer) == program.memoryOf(memory, region->buffer) &&
+        k.invocation == other.invocation && k.dst.overlaps(*region) && machine.started(at, k.id) &&
         !(shape.access == Shape::Access::DmaDestination &&
           std::get<DmaStart>(program.processes[o.device].events[o.pc].kind).dma == k.id))
       shape.regionReused = true;

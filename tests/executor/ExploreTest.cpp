@@ -221,6 +221,18 @@ TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
       {"tests/executor/local_copy_in_flight.dk", 2, 1},
       {"tests/executor/local_copy_in_flight.dk", 2, 1, 2},
       {"tests/executor/local_copy_in_flight.dk", 2, 2, 3, 8},
+      // TensorCore meshes: the cores of a device share its hbm, so a local copy of one core
+      // and the DMAs of another meet there (docs/model.md "TensorCores").
+      {"tensorcore_swap_cores.dk", 2, 1},
+      {"tensorcore_swap_cores.dk", 1, 1, 2},
+      {"tensorcore_output_overlap.dk", 2, 1},
+      {"tensorcore_output_overlap.dk", 1, 1, 2},
+      {"tensorcore_swap_no_wait.dk", 1, 1},
+      {"tensorcore_swap_no_barrier.dk", 1, 1},
+      {"tensorcore_ring.dk", 2, 1},
+      {"tensorcore_pipeline_overlap.dk", 1, 1},
+      {"tensorcore_core_local_no_barrier.dk", 2, 1},
+      {"real/core_axis_dict_multi_device.dk", 2, 1},
   };
   for (const Case &c : cases) {
     model::Options options;

@@ -93,6 +93,23 @@ TEST(TraceSvg, DrawsLanesArrowsMarksAndEscapesText) {
   EXPECT_EQ(again.str(), svg);
 }
 
+// On a TensorCore mesh each lane is a (device, core) process, named as the reports name it.
+TEST(TraceSvg, LanesOfATensorCoreMeshNameDeviceAndCore) {
+  Finding f = raceFinding();
+  f.trace.deviceCount = 4;
+  f.trace.cores = 2;
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=2, tensorcore mesh core=2", "k.dk"});
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<g class=\"lane\""), 4u);
+  for (const char *name :
+       {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<", ">device 1 core 1<"})
+    EXPECT_NE(svg.find(name), std::string::npos) << name;
+  EXPECT_EQ(svg.find(">device 2<"), std::string::npos);
+  EXPECT_EQ(processName(3, 2), "device 1 core 1");
+  EXPECT_EQ(processName(3, 0), "device 3");
+}
+
 /// The number in `attr="..."` after the first occurrence of `after` in `svg`.
 double attrAfter(const std::string &svg, const std::string &after, const std::string &attr) {
   size_t at = svg.find(after);

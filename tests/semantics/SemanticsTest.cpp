@@ -373,6 +373,92 @@ TEST(DmaOrder, LocalCopiesAndEmptyDmasAreOnNoLink) {
   EXPECT_FALSE(onALink(empty));
 }
 
+// TensorCore meshes (docs/model.md "TensorCores"): accesses conflict on one memory
+// instance, the device's for hbm / any buffers its cores share, the process's otherwise.
+TEST(Cores, ConflictsArePerMemoryInstance) {
+  // One device, two cores (the file's C = 2): every core copies its half of the input into
+  // its own in_vmem and its result into its own half of the shared output.
+  std::optional<model::Program> swap =
+      executor::testing::lowerExample("tensorcore_swap_cores.dk", 1);
+  ASSERT_TRUE(swap);
+  ASSERT_EQ(swap->deviceCount(), 2);
+  Instance ok(*swap);
+  const Properties &props = ok.properties();
+  for (const Obligation &o : props.obligations()) {
+    if (o.what != Obligation::What::Race)
+      continue;
+    // The access and the DMA side it is checked against touch the same instance.
+    const model::Event &e = swap->processes[o.device].events[o.pc];
+    const model::Dma &other = swap->dmas[o.dma];
+    const model::Region &theirs = o.dst ? other.dst : other.src;
+    const model::DeviceId theirProcess = o.dst ? other.target : other.issuer;
+    model::DeviceId mine = o.device;
+    model::BufferId buffer = theirs.buffer;
+    if (const auto *ds = std::get_if<model::DmaStart>(&e.kind)) {
+      const model::Dma &dma = swap->dmas[ds->dma];
+      mine = o.access == 0 ? dma.issuer : dma.target;
+    }
+    EXPECT_EQ(swap->memoryOf(mine, buffer), swap->memoryOf(theirProcess, buffer))
+        << props.obligationText(static_cast<ObligationIndex>(&o - &props.obligations()[0]));
+  }
+  // The two cores' copies into in_vmem (dma 0 on core 0, dma 3 on core 1) write different
+  // instances: no race obligation pairs them, though they write the same buffer.
+  ASSERT_EQ(swap->dmas[0].dst.buffer, swap->dmas[3].dst.buffer);
+  for (ObligationIndex index : props.racesAgainst(0))
+    EXPECT_NE(props.obligation(index).device, 1) << props.obligationText(index);
+  EXPECT_EQ(executor::explore(*swap, {}).status, report::Verdict::Status::Verified);
+
+  // Both cores copy into out_hbm[:, 0:128] of the device they share: a race between the
+  // processes, on the device's instance.
+  std::optional<model::Program> overlap =
+      executor::testing::lowerExample("tensorcore_output_overlap.dk", 1);
+  ASSERT_TRUE(overlap);
+  Instance bad(*overlap);
+  bool crossCore = false;
+  for (size_t i = 0; i < bad.properties().obligations().size(); ++i) {
+    const Obligation &o = bad.properties().obligation(static_cast<ObligationIndex>(i));
+    if (o.what == Obligation::What::Race && overlap->dmas[o.dma].target != o.device &&
+        overlap->dmas[o.dma].issuer != o.device) {
+      crossCore = true;
+      const std::string text = bad.properties().obligationText(static_cast<ObligationIndex>(i));
+      EXPECT_NE(text.find("writing out_hbm[:, 0:128] on device 0 races with dma"),
+                std::string::npos)
+          << text;
+      EXPECT_NE(text.find("(local copy on device 0 core"), std::string::npos) << text;
+    }
+  }
+  EXPECT_TRUE(crossCore);
+  report::Verdict v = executor::explore(*overlap, {});
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+  ASSERT_EQ(v.findings.size(), 1u);
+  EXPECT_EQ(v.findings[0].kind, FindingKind::Race);
+  EXPECT_TRUE(v.findings[0].confirmed);
+  EXPECT_EQ(v.findings[0].trace.cores, 2);
+}
+
+// Exit and lifetime rules are per process: a core's semaphores and scratch are its own.
+TEST(Cores, ExitAndLifetimeArePerProcess) {
+  std::optional<model::Program> p =
+      executor::testing::lowerExample("tensorcore_swap_no_barrier.dk", 1);
+  ASSERT_TRUE(p);
+  Instance instance(*p);
+  // Each core's DMA into the other core's scratch_vmem is checked against that core's
+  // invocation (its target process), not the device's.
+  for (const model::Dma &dma : p->dmas) {
+    if (dma.local)
+      continue;
+    EXPECT_NE(dma.issuer, dma.target);
+    for (ObligationIndex index : instance.properties().atLand(dma.id))
+      EXPECT_EQ(instance.properties().obligation(index).device, dma.target);
+  }
+  report::Verdict v = executor::explore(*p, {});
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+  EXPECT_EQ(v.findings[0].kind, FindingKind::LifetimeViolation);
+  EXPECT_NE(v.findings[0].detail.find("lands in scratch_vmem[:, :] on device 0 core"),
+            std::string::npos)
+      << v.findings[0].detail;
+}
+
 TEST(ScheduleFile, RoundTrip) {
   report::Schedule s = {{K::Device, 0}, {K::Send, 3}, {K::Land, 3}, {K::Device, 12}};
   size_t line = 0;
