@@ -34,7 +34,7 @@ struct TraceError {
 constexpr size_t kMaxNotes = 8;
 
 [[noreturn]] void fail(SourceRange r, std::string id, std::string message) {
-  throw TraceError{r, std::move(id), std::move(message)};
+  throw TraceError{r, std::move(id), std::move(message), {}, 0};
 }
 [[noreturn]] void unsupported(SourceRange r, const std::string &what) {
   fail(r, "python-unsupported", what);

@@ -152,9 +152,11 @@ TEST(Explain, RenderWrapsBothParagraphs) {
       << text;
   EXPECT_NE(text.find("\n    Usual fix: Match every wait"), std::string::npos) << text;
   std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("  explain [", 0) != 0)
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  explain [", 0) != 0) {
       EXPECT_LE(line.size(), 88u) << line;
+    }
+  }
 }
 
 // docs/explain.md: one section "## `ID`: TITLE" per entry, in catalogue order, with
