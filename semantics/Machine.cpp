@@ -110,36 +110,6 @@ Machine::Machine(const Program &program, const Properties &properties)
       sideReaders_[k][o.dst ? 1 : 0].push_back({o.device, o.pc});
     }
 
-  // What each event obligation reads, for the observer rules: a DMA side (Race,
-  // ExitSend, ExitRecv) or a semaphore's value (ExitSemaphore, SlotEnter). Where and
-  // scopes (read by the lifetime checks of signals and land chunks) change only at
-  // the positionEvents_.
-  sideObservers_.resize(dmas_.size());
-  semObservers_.assign(static_cast<size_t>(n) * semCount_, {});
-  for (const Obligation &o : properties.obligations()) {
-    switch (o.what) {
-    case What::Race:
-      sideObservers_[o.dma][o.dst ? 1 : 0].push_back({o.device, o.pc});
-      break;
-    case What::ExitSend:
-      sideObservers_[o.dma][0].push_back({o.device, o.pc});
-      break;
-    case What::ExitRecv:
-      sideObservers_[o.dma][1].push_back({o.device, o.pc});
-      break;
-    case What::ExitSemaphore:
-    case What::SlotEnter:
-      semObservers_[static_cast<size_t>(o.device) * semCount_ + o.sem].push_back({o.device, o.pc});
-      break;
-    case What::LandInvocation:
-    case What::LandScope:
-    case What::SignalInvocation:
-    case What::SlotSignal:
-    case What::SlotLand:
-    case What::Stuck:
-      break;
-    }
-  }
   positionEvents_.resize(n);
   for (DeviceId d = 0; d < n; ++d) {
     const std::vector<Event> &events = program.processes[d].events;
@@ -888,8 +858,8 @@ bool Machine::isSafeLocalChunk(const ControlState &s, const ScheduleStep &step) 
 //   wait of the same device; so two steps of different actors are dependent only through
 //   the checks;
 // - what the checks read: a DMA side's open/closed status (Race at Stores and
-//   DmaStarts, ExitSend / ExitRecv at exits: sideObservers_), a semaphore's value
-//   (ExitSemaphore at exits, SlotEnter at scope entries: semObservers_), and a device's
+//   DmaStarts, ExitSend / ExitRecv at exits: Properties::sideReaders), a semaphore's value
+//   (ExitSemaphore at exits, SlotEnter at scope entries: Properties::semReaders), and a device's
 //   where / scopes (the lifetime checks of signals and land chunks), which change only at
 //   its KernelEnter, KernelExit, ScopeEnter and ScopeExit (positionEvents_);
 // - what changes them: a DmaStart opens its DMA's two sides, the last send chunk closes
@@ -958,7 +928,7 @@ bool Machine::sideStable(const ControlState &s, DeviceId d, int32_t pc, DmaId j,
 // DmaStart{k} on d (any DMA). (1) It is always enabled and only d takes it. (2) Its own
 // Race obligations read sides that are stable while d does not move (sideStable), so no
 // other actor's step changes their outcome. (3) It opens k's two sides: every obligation
-// that reads one of them (sideObservers_: Race obligations at Stores and DmaStarts of any
+// that reads one of them (Properties::sideReaders: Race obligations at Stores and DmaStarts of any
 // device whose access conflicts, ExitSend at the issuer's exits, ExitRecv at the
 // target's) has run already or cannot run before d moves. (4) It changes nothing else:
 // where and scopes stay, and it only enables k's send chunks and maybe other devices'
@@ -973,22 +943,22 @@ bool Machine::isSafeObservedStart(const ControlState &s, DeviceId d, DmaId k) co
     if (o.what != What::Race || !sideStable(s, d, pc, o.dma, o.dst))
       return false;
   }
-  std::vector<std::pair<DeviceId, int32_t>> events = sideObservers_[k][0];
-  events.insert(events.end(), sideObservers_[k][1].begin(), sideObservers_[k][1].end());
+  std::vector<std::pair<DeviceId, int32_t>> events = properties_.sideReaders(k, false);
+  const auto &dst = properties_.sideReaders(k, true);
+  events.insert(events.end(), dst.begin(), dst.end());
   return outOfReach(s, Frozen{Frozen::Kind::Device, d}, events, -1);
 }
 
 // A Signal from d to another device t on a semaphore that is not the barrier semaphore.
 // It adds to (t, sem), which the target's ExitSemaphore and SlotEnter obligations on it
-// read (semObservers_; its waits commute with the increment); its own checks
+// read (Properties::semReaders; its waits commute with the increment); its own checks
 // (SignalInvocation, SlotSignal) read where[t] and scopes[t]. So every such event of t,
 // and every event of t that changes where[t] or scopes[t], must be out of reach while d
 // does not move.
 bool Machine::isSafeObservedSignal(const ControlState &s, DeviceId d, const Signal &sig) const {
   if (sig.target < 0 || sig.target >= deviceCount_ || sig.target == d)
     return false;
-  std::vector<std::pair<DeviceId, int32_t>> events =
-      semObservers_[static_cast<size_t>(sig.target) * semCount_ + sig.sem];
+  std::vector<std::pair<DeviceId, int32_t>> events = properties_.semReaders(sig.target, sig.sem);
   const bool checked = !properties_.atEvent(d, s.pc[d]).empty();
   return outOfReach(s, Frozen{Frozen::Kind::Device, d}, events, checked ? sig.target : -1);
 }
@@ -1010,10 +980,10 @@ bool Machine::isSafeObservedChunk(const ControlState &s, const ScheduleStep &ste
   if (nextChunkUnits(s, step) != 0 && (!send || dma.sendSem)) {
     const DeviceId owner = send ? dma.issuer : dma.target;
     const SemId sem = send ? *dma.sendSem : dma.recvSem;
-    events = semObservers_[static_cast<size_t>(owner) * semCount_ + sem];
+    events = properties_.semReaders(owner, sem);
   }
   if (last) {
-    const auto &side = sideObservers_[k][send ? 0 : 1];
+    const auto &side = properties_.sideReaders(k, !send);
     events.insert(events.end(), side.begin(), side.end());
   }
   const DeviceId positionOf = !send && !properties_.atLand(k).empty() ? dma.target : -1;

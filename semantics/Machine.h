@@ -221,11 +221,6 @@ private:
   /// [dma][side (0 source, 1 destination)]: the (device, pc) of every Race obligation
   /// that reads whether that side is open.
   std::vector<std::array<std::vector<std::pair<model::DeviceId, int32_t>>, 2>> sideReaders_;
-  /// The same with ExitSend / ExitRecv: every event obligation that reads the side.
-  std::vector<std::array<std::vector<std::pair<model::DeviceId, int32_t>>, 2>> sideObservers_;
-  /// [device * semCount + sem]: the (device, pc) of every event obligation that reads
-  /// the semaphore's value (ExitSemaphore, SlotEnter).
-  std::vector<std::vector<std::pair<model::DeviceId, int32_t>>> semObservers_;
   /// Per device: the pcs of its KernelEnter, KernelExit, ScopeEnter and ScopeExit
   /// events, ascending.
   std::vector<std::vector<int32_t>> positionEvents_;

@@ -207,10 +207,11 @@ report::Verdict expectSameWithEveryReduction(const model::Program &p, const std:
     EXPECT_EQ(a.status, b.status) << label << ", " << name;
     EXPECT_EQ(propertiesOf(a), propertiesOf(b)) << label << ", " << name;
     EXPECT_LE(std::stoull(stat(a, "states")), std::stoull(stat(b, "states"))) << label;
-    if (o == &off)
+    if (o == &off) {
       offStates = std::stoull(stat(b, "states"));
-    else if (offStates != 0)
+    } else if (offStates != 0) {
       EXPECT_LE(std::stoull(stat(b, "states")), offStates) << label << ", " << name;
+    }
   }
   return a;
 }
