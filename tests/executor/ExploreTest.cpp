@@ -437,9 +437,9 @@ TEST(Explore, ObserverReduction) {
     std::vector<uint32_t> raceLines;
   };
   const Kernel kernels[] = {
-      {"tests/examples/real_z3/tpu_collectives_all_gather.dk", Status::Findings, {92, 107, 139}},
-      {"tests/examples/real_z3/tpu_collectives_all_gather_matmul.dk", Status::Verified, {}},
-      {"tests/examples/real_z3/tpu_collectives_reduce_scatter.dk", Status::Verified, {}},
+      {"real/tpu_collectives_all_gather.dk", Status::Findings, {92, 107, 139}},
+      {"real/tpu_collectives_all_gather_matmul.dk", Status::Verified, {}},
+      {"real/tpu_collectives_reduce_scatter.dk", Status::Verified, {}},
   };
   for (const Kernel &k : kernels) {
     std::optional<model::Program> p = testing::lowerExample(k.file, 4);
