@@ -124,11 +124,12 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
       continue;
     }
     bool known = word == "--invocations" || word == "--dma-chunks" || word == "--sem-unit" ||
-                 word == "--dma-order" || word == "-D" || word == "--define" || word == "-T" ||
-                 word == "--table";
+                 word == "--dma-order" || word == "--entry-barrier-cores" || word == "-D" ||
+                 word == "--define" || word == "-T" || word == "--table";
     if (!known) {
       error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, -D and -T)",
+                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
+                          "--entry-barrier-cores, -D and -T)",
                           words[i]);
       return false;
     }
@@ -155,6 +156,15 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
         o.model.dmaOrder = model::DmaOrder::Link;
       } else {
         error = fmt::format("--dma-order takes any or link, got '{}'", *value);
+        return false;
+      }
+    } else if (word == "--entry-barrier-cores") {
+      if (*value == "none") {
+        o.model.entryBarrierCores = model::EntryBarrierCores::None;
+      } else if (*value == "all") {
+        o.model.entryBarrierCores = model::EntryBarrierCores::All;
+      } else {
+        error = fmt::format("--entry-barrier-cores takes none or all, got '{}'", *value);
         return false;
       }
     } else if (word == "--sem-unit") {
@@ -191,6 +201,9 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --no-entry-barrier";
   if (o.model.dmaOrder != model::DmaOrder::Any)
     text += fmt::format(" --dma-order {}", model::dmaOrderName(o.model.dmaOrder));
+  if (o.model.entryBarrierCores != model::EntryBarrierCores::None)
+    text += fmt::format(" --entry-barrier-cores {}",
+                        model::entryBarrierCoresName(o.model.entryBarrierCores));
   for (const std::string &d : o.defines)
     text += " -D " + d;
   for (const std::string &t : o.tables)
@@ -278,6 +291,16 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
                 "one (or check the file with --devices N or --mesh AXIS=SIZE,...)");
   if (!diags.hasErrors() && !parseOptionWords(annotations.options, options, error))
     diags.error(annotations.optionsRange, "bad-annotation", error);
+  // Each `// expect: VERDICT with OPTIONS` adds the instances checked under its options
+  // (after the options comment's, overriding them), at its own counts or meshes if it
+  // gives them, else at the file's (docs/examples.md "Verdicts under options").
+  std::vector<InstanceOptions> caseOptions;
+  for (const ast::Annotations::Case &c : annotations.cases) {
+    InstanceOptions o = options;
+    if (!diags.hasErrors() && !parseOptionWords(c.options, o, error))
+      diags.error(c.expect.range, "bad-annotation", error);
+    caseOptions.push_back(std::move(o));
+  }
   if (diags.hasErrors()) {
     std::ostringstream text;
     diags.render(text);
@@ -286,19 +309,30 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
     plan.push_back(std::move(failed));
     return;
   }
-  for (int64_t n : annotations.devices) {
-    Planned p;
-    p.options = options;
-    p.options.devices = n;
-    p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
-  }
-  for (const std::string &mesh : annotations.meshes) {
-    Planned p;
-    p.options = options;
-    p.options.mesh = mesh;
-    p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
+  auto instances = [&](const InstanceOptions &o, const std::vector<int64_t> &devices,
+                       const std::vector<std::string> &meshes) {
+    for (int64_t n : devices) {
+      Planned p;
+      p.options = o;
+      p.options.devices = n;
+      p.command = commandOf(p.options);
+      plan.push_back(std::move(p));
+    }
+    for (const std::string &mesh : meshes) {
+      Planned p;
+      p.options = o;
+      p.options.mesh = mesh;
+      p.command = commandOf(p.options);
+      plan.push_back(std::move(p));
+    }
+  };
+  instances(options, annotations.devices, annotations.meshes);
+  for (size_t i = 0; i < annotations.cases.size(); ++i) {
+    const ast::Annotations::Case &c = annotations.cases[i];
+    if (!c.devices.empty() || !c.meshes.empty())
+      instances(caseOptions[i], c.devices, c.meshes);
+    else
+      instances(caseOptions[i], annotations.devices, annotations.meshes);
   }
 }
 
@@ -384,8 +418,14 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
-    r.heading.assumptions = {
-        {"dma_order", model::dmaOrderName(r.loaded.instance->program().options.dmaOrder)}};
+    const model::Program &program = r.loaded.instance->program();
+    r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
+    // On a TensorCore mesh of several cores, which cores the entry barrier joins is an
+    // assumption too (docs/model.md "TensorCores").
+    if (program.coresPerDevice() > 1)
+      r.heading.assumptions.push_back(
+          {"entry_barrier_cores", model::entryBarrierCoresName(program.options.entryBarrierCores)});
+    r.heading.cores = program.cores ? program.coresPerDevice() : 0;
     switch (r.verdict->status) {
     case report::Verdict::Status::Verified:
       r.code = support::kExitOk;

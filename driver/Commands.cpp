@@ -48,6 +48,8 @@ std::string describeInstance(const model::Program &program) {
   // A sequence names its calls (kernel a+b+c) and runs each once.
   std::string text = fmt::format("{} {} on mesh {}", program.calls.empty() ? "kernel" : "sequence",
                                  program.kernel, fmt::join(axes, ", "));
+  if (program.cores)
+    text += fmt::format(", tensorcore mesh {}={}", program.cores->name, program.cores->size);
   const model::Options &o = program.options;
   if (o.invocations != 1 && program.calls.empty())
     text += fmt::format(", {} invocations", o.invocations);
@@ -63,6 +65,14 @@ std::string describeInstance(const model::Program &program) {
   // is not the default.
   if (o.dmaOrder != model::DmaOrder::Any)
     text += fmt::format(", DMA order {}", model::dmaOrderName(o.dmaOrder));
+  // Which cores the implicit entry barrier joins (docs/model.md "TensorCores"): named
+  // wherever a kernel of the instance has that barrier and the mesh has several cores.
+  bool implicitBarrier = program.calls.empty() && !program.hasCollectiveId;
+  for (const model::Call &c : program.calls)
+    implicitBarrier = implicitBarrier || c.implicitBarrier;
+  if (program.coresPerDevice() > 1 && implicitBarrier && o.entryBarrier)
+    text +=
+        fmt::format(", entry barrier cores {}", model::entryBarrierCoresName(o.entryBarrierCores));
   for (const auto &[name, contents] : program.tables)
     text += fmt::format(", {} = {}", name, contents);
   return text;

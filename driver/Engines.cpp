@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -32,14 +33,14 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
 /// time explore left of `--timeout`. The statistics say which engine decided and why
 /// ("explore reached 200000 states, decided by z3"), then that engine's own (explore's
 /// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
-/// engines' numbers, and the witnesses explore found before its budget stay (for the
-/// properties z3 found none for).
+/// engines' numbers.
 ///
-/// Streaming (`events`): explore's witnesses are passed on when explore has searched
-/// everything (its budget is small, seconds), since z3 replaces them when it does not;
-/// with `--stop-at-first` they are passed on at once (the first ends the run, z3 never
-/// starts). Each phase begins with a progress report naming its engine, which the
-/// driver uses to name the engine of the findings it streams.
+/// Every witness explore finds is kept and passed on as it is found, complete or not:
+/// it is a run that violates its property, and a breadth-first one, the shortest
+/// explore knows; z3's witnesses follow, so a property both found keeps explore's
+/// (semantics::buildVerdict takes the first witness of each property). Each phase
+/// begins with a progress report naming its engine, which the driver uses to name the
+/// engine of the findings it makes.
 semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o,
                                 const semantics::EngineEvents &events) {
   const auto begin = std::chrono::steady_clock::now();
@@ -51,22 +52,11 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   };
   executor::ExploreOptions exploreOptions;
   exploreOptions.maxStates = o.autoStates;
-  semantics::EngineEvents exploreEvents = events;
-  if (!o.stopAtFirst)
-    exploreEvents.witness = nullptr; // passed on below, if explore decides
-  exploreOptions.events = &exploreEvents;
+  exploreOptions.events = &events;
   if (!phase("explore"))
     return none;
   semantics::EngineResult explored = executor::explore(machine, exploreOptions);
   if (explored.complete || explored.reason == semantics::kStoppedReason) {
-    if (explored.complete && events.witness)
-      for (size_t k = 0; k < explored.witnesses.size(); ++k)
-        if (!events.witness(explored.witnesses[k])) {
-          explored.witnesses.resize(k + 1);
-          explored.complete = false;
-          explored.reason = semantics::kStoppedReason;
-          break;
-        }
     explored.decidedBy = "explore";
     if (explored.complete)
       explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
@@ -91,13 +81,14 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
 
   semantics::EngineResult result;
   result.complete = solved.complete;
-  result.witnesses = std::move(solved.witnesses);
+  result.witnesses = std::move(explored.witnesses);
+  result.witnesses.insert(result.witnesses.end(), solved.witnesses.begin(), solved.witnesses.end());
   result.queries = std::move(solved.queries);
   result.semaphoreForms = std::move(solved.semaphoreForms);
   result.decidedBy = "z3";
   result.stats.push_back(why);
   // Stopped at its first finding (--stop-at-first): explore found none before its
-  // budget (it would have stopped the run), so the finding is z3's alone.
+  // budget (it would have stopped the run), so the finding is z3's.
   const bool stopped = solved.reason == semantics::kStoppedReason;
   result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
                          : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
@@ -106,27 +97,10 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
   result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
-  if (stopped) {
+  if (stopped)
     result.reason = solved.reason;
-  } else if (!solved.complete) {
+  else if (!solved.complete)
     result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
-    // explore's witnesses hold whatever z3 could not decide; with both engines'
-    // witnesses in one verdict, the findings name the engine "auto".
-    std::set<semantics::PropertyIndex> found;
-    for (const semantics::Witness &w : result.witnesses)
-      found.insert(w.property);
-    bool named = false;
-    for (semantics::Witness &w : explored.witnesses)
-      if (!found.count(w.property)) {
-        result.decidedBy = "auto";
-        if (!named)
-          phase("auto");
-        named = true;
-        // z3 gave up: explore's findings still hold.
-        if (!semantics::addWitness(result, std::move(w), &events))
-          break;
-      }
-  }
   return result;
 }
 
@@ -139,7 +113,8 @@ std::vector<Engine> &table() {
          options.maxStates = o.maxStates;
          options.events = &events;
          return executor::explore(machine, options);
-       }},
+       },
+       /*breadthFirst=*/true},
       {"spin", "the spin model checker on the emitted Promela model",
        [](const semantics::Machine &machine, const CheckOptions &o,
           const semantics::EngineEvents &events) {
@@ -161,7 +136,7 @@ std::vector<Engine> &table() {
        }},
       {"auto",
        "explore within a small state budget, then z3 if explore cannot finish (the default)",
-       runAuto},
+       runAuto, /*breadthFirst=*/true},
   };
   return engines;
 }
@@ -187,59 +162,95 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // The static pre-check's findings hold without a search; they join the engine's,
   // which carry the witness schedules.
   std::vector<report::Finding> pre = model::precheck(machine.program());
+  // Each property's finding is made once, from the first witness the engine gives for
+  // it: shortened, confirmed in the executor (with its own wrong value, for a race) and
+  // given the pre-check's notes at its place. Every step is a function of that witness
+  // alone, so the finding streamed during the search is the verdict's finding, whatever
+  // else the engine finds later.
+  struct Made {
+    report::Schedule witness; ///< the engine's schedule it was made from
+    report::Finding finding;
+  };
+  std::map<semantics::PropertyIndex, Made> made;
+  // Breadth-first witnesses for an engine whose own are not (spin, z3): explore within
+  // `options.shortestStates` states, run once, when the first witness needs it; each
+  // witness it finds is a shortest schedule of its property in explore's reduced graph
+  // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
+  // already (Engine::breadthFirst; auto keeps explore's before z3's).
+  std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
+  auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
+    if (engine.breadthFirst || options.shortestStates == 0)
+      return nullptr;
+    if (!shortest) {
+      shortest.emplace();
+      executor::ExploreOptions search;
+      search.maxStates = options.shortestStates;
+      for (semantics::Witness &w : executor::explore(machine, search).witnesses)
+        shortest->emplace(w.property, std::move(w.schedule));
+    }
+    auto it = shortest->find(p);
+    return it == shortest->end() ? nullptr : &it->second;
+  };
+  auto findingOf = [&](const semantics::Witness &w, const std::string &engineName,
+                       std::string &error) -> std::optional<report::Finding> {
+    if (auto it = made.find(w.property); it != made.end() && it->second.witness == w.schedule)
+      return it->second.finding;
+    // The engine's witness replays to its property (an engine's bug is an internal
+    // error, never hidden) and is shortened; explore's breadth-first one, shortened
+    // too, stands in for it when it is no longer (the trace still says the engine's
+    // length).
+    std::optional<report::Finding> f =
+        semantics::shortFinding(machine, w, engineName, semantics::VerdictOptions{}, error);
+    if (const report::Schedule *bfs = shortestOf(w.property); f && bfs) {
+      std::optional<report::Finding> g = semantics::shortFinding(
+          machine, {w.property, *bfs}, engineName, semantics::VerdictOptions{}, error);
+      DKV_INVARIANT(g.has_value(), "explore's witness replays to its property");
+      if (g->schedule.size() <= f->schedule.size()) {
+        g->witnessSteps = static_cast<int32_t>(w.schedule.size());
+        f = std::move(g);
+      }
+    }
+    if (!f)
+      return std::nullopt;
+    if (options.confirm)
+      executor::confirmFinding(machine, *f);
+    report::addPrecheckNotes(*f, pre);
+    made[w.property] = {w.schedule, *f};
+    return f;
+  };
+  // Each property's first witness becomes its finding as the engine reports it
+  // (streamed when `events` asks for findings), named after the engine working then (a
+  // progress report names it when an engine hands over to another, `--engine auto`),
+  // with or without `events`, so both give the same verdict.
   semantics::EngineEvents engineEvents;
-  // Streaming: each property's first witness becomes its finding at once, built and
-  // confirmed as below; the engine that found it is the one working now (a progress
-  // report names it when an engine hands over to another, `--engine auto`).
   std::string working = engine.name;
-  std::set<semantics::PropertyIndex> streamed;
-  bool raceShown = false;
-  // The race whose wrong value was streamed (the first race found) and that value: the
-  // verdict shows the wrong value on the same race, so the text printed during the search
-  // is the verdict's text and no finding is printed twice.
-  std::optional<std::pair<std::string, std::string>> wrongValueRace;
-  if (events) {
-    engineEvents.progress = [&](const semantics::EngineProgress &progress) {
-      if (!progress.engine.empty() && engine.name == "auto")
-        working = progress.engine;
-      if (events->progress)
-        events->progress(progress);
-    };
+  std::set<semantics::PropertyIndex> seen;
+  engineEvents.progress = [&](const semantics::EngineProgress &progress) {
+    if (!progress.engine.empty() && engine.name == "auto")
+      working = progress.engine;
+    if (events && events->progress)
+      events->progress(progress);
+  };
+  if (events)
     engineEvents.cancelled = events->cancelled;
-    engineEvents.witness = [&](const semantics::Witness &w) {
-      if (!streamed.insert(w.property).second || !events->finding)
-        return true;
-      std::string error;
-      std::optional<report::Finding> f =
-          semantics::shortFinding(machine, w, working, semantics::VerdictOptions{}, error);
-      if (!f)
-        return true; // the verdict below reports the internal error
-      std::vector<report::Finding> one{std::move(*f)};
-      if (options.confirm)
-        executor::confirmFindings(machine, one);
-      // confirmFindings shows the wrong value of the first race it is given; the
-      // verdict shows it for its first race only.
-      if (one[0].kind == report::FindingKind::Race && std::exchange(raceShown, true))
-        one[0].wrongValue.clear();
-      else if (one[0].kind == report::FindingKind::Race)
-        wrongValueRace = {one[0].property, one[0].wrongValue};
-      report::addPrecheckNotes(one[0], pre);
-      return events->finding(one[0]);
-    };
-  }
+  engineEvents.witness = [&](const semantics::Witness &w) {
+    if (!seen.insert(w.property).second)
+      return true;
+    std::string error;
+    std::optional<report::Finding> f = findingOf(w, working, error);
+    if (!f)
+      return true; // the verdict below reports the internal error
+    return !events || !events->finding || events->finding(*f);
+  };
   semantics::EngineResult result = engine.run(machine, options, engineEvents);
   const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
-  report::Verdict verdict = semantics::buildVerdict(machine, std::move(result), decidedBy);
+  report::Verdict verdict =
+      semantics::buildVerdict(machine, std::move(result), decidedBy, {},
+                              [&](const semantics::Witness &w, std::string &error) {
+                                return findingOf(w, decidedBy, error);
+                              });
   if (verdict.status == report::Verdict::Status::Error)
     return verdict;
-  // Every witness replays in the executor with real data, which confirms it and shows
-  // the wrong value a race produces.
-  if (options.confirm)
-    executor::confirmFindings(machine, verdict.findings);
-  if (options.confirm && wrongValueRace)
-    for (report::Finding &f : verdict.findings)
-      if (f.kind == report::FindingKind::Race)
-        f.wrongValue = f.property == wrongValueRace->first ? wrongValueRace->second : "";
   report::mergePrecheck(verdict, std::move(pre));
   return verdict;
 }

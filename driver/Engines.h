@@ -21,6 +21,10 @@ struct CheckOptions {
   /// explore's budget under `--engine auto` before z3 takes over (`--max-states` sets
   /// both; the default decides every 2- and 3-device example with explore, docs/smt.md)
   uint64_t autoStates = 200'000;
+  /// Breadth-first witnesses for spin's and z3's findings: explore within this many
+  /// states finds a shortest schedule of the properties it reaches, which stands in for
+  /// the engine's own when it is not longer (0: off; docs/model.md "Short witnesses")
+  uint64_t shortestStates = 100'000;
   double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
   int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
   bool confirm = true;                 ///< replay witnesses in the executor
@@ -50,6 +54,9 @@ struct Engine {
   std::function<semantics::EngineResult(const semantics::Machine &, const CheckOptions &,
                                         const semantics::EngineEvents &)>
       run;
+  /// Its witnesses are breadth-first (shortest) already: runEngine looks for no
+  /// shorter one (CheckOptions::shortestStates).
+  bool breadthFirst = false;
 };
 
 /// Every registered engine, in registration order (explore, spin, z3, auto, then any
@@ -64,20 +71,23 @@ void registerEngine(Engine engine);
 const Engine *findEngine(const std::string &name);
 
 /// Runs `engine` on the machine's instance and builds its verdict the same way for
-/// every engine (its findings name the engine that found them, `decidedBy` when set):
-/// semantics::buildVerdict (a witness that does not replay to its property is an internal error),
-/// executor::confirmFindings unless `options.confirm` is false, then the static pre-check's
-/// findings joined in.
+/// every engine. Each property's finding is made once, from the first witness the
+/// engine reports for it, as the engine reports it: semantics::shortFinding (a witness
+/// that does not replay to its property makes the verdict an internal error; for spin
+/// and z3, explore's breadth-first witness of the property within
+/// `options.shortestStates` states stands in for the engine's when it is not longer),
+/// executor::confirmFinding unless `options.confirm` is false (a race's wrong value
+/// included), report::addPrecheckNotes; it names the engine working then (under
+/// `auto`, explore or z3). semantics::buildVerdict then sorts these findings (by kind,
+/// location and property id, whatever the order they were found in) and
+/// report::mergePrecheck adds the static pre-check's findings that no engine finding
+/// is at the place of.
 ///
-/// With `events`, findings stream: each witness an engine reports is built into its
-/// finding at once (the same path: semantics::witnessFinding, confirmed in the executor,
-/// the static pre-check's notes at the same place) and passed to `events->finding`,
-/// once per property, in the order the engine found them; false from it stops the
-/// engine (`--stop-at-first`). The verdict returned is built as without `events`
-/// (same findings, same order, same texts), so a streamed finding can differ from the
-/// verdict's finding of its property only where the verdict looks at all findings: the
-/// wrong value is shown for the first race in the verdict's order, and a pre-check
-/// finding with no engine finding at its place joins the first of its kind.
+/// With `events`, findings stream: each finding is passed to `events->finding` as
+/// soon as it is made, once per property, in the order the engine found them; false
+/// from it stops the engine (`--stop-at-first`). Every step of making a finding
+/// depends on its witness alone, so the verdict's finding of a property is the one
+/// streamed, byte for byte, and the verdict is the same with or without `events`.
 struct RunEvents {
   std::function<bool(const report::Finding &)> finding;
   std::function<void(const semantics::EngineProgress &)> progress;

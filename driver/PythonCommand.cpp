@@ -148,13 +148,19 @@ int translateCommand(const InstanceOptions &instance, const std::string &outPath
   bool python = isPythonFile(instance.file);
   std::ostringstream text;
   if (python) {
-    int64_t devices = 1;
+    int64_t devices = 1, cores = 0;
     for (const auto &item : loaded.module->items())
       if (item->kind() == ast::Node::Kind::MeshDecl)
-        for (const auto &axis : static_cast<const ast::MeshDecl &>(*item).axes())
-          devices *= static_cast<const ast::IntLiteral &>(axis->sizeExpr()).value();
-    text << fmt::format("// {} traced by dkv for {} devices (dkv translate; docs/python.md)\n",
-                        base, devices);
+        for (const auto &axis : static_cast<const ast::MeshDecl &>(*item).axes()) {
+          const int64_t size = static_cast<const ast::IntLiteral &>(axis->sizeExpr()).value();
+          if (axis->isCore())
+            cores = size;
+          else
+            devices *= size;
+        }
+    text << fmt::format("// {} traced by dkv for {} devices{} (dkv translate; docs/python.md)\n",
+                        base, devices,
+                        cores ? fmt::format(" of {} TensorCores each", cores) : std::string());
   }
   auto comment = [&](const support::SourceRange &r) -> std::string {
     if (!python || r.begin.line == 0)

@@ -134,24 +134,31 @@ int runImpl(const semantics::Machine &machine, const support::SourceManager &sou
   }
   // The inputs as the run saw them, so a reader can check the outputs by hand.
   out << "inputs:\n";
+  // Each memory instance once: a buffer the cores of a device share is shown for the
+  // device (docs/model.md "TensorCores").
+  auto instance = [&](DeviceId d, size_t b) {
+    return program.memoryOf(d, static_cast<BufferId>(b)) == d;
+  };
   for (DeviceId d = 0; d < program.deviceCount(); ++d)
     for (size_t b = 0; b < program.buffers.size(); ++b) {
       const Buffer &buffer = program.buffers[b];
-      if (buffer.role != BufferRole::Input && buffer.role != BufferRole::InOut)
+      if ((buffer.role != BufferRole::Input && buffer.role != BufferRole::InOut) || !instance(d, b))
         continue;
       std::vector<double> values(static_cast<size_t>(buffer.elementCount()));
       for (size_t e = 0; e < values.size(); ++e)
         values[e] = executor::inputValue(options.inputSeed, d, static_cast<BufferId>(b),
                                          static_cast<int64_t>(e));
-      out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(values));
+      out << fmt::format("  {} {} = {}\n", program.memoryName(d, static_cast<BufferId>(b)),
+                         buffer.name, abbreviated(values));
     }
   out << "outputs:\n";
   for (DeviceId d = 0; d < program.deviceCount(); ++d)
     for (size_t b = 0; b < program.buffers.size(); ++b) {
       const Buffer &buffer = program.buffers[b];
-      if (!isOutput(buffer))
+      if (!isOutput(buffer) || !instance(d, b))
         continue;
-      out << fmt::format("  device {} {} = {}\n", d, buffer.name, abbreviated(run.memory[d][b]));
+      out << fmt::format("  {} {} = {}\n", program.memoryName(d, static_cast<BufferId>(b)),
+                         buffer.name, abbreviated(run.memory[d][b]));
     }
   return support::kExitOk;
 }

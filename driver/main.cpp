@@ -79,11 +79,14 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
     return devices;
   cmd->add_option("--invocations", o.model.invocations,
                   "back-to-back runs of the kernel (default 1)")
-      ->check(CLI::Range(1, 16));
+      ->check(CLI::Range(1, 16))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--dma-chunks", o.model.dmaChunks, "steps per DMA side (default 1)")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 64))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--sem-unit", o.model.semUnit, "bytes per DMA-semaphore unit (default 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_flag("!--no-entry-barrier", o.model.entryBarrier,
                 "no implicit device barrier at entry for kernels without collective_id");
   cmd->add_option("--dma-order", o.model.dmaOrder,
@@ -91,7 +94,16 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                   "to another land in the order they were started (an assumption about the "
                   "hardware, docs/model.md)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, model::DmaOrder>{
-          {"any", model::DmaOrder::Any}, {"link", model::DmaOrder::Link}}));
+          {"any", model::DmaOrder::Any}, {"link", model::DmaOrder::Link}}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  cmd->add_option("--entry-barrier-cores", o.model.entryBarrierCores,
+                  "for a kernel over a TensorCore mesh of several cores without collective_id: "
+                  "which cores the implicit entry barrier joins; none (default): it orders "
+                  "nothing, all: every core of every device (an assumption, docs/model.md "
+                  "\"TensorCores\")")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, model::EntryBarrierCores>{
+          {"none", model::EntryBarrierCores::None}, {"all", model::EntryBarrierCores::All}}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   return devices;
 }
 

@@ -39,11 +39,14 @@ struct ExploreOptions {
 /// `witnesses`); progress every 4096 expanded states.
 semantics::EngineResult explore(const semantics::Machine &machine, const ExploreOptions &options);
 
-/// Confirms findings of any engine in the executor: replays each finding's schedule
-/// with real data and sets `confirmed` when the run sees the same property,
-/// `replayTried` always; the first race also gets its wrong value (findWrongValue
-/// along its schedule, input seed 0). Static findings (no schedule) are left as they
-/// are.
+/// Confirms one finding of any engine in the executor: replays its schedule with real
+/// data and sets `confirmed` when the run sees the same property, `replayTried` always;
+/// a race also gets its wrong value (findWrongValue along its schedule, input seed 0).
+/// A pure function of the machine and the finding (its property and schedule), so a
+/// finding reads the same whatever other findings there are and in whatever order an
+/// engine found them. A static finding (no schedule) is left as it is.
+void confirmFinding(const semantics::Machine &machine, report::Finding &finding);
+/// confirmFinding on each of `findings`.
 void confirmFindings(const semantics::Machine &machine, std::vector<report::Finding> &findings);
 
 /// The value of element `element` of input buffer `buffer` on device `device` for a
@@ -103,25 +106,22 @@ struct RunResult {
 /// Runs the machine's program along one schedule chosen by `options`. Never throws.
 RunResult runOnce(const semantics::Machine &machine, const RunOptions &options);
 
-/// Functional confirmation of a race: runs `witness` (completed with round-robin)
-/// and a few dozen seeded schedules with the same inputs, and describes an element
-/// whose final value differs between two of them. With `property` (the race's id,
-/// e.g. "race.0") and a witness that violates it, every sample is classified by the
-/// order in which it takes the witness's two racing accesses (the access before the
-/// DMA starts, while the DMA's side is open, after it completed), and the text names
-/// the first element on which two orders disagree, with the values of each order and
-/// the first sample that gave each, e.g. "output[0] on device 0 depends on the order
-/// of the racing accesses on device 1: it ends as 9 (with --seed 0) when the store at
-/// line 15 runs before dma 0 starts; as 0 (in priority schedule 3) when it runs after
-/// dma 0 has landed; as 9 (in the witness schedule) when it runs while dma 0 is open,
-/// the race; which order the kernel means decides which value is right" (or "; V is
-/// the expected value: every sampled schedule without the race gives it" when all
-/// samples of both orders agree, or "; the sampled schedules without the race
-/// disagree among themselves too, so the expected value is not known"). Otherwise the
-/// first difference between any two samples, e.g. "output[3] on device 1 is 2 with
-/// --seed 4 and 0 with --seed 0" (with a known property: "; the executor cannot tell
-/// which value is expected"). Output buffers are compared first, then the others.
-/// nullopt if all runs agree.
+/// Functional confirmation of a race (docs/executor.md "Functional confirmation").
+/// With `property` (the race's id, e.g. "race.0") and a `witness` a step of which
+/// violates it: two runs follow the witness up to that step (the racing access, while
+/// the other DMA's side is open), then take the two accesses' effects on memory in
+/// each order (the access first, the other DMA's side held back; or that side first,
+/// the access's device held back) and finish round-robin; the text names the first
+/// element they end with different values in (outputs on the race's device first),
+/// both values and which order gave which, e.g. "output[0] on device 1 ends as 5 when
+/// the store to landing[:] at line 15 on device 1 runs first and as 0 when dma 0
+/// (started at line 17 on device 0) lands in landing[:] on device 1 first (both runs
+/// follow the witness schedule up to the race, ...)". Otherwise (no race, either
+/// order cannot be taken, or both orders end alike) the first difference between
+/// the witness (completed round-robin), round-robin and `schedules` seeded schedules,
+/// e.g. "output[3] on device 1 is 2 with --seed 4 and 0 with --seed 0" (with a known
+/// property: "; the executor cannot tell which value is expected"). Outputs are
+/// compared first, then the others. nullopt if all runs agree.
 std::optional<std::string> findWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
                                           const report::Schedule *witness, int schedules = 24,
                                           const std::string &witnessName = "in the witness "

@@ -45,21 +45,9 @@ size_t slotOf(const ScheduleStep &step, int32_t devices) {
   return 0;
 }
 
-void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &options,
-           RunResult &result) {
-  for (size_t i = 0; i < options.schedule.size(); ++i) {
-    if (!sim.enabled(options.schedule[i])) {
-      result.divergedAt = i;
-      result.divergedWhy = machine.whyDisabled(sim.state(), options.schedule[i]);
-      break;
-    }
-    sim.step(options.schedule[i]);
-  }
-  if (options.policy == Policy::Replay) {
-    sim.finish();
-    return;
-  }
-  Rng rng(options.seed);
+/// Runs `sim` to its end with `policy` (not Replay): until no step is enabled.
+void continueRun(Simulator &sim, const semantics::Machine &machine, Policy policy, uint64_t seed) {
+  Rng rng(seed);
   const int32_t n = machine.deviceCount();
   const size_t slots = static_cast<size_t>(n) + 2 * static_cast<size_t>(machine.dmaCount());
   std::vector<uint64_t> priority(slots);
@@ -74,7 +62,7 @@ void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &
     if (steps.empty())
       break;
     ScheduleStep chosen = steps.front();
-    switch (options.policy) {
+    switch (policy) {
     case Policy::Random:
       chosen = steps[rng.below(steps.size())];
       break;
@@ -106,6 +94,20 @@ void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &
     }
     sim.step(chosen);
   }
+}
+
+void drive(Simulator &sim, const semantics::Machine &machine, const RunOptions &options,
+           RunResult &result) {
+  for (size_t i = 0; i < options.schedule.size(); ++i) {
+    if (!sim.enabled(options.schedule[i])) {
+      result.divergedAt = i;
+      result.divergedWhy = machine.whyDisabled(sim.state(), options.schedule[i]);
+      break;
+    }
+    sim.step(options.schedule[i]);
+  }
+  if (options.policy != Policy::Replay)
+    continueRun(sim, machine, options.policy, options.seed);
   sim.finish();
 }
 
@@ -129,27 +131,6 @@ bool isOutput(const Buffer &b) {
   return b.role == BufferRole::Output || b.role == BufferRole::InOut;
 }
 
-/// The first element that differs between two final memories: outputs first.
-std::optional<std::string> firstDifference(const Program &program, const RunResult &a,
-                                           const std::string &aName, const RunResult &b,
-                                           const std::string &bName) {
-  for (int pass = 0; pass < 2; ++pass)
-    for (size_t d = 0; d < a.memory.size() && d < b.memory.size(); ++d)
-      for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
-        const Buffer &buffer = program.buffers[buf];
-        if (isOutput(buffer) != (pass == 0))
-          continue;
-        const std::vector<double> &x = a.memory[d][buf];
-        const std::vector<double> &y = b.memory[d][buf];
-        for (size_t e = 0; e < x.size() && e < y.size(); ++e)
-          if (x[e] != y[e] && !(std::isnan(x[e]) && std::isnan(y[e])))
-            return fmt::format("{} on device {} is {} {} and {} {}",
-                               elementName(buffer, static_cast<int64_t>(e)), d, number(x[e]), aName,
-                               number(y[e]), bName);
-      }
-  return std::nullopt;
-}
-
 } // namespace
 
 RunResult runOnce(const semantics::Machine &machine, const RunOptions &options) {
@@ -169,180 +150,237 @@ RunResult runOnce(const semantics::Machine &machine, const RunOptions &options) 
 
 namespace {
 
-/// In which order a run took the two accesses of one race obligation: the access
-/// (a Store or DmaStart event) before the DMA started, while the DMA's side was open
-/// (the race), after that side had completed, or never (the run stopped before).
-enum class Order { Before, Overlap, After, Never };
-
-/// One sampled run of findWrongValue: its name in the text ("with --seed 3") and
-/// the order of the witness's race obligation in it.
+/// One sampled run of the generic comparison: its name in the text ("with --seed 3").
 struct Sample {
   std::string name;
   RunResult run;
-  Order order = Order::Never;
 };
 
-/// The race obligation of `property` that the last step of `witness` violates, or -1.
-semantics::ObligationIndex raceOf(const semantics::Machine &machine,
-                                  const report::Schedule &witness,
-                                  semantics::PropertyIndex property) {
+/// A race obligation's two accesses as they take effect on memory: the access (a
+/// store's write or read at its step; at a DMA's start, that DMA's source read, at its
+/// last send, or its destination write, at its last land) and the other DMA's open
+/// side (its last send or last land): the order of these two effects decides the data.
+struct RaceAccesses {
+  semantics::ObligationIndex obligation = -1;
+  size_t step = 0; ///< the index in the schedule of the access's step (the violating one)
+  std::optional<semantics::DmaSide> accessSide; ///< the access is a DMA's start
+  semantics::DmaSide other;
+};
+
+/// The race obligation of `property` that a step of `schedule` violates (the first
+/// such step), or nullopt.
+std::optional<RaceAccesses> raceOf(const semantics::Machine &machine,
+                                   const report::Schedule &schedule,
+                                   semantics::PropertyIndex property) {
+  const Program &program = machine.program();
   semantics::ControlState s = machine.initialState();
   std::vector<semantics::ObligationIndex> found;
-  for (const ScheduleStep &step : witness) {
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const ScheduleStep &step = schedule[i];
     if (!machine.enabled(s, step))
-      return -1;
+      return std::nullopt;
     found.clear();
     machine.violations(s, step, found);
-    for (semantics::ObligationIndex o : found)
-      if (machine.properties().obligation(o).property == property &&
-          machine.properties().obligation(o).what == semantics::Obligation::What::Race)
-        return o;
-    machine.apply(s, step);
-  }
-  return -1;
-}
-
-/// The order in which `schedule` takes the accesses of race obligation `o`.
-Order orderOf(const semantics::Machine &machine, const report::Schedule &schedule,
-              semantics::ObligationIndex o) {
-  const semantics::Obligation &ob = machine.properties().obligation(o);
-  semantics::ControlState s = machine.initialState();
-  for (const ScheduleStep &step : schedule) {
-    if (!machine.enabled(s, step))
-      return Order::Never;
-    if (step.kind == ScheduleStep::Kind::Device && step.id == ob.device &&
-        s.pc[ob.device] == ob.pc) {
-      if (!machine.started(s, ob.dma))
-        return Order::Before;
-      return machine.sideOpen(s, {ob.dma, ob.dst}) ? Order::Overlap : Order::After;
+    for (semantics::ObligationIndex o : found) {
+      const semantics::Obligation &ob = machine.properties().obligation(o);
+      if (ob.property != property || ob.what != semantics::Obligation::What::Race)
+        continue;
+      RaceAccesses race;
+      race.obligation = o;
+      race.step = i;
+      race.other = {ob.dma, ob.dst};
+      const Event &e = program.processes[ob.device].events[ob.pc];
+      if (const auto *ds = std::get_if<DmaStart>(&e.kind))
+        race.accessSide = semantics::DmaSide{ds->dma, ob.access != 0};
+      return race;
     }
     machine.apply(s, step);
   }
-  return Order::Never;
+  return std::nullopt;
+}
+
+bool isSideStep(const ScheduleStep &step, semantics::DmaSide side) {
+  return step.id == side.dma &&
+         step.kind == (side.dst ? ScheduleStep::Kind::Land : ScheduleStep::Kind::Send);
+}
+
+/// Takes steps of `sim` until DMA side `side` has taken effect (started, every chunk
+/// moved): the DMA's own steps first (a send before a land), otherwise the first
+/// enabled step (Machine::enabledSteps order) that `held` does not hold back. False
+/// when no such step is left before that.
+template <typename Held>
+bool finishSide(Simulator &sim, const semantics::Machine &machine, semantics::DmaSide side,
+                Held held) {
+  std::vector<ScheduleStep> steps;
+  while (!machine.started(sim.state(), side.dma) || machine.sideOpen(sim.state(), side)) {
+    sim.enabledSteps(steps);
+    const ScheduleStep *chosen = nullptr;
+    for (const ScheduleStep &s : steps)
+      if (s.kind != ScheduleStep::Kind::Device && s.id == side.dma && !held(s)) {
+        chosen = &s;
+        break;
+      }
+    for (size_t i = 0; i < steps.size() && !chosen; ++i)
+      if (!held(steps[i]))
+        chosen = &steps[i];
+    if (!chosen)
+      return false;
+    sim.step(*chosen);
+  }
+  return true;
+}
+
+/// The run that follows `schedule` up to the race's access, takes the two accesses in
+/// one order and ends round-robin: `accessFirst`, the access (and the side of the DMA
+/// it starts) takes effect while the other DMA's side is held back; otherwise the
+/// other DMA's side takes effect while the access's device is held back, then the
+/// access. nullopt when that order cannot be taken from there.
+std::optional<RunResult> orderedRun(const semantics::Machine &machine, uint64_t inputSeed,
+                                    const report::Schedule &schedule, const RaceAccesses &race,
+                                    bool accessFirst) {
+  Simulator sim(machine, inputSeed, /*recordTrace=*/false);
+  for (size_t i = 0; i < race.step; ++i)
+    sim.step(schedule[i]); // raceOf replayed them
+  const ScheduleStep access = schedule[race.step];
+  auto never = [](const ScheduleStep &) { return false; };
+  if (accessFirst) {
+    sim.step(access);
+    if (race.accessSide && !finishSide(sim, machine, *race.accessSide, [&](const ScheduleStep &s) {
+          return isSideStep(s, race.other);
+        }))
+      return std::nullopt;
+  } else {
+    if (!finishSide(sim, machine, race.other, [&](const ScheduleStep &s) {
+          return s.kind == ScheduleStep::Kind::Device && s.id == access.id;
+        }))
+      return std::nullopt;
+    if (!sim.enabled(access))
+      return std::nullopt;
+    sim.step(access);
+    if (race.accessSide && !finishSide(sim, machine, *race.accessSide, never))
+      return std::nullopt;
+  }
+  continueRun(sim, machine, Policy::RoundRobin, 0);
+  sim.finish();
+  RunResult result;
+  result.memory = sim.memory();
+  result.completed = sim.allDevicesFinished();
+  return result;
 }
 
 struct Element {
   size_t device = 0, buffer = 0, index = 0;
 };
 
-double valueOf(const RunResult &run, const Element &at) {
-  return run.memory[at.device][at.buffer][at.index];
-}
-
-bool sameValue(double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); }
-
-/// The elements of the final memory, outputs first.
-template <typename F> void forEachElement(const Program &program, const RunResult &run, F f) {
-  for (int pass = 0; pass < 2; ++pass)
-    for (size_t d = 0; d < run.memory.size(); ++d)
+/// The first element whose final value differs between `a` and `b`: the outputs on
+/// `device` first, then the other outputs, then the other buffers on `device`, then
+/// the rest.
+std::optional<Element> firstDifference(const Program &program, const RunResult &a,
+                                       const RunResult &b, DeviceId device) {
+  for (int pass = 0; pass < 4; ++pass)
+    for (size_t d = 0; d < a.memory.size() && d < b.memory.size(); ++d) {
+      if ((static_cast<DeviceId>(d) == device) != (pass % 2 == 0))
+        continue;
       for (size_t buf = 0; buf < program.buffers.size(); ++buf) {
-        if (isOutput(program.buffers[buf]) != (pass == 0))
+        if (isOutput(program.buffers[buf]) != (pass < 2))
           continue;
-        for (size_t e = 0; e < run.memory[d][buf].size(); ++e)
-          if (!f(Element{d, buf, e}))
-            return;
+        // A buffer the cores share lives at its instance only (Simulator::memory).
+        if (program.memoryOf(static_cast<DeviceId>(d), static_cast<BufferId>(buf)) !=
+            static_cast<DeviceId>(d))
+          continue;
+        const std::vector<double> &x = a.memory[d][buf];
+        const std::vector<double> &y = b.memory[d][buf];
+        for (size_t e = 0; e < x.size() && e < y.size(); ++e)
+          if (x[e] != y[e] && !(std::isnan(x[e]) && std::isnan(y[e])))
+            return Element{d, buf, e};
       }
-}
-
-/// "9 (in the witness schedule)", "0 or 9 (with --seed 0, in priority schedule 3)":
-/// the values of `at` in the completed samples of `order`, each with the first
-/// sample that gave it. Empty when no completed sample has that order.
-std::string valuesIn(const std::vector<Sample> &runs, Order order, const Element &at) {
-  std::vector<std::pair<double, std::string>> seen;
-  for (const Sample &r : runs) {
-    if (r.order != order || !r.run.completed)
-      continue;
-    double v = valueOf(r.run, at);
-    if (std::none_of(seen.begin(), seen.end(),
-                     [&](const auto &x) { return sameValue(x.first, v); }))
-      seen.push_back({v, r.name});
-  }
-  std::vector<std::string> values, names;
-  for (const auto &[v, name] : seen) {
-    values.push_back(number(v));
-    names.push_back(name);
-  }
-  if (values.empty())
-    return "";
-  return fmt::format("{} ({})", fmt::join(values, " or "), fmt::join(names, ", "));
-}
-
-/// The wrong value of race obligation `o`, or nullopt when no element differs between
-/// the completed samples of two different orders (then the generic search runs).
-std::optional<std::string> raceWrongValue(const semantics::Machine &machine,
-                                          std::vector<Sample> &runs, semantics::ObligationIndex o) {
-  const Program &program = machine.program();
-  const semantics::Obligation &ob = machine.properties().obligation(o);
-  for (Sample &r : runs)
-    r.order = orderOf(machine, r.run.schedule, o);
-  // The device whose memory the race is on, and the racing access.
-  DeviceId memory = ob.device;
-  std::string access = "the store";
-  const Event &e = program.processes[ob.device].events[ob.pc];
-  if (const auto *ds = std::get_if<DmaStart>(&e.kind)) {
-    memory = ob.access == 0 ? program.dmas[ds->dma].issuer : program.dmas[ds->dma].target;
-    access = fmt::format("the start of dma {}", ds->dma);
-  } else if (ob.access >= 0) {
-    access = "the load";
-  }
-  access += fmt::format(" at line {}", e.loc.line);
-  // The first element on which two orders disagree, on the race's device first: an
-  // element elsewhere may depend on other instances of the same race as well.
-  std::optional<Element> found;
-  for (int pass = 0; pass < 2 && !found; ++pass)
-    forEachElement(program, runs[0].run, [&](const Element &at) {
-      if ((static_cast<DeviceId>(at.device) == memory) != (pass == 0))
-        return true;
-      for (size_t i = 0; i < runs.size() && !found; ++i)
-        for (size_t j = i + 1; j < runs.size() && !found; ++j)
-          if (runs[i].run.completed && runs[j].run.completed && runs[i].order != runs[j].order &&
-              runs[i].order != Order::Never && runs[j].order != Order::Never &&
-              !sameValue(valueOf(runs[i].run, at), valueOf(runs[j].run, at)))
-            found = at;
-      return !found;
-    });
-  if (!found)
-    return std::nullopt;
-  const Element &at = *found;
-  const std::string dma = fmt::format("dma {}", ob.dma);
-  const std::string done = ob.dst ? "has landed" : "has read its source";
-  // The first clause names the access, the others refer to it.
-  std::vector<std::string> parts;
-  auto who = [&] { return parts.empty() ? access : std::string("it"); };
-  if (std::string v = valuesIn(runs, Order::Before, at); !v.empty())
-    parts.push_back(fmt::format("{} when {} runs before {} starts", v, who(), dma));
-  if (std::string v = valuesIn(runs, Order::After, at); !v.empty())
-    parts.push_back(fmt::format("{} when {} runs after {} {}", v, who(), dma, done));
-  if (std::string v = valuesIn(runs, Order::Overlap, at); !v.empty())
-    parts.push_back(fmt::format("{} when {} runs while {} is open, the race", v, who(), dma));
-  std::string text = fmt::format(
-      "{} on device {} depends on the order of the racing accesses on {}: it ends as {}",
-      elementName(program.buffers[at.buffer], static_cast<int64_t>(at.index)), at.device,
-      static_cast<DeviceId>(at.device) == memory ? "this device" : fmt::format("device {}", memory),
-      fmt::join(parts, "; as "));
-  // An expected value only when every completed sample without the race (either
-  // order) agrees on it; when each order agrees with itself but not with the other,
-  // the intended order decides, which dkv cannot know.
-  std::vector<double> clean, before, after;
-  auto note = [](std::vector<double> &values, double v) {
-    if (std::none_of(values.begin(), values.end(), [&](double x) { return sameValue(x, v); }))
-      values.push_back(v);
-  };
-  for (const Sample &r : runs)
-    if (r.run.completed && (r.order == Order::Before || r.order == Order::After)) {
-      note(clean, valueOf(r.run, at));
-      note(r.order == Order::Before ? before : after, valueOf(r.run, at));
     }
-  if (clean.size() == 1)
-    text += fmt::format("; {} is the expected value: every sampled schedule without the race "
-                        "gives it",
-                        number(clean[0]));
-  else if (before.size() == 1 && after.size() == 1)
-    text += "; which order the kernel means decides which value is right";
-  else if (clean.size() > 1)
-    text += "; the sampled schedules without the race disagree among themselves too, so the "
-            "expected value is not known";
-  return text;
+  return std::nullopt;
+}
+
+/// "dma 0 (started at line 17 on device 0) lands in landing[:] on device 1".
+std::string sideText(const Program &program, semantics::DmaSide side) {
+  const Dma &dma = program.dmas[side.dma];
+  const std::string dmaName =
+      fmt::format("{} {} (started at line {} on {})", dma.local ? "local copy" : "dma", side.dma,
+                  dma.loc.line, program.processName(dma.issuer));
+  if (side.dst)
+    return fmt::format("{} lands in {} on {}", dmaName, program.regionName(dma.dst),
+                       program.memoryName(dma.target, dma.dst.buffer));
+  return fmt::format("{} reads {} on {}", dmaName, program.regionName(dma.src),
+                     program.memoryName(dma.issuer, dma.src.buffer));
+}
+
+/// The wrong value of a race (docs/executor.md "Functional confirmation"): two runs
+/// that follow `schedule` up to the race and then take the two accesses in each
+/// order; the first element they end with different values in, or that none differs.
+/// nullopt when either order cannot be taken from the witness's prefix.
+std::optional<std::string> raceWrongValue(const semantics::Machine &machine, uint64_t inputSeed,
+                                          const report::Schedule &schedule,
+                                          const RaceAccesses &race, const std::string &prefix) {
+  const Program &program = machine.program();
+  std::optional<RunResult> first = orderedRun(machine, inputSeed, schedule, race, true);
+  std::optional<RunResult> second = orderedRun(machine, inputSeed, schedule, race, false);
+  if (!first || !second)
+    return std::nullopt;
+  const semantics::Obligation &ob = machine.properties().obligation(race.obligation);
+  const Event &e = program.processes[ob.device].events[ob.pc];
+  std::string access;
+  DeviceId memory = ob.device;
+  if (race.accessSide) {
+    access = sideText(program, *race.accessSide);
+    const Dma &dma = program.dmas[race.accessSide->dma];
+    memory = race.accessSide->dst ? program.memoryOf(dma.target, dma.dst.buffer)
+                                  : program.memoryOf(dma.issuer, dma.src.buffer);
+  } else {
+    const Store &st = std::get<Store>(e.kind);
+    access = ob.access < 0
+                 ? fmt::format("the store to {} at line {} on {} runs", program.regionName(st.dst),
+                               e.loc.line, program.processName(ob.device))
+                 : fmt::format("the read of {} at line {} on {} runs",
+                               program.regionName(st.reads[ob.access]), e.loc.line,
+                               program.processName(ob.device));
+  }
+  std::optional<Element> at = firstDifference(program, *first, *second, memory);
+  if (!at)
+    return fmt::format("none seen with these inputs: both orders of the racing accesses ({} "
+                       "first, or {} first, after {} up to the race) end with the same "
+                       "memory; with other data they may not",
+                       access, sideText(program, race.other), prefix);
+  auto valueIn = [&](const RunResult &r) {
+    return number(r.memory[at->device][at->buffer][at->index]);
+  };
+  return fmt::format(
+      "{} on {} ends as {} when {} first and as {} when {} first (both runs follow "
+      "{} up to the race, take the two in that order, then finish round-robin); nothing "
+      "in the kernel orders them, so a run may end with either value: the one of the "
+      "order the kernel means is right",
+      elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)),
+      program.memoryName(static_cast<DeviceId>(at->device), static_cast<BufferId>(at->buffer)),
+      valueIn(*first), access, valueIn(*second), sideText(program, race.other), prefix);
+}
+
+/// The first difference between two of `runs`, e.g. "output[3] on device 1 is 2 with
+/// --seed 4 and 0 with --seed 0"; runs that completed are compared first (a run
+/// stopped by a deadlock has not written everything yet).
+std::optional<std::string> anyDifference(const Program &program, const std::vector<Sample> &runs) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (size_t j = i + 1; j < runs.size(); ++j) {
+        if (pass == 0 && !(runs[i].run.completed && runs[j].run.completed))
+          continue;
+        const RunResult &a = runs[i].run;
+        const RunResult &b = runs[j].run;
+        if (std::optional<Element> at = firstDifference(program, a, b, -1))
+          return fmt::format(
+              "{} on {} is {} {} and {} {}",
+              elementName(program.buffers[at->buffer], static_cast<int64_t>(at->index)),
+              program.memoryName(static_cast<DeviceId>(at->device),
+                                 static_cast<BufferId>(at->buffer)),
+              number(a.memory[at->device][at->buffer][at->index]), runs[i].name,
+              number(b.memory[at->device][at->buffer][at->index]), runs[j].name);
+      }
+  return std::nullopt;
 }
 
 } // namespace
@@ -352,6 +390,18 @@ std::optional<std::string> findWrongValue(const semantics::Machine &machine, uin
                                           const std::string &witnessName,
                                           const std::string &property) {
   const Program &program = machine.program();
+  // With the race known: the two orders of its accesses after the witness's prefix.
+  std::optional<semantics::PropertyIndex> race = machine.properties().find(property);
+  if (witness && race)
+    if (std::optional<RaceAccesses> accesses = raceOf(machine, *witness, *race)) {
+      const std::string prefix =
+          witnessName.starts_with("in ") ? witnessName.substr(3) : witnessName;
+      if (std::optional<std::string> text =
+              raceWrongValue(machine, inputSeed, *witness, *accesses, prefix))
+        return text;
+    }
+
+  // Otherwise any two sampled schedules that disagree, without a word on which is right.
   std::vector<Sample> runs;
   if (witness) {
     RunOptions o;
@@ -375,53 +425,31 @@ std::optional<std::string> findWrongValue(const semantics::Machine &machine, uin
                                   : fmt::format("in priority schedule {}", i / 2);
     runs.push_back({name, runOnce(machine, o)});
   }
-
-  // With the race known: the samples grouped by the order in which they take the
-  // witness's two racing accesses, on the first element two orders disagree on.
-  std::optional<semantics::PropertyIndex> race = machine.properties().find(property);
-  if (witness && race) {
-    semantics::ObligationIndex o = raceOf(machine, *witness, *race);
-    if (o >= 0)
-      if (std::optional<std::string> text = raceWrongValue(machine, runs, o))
-        return text;
-  }
-
-  // Otherwise any two samples that disagree, without a word on which is right.
-  // Runs that completed are compared first: a run stopped by a deadlock has not
-  // written everything yet.
-  for (int pass = 0; pass < 2; ++pass)
-    for (size_t i = 0; i < runs.size(); ++i)
-      for (size_t j = i + 1; j < runs.size(); ++j) {
-        if (pass == 0 && !(runs[i].run.completed && runs[j].run.completed))
-          continue;
-        if (auto diff =
-                firstDifference(program, runs[i].run, runs[i].name, runs[j].run, runs[j].name))
-          return *diff + (race ? "; the executor cannot tell which value is expected" : "");
-      }
+  if (std::optional<std::string> diff = anyDifference(program, runs))
+    return *diff + (race ? "; the executor cannot tell which value is expected" : "");
   return std::nullopt;
 }
 
+void confirmFinding(const semantics::Machine &machine, report::Finding &f) {
+  if (f.schedule.empty())
+    return; // static findings have no witness to replay
+  f.replayTried = true;
+  RunOptions o;
+  o.policy = Policy::Replay;
+  o.schedule = f.schedule;
+  RunResult run = runOnce(machine, o);
+  f.confirmed = false;
+  for (const report::Finding &g : run.findings)
+    f.confirmed = f.confirmed || report::sameFinding(g, f);
+  if (f.kind == report::FindingKind::Race)
+    if (std::optional<std::string> w =
+            findWrongValue(machine, 0, &f.schedule, 24, "in the witness schedule", f.property))
+      f.wrongValue = *w;
+}
+
 void confirmFindings(const semantics::Machine &machine, std::vector<report::Finding> &findings) {
-  bool wrongValueShown = false;
-  for (report::Finding &f : findings) {
-    if (f.schedule.empty())
-      continue; // static findings have no witness to replay
-    f.replayTried = true;
-    RunOptions o;
-    o.policy = Policy::Replay;
-    o.schedule = f.schedule;
-    RunResult run = runOnce(machine, o);
-    f.confirmed = false;
-    for (const report::Finding &g : run.findings)
-      f.confirmed = f.confirmed || report::sameFinding(g, f);
-    // The first race also shows the wrong value it produces.
-    if (f.kind == report::FindingKind::Race && !wrongValueShown) {
-      wrongValueShown = true;
-      if (std::optional<std::string> w =
-              findWrongValue(machine, 0, &f.schedule, 24, "in the witness schedule", f.property))
-        f.wrongValue = *w;
-    }
-  }
+  for (report::Finding &f : findings)
+    confirmFinding(machine, f);
 }
 
 } // namespace dkv::executor

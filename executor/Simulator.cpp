@@ -344,10 +344,13 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
     for (size_t b = 0; b < program_.buffers.size(); ++b) {
       const Buffer &buf = program_.buffers[b];
       std::vector<double> data(static_cast<size_t>(std::max<int64_t>(0, buf.elementCount())), 0);
+      // A buffer the cores of a device share (docs/model.md "TensorCores") lives in
+      // memory_[memoryOf(d, b)] alone; its input values are that instance's.
+      const DeviceId instance = program_.memoryOf(d, static_cast<BufferId>(b));
       if (buf.role == BufferRole::Input || buf.role == BufferRole::InOut)
         for (size_t e = 0; e < data.size(); ++e)
           data[e] = roundToType(
-              inputValue(inputSeed, d, static_cast<BufferId>(b), static_cast<int64_t>(e)),
+              inputValue(inputSeed, instance, static_cast<BufferId>(b), static_cast<int64_t>(e)),
               buf.dtype);
       memory_[d].push_back(std::move(data));
     }
@@ -368,6 +371,7 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
       hasLinkSuccessor_[j] = true;
   units_.resize(static_cast<size_t>(n) * machine.semCount());
   trace_.deviceCount = n;
+  trace_.cores = program_.cores ? program_.coresPerDevice() : 0;
 }
 
 void Simulator::join(Clock &into, const Clock &from) {
@@ -409,7 +413,7 @@ std::vector<double> Simulator::gather(DeviceId d, const Region &region) const {
   std::vector<double> out;
   if (region.buffer < 0 || static_cast<size_t>(region.buffer) >= program_.buffers.size())
     return out;
-  const std::vector<double> &data = memory_[d][region.buffer];
+  const std::vector<double> &data = memory_[program_.memoryOf(d, region.buffer)][region.buffer];
   for (int64_t i : regionElements(program_.buffers[region.buffer], region))
     out.push_back(static_cast<size_t>(i) < data.size() ? data[i] : 0.0);
   return out;
@@ -419,7 +423,7 @@ void Simulator::scatter(DeviceId d, const Region &region, const std::vector<doub
   if (region.buffer < 0 || static_cast<size_t>(region.buffer) >= program_.buffers.size())
     return;
   const Buffer &buf = program_.buffers[region.buffer];
-  std::vector<double> &data = memory_[d][region.buffer];
+  std::vector<double> &data = memory_[program_.memoryOf(d, region.buffer)][region.buffer];
   std::vector<int64_t> idx = regionElements(buf, region);
   for (size_t i = 0; i < idx.size() && i < values.size(); ++i)
     if (static_cast<size_t>(idx[i]) < data.size())

@@ -46,7 +46,8 @@ public:
   const std::vector<report::Finding> &findings() const { return findings_; }
   const report::Schedule &schedule() const { return schedule_; }
   const report::Trace &trace() const { return trace_; }
-  /// Final data: [device][buffer] -> elements (row-major).
+  /// Final data: [device][buffer] -> elements (row-major). A buffer the cores of a device
+  /// share is held at [Program::memoryOf(device, buffer)] only.
   const std::vector<std::vector<std::vector<double>>> &memory() const { return memory_; }
 
 private:

@@ -338,9 +338,21 @@ const NameExpr &DmaStmt::descriptorName() const {
 
 const MeshDecl *Module::mesh() const {
   for (const auto &item : items_)
-    if (auto *m = dynCast<MeshDecl>(item.get()))
+    if (auto *m = dynCast<MeshDecl>(item.get()); m && !m->isTensorCore())
       return m;
   return nullptr;
+}
+
+const MeshDecl *Module::tensorCoreMesh() const {
+  for (const auto &item : items_)
+    if (auto *m = dynCast<MeshDecl>(item.get()); m && m->isTensorCore())
+      return m;
+  return nullptr;
+}
+
+const AxisDecl *Module::coreAxis() const {
+  const MeshDecl *m = tensorCoreMesh();
+  return m && !m->axes().empty() ? m->axes().front().get() : nullptr;
 }
 
 const KernelDecl *Module::kernel() const {

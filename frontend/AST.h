@@ -635,8 +635,11 @@ public:
         index_(index) {}
   const Expr &sizeExpr() const { return *sizeExpr_; }
   Expr &sizeExpr() { return *sizeExpr_; }
-  /// Position of the axis in the mesh (0 = major).
+  /// Position of the axis in the mesh (0 = major); 0 for the TensorCore axis.
   size_t index() const { return index_; }
+  /// The axis of a `tensorcore_mesh` (the cores of each device), not an axis of devices.
+  bool isCore() const { return core_; }
+  void setCore(bool core) { core_ = core; }
   /// The size; set by sema.
   std::optional<int64_t> size() const { return size_; }
   void setSize(std::optional<int64_t> size) { size_ = size; }
@@ -645,6 +648,7 @@ public:
 private:
   ExprPtr sizeExpr_;
   size_t index_;
+  bool core_ = false;
   std::optional<int64_t> size_;
 };
 
@@ -679,14 +683,21 @@ public:
   void setShapeValues(std::vector<int64_t> values) { shapeValues_ = std::move(values); }
 
   /// A kernel parameter with contents (`in sizes: smem i32[4] = [...]`) is a table:
-  /// a scalar-prefetch / SMEM integer array whose values the instance fixes.
-  bool isTable() const { return tableInit_ != nullptr; }
+  /// a scalar-prefetch / SMEM integer array whose values the instance fixes. So is a
+  /// parameter of a kernel that a sequence calls with one of its tables (no contents of
+  /// its own: each call binds the sequence's table, docs/language.md "Kernel sequences").
+  bool isTable() const { return tableInit_ != nullptr || tableFromCall_; }
+  /// True for a kernel parameter that the sequence's calls pass a table (set by sema
+  /// before the kernels are checked; its contents are the argument's, per call).
+  bool tableFromCall() const { return tableFromCall_; }
+  void setTableFromCall(bool fromCall) { tableFromCall_ = fromCall; }
   /// The default contents as written (may be null).
   const TableLiteral *tableInit() const { return tableInit_.get(); }
   TableLiteral *tableInit() { return tableInit_.get(); }
   void setTableInit(std::unique_ptr<TableLiteral> init) { tableInit_ = std::move(init); }
   /// The contents in effect, set by sema: `rows` rows of the table's element count, row
-  /// d for device d, or one row for every device (row-major elements).
+  /// d for device d, or one row for every device (row-major elements). Empty for a
+  /// table from a call (tableFromCall): lowering reads the argument's.
   const std::vector<std::vector<int64_t>> &tableRows() const { return tableRows_; }
   void setTableRows(std::vector<std::vector<int64_t>> rows) { tableRows_ = std::move(rows); }
   /// Where the contents came from: "default", "-T" or a file name (for reports).
@@ -696,6 +707,7 @@ public:
 
 private:
   std::unique_ptr<TableLiteral> tableInit_;
+  bool tableFromCall_ = false;
   std::vector<std::vector<int64_t>> tableRows_;
   std::string tableOrigin_;
   Storage storage_;
@@ -947,9 +959,10 @@ private:
 /// `signal(sem, inc, device = d)`.
 class SignalStmt final : public Stmt {
 public:
-  SignalStmt(SourceRange range, ExprPtr sem, ExprPtr inc, ExprPtr device)
+  SignalStmt(SourceRange range, ExprPtr sem, ExprPtr inc, ExprPtr device,
+             ExprPtr coreIndex = nullptr)
       : Stmt(Kind::SignalStmt, range), sem_(std::move(sem)), inc_(std::move(inc)),
-        device_(std::move(device)) {}
+        device_(std::move(device)), coreIndex_(std::move(coreIndex)) {}
   const Expr &sem() const { return *sem_; }
   Expr &sem() { return *sem_; }
   /// May be null (increment 1).
@@ -958,10 +971,13 @@ public:
   /// May be null (the local device). Else an integer, a TupleExpr or a MappingExpr.
   const Expr *device() const { return device_.get(); }
   Expr *device() { return device_.get(); }
+  /// May be null. `core_index = i` (Pallas' `core_index=`): core i of the target device.
+  const Expr *coreIndex() const { return coreIndex_.get(); }
+  Expr *coreIndex() { return coreIndex_.get(); }
   DKV_AST_CLASSOF(SignalStmt)
 
 private:
-  ExprPtr sem_, inc_, device_;
+  ExprPtr sem_, inc_, device_, coreIndex_;
 };
 
 /// `wait(sem, value)`.
@@ -1029,17 +1045,24 @@ private:
 // Top level
 //===----------------------------------------------------------------------===//
 
-/// `mesh x = 2, y = 2`.
+/// `mesh x = 2, y = 2` (axes of devices), or `tensorcore_mesh core = 2` (the one axis of
+/// a TensorCore mesh, pltpu.create_tensorcore_mesh: the cores of each device, whose
+/// AxisDecl isCore()).
 class MeshDecl final : public Node {
 public:
-  MeshDecl(SourceRange range, std::vector<std::unique_ptr<AxisDecl>> axes)
-      : Node(Kind::MeshDecl, range), axes_(std::move(axes)) {}
+  MeshDecl(SourceRange range, std::vector<std::unique_ptr<AxisDecl>> axes, bool tensorCore = false)
+      : Node(Kind::MeshDecl, range), axes_(std::move(axes)), tensorCore_(tensorCore) {
+    for (auto &axis : axes_)
+      axis->setCore(tensorCore);
+  }
   const std::vector<std::unique_ptr<AxisDecl>> &axes() const { return axes_; }
   std::vector<std::unique_ptr<AxisDecl>> &axes() { return axes_; }
+  bool isTensorCore() const { return tensorCore_; }
   DKV_AST_CLASSOF(MeshDecl)
 
 private:
   std::vector<std::unique_ptr<AxisDecl>> axes_;
+  bool tensorCore_ = false;
 };
 
 /// `kernel name(params) grid(...) collective_id(k) { body }`.
@@ -1129,6 +1152,18 @@ struct Annotations {
     SourceRange range;            ///< the comment
   };
   std::optional<Expect> expect;
+  /// `// expect: VERDICT [at LINE] with OPTIONS...`: the verdict under other options
+  /// (docs/examples.md "Verdicts under options"). `options` are the option words after
+  /// `with` (added to those of `// options:`, and overriding them), without a
+  /// `--devices SPEC` or `--mesh M` among them, which give `devices` / `meshes` instead
+  /// of the file's; in file order.
+  struct Case {
+    Expect expect;
+    std::vector<int64_t> devices;    ///< ascending; empty: the file's devices or meshes
+    std::vector<std::string> meshes; ///< normalised `--mesh` values; empty: the file's
+    std::vector<std::string> options;
+  };
+  std::vector<Case> cases;
   /// Device counts from `// devices: 2..8` (inclusive) or `// devices: 2, 4`, ascending,
   /// without duplicates. Empty if there is no devices comment.
   std::vector<int64_t> devices;
@@ -1202,11 +1237,15 @@ public:
       : Node(Kind::Module, range), items_(std::move(items)), annotations_(std::move(annotations)) {}
   const std::vector<std::unique_ptr<Node>> &items() const { return items_; }
   std::vector<std::unique_ptr<Node>> &items() { return items_; }
-  /// The first mesh / kernel, or null (sema reports missing or duplicate ones).
+  /// The first mesh (of devices) / kernel, or null (sema reports missing or duplicate
+  /// ones).
   const MeshDecl *mesh() const;
   const KernelDecl *kernel() const;
   MeshDecl *mesh();
   KernelDecl *kernel();
+  /// The first `tensorcore_mesh`, or null; its axis (checked by sema: exactly one).
+  const MeshDecl *tensorCoreMesh() const;
+  const AxisDecl *coreAxis() const;
   /// Every kernel in source order, and the first `sequence`, or null.
   std::vector<const KernelDecl *> kernels() const;
   const SequenceDecl *sequence() const;

@@ -34,6 +34,7 @@ ast::Annotations readPythonAnnotations(const support::SourceFile &file,
                                file.loc(line, static_cast<uint32_t>(hash + 2 + body.size()))};
     parseAnnotationComment(body, range, annotations, diags);
   }
+  checkCaseOverrides(annotations, diags);
   return annotations;
 }
 
@@ -63,6 +64,19 @@ void printAnnotations(const ast::Annotations &annotations, std::ostream &out) {
     out << "expect " << ast::toString(annotations.expect->verdict);
     if (annotations.expect->line)
       out << " " << *annotations.expect->line;
+    out << "\n";
+  }
+  for (const ast::Annotations::Case &c : annotations.cases) {
+    out << "expect-with " << ast::toString(c.expect.verdict) << " ";
+    out << (c.expect.line ? std::to_string(*c.expect.line) : std::string("-")) << " ";
+    if (!c.devices.empty())
+      out << fmt::format("{}", fmt::join(c.devices, ","));
+    else if (!c.meshes.empty())
+      out << fmt::format("mesh:{}", fmt::join(c.meshes, "/"));
+    else
+      out << "-";
+    for (const std::string &w : c.options)
+      out << " " << w;
     out << "\n";
   }
   if (!annotations.devices.empty())

@@ -1,4 +1,5 @@
-// The annotations of an example kernel (`// expect:`, `// devices:`, `// options:`).
+// The annotations of an example kernel (`// expect:`, `// devices:`, `// mesh:`,
+// `// options:`).
 #pragma once
 
 #include "frontend/AST.h"
@@ -19,7 +20,13 @@ ast::Annotations readAnnotations(const support::SourceFile &file, support::Diagn
 /// Prints `annotations` in the stable, line-based form of `dkv parse --annotations`
 /// (docs/examples.md), one line per annotation present, in this order:
 ///   expect VERDICT [LINE]      e.g. `expect race 26`, `expect ok`
+///   expect-with VERDICT LINE DEVICES OPTION...   one per `// expect: ... with ...`, in
+///                              file order: LINE `-` when none; DEVICES the counts of its
+///                              `--devices` joined by ',', `mesh:M1/M2` for its `--mesh`
+///                              values, or `-` (the file's); then its other option words,
+///                              e.g. `expect-with ok - 3 --dma-order link`
 ///   devices N...               every listed count ascending, a range expanded
+///   mesh M...                  every mesh, normalised (`x=2,y=2`)
 ///   options WORD...            the words of every options comment, in order
 void printAnnotations(const ast::Annotations &annotations, std::ostream &out);
 

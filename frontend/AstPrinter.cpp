@@ -72,7 +72,8 @@ private:
       return;
     }
     case Node::Kind::MeshDecl:
-      line(depth, role, "MeshDecl", n.range());
+      line(depth, role, cast<MeshDecl>(n).isTensorCore() ? "MeshDecl tensorcore" : "MeshDecl",
+           n.range());
       for (const auto &axis : cast<MeshDecl>(n).axes())
         decl(depth + 1, "", *axis);
       return;
@@ -161,13 +162,15 @@ private:
       head += " " + std::string(toString(b.space())) + " " + std::string(toString(b.dtype()));
       if (!b.shapeValues().empty() || b.shape().empty())
         head += ints(b.shapeValues());
-      if (b.isTable())
+      if (b.tableInit())
         head +=
             " table" + ints(b.tableInit()->shape) + (b.tableRows().size() > 1 ? " per device" : "");
+      else if (b.tableFromCall())
+        head += " table from the sequence";
       line(depth, role, head, d.range());
       for (const auto &e : b.shape())
         expr(depth + 1, "dim", *e);
-      if (b.isTable())
+      if (b.tableInit())
         for (const auto &e : b.tableInit()->elements)
           expr(depth + 1, "element", *e);
       return;
@@ -283,6 +286,8 @@ private:
         expr(depth + 1, "inc", *sg.inc());
       if (sg.device())
         expr(depth + 1, "device", *sg.device());
+      if (sg.coreIndex())
+        expr(depth + 1, "core_index", *sg.coreIndex());
       return;
     }
     case Node::Kind::WaitStmt: {

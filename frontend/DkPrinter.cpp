@@ -27,7 +27,7 @@ public:
         out_ << "const " << c->name() << " = " << expr(c->init());
         end(c->range());
       } else if (auto *mesh = dynCast<MeshDecl>(item.get())) {
-        out_ << "mesh ";
+        out_ << (mesh->isTensorCore() ? "tensorcore_mesh " : "mesh ");
         for (size_t i = 0; i < mesh->axes().size(); ++i)
           out_ << (i ? ", " : "") << mesh->axes()[i]->name() << " = "
                << expr(mesh->axes()[i]->sizeExpr());
@@ -203,6 +203,8 @@ private:
         out_ << ", " << (sig.inc() ? expr(*sig.inc()) : std::string("1"));
       if (sig.device())
         out_ << ", device = " << expr(*sig.device());
+      if (sig.coreIndex())
+        out_ << ", core_index = " << expr(*sig.coreIndex());
       out_ << ")";
       break;
     }

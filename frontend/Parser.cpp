@@ -221,6 +221,68 @@ std::vector<std::string_view> splitWords(std::string_view s) {
 // Largest device count accepted in a `// devices:` range (the mesh limit of the driver).
 constexpr int64_t kMaxDevices = 4096;
 
+/// A device-count list: `A..B` (inclusive) or `A, B, ...`; ascending, without
+/// duplicates. False with the reason in `error`.
+bool parseDeviceSpec(std::string_view spec, std::vector<int64_t> &devices, std::string &error) {
+  size_t dots = spec.find("..");
+  if (dots != std::string_view::npos) {
+    std::optional<int64_t> lo = parseInt(trim(spec.substr(0, dots)));
+    std::optional<int64_t> hi = parseInt(trim(spec.substr(dots + 2)));
+    if (!lo || !hi) {
+      error = "invalid range";
+      return false;
+    }
+    if (*lo < 1 || *hi > kMaxDevices || *lo > *hi) {
+      error = fmt::format("range must satisfy 1 <= A <= B <= {}", kMaxDevices);
+      return false;
+    }
+    for (int64_t d = *lo; d <= *hi; ++d)
+      devices.push_back(d);
+  } else {
+    size_t start = 0;
+    while (start <= spec.size()) {
+      size_t comma = spec.find(',', start);
+      std::string_view item =
+          spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start);
+      std::optional<int64_t> d = parseInt(trim(item));
+      if (!d) {
+        error = fmt::format("invalid device count '{}'", trim(item));
+        return false;
+      }
+      if (*d < 1 || *d > kMaxDevices) {
+        error = fmt::format("device count {} outside 1..{}", *d, kMaxDevices);
+        return false;
+      }
+      devices.push_back(*d);
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return true;
+}
+
+/// A `--devices` case needs a file without a mesh comment, a `--mesh` case one without a
+/// devices comment (checked again whenever either comment or a case is read, whatever
+/// their order in the file).
+void checkCases(const ast::Annotations &annotations, SourceRange range, DiagnosticEngine &diags,
+                const ast::Annotations::Case *only = nullptr) {
+  for (const ast::Annotations::Case &c : annotations.cases) {
+    if (only && &c != only)
+      continue;
+    if (!c.devices.empty() && !annotations.meshes.empty())
+      diags.error(range, "bad-annotation",
+                  "an expect comment with '--devices' in a file with a mesh comment: give "
+                  "'--mesh' instead");
+    if (!c.meshes.empty() && !annotations.devices.empty())
+      diags.error(range, "bad-annotation",
+                  "an expect comment with '--mesh' in a file with a devices comment: give "
+                  "'--devices' instead");
+  }
+}
+
 /// `// dkv: allow KIND -- reason`; `alone`: nothing but blanks precede the comment on
 /// its line (then it applies to the next line).
 void parseSuppression(std::string_view body, SourceRange range, bool alone,
@@ -292,73 +354,113 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
                                               words[0]));
       return;
     }
-    if (words.size() == 3 && words[1] == "at") {
-      std::optional<int64_t> line = parseInt(words[2]);
+    // `with OPTIONS...`: the verdict under other options (a case).
+    auto with = std::find(words.begin(), words.end(), std::string_view("with"));
+    std::vector<std::string_view> head(words.begin(), with);
+    if (head.size() == 3 && head[1] == "at") {
+      std::optional<int64_t> line = parseInt(head[2]);
       if (!line || *line < 1 || *line > 100'000'000) {
         diags.error(range, "bad-annotation",
-                    fmt::format("invalid line '{}' in expect comment", words[2]));
+                    fmt::format("invalid line '{}' in expect comment", head[2]));
         return;
       }
       expect.line = static_cast<uint32_t>(*line);
-    } else if (words.size() != 1) {
+    } else if (head.size() != 1) {
       diags.error(range, "bad-annotation",
-                  "malformed expect comment; expected '// expect: VERDICT [at LINE]'");
+                  "malformed expect comment; expected '// expect: VERDICT [at LINE] [with "
+                  "OPTIONS...]'");
       return;
     }
-    if (annotations.expect) {
-      diags.error(range, "bad-annotation", "duplicate expect comment");
+    if (with == words.end()) {
+      if (annotations.expect) {
+        diags.error(range, "bad-annotation", "duplicate expect comment");
+        return;
+      }
+      annotations.expect = expect;
       return;
     }
-    annotations.expect = expect;
+    ast::Annotations::Case c;
+    c.expect = expect;
+    for (auto w = with + 1; w != words.end(); ++w) {
+      bool devices = *w == "--devices", mesh = *w == "--mesh";
+      std::string_view value;
+      if (w->starts_with("--devices=") || w->starts_with("--mesh=")) {
+        devices = w->starts_with("--devices=");
+        mesh = !devices;
+        value = w->substr(w->find('=') + 1);
+      } else if (devices || mesh) {
+        if (w + 1 == words.end()) {
+          diags.error(range, "bad-annotation", fmt::format("{} needs a value", *w));
+          return;
+        }
+        value = *++w;
+      }
+      if (devices) {
+        std::string error;
+        std::vector<int64_t> counts;
+        if (!c.devices.empty() || !parseDeviceSpec(value, counts, error)) {
+          diags.error(range, "bad-annotation",
+                      c.devices.empty()
+                          ? fmt::format("malformed '--devices {}' in expect comment: {}; "
+                                        "expected a count, A..B or A,B,...",
+                                        value, error)
+                          : std::string("'--devices' given twice in an expect comment"));
+          return;
+        }
+        c.devices = std::move(counts);
+      } else if (mesh) {
+        frontend::MeshSizes sizes;
+        std::string error;
+        if (!frontend::parseMeshSizes(value, sizes, error)) {
+          diags.error(range, "bad-annotation",
+                      fmt::format("malformed '--mesh {}' in expect comment: {}", value, error));
+          return;
+        }
+        c.meshes.push_back(frontend::meshSizesText(sizes));
+      } else {
+        c.options.emplace_back(*w);
+      }
+    }
+    if (!c.devices.empty() && !c.meshes.empty()) {
+      diags.error(range, "bad-annotation",
+                  "an expect comment has '--devices' or '--mesh', not both");
+      return;
+    }
+    if (c.devices.empty() && c.meshes.empty() && c.options.empty()) {
+      diags.error(range, "bad-annotation",
+                  "empty options after 'with' in expect comment; expected e.g. '// expect: ok "
+                  "with --dma-order link'");
+      return;
+    }
+    for (const ast::Annotations::Case &o : annotations.cases)
+      if (o.devices == c.devices && o.meshes == c.meshes && o.options == c.options) {
+        diags.error(range, "bad-annotation", "duplicate expect comment for these options");
+        return;
+      }
+    annotations.cases.push_back(std::move(c));
+    checkCases(annotations, range, diags, &annotations.cases.back());
     return;
   }
   if (startsWith("devices:")) {
-    std::string_view spec = trim(body.substr(8));
     std::vector<int64_t> devices;
-    size_t dots = spec.find("..");
-    auto bad = [&](std::string_view why) {
+    std::string error;
+    if (!parseDeviceSpec(trim(body.substr(8)), devices, error)) {
       diags.error(range, "bad-annotation",
                   fmt::format("malformed devices comment: {}; expected '// devices: A..B' or "
                               "'// devices: A, B, ...'",
-                              why));
-    };
-    if (dots != std::string_view::npos) {
-      std::optional<int64_t> lo = parseInt(spec.substr(0, dots));
-      std::optional<int64_t> hi = parseInt(spec.substr(dots + 2));
-      if (!lo || !hi)
-        return bad("invalid range");
-      if (*lo < 1 || *hi > kMaxDevices || *lo > *hi)
-        return bad(fmt::format("range must satisfy 1 <= A <= B <= {}", kMaxDevices));
-      for (int64_t d = *lo; d <= *hi; ++d)
-        devices.push_back(d);
-    } else {
-      size_t start = 0;
-      while (start <= spec.size()) {
-        size_t comma = spec.find(',', start);
-        std::string_view item =
-            spec.substr(start, comma == std::string_view::npos ? spec.npos : comma - start);
-        std::optional<int64_t> d = parseInt(item);
-        if (!d)
-          return bad(fmt::format("invalid device count '{}'", trim(item)));
-        if (*d < 1 || *d > kMaxDevices)
-          return bad(fmt::format("device count {} outside 1..{}", *d, kMaxDevices));
-        devices.push_back(*d);
-        if (comma == std::string_view::npos)
-          break;
-        start = comma + 1;
-      }
+                              error));
+      return;
     }
     if (!annotations.devices.empty()) {
       diags.error(range, "bad-annotation", "duplicate devices comment");
       return;
     }
-    std::sort(devices.begin(), devices.end());
-    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
     annotations.devices = std::move(devices);
     annotations.devicesRange = range;
     if (!annotations.meshes.empty())
       diags.error(range, "bad-annotation",
                   "a file has a devices comment or a mesh comment, not both");
+    checkCases(annotations, range, diags);
     return;
   }
   if (startsWith("mesh:")) {
@@ -387,6 +489,7 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
     if (!annotations.devices.empty())
       diags.error(range, "bad-annotation",
                   "a file has a devices comment or a mesh comment, not both");
+    checkCases(annotations, range, diags);
     return;
   }
   if (startsWith("options:")) {
@@ -453,6 +556,13 @@ private:
                                                        range(axis->ID()), expr(axis->expr()),
                                                        axes.size()));
       return std::make_unique<ast::MeshDecl>(range(m), std::move(axes));
+    }
+    if (auto *m = dynamic_cast<DkvParser::TensorcoreMeshDeclContext *>(ctx)) {
+      std::vector<std::unique_ptr<ast::AxisDecl>> axes;
+      DkvParser::MeshAxisContext *axis = m->meshAxis();
+      axes.push_back(std::make_unique<ast::AxisDecl>(range(axis), axis->ID()->getText(),
+                                                     range(axis->ID()), expr(axis->expr()), 0));
+      return std::make_unique<ast::MeshDecl>(range(m), std::move(axes), /*tensorCore=*/true);
     }
     if (auto *k = dynamic_cast<DkvParser::KernelDeclContext *>(ctx))
       return kernel(k);
@@ -815,6 +925,29 @@ private:
           ok = false;
           continue;
         }
+        // `memory_space = vmem` is the space Pallas gives the block buffers by default
+        // (pipeline.py, BufferedRef.create: `VMEM if spec.memory_space is None`):
+        // accepted as written. Any other keyword or space is not modelled.
+        bool specOk = true;
+        for (auto *kw : spec->specKeyword()) {
+          std::string key = kw->key->getText(), value = kw->value->getText();
+          if (key == "memory_space" && value == "vmem")
+            continue;
+          diags_.error(range(kw), "unsupported",
+                       key == "memory_space"
+                           ? fmt::format("BlockSpec memory_space = {}: only vmem, the "
+                                         "default space of the block buffers, is modelled "
+                                         "(docs/language.md \"Pipelines\")",
+                                         value)
+                           : fmt::format("BlockSpec argument '{}' is not modelled (known: "
+                                         "memory_space = vmem)",
+                                         key));
+          specOk = false;
+        }
+        if (!specOk) {
+          ok = false;
+          continue;
+        }
         ast::PipelineOperand op;
         op.output = name == "out_specs";
         op.specRange = range(spec);
@@ -917,12 +1050,13 @@ private:
     std::string name = ctx->ID()->getText();
     SourceRange r = range(ctx);
     if (name == "signal") {
-      static const ArgSpec spec[] = {{"sem", true}, {"inc", false}, {"device", false}};
+      static const ArgSpec spec[] = {
+          {"sem", true}, {"inc", false}, {"device", false}, {"core_index", false}};
       std::vector<ast::ExprPtr> args;
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return nullptr;
       return std::make_unique<ast::SignalStmt>(r, std::move(args[0]), std::move(args[1]),
-                                               std::move(args[2]));
+                                               std::move(args[2]), std::move(args[3]));
     }
     if (name == "wait") {
       static const ArgSpec spec[] = {{"sem", true}, {"value", false}};
@@ -1623,6 +1757,55 @@ void reportLexicalProblems(const SourceFile &file, const std::vector<antlr4::Tok
   }
 }
 
+/// The name a `-D NAME=V` / `-T NAME=JSON` option word sets (also `-DNAME=V`,
+/// `--define NAME=V`, `--table NAME=...`), or "" for another word. `words[i]` is the
+/// option; a separate value is `words[i + 1]`.
+std::string definedName(const std::vector<std::string> &words, size_t i, char &kind) {
+  const std::string &w = words[i];
+  std::string value;
+  if ((w == "-D" || w == "--define" || w == "-T" || w == "--table") && i + 1 < words.size()) {
+    kind = w == "-D" || w == "--define" ? 'D' : 'T';
+    value = words[i + 1];
+  } else if ((w.starts_with("-D") || w.starts_with("-T")) && w.size() > 2 && w[1] != '-') {
+    kind = w[1];
+    value = w.substr(2);
+  } else if (w.starts_with("--define=") || w.starts_with("--table=")) {
+    kind = w.starts_with("--define=") ? 'D' : 'T';
+    value = w.substr(w.find('=') + 1);
+  } else {
+    return "";
+  }
+  return value.substr(0, value.find('='));
+}
+
+} // namespace
+
+/// A case may not set a param (-D) or table (-T) that the options comment sets: the
+/// command line refuses a table set twice, so the instance could not be checked from
+/// the command line as the annotations name it (docs/examples.md "Verdicts under
+/// options"). Scalar options (--invocations, ...) may be overridden: the last counts.
+void checkCaseOverrides(const ast::Annotations &annotations, DiagnosticEngine &diags) {
+  std::set<std::pair<char, std::string>> fileSets;
+  for (size_t i = 0; i < annotations.options.size(); ++i) {
+    char kind = 0;
+    std::string name = definedName(annotations.options, i, kind);
+    if (!name.empty())
+      fileSets.insert({kind, name});
+  }
+  for (const ast::Annotations::Case &c : annotations.cases)
+    for (size_t i = 0; i < c.options.size(); ++i) {
+      char kind = 0;
+      std::string name = definedName(c.options, i, kind);
+      if (!name.empty() && fileSets.count({kind, name}))
+        diags.error(c.expect.range, "bad-annotation",
+                    fmt::format("the expect comment sets {} '{}', which the options comment "
+                                "sets too: set it in the expect comments only",
+                                kind == 'D' ? "param" : "table", name));
+    }
+}
+
+namespace {
+
 std::unique_ptr<ast::Module> emptyModule(const SourceFile &file, ast::Annotations annotations) {
   SourceLoc end = file.locForOffset(file.text().size());
   auto module = std::make_unique<ast::Module>(SourceRange{file.loc(1, 1), end},
@@ -1652,6 +1835,7 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
 
   ast::Annotations annotations;
   reportLexicalProblems(file, tokens.getTokens(), diags, annotations);
+  checkCaseOverrides(annotations, diags);
 
   if (const antlr4::Token *deep = findTooDeep(tokens.getTokens(), limits.maxNesting)) {
     diags.error(tokenRange(file, deep), "too-deep",

@@ -30,6 +30,11 @@ struct ParseLimits {
 void parseAnnotationComment(std::string_view body, support::SourceRange range,
                             ast::Annotations &annotations, support::DiagnosticEngine &diags);
 
+/// After all annotation comments are read: a `// expect: ... with` comment that sets a
+/// param (-D) or a table (-T) that the options comment sets too is a `bad-annotation`
+/// error (the command line refuses a table set twice).
+void checkCaseOverrides(const ast::Annotations &annotations, support::DiagnosticEngine &diags);
+
 /// Parses `file` into a Module. Syntax errors (all of the file, one run), lexical
 /// problems and malformed expectation comments are reported to `diags` as errors with
 /// ids from docs/diagnostics.md. Never throws and never returns null: after errors the

@@ -114,12 +114,16 @@ public:
       if (auto *q = dynCast<SequenceDecl>(item.get()); q && !sequence)
         sequence = q;
     inSequence_ = sequence != nullptr;
+    if (sequence)
+      markTablesFromCalls(*sequence);
     for (auto &item : module_.items()) {
       if (auto *p = dynCast<ParamDecl>(item.get())) {
         param(*p);
         usedDefines.insert(p->name());
       } else if (auto *c = dynCast<ConstDecl>(item.get())) {
         constDecl(*c);
+      } else if (auto *m = dynCast<MeshDecl>(item.get()); m && m->isTensorCore()) {
+        tensorCoreMeshDecl(*m);
       } else if (auto *m = dynCast<MeshDecl>(item.get())) {
         if (mesh_) {
           diags_.error(m->range(), "duplicate-mesh", "a file has exactly one mesh")
@@ -171,8 +175,14 @@ public:
     for (const auto &[name, value] : tables_)
       if (!usedTables_.count(name))
         diags_.error({noPosition(), {}}, "unknown-table",
-                     fmt::format("{} sets table '{}', but the kernel has no table of that name",
-                                 value.origin, name));
+                     sequence ? fmt::format("{} sets table '{}', but the sequence has no table "
+                                            "of that name (in a sequence, tables are the "
+                                            "sequence's parameters with contents, and -T "
+                                            "names them, not the kernels' parameters)",
+                                            value.origin, name)
+                              : fmt::format("{} sets table '{}', but the kernel has no table of "
+                                            "that name",
+                                            value.origin, name));
     return diags_.errorCount() == errorsBefore;
   }
 
@@ -187,6 +197,7 @@ private:
   bool tableBaseOk_ = false; // checking the base of an IndexExpr
   DiagnosticEngine &diags_;
   const MeshDecl *mesh_ = nullptr;
+  const MeshDecl *tcMesh_ = nullptr; // the tensorcore_mesh, if any
   const KernelDecl *kernel_ = nullptr;
   std::map<std::string, const KernelDecl *> kernels_;
   bool inSequence_ = false;
@@ -195,6 +206,47 @@ private:
 
   static support::Diagnostic note(support::SourceRange range, std::string message) {
     return support::Diagnostic{support::Severity::Note, range, std::move(message), "", {}};
+  }
+
+  /// Before the kernels are checked: a kernel parameter to which a call of the sequence
+  /// passes one of the sequence's tables is a table itself (read as `t[i]` in the
+  /// kernel's integer expressions), with the argument's contents in that call. Decided
+  /// on names and positions only; sequenceDecl checks every argument afterwards. Only a
+  /// parameter that can be a table (`in smem` of an integer type) is marked: for any
+  /// other, the call's argument is an `argument-mismatch`.
+  void markTablesFromCalls(SequenceDecl &q) {
+    std::map<std::string, const BufferDecl *> tables;
+    for (const auto &b : q.buffers())
+      if (b->tableInit())
+        tables.emplace(b->name(), b.get());
+    if (tables.empty())
+      return;
+    std::map<std::string, KernelDecl *> kernels;
+    for (auto &item : module_.items())
+      if (auto *k = dynCast<KernelDecl>(item.get()))
+        kernels.emplace(k->name(), k);
+    for (const SequenceCall &call : q.calls()) {
+      auto k = kernels.find(call.kernel);
+      if (k == kernels.end())
+        continue;
+      std::vector<const Decl *> params = k->second->paramOrder();
+      for (size_t i = 0; i < params.size() && i < call.args.size(); ++i) {
+        const auto *p = dynCast<BufferDecl>(params[i]);
+        if (p && tables.count(call.args[i].first) && canBeTable(*p))
+          const_cast<BufferDecl *>(p)->setTableFromCall(true);
+      }
+    }
+  }
+
+  static bool isIntegerType(DType t) {
+    return t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8 ||
+           t == DType::U32;
+  }
+
+  /// A kernel parameter of a table's kind: `in`, SMEM, an integer element type.
+  static bool canBeTable(const BufferDecl &b) {
+    return b.storage() == Storage::KernelParam && b.direction() == Direction::In &&
+           b.space() == MemSpace::Smem && isIntegerType(b.dtype());
   }
 
   // --- Scopes --------------------------------------------------------------
@@ -322,17 +374,15 @@ private:
     bool overflow = false;
     for (auto &axis : m.axes()) {
       if (axis->name() == "core")
-        // The axis name of pltpu.create_tensorcore_mesh("core"): TensorCores of one chip
-        // share its HBM, while every mesh axis here gives devices memories of their own.
-        // What the sources say and what they leave open: docs/model.md "TensorCores".
+        // The axis name of pltpu.create_tensorcore_mesh("core"): the TensorCores of one
+        // chip share its HBM, while every axis of `mesh` gives devices memories of their
+        // own. A core axis is declared with `tensorcore_mesh` (docs/model.md "TensorCores").
         diags_.error(axis->range(), "unsupported",
-                     "a TensorCore axis ('core', pltpu.create_tensorcore_mesh with "
-                     "pl.core_map) is not modelled: the cores of one chip share its HBM and "
-                     "have their own VMEM, SMEM and semaphores (jax-ml/jax "
-                     "docs/pallas/tpu/core_map.md), a mesh axis makes devices with an HBM "
-                     "each, and which core a DMA or signal whose device id names no core "
-                     "reaches is not documented (docs/model.md \"TensorCores\"); rename "
-                     "the axis if it is an axis of devices");
+                     "an axis named 'core' in 'mesh' would be an axis of devices, each with an "
+                     "HBM of its own; the TensorCores of a chip share its HBM and are declared "
+                     "with 'tensorcore_mesh core = N' (pltpu.create_tensorcore_mesh('core'), "
+                     "docs/language.md \"TensorCores\"); rename the axis if it really is an "
+                     "axis of devices");
       axis->setSize(
           positiveInt(axis->sizeExpr(), fmt::format("the size of axis '{}'", axis->name())));
       declare(*axis);
@@ -353,16 +403,49 @@ private:
     meshDevices_ = known ? devices : 0;
   }
 
+  // `tensorcore_mesh core = C` (docs/language.md "TensorCores"): the one axis of
+  // pltpu.create_tensorcore_mesh, the cores of every device; every kernel of the file runs
+  // over it (pl.kernel(mesh=...) / pl.core_map inside the shard_map over `mesh`).
+  void tensorCoreMeshDecl(MeshDecl &m) {
+    if (tcMesh_) {
+      diags_.error(m.range(), "duplicate-mesh", "a file has at most one tensorcore_mesh")
+          .notes.push_back(note(tcMesh_->range(), "first tensorcore_mesh here"));
+      return;
+    }
+    tcMesh_ = &m;
+    if (kernel_)
+      diags_.error(m.range(), "misplaced-mesh",
+                   "declare the tensorcore_mesh before the kernels that run over it");
+    for (auto &axis : m.axes()) {
+      axis->setSize(positiveInt(axis->sizeExpr(),
+                                fmt::format("the size of TensorCore axis '{}'", axis->name())));
+      if (axis->size() && *axis->size() > kMaxMeshDevices)
+        diags_.error(axis->sizeExpr().range(), "invalid-size",
+                     fmt::format("the tensorcore_mesh has {} cores; the limit is {}", *axis->size(),
+                                 kMaxMeshDevices));
+      declare(*axis);
+    }
+  }
+
+  /// Cores per device: the tensorcore_mesh's size, 1 without one (or while unknown).
+  int64_t coresPerDevice() const {
+    const AxisDecl *axis = tcMesh_ && !tcMesh_->axes().empty() ? tcMesh_->axes()[0].get() : nullptr;
+    return axis && axis->size() ? *axis->size() : 1;
+  }
+
   void kernelDecl(KernelDecl &k) {
     ScopeGuard scope(*this);
     for (const Decl *p : k.paramOrder()) {
       if (const auto *b = dynCast<BufferDecl>(p)) {
         bufferDecl(const_cast<BufferDecl &>(*b));
-        if (inSequence_ && b->isTable())
-          diags_.error(b->range(), "unsupported",
-                       fmt::format("table '{}': a kernel of a sequence cannot have tables yet "
-                                   "(docs/language.md \"Kernel sequences\")",
-                                   b->name()));
+        if (inSequence_ && b->tableInit())
+          diags_.error(b->tableInit()->range, "sequence-table",
+                       fmt::format("table '{}' of kernel '{}' has contents, but the kernels of "
+                                   "a sequence take their tables from it: declare the contents "
+                                   "on a parameter of the sequence ('sequence(in {}: smem {}[...] "
+                                   "= [...], ...)') and pass it in the calls (docs/language.md "
+                                   "\"Kernel sequences\")",
+                                   b->name(), k.name(), b->name(), toString(b->dtype())));
       } else if (const auto *sp = dynCast<SemDecl>(p)) {
         semDecl(const_cast<SemDecl &>(*sp));
         if (!inSequence_)
@@ -379,6 +462,15 @@ private:
     std::vector<int64_t> grid = dims(k.grid(), "a grid dimension", ok);
     if (ok)
       k.setGridValues(grid);
+    if (tcMesh_ && !k.grid().empty())
+      // pl.kernel / pl.core_map run the body once per core and take no grid; a grid split
+      // across cores (PARALLEL dimension semantics) is not modelled (docs/model.md
+      // "TensorCores").
+      diags_.error(k.grid().front()->range(), "unsupported",
+                   "a kernel over a TensorCore mesh has no grid: pl.kernel and pl.core_map run "
+                   "the body once on every core (\"dimension_semantics must be None for "
+                   "TensorCoreMesh\", jax/_src/pallas/mosaic/core.py); which grid points a "
+                   "core runs for a PARALLEL dimension is not modelled");
     gridRank_ = k.grid().size();
     if (k.collectiveId()) {
       auto v = constInt(*k.collectiveId(), "collective_id");
@@ -420,11 +512,6 @@ private:
     std::map<std::string, const Decl *> arrays;
     for (auto &b : q.buffers()) {
       bufferDecl(*b);
-      if (b->isTable())
-        diags_.error(b->range(), "unsupported",
-                     fmt::format("'{}': a sequence array has no contents (tables are kernel "
-                                 "parameters)",
-                                 b->name()));
       arrays.emplace(b->name(), b.get());
     }
     for (auto &sp : q.sems()) {
@@ -499,8 +586,15 @@ private:
     if (as && pb)
       return fmt::format("'{}' is a semaphore, parameter '{}' a buffer", a.name(), p.name());
     if (ab && pb) {
-      if (pb->isTable())
-        return fmt::format("parameter '{}' is a table", p.name());
+      if (ab->isTable() && !pb->tableFromCall())
+        return fmt::format("'{}' is a table, and parameter '{}' cannot take it: a table "
+                           "parameter is 'in' SMEM of an integer type ('in {}: smem {}{}')",
+                           a.name(), p.name(), p.name(), toString(ab->dtype()),
+                           dimsText(ab->shapeValues()));
+      if (!ab->isTable() && pb->tableFromCall())
+        return fmt::format("parameter '{}' is a table (another call passes it a table of the "
+                           "sequence), and '{}' is a buffer without contents: pass a table",
+                           p.name(), a.name());
       if (ab->dtype() != pb->dtype())
         return fmt::format("'{}' has element type {}, parameter '{}' {}", a.name(),
                            toString(ab->dtype()), p.name(), toString(pb->dtype()));
@@ -532,7 +626,30 @@ private:
     b.setShapeValues(shape);
     if (b.isTable() || tables_.count(b.name()))
       table(b, ok);
+    if (coresPerDevice() > 1)
+      coreMemory(b);
     declare(b);
+  }
+
+  // The memories a kernel over a TensorCore mesh of several cores may declare
+  // (docs/model.md "TensorCores"): its parameters live in the HBM its cores share,
+  // and its scratch in the VMEM, SMEM and semaphores each core has of its own.
+  void coreMemory(const BufferDecl &b) {
+    const bool shared = b.space() == MemSpace::Hbm || b.space() == MemSpace::Any;
+    if (b.storage() == Storage::KernelParam && !shared && !b.isTable())
+      diags_.error(b.range(), "unsupported",
+                   fmt::format("parameter '{}' in {}: a kernel over a TensorCore mesh of more "
+                               "than one core takes its operands in hbm or any (\"TensorCoreMesh "
+                               "does not support VMEM inputs/outputs when there are >1 cores\", "
+                               "jax/_src/pallas/mosaic/core.py); allocate {} scratch and copy "
+                               "into it",
+                               b.name(), toString(b.space()), toString(b.space())));
+    else if ((b.storage() == Storage::Scratch || b.storage() == Storage::Scoped) && shared)
+      diags_.error(b.range(), "unsupported",
+                   fmt::format("scratch '{}' in {}: an allocation in the HBM that the cores of "
+                               "a device share, made by each core on its own, is not modelled "
+                               "(docs/model.md \"TensorCores\"); pass it in as a parameter",
+                               b.name(), toString(b.space())));
   }
 
   // A table: an `in` SMEM integer kernel parameter with contents for the instance
@@ -542,11 +659,12 @@ private:
       // Named by an override but declared without contents: not a table.
       return;
     }
+    // A parameter that a sequence passes a table: the argument's contents, per call
+    // (markTablesFromCalls has checked its kind).
+    if (!b.tableInit())
+      return;
     usedTables_.insert(b.name());
-    bool isInt = b.dtype() == DType::I32 || b.dtype() == DType::I16 || b.dtype() == DType::I8 ||
-                 b.dtype() == DType::U8 || b.dtype() == DType::U32;
-    if (b.storage() != Storage::KernelParam || b.direction() != Direction::In ||
-        b.space() != MemSpace::Smem || !isInt) {
+    if (!canBeTable(b)) {
       diags_.error(b.range(), "table-kind",
                    fmt::format("table '{}' must be an 'in' smem integer parameter (e.g. 'in {}: "
                                "smem i32[4] = [...]'), like a Pallas scalar-prefetch operand",
@@ -724,6 +842,22 @@ private:
         positiveAmount(*sg.inc(), "a signal increment");
       if (sg.device())
         device(*sg.device());
+      if (Expr *core = sg.coreIndex()) {
+        // pl.semaphore_signal(sem, inc, core_index=i): core i of the target device.
+        if (!tcMesh_) {
+          check(*core);
+          diags_.error(core->range(), "bad-argument",
+                       "core_index names a core of the TensorCore mesh, and the file declares "
+                       "no tensorcore_mesh");
+        } else if (expectInt(*core, "a core index")) {
+          coordinateInRange(*core, coreAxis());
+          if (namesCore(sg.device()))
+            diags_.error(core->range(), "bad-argument",
+                         "the signal names its core twice: in its device mapping and as "
+                         "core_index (Pallas: \"Cannot specify both `core_index` and the core "
+                         "axis in `device_id`\")");
+        }
+      }
       return;
     }
     case Node::Kind::WaitStmt: {
@@ -1861,10 +1995,30 @@ private:
   void coordinateInRange(const Expr &e, const AxisDecl *axis) {
     if (!axis || !axis->size())
       return;
-    if (auto v = maybeConst(e); v && (*v < 0 || *v >= *axis->size()))
-      diags_.error(e.range(), "device-out-of-range",
-                   fmt::format("coordinate {} is out of range for axis '{}' of size {}", *v,
-                               axis->name(), *axis->size()));
+    if (auto v = maybeConst(e); v && (*v < 0 || *v >= *axis->size())) {
+      if (axis->isCore())
+        diags_.error(e.range(), "core-out-of-range",
+                     fmt::format("core {} is out of range: the TensorCore axis '{}' has {} "
+                                 "core{}",
+                                 *v, axis->name(), *axis->size(), *axis->size() == 1 ? "" : "s"));
+      else
+        diags_.error(e.range(), "device-out-of-range",
+                     fmt::format("coordinate {} is out of range for axis '{}' of size {}", *v,
+                                 axis->name(), *axis->size()));
+    }
+  }
+
+  const AxisDecl *coreAxis() const {
+    return tcMesh_ && !tcMesh_->axes().empty() ? tcMesh_->axes()[0].get() : nullptr;
+  }
+
+  /// Whether a `device = ...` argument names the TensorCore axis (`{core: c}`).
+  static bool namesCore(const Expr *e) {
+    if (const auto *m = e ? dynCast<MappingExpr>(e) : nullptr)
+      for (const auto &entry : m->entries())
+        if (const auto *axis = dynCast<AxisDecl>(entry.axis->decl()); axis && axis->isCore())
+          return true;
+    return false;
   }
 };
 
@@ -2015,8 +2169,14 @@ bool applyMesh(const Module &module, const MeshSizes &sizes, Defines &defines,
                 "--mesh needs a mesh, and the file declares none");
     return false;
   }
-  std::vector<std::string> names;
+  // The axes of devices and the TensorCore axis (docs/language.md "TensorCores").
+  std::vector<const AxisDecl *> all;
   for (const auto &axis : mesh->axes())
+    all.push_back(axis.get());
+  if (const AxisDecl *core = module.coreAxis())
+    all.push_back(core);
+  std::vector<std::string> names;
+  for (const AxisDecl *axis : all)
     names.push_back(axis->name());
   std::string axesText = fmt::format("{}", fmt::join(names, ", "));
   bool ok = true;
@@ -2028,7 +2188,7 @@ bool applyMesh(const Module &module, const MeshSizes &sizes, Defines &defines,
                               name, axesText));
       ok = false;
     }
-  for (const auto &axis : mesh->axes()) {
+  for (const AxisDecl *axis : all) {
     auto it = std::find_if(sizes.begin(), sizes.end(),
                            [&](const auto &entry) { return entry.first == axis->name(); });
     if (it == sizes.end()) {

@@ -71,11 +71,11 @@ std::optional<std::string> applyDevices(const ast::Module &module, int64_t devic
 using MeshSizes = std::vector<std::pair<std::string, int64_t>>;
 
 /// Handles `--mesh` before sema, as applyDevices does for one axis: `mesh` must give
-/// a size for every axis of the file's mesh and name no other. An axis whose size is a
-/// bare param name sets `defines[param]` (an explicit -D, or another axis sized by the
-/// same param, must agree); any other size expression of literals, params and consts
-/// must evaluate to the given size. On a mismatch, an unknown or missing axis or no
-/// mesh, reports an error (`mesh-mismatch`) and returns false.
+/// a size for every axis of the file's mesh (and of its tensorcore_mesh) and name no other. An axis
+/// whose size is a bare param name sets `defines[param]` (an explicit -D, or another axis sized by
+/// the same param, must agree); any other size expression of literals, params and consts must
+/// evaluate to the given size. On a mismatch, an unknown or missing axis or no mesh, reports an
+/// error (`mesh-mismatch`) and returns false.
 bool applyMesh(const ast::Module &module, const MeshSizes &mesh, Defines &defines,
                support::DiagnosticEngine &diags);
 

@@ -12,6 +12,7 @@ topItem
   : PARAM ID ('=' expr)?                                  # paramDecl
   | CONST ID '=' expr                                     # constDecl
   | MESH meshAxis (',' meshAxis)*                         # meshDecl
+  | TENSORCORE_MESH meshAxis                              # tensorcoreMeshDecl
   | KERNEL ID '(' kernelParams? ')' kernelAttr* block     # kernelDecl
   | SEQUENCE '(' kernelParams? ')' '{' seqCall* '}'       # sequenceDecl
   | ';'                                                   # emptyTop
@@ -64,10 +65,14 @@ pipelineOption
   : ID '=' '(' (expr (',' expr)* ','?)? ')'                         # tupleOption
   | ID '=' '[' (blockSpec (',' blockSpec)* ','?)? ']'               # specsOption
   ;
+// Keyword arguments after the index map: `memory_space = vmem` (the block buffers'
+// memory space, pipeline.py's default); sema refuses any other.
 blockSpec
   : ID '(' '(' (expr (',' expr)* ','?)? ')' ','
-    LAMBDA (ID (',' ID)* ','?)? ':' '(' (expr (',' expr)* ','?)? ')' ','? ')'
+    LAMBDA (ID (',' ID)* ','?)? ':' '(' (expr (',' expr)* ','?)? ')'
+    (',' specKeyword)* ','? ')'
   ;
+specKeyword : key=ID '=' value=ID ;
 
 varItem : ID shape? ;
 
@@ -121,6 +126,7 @@ primary
 PARAM : 'param' ;
 CONST : 'const' ;
 MESH : 'mesh' ;
+TENSORCORE_MESH : 'tensorcore_mesh' ;
 KERNEL : 'kernel' ;
 SEQUENCE : 'sequence' ;
 IN : 'in' ;

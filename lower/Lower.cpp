@@ -171,7 +171,12 @@ public:
       DKV_INVARIANT(axis->size().has_value(), "sema sets every axis size");
       axes.push_back({axis->name(), *axis->size()});
     }
-    if (std::optional<model::BuildError> error = builder_.setMesh(std::move(axes))) {
+    std::optional<model::MeshAxis> cores;
+    if (const ast::AxisDecl *core = module_.coreAxis()) {
+      DKV_INVARIANT(core->size().has_value(), "sema sets the size of the TensorCore axis");
+      cores = model::MeshAxis{core->name(), *core->size()};
+    }
+    if (std::optional<model::BuildError> error = builder_.setMesh(std::move(axes), cores)) {
       diags_.error(mesh->range(), error->id, error->message);
       return std::nullopt;
     }
@@ -240,7 +245,8 @@ private:
       auto [first, last] = liveOf(array);
       if (const auto *b = ast::dynCast<ast::BufferDecl>(array)) {
         declareBuffer(*b, model::kKernelScope);
-        builder_.setBufferOwner(bufferOf_.at(b), -1, first, last);
+        if (!b->isTable()) // a table is instance data, no buffer
+          builder_.setBufferOwner(bufferOf_.at(b), -1, first, last);
       } else if (const auto *sd = ast::dynCast<ast::SemDecl>(array)) {
         declareSem(*sd, model::kKernelScope);
         const std::vector<int64_t> &dims = sd->dimValues();
@@ -296,7 +302,9 @@ private:
   /// Binds kernel parameters to the arrays call `call` passes.
   void bindCall(size_t call) {
     for (const auto &[param, array] : bindings_[call]) {
-      if (const auto *b = ast::dynCast<ast::BufferDecl>(param))
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(param); b && b->tableFromCall())
+        tableOf_[b] = &ast::cast<ast::BufferDecl>(*array); // a table: its contents, no buffer
+      else if (b)
         bufferOf_[b] = bufferOf_.at(&ast::cast<ast::BufferDecl>(*array));
       else if (const auto *sd = ast::dynCast<ast::SemDecl>(param))
         semBase_[sd] = semBase_.at(&ast::cast<ast::SemDecl>(*array));
@@ -521,6 +529,8 @@ private:
   void lowerDevice(DeviceId device) {
     device_ = device;
     coords_ = builder_.beginDevice(device);
+    chip_ = device / program().coresPerDevice();
+    core_ = device % program().coresPerDevice();
     if (const ast::SequenceDecl *q = module_.sequence()) {
       // Run r of the sequence is invocations r * C .. r * C + C - 1 (C calls).
       const size_t length = q->calls().size();
@@ -679,11 +689,10 @@ private:
       SemId sem = evalSem(s.sem());
       int64_t amount = s.inc() ? evalInt(*s.inc()) : 1;
       if (amount < 0)
-        fail(
-            *s.inc(), "negative-amount",
-            fmt::format("signal increment is {} (on device {}); it must be >= 0", amount, device_));
+        fail(*s.inc(), "negative-amount",
+             fmt::format("signal increment is {} (on {}); it must be >= 0", amount, here()));
       checkAmount(s.inc(), amount, "signal increment");
-      DeviceId target = s.device() ? evalDevice(*s.device()) : device_;
+      DeviceId target = evalTarget(s.device(), s.coreIndex(), s);
       emit(model::Signal{target, sem, amount}, locOf(s));
       return;
     }
@@ -693,7 +702,7 @@ private:
       int64_t amount = s.value() ? evalInt(*s.value()) : 1;
       if (amount < 0)
         fail(*s.value(), "negative-amount",
-             fmt::format("wait value is {} (on device {}); it must be >= 0", amount, device_));
+             fmt::format("wait value is {} (on {}); it must be >= 0", amount, here()));
       checkAmount(s.value(), amount, "wait value");
       emit(model::SemWait{sem, amount, model::WaitOrigin::Wait}, locOf(s));
       return;
@@ -713,7 +722,7 @@ private:
   void checkAmount(const ast::Expr *expr, int64_t amount, std::string_view what) {
     if (expr && amount > frontend::kMaxSemaphoreAmount)
       fail(*expr, "amount-too-large",
-           fmt::format("{} is {} (on device {}); it must be at most {}", what, amount, device_,
+           fmt::format("{} is {} (on {}); it must be at most {}", what, amount, here(),
                        frontend::kMaxSemaphoreAmount));
   }
 
@@ -753,7 +762,7 @@ private:
       d.dst = dst.region;
       d.sendSem = evalSem(r.sendSem());
       d.recvSem = evalSem(r.recvSem());
-      d.target = evalDevice(r.device());
+      d.target = evalTarget(&r.device(), nullptr, r);
       d.loc = locOf(stmt);
       d.bytes = checkCopyShapes(r, src, dst);
       started = r.started();
@@ -795,10 +804,10 @@ private:
     const model::Buffer &db = program().buffers[dst.buffer];
     if (srcShape != dstShape || sb.dtype != db.dtype)
       fail(copy, "copy-shape-mismatch",
-           fmt::format("copy source {} is {}{} but destination {} is {}{} (on device {})",
+           fmt::format("copy source {} is {}{} but destination {} is {}{} (on {})",
                        program().regionName(src), model::dtypeName(sb.dtype), shapeText(srcShape),
                        program().regionName(dst), model::dtypeName(db.dtype), shapeText(dstShape),
-                       device_));
+                       here()));
     int64_t bytes = src.elementCount() * model::dtypeBytes(sb.dtype);
     if (std::optional<model::BuildError> error = builder_.checkDmaBytes(bytes))
       fail(copy, error->id, error->message);
@@ -826,9 +835,8 @@ private:
     for (size_t k = 0; k < dims.size(); ++k)
       if (index[k] < 0 || index[k] >= dims[k])
         fail(expr, "index-out-of-bounds",
-             fmt::format("index {} of descriptor array '{}' is out of range [0, {}) (on device "
-                         "{})",
-                         index[k], decl->name(), dims[k], device_));
+             fmt::format("index {} of descriptor array '{}' is out of range [0, {}) (on {})",
+                         index[k], decl->name(), dims[k], here()));
     return {decl, std::move(index)};
   }
 
@@ -857,9 +865,9 @@ private:
       const VarSlot *slot = varSlot(var, index);
       if (!slot)
         fail(where, "unassigned-descriptor",
-             fmt::format("'{}' holds no descriptor here on device {} ({}): it is not assigned on "
+             fmt::format("'{}' holds no descriptor here on {} ({}): it is not assigned on "
                          "this path (in Python it would be None)",
-                         elementName(*var, index), device_, program().contexts[context()]));
+                         elementName(*var, index), here(), program().contexts[context()]));
       if (slot->poisoned)
         throw StatementError{};
       return slot->descriptor;
@@ -869,8 +877,8 @@ private:
     auto it = env_.find(decl);
     if (it == env_.end() || !std::holds_alternative<Descriptor>(it->second))
       fail(where, "unsupported",
-           fmt::format("descriptor '{}' is not defined here on device {}",
-                       decl ? decl->name() : std::string("?"), device_));
+           fmt::format("descriptor '{}' is not defined here on {}",
+                       decl ? decl->name() : std::string("?"), here()));
     return std::get<Descriptor>(it->second);
   }
 
@@ -917,11 +925,11 @@ private:
       const model::ValueNode &root = store.value.nodes[value];
       fail(stmt.value(), "store-shape-mismatch",
            root.op == model::ValueNode::Op::Load
-               ? fmt::format("{} has shape {} but the store writes shape {} (on device {})",
+               ? fmt::format("{} has shape {} but the store writes shape {} (on {})",
                              program().regionName(root.region), shapeText(shape),
-                             shapeText(dstShape), device_)
-               : fmt::format("the value has shape {} but the store writes shape {} (on device {})",
-                             shapeText(shape), shapeText(dstShape), device_));
+                             shapeText(dstShape), here())
+               : fmt::format("the value has shape {} but the store writes shape {} (on {})",
+                             shapeText(shape), shapeText(dstShape), here()));
     }
     if (stmt.accumulate()) {
       model::ValueNode load;
@@ -939,6 +947,22 @@ private:
       value = static_cast<int32_t>(store.value.nodes.size() - 1);
     }
     store.value.root = value;
+    // On a TensorCore mesh of several cores, hbm / any buffers are shared by the cores
+    // and reached only by DMAs: a TensorCore loads and stores VMEM and SMEM ("Loads are
+    // only allowed on VMEM and SMEM references", jax/_src/pallas/mosaic/lowering.py), and
+    // the model has no rule for two cores' stores (docs/model.md "TensorCores").
+    auto sharedAccess = [&](const Region &r, const ast::Node &at, const char *what) {
+      if (program().sharedByCores(r.buffer))
+        fail(at, "unsupported",
+             fmt::format("{} '{}' in {}: on a TensorCore mesh the cores of a device share its "
+                         "hbm / any buffers and reach them only by DMA (a TensorCore loads and "
+                         "stores VMEM and SMEM); copy it with copy(...) / async_copy(...)",
+                         what, program().buffers[r.buffer].name,
+                         model::memSpaceName(program().buffers[r.buffer].space)));
+    };
+    sharedAccess(store.dst, stmt.target(), "a store to");
+    for (const Region &r : store.reads)
+      sharedAccess(r, stmt.value(), "a load of");
     emit(std::move(store), locOf(stmt));
   }
 
@@ -960,8 +984,8 @@ private:
       return elements(b) == 1 && b.size() < a.size() ? a : b;
     if (a != b)
       fail(expr, "store-shape-mismatch",
-           fmt::format("operands of {} have shapes {} and {} on device {}", what, shapeText(a),
-                       shapeText(b), device_));
+           fmt::format("operands of {} have shapes {} and {} on {}", what, shapeText(a),
+                       shapeText(b), here()));
     return a;
   }
 
@@ -1092,9 +1116,9 @@ private:
       // Sema checked ranks and the static extents; a per-device extent is checked here.
       if (a.size() != 2 || b.size() != 2 || a[1] != b[0])
         fail(c, "store-shape-mismatch",
-             fmt::format("dot() of shapes {} and {} on device {}: the contracted dimensions "
+             fmt::format("dot() of shapes {} and {} on {}: the contracted dimensions "
                          "differ",
-                         shapeText(a), shapeText(b), device_));
+                         shapeText(a), shapeText(b), here()));
       node.shape = {a[0], b[1]};
       break;
     }
@@ -1135,9 +1159,9 @@ private:
       node.shape = c.dimValues();
       if (elements(a) != elements(node.shape))
         fail(c, "reshape-size",
-             fmt::format("reshape() of a value of shape {} to {} on device {}: the element "
+             fmt::format("reshape() of a value of shape {} to {} on {}: the element "
                          "counts differ",
-                         shapeText(a), shapeText(node.shape), device_));
+                         shapeText(a), shapeText(node.shape), here()));
       break;
     }
     store.value.nodes.push_back(std::move(node));
@@ -1198,12 +1222,11 @@ private:
       // evalLeaf reported why (or the name's binding failed, already reported).
       throw StatementError{};
     case frontend::IntEvalStatus::DivisionByZero:
-      fail(*r.where, "division-by-zero", fmt::format("division by zero on device {}", device_));
+      fail(*r.where, "division-by-zero", fmt::format("division by zero on {}", here()));
     case frontend::IntEvalStatus::Overflow:
-      fail(*r.where, "integer-overflow", fmt::format("integer overflow on device {}", device_));
+      fail(*r.where, "integer-overflow", fmt::format("integer overflow on {}", here()));
     case frontend::IntEvalStatus::InvalidShift:
-      fail(*r.where, "invalid-shift",
-           fmt::format("shift amount outside [0, 63] on device {}", device_));
+      fail(*r.where, "invalid-shift", fmt::format("shift amount outside [0, 63] on {}", here()));
     }
     DKV_UNREACHABLE("evaluation status");
   }
@@ -1265,8 +1288,8 @@ private:
       if (poisoned_.count(decl))
         return std::nullopt;
       report(expr.range(), "unsupported",
-             fmt::format("'{}' has no value here on device {}",
-                         ast::cast<ast::NameExpr>(expr).name(), device_));
+             fmt::format("'{}' has no value here on {}", ast::cast<ast::NameExpr>(expr).name(),
+                         here()));
       return std::nullopt;
     }
     case ast::Node::Kind::CallExpr: {
@@ -1276,6 +1299,8 @@ private:
       case ast::Builtin::AxisSize: {
         const auto *axis = ast::dynCast<ast::AxisDecl>(baseDecl(call.arg()));
         DKV_INVARIANT(axis, "sema checks that axis_index names an axis");
+        if (axis->isCore()) // the TensorCore axis: this process's core
+          return call.builtin() == ast::Builtin::AxisIndex ? core_ : program().coresPerDevice();
         if (call.builtin() == ast::Builtin::AxisIndex)
           return coords_[axis->index()];
         return program().mesh[axis->index()].size;
@@ -1324,7 +1349,9 @@ private:
 
   /// `t[i, j]`: the element of this device's contents of table t, or nullopt after
   /// reporting an index out of bounds. Never throws (called from evalLeaf).
-  std::optional<int64_t> tableElement(const ast::IndexExpr &ix, const ast::BufferDecl &table) {
+  std::optional<int64_t> tableElement(const ast::IndexExpr &ix, const ast::BufferDecl &param) {
+    // A kernel parameter that the sequence passes a table reads this call's argument.
+    const ast::BufferDecl &table = param.tableFromCall() ? *tableOf_.at(&param) : param;
     const std::vector<int64_t> &shape = table.shapeValues();
     const auto &rows = table.tableRows();
     DKV_INVARIANT(!rows.empty() && ix.subscripts().size() == shape.size(),
@@ -1341,18 +1368,55 @@ private:
       if (i < 0 || i >= shape[k]) {
         report(s.range, "table-index-out-of-bounds",
                fmt::format("index {} is out of bounds for dimension {} of table '{}' (size {}) "
-                           "on device {}",
-                           i, k, table.name(), shape[k], device_));
+                           "on {}",
+                           i, k, param.name(), shape[k], here()));
         return std::nullopt;
       }
       flat = flat * shape[k] + i;
     }
-    const std::vector<int64_t> &row = rows.size() == 1 ? rows[0] : rows[device_];
+    // Row d is device d's shard: on a TensorCore mesh every core of device d reads it.
+    const std::vector<int64_t> &row = rows.size() == 1 ? rows[0] : rows[chip_];
     return row[static_cast<size_t>(flat)];
   }
 
-  /// The device a `device = ...` names, checked against the mesh.
-  DeviceId evalDevice(const ast::Expr &expr) {
+  /// The process a DMA or signal reaches (docs/model.md "TensorCores"): the device
+  /// `device = ...` names (this device without one) and the core named by its mapping's
+  /// TensorCore axis (`{core: c}`) or by `core_index = i`. A local signal (neither) reaches
+  /// this process. A target that names a device but no core is refused on a mesh of several
+  /// cores (`unnamed-core`: which core it reaches is undocumented); with one core it is 0.
+  DeviceId evalTarget(const ast::Expr *device, const ast::Expr *coreIndex, const ast::Node &where) {
+    const int64_t cores = program().coresPerDevice();
+    std::optional<int64_t> core;
+    int64_t chip = chip_;
+    if (device)
+      chip = evalDevice(*device, core);
+    if (coreIndex)
+      core = evalInt(*coreIndex);
+    if (!core) {
+      if (!device)
+        core = core_;
+      else if (cores > 1)
+        fail(*device, "unnamed-core",
+             fmt::format("this names a device but no core of the TensorCore axis '{}' ({} cores): "
+                         "which core it reaches is not documented (Mosaic passes no core id; "
+                         "JAX's interpret mode sends a DMA to the issuing core's index and a "
+                         "signal to core 0); name the core, e.g. `device = {{{}: c, ...}}`{}",
+                         program().cores->name, cores, program().cores->name,
+                         ast::isa<ast::SignalStmt>(where) ? " or `core_index = c`" : ""));
+      else
+        core = 0;
+    }
+    if (*core < 0 || *core >= cores)
+      fail(coreIndex ? *coreIndex : *device, "core-out-of-range",
+           fmt::format("core {} is out of range: the TensorCore axis '{}' has {} core{} (on {})",
+                       *core, program().cores ? program().cores->name : std::string("core"), cores,
+                       cores == 1 ? "" : "s", here()));
+    return static_cast<DeviceId>(chip * cores + *core);
+  }
+
+  /// The device a `device = ...` names, checked against the mesh; `core` is set when its
+  /// mapping names the TensorCore axis.
+  int64_t evalDevice(const ast::Expr &expr, std::optional<int64_t> &core) {
     std::vector<int64_t> coords;
     if (const auto *t = ast::dynCast<ast::TupleExpr>(&expr)) {
       if (t->elements().size() != program().mesh.size())
@@ -1366,7 +1430,10 @@ private:
       for (const auto &entry : m->entries()) {
         const auto *axis = ast::dynCast<ast::AxisDecl>(entry.axis->decl());
         DKV_INVARIANT(axis, "sema resolves mapping keys to axes");
-        coords[axis->index()] = evalInt(*entry.value);
+        if (axis->isCore())
+          core = evalInt(*entry.value);
+        else
+          coords[axis->index()] = evalInt(*entry.value);
       }
     } else {
       int64_t id = evalInt(expr);
@@ -1375,19 +1442,19 @@ private:
         count *= axis.size;
       if (id < 0 || id >= count)
         fail(expr, "device-out-of-range",
-             fmt::format("device id {} is out of range: the mesh has {} device{} (on device {})",
-                         id, count, count == 1 ? "" : "s", device_));
-      return static_cast<DeviceId>(id);
+             fmt::format("device id {} is out of range: the mesh has {} device{} (on {})", id,
+                         count, count == 1 ? "" : "s", here()));
+      return id;
     }
     int64_t id = 0;
     for (size_t a = 0; a < coords.size(); ++a) {
       if (coords[a] < 0 || coords[a] >= program().mesh[a].size)
         fail(expr, "device-out-of-range",
-             fmt::format("coordinate {} on axis {} is out of range [0, {}) (on device {})",
-                         coords[a], program().mesh[a].name, program().mesh[a].size, device_));
+             fmt::format("coordinate {} on axis {} is out of range [0, {}) (on {})", coords[a],
+                         program().mesh[a].name, program().mesh[a].size, here()));
       id = id * program().mesh[a].size + coords[a];
     }
-    return static_cast<DeviceId>(id);
+    return id;
   }
 
   /// The semaphore an expression names: `s`, `recv[i]`, `caps[i, j]`, `barrier`.
@@ -1412,9 +1479,8 @@ private:
     for (size_t k = 0; k < dims.size(); ++k)
       if (index[k] < 0 || index[k] >= dims[k])
         fail(expr, "index-out-of-bounds",
-             fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on device "
-                         "{})",
-                         index[k], decl->name(), dims[k], device_));
+             fmt::format("index {} of semaphore array '{}' is out of range [0, {}) (on {})",
+                         index[k], decl->name(), dims[k], here()));
     return model::Builder::element(base, dims, index);
   }
 
@@ -1535,8 +1601,8 @@ private:
       const std::vector<int64_t> &bs = op.block->shapeValues();
       if (src.shape.size() != bs.size())
         fail(*op.ref, "pipeline-block-rank",
-             fmt::format("the operand has {} dimensions but the block shape has {} (on device {})",
-                         src.shape.size(), bs.size(), device_));
+             fmt::format("the operand has {} dimensions but the block shape has {} (on {})",
+                         src.shape.size(), bs.size(), here()));
       for (int64_t t = 0; t < steps; ++t) {
         for (size_t d = 0; d < grid.size(); ++d)
           env_[op.mapParams[d].get()] = indices[t][d];
@@ -1550,9 +1616,9 @@ private:
             fail(*op.mapResult[j], "pipeline-block-out-of-range",
                  fmt::format("block index {} of dimension {} at pipeline step ({}) is outside the "
                              "operand: blocks of {} in a dimension of size {} are 0..{} (on "
-                             "device {})",
+                             "{})",
                              b, j, fmt::join(indices[t], ", "), bs[j], src.shape[j],
-                             src.shape[j] / bs[j] - 1, device_));
+                             src.shape[j] / bs[j] - 1, here()));
           bi.push_back(b);
         }
         st.blocks.push_back(std::move(bi));
@@ -1720,12 +1786,12 @@ private:
           if (single)
             failAt(s.range, "slice-out-of-bounds",
                    fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) on "
-                               "device {}",
-                               lo, k, decl->name(), shape[k], device_));
+                               "{}",
+                               lo, k, decl->name(), shape[k], here()));
           failAt(s.range, "slice-out-of-bounds",
-                 fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on device {}",
-                             lo, hi, lo > hi ? "reversed" : "out of bounds", k, decl->name(),
-                             shape[k], device_));
+                 fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on {}", lo, hi,
+                             lo > hi ? "reversed" : "out of bounds", k, decl->name(), shape[k],
+                             here()));
         }
       }
       int64_t base = view.ranges[view.kept[k]].begin;
@@ -1750,6 +1816,9 @@ private:
   const ast::KernelDecl *kernel_ = nullptr;
 
   std::unordered_map<const ast::BufferDecl *, model::BufferId> bufferOf_;
+  /// The sequence's table bound to each table parameter of a called kernel in the
+  /// current call (bindCall).
+  std::unordered_map<const ast::BufferDecl *, const ast::BufferDecl *> tableOf_;
   std::unordered_map<const ast::SemDecl *, SemId> semBase_;
   std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
   std::unordered_map<const ast::EmitPipelineStmt *, model::ScopeId> pipelineScope_;
@@ -1763,9 +1832,13 @@ private:
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
-  // Per-device state.
+  // Per-device state (per process: a (device, core) pair on a TensorCore mesh).
   DeviceId device_ = 0;
-  std::vector<int64_t> coords_;
+  std::vector<int64_t> coords_; ///< the device's mesh coordinates
+  int64_t chip_ = 0;            ///< the device (device_ / cores)
+  int64_t core_ = 0;            ///< the core on it (0 without a TensorCore mesh)
+  /// The process in messages: "device 3", or "device 1 core 0" on a TensorCore mesh.
+  std::string here() const { return program().processName(device_); }
   int32_t invocation_ = 0;
   std::vector<int64_t> programIds_;
   std::vector<std::pair<std::string, int64_t>> loopVars_;

@@ -32,8 +32,11 @@ std::optional<BuildError> Builder::checkOptions() const {
   return std::nullopt;
 }
 
-std::optional<BuildError> Builder::setMesh(std::vector<MeshAxis> axes) {
+std::optional<BuildError> Builder::setMesh(std::vector<MeshAxis> axes,
+                                           std::optional<MeshAxis> cores) {
   int64_t devices = 1;
+  if (cores)
+    axes.push_back(*cores); // counted as the last axis: process = device * C + core
   for (const MeshAxis &axis : axes) {
     DKV_INVARIANT(axis.size >= 1, "a mesh axis has at least one device");
     // Checked after every axis, so the product stays below maxDevices^2.
@@ -41,7 +44,10 @@ std::optional<BuildError> Builder::setMesh(std::vector<MeshAxis> axes) {
     if (devices > limits_.maxDevices)
       return tooLarge(fmt::format("the mesh has more than {} devices", limits_.maxDevices));
   }
+  if (cores)
+    axes.pop_back();
   program_.mesh = std::move(axes);
+  program_.cores = std::move(cores);
   devices_ = devices;
   program_.processes.reserve(static_cast<size_t>(devices));
   return std::nullopt;
@@ -138,14 +144,15 @@ RegisterId Builder::addRegister() { return program_.registerCount++; }
 const std::vector<int64_t> &Builder::beginDevice(DeviceId device) {
   DKV_INVARIANT(device == program_.deviceCount() && device < devices_,
                 "devices begin in order, once each");
+  const int32_t cores = program_.coresPerDevice();
   std::vector<int64_t> coords(program_.mesh.size(), 0);
-  int64_t rest = device;
+  int64_t rest = device / cores;
   for (size_t a = program_.mesh.size(); a-- > 0;) {
     coords[a] = rest % program_.mesh[a].size;
     rest /= program_.mesh[a].size;
   }
   // No reallocation: setMesh reserved every process.
-  program_.processes.push_back({device, std::move(coords), {}});
+  program_.processes.push_back({device, std::move(coords), {}, device % cores});
   return program_.processes.back().coords;
 }
 
@@ -183,11 +190,13 @@ std::optional<BuildError> Builder::enterKernel(int32_t invocation, SourceLoc loc
     return error;
   // docs/model.md "Entry barrier": without a barrier semaphore the runtime keeps a
   // kernel from DMAing into a peer that has not started it.
+  // On a TensorCore mesh it joins every core of every device, and only when the user
+  // assumes so (docs/model.md "TensorCores"); Program::implicitBarrierOn.
   const bool barrier = program_.calls.empty()
-                           ? !program_.hasCollectiveId && program_.options.entryBarrier
+                           ? !program_.hasCollectiveId && program_.implicitBarrierOn()
                            : invocation < static_cast<int32_t>(program_.calls.size()) &&
                                  program_.calls[invocation].implicitBarrier &&
-                                 program_.options.entryBarrier;
+                                 program_.implicitBarrierOn();
   if (barrier)
     return append(DeviceBarrier{invocation}, loc, context);
   return std::nullopt;

@@ -81,9 +81,13 @@ public:
 
   /// `bad-option` unless invocations, DMA chunks and the semaphore unit are >= 1.
   std::optional<BuildError> checkOptions() const;
-  /// Sets the mesh (axes in row-major order). Fatal `instance-too-large` when it has
-  /// more than BuildLimits::maxDevices devices.
-  std::optional<BuildError> setMesh(std::vector<MeshAxis> axes);
+  /// Sets the mesh (axes of devices in row-major order) and, for a kernel over a
+  /// TensorCore mesh, its core axis: then every device has one process per core, process
+  /// d * C + c for core c of device d (docs/model.md "TensorCores"). Fatal
+  /// `instance-too-large` when there are more than BuildLimits::maxDevices processes.
+  std::optional<BuildError> setMesh(std::vector<MeshAxis> axes,
+                                    std::optional<MeshAxis> cores = std::nullopt);
+  /// The number of processes (devices times cores).
   int64_t deviceCount() const { return devices_; }
 
   // ---- Declarations: the same on every device. ----
@@ -121,8 +125,9 @@ public:
 
   // ---- Per device, in program order. ----
 
-  /// Starts the process of `device` (the next one: 0, 1, ...); returns its mesh
-  /// coordinates (the row-major de-linearisation of its id).
+  /// Starts process `device` (the next one: 0, 1, ...); returns the mesh coordinates of
+  /// its device (the row-major de-linearisation of device / cores); its core is
+  /// device % cores (Process::core).
   const std::vector<int64_t> &beginDevice(DeviceId device);
   /// The id of a context text ("inv 0, grid (1, 0), i=2"), added on first use.
   ContextId context(const std::string &text);

@@ -1,6 +1,7 @@
 // Small helpers on the model types.
 #include "model/Model.h"
 
+#include "report/Finding.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -151,6 +152,37 @@ const char *dmaOrderName(DmaOrder order) {
     return "link";
   }
   return "any";
+}
+
+const char *entryBarrierCoresName(EntryBarrierCores cores) {
+  switch (cores) {
+  case EntryBarrierCores::None:
+    return "none";
+  case EntryBarrierCores::All:
+    return "all";
+  }
+  return "none";
+}
+
+bool Program::sharedByCores(BufferId b) const {
+  if (coresPerDevice() <= 1 || b < 0 || static_cast<size_t>(b) >= buffers.size())
+    return false;
+  const MemSpace space = buffers[b].space;
+  return space == MemSpace::Hbm || space == MemSpace::Any;
+}
+
+DeviceId Program::memoryOf(DeviceId p, BufferId b) const {
+  return sharedByCores(b) ? p - p % coresPerDevice() : p;
+}
+
+std::string Program::processName(DeviceId p) const {
+  return report::processName(p, cores ? coresPerDevice() : 0);
+}
+
+std::string Program::memoryName(DeviceId p, BufferId b) const {
+  if (sharedByCores(b))
+    return fmt::format("device {}", p / coresPerDevice());
+  return processName(p);
 }
 
 std::optional<SemId> Program::barrierSemaphore() const {

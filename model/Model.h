@@ -238,11 +238,15 @@ struct Event {
   ContextId context = 0;
 };
 
-/// One device: its mesh coordinates and its events in program order.
+/// One process: a device, or on a TensorCore mesh one (device, core) pair (docs/model.md
+/// "TensorCores"); its device's mesh coordinates, its core and its events in program order.
+/// Everything in the model indexed by a DeviceId (program counters, semaphores, DMA issuers
+/// and targets, obligations) is indexed by the process.
 struct Process {
-  DeviceId device = 0;
+  DeviceId device = 0; ///< the process id: device * cores + core
   std::vector<int64_t> coords;
   std::vector<Event> events;
+  int32_t core = 0; ///< the core on its device (0 without a TensorCore mesh)
 };
 
 struct MeshAxis {
@@ -260,6 +264,17 @@ enum class DmaOrder {
 /// "any" / "link" (the word of --dma-order).
 const char *dmaOrderName(DmaOrder order);
 
+/// Which cores the runtime's implicit entry barrier joins in a kernel over a TensorCore
+/// mesh of more than one core (docs/model.md "TensorCores"): an assumption the user
+/// chooses, the sources being silent.
+enum class EntryBarrierCores {
+  None, ///< it orders nothing: the kernel is checked without it (the default)
+  All,  ///< every core of every device (JAX's TPU interpret mode)
+};
+
+/// "none" / "all" (the word of --entry-barrier-cores).
+const char *entryBarrierCoresName(EntryBarrierCores cores);
+
 /// Options that change the model (docs/model.md "Options").
 struct Options {
   int32_t invocations = 1;           ///< back-to-back runs of the kernel on every device
@@ -267,6 +282,8 @@ struct Options {
   int64_t semUnit = 1;               ///< bytes per DMA-semaphore unit
   bool entryBarrier = true;          ///< implicit device barrier at entry without collective_id
   DmaOrder dmaOrder = DmaOrder::Any; ///< --dma-order
+  /// --entry-barrier-cores (only read for a TensorCore mesh of more than one core)
+  EntryBarrierCores entryBarrierCores = EntryBarrierCores::None;
 };
 
 /// One call of a sequence of kernels: invocation i of the program runs
@@ -289,9 +306,13 @@ struct Window {
 };
 
 struct Program {
-  std::string file;   ///< source file name, for locations
-  std::string kernel; ///< kernel name (of a sequence: the names of its calls)
-  std::vector<MeshAxis> mesh;
+  std::string file;           ///< source file name, for locations
+  std::string kernel;         ///< kernel name (of a sequence: the names of its calls)
+  std::vector<MeshAxis> mesh; ///< the axes of devices
+  /// The TensorCore axis when the kernel runs over a TensorCore mesh (`tensorcore_mesh core
+  /// = C`, pltpu.create_tensorcore_mesh): every device runs one process per core, process
+  /// d * C + c being core c of device d (docs/model.md "TensorCores").
+  std::optional<MeshAxis> cores;
   Options options;
   bool hasCollectiveId = false;
   std::vector<Buffer> buffers;
@@ -316,7 +337,31 @@ struct Program {
   /// The number of runs of the sequence (calls.size() / sequenceLength), 1 for one kernel.
   int32_t sequenceRuns() const;
 
+  /// The number of processes (devices, or (device, core) pairs on a TensorCore mesh).
   int32_t deviceCount() const { return static_cast<int32_t>(processes.size()); }
+  /// Processes per device: the TensorCore axis's size, 1 without one.
+  int32_t coresPerDevice() const { return cores ? static_cast<int32_t>(cores->size) : 1; }
+  /// Whether process p's accesses to buffer b touch one instance shared by the cores of
+  /// its device: an `hbm` / `any` buffer on a TensorCore mesh of more than one core; every
+  /// other buffer has one instance per process (docs/model.md "TensorCores").
+  bool sharedByCores(BufferId b) const;
+  /// The memory instance of buffer b that process p touches, named by a process: the
+  /// first process of p's device for a buffer shared by the cores, else p itself. Two
+  /// accesses can conflict only on the same instance.
+  DeviceId memoryOf(DeviceId p, BufferId b) const;
+  /// Whether a kernel with the runtime's implicit entry barrier (no collective_id, no
+  /// skip_device_barrier) gets its DeviceBarrier: Options::entryBarrier, and on a
+  /// TensorCore mesh of more than one core Options::entryBarrierCores == All
+  /// (docs/model.md "TensorCores": which cores the barrier joins is the user's assumption).
+  bool implicitBarrierOn() const {
+    return options.entryBarrier &&
+           (coresPerDevice() <= 1 || options.entryBarrierCores == EntryBarrierCores::All);
+  }
+  /// "device 3", or "device 1 core 0" on a TensorCore mesh (report::processName).
+  std::string processName(DeviceId p) const;
+  /// Where buffer b's instance of process p lives, for messages: processName, or the
+  /// device alone ("device 1") for a buffer its cores share.
+  std::string memoryName(DeviceId p, BufferId b) const;
   /// The semaphore for the kernel's barrier, if it has a collective_id (in a
   /// sequence: the first kernel's with one; each such kernel has its own).
   std::optional<SemId> barrierSemaphore() const;

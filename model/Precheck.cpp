@@ -75,9 +75,9 @@ std::vector<report::Finding> precheck(const Program &program) {
         if (program.semaphores[signal->sem].kind == SemKind::Dma) {
           report::Finding f;
           f.engine = "precheck";
-          f.message = fmt::format("device {} signals DMA semaphore {} by hand; DMA semaphores "
+          f.message = fmt::format("{} signals DMA semaphore {} by hand; DMA semaphores "
                                   "count bytes of DMAs only",
-                                  proc.device, program.semName(signal->sem));
+                                  program.processName(proc.device), program.semName(signal->sem));
           f.kind = report::FindingKind::ExitViolation;
           f.primary = {e.loc, "signal of a DMA semaphore"};
           f.shape.check = report::FindingShape::Check::StaticExit;
@@ -100,11 +100,12 @@ std::vector<report::Finding> precheck(const Program &program) {
         f.kind = report::FindingKind::Deadlock;
         f.engine = "precheck";
         bool dma = program.semaphores[wait->sem].kind == SemKind::Dma;
-        f.message = fmt::format(
-            "device {} waits for {} {} on {}, but only {} can ever arrive there (waits so far "
-            "need {}): this wait can never be satisfied",
-            proc.device, wait->amount, dma ? "units (bytes) of DMA data" : "units",
-            program.semName(wait->sem), t.increments, t.waited);
+        f.message =
+            fmt::format("{} waits for {} {} on {}, but only {} can ever arrive there (waits so far "
+                        "need {}): this wait can never be satisfied",
+                        program.processName(proc.device), wait->amount,
+                        dma ? "units (bytes) of DMA data" : "units", program.semName(wait->sem),
+                        t.increments, t.waited);
         f.primary = {e.loc, "wait that can never be satisfied"};
         f.shape.check = report::FindingShape::Check::StaticWait;
         f.shape.dmaSemaphore = dma;
@@ -123,9 +124,10 @@ std::vector<report::Finding> precheck(const Program &program) {
       report::Finding f;
       f.kind = report::FindingKind::ExitViolation;
       f.engine = "precheck";
-      f.message = fmt::format("semaphore {} on device {} receives {} units but its waits take "
-                              "only {}: it is non-zero when the device leaves the kernel",
-                              program.semName(sem), device, t.increments, t.waited);
+      f.message =
+          fmt::format("semaphore {} on {} receives {} units but its waits take "
+                      "only {}: it is non-zero when the device leaves the kernel",
+                      program.semName(sem), program.processName(device), t.increments, t.waited);
       f.primary = {program.semaphores[sem].loc, "semaphore declared here"};
       f.shape.check = report::FindingShape::Check::StaticExit;
       f.shape.dmaSemaphore = program.semaphores[sem].kind == SemKind::Dma;

@@ -152,17 +152,16 @@ std::string describeEvent(const Program &program, const Event &event) {
           },
           [&](const DmaStart &e) {
             const Dma &dma = program.dmas[e.dma];
-            return fmt::format("start dma {}: {} -> device {} {}", e.dma,
-                               program.regionName(dma.src), dma.target,
-                               program.regionName(dma.dst));
+            return fmt::format("start dma {}: {} -> {} {}", e.dma, program.regionName(dma.src),
+                               program.processName(dma.target), program.regionName(dma.dst));
           },
           [&](const SemWait &e) {
             return fmt::format("wait {} >= {} ({})", program.semName(e.sem), e.amount,
                                waitOriginName(e.origin));
           },
           [&](const Signal &e) {
-            return fmt::format("signal {} += {} on device {}", program.semName(e.sem), e.amount,
-                               e.target);
+            return fmt::format("signal {} += {} on {}", program.semName(e.sem), e.amount,
+                               program.processName(e.target));
           },
           [&](const SemRead &e) {
             return fmt::format("r{} = read {}", e.reg, program.semName(e.sem));
@@ -176,15 +175,27 @@ void printProgram(const Program &program, std::ostream &out) {
   std::vector<std::string> axes;
   for (const MeshAxis &axis : program.mesh)
     axes.push_back(fmt::format("{}={}", axis.name, axis.size));
-  out << fmt::format("mesh {} ({} devices)\n", fmt::join(axes, ", "), program.deviceCount());
+  if (program.cores)
+    out << fmt::format("mesh {}, tensorcore mesh {}={} ({} processes: {} devices x {} cores)\n",
+                       fmt::join(axes, ", "), program.cores->name, program.cores->size,
+                       program.deviceCount(), program.deviceCount() / program.coresPerDevice(),
+                       program.coresPerDevice());
+  else
+    out << fmt::format("mesh {} ({} devices)\n", fmt::join(axes, ", "), program.deviceCount());
   const Options &o = program.options;
-  // dma-order only when it is not the default, so the printouts of default instances
-  // stay as they were.
+  // dma-order only when it is not the default, entry-barrier-cores only on a mesh of
+  // several cores, so the printouts of other instances stay as they were.
+  const bool cores = program.coresPerDevice() > 1;
   out << fmt::format(
-      "options invocations={} dma-chunks={} sem-unit={} entry-barrier={}{}\n", o.invocations,
+      "options invocations={} dma-chunks={} sem-unit={} entry-barrier={}{}{}\n", o.invocations,
       o.dmaChunks, o.semUnit,
-      program.hasCollectiveId ? "no (collective_id)" : (o.entryBarrier ? "yes" : "no"),
-      o.dmaOrder == DmaOrder::Any ? "" : fmt::format(" dma-order={}", dmaOrderName(o.dmaOrder)));
+      program.hasCollectiveId       ? "no (collective_id)"
+      : program.implicitBarrierOn() ? "yes"
+      : o.entryBarrier              ? "no (entry-barrier-cores none)"
+                                    : "no",
+      o.dmaOrder == DmaOrder::Any ? "" : fmt::format(" dma-order={}", dmaOrderName(o.dmaOrder)),
+      cores ? fmt::format(" entry-barrier-cores={}", entryBarrierCoresName(o.entryBarrierCores))
+            : "");
   for (const auto &[name, contents] : program.tables)
     out << fmt::format("table {} = {}\n", name, contents);
   for (size_t i = 0; i < program.calls.size(); ++i) {
@@ -222,21 +233,30 @@ void printProgram(const Program &program, std::ostream &out) {
   }
   out << "dmas:\n";
   for (const Dma &d : program.dmas) {
+    // A semaphore's process: its number, or "d1c0" (device 1, core 0) on a TensorCore mesh.
+    auto at = [&](DeviceId p) {
+      return program.cores
+                 ? fmt::format("d{}c{}", p / program.coresPerDevice(), p % program.coresPerDevice())
+                 : std::to_string(p);
+    };
     std::string sems =
         d.sendSem ? fmt::format("send sem {}@{}, recv sem {}@{}", program.semName(*d.sendSem),
-                                d.issuer, program.semName(d.recvSem), d.target)
-                  : fmt::format("sem {}@{}", program.semName(d.recvSem), d.target);
-    out << fmt::format("  dma {}: {} device {} {} -> device {} {}, {} B, {}, units [{}]  @{}\n",
-                       d.id, d.local ? "local" : "remote", d.issuer, program.regionName(d.src),
-                       d.target, program.regionName(d.dst), d.bytes, sems,
-                       fmt::join(d.chunkUnits, ", "), locText(d.loc));
+                                at(d.issuer), program.semName(d.recvSem), at(d.target))
+                  : fmt::format("sem {}@{}", program.semName(d.recvSem), at(d.target));
+    out << fmt::format("  dma {}: {} {} {} -> {} {}, {} B, {}, units [{}]  @{}\n", d.id,
+                       d.local ? "local" : "remote", program.processName(d.issuer),
+                       program.regionName(d.src), program.processName(d.target),
+                       program.regionName(d.dst), d.bytes, sems, fmt::join(d.chunkUnits, ", "),
+                       locText(d.loc));
   }
   for (const Process &p : program.processes) {
     std::vector<std::string> coords;
     for (size_t a = 0; a < p.coords.size() && a < program.mesh.size(); ++a)
       coords.push_back(fmt::format("{}={}", program.mesh[a].name, p.coords[a]));
-    out << fmt::format("\ndevice {} ({}): {} events\n", p.device, fmt::join(coords, ", "),
-                       p.events.size());
+    if (program.cores)
+      coords.push_back(fmt::format("{}={}", program.cores->name, p.core));
+    out << fmt::format("\n{} ({}): {} events\n", program.processName(p.device),
+                       fmt::join(coords, ", "), p.events.size());
     ContextId context = -1;
     for (size_t i = 0; i < p.events.size(); ++i) {
       const Event &e = p.events[i];

@@ -13,11 +13,21 @@ public:
 
   std::vector<std::string> run() {
     checkDeclarations();
+    const int32_t cores = p_.coresPerDevice();
+    if (cores < 1 || p_.processes.size() % static_cast<size_t>(cores) != 0)
+      problem("{} processes for {} cores per device", p_.processes.size(), cores);
+    // A buffer the cores share is the caller's (a parameter): its lifetime is the run,
+    // not a scope that each core enters on its own.
+    for (size_t b = 0; b < p_.buffers.size(); ++b)
+      if (p_.sharedByCores(static_cast<BufferId>(b)) && p_.buffers[b].role == BufferRole::Scratch)
+        problem("buffer {}: scratch in hbm / any shared by the cores", p_.buffers[b].name);
     std::vector<int> startCount(p_.dmas.size(), 0);
     for (size_t d = 0; d < p_.processes.size(); ++d) {
       const Process &proc = p_.processes[d];
       if (proc.device != static_cast<DeviceId>(d))
         problem("process {} has device id {}", d, proc.device);
+      if (cores >= 1 && proc.core != static_cast<int32_t>(d % static_cast<size_t>(cores)))
+        problem("process {} has core {} ({} cores per device)", d, proc.core, cores);
       int32_t inside = -1;
       int32_t nextInvocation = 0;
       for (size_t i = 0; i < proc.events.size(); ++i)
@@ -247,6 +257,14 @@ private:
             for (const Region &r : ev.reads)
               checkRegion(r, what + " load");
             checkValue(ev, what);
+            // The cores of a device share its hbm / any buffers only through DMAs (a
+            // TensorCore loads and stores VMEM and SMEM; docs/model.md "TensorCores"):
+            // no race rule orders the stores of two processes.
+            if (p_.sharedByCores(ev.dst.buffer))
+              problem("{}: store to a buffer the cores share", what);
+            for (const Region &r : ev.reads)
+              if (p_.sharedByCores(r.buffer))
+                problem("{}: load of a buffer the cores share", what);
           } else if constexpr (std::is_same_v<T, DmaStart>) {
             if (ev.dma < 0 || static_cast<size_t>(ev.dma) >= p_.dmas.size()) {
               problem("{}: dma {} out of range", what, ev.dma);

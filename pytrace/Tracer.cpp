@@ -513,6 +513,7 @@ private:
   uint64_t emitted_ = 0; // statements that may write a ref
   std::string nameHint_;
   V mesh_;       // the mesh of the enclosing shard_map
+  V tcMesh_;     // the TensorCore mesh of the pl.kernel being traced (Obj "TcMesh"), or null
   V callParams_; // the pallas_call being traced
   std::vector<int64_t> grid_;
   bool hasCollective_ = false;
@@ -1469,6 +1470,26 @@ private:
         d->items = base->items[1]->items;
         return d;
       }
+      if (base->s == "Mesh" && attr == "size") {
+        int64_t n = 1;
+        for (const V &size : base->items[1]->items)
+          n *= size->i;
+        return mkInt(n);
+      }
+      // A TensorCore mesh: {axis: cores}, its cores (the guide's len(tc_mesh.devices)).
+      if (base->s == "TcMesh" && (attr == "shape" || attr == "num_cores" || attr == "devices")) {
+        if (attr == "num_cores")
+          return base->items[1];
+        V out = mk(attr == "shape" ? VK::Dict : VK::List);
+        if (attr == "shape") {
+          out->keys = {base->items[0]};
+          out->items = {base->items[1]};
+        } else {
+          for (int64_t c = 0; c < base->items[1]->i; ++c)
+            out->items.push_back(mkObj("TensorCore"));
+        }
+        return out;
+      }
       break;
     default:
       break;
@@ -2132,6 +2153,8 @@ private:
       return callShardMap(fn, std::move(args), r);
     if (k == "PallasCall")
       return callPallas(fn, std::move(args), r);
+    if (k == "PlKernel")
+      return callPlKernel(fn, std::move(args), r);
     if (k == "SemType") {
       // pltpu.SemaphoreType.DMA((n,)) : an array of semaphores.
       V out = mkObj("SemArray");
@@ -2158,6 +2181,7 @@ private:
                  std::optional<int64_t> axis, SourceRange r, std::string_view api);
   V callShardMap(const V &sm, Args args, SourceRange r);
   V callPallas(const V &pc, Args args, SourceRange r);
+  V callPlKernel(const V &k, Args args, SourceRange r);
   TE deviceTE(const V &id, const V &type, SourceRange r);
   V semArg(const V &v, SourceRange r, std::string_view what);
   V refArg(const V &v, SourceRange r, std::string_view what);
@@ -2487,6 +2511,57 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     }
     return sm;
   }
+  // A TensorCore mesh (docs/language.md "TensorCores"): its axis name and core count.
+  if (name == "pltpu.create_tensorcore_mesh" || name == "pltpu.TensorCoreMesh") {
+    Bound b = bind(name, args, {"axis_name", "devices", "num_cores"}, r);
+    V axis = need(b, name, "axis_name", r);
+    if (axis->k != VK::Str)
+      unsupported(r, "a TensorCore mesh whose axis name is not a string");
+    if (V d = opt(b, "devices"); d && d->k != VK::None)
+      unsupported(r, fmt::format("{}(devices=...): give num_cores=N", name));
+    V n = opt(b, "num_cores");
+    if (!n || n->k == VK::None)
+      fail(r, "python-unknown-fact",
+           fmt::format("{}: the number of TensorCores per chip is unknown to dkv (its devices "
+                       "are TPUs of no particular generation); pass num_cores=N",
+                       name));
+    int64_t cores = toInt(n, r, "num_cores");
+    if (cores < 1)
+      fail(r, "python-call", "num_cores must be at least 1");
+    V m = mkObj("TcMesh");
+    m->items = {axis, mkInt(cores)};
+    return m;
+  }
+  if (name == "pl.core_map")
+    unsupported(r, "pl.core_map (a body that closes over refs made by jax.new_ref or "
+                   "pl.run_state): write the kernel with pl.kernel(body, out_type=..., "
+                   "mesh=pltpu.create_tensorcore_mesh(...), scratch_types=...), which dkv traces "
+                   "(docs/python.md \"TensorCores\")");
+  if (name == "pl.kernel") {
+    Bound b = bind(name, args,
+                   {"body", "out_type", "mesh", "scratch_types", "compiler_params", "interpret",
+                    "cost_estimate", "debug", "name", "metadata"},
+                   r);
+    V mesh = need(b, name, "mesh", r);
+    if (!(mesh->k == VK::Obj && mesh->s == "TcMesh"))
+      unsupported(r, fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore mesh "
+                                 "(pltpu.create_tensorcore_mesh)",
+                                 typeName(*mesh)));
+    V body = opt(b, "body");
+    if (!body || body->k == VK::None) {
+      // The decorator factory: @pl.kernel(out_type=..., mesh=...) def body(...).
+      V p = mk(VK::Partial);
+      p->fn = mkApi(name);
+      p->kw = b.named;
+      p->kw.erase("body");
+      return p;
+    }
+    if (body->k == VK::List || body->k == VK::Tuple)
+      unsupported(r, "pl.kernel with several bodies and meshes (MPMD)");
+    V k = mkObj("PlKernel");
+    k->kw = b.named;
+    return k;
+  }
   if (name == "pl.pallas_call") {
     Bound b =
         bind(name, args,
@@ -2561,7 +2636,7 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     V axis = need(b, name, "axis_name", r);
     if (axis->k != VK::Str)
       unsupported(r, "lax.axis_index of several axes (a tuple)");
-    bool known = false;
+    bool known = tcMesh_ && tcMesh_->items[0]->s == axis->s; // the core of a pl.kernel
     for (const V &a : mesh_->items[0]->items)
       known = known || a->s == axis->s;
     if (!known)
@@ -2580,6 +2655,8 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
       goto unknown;
     if (!axis || axis->k != VK::Str)
       fail(r, "python-call", fmt::format("{}: expected an axis name", name));
+    if (tcMesh_ && tcMesh_->items[0]->s == axis->s)
+      return tcMesh_->items[1];
     for (size_t i = 0; i < mesh_->items[0]->items.size(); ++i)
       if (mesh_->items[0]->items[i]->s == axis->s)
         return mkInt(mesh_->items[1]->items[i]->i);
@@ -2680,15 +2757,19 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     return d;
   }
   if (name == "pltpu.semaphore_signal" || name == "pl.semaphore_signal") {
-    Bound b = bind(name, args, {"sem_or_view", "inc", "device_id", "device_id_type"}, r);
+    Bound b =
+        bind(name, args, {"sem_or_view", "inc", "device_id", "device_id_type", "core_index"}, r);
     V sem = semArg(need(b, name, "sem_or_view", r), r, "the semaphore");
     V inc = opt(b, "inc");
     V dev = opt(b, "device_id");
+    V core = opt(b, "core_index");
     ast::ExprPtr incE = inc ? build(*intTE(inc, r, "inc")) : nullptr;
     ast::ExprPtr devE =
         dev && dev->k != VK::None ? build(*deviceTE(dev, opt(b, "device_id_type"), r)) : nullptr;
+    ast::ExprPtr coreE =
+        core && core->k != VK::None ? build(*intTE(core, r, "core_index")) : nullptr;
     emit(std::make_unique<ast::SignalStmt>(r, build(*refTE(*sem, r)), std::move(incE),
-                                           std::move(devE)));
+                                           std::move(devE), std::move(coreE)));
     return mkNone();
   }
   if (name == "pltpu.semaphore_wait" || name == "pl.semaphore_wait") {
@@ -3262,11 +3343,121 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
   return t;
 }
 
+// pl.kernel(body, out_type=..., mesh=tc_mesh, scratch_types=..., compiler_params=...)
+// called on arrays inside a shard_map (jax/_src/pallas/helpers.py `kernel`, which runs
+// mpmd_map over the mesh): the body runs once on every core of every device, with the
+// refs of the inputs, then of the outputs, then the scratch, in that order; operands are
+// in the TensorCore mesh's default memory space, ANY (jax/_src/pallas/mosaic/core.py). It
+// becomes a kernel over `tensorcore_mesh` (docs/language.md "TensorCores").
+V Tracer::callPlKernel(const V &pk, Args args, SourceRange r) {
+  if (!mesh_)
+    fail(r, "python-unknown-fact",
+         "pl.kernel is called outside a shard_map: dkv takes the mesh of the devices from the "
+         "enclosing shard_map(..., mesh=...)");
+  if (result_)
+    unsupported(r, "a second kernel: dkv checks one kernel per file");
+  V kernel = pk->kw.at("body");
+  if (kernel->k != VK::Func)
+    unsupported(r, "a pl.kernel body that is not a Python function");
+  const Function &kf = *kernel->func;
+  auto kw = [&](const std::string &k) -> V {
+    auto it = pk->kw.find(k);
+    return it == pk->kw.end() || it->second->k == VK::None ? nullptr : it->second;
+  };
+  int64_t collective = -1;
+  bool skipBarrier = false;
+  if (V cp = kw("compiler_params")) {
+    if (!(cp->k == VK::Obj && cp->s == "CompilerParams"))
+      unsupported(r, "compiler_params other than pltpu.CompilerParams(...)");
+    if (cp->kw.count("collective_id") && cp->kw.at("collective_id")->k != VK::None)
+      collective = toInt(cp->kw.at("collective_id"), r, "collective_id");
+    if (cp->kw.count("skip_device_barrier"))
+      skipBarrier = truth(cp->kw.at("skip_device_barrier"), r, "skip_device_barrier");
+  }
+  hasCollective_ = collective >= 0;
+  grid_.clear();
+  if (!args.kw.empty())
+    unsupported(r, "keyword arguments to a pl.kernel");
+  std::vector<V> outs;
+  V outType = kw("out_type");
+  const bool outSeq = outType && (outType->k == VK::Tuple || outType->k == VK::List);
+  if (outType)
+    for (const V &o : outSeq ? outType->items : std::vector<V>{outType}) {
+      if (!(o->k == VK::Obj && o->s == "Array"))
+        fail(r, "python-unknown-fact",
+             fmt::format("pl.kernel out_type: expected jax.ShapeDtypeStruct or an array, got {}",
+                         typeName(*o)));
+      outs.push_back(o);
+    }
+  if (entryMode_)
+    return outSeq ? mkTuple(outs) : outs.empty() ? mkNone() : outs[0];
+  std::vector<V> scratch;
+  if (V st = kw("scratch_types")) {
+    if (st->k == VK::Dict)
+      unsupported(r, "pl.kernel scratch_types given as a dict (keyword refs)");
+    scratch = iterate(st, r);
+  }
+  const auto &params = *kf.params;
+  size_t total = args.pos.size() + outs.size() + scratch.size();
+  for (const py::Param &p : params)
+    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly)
+      unsupported(p.range, "keyword-only or variadic parameters of a pl.kernel body");
+  if (params.size() != total)
+    fail(kf.range, "python-call",
+         fmt::format("the kernel {}() takes {} refs, and pl.kernel passes {} ({} inputs, {} "
+                     "outputs, {} scratch)",
+                     kf.name, params.size(), total, args.pos.size(), outs.size(), scratch.size()));
+  tcMesh_ = pk->kw.at("mesh");
+  beginKernel();
+  std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  Args kargs;
+  size_t idx = 0;
+  auto addBuffer = [&](const V &arr, ast::Direction dir) {
+    if (!(arr->k == VK::Obj && arr->s == "Array"))
+      unsupported(r, fmt::format("pl.kernel operand {} of type {} (a pytree of operands is not "
+                                 "supported; pass arrays)",
+                                 idx + 1, typeName(*arr)));
+    std::string n = fresh(params[idx].name);
+    SourceRange pr = params[idx].range;
+    std::vector<int64_t> shape = shapeOf(arr->items[0], r, "an operand shape");
+    ast::DType dt = *dtypeOf(*arr->kw.at("dtype"));
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : shape)
+      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+    bufs.push_back(std::make_unique<ast::BufferDecl>(pr, n, pr, ast::Storage::KernelParam, dir,
+                                                     ast::MemSpace::Any, dt, std::move(de)));
+    V ref = mk(VK::Ref);
+    ref->name = n, ref->dims = shape, ref->dtype = dt;
+    kargs.pos.push_back(ref);
+    ++idx;
+  };
+  for (const V &a : args.pos)
+    addBuffer(a, ast::Direction::In);
+  for (const V &o : outs)
+    addBuffer(o, ast::Direction::Out);
+  std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
+  for (const V &sc : scratch) {
+    V bound;
+    scratchDecls.push_back(
+        scratchDecl(sc, fresh(params[idx].name), params[idx].range, ast::Storage::Scratch, bound));
+    kargs.pos.push_back(bound);
+    ++idx;
+  }
+  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs), collective,
+               skipBarrier);
+  tcMesh_ = nullptr;
+  if (outSeq)
+    return mkTuple(outs);
+  return outs.empty() ? mkNone() : outs[0];
+}
+
 void Tracer::beginKernel() {
   inKernel_ = true;
   used_.clear();
   for (const V &axis : mesh_->items[0]->items)
     used_.insert(axis->s);
+  if (tcMesh_)
+    used_.insert(tcMesh_->items[0]->s);
   if (hasCollective_)
     used_.insert("barrier");
 }
@@ -3307,6 +3498,12 @@ void Tracer::finishKernel(const Function &kf, SourceRange r,
     kernelDecl->setSkipDeviceBarrier(std::make_unique<ast::BoolLiteral>(r, true));
   std::vector<std::unique_ptr<ast::Node>> items;
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
+  if (tcMesh_) {
+    std::vector<std::unique_ptr<ast::AxisDecl>> core;
+    core.push_back(std::make_unique<ast::AxisDecl>(
+        r, tcMesh_->items[0]->s, r, std::make_unique<ast::IntLiteral>(r, tcMesh_->items[1]->i), 0));
+    items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(core), /*tensorCore=*/true));
+  }
   items.push_back(std::move(kernelDecl));
   result_ = std::make_unique<ast::Module>(kf.range, std::move(items), ast::Annotations{});
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dkv::report {
 
 const char *findingKindName(FindingKind kind) {
@@ -17,6 +19,12 @@ const char *findingKindName(FindingKind kind) {
     return "lifetime-violation";
   }
   return "unknown";
+}
+
+std::string processName(int32_t process, int32_t cores) {
+  if (cores <= 0)
+    return fmt::format("device {}", process);
+  return fmt::format("device {} core {}", process / cores, process % cores);
 }
 
 std::string scheduleStepText(const ScheduleStep &step) {
@@ -90,35 +98,28 @@ std::string precheckNote(const Finding &f) { return "static pre-check: " + f.mes
 
 void addPrecheckNotes(Finding &finding, const std::vector<Finding> &pre) {
   std::vector<Span> notes;
-  for (const Finding &f : pre)
-    if (f.kind == finding.kind && samePlaceAs(finding, f))
-      notes.push_back({f.primary.loc, precheckNote(f)});
+  for (const Finding &f : pre) {
+    if (f.kind != finding.kind || !samePlaceAs(finding, f))
+      continue;
+    const std::string label = precheckNote(f);
+    // Once: a finding that already carries the note (streamed, then merged) keeps one.
+    if (std::none_of(finding.secondary.begin(), finding.secondary.end(),
+                     [&](const Span &s) { return s.loc == f.primary.loc && s.label == label; }))
+      notes.push_back({f.primary.loc, label});
+  }
   finding.secondary.insert(finding.secondary.end(), notes.begin(), notes.end());
 }
 
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre) {
   const size_t engineCount = verdict.findings.size();
-  // After a complete search the engine found every violated property, so a pre-check
-  // finding of a kind it found is one of them; after an incomplete one (a budget,
-  // --stop-at-first) only one at the same place is known to be.
-  const bool complete = verdict.reason.empty();
+  for (size_t i = 0; i < engineCount; ++i)
+    addPrecheckNotes(verdict.findings[i], pre);
   for (Finding &f : pre) {
-    // The engine's finding at the same place, else the first of the kind.
-    auto samePlace = [&](const Finding &g) { return samePlaceAs(g, f); };
-    Finding *host = nullptr;
-    for (size_t i = 0; i < engineCount; ++i) {
-      Finding &g = verdict.findings[i];
-      if (g.kind != f.kind)
-        continue;
-      if ((!host && complete) || samePlace(g))
-        host = &g;
-      if (samePlace(g))
-        break;
-    }
-    if (host) {
-      host->secondary.push_back({f.primary.loc, precheckNote(f)});
+    bool noted = false;
+    for (size_t i = 0; i < engineCount; ++i)
+      noted = noted || (verdict.findings[i].kind == f.kind && samePlaceAs(verdict.findings[i], f));
+    if (noted)
       continue;
-    }
     verdict.findings.push_back(std::move(f));
     verdict.status = Verdict::Status::Findings;
   }

@@ -70,7 +70,10 @@ struct TraceMark {
 
 struct Trace {
   std::vector<TraceStep> steps;
-  int32_t deviceCount = 0;
+  int32_t deviceCount = 0; ///< processes: devices, or (device, core) pairs with `cores`
+  /// The TensorCores per device when the kernel runs over a TensorCore mesh (process p
+  /// is core p % cores of device p / cores, docs/model.md "TensorCores"); 0 without one.
+  int32_t cores = 0;
   /// The steps the finding is about: a race's access and the start of the DMA it
   /// races with, the violating step of an exit or lifetime finding (and the start of
   /// the DMA it names).
@@ -81,6 +84,11 @@ struct Trace {
   /// DMAs started and not complete after the last step (one side still open).
   std::vector<int32_t> inFlight;
 };
+
+/// The name of process `process` in reports: "device 3" without a TensorCore axis
+/// (`cores` 0), "device 1 core 1" with `cores` cores per device (docs/model.md
+/// "TensorCores": process = device * cores + core).
+std::string processName(int32_t process, int32_t cores);
 
 /// One scheduling choice, engine-neutral: a device runs its next event, or a DMA
 /// moves its next send or land chunk (docs/model.md section 3). A list of these is
@@ -231,17 +239,17 @@ const char *verdictStatusName(Verdict::Status status);
 bool sameFinding(const Finding &a, const Finding &b);
 
 /// Joins the static pre-check's findings (`pre`, no witness) to an engine's verdict.
-/// A pre-check finding of a kind the engine also found is one bug reported twice: it
-/// becomes a note (its explanation, at its location) on the engine's finding of that
-/// kind with that location as its primary or a secondary span, or else (only when
-/// the search was complete: `verdict.reason` empty) on the first of that kind. The
-/// others
+/// A pre-check finding at the place of an engine finding of its kind (that finding's
+/// primary location or a secondary one) is the same bug: it becomes a note (its
+/// explanation, at its location) on every such finding (addPrecheckNotes). The others
 /// are added as they are and make the verdict `Findings`, also when the engine was
-/// inconclusive (the pre-check's findings hold without a search).
+/// inconclusive (the pre-check's findings hold without a search). The rule looks at
+/// one engine finding at a time, never at which other findings the search found, so a
+/// finding shown during the search already has its final notes.
 void mergePrecheck(Verdict &verdict, std::vector<Finding> pre);
-/// The pre-check's notes that mergePrecheck puts on `finding` when it is the only
-/// engine finding at its place: those of `pre` of its kind at its primary location or
-/// a secondary one (used for a finding shown before the search ends).
+/// The pre-check's notes that mergePrecheck puts on `finding`: those of `pre` of its
+/// kind at its primary location or a secondary one, each once (a finding that has a
+/// note already keeps just that one).
 void addPrecheckNotes(Finding &finding, const std::vector<Finding> &pre);
 
 /// Marks every finding that a suppression accepts (same kind, primary location on the

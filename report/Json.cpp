@@ -35,12 +35,16 @@ json location(const Files &files, SourceLoc loc, const std::string &label) {
   return j;
 }
 
-json traceStep(const TraceStep &step) {
+// On a TensorCore mesh (`cores` > 0) a step's column is a (device, core) pair: "device"
+// is then the chip and "core" the core (docs/model.md "TensorCores").
+json traceStep(const TraceStep &step, int32_t cores) {
   json j = {{"actor", step.actor.kind == Actor::Kind::Dma ? "dma" : "device"},
             {"id", step.actor.id},
-            {"device", step.actor.device},
+            {"device", cores > 0 ? step.actor.device / cores : step.actor.device},
             {"text", step.text},
             {"line", step.loc.line}};
+  if (cores > 0)
+    j["core"] = step.actor.device % cores;
   if (!step.context.empty())
     j["context"] = step.context;
   if (!step.semValues.empty())
@@ -54,7 +58,7 @@ json findingJson(const Finding &f, const Files &files) {
     secondary.push_back(location(files, span.loc, span.label));
   json steps = json::array();
   for (const TraceStep &step : f.trace.steps)
-    steps.push_back(traceStep(step));
+    steps.push_back(traceStep(step, f.trace.cores));
   json schedule = json::array();
   for (const ScheduleStep &step : f.schedule)
     schedule.push_back(scheduleStepText(step));
@@ -121,11 +125,15 @@ json verdictJson(const Verdict &verdict, const std::string &file,
   // A solver's form per semaphore and device (deterministic: always).
   if (!verdict.semaphoreForms.empty()) {
     json forms = json::array();
-    for (const SemaphoreForm &f : verdict.semaphoreForms)
-      forms.push_back({{"semaphore", f.semaphore},
-                       {"device", f.device},
-                       {"form", f.counting ? "counting" : "sum"},
-                       {"sources", f.sources}});
+    for (const SemaphoreForm &f : verdict.semaphoreForms) {
+      json form = {{"semaphore", f.semaphore},
+                   {"device", heading.cores > 0 ? f.device / heading.cores : f.device},
+                   {"form", f.counting ? "counting" : "sum"},
+                   {"sources", f.sources}};
+      if (heading.cores > 0)
+        form["core"] = f.device % heading.cores;
+      forms.push_back(form);
+    }
     j["semaphore_forms"] = forms;
   }
   if (!verdict.unusedSuppressions.empty()) {

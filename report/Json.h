@@ -17,16 +17,21 @@ namespace dkv::report {
 /// Writes `verdict` as one JSON object (format version 1, keys sorted, two-space
 /// indent, a final newline): status ("verified" | "findings" | "inconclusive"),
 /// instance, engine, file (`file`: the file checked), reason, assumptions (the model's
-/// hardware assumptions the verdict used, `{"dma_order": "any" | "link"}`; `dkv check`
-/// always writes it), stats (times only with
+/// hardware assumptions the verdict used, `{"dma_order": "any" | "link"}`, and for a
+/// kernel over a TensorCore mesh of more than one core also `"entry_barrier_cores":
+/// "none" | "all"` (docs/model.md "TensorCores"); `dkv check` always writes it), stats
+/// (times only with
 /// `heading.timing`), queries (a solver engine's per-query statistics, one object per
 /// check, times only with `heading.timing`; absent for the other engines), semaphore_forms (a
 /// solver engine's form per semaphore with waits and device: {"semaphore", "device", "form":
-/// "counting" | "sum", "sources": what increments it}; absent for the other engines), and
+/// "counting" | "sum", "sources": what increments it}, and "core" on a TensorCore mesh,
+/// where "device" is then the chip; absent for the other engines), and
 /// findings, each with
 /// kind, message, primary and secondary locations, engine, confirmed, wrong_value, explain (the id
 /// of its entry in docs/explain.md, report/Explain.h), suppressed (the reason, when a `// dkv:
-/// allow` comment accepts it), the trace steps and the schedule (in the schedule file's step
+/// allow` comment accepts it), the trace steps (actor, id, device, text, line, context,
+/// semaphores; on a TensorCore mesh also "core", with "device" the chip of the step's
+/// process, report::Trace::cores) and the schedule (in the schedule file's step
 /// syntax, so it can be replayed with `dkv run --schedule`), witness_steps (the length of
 /// the engine's own schedule, when the one shown is its shortened form). Each location's "file" is
 /// the name of its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no

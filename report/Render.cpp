@@ -85,7 +85,7 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
   if (table) {
     std::string header = std::string(numberWidth + 2, ' ');
     for (int32_t d = 0; d < columns; ++d)
-      header += fit(fmt::format("device {}", d), width) + (d + 1 < columns ? " | " : "");
+      header += fit(processName(d, trace.cores), width) + (d + 1 < columns ? " | " : "");
     while (!header.empty() && header.back() == ' ')
       header.pop_back();
     out << header << "\n";
@@ -104,7 +104,7 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
           line += fit(mine ? texts[i] : std::string(), width) + (last ? "" : " | ");
       }
     } else {
-      line += fmt::format("device {}: {}", step.actor.device, texts[i]);
+      line += fmt::format("{}: {}", processName(step.actor.device, trace.cores), texts[i]);
     }
     if (!notes[i].empty())
       line += "   [" + notes[i] + "]";
@@ -280,15 +280,21 @@ std::string unusedSuppressionMessage(const Suppression &s) {
 }
 
 void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
-  std::vector<std::string> kinds;
-  for (const auto &[kind, count] : summary.findingsByKind)
-    if (count > 0)
-      kinds.push_back(fmt::format("{} {}", count, findingKindName(kind)));
-  std::string kindText = kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", "));
   auto plural = [](size_t n, const char *word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
   };
-  out << fmt::format("summary: {}, {}: {} verified, {} with findings ({}), {} inconclusive, {}, "
+  // The findings over all instances, by kind: "(5 findings: 3 race, 2 deadlock)".
+  std::vector<std::string> kinds;
+  size_t findings = 0;
+  for (const auto &[kind, count] : summary.findingsByKind)
+    if (count > 0) {
+      kinds.push_back(fmt::format("{} {}", count, findingKindName(kind)));
+      findings += count;
+    }
+  std::string kindText =
+      kinds.empty() ? ""
+                    : fmt::format(" ({}: {})", plural(findings, "finding"), fmt::join(kinds, ", "));
+  out << fmt::format("summary: {}, {}: {} verified, {} with findings{}, {} inconclusive, {}, "
                      "{}",
                      plural(summary.kernels, "kernel"), plural(summary.instances, "instance"),
                      summary.verified, summary.withFindings, kindText, summary.inconclusive,

@@ -49,6 +49,9 @@ struct VerdictHeading {
   /// The model's hardware assumptions the verdict used, e.g. {"dma_order", "any"}
   /// (docs/model.md, "DMA order"): the JSON `assumptions` object.
   std::vector<std::pair<std::string, std::string>> assumptions = {};
+  /// TensorCores per device when the instance runs over a TensorCore mesh, else 0: the
+  /// JSON names a semaphore form's process as device and core (report::processName).
+  int32_t cores = 0;
 };
 
 /// True for the statistics that measure time ("time", "pan time", ...): they differ

@@ -117,8 +117,8 @@ struct SarifLog::Impl {
     }
     json threadFlows = json::array();
     for (auto &[device, locations] : perDevice)
-      threadFlows.push_back({{"id", "device " + std::to_string(device)},
-                             {"message", {{"text", "device " + std::to_string(device)}}},
+      threadFlows.push_back({{"id", processName(device, trace.cores)},
+                             {"message", {{"text", processName(device, trace.cores)}}},
                              {"locations", locations}});
     return {{"threadFlows", threadFlows}};
   }
@@ -133,9 +133,18 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
                           const support::SourceManager *sources, const std::string &instance) {
   Impl::Files files{file, sources};
   for (const Finding &f : verdict.findings) {
+    // The heading, then what a reviewer reading the alert needs without running dkv:
+    // the witness, the wrong value and the pattern's usual fix (docs/explain.md).
+    const ExplainEntry &entry = explainFinding(f);
     std::string text = f.message;
     if (!f.property.empty())
       text += " [" + f.property + "]";
+    if (!f.detail.empty())
+      text += "\nWitness: " + f.detail;
+    if (!f.wrongValue.empty())
+      text += "\nWrong value: " + f.wrongValue;
+    text +=
+        std::string("\nPattern [") + entry.id + "]: " + entry.title + ". Usual fix: " + entry.fix;
     json related = json::array();
     int id = 1;
     // The calls the primary location was inlined through, then the notes.
@@ -151,7 +160,7 @@ void SarifLog::addVerdict(const Verdict &verdict, const std::string &file,
     json properties = {{"instance", instance},
                        {"engine", f.engine},
                        {"confirmed", f.confirmed},
-                       {"explain", explainFinding(f).id},
+                       {"explain", entry.id},
                        {"schedule", schedule}};
     if (!f.property.empty())
       properties["property"] = f.property;

@@ -29,7 +29,9 @@ namespace dkv::report {
 ///        not checked)}],
 ///     "results": [
 ///        per finding: ruleId = kind, level error, message.text = message +
-///          " [" + property id + "]", locations = [primary], relatedLocations = the
+///          " [" + property id + "]", then lines "Witness: " detail, "Wrong value: "
+///          (a race), "Pattern [explain id]: title. Usual fix: ..." (what a reviewer
+///          reads on the alert), locations = [primary], relatedLocations = the
 ///          secondary spans (message = label), partialFingerprints.dkvProperty/v1 =
 ///          "instance|property", suppressions = [{kind inSource, status accepted,
 ///          justification = the reason}] when a `// dkv: allow` comment accepts it

@@ -294,13 +294,18 @@ void Picture::legend(std::string &svg) const {
     return fmt::format(R"~(<g transform="translate({},{})">{}</g>)~", num(x), num(y), shape);
   };
   std::vector<Item> items = {
-      {fmt::format(R"(<circle cx="10" cy="-4" r="4" fill="#333"/>)"), "device step"},
+      {fmt::format(R"(<circle cx="10" cy="-4" r="4" fill="#333"/>)"),
+       "device step (@L: its source line)"},
       {fmt::format(R"(<line x1="0" y1="-4" x2="22" y2="-4" stroke="{}" stroke-width="2" )"
                    R"~(marker-end="url(#arrow)"/>)~",
                    kDmaColour),
        "dma: start -> landing"},
       {fmt::format(R"(<rect x="6" y="-8" width="8" height="8" fill="{}"/>)", kDmaColour),
        "dma sent: source read, send sem +="},
+      {fmt::format(R"(<line x1="0" y1="-4" x2="20" y2="-4" stroke="{}" stroke-width="1.3" )"
+                   R"~(marker-end="url(#sigarrow)"/>)~",
+                   kSemColour),
+       "signal: sem += on another device"},
       {fmt::format(R"(<line x1="0" y1="-4" x2="22" y2="-4" stroke="{}" stroke-width="2" )"
                    R"~(stroke-dasharray="5,3" marker-end="url(#arrow)"/>)~",
                    kDmaColour),
@@ -338,17 +343,20 @@ void Picture::lanes(std::string &svg) const {
   double bottom = height_ - 16;
   for (int32_t d = 0; d < n_; ++d) {
     double x = laneX(d);
+    // "device 1", or "device 1 core 0" on a TensorCore mesh (a wider box).
+    const std::string name = processName(d, trace_.cores);
+    const double box = std::max(80.0, static_cast<double>(name.size()) * kCharWidth + 14);
     svg += fmt::format(R"(<g class="lane" data-device="{}">)", d);
     svg += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#9a9a9a" )"
                        R"(stroke-width="1.5"/>)",
                        num(x), num(lanesTop_ + 24), num(bottom));
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="24" rx="4" fill="#eef2f8" )"
                        R"(stroke="#9a9a9a"/>)",
-                       num(x - 40), num(lanesTop_), num(80));
+                       num(x - box / 2), num(lanesTop_), num(box));
     svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">)"
-                       R"(device {}</text></g>)"
+                       R"({}</text></g>)"
                        "\n",
-                       num(x), num(lanesTop_ + 16), d);
+                       num(x), num(lanesTop_ + 16), name);
   }
 }
 
@@ -495,6 +503,23 @@ void Picture::arrows(std::string &svg) const {
     arrow(svg, from.actor.device, a.mid(), a.bottom(), s.actor.device, b.top - 2, b.mid(), label(s),
           s.dma, i + 1);
   }
+  // A signal to another device: a thin purple arrow from the signalling device's dot,
+  // down to the bottom of its row and across to the target's lane (below the row's
+  // texts), so that who signals whom reads like the DMAs' arrows.
+  for (size_t i = 0; i < trace_.steps.size(); ++i) {
+    const TraceStep &s = trace_.steps[i];
+    if (s.what != What::Signal || s.actor.kind != Actor::Kind::Device || s.peer < 0 ||
+        s.peer == s.actor.device || s.peer >= n_)
+      continue;
+    const Row &row = rows_[i];
+    const double x1 = laneX(s.actor.device), x2 = laneX(s.peer), y = row.bottom() - 1;
+    svg += fmt::format(R"(<g class="signal" data-step="{}" data-device="{}" data-target="{}">)"
+                       R"(<path d="M {} {} V {} H {}" fill="none" stroke="{}" )"
+                       R"~(stroke-width="1.3" marker-end="url(#sigarrow)"/></g>)~"
+                       "\n",
+                       i + 1, s.actor.device, s.peer, num(x1), num(row.mid() + 4), num(y),
+                       num(x2 + (x2 > x1 ? -3 : 3)), kSemColour);
+  }
   for (size_t j = 0; j < trace_.inFlight.size(); ++j) {
     const int32_t k = trace_.inFlight[j];
     auto it = start.find(k);
@@ -553,11 +578,11 @@ void Picture::waits(std::string &svg) const {
     double top = barTop(s.blockedSince), bottom = rows_[i].mid();
     svg += fmt::format(R"(<rect class="wait" data-device="{}" data-step="{}" x="{}" y="{}" )"
                        R"(width="6" height="{}" fill="{}" opacity="0.6">)"
-                       R"(<title>device {} blocked at: {}</title></rect>)"
+                       R"(<title>{} blocked at: {}</title></rect>)"
                        "\n",
                        s.actor.device, s.blockedSince + 1, num(x - 3), num(top),
-                       num(std::max(2.0, bottom - top)), kBlockColour, s.actor.device,
-                       xmlEscape(s.text));
+                       num(std::max(2.0, bottom - top)), kBlockColour,
+                       processName(s.actor.device, trace_.cores), xmlEscape(s.text));
   }
   const bool deadlock = f_.kind == FindingKind::Deadlock;
   for (const TraceStep &b : trace_.blocked) {
@@ -627,11 +652,14 @@ void Picture::write(std::ostream &out, bool interactive) const {
                                            f_.property.empty() ? "" : " [" + f_.property + "]")));
   svg += fmt::format(R"(<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" )"
                      R"(markerWidth="7" markerHeight="7" orient="auto-start-reverse">)"
-                     R"(<path d="M 0 0 L 10 5 L 0 10 z" fill="{}"/></marker>)"
+                     R"(<path d="M 0 0 L 10 5 L 0 10 z" fill="{0}"/></marker>)"
+                     R"(<marker id="sigarrow" viewBox="0 0 10 10" refX="9" refY="5" )"
+                     R"(markerWidth="6" markerHeight="6" orient="auto-start-reverse">)"
+                     R"(<path d="M 0 0 L 10 5 L 0 10 z" fill="{1}"/></marker>)"
                      R"(<style>.halo{{paint-order:stroke;stroke:#ffffff;stroke-width:4px;)"
                      R"(stroke-linejoin:round}}</style></defs>)"
                      "\n",
-                     kDmaColour);
+                     kDmaColour, kSemColour);
   svg += fmt::format(R"(<rect width="100%" height="100%" fill="#ffffff"/>)"
                      "\n");
   title(svg);
@@ -697,6 +725,7 @@ void renderTraceHtml(std::ostream &out, const Finding &finding,
     for (const auto &[name, value] : step.semValues)
       values.push_back({name, value});
     steps.push_back({{"device", step.actor.device},
+                     {"who", processName(step.actor.device, finding.trace.cores)},
                      {"text", stepText(step, sources)},
                      {"context", step.context},
                      {"sems", values}});
@@ -742,7 +771,7 @@ function show(k) {
   document.getElementById('pos').textContent = 'step ' + current + ' of ' + steps.length;
   const now = current > 0 ? steps[current - 1] : null;
   document.getElementById('now').textContent =
-      now ? 'device ' + now.device + ': ' + now.text + (now.context ? '   [' + now.context + ']' : '')
+      now ? now.who + ': ' + now.text + (now.context ? '   [' + now.context + ']' : '')
           : 'before the first step';
   const values = new Map();
   for (let i = 0; i < current; ++i)

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Installs every Debian package dkv needs to build and test. Idempotent.
+#   install-deps.sh [--no-sarif-schema]
+# --no-sarif-schema: skip the SARIF schema (and npm, which fetches it), which only
+# dkv's own tests use; a merge check that builds dkv to run it (docs/ci.md) does not
+# need them.
 set -euo pipefail
+schema=1
+for arg in "$@"; do
+  case $arg in
+    --no-sarif-schema) schema=0 ;;
+    *) echo "install-deps: unknown option '$arg' (usage: install-deps.sh [--no-sarif-schema])" >&2
+       exit 1 ;;
+  esac
+done
 packages=(
   cmake ninja-build g++ pkg-config clang-format
   antlr4 libantlr4-runtime-dev default-jre-headless
   libz3-dev z3 libfmt-dev libcli11-dev nlohmann-json3-dev
   googletest libgtest-dev libgmock-dev spin gcc python3
-  python3-jsonschema
+  python3-jsonschema python3-yaml
 )
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -15,6 +27,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # (lib/schemas/sarif-2.1.0-rtm.5.json, MIT). Only that file is taken from the package
 # tarball (npm checks its integrity) into .deps/ (gitignored).
 install_sarif_schema() {
+  [ "$schema" = 1 ] || return 0
   local dir=$root/.deps/sarif
   local schema=$dir/sarif-2.1.0-rtm.5.json
   [ -s "$schema" ] && return 0
@@ -35,7 +48,7 @@ install_sarif_schema() {
 missing=()
 # npm fetches the SARIF schema below; a node install that has its own npm (not
 # Debian's) is fine, and Debian's npm package would conflict with it.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+[ "$schema" = 0 ] || command -v npm >/dev/null 2>&1 || packages+=(npm)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

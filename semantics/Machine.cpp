@@ -286,12 +286,12 @@ std::string Machine::whyDisabled(const ControlState &s, const ScheduleStep &step
     if (step.id < 0 || step.id >= deviceCount_)
       return fmt::format("there is no device {} (the program has {})", step.id, deviceCount_);
     if (finished(s, step.id))
-      return fmt::format("device {} has finished", step.id);
+      return fmt::format("{} has finished", program_.processName(step.id));
     const Event &e = program_.processes[step.id].events[s.pc[step.id]];
     if (const auto *w = std::get_if<SemWait>(&e.kind))
-      return fmt::format("device {} waits for {} >= {} but it is {}", step.id,
+      return fmt::format("{} waits for {} >= {} but it is {}", program_.processName(step.id),
                          program_.semName(w->sem), w->amount, semValue(s, step.id, w->sem));
-    return fmt::format("device {} waits at a device barrier", step.id);
+    return fmt::format("{} waits at a device barrier", program_.processName(step.id));
   }
   case ScheduleStep::Kind::Send:
   case ScheduleStep::Kind::Land:
@@ -385,14 +385,15 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
         (o.what == What::LandInvocation || o.what == What::SignalInvocation)) {
       // An array a sequence hands on: the device is before or after its calls.
       const bool before = properties_.positionAt(t, s.pc[t]) < 2 * o.invocation + 1;
-      return fmt::format("device {} {} invocation {}", t, before ? "has not entered" : "has left",
+      return fmt::format("{} {} invocation {}", program_.processName(t),
+                         before ? "has not entered" : "has left",
                          before ? o.invocation : o.invocationLast);
     }
     if (theirs != invocation)
-      return theirs < 0
-                 ? fmt::format("device {} is outside the kernel", t)
-                 : fmt::format("device {} is in invocation {}, not {}", t, theirs, invocation);
-    return fmt::format("device {} is outside {}", t, program_.scopes[scope].name);
+      return theirs < 0 ? fmt::format("{} is outside the kernel", program_.processName(t))
+                        : fmt::format("{} is in invocation {}, not {}", program_.processName(t),
+                                      theirs, invocation);
+    return fmt::format("{} is outside {}", program_.processName(t), program_.scopes[scope].name);
   };
   switch (o.what) {
   case What::Race:
@@ -402,8 +403,9 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   case What::ExitSemaphore: {
     std::string leaves =
         o.scope != kKernelScope
-            ? fmt::format("device {} leaves {}", o.device, program_.scopes[o.scope].name)
-            : fmt::format("device {} leaves invocation {} of the kernel", o.device,
+            ? fmt::format("{} leaves {}", program_.processName(o.device),
+                          program_.scopes[o.scope].name)
+            : fmt::format("{} leaves invocation {} of the kernel", program_.processName(o.device),
                           std::max(0, insideInvocation(s, o.device)));
     return fmt::format("{} with {} = {}", leaves, program_.semName(o.sem),
                        semValue(s, o.device, o.sem));
@@ -411,21 +413,22 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
   case What::LandInvocation:
   case What::LandScope: {
     const Dma &dma = dmas_[o.dma];
-    return fmt::format("{} lands in {} on device {}, but {}", dmaName(program_, o.dma),
-                       program_.regionName(dma.dst), dma.target,
+    return fmt::format("{} lands in {} on {}, but {}", dmaName(program_, o.dma),
+                       program_.regionName(dma.dst), program_.processName(dma.target),
                        where(dma.target, o.invocation, o.scope));
   }
   case What::SignalInvocation:
-    return fmt::format("signal of {} from device {} reaches device {}, but {}",
-                       program_.semName(o.sem), o.device, o.target,
+    return fmt::format("signal of {} from {} reaches {}, but {}", program_.semName(o.sem),
+                       program_.processName(o.device), program_.processName(o.target),
                        where(o.target, o.invocation, o.scope));
   case What::SlotSignal:
   case What::SlotLand:
     return properties_.obligationText(index);
   case What::SlotEnter:
-    return fmt::format("device {} enters {} with {} = {} in the slot its {} takes", o.device,
-                       program_.scopes[o.scope].name, program_.semName(o.sem),
-                       semValue(s, o.device, o.sem), program_.semName(o.other));
+    return fmt::format("{} enters {} with {} = {} in the slot its {} takes",
+                       program_.processName(o.device), program_.scopes[o.scope].name,
+                       program_.semName(o.sem), semValue(s, o.device, o.sem),
+                       program_.semName(o.other));
   case What::Stuck: {
     // The whole deadlock: every device that has not finished and what it waits for.
     std::vector<std::string> parts;
@@ -441,12 +444,13 @@ std::string Machine::describe(const ControlState &s, ObligationIndex index) cons
 std::string Machine::describeBlocked(const ControlState &s, DeviceId d) const {
   const Event &e = program_.processes[d].events[s.pc[d]];
   auto stuckBefore = [&](const auto &) {
-    return fmt::format("device {} is stuck before {}", d, describeEvent(program_, e));
+    return fmt::format("{} is stuck before {}", program_.processName(d),
+                       describeEvent(program_, e));
   };
   return std::visit(
       Overloaded{
           [&](const SemWait &w) {
-            return fmt::format("device {} waits for {} >= {} but it is {}", d,
+            return fmt::format("{} waits for {} >= {} but it is {}", program_.processName(d),
                                program_.semName(w.sem), w.amount, semValue(s, d, w.sem));
           },
           [&](const DeviceBarrier &b) {
@@ -460,9 +464,10 @@ std::string Machine::describeBlocked(const ControlState &s, DeviceId d) const {
               if (at < 0 || s.pc[other] >= at)
                 ++arrived;
             }
-            return fmt::format("device {} waits at the device barrier of invocation {} ({} "
-                               "of {} devices arrived)",
-                               d, b.invocation, arrived, deviceCount_);
+            return fmt::format("{} waits at the device barrier of invocation {} ({} of {} {} "
+                               "arrived)",
+                               program_.processName(d), b.invocation, arrived, deviceCount_,
+                               program_.cores ? "cores" : "devices");
           },
           // Every other event is always enabled (Machine::enabled): a deadlock
           // never stops a device there; named anyway rather than hidden.
@@ -586,7 +591,8 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies,
 // increment commutes with everything else. The chunk's lifetime check reads only that device's
 // state, which is frozen. The last chunk closes a DMA side, which changes the race check of any
 // later DmaStart conflicting with it, so every such DMA must have started already (a Store
-// conflicting with it could only be the blocked device's). So the chunk commutes with every step
+// conflicting with it is the blocked device's, or, where cores share a memory, another
+// process's, which must have run already too). So the chunk commutes with every step
 // other actors can take first and changes no check's outcome, the same argument as for isSafeStep.
 bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step, bool localCopies,
                             bool observers) const {
@@ -633,12 +639,16 @@ bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step, boo
   if (available >= w->amount)
     return false;
   // Closing side (k, !send) changes the race check of every DmaStart against it
-  // that has not run yet.
+  // that has not run yet, and of every Store of another process than the blocked one
+  // (on a TensorCore mesh the cores of a device share its hbm buffers, docs/model.md
+  // "TensorCores"; the model has no such stores, model::verifyProgram, but the rule
+  // does not depend on it).
   if (chunk + 1 == chunks_[k])
     for (ObligationIndex index : properties_.racesAgainst(k)) {
       const Obligation &o = properties_.obligation(index);
       if (o.dst == !send &&
-          std::holds_alternative<DmaStart>(program_.processes[o.device].events[o.pc].kind) &&
+          (o.device != owner ||
+           std::holds_alternative<DmaStart>(program_.processes[o.device].events[o.pc].kind)) &&
           s.pc[o.device] <= o.pc)
         return false;
     }

@@ -291,10 +291,13 @@ ObligationIndex Properties::add(Obligation o, const std::string &key, FindingKin
 // obligation per pair: the event's first access that conflicts with that side.
 void Properties::collectRaces() {
   const Program &p = program_;
+  // Keyed by memory instance (Program::memoryOf): on a TensorCore mesh the cores of a
+  // device share its hbm / any buffers, so accesses of different processes meet there
+  // (docs/model.md "TensorCores"); every other buffer is one per process.
   std::map<std::pair<DeviceId, BufferId>, std::vector<std::pair<DmaId, bool>>> sidesOn;
   for (const Dma &dma : p.dmas) {
-    sidesOn[{dma.issuer, dma.src.buffer}].push_back({dma.id, false});
-    sidesOn[{dma.target, dma.dst.buffer}].push_back({dma.id, true});
+    sidesOn[{p.memoryOf(dma.issuer, dma.src.buffer), dma.src.buffer}].push_back({dma.id, false});
+    sidesOn[{p.memoryOf(dma.target, dma.dst.buffer), dma.dst.buffer}].push_back({dma.id, true});
   }
   // Whether the access at (d, pc) happens before DMA k starts in every run: k is
   // started later by d itself (program order), or after a device barrier that d
@@ -319,11 +322,12 @@ void Properties::collectRaces() {
       const int32_t pc = static_cast<int32_t>(i);
       const Event &e = events[i];
       std::vector<std::pair<DmaId, bool>> seen;
-      // One access: `memory` is the device whose buffer it touches.
+      // One access: `memory` is the process whose buffer it touches (its instance is
+      // memoryOf that process).
       auto collect = [&](DeviceId memory, const Region &region, bool write, int32_t access,
                          DmaId self, const std::string &mine, const std::string &mineGeneral,
                          const std::string &label) {
-        auto it = sidesOn.find({memory, region.buffer});
+        auto it = sidesOn.find({p.memoryOf(memory, region.buffer), region.buffer});
         if (it == sidesOn.end())
           return;
         for (const auto &[k, dst] : it->second) {
@@ -730,16 +734,16 @@ std::string Properties::obligationText(ObligationIndex index) const {
   const Obligation &o = obligations_[index];
   auto leaves = [&]() {
     if (o.scope != kKernelScope)
-      return fmt::format("device {} leaves {}", o.device, p.scopes[o.scope].name);
+      return fmt::format("{} leaves {}", p.processName(o.device), p.scopes[o.scope].name);
     const int32_t inv = std::max(0, where_[o.device][o.pc]);
     if (inv < static_cast<int32_t>(p.calls.size()) && p.sequenceRuns() > 1)
-      return fmt::format("device {} leaves kernel {} (call {} of the sequence, run {})", o.device,
-                         p.kernels[p.calls[inv].kernel], inv % p.sequenceLength,
-                         inv / p.sequenceLength);
+      return fmt::format("{} leaves kernel {} (call {} of the sequence, run {})",
+                         p.processName(o.device), p.kernels[p.calls[inv].kernel],
+                         inv % p.sequenceLength, inv / p.sequenceLength);
     if (inv < static_cast<int32_t>(p.calls.size()))
-      return fmt::format("device {} leaves kernel {} (call {} of the sequence)", o.device,
+      return fmt::format("{} leaves kernel {} (call {} of the sequence)", p.processName(o.device),
                          p.kernels[p.calls[inv].kernel], inv);
-    return fmt::format("device {} leaves invocation {} of the kernel", o.device, inv);
+    return fmt::format("{} leaves invocation {} of the kernel", p.processName(o.device), inv);
   };
   auto window = [&]() {
     return o.invocationLast == o.invocation
@@ -758,16 +762,18 @@ std::string Properties::obligationText(ObligationIndex index) const {
       std::string mine = o.access < 0
                              ? fmt::format("store to {}", p.regionName(st->dst))
                              : fmt::format("load of {}", p.regionName(st->reads[o.access]));
-      return fmt::format("{} on device {} races with {}", mine, o.device, theirs);
+      const BufferId buffer = o.access < 0 ? st->dst.buffer : st->reads[o.access].buffer;
+      return fmt::format("{} on {} races with {}", mine, p.memoryName(o.device, buffer), theirs);
     }
     // Race obligations are made for Store and DmaStart events only.
     const auto *ds = std::get_if<DmaStart>(&e.kind);
     DKV_INVARIANT(ds, "a race obligation is at a store or a dma start");
     const Dma &dma = p.dmas[ds->dma];
     const bool src = o.access == 0;
-    return fmt::format("{} {} {} on device {} races with {}", dmaName(p, dma.id),
-                       src ? "reading" : "writing", p.regionName(src ? dma.src : dma.dst),
-                       src ? dma.issuer : dma.target, theirs);
+    const Region &region = src ? dma.src : dma.dst;
+    return fmt::format("{} {} {} on {} races with {}", dmaName(p, dma.id),
+                       src ? "reading" : "writing", p.regionName(region),
+                       p.memoryName(src ? dma.issuer : dma.target, region.buffer), theirs);
   }
   case Obligation::What::ExitSemaphore:
     return fmt::format("{} with {} non-zero", leaves(), p.semName(o.sem));
@@ -778,27 +784,28 @@ std::string Properties::obligationText(ObligationIndex index) const {
     return fmt::format("{} while {} is still writing {}", leaves(), dmaName(p, o.dma),
                        p.regionName(p.dmas[o.dma].dst));
   case Obligation::What::LandInvocation:
-    return fmt::format("{} lands in {} on device {}, {}", dmaName(p, o.dma),
-                       p.regionName(p.dmas[o.dma].dst), o.device, window());
+    return fmt::format("{} lands in {} on {}, {}", dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].dst), p.processName(o.device), window());
   case Obligation::What::LandScope:
-    return fmt::format("{} lands in {} on device {}, which is outside {}", dmaName(p, o.dma),
-                       p.regionName(p.dmas[o.dma].dst), o.device, p.scopes[o.scope].name);
-  case Obligation::What::SignalInvocation:
-    return fmt::format("signal of {} from device {} reaches device {}, {}", p.semName(o.sem),
-                       o.device, o.target, window());
-  case Obligation::What::SlotSignal:
-    return fmt::format("signal of {} from device {} reaches device {} while {} of {} uses its "
-                       "slot",
-                       p.semName(o.sem), o.device, o.target, p.semName(o.other),
+    return fmt::format("{} lands in {} on {}, which is outside {}", dmaName(p, o.dma),
+                       p.regionName(p.dmas[o.dma].dst), p.processName(o.device),
                        p.scopes[o.scope].name);
+  case Obligation::What::SignalInvocation:
+    return fmt::format("signal of {} from {} reaches {}, {}", p.semName(o.sem),
+                       p.processName(o.device), p.processName(o.target), window());
+  case Obligation::What::SlotSignal:
+    return fmt::format("signal of {} from {} reaches {} while {} of {} uses its slot",
+                       p.semName(o.sem), p.processName(o.device), p.processName(o.target),
+                       p.semName(o.other), p.scopes[o.scope].name);
   case Obligation::What::SlotLand:
-    return fmt::format("{} adds to {} on device {} while {} of {} uses its slot", dmaName(p, o.dma),
-                       p.semName(o.sem), o.device, p.semName(o.other), p.scopes[o.scope].name);
+    return fmt::format("{} adds to {} on {} while {} of {} uses its slot", dmaName(p, o.dma),
+                       p.semName(o.sem), p.processName(o.device), p.semName(o.other),
+                       p.scopes[o.scope].name);
   case Obligation::What::SlotEnter:
-    return fmt::format("device {} enters {}, whose {} takes the slot of {}", o.device,
+    return fmt::format("{} enters {}, whose {} takes the slot of {}", p.processName(o.device),
                        p.scopes[o.scope].name, p.semName(o.other), p.semName(o.sem));
   case Obligation::What::Stuck:
-    return fmt::format("device {} blocks at {}", o.device,
+    return fmt::format("{} blocks at {}", p.processName(o.device),
                        describeEvent(p, p.processes[o.device].events[o.pc]));
   }
   DKV_UNREACHABLE("obligation kind");

@@ -10,7 +10,10 @@ namespace dkv::semantics {
 std::string dmaName(const model::Program &program, model::DmaId k) {
   const model::Dma &dma = program.dmas[k];
   if (dma.local)
-    return fmt::format("dma {} (local copy on device {})", k, dma.issuer);
+    return fmt::format("dma {} (local copy on {})", k, program.processName(dma.issuer));
+  if (program.cores) // "dma 2 (device 0 core 1 -> device 0 core 0)"
+    return fmt::format("dma {} ({} -> {})", k, program.processName(dma.issuer),
+                       program.processName(dma.target));
   return fmt::format("dma {} (device {} -> {})", k, dma.issuer, dma.target);
 }
 

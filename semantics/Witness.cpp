@@ -18,7 +18,12 @@ void traceValues(const Machine &machine, const ControlState &after, const Schedu
                  report::TraceStep &out) {
   const Program &program = machine.program();
   auto note = [&](DeviceId d, SemId s) {
-    out.semValues[fmt::format("{}@{}", program.semName(s), d)] = machine.semValue(after, d, s);
+    // "recv@1": semaphore recv of device 1; "recv@d0c1" on a TensorCore mesh (device 0,
+    // core 1), as `dkv model` writes it.
+    const std::string at = program.cores ? fmt::format("d{}c{}", d / program.coresPerDevice(),
+                                                       d % program.coresPerDevice())
+                                         : std::to_string(d);
+    out.semValues[fmt::format("{}@{}", program.semName(s), at)] = machine.semValue(after, d, s);
   };
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
@@ -127,9 +132,9 @@ report::TraceStep traceStep(const Machine &machine, const ControlState &before,
         out.text += fmt::format(" ({} += {})", program.semName(*dma.sendSem), units);
     } else {
       out.actor = {report::Actor::Kind::Dma, k, dma.target};
-      out.text = fmt::format("dma {} lands in {} on device {}{} ({} += {})", k,
-                             program.regionName(dma.dst), dma.target, chunkText,
-                             program.semName(dma.recvSem), units);
+      out.text = fmt::format("dma {} lands in {} on {}{} ({} += {})", k,
+                             program.regionName(dma.dst), program.processName(dma.target),
+                             chunkText, program.semName(dma.recvSem), units);
     }
     return out;
   }
@@ -153,6 +158,7 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
   };
   if (trace) {
     trace->deviceCount = machine.deviceCount();
+    trace->cores = machine.program().cores ? machine.program().coresPerDevice() : 0;
     noteBlocked(0);
   }
   for (size_t i = 0; i < schedule.size(); ++i) {
@@ -178,7 +184,11 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
   }
   if (trace) {
     for (DeviceId d = 0; d < machine.deviceCount(); ++d) {
-      if (blockedSince[d] < 0)
+      // Blocked at the end: it blocked at some step and cannot go on in the final state
+      // (a device whose wait was satisfied by a later step, but that the schedule did
+      // not move again before it ended, is not).
+      if (blockedSince[d] < 0 || machine.finished(s, d) ||
+          machine.enabled(s, {ScheduleStep::Kind::Device, d}))
         continue;
       report::TraceStep blocked = traceStep(machine, s, {ScheduleStep::Kind::Device, d});
       blocked.text = machine.describeBlocked(s, d);
@@ -264,8 +274,9 @@ void raceShape(const Machine &machine, const Obligation &o, const ControlState &
   // Another DMA of this invocation, already started, writes these elements too: the
   // buffer is reused (round after round), not written once.
   for (const Dma &k : program.dmas)
-    if (k.id != o.dma && k.target == memory && k.invocation == other.invocation &&
-        k.dst.overlaps(*region) && machine.started(at, k.id) &&
+    if (k.id != o.dma &&
+        program.memoryOf(k.target, k.dst.buffer) == program.memoryOf(memory, region->buffer) &&
+        k.invocation == other.invocation && k.dst.overlaps(*region) && machine.started(at, k.id) &&
         !(shape.access == Shape::Access::DmaDestination &&
           std::get<DmaStart>(program.processes[o.device].events[o.pc].kind).dma == k.id))
       shape.regionReused = true;
@@ -389,6 +400,41 @@ report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
   return shape;
 }
 
+namespace {
+
+/// A race whose device already waited on the semaphore the racing DMA's open side
+/// counts on (FindingShape::waitedOnSharedSemaphore, `--explain` shared-semaphore):
+/// marks the last such wait after the DMA's start, which returned on other DMAs' units
+/// while that DMA had not finished, so that a picture shows where the wait was fooled.
+void markSharedWait(const Machine &machine, const Obligation &o, const report::Schedule &schedule,
+                    report::Trace &trace) {
+  const Program &program = machine.program();
+  const Dma &other = program.dmas[o.dma];
+  auto [semDevice, sem] = sideSemaphore(other, o.dst);
+  if (!sem)
+    return;
+  std::vector<int32_t> pc(static_cast<size_t>(machine.deviceCount()), 0);
+  bool started = false;
+  int32_t wait = -1;
+  // Every step but the last (the racing access); a device's step runs its next event.
+  for (size_t i = 0; i + 1 < schedule.size() && i < trace.steps.size(); ++i) {
+    const ScheduleStep &step = schedule[i];
+    if (step.kind != ScheduleStep::Kind::Device)
+      continue;
+    const Event &e = program.processes[step.id].events[pc[step.id]++];
+    if (const auto *start = std::get_if<DmaStart>(&e.kind); start && start->dma == o.dma)
+      started = true;
+    if (const auto *w = std::get_if<SemWait>(&e.kind);
+        w && started && step.id == semDevice && w->sem == *sem)
+      wait = static_cast<int32_t>(i);
+  }
+  if (wait >= 0)
+    trace.marks.push_back({wait, fmt::format("returns, but dma {} has not {}", o.dma,
+                                             o.dst ? "landed" : "read its source")});
+}
+
+} // namespace
+
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
                             const report::Schedule &schedule, const report::Trace &trace,
                             const ControlState &before, const std::string &engine) {
@@ -404,6 +450,8 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   f.shape = findingShape(machine, o, before);
   f.trace = trace;
   markTrace(machine, props.obligation(o), f.trace);
+  if (f.shape.waitedOnSharedSemaphore)
+    markSharedWait(machine, props.obligation(o), schedule, f.trace);
   f.schedule = schedule;
   f.engine = engine;
   return f;
@@ -469,7 +517,7 @@ std::optional<report::Finding> shortFinding(const Machine &machine, const Witnes
 }
 
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
-                             const VerdictOptions &options) {
+                             const VerdictOptions &options, const FindingBuilder &build) {
   report::Verdict verdict;
   verdict.stats = std::move(result.stats);
   verdict.queries = std::move(result.queries);
@@ -484,8 +532,9 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result, const 
     // Only the witness that becomes the finding is shortened; the others are checked.
     const bool first = i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property;
     std::optional<report::Finding> f =
-        first ? shortFinding(machine, result.witnesses[i], engine, options, error)
-              : witnessFinding(machine, result.witnesses[i], engine, error);
+        !first  ? witnessFinding(machine, result.witnesses[i], engine, error)
+        : build ? build(result.witnesses[i], error)
+                : shortFinding(machine, result.witnesses[i], engine, options, error);
     if (!f) {
       verdict.status = report::Verdict::Status::Error;
       verdict.reason = error;

@@ -140,14 +140,22 @@ std::optional<report::Finding> shortFinding(const Machine &machine, const Witnes
                                             const std::string &engine,
                                             const VerdictOptions &options, std::string &error);
 
-/// An engine's result as a verdict: every witness becomes its finding (sorted by
-/// kind, location and property id), verified if the search was complete and found
-/// nothing, inconclusive with the reason otherwise. A witness that does not replay to
-/// its property makes the verdict an internal error, never a finding. Each witness is
-/// shortened (shortenWitness: the same obligation with fewer steps, in a fixed order)
-/// and the shortened schedule replayed to build the finding; Finding::witnessSteps
-/// keeps the engine's own length.
+/// How buildVerdict makes a property's finding from the witness it takes for it:
+/// nullopt, with `error`, when the witness does not replay to its property.
+using FindingBuilder =
+    std::function<std::optional<report::Finding>(const Witness &, std::string &error)>;
+
+/// An engine's result as a verdict: one finding per property, from the first witness
+/// the engine gave for it, sorted by kind, location and property id (so the verdict
+/// does not depend on the order the engine found properties in); verified if the
+/// search was complete and found nothing, inconclusive with the reason otherwise. A
+/// witness that does not replay to its property makes the verdict an internal error,
+/// never a finding. The finding is `build`'s, by default shortFinding with `options`
+/// (shortenWitness: the same obligation with fewer steps, in a fixed order, replayed;
+/// Finding::witnessSteps keeps the engine's own length); the other witnesses of the
+/// property are only checked (witnessFinding). driver::runEngine passes a `build`
+/// that reuses the finding it streamed for the property.
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
-                             const VerdictOptions &options = {});
+                             const VerdictOptions &options = {}, const FindingBuilder &build = {});
 
 } // namespace dkv::semantics

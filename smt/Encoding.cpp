@@ -132,8 +132,12 @@ void Encoder::note(std::string text) {
 
 std::string Encoder::sourceName(const ScheduleStep &step) const {
   if (step.kind == ScheduleStep::Kind::Device)
-    return fmt::format("signals of device {}", step.id);
+    return fmt::format("signals of {}", program_.processName(step.id));
   const Dma &dma = program_.dmas[step.id];
+  if (program_.cores)
+    return fmt::format("dma {} {} ({} -> {})", step.id,
+                       step.kind == ScheduleStep::Kind::Send ? "sends" : "lands",
+                       program_.processName(dma.issuer), program_.processName(dma.target));
   return fmt::format("dma {} {} (device {} -> {})", step.id,
                      step.kind == ScheduleStep::Kind::Send ? "sends" : "lands", dma.issuer,
                      dma.target);
@@ -596,8 +600,9 @@ void Encoder::encodeSemaphores() {
     const std::vector<Increment> &incs = increments_[key];
     const Step &w = steps_[wait.step];
     const int32_t pc = wait.step - eventStep_[wait.device][0]; // a device's steps are contiguous
-    note(fmt::format("{}: wait at event {} of device {} (its waits on it need {} in all), {} form",
-                     name, pc, wait.device, wait.need, wait.chain ? "counting" : "sum"));
+    note(fmt::format("{}: wait at event {} of {} (its waits on it need {} in all), {} form", name,
+                     pc, program_.processName(wait.device), wait.need,
+                     wait.chain ? "counting" : "sum"));
     if (wait.chain) {
       int64_t sum = 0;
       std::optional<int32_t> reaching;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Differential test of every engine on one example instance:
 #   agree.sh DKV FILE DEVICES [OPTIONS...]
+#   agree.sh DKV FILE DEVICES --case K
 # (the example's own `// options:` annotation, read with `dkv parse --annotations`,
-# comes first)
+# comes first; `--case K` adds the options of its K-th `// expect: ... with OPTIONS`
+# comment, docs/examples.md "Verdicts under options")
 # Runs `dkv check` with each engine `dkv engines` lists and requires of each the same
 # exit code as explore and the same findings, byte for byte: every finding's heading
 # line (location, kind, the property's message and its id). An inconclusive answer
@@ -20,6 +22,16 @@ if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   exit 1
 fi
 # The example's `// options:` (from `dkv parse --annotations`) come before OPTIONS.
+if [ "${1:-}" = --case ]; then
+  # expect-with VERDICT LINE|- DEVICES|- OPTION...
+  with=$(echo "$annotations" | awk -v k="$2" '$1 == "expect-with" && ++n == k')
+  if [ -z "$with" ]; then
+    echo "FAIL: $file has no expect comment with options number $2"
+    exit 1
+  fi
+  # shellcheck disable=SC2046
+  set -- $(echo "$with" | awk '{ $1 = $2 = $3 = $4 = ""; print }')
+fi
 # shellcheck disable=SC2046
 set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 run() {

@@ -1,7 +1,10 @@
 // Unit tests of the parser: the AST built for each construct.
 #include "TestUtil.h"
+#include "frontend/Annotations.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace dkv::frontend {
 namespace {
@@ -192,6 +195,50 @@ TEST(Parser, MeshAnnotation) {
   ASSERT_TRUE(r.ok) << r.rendered();
   EXPECT_EQ(r.module->annotations().meshes, (std::vector<std::string>{"x=2,y=2", "x=1,y=4"}));
   EXPECT_TRUE(r.module->annotations().devices.empty());
+}
+
+// `// expect: VERDICT [at LINE] with OPTIONS`: the verdict under other options, with
+// its own device counts or meshes (docs/examples.md "Verdicts under options").
+TEST(Parser, ExpectWithOptions) {
+  auto r = parseOnly("// expect: race at 9\n// expect: ok with --dma-order link --devices 3\n"
+                     "// expect: deadlock at 4 with --devices=2..4 -T t=[1,2]\n"
+                     "// expect: ok with --invocations 1\n// devices: 3..4\n"
+                     "// options: --invocations 2\nmesh x = 2\nkernel k() {}\n");
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const Annotations &a = r.module->annotations();
+  ASSERT_TRUE(a.expect.has_value());
+  EXPECT_EQ(a.expect->verdict, ExpectedVerdict::Race);
+  ASSERT_EQ(a.cases.size(), 3u);
+  EXPECT_EQ(a.cases[0].expect.verdict, ExpectedVerdict::Ok);
+  EXPECT_FALSE(a.cases[0].expect.line.has_value());
+  EXPECT_EQ(a.cases[0].devices, (std::vector<int64_t>{3}));
+  EXPECT_EQ(a.cases[0].options, (std::vector<std::string>{"--dma-order", "link"}));
+  EXPECT_EQ(a.cases[1].expect.line, 4u);
+  EXPECT_EQ(a.cases[1].devices, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(a.cases[1].options, (std::vector<std::string>{"-T", "t=[1,2]"}));
+  EXPECT_TRUE(a.cases[2].devices.empty());
+  std::ostringstream printed;
+  printAnnotations(a, printed);
+  EXPECT_EQ(printed.str(), "expect race 9\nexpect-with ok - 3 --dma-order link\n"
+                           "expect-with deadlock 4 2,3,4 -T t=[1,2]\n"
+                           "expect-with ok - - --invocations 1\ndevices 3 4\n"
+                           "options --invocations 2\n");
+  auto mesh = parseOnly("// expect: ok\n// mesh: x=2,y=2\n// expect: race with --mesh x=1,y=2\n");
+  ASSERT_TRUE(mesh.ok) << mesh.rendered();
+  EXPECT_EQ(mesh.module->annotations().cases[0].meshes, (std::vector<std::string>{"x=1,y=2"}));
+  for (const char *text :
+       {"// expect: ok with\n", "// expect: ok at with --invocations 2\n",
+        "// expect: ok with --devices\n", "// expect: ok with --devices 0\n",
+        "// expect: ok with --devices 2 --devices 3\n", "// expect: ok with --mesh x=0\n",
+        "// expect: ok with --devices 2 --mesh x=2\n",
+        "// expect: ok with --invocations 2\n// expect: race with --invocations 2\n",
+        "// mesh: x=2\n// expect: ok with --devices 2\n",
+        "// expect: ok with --mesh x=2\n// devices: 2\n",
+        "// options: -T t=[1]\n// expect: ok with -T t=[2]\n",
+        "// options: -DN=2\n// expect: ok with --define N=3\n"}) {
+    auto bad = parseOnly(text);
+    EXPECT_EQ(bad.ids(), std::vector<std::string>{"bad-annotation"}) << text;
+  }
 }
 
 TEST(Parser, MalformedAnnotations) {

@@ -19,6 +19,13 @@ std::string kernel(const std::string &body, const std::string &attrs = "") {
          body + "\n}\n";
 }
 
+// A kernel over a TensorCore mesh of C = 2 cores on a 2-device mesh `x`.
+std::string coreKernel(const std::string &body, const std::string &attrs = " collective_id(0)") {
+  return "param C = 2\nmesh x = 2\ntensorcore_mesh core = C\n"
+         "kernel k(in a: hbm f32[8, 128], out o: hbm f32[8, 128])" +
+         attrs + " {\n  scratch d: dma_sem, v: vmem f32[8, 128]\n" + body + "\n}\n";
+}
+
 struct Case {
   const char *id;
   std::string bad;
@@ -93,7 +100,25 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"unsupported", kernel("o[...] = astype(bitcast(h, f32), f32)"),
              kernel("o[...] = astype(bitcast(h, i16), f32)")},
         Case{"unsupported", "mesh x = 2, core = 2\nkernel k() {}",
-             "mesh x = 2, cores = 2\nkernel k() {}"}));
+             "mesh x = 2, cores = 2\nkernel k() {}"},
+        // TensorCore meshes (docs/language.md "TensorCores").
+        Case{"core-out-of-range", coreKernel("signal(barrier, 1, device = {core: C})"),
+             coreKernel("signal(barrier, 1, device = {core: C - 1})")},
+        Case{"core-out-of-range", coreKernel("signal(barrier, 1, core_index = 2)"),
+             coreKernel("signal(barrier, 1, core_index = 1)")},
+        Case{"duplicate-mesh",
+             "mesh x = 2\ntensorcore_mesh core = 2\ntensorcore_mesh c = 2\nkernel k() {}",
+             "mesh x = 2\ntensorcore_mesh core = 2\nkernel k() {}"},
+        Case{"misplaced-mesh", "mesh x = 2\nkernel k() {}\ntensorcore_mesh core = 2",
+             "mesh x = 2\ntensorcore_mesh core = 2\nkernel k() {}"},
+        Case{"bad-argument", kernel("signal(s, 1, core_index = 0)"), kernel("signal(s, 1)")},
+        Case{"bad-argument", coreKernel("signal(barrier, 1, device = {core: 1}, core_index = 1)"),
+             coreKernel("signal(barrier, 1, device = {x: 1}, core_index = 1)")},
+        Case{"unsupported", coreKernel("", " grid(2)"), coreKernel("")},
+        Case{"unsupported", coreKernel("scratch t: hbm f32[8]"),
+             coreKernel("scratch t: vmem f32[8]")},
+        Case{"unsupported", "mesh x = 2\ntensorcore_mesh core = 2\nkernel k(in v: vmem f32[8]) {}",
+             "mesh x = 2\ntensorcore_mesh core = 1\nkernel k(in v: vmem f32[8]) {}"}));
 
 // The compute functions' result types (docs/language.md "Compute on values").
 TEST(Sema, ComputeResultTypes) {
@@ -123,16 +148,51 @@ TEST(Sema, UnknownDefineNeedsADefine) {
 
 // A TensorCore axis is refused at the axis (never modelled as devices), and the message
 // says why: shared HBM per chip, the guide it comes from and the model's section on it.
-TEST(Sema, TensorCoreAxisIsRefusedAtTheAxis) {
+TEST(Sema, CoreAxisOfTheDeviceMeshIsRefusedAtTheAxis) {
   auto r = load("mesh device = 2, core = 2\nkernel k() {}");
   EXPECT_EQ(r.ids(), std::vector<std::string>{"unsupported"});
   const std::string text = r.rendered();
   EXPECT_NE(text.find("test.dk:1:18: error:"), std::string::npos) << text;
   EXPECT_NE(text.find("share its HBM"), std::string::npos) << text;
-  EXPECT_NE(text.find("docs/pallas/tpu/core_map.md"), std::string::npos) << text;
-  EXPECT_NE(text.find("docs/model.md \"TensorCores\""), std::string::npos) << text;
+  EXPECT_NE(text.find("tensorcore_mesh core = N"), std::string::npos) << text;
   // Only the name decides: an axis of devices with another name is accepted.
   EXPECT_TRUE(load("mesh device = 2, cores = 2\nkernel k() {}").ok);
+}
+
+TEST(Sema, TensorCoreMeshDeclaresTheCoreAxis) {
+  auto r = load(coreKernel("let me = axis_index(core)\nlet n = axis_size(core)\n"
+                           "signal(barrier, 1, device = {core: (me + 1) % n})\n"
+                           "signal(barrier, 1, device = {x: 1, core: 0})\n"
+                           "signal(barrier, 1, core_index = me)\nwait(barrier, 3)"));
+  ASSERT_TRUE(r.ok) << r.rendered();
+  const AxisDecl *core = r.module->coreAxis();
+  ASSERT_NE(core, nullptr);
+  EXPECT_TRUE(core->isCore());
+  EXPECT_EQ(core->name(), "core");
+  EXPECT_EQ(core->size(), std::optional<int64_t>(2));
+  // The mesh of devices is the other one; its axes are not core axes.
+  ASSERT_NE(r.module->mesh(), nullptr);
+  EXPECT_FALSE(r.module->mesh()->axes()[0]->isCore());
+  // axis_size(core) is a compile-time constant, as for an axis of devices.
+  const auto &n = cast<LetStmt>(*r.module->kernel()->body().stmts()[2]).decl();
+  EXPECT_EQ(evalConst(n.init()), std::optional<int64_t>(2));
+  // A tuple device id names the axes of devices only (Pallas' MESH device ids): one entry.
+  auto tuple = load(coreKernel("signal(barrier, 1, device = (1, 0))"));
+  EXPECT_TRUE(tuple.has("device-arity")) << tuple.rendered();
+}
+
+TEST(Sema, MeshSizesTheTensorCoreAxis) {
+  const std::string text = "param D = 2\nparam C = 2\nmesh device = D\ntensorcore_mesh core = "
+                           "C\nkernel k() {}";
+  auto r = test::loadMesh(text, {{"device", 3}, {"core", 4}});
+  ASSERT_TRUE(r.ok) << r.rendered();
+  EXPECT_EQ(r.module->coreAxis()->size(), std::optional<int64_t>(4));
+  EXPECT_EQ(*r.module->mesh()->axes()[0]->size(), 3);
+  // --mesh names every axis of the file's meshes: the core axis too, and no other.
+  auto missing = test::loadMesh(text, {{"device", 3}});
+  EXPECT_EQ(missing.ids(), std::vector<std::string>{"mesh-mismatch"}) << missing.rendered();
+  auto extra = test::loadMesh(text, {{"device", 3}, {"core", 2}, {"y", 2}});
+  EXPECT_TRUE(extra.has("mesh-mismatch")) << extra.rendered();
 }
 
 TEST(Sema, ResolvesNamesToDeclarations) {

@@ -26,6 +26,8 @@
 #   DKV_FUZZ_ENGINES=z3 DKV_FUZZ_EXTRA=1 bash tests/fuzz/differential.sh build/driver/dkv 1 500
 # An unknown name is a usage error (exit 1) before any kernel runs.
 # DKV_FUZZ_TIMEOUT=SEC changes the per-run `timeout` (default 120).
+# DKV_FUZZ_CORES=1 runs every kernel on the N TensorCores of one device instead of N
+# devices (gen_kernel.py --cores: the cores share the device's HBM).
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
 # outputs of every flagged run in WORKDIR/flagged/.
 set -u
@@ -64,8 +66,10 @@ fi
 n_ok=0 n_find=0 n_static=0 n_inconc=0 n_flag=0 n_runs=0 n_partial=0
 for seed in $(seq "$first" "$last"); do
   k=$work/seed_$seed.dk
-  python3 "$here/gen_kernel.py" "$seed" -o "$k"
+  python3 "$here/gen_kernel.py" "$seed" -o "$k" ${DKV_FUZZ_CORES:+--cores}
   devices=$(sed -n 's/^param N = \([0-9]*\)$/\1/p' "$k")
+  # On the TensorCores of one device (DKV_FUZZ_CORES=1): N cores of 1 device.
+  grep -q '^tensorcore_mesh' "$k" && devices=1
   optsets=("")
   [ $((seed % 5)) -eq 0 ] && optsets+=("--dma-chunks 2")
   [ $((seed % 7)) -eq 0 ] && optsets+=("--invocations 2")

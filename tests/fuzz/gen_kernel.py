@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random small dkv kernel generator for differential testing of the engines.
 
-    gen_kernel.py SEED [-o FILE] [--devices N]
+    gen_kernel.py SEED [-o FILE] [--devices N] [--cores]
 
 Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
 unless --devices is given). The kernel uses a few small scratch buffers, regular and
@@ -20,7 +20,8 @@ semaphore shared with the remote copies' `rd`/`sd`, reads into buffers that remo
 copies use). The table widths and the pipeline each come from their own random stream
 seeded from SEED, so that the other statements of a seed's kernel stay what they were.
 Many kernels are buggy on purpose. The first line says the seed and N, so the file is
-self-describing.
+self-describing. With --cores the kernel runs on the N TensorCores of one device
+(`on_cores`), so that the cores' DMAs meet in the HBM they share.
 Python 3 standard library only.
 """
 import argparse
@@ -391,13 +392,39 @@ class Gen:
                          + ["  " + l for l in body] + ["}", ""])
 
 
+def on_cores(text):
+    """The same kernel run by the N TensorCores of one device (docs/model.md "TensorCores"):
+    `tensorcore_mesh core = N` on a mesh of one device, the core index where the device
+    index was, device ids naming cores (`device = {core: ...}`), and the per-device table
+    rows as one row indexed by the core. inp and outp are the device's HBM, which the
+    cores share: a store or load of them is refused (a static error the campaign skips),
+    and the cores' DMAs into them meet on one instance."""
+    import re
+    text = text.replace("mesh x = N\n", "mesh x = 1\ntensorcore_mesh core = N\n", 1)
+    text = text.replace("let me = axis_index(x)", "let me = axis_index(core)")
+    # A kernel over cores has no grid: its body runs once per core (grid steps never
+    # name program_id in these kernels).
+    text = re.sub(r"\) grid\(\d+\)", ")", text)
+    text = re.sub(r"device = ([^)]+)\)", r"device = {core: \1})", text)
+    m = re.search(r"in zw: smem i32\[1\] = \[(.*?)\]\)", text)
+    if m:
+        rows = re.findall(r"\[(\d+)\]", m.group(1))
+        text = text.replace(m.group(0), "in zw: smem i32[N] = [%s])" % ", ".join(rows))
+        text = text.replace("let w = zw[0]", "let w = zw[me]")
+    return text.replace("// fuzz seed", "// fuzz (TensorCores of one device) seed", 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("seed", type=int)
     ap.add_argument("-o", "--output")
     ap.add_argument("--devices", type=int, choices=[2, 3])
+    ap.add_argument("--cores", action="store_true",
+                    help="run the kernel on the N TensorCores of one device instead")
     a = ap.parse_args()
     text = Gen(a.seed, a.devices).kernel()
+    if a.cores:
+        text = on_cores(text)
     if a.output:
         with open(a.output, "w") as f:
             f.write(text)

@@ -762,6 +762,63 @@ kernel k(in off: smem i32[2] = [[0, 4], [2, 6]], in len: smem i32[1] = [3],
   EXPECT_NE(u.diagnostics.find("[unknown-table]"), std::string::npos) << u.diagnostics;
 }
 
+// Tables in a sequence (docs/language.md "Kernel sequences"): the sequence declares
+// them with contents and passes them; a kernel's table parameter reads the argument of
+// each call, so one kernel called twice with two tables makes two different DMAs; -T
+// names the sequence's table, and the program records the sequence's tables.
+TEST(Lower, SequenceTablesBindPerCall) {
+  const std::string text = R"(
+mesh x = 2
+kernel send_rows(in rows: smem i32[2], in input: hbm f32[8], out o: hbm f32[8],
+                 out s: dma_sem, out r: dma_sem) {
+  let me = axis_index(x)
+  let c = remote_copy(input[0 : rows[me]], o[0 : rows[me]], s, r, device = 1 - me)
+  c.start()
+  c.wait()
+}
+sequence(in first: smem i32[2] = [3, 1], in second: smem i32[2] = [[2, 0], [4, 5]],
+         in input: hbm f32[8], out o: hbm f32[8], out s: dma_sem, out r: dma_sem) {
+  send_rows(first, input, o, s, r)
+  send_rows(second, input, o, s, r)
+}
+)";
+  Lowered l = lowerText(text);
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.tables.size(), 2u);
+  EXPECT_EQ(p.tables[0], (std::pair<std::string, std::string>{"first", "[3, 1]"}));
+  EXPECT_EQ(p.tables[1], (std::pair<std::string, std::string>{"second", "[[2, 0], [4, 5]]"}));
+  EXPECT_EQ(p.buffers.size(), 2u); // input and o; the tables are not buffers
+  ASSERT_EQ(p.dmas.size(), 4u);
+  // Device 0: call 0 sends first[0] = 3 elements, call 1 second[0][0] = 2; device 1:
+  // first[1] = 1, then its own row of second, [4, 5][1] = 5.
+  std::vector<int64_t> bytes;
+  for (const model::Dma &d : p.dmas)
+    bytes.push_back(d.bytes);
+  std::sort(bytes.begin(), bytes.end());
+  EXPECT_EQ(bytes, (std::vector<int64_t>{4, 8, 12, 20}));
+  for (const model::Dma &d : p.dmas)
+    EXPECT_TRUE(d.invocation == 0 ? (d.bytes == 12 || d.bytes == 4)
+                                  : (d.bytes == 8 || d.bytes == 20))
+        << d.invocation << " " << d.bytes;
+
+  // -T names the sequence's table.
+  Tables tables;
+  tables["first"] = TableValue{{2}, {2, 2}, "-T"};
+  Lowered over = lowerText(text, {}, {}, {}, tables);
+  ASSERT_TRUE(over.program) << over.diagnostics;
+  EXPECT_EQ(over.program->tables[0].second, "[2, 2]");
+  // A kernel's parameter name is no table of the instance.
+  Tables byParam;
+  byParam["rows"] = TableValue{{2}, {2, 2}, "-T"};
+  Lowered u = lowerText(text, {}, {}, {}, byParam);
+  EXPECT_FALSE(u.program);
+  EXPECT_NE(u.diagnostics.find("-T sets table 'rows', but the sequence has no table of that "
+                               "name"),
+            std::string::npos)
+      << u.diagnostics;
+}
+
 TEST(Lower, TableIndexOutOfBoundsIsReportedWithItsPlace) {
   Lowered l = lowerText("mesh x = 2\nkernel k(in t: smem i32[2] = [5, 6]) {\n  scratch s: "
                         "sem\n  signal(s, t[axis_index(x) + 1])\n  wait(s, t[0])\n}\n");
@@ -859,6 +916,141 @@ kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
                           "axis_index(x)\n  o[4 : 3 + n] = 1.0\n}\n");
   EXPECT_FALSE(bad.program);
   EXPECT_NE(bad.diagnostics.find("slice 4:3 is reversed"), std::string::npos) << bad.diagnostics;
+}
+
+// TensorCore meshes (docs/model.md "TensorCores"): a process per (device, core), numbered
+// device * C + core; DMAs and signals target the (device, core) their device id names.
+TEST(LowerCores, ProcessesAreDeviceCorePairs) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+tensorcore_mesh core = 2
+kernel k(in a: hbm f32[2, 8], out b: hbm f32[2, 8]) collective_id(0) {
+  scratch v: vmem f32[8], w: vmem f32[8], s: sem, send: dma_sem, recv: dma_sem
+  let me = axis_index(core)
+  let n = axis_size(core)
+  signal(barrier, 1, device = {core: (me + 1) % n})
+  signal(barrier, 1, device = {x: 1 - axis_index(x), core: me})
+  signal(s, 1, core_index = 0)
+  signal(s, 1, device = {x: 0}, core_index = 1)
+  signal(s)
+  let c = remote_copy(v, w, send, recv, device = {core: 1 - me})
+  c.start()
+  c.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  ASSERT_EQ(p.deviceCount(), 4);
+  ASSERT_TRUE(p.cores);
+  EXPECT_EQ(p.cores->name, "core");
+  EXPECT_EQ(p.coresPerDevice(), 2);
+  ASSERT_EQ(p.mesh.size(), 1u); // the core axis is not an axis of devices
+  for (model::DeviceId d = 0; d < 4; ++d) {
+    EXPECT_EQ(p.processes[d].coords, (std::vector<int64_t>{d / 2}));
+    EXPECT_EQ(p.processes[d].core, d % 2);
+  }
+  // Process 3 is device 1, core 1.
+  auto events = eventsOf(p, 3);
+  EXPECT_EQ(p.processName(3), "device 1 core 1");
+  EXPECT_EQ(events[1], "signal barrier += 1 on device 1 core 0"); // {core: 0}: same device
+  EXPECT_EQ(events[2], "signal barrier += 1 on device 0 core 1"); // the other device, core 1
+  EXPECT_EQ(events[3], "signal s += 1 on device 1 core 0");       // core_index = 0
+  EXPECT_EQ(events[4], "signal s += 1 on device 0 core 1");       // device {x: 0}, core 1
+  EXPECT_EQ(events[5], "signal s += 1 on device 1 core 1");       // a local signal: itself
+  EXPECT_EQ(events[6], "start dma 3: v[:] -> device 1 core 0 w[:]");
+  const model::Dma &dma = p.dmas[3];
+  EXPECT_EQ(dma.issuer, 3);
+  EXPECT_EQ(dma.target, 2);
+  EXPECT_FALSE(dma.local);
+}
+
+TEST(LowerCores, HbmIsOneInstancePerDeviceAndTheRestPerCore) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+tensorcore_mesh core = 2
+kernel k(in a: hbm f32[2, 8], out b: any f32[2, 8]) {
+  scratch v: vmem f32[8], t: smem i32[4], d: dma_sem
+  let c = async_copy(a[axis_index(core)], v, d)
+  c.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  for (model::BufferId b = 0; b < static_cast<model::BufferId>(p.buffers.size()); ++b) {
+    const bool hbm = p.buffers[b].name == "a" || p.buffers[b].name == "b";
+    EXPECT_EQ(p.sharedByCores(b), hbm) << p.buffers[b].name;
+    // Process 3 (device 1, core 1) touches device 1's instance of a shared buffer, held by
+    // its first process (2), and its own instance of every other buffer.
+    EXPECT_EQ(p.memoryOf(3, b), hbm ? 2 : 3) << p.buffers[b].name;
+    EXPECT_EQ(p.memoryName(3, b), hbm ? "device 1" : "device 1 core 1");
+  }
+  // A core's local copy reads its own slice of the chip's input.
+  EXPECT_EQ(eventsOf(p, 3)[1], "start dma 3: a[1, :] -> device 1 core 1 v[:]");
+}
+
+TEST(LowerCores, EntryBarrierJoinsTheCoresOnlyWhenAssumed) {
+  const std::string text = R"(
+mesh x = 2
+tensorcore_mesh core = C
+kernel k(in a: hbm f32[8], out b: hbm f32[8]) {
+  scratch s: sem
+  signal(s, 1, device = {core: 0})
+  wait(s, 1)
+}
+)";
+  auto lowerWith = [&](int64_t cores, model::EntryBarrierCores which) {
+    model::Options o;
+    o.entryBarrierCores = which;
+    return lowerText("param C = " + std::to_string(cores) + "\n" + text, {}, o);
+  };
+  // Two cores: no DeviceBarrier unless --entry-barrier-cores all.
+  Lowered none = lowerWith(2, model::EntryBarrierCores::None);
+  ASSERT_TRUE(none.program) << none.diagnostics;
+  EXPECT_EQ(eventsOf(*none.program, 1).at(1), "signal s += 1 on device 0 core 0");
+  EXPECT_FALSE(none.program->implicitBarrierOn());
+  Lowered all = lowerWith(2, model::EntryBarrierCores::All);
+  ASSERT_TRUE(all.program) << all.diagnostics;
+  EXPECT_EQ(eventsOf(*all.program, 1).at(1), "device barrier (invocation 0)");
+  // One core: the mesh is a mesh of devices, and the barrier is the usual one.
+  Lowered one = lowerWith(1, model::EntryBarrierCores::None);
+  ASSERT_TRUE(one.program) << one.diagnostics;
+  EXPECT_EQ(eventsOf(*one.program, 1).at(1), "device barrier (invocation 0)");
+}
+
+TEST(LowerCores, UnnamedCoreOutOfRangeCoreAndSharedStoresAreErrors) {
+  const std::string head = "mesh x = 2\ntensorcore_mesh core = C\n"
+                           "kernel k(in a: hbm f32[8], out b: hbm f32[8]) collective_id(0) {\n"
+                           "  scratch v: vmem f32[8], send: dma_sem, recv: dma_sem\n";
+  auto run = [&](int64_t cores, const std::string &body) {
+    return lowerText("param C = " + std::to_string(cores) + "\n" + head + body + "\n}\n");
+  };
+  // A device id that names devices but no core: refused with several cores ...
+  for (const char *body : {"signal(barrier, 1, device = {x: 1})", "signal(barrier, 1, device = 1)",
+                           "signal(barrier, 1, device = (1,))",
+                           "let c = remote_copy(v, v, send, recv, device = {x: 1})"}) {
+    Lowered l = run(2, body);
+    EXPECT_FALSE(l.program) << body;
+    EXPECT_NE(l.diagnostics.find("[unnamed-core]"), std::string::npos) << l.diagnostics;
+    EXPECT_NE(l.diagnostics.find("test.dk:6:"), std::string::npos) << l.diagnostics;
+    // ... and core 0 with one core.
+    Lowered one = run(1, body);
+    EXPECT_TRUE(one.program) << body << "\n" << one.diagnostics;
+  }
+  Lowered far = run(2, "signal(barrier, 1, core_index = axis_index(core) + 1)");
+  EXPECT_FALSE(far.program);
+  EXPECT_NE(far.diagnostics.find("core 2 is out of range: the TensorCore axis 'core' has 2 cores "
+                                 "(on device 0 core 1) [core-out-of-range]"),
+            std::string::npos)
+      << far.diagnostics;
+  // The cores reach their device's hbm only by DMA.
+  Lowered store = run(2, "b[...] = v");
+  EXPECT_FALSE(store.program);
+  EXPECT_NE(store.diagnostics.find("a store to 'b' in hbm"), std::string::npos)
+      << store.diagnostics;
+  Lowered load = run(2, "v[...] = a * 2.0");
+  EXPECT_FALSE(load.program);
+  EXPECT_NE(load.diagnostics.find("a load of 'a' in hbm"), std::string::npos) << load.diagnostics;
+  EXPECT_TRUE(run(1, "b[...] = v").program);
 }
 
 } // namespace

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The emitted Promela of one example instance compiles with stock spin and gcc:
 #   compile_example.sh DKV FILE DEVICES [OPTIONS...]
+#   compile_example.sh DKV FILE DEVICES --case K
 # (the example's own `// options:` annotation, read with `dkv parse --annotations`,
-# comes first)
+# comes first; `--case K` adds the options of its K-th `// expect: ... with OPTIONS`
+# comment)
 # Runs `dkv dump-promela`, `spin -a` and `gcc -c -DSAFETY pan.c` in a temporary
 # directory (no search: that is what the spin example tests do).
 set -u
@@ -15,6 +17,12 @@ if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
   echo "FAIL: $file: malformed annotations"
   echo "$annotations"
   exit 1
+fi
+if [ "${1:-}" = --case ]; then
+  with=$(echo "$annotations" | awk -v k="$2" '$1 == "expect-with" && ++n == k')
+  [ -n "$with" ] || { echo "FAIL: $file has no expect comment with options number $2"; exit 1; }
+  # shellcheck disable=SC2046
+  set -- $(echo "$with" | awk '{ $1 = $2 = $3 = $4 = ""; print }')
 fi
 # The example's `// options:` (from `dkv parse --annotations`) come before OPTIONS.
 # shellcheck disable=SC2046

@@ -54,30 +54,39 @@ TEST(MergePrecheck, SameKindBecomesANoteOnTheEnginesFinding) {
   EXPECT_EQ(v.findings[1].secondary[0].loc.line, 18u);
 }
 
-TEST(MergePrecheck, SameKindElsewhereGoesToTheFirstOfThatKind) {
-  Verdict v;
-  v.status = Verdict::Status::Findings;
-  v.findings = {finding(FindingKind::Race, 5, "race"),
-                finding(FindingKind::ExitViolation, 20, "exit")};
-  mergePrecheck(v, {finding(FindingKind::ExitViolation, 9, "sem left at 1")});
-  ASSERT_EQ(v.findings.size(), 2u);
-  ASSERT_EQ(v.findings[1].secondary.size(), 1u);
-  EXPECT_EQ(v.findings[1].secondary[0].loc.line, 9u);
+TEST(MergePrecheck, SameKindElsewhereStandsOnItsOwn) {
+  // The engine's exit finding at line 20 is not at the pre-check's place (line 9): the
+  // pre-check's finding is its own, after a complete search as after an incomplete one,
+  // so the engine's finding keeps the text it had when it was streamed.
+  for (const char *reason : {"", "stopped at the first finding (--stop-at-first)"}) {
+    Verdict v;
+    v.status = Verdict::Status::Findings;
+    v.reason = reason;
+    v.findings = {finding(FindingKind::Race, 5, "race"),
+                  finding(FindingKind::ExitViolation, 20, "exit")};
+    mergePrecheck(v, {finding(FindingKind::ExitViolation, 9, "sem left at 1"),
+                      finding(FindingKind::ExitViolation, 20, "dma open at exit")});
+    ASSERT_EQ(v.findings.size(), 3u) << reason;
+    ASSERT_EQ(v.findings[1].secondary.size(), 1u) << reason;
+    EXPECT_EQ(v.findings[1].secondary[0].label, "static pre-check: dma open at exit");
+    EXPECT_EQ(v.findings[2].message, "sem left at 1");
+    EXPECT_TRUE(v.findings[2].secondary.empty());
+  }
 }
 
-TEST(MergePrecheck, AfterAnIncompleteSearchOnlyTheSamePlaceJoins) {
-  // Stopped early (--stop-at-first, a budget): the engine's exit finding at line 20
-  // is not known to be the pre-check's at line 9, which stands on its own.
+TEST(MergePrecheck, ANoteAlreadyOnTheFindingIsNotAddedAgain) {
+  // runEngine puts the notes on when it makes a finding (to stream it); mergePrecheck
+  // then leaves them as they are.
+  const std::vector<Finding> pre = {finding(FindingKind::Deadlock, 18, "never satisfied")};
   Verdict v;
   v.status = Verdict::Status::Findings;
-  v.reason = "stopped at the first finding (--stop-at-first)";
-  v.findings = {finding(FindingKind::ExitViolation, 20, "exit")};
-  mergePrecheck(v, {finding(FindingKind::ExitViolation, 9, "sem left at 1"),
-                    finding(FindingKind::ExitViolation, 20, "dma open at exit")});
-  ASSERT_EQ(v.findings.size(), 2u);
+  v.findings = {finding(FindingKind::Deadlock, 18, "engine deadlock")};
+  addPrecheckNotes(v.findings[0], pre);
+  const Finding streamed = v.findings[0];
+  mergePrecheck(v, pre);
+  ASSERT_EQ(v.findings.size(), 1u);
   ASSERT_EQ(v.findings[0].secondary.size(), 1u);
-  EXPECT_EQ(v.findings[0].secondary[0].label, "static pre-check: dma open at exit");
-  EXPECT_EQ(v.findings[1].message, "sem left at 1");
+  EXPECT_EQ(v.findings[0].secondary[0].label, streamed.secondary[0].label);
 }
 
 TEST(MergePrecheck, AStreamedFindingGetsTheNotesAtItsPlace) {

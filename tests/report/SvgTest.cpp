@@ -93,6 +93,23 @@ TEST(TraceSvg, DrawsLanesArrowsMarksAndEscapesText) {
   EXPECT_EQ(again.str(), svg);
 }
 
+// On a TensorCore mesh each lane is a (device, core) process, named as the reports name it.
+TEST(TraceSvg, LanesOfATensorCoreMeshNameDeviceAndCore) {
+  Finding f = raceFinding();
+  f.trace.deviceCount = 4;
+  f.trace.cores = 2;
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=2, tensorcore mesh core=2", "k.dk"});
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<g class=\"lane\""), 4u);
+  for (const char *name :
+       {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<", ">device 1 core 1<"})
+    EXPECT_NE(svg.find(name), std::string::npos) << name;
+  EXPECT_EQ(svg.find(">device 2<"), std::string::npos);
+  EXPECT_EQ(processName(3, 2), "device 1 core 1");
+  EXPECT_EQ(processName(3, 0), "device 3");
+}
+
 /// The number in `attr="..."` after the first occurrence of `after` in `svg`.
 double attrAfter(const std::string &svg, const std::string &after, const std::string &attr) {
   size_t at = svg.find(after);
@@ -118,6 +135,30 @@ TEST(TraceSvg, InFlightDmasAndEndValuesAreBelowTheEndLine) {
   // The semaphores the trace left non-zero, named under the end line.
   EXPECT_NE(svg.find(">non-zero at the end: recv@2 = 1</text>"), std::string::npos);
   EXPECT_GT(attrAfter(svg, "class=\"endsems\"", "y"), end);
+}
+
+TEST(TraceSvg, ASignalToAnotherDeviceIsAnArrowToItsLane) {
+  // Device 0 signals device 2 (an arrow from lane 0 to lane 2), then itself (none).
+  Finding f = raceFinding();
+  TraceStep signal = deviceStep(0, "signal go += 1 on device 2", 12);
+  signal.what = TraceStep::What::Signal;
+  signal.peer = 2;
+  signal.semValues["go@2"] = 1;
+  TraceStep self = signal;
+  self.text = "signal go += 1 on device 0";
+  self.peer = 0;
+  f.trace.steps.insert(f.trace.steps.begin(), {signal, self});
+  for (TraceMark &m : f.trace.marks)
+    m.step += 2;
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=3", "k.dk --devices 3"});
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<g class=\"signal\""), 1u);
+  EXPECT_NE(svg.find("<g class=\"signal\" data-step=\"1\" data-device=\"0\" data-target=\"2\">"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("marker-end=\"url(#sigarrow)\""), std::string::npos);
+  EXPECT_NE(svg.find("signal: sem += on another device"), std::string::npos); // the legend
 }
 
 TEST(TraceSvg, DeadlockHighlightsTheStuckWaits) {

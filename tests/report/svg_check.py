@@ -10,7 +10,8 @@ runs `dkv check --trace-dir DIR --format json` and checks every SVG written:
   - there is one SVG per finding, named KERNEL-N<devices>-PROPERTY.svg;
   - one lane per device (class "lane"), one row per trace step (class "step");
   - one solid arrow (class "dma", not "inflight") per DMA landing in the trace, each
-    from a DMA that started in the trace;
+    from a DMA that started in the trace; one signal arrow (class "signal") per
+    signal to another device, from its lane to the target's;
   - the highlighted elements (class "mark") carry source lines (data-line) and
     include the finding's primary line; a race also marks the line of the DMA it
     races with (its "the dma started here" note), a deadlock marks its stuck waits;
@@ -117,6 +118,15 @@ def check_svg(path, finding, devices, errors):
     for a in arrows:
         if int(a.get("data-dma", -1)) not in started:
             errors.append(f"{where}: an arrow of dma {a.get('data-dma')} that never started")
+    # One purple arrow (class "signal") per signal to another device, from the
+    # signalling device's lane to the target's.
+    signals = {(i + 1, s["device"], int(m.group(1))) for i, s in enumerate(trace)
+               for m in [re.match(r"signal \S+ \+= \d+ on device (\d+)", s["text"])]
+               if m and s["actor"] == "device" and int(m.group(1)) != s["device"]}
+    drawn = {(int(e.get("data-step")), int(e.get("data-device")), int(e.get("data-target")))
+             for e in everything if "signal" in classes(e)}
+    if drawn != signals:
+        errors.append(f"{where}: signal arrows {sorted(drawn)}, signals {sorted(signals)}")
     if not trace:
         return  # a static finding: no schedule to draw
     marks = [e for e in everything if "mark" in classes(e)]

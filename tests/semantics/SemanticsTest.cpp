@@ -172,6 +172,40 @@ TEST(Witness, TheTraceRecordsWhatPicturesDraw) {
   EXPECT_EQ(t.inFlight, std::vector<int32_t>{0});
 }
 
+TEST(Witness, BlockedAtTheEndMeansItCannotGoOnAndAFooledWaitIsMarked) {
+  // all_reduce_no_capacity at 3 devices: a device whose wait became satisfiable after
+  // it blocked, but that the schedule did not move again, is not listed as blocked
+  // after the last step (its box would say "waits for send_sem >= 32 but it is 32").
+  // A race whose device's wait returned on another DMA's bytes (shared-semaphore) marks
+  // that wait too.
+  std::optional<model::Program> program =
+      executor::testing::lowerExample("all_reduce_no_capacity.dk", 3);
+  ASSERT_TRUE(program);
+  Instance instance(std::move(*program));
+  const Machine &machine = instance.machine();
+  semantics::EngineResult result = executor::explore(machine, executor::ExploreOptions{});
+  ASSERT_FALSE(result.witnesses.empty());
+  size_t fooled = 0;
+  for (const Witness &w : result.witnesses) {
+    std::string error;
+    std::optional<report::Finding> f = witnessFinding(machine, w, "explore", error);
+    ASSERT_TRUE(f) << error;
+    ControlState before;
+    std::optional<ControlState> end = replaySchedule(machine, w.schedule, before, nullptr, error);
+    ASSERT_TRUE(end) << error;
+    for (const report::TraceStep &b : f->trace.blocked)
+      EXPECT_FALSE(machine.enabled(*end, {report::ScheduleStep::Kind::Device, b.actor.device}))
+          << f->property << ": device " << b.actor.device << " " << b.text;
+    for (const report::TraceMark &m : f->trace.marks)
+      if (m.label.rfind("returns, but dma ", 0) == 0) {
+        ++fooled;
+        EXPECT_TRUE(f->shape.waitedOnSharedSemaphore) << f->property;
+        EXPECT_EQ(f->trace.steps[m.step].what, report::TraceStep::What::Wait) << f->property;
+      }
+  }
+  EXPECT_GT(fooled, 0u);
+}
+
 TEST(Witness, ASchedulethatDoesNotShowItsPropertyIsAnError) {
   Instance instance(executor::testing::permute(true, true));
   const Machine &m = instance.machine();
@@ -337,6 +371,92 @@ TEST(DmaOrder, LocalCopiesAndEmptyDmasAreOnNoLink) {
   model::Dma empty = remote;
   empty.bytes = 0;
   EXPECT_FALSE(onALink(empty));
+}
+
+// TensorCore meshes (docs/model.md "TensorCores"): accesses conflict on one memory
+// instance, the device's for hbm / any buffers its cores share, the process's otherwise.
+TEST(Cores, ConflictsArePerMemoryInstance) {
+  // One device, two cores (the file's C = 2): every core copies its half of the input into
+  // its own in_vmem and its result into its own half of the shared output.
+  std::optional<model::Program> swap =
+      executor::testing::lowerExample("tensorcore_swap_cores.dk", 1);
+  ASSERT_TRUE(swap);
+  ASSERT_EQ(swap->deviceCount(), 2);
+  Instance ok(*swap);
+  const Properties &props = ok.properties();
+  for (const Obligation &o : props.obligations()) {
+    if (o.what != Obligation::What::Race)
+      continue;
+    // The access and the DMA side it is checked against touch the same instance.
+    const model::Event &e = swap->processes[o.device].events[o.pc];
+    const model::Dma &other = swap->dmas[o.dma];
+    const model::Region &theirs = o.dst ? other.dst : other.src;
+    const model::DeviceId theirProcess = o.dst ? other.target : other.issuer;
+    model::DeviceId mine = o.device;
+    model::BufferId buffer = theirs.buffer;
+    if (const auto *ds = std::get_if<model::DmaStart>(&e.kind)) {
+      const model::Dma &dma = swap->dmas[ds->dma];
+      mine = o.access == 0 ? dma.issuer : dma.target;
+    }
+    EXPECT_EQ(swap->memoryOf(mine, buffer), swap->memoryOf(theirProcess, buffer))
+        << props.obligationText(static_cast<ObligationIndex>(&o - &props.obligations()[0]));
+  }
+  // The two cores' copies into in_vmem (dma 0 on core 0, dma 3 on core 1) write different
+  // instances: no race obligation pairs them, though they write the same buffer.
+  ASSERT_EQ(swap->dmas[0].dst.buffer, swap->dmas[3].dst.buffer);
+  for (ObligationIndex index : props.racesAgainst(0))
+    EXPECT_NE(props.obligation(index).device, 1) << props.obligationText(index);
+  EXPECT_EQ(executor::explore(*swap, {}).status, report::Verdict::Status::Verified);
+
+  // Both cores copy into out_hbm[:, 0:128] of the device they share: a race between the
+  // processes, on the device's instance.
+  std::optional<model::Program> overlap =
+      executor::testing::lowerExample("tensorcore_output_overlap.dk", 1);
+  ASSERT_TRUE(overlap);
+  Instance bad(*overlap);
+  bool crossCore = false;
+  for (size_t i = 0; i < bad.properties().obligations().size(); ++i) {
+    const Obligation &o = bad.properties().obligation(static_cast<ObligationIndex>(i));
+    if (o.what == Obligation::What::Race && overlap->dmas[o.dma].target != o.device &&
+        overlap->dmas[o.dma].issuer != o.device) {
+      crossCore = true;
+      const std::string text = bad.properties().obligationText(static_cast<ObligationIndex>(i));
+      EXPECT_NE(text.find("writing out_hbm[:, 0:128] on device 0 races with dma"),
+                std::string::npos)
+          << text;
+      EXPECT_NE(text.find("(local copy on device 0 core"), std::string::npos) << text;
+    }
+  }
+  EXPECT_TRUE(crossCore);
+  report::Verdict v = executor::explore(*overlap, {});
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+  ASSERT_EQ(v.findings.size(), 1u);
+  EXPECT_EQ(v.findings[0].kind, FindingKind::Race);
+  EXPECT_TRUE(v.findings[0].confirmed);
+  EXPECT_EQ(v.findings[0].trace.cores, 2);
+}
+
+// Exit and lifetime rules are per process: a core's semaphores and scratch are its own.
+TEST(Cores, ExitAndLifetimeArePerProcess) {
+  std::optional<model::Program> p =
+      executor::testing::lowerExample("tensorcore_swap_no_barrier.dk", 1);
+  ASSERT_TRUE(p);
+  Instance instance(*p);
+  // Each core's DMA into the other core's scratch_vmem is checked against that core's
+  // invocation (its target process), not the device's.
+  for (const model::Dma &dma : p->dmas) {
+    if (dma.local)
+      continue;
+    EXPECT_NE(dma.issuer, dma.target);
+    for (ObligationIndex index : instance.properties().atLand(dma.id))
+      EXPECT_EQ(instance.properties().obligation(index).device, dma.target);
+  }
+  report::Verdict v = executor::explore(*p, {});
+  ASSERT_EQ(v.status, report::Verdict::Status::Findings);
+  EXPECT_EQ(v.findings[0].kind, FindingKind::LifetimeViolation);
+  EXPECT_NE(v.findings[0].detail.find("lands in scratch_vmem[:, :] on device 0 core"),
+            std::string::npos)
+      << v.findings[0].detail;
 }
 
 TEST(ScheduleFile, RoundTrip) {
