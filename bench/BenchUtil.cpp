@@ -49,6 +49,8 @@ Example readExample(const std::string &path) {
         e.options.dmaChunks = std::stoi(value);
       else if (word == "--sem-unit")
         e.options.semUnit = std::stoll(value);
+      else if (word == "--dma-order" && value == "link")
+        e.options.dmaOrder = model::DmaOrder::Link;
     }
   }
   return e;

@@ -1,19 +1,22 @@
 // Benchmark of the exhaustive search: every example kernel at N = 2, 3, 4, with the
 // states, transitions, seconds and states per second of executor::explore.
 //
-//   dkv_explore_bench [--max-states S] [--no-reduction | --old-reduction | --compare]
+//   dkv_explore_bench [--max-states S]
+//                     [--no-reduction | --old-reduction | --no-observers | --compare]
 //                     [--devices N] [--dma-chunks K] [EXAMPLE.dk ...]
 //
 // Without file arguments it runs every examples/*.dk that lowers (static-error
 // examples are skipped). `// devices: ...` and `// options: --invocations K` in a
 // file are honoured (read with frontend::readAnnotations); `--devices N` runs only N
 // (also for files without a devices annotation, e.g. fuzz kernels).
-// `--old-reduction` runs the reduction without its local-copy rules (as before them).
-// `--compare` runs each instance three times (no reduction, the reduction without the
-// local-copy rules, the full reduction) and prints the states of each (">S": budget
-// reached) and whether the verdict and the violated properties of the runs that
-// finished are the same ("n/a": fewer than two finished); it exits 1 if any differ (a
-// soundness check of the reduction, docs/performance.md).
+// `--old-reduction` runs the reduction without its local-copy and observer rules (as
+// before them), `--no-observers` without its observer rules (as before them).
+// `--compare` runs each instance four times (no reduction, the reduction without the
+// local-copy and observer rules, without the observer rules, the full reduction) and
+// prints the states of each (">S": budget reached) and whether the verdict and the
+// violated properties of the runs that finished are the same ("n/a": fewer than two
+// finished); it exits 1 if any differ (a soundness check of the reduction,
+// docs/performance.md).
 #include "bench/BenchUtil.h"
 #include "executor/Executor.h"
 #include "semantics/Witness.h"
@@ -34,6 +37,7 @@ int main(int argc, char **argv) {
   uint64_t maxStates = 2'000'000;
   bool reduction = true;
   bool localCopies = true;
+  bool observers = true;
   bool compare = false;
   int64_t onlyDevices = 0;
   int32_t dmaChunks = 1;
@@ -45,7 +49,9 @@ int main(int argc, char **argv) {
     else if (arg == "--no-reduction")
       reduction = false;
     else if (arg == "--old-reduction")
-      localCopies = false;
+      localCopies = observers = false;
+    else if (arg == "--no-observers")
+      observers = false;
     else if (arg == "--compare")
       compare = true;
     else if (arg == "--devices" && i + 1 < argc)
@@ -59,8 +65,8 @@ int main(int argc, char **argv) {
   if (files.empty())
     files = bench::examplesIn(std::string(DKV_SOURCE_DIR) + "/examples");
   if (compare)
-    fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {}\n", "example", "N", "verdict",
-               "states off", "states old", "states new", "same findings");
+    fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {:>12} {}\n", "example", "N", "verdict",
+               "states off", "states old", "states local", "states new", "same findings");
   else
     fmt::print("{:<34} {:>2} {:>12} {:>10} {:>12} {:>8} {:>12}\n", "example", "N", "verdict",
                "states", "transitions", "seconds", "states/s");
@@ -89,11 +95,12 @@ int main(int argc, char **argv) {
         std::vector<std::string> states, statuses;
         std::vector<std::vector<std::string>> found;
         std::vector<bool> complete;
-        for (int mode = 0; mode < 3; ++mode) {
+        for (int mode = 0; mode < 4; ++mode) {
           executor::ExploreOptions explore;
           explore.maxStates = maxStates;
           explore.reduction = mode > 0;
           explore.localCopyReduction = mode > 1;
+          explore.observerReduction = mode > 2;
           report::Verdict v = semantics::buildVerdict(
               instance.machine(), executor::explore(instance.machine(), explore), "explore");
           std::vector<std::string> ids;
@@ -106,7 +113,7 @@ int main(int argc, char **argv) {
         }
         int compared = 0, first = -1;
         bool same = true;
-        for (int mode = 0; mode < 3; ++mode) {
+        for (int mode = 0; mode < 4; ++mode) {
           if (!complete[mode])
             continue;
           ++compared;
@@ -117,9 +124,10 @@ int main(int argc, char **argv) {
         }
         differs = differs || !same;
         std::string verdict = first >= 0 ? statuses[first] : "inconclusive";
-        fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {} {{{}}}\n", name, n, verdict,
-                   states[0], states[1], states[2], compared < 2 ? "n/a" : (same ? "yes" : "NO"),
-                   fmt::join(first >= 0 ? found[first] : found[2], " "));
+        fmt::print("{:<34} {:>2} {:>12} {:>12} {:>12} {:>12} {:>12} {} {{{}}}\n", name, n, verdict,
+                   states[0], states[1], states[2], states[3],
+                   compared < 2 ? "n/a" : (same ? "yes" : "NO"),
+                   fmt::join(first >= 0 ? found[first] : found[3], " "));
         std::fflush(stdout);
         continue;
       }
@@ -127,6 +135,7 @@ int main(int argc, char **argv) {
       explore.maxStates = maxStates;
       explore.reduction = reduction;
       explore.localCopyReduction = localCopies;
+      explore.observerReduction = observers;
       auto begin = std::chrono::steady_clock::now();
       semantics::Instance instance(std::move(*program));
       report::Verdict v = semantics::buildVerdict(

@@ -3,7 +3,10 @@
 // (emit, spin -a, gcc -O2, pan, trail replays; several pan runs when there are
 // findings, docs/promela.md). Prints a Markdown table for docs/performance.md.
 //
-//   dkv_spin_bench [EXAMPLES_DIR [MAX_DEVICES]]     (default: examples, 4)
+//   dkv_spin_bench [--no-fuse] [EXAMPLES_DIR [MAX_DEVICES]]     (default: examples, 4)
+//
+// --no-fuse compiles the models with -DFUSE_STEPS=0 -DFUSE_DMAS=0 (every interleaving,
+// the model before docs/promela.md's "Fused steps" and "Fused DMA chunks").
 #include "bench/BenchUtil.h"
 #include "promela/Spin.h"
 #include "semantics/Witness.h"
@@ -42,8 +45,16 @@ std::string verdictText(const report::Verdict &v) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir = argc > 1 ? argv[1] : "examples";
-  int maxDevices = argc > 2 ? std::atoi(argv[2]) : 4;
+  bool fuse = true;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-fuse")
+      fuse = false;
+    else
+      positional.push_back(argv[i]);
+  }
+  std::string dir = positional.size() > 0 ? positional[0] : "examples";
+  int maxDevices = positional.size() > 1 ? std::atoi(positional[1].c_str()) : 4;
   const std::vector<std::string> files = bench::examplesIn(dir);
   if (files.empty()) {
     std::fprintf(stderr, "dkv_spin_bench: no .dk files in %s\n", dir.c_str());
@@ -68,6 +79,8 @@ int main(int argc, char **argv) {
         continue;
       }
       promela::SpinOptions options; // the defaults of `dkv check --engine spin`
+      if (!fuse)
+        options.spinFlags = {"-DFUSE_STEPS=0", "-DFUSE_DMAS=0"};
       semantics::Instance instance(std::move(*program));
       report::Verdict v = semantics::buildVerdict(
           instance.machine(), promela::checkWithSpin(instance.machine(), options), "spin");

@@ -24,6 +24,9 @@ struct ExploreOptions {
   /// With `reduction`: also the rules for local copies (docs/executor.md, "Local
   /// copies"); off only to measure them against the reduction before them.
   bool localCopyReduction = true;
+  /// With `reduction`: also the observer rules (docs/executor.md, "Remote DMAs and
+  /// signals"); off only to measure them against the reduction before them.
+  bool observerReduction = true;
   /// Streaming, progress and early stop (semantics::EngineEvents); may be null.
   const semantics::EngineEvents *events = nullptr;
 };

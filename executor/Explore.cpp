@@ -309,14 +309,15 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
       const ScheduleStep *safe = nullptr;
       for (const ScheduleStep &step : steps)
         if (step.kind == ScheduleStep::Kind::Device &&
-            machine.isSafeStep(s, step.id, options.localCopyReduction)) {
+            machine.isSafeStep(s, step.id, options.localCopyReduction, options.observerReduction)) {
           safe = &step;
           break;
         }
       if (!safe)
         for (const ScheduleStep &step : steps)
           if (step.kind != ScheduleStep::Kind::Device &&
-              machine.isSafeDmaStep(s, step, options.localCopyReduction)) {
+              machine.isSafeDmaStep(s, step, options.localCopyReduction,
+                                    options.observerReduction)) {
             safe = &step;
             break;
           }

@@ -2,7 +2,10 @@
 //
 // Encoding (docs/promela.md has an annotated excerpt):
 // - one `active proctype devD()` per device: its events in program order, each event
-//   one atomic step (a d_step, guarded when the step can block);
+//   one atomic step (a d_step, guarded when the step can block), grouped into atomic
+//   sequences by Lipton's reduction (FUSE_STEPS: waits with the step they lead to);
+// - the chunks of a DMA that no step can observe before them run inside its start's
+//   d_step (FUSE_DMAS, decided with semantics::StaticOrder for the generated options);
 // - one `active proctype dmas()` whose do-loop offers, for every DMA, its next send
 //   chunk and its next land chunk. A DMA side is an interval: `snd[k]` counts the
 //   send chunks still to leave and `rcv[k]` the land chunks still to land; both are 0
@@ -19,6 +22,7 @@
 #include "promela/Emit.h"
 
 #include "model/Printer.h"
+#include "semantics/StaticOrder.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -118,6 +122,9 @@ struct Step {
   std::string label;
   SourceLoc loc;
   std::string what; ///< a comment: what the step is
+  /// DMA chunks fused into this step (docs/promela.md, "Fused DMA chunks"): run after
+  /// its effects, in order, when FUSE_DMAS holds. Each has a print, asserts and effects.
+  std::vector<Step> fused;
 };
 
 class Emitter {
@@ -127,6 +134,7 @@ public:
 
   std::string run() {
     analyse();
+    analyseFusion();
     header();
     declarations();
     for (const Process &proc : p_.processes)
@@ -272,6 +280,7 @@ private:
   }
 
   int addCheck(Check check) {
+    check.step = currentStep_;
     checks_.push_back(std::move(check));
     return static_cast<int>(checks_.size()) - 1;
   }
@@ -296,7 +305,7 @@ private:
       body.push_back(printfStatement(step));
     std::string comment = fmt::format("/* {} {} */", srcLoc(step.loc), sanitize(step.what));
     std::string guard = step.guard.empty() ? "" : step.guard + " -> ";
-    if (step.asserts.empty() && step.conditionalEffects.empty()) {
+    if (step.asserts.empty() && step.conditionalEffects.empty() && step.fused.empty()) {
       for (const std::string &e : step.effects)
         body.push_back(e);
       std::string joined;
@@ -317,20 +326,7 @@ private:
         line(fmt::format("{}{} ->  /* {} */", inner, step.guard, srcLoc(step.loc)), step.loc);
       for (const std::string &b : body)
         line(fmt::format("{}{};  /* {} */", inner, b, srcLoc(step.loc)), step.loc);
-      for (const auto &[expr, check] : step.asserts) {
-        const Check &c = checks_[check];
-        std::string cond = expr, comment = c.message;
-        if (!c.overflow) {
-          const semantics::Property &prop =
-              props_.property(props_.obligation(c.obligation).property);
-          if (const char *gate = switchFor(prop.kind))
-            cond = fmt::format("!{} || {}", gate, expr);
-          comment = fmt::format("{}: {}", prop.id, prop.message);
-        }
-        line(fmt::format("{}assert({});  /* {} {} */", inner, cond, srcLoc(step.loc),
-                         sanitize(comment)),
-             step.loc, check);
-      }
+      assertLines(step, inner);
       for (const std::string &e : step.effects)
         line(fmt::format("{}{};  /* {} */", inner, e, srcLoc(step.loc)), step.loc);
       for (const auto &[cond, e] : step.conditionalEffects) {
@@ -338,10 +334,39 @@ private:
         line(fmt::format("{}{};  /* {} */", inner, e, srcLoc(step.loc)), step.loc);
         line("#endif", step.loc);
       }
+      if (!step.fused.empty()) {
+        line("#if FUSE_DMAS", step.loc);
+        for (const Step &f : step.fused) {
+          line(fmt::format("{}/* fused: {} */", inner, sanitize(f.what)), f.loc);
+          if (o_.tracePrintfs && !f.print.empty())
+            line(fmt::format("{}{};  /* {} */", inner, printfStatement(f), srcLoc(f.loc)), f.loc);
+          assertLines(f, inner);
+          for (const std::string &e : f.effects)
+            line(fmt::format("{}{};  /* {} */", inner, e, srcLoc(f.loc)), f.loc);
+        }
+        line("#endif", step.loc);
+      }
       line(fmt::format("{}{}}}", indent, std::string(prefix.size(), ' ')), step.loc);
     }
     if (!step.onlyIf.empty())
       line("#endif", step.loc);
+  }
+
+  /// One line per assert of `step`, each mapped to its check.
+  void assertLines(const Step &step, const std::string &inner) {
+    for (const auto &[expr, check] : step.asserts) {
+      const Check &c = checks_[check];
+      std::string cond = expr, comment = c.message;
+      if (!c.overflow) {
+        const semantics::Property &prop = props_.property(props_.obligation(c.obligation).property);
+        if (const char *gate = switchFor(prop.kind))
+          cond = fmt::format("!{} || {}", gate, expr);
+        comment = fmt::format("{}: {}", prop.id, prop.message);
+      }
+      line(fmt::format("{}assert({});  /* {} {} */", inner, cond, srcLoc(step.loc),
+                       sanitize(comment)),
+           step.loc, check);
+    }
   }
 
   // ---- Header and declarations. ----
@@ -477,6 +502,23 @@ private:
       line("#endif");
     }
     line("");
+    line("/* Fused steps (docs/promela.md): FUSE_STEPS runs each device's waits in one atomic");
+    line(" * sequence with the step they lead to (Lipton's reduction), for every value of the");
+    line(" * options above. FUSE_DMAS runs the DMA chunks that no step can observe before");
+    line(" * them inside their DMA's start; it is decided for the options generated with, so");
+    line(" * it is off for other values. -DFUSE_STEPS=0 -DFUSE_DMAS=0: every interleaving. */");
+    line("#ifndef FUSE_STEPS");
+    line("#define FUSE_STEPS 1");
+    line("#endif");
+    line("#ifndef FUSE_DMAS");
+    if (anyFused_)
+      line(fmt::format("#define FUSE_DMAS (DMA_CHUNKS == {} && SEM_UNIT == {} && INVOCATIONS == {} "
+                       "&& ENTRY_BARRIER == {})",
+                       o.dmaChunks, o.semUnit, o.invocations, entryBarrier));
+    else
+      line("#define FUSE_DMAS 0  /* no DMA chunk of this instance is fused */");
+    line("#endif");
+    line("");
   }
 
   void declarations() {
@@ -545,6 +587,49 @@ private:
 
   // ---- Devices. ----
 
+  /// How a device step moves past the steps of other processes (Lipton's reduction;
+  /// docs/promela.md, "Fused steps"). A right mover can be delayed past any step of
+  /// another process and a left mover taken earlier, with the same effects and the same
+  /// outcome of every assert.
+  enum class Mover { None, Right, Left, Both };
+
+  Mover moverOf(DeviceId d, int32_t pc, const Event &e) const {
+    return std::visit(
+        support::Overloaded{
+            // Only d's own waits decrease d's semaphores, a decrement enables no step,
+            // and only d's events read the value (ExitSemaphore, SlotEnter).
+            [&](const SemWait &w) { return w.amount > 0 ? Mover::Right : Mover::Both; },
+            // Once open a barrier stays open, and passing it changes nothing another
+            // process reads (arriving is the enter step's).
+            [](const DeviceBarrier &) { return Mover::Right; },
+            // Data only.
+            [](const SemRead &) { return Mover::Both; },
+            // A store without race asserts (none, or only of skipped properties)
+            // changes nothing the model keeps.
+            [&](const Store &) {
+              const auto &checked = props_.atEvent(d, pc);
+              return std::none_of(checked.begin(), checked.end(),
+                                  [&](ObligationIndex index) { return live(index); })
+                         ? Mover::Both
+                         : Mover::None;
+            },
+            // A signal to d itself: only d's own steps read d's semaphores, where and
+            // scopes. One on the barrier semaphore to another device has no check and
+            // may enable the target's wait, so it can only be taken earlier.
+            [&](const Signal &sig) {
+              if (sig.target == d)
+                return Mover::Both;
+              return p_.isBarrier(sig.sem) ? Mover::Left : Mover::None;
+            },
+            [](const KernelEnter &) { return Mover::None; },
+            [](const KernelExit &) { return Mover::None; },
+            [](const ScopeEnter &) { return Mover::None; },
+            [](const ScopeExit &) { return Mover::None; },
+            [](const DmaStart &) { return Mover::None; },
+        },
+        e.kind);
+  }
+
   void device(const Process &proc) {
     std::vector<std::string> coords;
     for (size_t a = 0; a < proc.coords.size() && a < p_.mesh.size(); ++a)
@@ -554,17 +639,30 @@ private:
     line(fmt::format("/* {} ({}): {} events */", p_.processName(proc.device),
                      fmt::join(coords, ", "), proc.events.size()));
     line(fmt::format("active proctype dev{}() {{", proc.device));
+    // The steps of the device in order, each with its mover class and the preprocessor
+    // lines around it (an invocation's #if before its KernelEnter, #endif after its
+    // KernelExit), which no atomic sequence may cross.
+    struct Item {
+      Step step;
+      Mover mover = Mover::None;
+      std::string before; ///< a line before the step (an #if), or empty
+      std::string after;  ///< a line after it (an #endif), or empty
+    };
+    std::vector<Item> items;
     int32_t inside = -1;
     for (size_t i = 0; i < proc.events.size(); ++i) {
       const Event &e = proc.events[i];
+      Item item;
+      item.mover = moverOf(proc.device, static_cast<int32_t>(i), e);
       if (const auto *enter = std::get_if<KernelEnter>(&e.kind)) {
         inside = enter->invocation;
         // Invocation i runs only when INVOCATIONS > i; its DMAs then never start, so
         // their sides stay closed and every assert about them holds.
         if (inside > 0)
-          line(fmt::format("#if INVOCATIONS > {}", inside), e.loc);
+          item.before = fmt::format("#if INVOCATIONS > {}", inside);
       }
-      Step step;
+      Step &step = item.step;
+      currentStep_ = {report::ScheduleStep::Kind::Device, proc.device};
       step.loc = e.loc;
       step.what = describeEvent(p_, e);
       step.print = fmt::format("DKV d {} {} {}", proc.device, i, sanitize(step.what));
@@ -589,26 +687,83 @@ private:
             {"ENTRY_BARRIER", fmt::format("arrived[{}]++", enter->invocation)});
       if (std::holds_alternative<DeviceBarrier>(e.kind))
         step.onlyIf = "ENTRY_BARRIER";
-      emitStep(step, "  ", "");
+      const bool exit = std::holds_alternative<KernelExit>(e.kind);
+      if (exit && inside > 0)
+        item.after = "#endif";
+      if (exit)
+        inside = -1;
+      items.push_back(std::move(item));
       // Generated without the barrier: its step, for a user who turns it on. It is not
       // an event of dkv's program, so its trace line has its own kind (DKV b).
       bool barrierNext = i + 1 < proc.events.size() &&
                          std::holds_alternative<DeviceBarrier>(proc.events[i + 1].kind);
       if (enter && barrierLive_ && !barrierNext) {
-        Step barrierStep;
+        Item barrier;
+        barrier.mover = Mover::Right;
+        Step &barrierStep = barrier.step;
         barrierStep.loc = e.loc;
         barrierStep.what = describeEvent(p_, Event{DeviceBarrier{enter->invocation}, e.loc});
         barrierStep.print =
             fmt::format("DKV b {} {} {}", proc.device, enter->invocation, barrierStep.what);
         barrierStep.guard = fmt::format("arrived[{}] == NDEV", enter->invocation);
         barrierStep.onlyIf = "ENTRY_BARRIER";
-        emitStep(barrierStep, "  ", "");
+        items.push_back(std::move(barrier));
       }
-      if (std::holds_alternative<KernelExit>(e.kind)) {
-        if (inside > 0)
-          line("#endif", e.loc);
-        inside = -1;
+    }
+    // Lipton's reduction (docs/promela.md, "Fused steps"): right movers, at most one
+    // other step, then left movers, as one atomic sequence (movers of both kinds go
+    // anywhere). No sequence crosses an #if line.
+    std::vector<std::pair<size_t, size_t>> groups; // [begin, end) of items
+    size_t begin = 0;
+    bool committed = false; // the group has its non-mover or a left mover
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Mover m = items[i].mover;
+      // A labelled step (a skipped deadlock's wait) starts a group: spin takes a label
+      // only before an atomic sequence, not on its first statement.
+      bool fits = i > begin && items[i].before.empty() && items[i - 1].after.empty() &&
+                  items[i].step.label.empty() &&
+                  (committed ? (m == Mover::Left || m == Mover::Both) : true);
+      if (!fits && i > begin) {
+        groups.push_back({begin, i});
+        begin = i;
+        committed = false;
       }
+      if (m == Mover::None || m == Mover::Left)
+        committed = true;
+    }
+    if (begin < items.size())
+      groups.push_back({begin, items.size()});
+    for (const auto &[from, to] : groups) {
+      size_t unconditional = 0;
+      for (size_t i = from; i < to; ++i)
+        unconditional += items[i].step.onlyIf.empty() ? 1 : 0;
+      // (A step under #if, the entry barrier, may be compiled out: keep one that is not.)
+      const bool atomic = to - from >= 2 && unconditional >= 1;
+      if (!items[from].before.empty())
+        line(items[from].before, items[from].step.loc);
+      if (atomic) {
+        Step &first = items[from].step;
+        if (!first.label.empty()) {
+          if (!first.onlyIf.empty())
+            line(fmt::format("#if {}", first.onlyIf), first.loc);
+          line(fmt::format("{}:", first.label), first.loc);
+          if (!first.onlyIf.empty())
+            line("#endif", first.loc);
+          first.label.clear();
+        }
+        line("#if FUSE_STEPS", items[from].step.loc);
+        line("  atomic {", items[from].step.loc);
+        line("#endif", items[from].step.loc);
+      }
+      for (size_t i = from; i < to; ++i)
+        emitStep(items[i].step, atomic ? "    " : "  ", "");
+      if (atomic) {
+        line("#if FUSE_STEPS", items[to - 1].step.loc);
+        line("  }", items[to - 1].step.loc);
+        line("#endif", items[to - 1].step.loc);
+      }
+      if (!items[to - 1].after.empty())
+        line(items[to - 1].after, items[to - 1].step.loc);
     }
     // Falling off the end is the only valid end state of a device process.
     line("}");
@@ -639,6 +794,14 @@ private:
           } else if constexpr (std::is_same_v<T, DmaStart>) {
             step.effects.push_back(
                 fmt::format("snd[{0}] = DMA_CHUNKS; rcv[{0}] = DMA_CHUNKS", ev.dma));
+            // The chunks that nothing can observe in between run right after the
+            // start: send 0, land 0, send 1, ... (docs/promela.md, "Fused DMA chunks").
+            const Dma &dma = p_.dmas[ev.dma];
+            for (int32_t c = 0; c < fusedSends_[ev.dma]; ++c) {
+              step.fused.push_back(sendStep(dma));
+              if (c < fusedLands_[ev.dma])
+                step.fused.push_back(landStep(dma, false));
+            }
           } else if constexpr (std::is_same_v<T, SemWait>) {
             std::string a = waitAmount(ev);
             if (ev.origin != WaitOrigin::Wait) {
@@ -743,6 +906,55 @@ private:
 
   // ---- DMAs. ----
 
+  /// The next send chunk of `dma` (docs/model.md): its units to the send semaphore;
+  /// the source read closes with the last one.
+  Step sendStep(const Dma &dma) {
+    const report::ScheduleStep outer = currentStep_;
+    currentStep_ = {report::ScheduleStep::Kind::Send, dma.id};
+    Step send;
+    send.loc = dma.loc;
+    send.what = fmt::format("dma {} send chunk", dma.id);
+    send.guard = fmt::format("snd[{}] > 0", dma.id);
+    send.print = fmt::format("DKV s {} {}", dma.id, sanitize(send.what));
+    send.print += " %d/%d";
+    send.printArgs = {fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id), "DMA_CHUNKS"};
+    if (dma.sendSem)
+      increment(*dma.sendSem, dma.issuer,
+                fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - snd[{}])", dma.bytes, dma.id), dma.loc,
+                fmt::format("dma {} send chunk", dma.id), send);
+    send.effects.push_back(fmt::format("snd[{}]--", dma.id));
+    currentStep_ = outer;
+    return send;
+  }
+
+  /// The next land chunk of `dma`: only after that chunk left (and, with --dma-order
+  /// link and `linkGuard`, after the DMA started before it on its link has landed); its
+  /// units to the receive semaphore, the destination write closes with the last one.
+  /// Lifetime: the target must be inside the DMA's invocation (and the scope of a scoped
+  /// destination or receive semaphore) at every land.
+  Step landStep(const Dma &dma, bool linkGuard) {
+    const report::ScheduleStep outer = currentStep_;
+    currentStep_ = {report::ScheduleStep::Kind::Land, dma.id};
+    Step land;
+    land.loc = dma.loc;
+    land.what = fmt::format("dma {} land chunk", dma.id);
+    land.guard = fmt::format("rcv[{0}] > snd[{0}]", dma.id);
+    // --dma-order link: the DMA started before it on its link has landed completely
+    // (it started earlier, so rcv 0 means it is done).
+    if (const DmaId j = props_.linkPredecessor(dma.id); j >= 0 && linkGuard)
+      land.guard += fmt::format(" && rcv[{}] == 0", j);
+    land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
+    land.print += " %d/%d";
+    land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};
+    checks(props_.atLand(dma.id), land);
+    increment(dma.recvSem, dma.target,
+              fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - rcv[{}])", dma.bytes, dma.id), dma.loc,
+              fmt::format("dma {} land chunk", dma.id), land);
+    land.effects.push_back(fmt::format("rcv[{}]--", dma.id));
+    currentStep_ = outer;
+    return land;
+  }
+
   void dmaLoop() {
     if (p_.dmas.empty())
       return;
@@ -753,44 +965,113 @@ private:
     line("end:");
     line("  do");
     for (const Dma &dma : p_.dmas) {
-      // Send chunk: the source read closes with the last one.
-      Step send;
-      send.loc = dma.loc;
-      send.what = fmt::format("dma {} send chunk", dma.id);
-      send.guard = fmt::format("snd[{}] > 0", dma.id);
-      send.print = fmt::format("DKV s {} {}", dma.id, sanitize(send.what));
-      send.print += " %d/%d";
-      send.printArgs = {fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id), "DMA_CHUNKS"};
-      if (dma.sendSem)
-        increment(*dma.sendSem, dma.issuer,
-                  fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - snd[{}])", dma.bytes, dma.id), dma.loc,
-                  fmt::format("dma {} send chunk", dma.id), send);
-      send.effects.push_back(fmt::format("snd[{}]--", dma.id));
-      emitStep(send, "  ", ":: ");
-
-      // Land chunk: only after that chunk left; the destination write closes with the
-      // last one. Lifetime: the target must be inside the DMA's invocation (and the
-      // scope of a scoped destination or receive semaphore) at every land.
-      Step land;
-      land.loc = dma.loc;
-      land.what = fmt::format("dma {} land chunk", dma.id);
-      land.guard = fmt::format("rcv[{0}] > snd[{0}]", dma.id);
-      // --dma-order link: the DMA started before it on its link has landed completely
-      // (it started earlier, so rcv 0 means it is done).
-      if (const DmaId j = props_.linkPredecessor(dma.id); j >= 0)
-        land.guard += fmt::format(" && rcv[{}] == 0", j);
-      land.print = fmt::format("DKV l {} {}", dma.id, sanitize(land.what));
-      land.print += " %d/%d";
-      land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};
-      checks(props_.atLand(dma.id), land);
-      increment(dma.recvSem, dma.target,
-                fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - rcv[{}])", dma.bytes, dma.id), dma.loc,
-                fmt::format("dma {} land chunk", dma.id), land);
-      land.effects.push_back(fmt::format("rcv[{}]--", dma.id));
-      emitStep(land, "  ", ":: ");
+      emitStep(sendStep(dma), "  ", ":: ");
+      emitStep(landStep(dma, true), "  ", ":: ");
     }
     line("  od");
     line("}");
+  }
+
+  // ---- Fused DMA chunks (docs/promela.md). ----
+
+  /// Whether chunk c of `dma`'s send (or land) side is ordered, in every run, with every
+  /// step that observes it: each event whose obligations read what the chunk changes
+  /// (the semaphore it adds to, if it carries units; its side, if it is the side's last
+  /// chunk) or what its own checks read (for a land chunk with lifetime checks, the
+  /// target's enter and exit events) runs before the DMA starts or after the chunk
+  /// (semantics::StaticOrder). Then the chunk can run right after the step that enables
+  /// it without changing any assert's outcome or any reachable end state.
+  bool chunkOrdered(const semantics::StaticOrder &order, const Dma &dma, bool land,
+                    int32_t c) const {
+    const int32_t start = props_.startPc(dma.id);
+    if (start < 0)
+      return false;
+    const int32_t chunks = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
+    using What = Obligation::What;
+    // Only the asserts in the model observe (a skipped property has none).
+    std::vector<semantics::Properties::EventRef> observers;
+    auto observedAt = [&](const semantics::Properties::EventRef &at, const auto &reads) {
+      for (ObligationIndex index : props_.atEvent(at.first, at.second))
+        if (live(index) && reads(props_.obligation(index))) {
+          observers.push_back(at);
+          return;
+        }
+    };
+    const int64_t units = static_cast<size_t>(c) < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0;
+    if (units != 0 && (land || dma.sendSem)) {
+      const DeviceId owner = land ? dma.target : dma.issuer;
+      const SemId sem = land ? dma.recvSem : *dma.sendSem;
+      for (const auto &at : props_.semReaders(owner, sem))
+        observedAt(at, [&](const Obligation &o) {
+          return (o.what == What::ExitSemaphore || o.what == What::SlotEnter) &&
+                 o.device == owner && o.sem == sem;
+        });
+    }
+    if (c + 1 == chunks)
+      for (const auto &at : props_.sideReaders(dma.id, land))
+        observedAt(at, [&](const Obligation &o) {
+          return o.dma == dma.id && ((o.what == What::Race && o.dst == land) ||
+                                     (o.what == (land ? What::ExitRecv : What::ExitSend)));
+        });
+    const auto &landChecks = props_.atLand(dma.id);
+    if (land && std::any_of(landChecks.begin(), landChecks.end(),
+                            [&](ObligationIndex index) { return live(index); })) {
+      const std::vector<Event> &events = p_.processes[dma.target].events;
+      for (size_t i = 0; i < events.size(); ++i) {
+        const EventKind &kind = events[i].kind;
+        if (std::holds_alternative<KernelEnter>(kind) || std::holds_alternative<KernelExit>(kind) ||
+            std::holds_alternative<ScopeEnter>(kind) || std::holds_alternative<ScopeExit>(kind))
+          observers.push_back({dma.target, static_cast<int32_t>(i)});
+      }
+    }
+    if (observers.empty())
+      return true;
+    using Kind = semantics::OrderSource::Kind;
+    const std::vector<int32_t> after =
+        order.after({land ? Kind::Land : Kind::Send, 0, 0, dma.id, c});
+    for (const auto &[e, pc] : observers)
+      if (pc < after[e] && !order.before(e, pc, dma.issuer, start))
+        return false;
+    return true;
+  }
+
+  /// Whether obligation `index` has an assert in the model (its property is not skipped).
+  bool live(ObligationIndex index) const {
+    return !o_.skip.count(props_.obligation(index).property);
+  }
+
+  /// fusedSends_ / fusedLands_: per DMA, how many of its first send chunks, and land
+  /// chunks, run inside its DmaStart step (send 0, land 0, send 1, ...). A land chunk is
+  /// fused only after its send chunk and the land chunks before it, and with --dma-order
+  /// link only when the DMA before it on its link lands completely inside its own start.
+  void analyseFusion() {
+    fusedSends_.assign(p_.dmas.size(), 0);
+    fusedLands_.assign(p_.dmas.size(), 0);
+    if (p_.dmas.empty())
+      return;
+    semantics::StaticOrder order(props_);
+    std::vector<int32_t> chunks(p_.dmas.size());
+    for (const Dma &dma : p_.dmas) {
+      chunks[dma.id] = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
+      int32_t &sends = fusedSends_[dma.id];
+      while (sends < chunks[dma.id] && chunkOrdered(order, dma, false, sends))
+        ++sends;
+      int32_t &lands = fusedLands_[dma.id];
+      while (lands < sends && chunkOrdered(order, dma, true, lands))
+        ++lands;
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Dma &dma : p_.dmas) {
+        const DmaId j = props_.linkPredecessor(dma.id);
+        if (j >= 0 && fusedLands_[dma.id] > 0 && fusedLands_[j] < chunks[j]) {
+          fusedLands_[dma.id] = 0;
+          changed = true;
+        }
+      }
+    }
+    for (const Dma &dma : p_.dmas)
+      anyFused_ = anyFused_ || fusedSends_[dma.id] > 0;
   }
 
   const semantics::Properties &props_;
@@ -808,6 +1089,10 @@ private:
   std::set<int64_t> dmaBytes_;      ///< every DMA size, for the SEM_UNIT guard
   std::vector<std::string> semVar_;
   bool barrierLive_ = false;
+  std::vector<int32_t> fusedSends_, fusedLands_; ///< per DMA (analyseFusion)
+  bool anyFused_ = false;
+  /// The step whose Step is being built: every check added belongs to it (Check::step).
+  report::ScheduleStep currentStep_;
   int64_t depthBase_ = 0;
   int64_t depthBound_ = 0;
 };

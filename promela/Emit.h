@@ -33,6 +33,11 @@ struct Check {
   bool overflow = false;
   semantics::ObligationIndex obligation = -1; ///< when !overflow
   std::string message;                        ///< overflow: why the model is too small
+  /// The step of docs/model.md the assert belongs to (a device's event, a DMA's send or
+  /// land chunk). A d_step with fused DMA chunks (docs/promela.md) prints the trace
+  /// lines of its later parts in a replay even when an earlier assert failed, so the
+  /// witness ends at this step's last occurrence in the replayed trace.
+  report::ScheduleStep step;
 };
 
 /// The preprocessor switches of the emitted model: `spin -DCHECK_RACES=0 -a` compiles

@@ -158,6 +158,7 @@ private:
     std::vector<std::string> argv = {o_.spin};
     for (const char *gate : off_)
       argv.push_back(fmt::format("-D{}=0", gate));
+    argv.insert(argv.end(), o_.spinFlags.begin(), o_.spinFlags.end());
     argv.insert(argv.end(), rest);
     return argv;
   }
@@ -343,8 +344,16 @@ private:
                            pan_.assertionText, replay.assertLine);
       if (check->overflow)
         return check->message;
-      // The failed assert belongs to the last step of the trail, which did not run: its
-      // printf comes first in the d_step, so the step is in the schedule already.
+      // The failed assert belongs to a step that did not run: its printf comes first in
+      // its part of the d_step, so the step is in the schedule already. A d_step with
+      // fused DMA chunks has printed the trace lines of its later parts too (spin's
+      // replay runs the d_step to its end before it reports the assert), so the
+      // schedule ends at the last occurrence of the assert's own step.
+      for (size_t i = schedule.size(); i-- > 0;)
+        if (schedule[i].kind == check->step.kind && schedule[i].id == check->step.id) {
+          schedule.resize(i + 1);
+          break;
+        }
       found.push_back({m_.properties().obligation(check->obligation).property, schedule});
       return "";
     }

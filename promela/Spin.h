@@ -18,6 +18,10 @@ struct SpinOptions {
   /// Extra compiler flags for pan.c, e.g. "-DCOLLAPSE" (compression) or "-DBITSTATE".
   /// Note: -DBITSTATE / -DHC make the search approximate (a pass is then not a proof).
   std::vector<std::string> ccFlags;
+  /// Extra flags for spin itself (`spin -a` and the trail replay), e.g.
+  /// "-DFUSE_STEPS=0" "-DFUSE_DMAS=0" to search the model without its fused steps
+  /// (docs/promela.md, "State space"; for measurements).
+  std::vector<std::string> spinFlags;
   double timeoutSeconds = 600; ///< for the whole run (spin, gcc, pan, replay)
   int64_t memoryMb = 4096;     ///< pan's memory limit (-DMEMLIM); 0 = none
   int hashBits = 0;            ///< pan -w (hash table 2^bits slots); 0 = pan's default

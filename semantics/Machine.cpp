@@ -109,6 +109,17 @@ Machine::Machine(const Program &program, const Properties &properties)
       const Obligation &o = properties.obligation(index);
       sideReaders_[k][o.dst ? 1 : 0].push_back({o.device, o.pc});
     }
+
+  positionEvents_.resize(n);
+  for (DeviceId d = 0; d < n; ++d) {
+    const std::vector<Event> &events = program.processes[d].events;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const EventKind &kind = events[i].kind;
+      if (std::holds_alternative<KernelEnter>(kind) || std::holds_alternative<KernelExit>(kind) ||
+          std::holds_alternative<ScopeEnter>(kind) || std::holds_alternative<ScopeExit>(kind))
+        positionEvents_[d].push_back(static_cast<int32_t>(i));
+    }
+  }
 }
 
 ControlState Machine::initialState() const {
@@ -481,7 +492,8 @@ std::string Machine::describeBlocked(const ControlState &s, DeviceId d) const {
 // states with the same findings, so exploring only t from s loses no finding and no deadlock (the
 // state graph is acyclic: every step increases a pc or a DMA counter, so no cycle proviso is
 // needed).
-bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) const {
+bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies,
+                         bool observers) const {
   if (finished(s, d))
     return false;
   const int32_t pc = s.pc[d];
@@ -518,10 +530,17 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) co
           // that has closed stays closed (every DMA starts once); a DMA that d itself
           // starts later cannot open before this store. Any other conflicting DMA could
           // be opened by another actor first, so then the store is not safe.
+          // With the observer rules, also a DMA that another device starts but cannot
+          // reach before d moves (sideStable).
           [&](const Store &) {
             for (ObligationIndex index : properties_.atEvent(d, pc)) {
               const Obligation &o = properties_.obligation(index);
               const DmaId k = o.dma;
+              if (observers) {
+                if (!sideStable(s, d, pc, k, o.dst))
+                  return false;
+                continue;
+              }
               if (started(s, k)) {
                 if (sideOpen(s, {k, o.dst}))
                   return false;
@@ -533,8 +552,12 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) co
             return true;
           },
           // Opens DMA intervals and enables a target's exit check: visible, except for
-          // a local copy that nothing another actor does can observe (isSafeLocalStart).
-          [&](const DmaStart &x) { return localCopies && isSafeLocalStart(s, d, x.dma); },
+          // a local copy that nothing another actor does can observe (isSafeLocalStart)
+          // or any DMA whose observers are out of reach (isSafeObservedStart).
+          [&](const DmaStart &x) {
+            return (localCopies && isSafeLocalStart(s, d, x.dma)) ||
+                   (observers && isSafeObservedStart(s, d, x.dma));
+          },
           // Enabled waits stay enabled; the decrement of d's own semaphore commutes with
           // every increment by other actors and only d's own later steps read it.
           [&](const SemWait &) {
@@ -543,7 +566,13 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) co
           // A signal on a barrier semaphore has no check and only the target's waits
           // read the value (they commute with an increment); a signal to d itself is
           // checked against d's own state, which no other actor changes.
-          [&](const Signal &sig) { return program_.isBarrier(sig.sem) || sig.target == d; },
+          // A signal to another device: when no event of the target that reads the
+          // semaphore or changes what the signal's checks read is in reach
+          // (isSafeObservedSignal).
+          [&](const Signal &sig) {
+            return program_.isBarrier(sig.sem) || sig.target == d ||
+                   (observers && isSafeObservedSignal(s, d, sig));
+          },
           // Writes a register (data only, not part of the searched state).
           [&](const SemRead &) { return true; },
       },
@@ -565,8 +594,8 @@ bool Machine::isSafeStep(const ControlState &s, DeviceId d, bool localCopies) co
 // conflicting with it is the blocked device's, or, where cores share a memory, another
 // process's, which must have run already too). So the chunk commutes with every step
 // other actors can take first and changes no check's outcome, the same argument as for isSafeStep.
-bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step,
-                            bool localCopies) const {
+bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step, bool localCopies,
+                            bool observers) const {
   if (step.kind == ScheduleStep::Kind::Device || step.id < 0 || step.id >= dmaCount_ ||
       !enabled(s, step))
     return false;
@@ -574,6 +603,8 @@ bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step,
   const Dma &dma = dmas_[k];
   const bool send = step.kind == ScheduleStep::Kind::Send;
   if (localCopies && isLocalCopy(dma) && isSafeLocalChunk(s, step))
+    return true;
+  if (observers && isSafeObservedChunk(s, step))
     return true;
   if (send && !dma.sendSem)
     return false;
@@ -655,28 +686,29 @@ bool isLocalCopyDma(const Dma &dma) {
 
 bool Machine::isLocalCopy(const Dma &dma) const { return isLocalCopyDma(dma); }
 
-int64_t Machine::pendingSignals(const ControlState &s, DeviceId d, SemId x) const {
+int64_t Machine::pendingSignals(const ControlState &s, DeviceId d, SemId x, DeviceId except) const {
   int64_t sum = 0;
   for (const SignalAt &sig : signalsTo_[static_cast<size_t>(d) * semCount_ + x])
-    if (s.pc[sig.device] <= sig.pc)
+    if (sig.device != except && s.pc[sig.device] <= sig.pc)
       sum = saturatingAdd(sum, std::max<int64_t>(0, sig.amount));
   return sum;
 }
 
-// A wait of d that cannot pass before k's next chunk: passing every wait of d on x from
-// pc[d] up to it consumes `need` units of (d, x), and only d's waits take units away.
-// Without k's next chunk (and k's later land chunks, which need it: chunk c lands only
-// after it is sent, and chunks of one side run in order), (d, x) can still receive at
-// most: its value, the remaining send chunks of DMAs d issues with x as send semaphore,
-// the remaining land chunks of the other DMAs landing on d with x as receive semaphore
-// (unstarted DMAs count whole), k's own land chunks that are already sent and before the
-// chunk (for a send chunk), and every signal to (d, x) that has not run. If that is less
-// than `need`, d cannot pass the wait, nor reach any event after it, before the chunk.
-template <typename Relevant>
-bool Machine::blockedBefore(const ControlState &s, DmaId k, bool land,
-                            const Relevant &relevant) const {
-  const Dma &dma = dmas_[k];
-  const DeviceId d = dma.target;
+// A wait of e that cannot pass while the frozen actor does not move: passing every wait
+// of e on x from pc[e] up to it consumes `need` units of (e, x), and only e's waits take
+// units away. On a path on which the frozen actor does not move, (e, x) can still receive
+// at most supplyWithout(e, x): its value, the remaining send chunks of DMAs e issues with
+// x as send semaphore, the remaining land chunks of the DMAs landing on e with x as
+// receive semaphore (unstarted DMAs count whole, whoever issues them), and every signal
+// to (e, x) that has not run; less what the frozen actor would add: a frozen DMA side
+// adds none of its chunks (chunks of one side run in order), a frozen send side none of
+// its land chunks not yet sent (chunk c lands only after it is sent), a frozen device
+// none of its signals and no chunk of a DMA it has not started (it starts them only by
+// moving). If that is less than `need`, e cannot pass the wait, nor reach any event after
+// it, before the frozen actor moves. A device barrier that the frozen device has not
+// reached blocks e the same way (it opens only when every device has reached it).
+int64_t Machine::supplyWithout(const ControlState &s, const Frozen &frozen, DeviceId e,
+                               SemId x) const {
   // Units of chunks [from, to) of a DMA.
   auto units = [](const Dma &j, int32_t from, int32_t to) {
     int64_t sum = 0;
@@ -684,26 +716,40 @@ bool Machine::blockedBefore(const ControlState &s, DmaId k, bool land,
       sum = saturatingAdd(sum, j.chunkUnits[c]);
     return sum;
   };
-  auto supply = [&](SemId x) {
-    int64_t sum = semValue(s, d, x);
-    for (DmaId j : issuedBy_[d])
-      if (dmas_[j].sendSem && *dmas_[j].sendSem == x)
-        sum = saturatingAdd(sum, units(dmas_[j], s.sent[j], chunks_[j]));
-    for (DmaId j : targeting_[d]) {
-      if (dmas_[j].recvSem != x)
-        continue;
-      if (j != k)
-        sum = saturatingAdd(sum, units(dmas_[j], s.landed[j], chunks_[j]));
-      else if (!land)
-        sum = saturatingAdd(sum, units(dmas_[j], s.landed[j], s.sent[j]));
-    }
-    return saturatingAdd(sum, pendingSignals(s, d, x));
-  };
+  const bool device = frozen.kind == Frozen::Kind::Device;
+  const bool frozenSend = frozen.kind == Frozen::Kind::Send;
+  const bool frozenLand = frozen.kind == Frozen::Kind::Land;
+  // A DMA the frozen device has not started adds nothing.
+  auto held = [&](DmaId j) { return device && dmas_[j].issuer == frozen.id && !started(s, j); };
+  int64_t sum = semValue(s, e, x);
+  for (DmaId j : issuedBy_[e])
+    if (dmas_[j].sendSem && *dmas_[j].sendSem == x && !(frozenSend && j == frozen.id) && !held(j))
+      sum = saturatingAdd(sum, units(dmas_[j], s.sent[j], chunks_[j]));
+  for (DmaId j : targeting_[e]) {
+    if (dmas_[j].recvSem != x || held(j) || (frozenLand && j == frozen.id))
+      continue;
+    sum = saturatingAdd(
+        sum, units(dmas_[j], s.landed[j], frozenSend && j == frozen.id ? s.sent[j] : chunks_[j]));
+  }
+  return saturatingAdd(sum, pendingSignals(s, e, x, device ? frozen.id : -1));
+}
+
+bool Machine::blockedBefore(const ControlState &s, const Frozen &frozen, DeviceId e,
+                            int32_t limit) const {
   std::vector<std::pair<SemId, int64_t>> need; // per semaphore: the waits so far
-  const std::vector<Event> &events = program_.processes[d].events;
-  for (int32_t pc = s.pc[d]; pc < eventCount_[d]; ++pc) {
-    if (relevant(pc))
-      return false;
+  const std::vector<Event> &events = program_.processes[e].events;
+  const int32_t end = std::min(limit, eventCount_[e]);
+  for (int32_t pc = s.pc[e]; pc < end; ++pc) {
+    if (const auto *b = std::get_if<DeviceBarrier>(&events[pc].kind)) {
+      if (frozen.kind != Frozen::Kind::Device)
+        continue;
+      const std::vector<std::vector<int32_t>> &barrierPc = properties_.barrierPcs();
+      const auto &mine = barrierPc[frozen.id];
+      if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < mine.size() &&
+          mine[b->invocation] > s.pc[frozen.id])
+        return true;
+      continue;
+    }
     const auto *w = std::get_if<SemWait>(&events[pc].kind);
     if (!w || w->amount <= 0)
       continue;
@@ -714,10 +760,10 @@ bool Machine::blockedBefore(const ControlState &s, DmaId k, bool land,
       it = need.end() - 1;
     }
     it->second = saturatingAdd(it->second, w->amount);
-    if (supply(w->sem) < it->second)
+    if (supplyWithout(s, frozen, e, w->sem) < it->second)
       return true;
   }
-  return true; // no relevant event ahead
+  return limit >= eventCount_[e]; // nothing to reach, or reached
 }
 
 // DmaStart{k} of a local copy on d is safe when (1) it is enabled (always) and only d
@@ -787,7 +833,7 @@ bool Machine::isSafeLocalChunk(const ControlState &s, const ScheduleStep &step) 
       if (e != d && s.pc[e] <= at)
         return false;
   const std::vector<Event> &events = program_.processes[d].events;
-  return blockedBefore(s, k, land, [&](int32_t pc) {
+  auto relevant = [&](int32_t pc) {
     const EventKind &kind = events[pc].kind;
     if (std::holds_alternative<KernelExit>(kind) || std::holds_alternative<ScopeExit>(kind))
       return true;
@@ -799,7 +845,160 @@ bool Machine::isSafeLocalChunk(const ControlState &s, const ScheduleStep &step) 
         if (e == d && at == pc)
           return true;
     return false;
-  });
+  };
+  int32_t limit = s.pc[d];
+  while (limit < eventCount_[d] && !relevant(limit))
+    ++limit;
+  const Frozen frozen{land ? Frozen::Kind::Land : Frozen::Kind::Send, k};
+  return blockedBefore(s, frozen, d, limit);
+}
+
+// ---- The observer rules (docs/executor.md, "Remote DMAs and signals") ----
+//
+// The local-copy rules, generalised to every DMA and to signals between devices. A step t
+// of actor A (a device, a DMA's send side, its land side) is taken alone in state s when
+// every step that depends on it (Godefroid 1996, def. 3.3: in a state where both are
+// enabled, one disables the other or they do not commute) or whose check outcome it
+// changes, or that changes t's own check outcome, cannot run on any path from s before t
+// (C1 of Clarke, Grumberg and Peled, ch. 10). The dependences come from the step table:
+// - a step's effect is an increment of one semaphore (a signal, a chunk), an advance of
+//   a DMA counter (a chunk), started(k) (a DmaStart) or a device's pc; increments commute
+//   with each other and with enabled waits (a wait decrements only its own device's
+//   semaphore, which only that device's waits do), and no step disables another but a
+//   wait of the same device; so two steps of different actors are dependent only through
+//   the checks;
+// - what the checks read: a DMA side's open/closed status (Race at Stores and
+//   DmaStarts, ExitSend / ExitRecv at exits: Properties::sideReaders), a semaphore's value
+//   (ExitSemaphore at exits, SlotEnter at scope entries: Properties::semReaders), and a device's
+//   where / scopes (the lifetime checks of signals and land chunks), which change only at
+//   its KernelEnter, KernelExit, ScopeEnter and ScopeExit (positionEvents_);
+// - what changes them: a DmaStart opens its DMA's two sides, the last send chunk closes
+//   the source side, the last land chunk the destination side; signals and chunks add to
+//   one semaphore.
+// An observer event "cannot run before t" when its device has already passed it or
+// cannot reach it while A does not move (blockedBefore: a wait before it that the units
+// still able to arrive without A cannot satisfy). Events of the frozen device itself lie
+// after t in program order. Deadlocks are kept because t stays enabled until it runs
+// (nothing disables a chunk, a start or a signal), so no deadlocked state is reachable
+// without t.
+
+int32_t Machine::nextPositionEvent(DeviceId e, int32_t pc) const {
+  const std::vector<int32_t> &pcs = positionEvents_[e];
+  auto it = std::lower_bound(pcs.begin(), pcs.end(), pc);
+  return it == pcs.end() ? std::numeric_limits<int32_t>::max() : *it;
+}
+
+bool Machine::outOfReach(const ControlState &s, const Frozen &frozen,
+                         std::vector<std::pair<DeviceId, int32_t>> &events,
+                         DeviceId positionOf) const {
+  const DeviceId frozenDevice = frozen.kind == Frozen::Kind::Device ? frozen.id : -1;
+  constexpr int32_t kNone = std::numeric_limits<int32_t>::max();
+  std::sort(events.begin(), events.end());
+  bool positionDone = positionOf < 0;
+  for (size_t i = 0; i < events.size();) {
+    const DeviceId e = events[i].first;
+    int32_t first = kNone;
+    for (; i < events.size() && events[i].first == e; ++i)
+      if (events[i].second >= s.pc[e])
+        first = std::min(first, events[i].second);
+    if (e == positionOf) {
+      first = std::min(first, nextPositionEvent(e, s.pc[e]));
+      positionDone = true;
+    }
+    if (e == frozenDevice) {
+      // Its events after its pc follow t in program order; one at its pc is t itself,
+      // whose own checks the rule looks at separately (never expected here).
+      if (first == s.pc[e])
+        return false;
+      continue;
+    }
+    if (first != kNone && !blockedBefore(s, frozen, e, first))
+      return false;
+  }
+  if (!positionDone && positionOf != frozenDevice) {
+    const int32_t first = nextPositionEvent(positionOf, s.pc[positionOf]);
+    if (first != kNone && !blockedBefore(s, frozen, positionOf, first))
+      return false;
+  }
+  return true;
+}
+
+bool Machine::sideStable(const ControlState &s, DeviceId d, int32_t pc, DmaId j, bool dst) const {
+  if (started(s, j))
+    return !sideOpen(s, {j, dst}); // closed stays closed: a DMA starts once
+  const int32_t start = properties_.startPc(j);
+  if (start < 0)
+    return true; // never started: never open
+  const DeviceId issuer = dmas_[j].issuer;
+  if (issuer == d)
+    return start > pc; // d starts it later
+  return blockedBefore(s, Frozen{Frozen::Kind::Device, d}, issuer, start);
+}
+
+// DmaStart{k} on d (any DMA). (1) It is always enabled and only d takes it. (2) Its own
+// Race obligations read sides that are stable while d does not move (sideStable), so no
+// other actor's step changes their outcome. (3) It opens k's two sides: every obligation
+// that reads one of them (Properties::sideReaders: Race obligations at Stores and DmaStarts of any
+// device whose access conflicts, ExitSend at the issuer's exits, ExitRecv at the
+// target's) has run already or cannot run before d moves. (4) It changes nothing else:
+// where and scopes stay, and it only enables k's send chunks and maybe other devices'
+// barrier (d's pc advances), which no step can take before it. So every run from s is
+// equivalent to one that starts k first, with the same checks.
+bool Machine::isSafeObservedStart(const ControlState &s, DeviceId d, DmaId k) const {
+  if (k < 0 || k >= dmaCount_ || dmas_[k].issuer != d)
+    return false;
+  const int32_t pc = s.pc[d];
+  for (ObligationIndex index : properties_.atEvent(d, pc)) {
+    const Obligation &o = properties_.obligation(index);
+    if (o.what != What::Race || !sideStable(s, d, pc, o.dma, o.dst))
+      return false;
+  }
+  std::vector<std::pair<DeviceId, int32_t>> events = properties_.sideReaders(k, false);
+  const auto &dst = properties_.sideReaders(k, true);
+  events.insert(events.end(), dst.begin(), dst.end());
+  return outOfReach(s, Frozen{Frozen::Kind::Device, d}, events, -1);
+}
+
+// A Signal from d to another device t on a semaphore that is not the barrier semaphore.
+// It adds to (t, sem), which the target's ExitSemaphore and SlotEnter obligations on it
+// read (Properties::semReaders; its waits commute with the increment); its own checks
+// (SignalInvocation, SlotSignal) read where[t] and scopes[t]. So every such event of t,
+// and every event of t that changes where[t] or scopes[t], must be out of reach while d
+// does not move.
+bool Machine::isSafeObservedSignal(const ControlState &s, DeviceId d, const Signal &sig) const {
+  if (sig.target < 0 || sig.target >= deviceCount_ || sig.target == d)
+    return false;
+  std::vector<std::pair<DeviceId, int32_t>> events = properties_.semReaders(sig.target, sig.sem);
+  const bool checked = !properties_.atEvent(d, s.pc[d]).empty();
+  return outOfReach(s, Frozen{Frozen::Kind::Device, d}, events, checked ? sig.target : -1);
+}
+
+// A chunk of DMA k (any DMA): a send chunk adds its units to (issuer, sendSem), a land
+// chunk to (target, recvSem); the last chunk of a side closes that side; a land chunk's
+// checks (LandInvocation, LandScope, SlotLand) read where[target] and scopes[target]. It
+// stays enabled (only k's own chunks change its counters; with --dma-order link, its
+// link predecessor has landed completely and stays so). So: the obligations reading the
+// semaphore it adds to (if it carries units), those reading the side it closes (if it is
+// the last), and (for a land chunk with checks) the target's events that change where or
+// scopes must be out of reach while k's side does not move.
+bool Machine::isSafeObservedChunk(const ControlState &s, const ScheduleStep &step) const {
+  const DmaId k = step.id;
+  const Dma &dma = dmas_[k];
+  const bool send = step.kind == ScheduleStep::Kind::Send;
+  const bool last = nextChunk(s, step) + 1 == chunks_[k];
+  std::vector<std::pair<DeviceId, int32_t>> events;
+  if (nextChunkUnits(s, step) != 0 && (!send || dma.sendSem)) {
+    const DeviceId owner = send ? dma.issuer : dma.target;
+    const SemId sem = send ? *dma.sendSem : dma.recvSem;
+    events = properties_.semReaders(owner, sem);
+  }
+  if (last) {
+    const auto &side = properties_.sideReaders(k, !send);
+    events.insert(events.end(), side.begin(), side.end());
+  }
+  const DeviceId positionOf = !send && !properties_.atLand(k).empty() ? dma.target : -1;
+  return outOfReach(s, Frozen{send ? Frozen::Kind::Send : Frozen::Kind::Land, k}, events,
+                    positionOf);
 }
 
 } // namespace dkv::semantics

@@ -123,14 +123,18 @@ public:
 
   /// A device step that commutes with every step of every other actor from `s` on and
   /// changes no check's outcome, so the search may take it alone (see Machine.cpp).
-  /// `localCopies` adds the rules for local copies (a private DmaStart); off only to
-  /// measure them (docs/executor.md, docs/performance.md).
-  bool isSafeStep(const ControlState &s, model::DeviceId d, bool localCopies = true) const;
+  /// `localCopies` adds the rules for local copies (a private DmaStart); `observers`
+  /// the observer rules (any DmaStart, remote signals, stores whose conflicting DMAs
+  /// cannot start first); each off only to measure it (docs/executor.md,
+  /// docs/performance.md).
+  bool isSafeStep(const ControlState &s, model::DeviceId d, bool localCopies = true,
+                  bool observers = true) const;
   /// A DMA chunk that a blocked device needs before it can move, or (with
   /// `localCopies`) a chunk of a local copy that its device cannot observe before it
-  /// runs (see Machine.cpp).
+  /// runs, or (with `observers`) a chunk of any DMA that no step able to run before it
+  /// observes (see Machine.cpp).
   bool isSafeDmaStep(const ControlState &s, const report::ScheduleStep &step,
-                     bool localCopies = true) const;
+                     bool localCopies = true, bool observers = true) const;
 
   /// Static bound on the value of semaphore s on device d (sum of all increments).
   int64_t semBound(model::DeviceId d, model::SemId s) const { return semBound_[d * semCount_ + s]; }
@@ -141,15 +145,54 @@ private:
   /// The local-copy rules (see Machine.cpp).
   bool isSafeLocalStart(const ControlState &s, model::DeviceId d, model::DmaId k) const;
   bool isSafeLocalChunk(const ControlState &s, const report::ScheduleStep &step) const;
-  /// Whether device d, from `s`, cannot run any event at which `relevant(pc)` holds
-  /// before the next chunk of local copy k on side `land` runs: a wait of d on some
-  /// semaphore x lies before every such event, and passing it needs more units than x
-  /// can still receive without that chunk and k's later land chunks.
-  template <typename Relevant>
-  bool blockedBefore(const ControlState &s, model::DmaId k, bool land,
-                     const Relevant &relevant) const;
-  /// Units that can still reach (d, x) in `s` from signals not yet run.
-  int64_t pendingSignals(const ControlState &s, model::DeviceId d, model::SemId x) const;
+  /// The actor of a candidate step, which does not move until the step runs: a device
+  /// (the step is its next event), or one side of a DMA (the step is its next chunk on
+  /// that side; a send side also holds back the land chunks not yet sent).
+  struct Frozen {
+    enum class Kind { Device, Send, Land };
+    Kind kind = Kind::Device;
+    int32_t id = 0; ///< the device or the DMA
+  };
+  /// Whether device e, from `s`, cannot reach its event `limit` (nor any later one)
+  /// while `frozen` does not move: one of e's events in [pc[e], limit) is a wait that
+  /// needs more units than its semaphore can still receive without the frozen actor
+  /// (supplyWithout), or a device barrier that the frozen device has not reached.
+  /// True when limit is past e's last event and nothing blocks (nothing to reach).
+  bool blockedBefore(const ControlState &s, const Frozen &frozen, model::DeviceId e,
+                     int32_t limit) const;
+  /// Units that can still be added to (e, x) in `s` on a path on which `frozen` does
+  /// not move: its value, the remaining send chunks of DMAs e issues with x as send
+  /// semaphore, the remaining land chunks of DMAs landing on e with x as receive
+  /// semaphore, and the signals to (e, x) not yet run; without the frozen actor's
+  /// contributions (its side's chunks, a send side's unsent lands, a frozen device's
+  /// signals and the DMAs it has not started).
+  int64_t supplyWithout(const ControlState &s, const Frozen &frozen, model::DeviceId e,
+                        model::SemId x) const;
+  /// Whether no device but the frozen one can run, before the frozen actor moves, one
+  /// of `events` ((device, pc) pairs; sorted in place) not yet run, nor, when
+  /// `positionOf` >= 0, an event of device positionOf that changes where or scopes
+  /// (KernelEnter, KernelExit, ScopeEnter, ScopeExit).
+  bool outOfReach(const ControlState &s, const Frozen &frozen,
+                  std::vector<std::pair<model::DeviceId, int32_t>> &events,
+                  model::DeviceId positionOf) const;
+  /// Whether the open/closed status of DMA j's side, read by the Race obligation of
+  /// device d's event pc, is the same whatever other actors do before d moves: closed
+  /// (it stays closed), or not started and started only by d later or by a device that
+  /// cannot reach its start before d moves.
+  bool sideStable(const ControlState &s, model::DeviceId d, int32_t pc, model::DmaId j,
+                  bool dst) const;
+  /// The observer rules (see Machine.cpp, docs/executor.md "Remote DMAs and signals").
+  bool isSafeObservedStart(const ControlState &s, model::DeviceId d, model::DmaId k) const;
+  bool isSafeObservedSignal(const ControlState &s, model::DeviceId d,
+                            const model::Signal &sig) const;
+  bool isSafeObservedChunk(const ControlState &s, const report::ScheduleStep &step) const;
+  /// The first event of device e at or after pc that changes where[e] or scopes[e], or
+  /// INT32_MAX.
+  int32_t nextPositionEvent(model::DeviceId e, int32_t pc) const;
+  /// Units that can still reach (d, x) in `s` from signals not yet run, except those of
+  /// device `except` (-1: none excepted).
+  int64_t pendingSignals(const ControlState &s, model::DeviceId d, model::SemId x,
+                         model::DeviceId except = -1) const;
 
   const model::Program &program_;
   const Properties &properties_;
@@ -178,6 +221,9 @@ private:
   /// [dma][side (0 source, 1 destination)]: the (device, pc) of every Race obligation
   /// that reads whether that side is open.
   std::vector<std::array<std::vector<std::pair<model::DeviceId, int32_t>>, 2>> sideReaders_;
+  /// Per device: the pcs of its KernelEnter, KernelExit, ScopeEnter and ScopeExit
+  /// events, ascending.
+  std::vector<std::vector<int32_t>> positionEvents_;
 };
 
 /// A program with its properties and step table, owned together. They refer to each

@@ -203,6 +203,42 @@ Properties::Properties(const Program &program) : program_(program) {
   collectEventChecks();
   collectLands();
   finish();
+  collectReaders();
+}
+
+// What each event obligation reads (the observers of the steps that change it): a DMA
+// side (Race, ExitSend, ExitRecv) or a semaphore's value (ExitSemaphore, SlotEnter).
+// The other kinds read where / scopes (lifetime) or nothing of the search's state
+// (Stuck: a state with no enabled step).
+void Properties::collectReaders() {
+  const Program &p = program_;
+  sideReaders_.assign(p.dmas.size() * 2, {});
+  semReaders_.assign(static_cast<size_t>(p.deviceCount()) * p.semaphores.size(), {});
+  for (const Obligation &o : obligations_) {
+    switch (o.what) {
+    case Obligation::What::Race:
+      sideReaders_[static_cast<size_t>(o.dma) * 2 + (o.dst ? 1 : 0)].push_back({o.device, o.pc});
+      break;
+    case Obligation::What::ExitSend:
+      sideReaders_[static_cast<size_t>(o.dma) * 2].push_back({o.device, o.pc});
+      break;
+    case Obligation::What::ExitRecv:
+      sideReaders_[static_cast<size_t>(o.dma) * 2 + 1].push_back({o.device, o.pc});
+      break;
+    case Obligation::What::ExitSemaphore:
+    case Obligation::What::SlotEnter:
+      semReaders_[static_cast<size_t>(o.device) * p.semaphores.size() + o.sem].push_back(
+          {o.device, o.pc});
+      break;
+    case Obligation::What::LandInvocation:
+    case Obligation::What::LandScope:
+    case Obligation::What::SignalInvocation:
+    case Obligation::What::SlotSignal:
+    case Obligation::What::SlotLand:
+    case Obligation::What::Stuck:
+      break;
+    }
+  }
 }
 
 std::optional<PropertyIndex> Properties::find(const std::string &id) const {

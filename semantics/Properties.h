@@ -112,6 +112,21 @@ public:
     return racesAgainst_[k];
   }
 
+  /// An event of the unrolled program: (device, pc).
+  using EventRef = std::pair<model::DeviceId, int32_t>;
+  /// The events whose obligations read whether DMA k's source (`dst` false) or
+  /// destination side is open: Race at Stores and DmaStarts, ExitSend / ExitRecv at
+  /// exits (the observers of the step that opens or closes it; docs/executor.md,
+  /// "Remote DMAs and signals").
+  const std::vector<EventRef> &sideReaders(model::DmaId k, bool dst) const {
+    return sideReaders_[static_cast<size_t>(k) * 2 + (dst ? 1 : 0)];
+  }
+  /// The events whose obligations read the value of semaphore s on device d
+  /// (ExitSemaphore, SlotEnter). Other obligations read DMA sides and where / scopes.
+  const std::vector<EventRef> &semReaders(model::DeviceId d, model::SemId s) const {
+    return semReaders_[static_cast<size_t>(d) * program_.semaphores.size() + s];
+  }
+
   /// Candidate race pairs dropped because program order and device barriers order
   /// the access before the DMA's start (they can never be violated).
   int64_t prunedRaces() const { return prunedRaces_; }
@@ -161,6 +176,7 @@ private:
                       const std::vector<std::pair<std::string, std::string>> &slots, int32_t templ,
                       report::Span primary, std::vector<report::Span> secondary);
   void finish();
+  void collectReaders();
 
   const model::Program &program_;
   std::vector<Property> properties_;
@@ -169,6 +185,8 @@ private:
   std::vector<std::vector<ObligationIndex>> stuck_;                ///< [device][pc]
   std::vector<std::vector<ObligationIndex>> atLand_;               ///< per DMA
   std::vector<std::vector<ObligationIndex>> racesAgainst_;         ///< per DMA
+  std::vector<std::vector<EventRef>> sideReaders_;                 ///< [dma * 2 + side]
+  std::vector<std::vector<EventRef>> semReaders_;                  ///< [device * sems + sem]
   int64_t prunedRaces_ = 0;
 
   // Construction only: the message of a property is a template filled with slots;

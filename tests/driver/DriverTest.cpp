@@ -143,7 +143,7 @@ TEST(Engines, AutoIsTheDefaultAndExploreDecidesWithinItsBudget) {
   ASSERT_EQ(v.status, report::Verdict::Status::Findings);
   ASSERT_FALSE(v.stats.empty());
   EXPECT_EQ(v.stats[0], (std::pair<std::string, std::string>{"decided by", "explore"}));
-  EXPECT_EQ(statistic(v, "states"), "48");
+  EXPECT_EQ(statistic(v, "states"), "46");
   for (const report::Finding &f : v.findings)
     EXPECT_EQ(f.engine, "explore");
   EXPECT_EQ(violated(v), violated(runEngine(*findEngine("explore"), instance.machine(), options)));

@@ -18,14 +18,17 @@
 
 namespace dkv::executor::testing {
 
-/// Lowers examples/NAME (or NAME itself when it starts with "tests/") with N devices
-/// and `options`; fails the test on errors.
+/// Lowers examples/NAME (or NAME itself when it starts with "tests/", under the source
+/// directory, or with "/", an absolute path) with N devices and `options`; fails the
+/// test on errors.
 inline std::optional<model::Program> lowerExample(const std::string &name, int64_t devices,
                                                   model::Options options = {}) {
   std::string error;
   support::SourceManager sources;
   std::optional<support::FileId> id = sources.load(
-      std::string(DKV_SOURCE_DIR) + (name.rfind("tests/", 0) == 0 ? "/" : "/examples/") + name,
+      name.rfind("/", 0) == 0 ? name
+                              : std::string(DKV_SOURCE_DIR) +
+                                    (name.rfind("tests/", 0) == 0 ? "/" : "/examples/") + name,
       error);
   EXPECT_TRUE(id.has_value()) << error;
   if (!id)

@@ -2,6 +2,7 @@
 #include "promela/Emit.h"
 #include "PromelaFixtures.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -107,6 +108,39 @@ TEST(Emit, RegularSemaphoresAreScaledByTheirGcd) {
   EXPECT_NE(text.find("sem_ready[1] = sem_ready[1] + 2;"), std::string::npos);
 }
 
+// docs/promela.md, "Fused steps" and "Fused DMA chunks": the waits of a device run in
+// one atomic sequence with the step they lead to, and the chunks nothing can observe in
+// between run inside their DMA's start, each assert mapped to its own step.
+TEST(Emit, FusedStepsAndDmaChunks) {
+  LineMap map;
+  std::string text = emitPromela(rightPermute(2), {}, &map);
+  EXPECT_NE(text.find("#define FUSE_STEPS 1"), std::string::npos);
+  EXPECT_NE(text.find("#define FUSE_DMAS (DMA_CHUNKS == 1 && SEM_UNIT == 1 && INVOCATIONS == 1 "
+                      "&& ENTRY_BARRIER == 1)"),
+            std::string::npos);
+  // Both chunks of each DMA run in its start (every device waits for both before it
+  // leaves, and the barrier orders the target's entry before the start).
+  for (int k : {0, 1}) {
+    EXPECT_NE(text.find(fmt::format("/* fused: dma {} send chunk */", k)), std::string::npos);
+    EXPECT_NE(text.find(fmt::format("/* fused: dma {} land chunk */", k)), std::string::npos);
+  }
+  // The waits and the exit of device 0: one atomic sequence.
+  size_t atomic = text.find("#if FUSE_STEPS\n  atomic {\n#endif\n    d_step { sem_send[0] >= ");
+  ASSERT_NE(atomic, std::string::npos) << text;
+  EXPECT_LT(text.find("exit invocation 0", atomic), text.find("#if FUSE_STEPS\n  }", atomic));
+  // The fused land's lifetime assert belongs to the land step (Check::step).
+  bool landCheck = false;
+  for (const Check &c : map.checks)
+    landCheck = landCheck || (c.step.kind == report::ScheduleStep::Kind::Land && c.step.id == 0);
+  EXPECT_TRUE(landCheck);
+  // Two writers into one buffer: their sends are fused (each issuer waits for its
+  // send before it leaves), their lands are not (the other start observes them).
+  std::string writers = emitPromela(testing::twoWriters(), {}, nullptr);
+  EXPECT_NE(writers.find("/* fused: dma 0 send chunk */"), std::string::npos);
+  EXPECT_EQ(writers.find("/* fused: dma 0 land chunk */"), std::string::npos);
+  EXPECT_EQ(writers.find("/* fused: dma 1 land chunk */"), std::string::npos);
+}
+
 TEST(Emit, EntryBarrierIsCompiledInWithItsDefine) {
   // Generated with the barrier: its steps under #if ENTRY_BARRIER, arrival folded
   // into the enter step.
@@ -115,14 +149,15 @@ TEST(Emit, EntryBarrierIsCompiledInWithItsDefine) {
   EXPECT_NE(on.find("#if ENTRY_BARRIER\n    arrived[0]++;  /* fixture.dk:3 */\n#endif"),
             std::string::npos)
       << on;
-  EXPECT_NE(on.find("#if ENTRY_BARRIER\n  d_step { arrived[0] == NDEV -> printf(\"DKV d 0 1 "),
+  // (In an atomic sequence with the start that follows it: FUSE_STEPS.)
+  EXPECT_NE(on.find("#if ENTRY_BARRIER\n    d_step { arrived[0] == NDEV -> printf(\"DKV d 0 1 "),
             std::string::npos);
   // Generated without: the same steps, off by default, printed as DKV b lines.
   model::Options o;
   o.entryBarrier = false;
   std::string off = emitPromela(rightPermute(2, true, o), {}, nullptr);
   EXPECT_NE(off.find("#define ENTRY_BARRIER 0"), std::string::npos);
-  EXPECT_NE(off.find("#if ENTRY_BARRIER\n  d_step { arrived[0] == NDEV -> printf(\"DKV b 0 0 "),
+  EXPECT_NE(off.find("#if ENTRY_BARRIER\n    d_step { arrived[0] == NDEV -> printf(\"DKV b 0 0 "),
             std::string::npos)
       << off;
   // collective_id: no entry barrier at all, and the define is fixed.
@@ -140,11 +175,24 @@ TEST(Emit, LaterInvocationsAreCompiledInWithInvocations) {
   ASSERT_NE(from, std::string::npos) << text;
   size_t enter = text.find("enter invocation 1", from);
   size_t exit = text.find("exit invocation 1", from);
-  size_t endif = text.find("#endif\n", exit);
   ASSERT_NE(exit, std::string::npos);
   EXPECT_LT(enter, exit);
-  EXPECT_EQ(text.find("#endif", enter), text.find("#endif", exit)) << "no #endif before the exit";
-  EXPECT_NE(endif, std::string::npos);
+  // The #endif that closes `#if INVOCATIONS > 1` (the atomic sequences of FUSE_STEPS
+  // open and close their own #if blocks inside it) comes after the exit step.
+  int depth = 0;
+  size_t at = from, endif = std::string::npos;
+  while (at != std::string::npos && endif == std::string::npos) {
+    size_t eol = text.find('\n', at);
+    std::string line = text.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
+    if (line.rfind("#if", 0) == 0)
+      ++depth;
+    else if (line.rfind("#endif", 0) == 0 && --depth == 0)
+      endif = at;
+    at = eol == std::string::npos ? eol : eol + 1;
+  }
+  ASSERT_NE(endif, std::string::npos);
+  EXPECT_LT(exit, endif) << "the invocation's #endif comes before its exit";
+  EXPECT_LT(endif, text.find("active proctype dev1")) << "the #endif closes device 0's block";
 }
 
 /// Exact comparison with tests/golden/promela/NAME; DKV_UPDATE_GOLDEN=1 rewrites it.

@@ -61,7 +61,7 @@ TEST(Explain, RaceWithADmaReadingItsSource) {
   EXPECT_EQ(classify(FindingKind::Race, remote), "run-ahead");
   // A DMA from another device lands in what a remote DMA of the receiver still reads:
   // the receiver forwards its landing buffer before wait_recv (TPU-Collectives'
-  // all-gather, tests/examples/real_z3/tpu_collectives_all_gather.dk, race.5; its mirror
+  // all-gather, examples/real/tpu_collectives_all_gather.dk, race.5; its mirror
   // race.7 is a DMA's start reading while the DMA lands, landing-before-wait-recv too).
   remote.regionReused = false;
   EXPECT_EQ(classify(FindingKind::Race, remote), "landing-before-wait-recv");

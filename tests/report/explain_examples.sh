@@ -9,8 +9,7 @@
 # example maps to. DKV_UPDATE_GOLDEN=1 rewrites the list (review its diff).
 # Usage: explain_examples.sh DKV EXPECTED_LIST EXAMPLES_DIR [ENGINE]
 # ENGINE (default auto, which decides these examples by explore) is passed as
-# --engine: the TPU-Collectives transcriptions of tests/examples/real_z3/ are checked
-# with z3 (report.explain.real_z3).
+# --engine.
 set -euo pipefail
 dkv=$1
 expected=$2

@@ -70,6 +70,18 @@
 #define CHECK_LIFETIME 1
 #endif
 
+/* Fused steps (docs/promela.md): FUSE_STEPS runs each device's waits in one atomic
+ * sequence with the step they lead to (Lipton's reduction), for every value of the
+ * options above. FUSE_DMAS runs the DMA chunks that no step can observe before
+ * them inside their DMA's start; it is decided for the options generated with, so
+ * it is off for other values. -DFUSE_STEPS=0 -DFUSE_DMAS=0: every interleaving. */
+#ifndef FUSE_STEPS
+#define FUSE_STEPS 1
+#endif
+#ifndef FUSE_DMAS
+#define FUSE_DMAS (DMA_CHUNKS == 1 && SEM_UNIT == 1 && INVOCATIONS == 1 && ENTRY_BARRIER == 1)
+#endif
+
 /* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
  * that only moves by the kernel's constant amounts is stored divided by their gcd
  * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
@@ -114,39 +126,93 @@ active proctype dev0() {
     arrived[0]++;  /* all_gather_shared_sem.dk:14 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 0 2 start dma 0: input[:] -> device 0 output[0, :]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:24 start dma 0: input[:] -> device 0 output[0, :] */
-  d_step { sem_copy_sem[0] >= UNITS(32) -> printf("DKV d 0 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[0] = sem_copy_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 1: output[0, :] -> device 1 output[0, :] */
-    printf("DKV d 0 4 start dma 1: output[0, :] -> device 1 output[0, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[0] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
-    assert(!CHECK_RACES || snd[5] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
-    snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#endif
+    d_step {  /* all_gather_shared_sem.dk:24 start dma 0: input[:] -> device 0 output[0, :] */
+      printf("DKV d 0 2 start dma 0: input[:] -> device 0 output[0, :]\n");  /* all_gather_shared_sem.dk:24 */
+      snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:24 */
+#if FUSE_DMAS
+      /* fused: dma 0 send chunk */
+      printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      snd[0]--;  /* all_gather_shared_sem.dk:24 */
+      /* fused: dma 0 land chunk */
+      printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:24 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_copy_sem[0] = sem_copy_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[0]);  /* all_gather_shared_sem.dk:24 */
+      rcv[0]--;  /* all_gather_shared_sem.dk:24 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 2: output[2, :] -> device 1 output[2, :] */
-    printf("DKV d 0 7 start dma 2: output[2, :] -> device 1 output[2, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[7] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
-    snd[2] = DMA_CHUNKS; rcv[2] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_copy_sem[0] >= UNITS(32) -> printf("DKV d 0 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[0] = sem_copy_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 1: output[0, :] -> device 1 output[0, :] */
+      printf("DKV d 0 4 start dma 1: output[0, :] -> device 1 output[0, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[0] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
+      assert(!CHECK_RACES || snd[5] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
+      snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 1 send chunk */
+      printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[0] = sem_send_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - snd[1]);  /* all_gather_shared_sem.dk:29 */
+      snd[1]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
-    printf("DKV d 0 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
-    assert(!CHECK_EXIT || sem_copy_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || snd[2] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || rcv[0] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[7] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[8] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    where[0] = 0;  /* all_gather_shared_sem.dk:31 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 2: output[2, :] -> device 1 output[2, :] */
+      printf("DKV d 0 7 start dma 2: output[2, :] -> device 1 output[2, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[7] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
+      snd[2] = DMA_CHUNKS; rcv[2] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 2 send chunk */
+      printf("DKV s 2 dma 2 send chunk %d/%d\n", DMA_CHUNKS - snd[2] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[0] = sem_send_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - snd[2]);  /* all_gather_shared_sem.dk:29 */
+      snd[2]--;  /* all_gather_shared_sem.dk:29 */
+      /* fused: dma 2 land chunk */
+      printf("DKV l 2 dma 2 land chunk %d/%d\n", DMA_CHUNKS - rcv[2] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:29 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv_sem[1] = sem_recv_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[2]);  /* all_gather_shared_sem.dk:29 */
+      rcv[2]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[0] >= UNITS(32) -> printf("DKV d 0 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[0] = sem_send_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[0] >= UNITS(32) -> printf("DKV d 0 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[0] = sem_recv_sem[0] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
+      printf("DKV d 0 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
+      assert(!CHECK_EXIT || sem_copy_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+      assert(!CHECK_EXIT || sem_send_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+      assert(!CHECK_EXIT || sem_recv_sem[0] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+      assert(!CHECK_EXIT || snd[0] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
+      assert(!CHECK_EXIT || snd[1] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || snd[2] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || rcv[0] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[7] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[8] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      where[0] = 0;  /* all_gather_shared_sem.dk:31 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* device 1 (x=1): 11 events */
@@ -158,39 +224,93 @@ active proctype dev1() {
     arrived[0]++;  /* all_gather_shared_sem.dk:14 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 1 2 start dma 3: input[:] -> device 1 output[1, :]\n"); snd[3] = DMA_CHUNKS; rcv[3] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:24 start dma 3: input[:] -> device 1 output[1, :] */
-  d_step { sem_copy_sem[1] >= UNITS(32) -> printf("DKV d 1 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[1] = sem_copy_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 4: output[1, :] -> device 2 output[1, :] */
-    printf("DKV d 1 4 start dma 4: output[1, :] -> device 2 output[1, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[3] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
-    assert(!CHECK_RACES || snd[8] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
-    snd[4] = DMA_CHUNKS; rcv[4] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#endif
+    d_step {  /* all_gather_shared_sem.dk:24 start dma 3: input[:] -> device 1 output[1, :] */
+      printf("DKV d 1 2 start dma 3: input[:] -> device 1 output[1, :]\n");  /* all_gather_shared_sem.dk:24 */
+      snd[3] = DMA_CHUNKS; rcv[3] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:24 */
+#if FUSE_DMAS
+      /* fused: dma 3 send chunk */
+      printf("DKV s 3 dma 3 send chunk %d/%d\n", DMA_CHUNKS - snd[3] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      snd[3]--;  /* all_gather_shared_sem.dk:24 */
+      /* fused: dma 3 land chunk */
+      printf("DKV l 3 dma 3 land chunk %d/%d\n", DMA_CHUNKS - rcv[3] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      assert(!CHECK_LIFETIME || where[1] == 1);  /* all_gather_shared_sem.dk:24 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_copy_sem[1] = sem_copy_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[3]);  /* all_gather_shared_sem.dk:24 */
+      rcv[3]--;  /* all_gather_shared_sem.dk:24 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 5: output[0, :] -> device 2 output[0, :] */
-    printf("DKV d 1 7 start dma 5: output[0, :] -> device 2 output[0, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[1] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
-    snd[5] = DMA_CHUNKS; rcv[5] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_copy_sem[1] >= UNITS(32) -> printf("DKV d 1 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[1] = sem_copy_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 4: output[1, :] -> device 2 output[1, :] */
+      printf("DKV d 1 4 start dma 4: output[1, :] -> device 2 output[1, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[3] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
+      assert(!CHECK_RACES || snd[8] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
+      snd[4] = DMA_CHUNKS; rcv[4] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 4 send chunk */
+      printf("DKV s 4 dma 4 send chunk %d/%d\n", DMA_CHUNKS - snd[4] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[1] = sem_send_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - snd[4]);  /* all_gather_shared_sem.dk:29 */
+      snd[4]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
-    printf("DKV d 1 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
-    assert(!CHECK_EXIT || sem_copy_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || snd[3] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
-    assert(!CHECK_EXIT || snd[4] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || snd[5] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || rcv[1] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[2] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[3] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
-    where[1] = 0;  /* all_gather_shared_sem.dk:31 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 5: output[0, :] -> device 2 output[0, :] */
+      printf("DKV d 1 7 start dma 5: output[0, :] -> device 2 output[0, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[1] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
+      snd[5] = DMA_CHUNKS; rcv[5] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 5 send chunk */
+      printf("DKV s 5 dma 5 send chunk %d/%d\n", DMA_CHUNKS - snd[5] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[1] = sem_send_sem[1] + CHUNK_UNITS(32, DMA_CHUNKS - snd[5]);  /* all_gather_shared_sem.dk:29 */
+      snd[5]--;  /* all_gather_shared_sem.dk:29 */
+      /* fused: dma 5 land chunk */
+      printf("DKV l 5 dma 5 land chunk %d/%d\n", DMA_CHUNKS - rcv[5] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:29 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv_sem[2] = sem_recv_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[5]);  /* all_gather_shared_sem.dk:29 */
+      rcv[5]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[1] >= UNITS(32) -> printf("DKV d 1 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[1] = sem_send_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[1] >= UNITS(32) -> printf("DKV d 1 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[1] = sem_recv_sem[1] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
+      printf("DKV d 1 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
+      assert(!CHECK_EXIT || sem_copy_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+      assert(!CHECK_EXIT || sem_send_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+      assert(!CHECK_EXIT || sem_recv_sem[1] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+      assert(!CHECK_EXIT || snd[3] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
+      assert(!CHECK_EXIT || snd[4] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || snd[5] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || rcv[1] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[2] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[3] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
+      where[1] = 0;  /* all_gather_shared_sem.dk:31 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* device 2 (x=2): 11 events */
@@ -202,39 +322,93 @@ active proctype dev2() {
     arrived[0]++;  /* all_gather_shared_sem.dk:14 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 2 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 2 2 start dma 6: input[:] -> device 2 output[2, :]\n"); snd[6] = DMA_CHUNKS; rcv[6] = DMA_CHUNKS }  /* all_gather_shared_sem.dk:24 start dma 6: input[:] -> device 2 output[2, :] */
-  d_step { sem_copy_sem[2] >= UNITS(32) -> printf("DKV d 2 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[2] = sem_copy_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 7: output[2, :] -> device 0 output[2, :] */
-    printf("DKV d 2 4 start dma 7: output[2, :] -> device 0 output[2, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[6] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
-    assert(!CHECK_RACES || snd[2] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
-    snd[7] = DMA_CHUNKS; rcv[7] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 2 1 device barrier (invocation 0)\n") }  /* all_gather_shared_sem.dk:14 device barrier (invocation 0) */
+#endif
+    d_step {  /* all_gather_shared_sem.dk:24 start dma 6: input[:] -> device 2 output[2, :] */
+      printf("DKV d 2 2 start dma 6: input[:] -> device 2 output[2, :]\n");  /* all_gather_shared_sem.dk:24 */
+      snd[6] = DMA_CHUNKS; rcv[6] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:24 */
+#if FUSE_DMAS
+      /* fused: dma 6 send chunk */
+      printf("DKV s 6 dma 6 send chunk %d/%d\n", DMA_CHUNKS - snd[6] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      snd[6]--;  /* all_gather_shared_sem.dk:24 */
+      /* fused: dma 6 land chunk */
+      printf("DKV l 6 dma 6 land chunk %d/%d\n", DMA_CHUNKS - rcv[6] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:24 */
+      assert(!CHECK_LIFETIME || where[2] == 1);  /* all_gather_shared_sem.dk:24 lifetime.0: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_copy_sem[2] = sem_copy_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[6]);  /* all_gather_shared_sem.dk:24 */
+      rcv[6]--;  /* all_gather_shared_sem.dk:24 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:29 start dma 8: output[1, :] -> device 0 output[1, :] */
-    printf("DKV d 2 7 start dma 8: output[1, :] -> device 0 output[1, :]\n");  /* all_gather_shared_sem.dk:29 */
-    assert(!CHECK_RACES || rcv[4] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
-    snd[8] = DMA_CHUNKS; rcv[8] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_copy_sem[2] >= UNITS(32) -> printf("DKV d 2 3 wait copy_sem >= %d (wait local copy)\n", UNITS(32)); sem_copy_sem[2] = sem_copy_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:25 wait copy_sem >= 32 (wait local copy) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 7: output[2, :] -> device 0 output[2, :] */
+      printf("DKV d 2 4 start dma 7: output[2, :] -> device 0 output[2, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[6] == 0);  /* all_gather_shared_sem.dk:29 race.0: dma reading output[...] races with a local copy writing output[...] (started at line 24) */
+      assert(!CHECK_RACES || snd[2] == 0);  /* all_gather_shared_sem.dk:29 race.2: dma writing output[...] races with a dma reading output[...] (started at line 29) */
+      snd[7] = DMA_CHUNKS; rcv[7] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 7 send chunk */
+      printf("DKV s 7 dma 7 send chunk %d/%d\n", DMA_CHUNKS - snd[7] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[2] = sem_send_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - snd[7]);  /* all_gather_shared_sem.dk:29 */
+      snd[7]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
-  d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
-  d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
-    printf("DKV d 2 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
-    assert(!CHECK_EXIT || sem_copy_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
-    assert(!CHECK_EXIT || sem_send_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
-    assert(!CHECK_EXIT || sem_recv_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
-    assert(!CHECK_EXIT || snd[6] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
-    assert(!CHECK_EXIT || snd[7] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || snd[8] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
-    assert(!CHECK_EXIT || rcv[4] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[5] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
-    assert(!CHECK_EXIT || rcv[6] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
-    where[2] = 0;  /* all_gather_shared_sem.dk:31 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 5 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 6 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:29 start dma 8: output[1, :] -> device 0 output[1, :] */
+      printf("DKV d 2 7 start dma 8: output[1, :] -> device 0 output[1, :]\n");  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_RACES || rcv[4] == 0);  /* all_gather_shared_sem.dk:29 race.1: dma reading output[...] races with a dma writing output[...] (started at line 29) */
+      snd[8] = DMA_CHUNKS; rcv[8] = DMA_CHUNKS;  /* all_gather_shared_sem.dk:29 */
+#if FUSE_DMAS
+      /* fused: dma 8 send chunk */
+      printf("DKV s 8 dma 8 send chunk %d/%d\n", DMA_CHUNKS - snd[8] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      sem_send_sem[2] = sem_send_sem[2] + CHUNK_UNITS(32, DMA_CHUNKS - snd[8]);  /* all_gather_shared_sem.dk:29 */
+      snd[8]--;  /* all_gather_shared_sem.dk:29 */
+      /* fused: dma 8 land chunk */
+      printf("DKV l 8 dma 8 land chunk %d/%d\n", DMA_CHUNKS - rcv[8] + 1, DMA_CHUNKS);  /* all_gather_shared_sem.dk:29 */
+      assert(!CHECK_LIFETIME || where[0] == 1);  /* all_gather_shared_sem.dk:29 lifetime.1: dma writing output[...] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv_sem[0] = sem_recv_sem[0] + CHUNK_UNITS(32, DMA_CHUNKS - rcv[8]);  /* all_gather_shared_sem.dk:29 */
+      rcv[8]--;  /* all_gather_shared_sem.dk:29 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send_sem[2] >= UNITS(32) -> printf("DKV d 2 8 wait send_sem >= %d (wait_send)\n", UNITS(32)); sem_send_sem[2] = sem_send_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait send_sem >= 32 (wait_send) */
+    d_step { sem_recv_sem[2] >= UNITS(32) -> printf("DKV d 2 9 wait recv_sem >= %d (wait_recv)\n", UNITS(32)); sem_recv_sem[2] = sem_recv_sem[2] - UNITS(32) }  /* all_gather_shared_sem.dk:30 wait recv_sem >= 32 (wait_recv) */
+    d_step {  /* all_gather_shared_sem.dk:31 exit invocation 0 */
+      printf("DKV d 2 10 exit invocation 0\n");  /* all_gather_shared_sem.dk:31 */
+      assert(!CHECK_EXIT || sem_copy_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.2: a device leaves the kernel with semaphore copy_sem non-zero */
+      assert(!CHECK_EXIT || sem_send_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.3: a device leaves the kernel with semaphore send_sem non-zero */
+      assert(!CHECK_EXIT || sem_recv_sem[2] == 0);  /* all_gather_shared_sem.dk:31 exit.4: a device leaves the kernel with semaphore recv_sem non-zero */
+      assert(!CHECK_EXIT || snd[6] == 0);  /* all_gather_shared_sem.dk:31 exit.5: a device leaves the kernel while a dma started at line 24 is still reading input[:] */
+      assert(!CHECK_EXIT || snd[7] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || snd[8] == 0);  /* all_gather_shared_sem.dk:31 exit.6: a device leaves the kernel while a dma started at line 29 is still reading output[...] */
+      assert(!CHECK_EXIT || rcv[4] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[5] == 0);  /* all_gather_shared_sem.dk:31 exit.1: a device leaves the kernel while a dma started at line 29 is still writing output[...] */
+      assert(!CHECK_EXIT || rcv[6] == 0);  /* all_gather_shared_sem.dk:31 exit.0: a device leaves the kernel while a dma started at line 24 is still writing output[...] */
+      where[2] = 0;  /* all_gather_shared_sem.dk:31 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* The DMA engines: each option moves one chunk of one DMA in flight. Labelled

@@ -69,6 +69,18 @@
 #define CHECK_LIFETIME 1
 #endif
 
+/* Fused steps (docs/promela.md): FUSE_STEPS runs each device's waits in one atomic
+ * sequence with the step they lead to (Lipton's reduction), for every value of the
+ * options above. FUSE_DMAS runs the DMA chunks that no step can observe before
+ * them inside their DMA's start; it is decided for the options generated with, so
+ * it is off for other values. -DFUSE_STEPS=0 -DFUSE_DMAS=0: every interleaving. */
+#ifndef FUSE_STEPS
+#define FUSE_STEPS 1
+#endif
+#ifndef FUSE_DMAS
+#define FUSE_DMAS (DMA_CHUNKS == 2 && SEM_UNIT == 4 && INVOCATIONS == 1 && ENTRY_BARRIER == 1)
+#endif
+
 /* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
  * that only moves by the kernel's constant amounts is stored divided by their gcd
  * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
@@ -105,21 +117,74 @@ active proctype dev0() {
     arrived[0]++;  /* fixture.dk:3 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 0 2 start dma 0: a[:] -> device 1 a[:]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* fixture.dk:10 start dma 0: a[:] -> device 1 a[:] */
-  d_step { printf("DKV d 0 3 start dma 1: b[:] -> device 1 b[:]\n"); snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS }  /* fixture.dk:11 start dma 1: b[:] -> device 1 b[:] */
-  d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 4 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:12 wait send >= 4 (wait_send) */
-  d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 5 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:13 wait send >= 4 (wait_send) */
-  d_step {  /* fixture.dk:20 exit invocation 0 */
-    printf("DKV d 0 6 exit invocation 0\n");  /* fixture.dk:20 */
-    assert(!CHECK_EXIT || sem_send[0] == 0);  /* fixture.dk:20 exit.2: a device leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* fixture.dk:20 exit.3: a device leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* fixture.dk:20 exit.4: a device leaves the kernel while a dma started at line 10 is still reading a[:] */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* fixture.dk:20 exit.5: a device leaves the kernel while a dma started at line 11 is still reading b[:] */
-    where[0] = 0;  /* fixture.dk:20 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
+#endif
+    d_step {  /* fixture.dk:10 start dma 0: a[:] -> device 1 a[:] */
+      printf("DKV d 0 2 start dma 0: a[:] -> device 1 a[:]\n");  /* fixture.dk:10 */
+      snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS;  /* fixture.dk:10 */
+#if FUSE_DMAS
+      /* fused: dma 0 send chunk */
+      printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS);  /* fixture.dk:10 */
+      sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[0]);  /* fixture.dk:10 */
+      snd[0]--;  /* fixture.dk:10 */
+      /* fused: dma 0 land chunk */
+      printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* fixture.dk:10 */
+      assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:10 lifetime.0: dma writing a[:] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[0]);  /* fixture.dk:10 */
+      rcv[0]--;  /* fixture.dk:10 */
+      /* fused: dma 0 send chunk */
+      printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS);  /* fixture.dk:10 */
+      sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[0]);  /* fixture.dk:10 */
+      snd[0]--;  /* fixture.dk:10 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+  d_step {  /* fixture.dk:11 start dma 1: b[:] -> device 1 b[:] */
+    printf("DKV d 0 3 start dma 1: b[:] -> device 1 b[:]\n");  /* fixture.dk:11 */
+    snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;  /* fixture.dk:11 */
+#if FUSE_DMAS
+    /* fused: dma 1 send chunk */
+    printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS);  /* fixture.dk:11 */
+    sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[1]);  /* fixture.dk:11 */
+    snd[1]--;  /* fixture.dk:11 */
+    /* fused: dma 1 land chunk */
+    printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* fixture.dk:11 */
+    assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:11 lifetime.1: dma writing b[:] lands on a device that is not in the invocation of the kernel that started it */
+    sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[1]);  /* fixture.dk:11 */
+    rcv[1]--;  /* fixture.dk:11 */
+    /* fused: dma 1 send chunk */
+    printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS);  /* fixture.dk:11 */
+    sem_send[0] = sem_send[0] + CHUNK_UNITS(16, DMA_CHUNKS - snd[1]);  /* fixture.dk:11 */
+    snd[1]--;  /* fixture.dk:11 */
+    /* fused: dma 1 land chunk */
+    printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* fixture.dk:11 */
+    assert(!CHECK_LIFETIME || where[1] == 1);  /* fixture.dk:11 lifetime.1: dma writing b[:] lands on a device that is not in the invocation of the kernel that started it */
+    sem_recv[1] = sem_recv[1] + CHUNK_UNITS(16, DMA_CHUNKS - rcv[1]);  /* fixture.dk:11 */
+    rcv[1]--;  /* fixture.dk:11 */
+#endif
+  }
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 4 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:12 wait send >= 4 (wait_send) */
+    d_step { sem_send[0] >= UNITS(16) -> printf("DKV d 0 5 wait send >= %d (wait_send)\n", UNITS(16)); sem_send[0] = sem_send[0] - UNITS(16) }  /* fixture.dk:13 wait send >= 4 (wait_send) */
+    d_step {  /* fixture.dk:20 exit invocation 0 */
+      printf("DKV d 0 6 exit invocation 0\n");  /* fixture.dk:20 */
+      assert(!CHECK_EXIT || sem_send[0] == 0);  /* fixture.dk:20 exit.2: a device leaves the kernel with semaphore send non-zero */
+      assert(!CHECK_EXIT || sem_recv[0] == 0);  /* fixture.dk:20 exit.3: a device leaves the kernel with semaphore recv non-zero */
+      assert(!CHECK_EXIT || snd[0] == 0);  /* fixture.dk:20 exit.4: a device leaves the kernel while a dma started at line 10 is still reading a[:] */
+      assert(!CHECK_EXIT || snd[1] == 0);  /* fixture.dk:20 exit.5: a device leaves the kernel while a dma started at line 11 is still reading b[:] */
+      where[0] = 0;  /* fixture.dk:20 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* device 1 (x=1): 7 events */
@@ -131,19 +196,31 @@ active proctype dev1() {
     arrived[0]++;  /* fixture.dk:3 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 2 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:15 wait recv >= 4 (wait_recv) */
-  d_step {  /* fixture.dk:16 store out[:] = a[:] */
-    printf("DKV d 1 3 store out[:] = a[:]\n");  /* fixture.dk:16 */
-    assert(!CHECK_RACES || rcv[0] == 0);  /* fixture.dk:16 race.0: load of a[:] races with a dma writing a[:] (started at line 10) */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* fixture.dk:3 device barrier (invocation 0) */
+#endif
+    d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 2 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:15 wait recv >= 4 (wait_recv) */
+    d_step {  /* fixture.dk:16 store out[:] = a[:] */
+      printf("DKV d 1 3 store out[:] = a[:]\n");  /* fixture.dk:16 */
+      assert(!CHECK_RACES || rcv[0] == 0);  /* fixture.dk:16 race.0: load of a[:] races with a dma writing a[:] (started at line 10) */
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:17 wait recv >= 4 (wait_recv) */
-  d_step {  /* fixture.dk:18 store out[:] = b[:] */
-    printf("DKV d 1 5 store out[:] = b[:]\n");  /* fixture.dk:18 */
-    assert(!CHECK_RACES || rcv[1] == 0);  /* fixture.dk:18 race.1: load of b[:] races with a dma writing b[:] (started at line 11) */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_recv[1] >= UNITS(16) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(16)); sem_recv[1] = sem_recv[1] - UNITS(16) }  /* fixture.dk:17 wait recv >= 4 (wait_recv) */
+    d_step {  /* fixture.dk:18 store out[:] = b[:] */
+      printf("DKV d 1 5 store out[:] = b[:]\n");  /* fixture.dk:18 */
+      assert(!CHECK_RACES || rcv[1] == 0);  /* fixture.dk:18 race.1: load of b[:] races with a dma writing b[:] (started at line 11) */
+    }
+#if FUSE_STEPS
   }
+#endif
   d_step {  /* fixture.dk:20 exit invocation 0 */
     printf("DKV d 1 6 exit invocation 0\n");  /* fixture.dk:20 */
     assert(!CHECK_EXIT || sem_send[1] == 0);  /* fixture.dk:20 exit.2: a device leaves the kernel with semaphore send non-zero */

@@ -70,6 +70,18 @@
 #define CHECK_LIFETIME 1
 #endif
 
+/* Fused steps (docs/promela.md): FUSE_STEPS runs each device's waits in one atomic
+ * sequence with the step they lead to (Lipton's reduction), for every value of the
+ * options above. FUSE_DMAS runs the DMA chunks that no step can observe before
+ * them inside their DMA's start; it is decided for the options generated with, so
+ * it is off for other values. -DFUSE_STEPS=0 -DFUSE_DMAS=0: every interleaving. */
+#ifndef FUSE_STEPS
+#define FUSE_STEPS 1
+#endif
+#ifndef FUSE_DMAS
+#define FUSE_DMAS (DMA_CHUNKS == 1 && SEM_UNIT == 1 && INVOCATIONS == 1 && ENTRY_BARRIER == 1)
+#endif
+
 /* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
  * that only moves by the kernel's constant amounts is stored divided by their gcd
  * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
@@ -106,20 +118,46 @@ active proctype dev0() {
     arrived[0]++;  /* right_permute.dk:11 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 0 2 start dma 0: input[:, :] -> device 1 output[:, :]\n"); snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS }  /* right_permute.dk:16 start dma 0: input[:, :] -> device 1 output[:, :] */
-  d_step { sem_send[0] >= UNITS(4096) -> printf("DKV d 0 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[0] = sem_send[0] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
-  d_step { sem_recv[0] >= UNITS(4096) -> printf("DKV d 0 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[0] = sem_recv[0] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
-  d_step {  /* right_permute.dk:18 exit invocation 0 */
-    printf("DKV d 0 5 exit invocation 0\n");  /* right_permute.dk:18 */
-    assert(!CHECK_EXIT || sem_send[0] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[0] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || snd[0] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
-    assert(!CHECK_EXIT || rcv[1] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
-    where[0] = 0;  /* right_permute.dk:18 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 0 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#endif
+    d_step {  /* right_permute.dk:16 start dma 0: input[:, :] -> device 1 output[:, :] */
+      printf("DKV d 0 2 start dma 0: input[:, :] -> device 1 output[:, :]\n");  /* right_permute.dk:16 */
+      snd[0] = DMA_CHUNKS; rcv[0] = DMA_CHUNKS;  /* right_permute.dk:16 */
+#if FUSE_DMAS
+      /* fused: dma 0 send chunk */
+      printf("DKV s 0 dma 0 send chunk %d/%d\n", DMA_CHUNKS - snd[0] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
+      sem_send[0] = sem_send[0] + CHUNK_UNITS(4096, DMA_CHUNKS - snd[0]);  /* right_permute.dk:16 */
+      snd[0]--;  /* right_permute.dk:16 */
+      /* fused: dma 0 land chunk */
+      printf("DKV l 0 dma 0 land chunk %d/%d\n", DMA_CHUNKS - rcv[0] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
+      assert(!CHECK_LIFETIME || where[1] == 1);  /* right_permute.dk:16 lifetime.0: dma writing output[:, :] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv[1] = sem_recv[1] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[0]);  /* right_permute.dk:16 */
+      rcv[0]--;  /* right_permute.dk:16 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send[0] >= UNITS(4096) -> printf("DKV d 0 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[0] = sem_send[0] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
+    d_step { sem_recv[0] >= UNITS(4096) -> printf("DKV d 0 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[0] = sem_recv[0] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
+    d_step {  /* right_permute.dk:18 exit invocation 0 */
+      printf("DKV d 0 5 exit invocation 0\n");  /* right_permute.dk:18 */
+      assert(!CHECK_EXIT || sem_send[0] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
+      assert(!CHECK_EXIT || sem_recv[0] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
+      assert(!CHECK_EXIT || snd[0] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
+      assert(!CHECK_EXIT || rcv[1] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
+      where[0] = 0;  /* right_permute.dk:18 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* device 1 (x=1): 6 events */
@@ -131,20 +169,46 @@ active proctype dev1() {
     arrived[0]++;  /* right_permute.dk:11 */
 #endif
   }
-#if ENTRY_BARRIER
-  d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#if FUSE_STEPS
+  atomic {
 #endif
-  d_step { printf("DKV d 1 2 start dma 1: input[:, :] -> device 0 output[:, :]\n"); snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS }  /* right_permute.dk:16 start dma 1: input[:, :] -> device 0 output[:, :] */
-  d_step { sem_send[1] >= UNITS(4096) -> printf("DKV d 1 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[1] = sem_send[1] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
-  d_step { sem_recv[1] >= UNITS(4096) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[1] = sem_recv[1] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
-  d_step {  /* right_permute.dk:18 exit invocation 0 */
-    printf("DKV d 1 5 exit invocation 0\n");  /* right_permute.dk:18 */
-    assert(!CHECK_EXIT || sem_send[1] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
-    assert(!CHECK_EXIT || sem_recv[1] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
-    assert(!CHECK_EXIT || snd[1] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
-    assert(!CHECK_EXIT || rcv[0] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
-    where[1] = 0;  /* right_permute.dk:18 */
+#if ENTRY_BARRIER
+    d_step { arrived[0] == NDEV -> printf("DKV d 1 1 device barrier (invocation 0)\n") }  /* right_permute.dk:11 device barrier (invocation 0) */
+#endif
+    d_step {  /* right_permute.dk:16 start dma 1: input[:, :] -> device 0 output[:, :] */
+      printf("DKV d 1 2 start dma 1: input[:, :] -> device 0 output[:, :]\n");  /* right_permute.dk:16 */
+      snd[1] = DMA_CHUNKS; rcv[1] = DMA_CHUNKS;  /* right_permute.dk:16 */
+#if FUSE_DMAS
+      /* fused: dma 1 send chunk */
+      printf("DKV s 1 dma 1 send chunk %d/%d\n", DMA_CHUNKS - snd[1] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
+      sem_send[1] = sem_send[1] + CHUNK_UNITS(4096, DMA_CHUNKS - snd[1]);  /* right_permute.dk:16 */
+      snd[1]--;  /* right_permute.dk:16 */
+      /* fused: dma 1 land chunk */
+      printf("DKV l 1 dma 1 land chunk %d/%d\n", DMA_CHUNKS - rcv[1] + 1, DMA_CHUNKS);  /* right_permute.dk:16 */
+      assert(!CHECK_LIFETIME || where[0] == 1);  /* right_permute.dk:16 lifetime.0: dma writing output[:, :] lands on a device that is not in the invocation of the kernel that started it */
+      sem_recv[0] = sem_recv[0] + CHUNK_UNITS(4096, DMA_CHUNKS - rcv[1]);  /* right_permute.dk:16 */
+      rcv[1]--;  /* right_permute.dk:16 */
+#endif
+    }
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_send[1] >= UNITS(4096) -> printf("DKV d 1 3 wait send >= %d (wait_send)\n", UNITS(4096)); sem_send[1] = sem_send[1] - UNITS(4096) }  /* right_permute.dk:17 wait send >= 4096 (wait_send) */
+    d_step { sem_recv[1] >= UNITS(4096) -> printf("DKV d 1 4 wait recv >= %d (wait_recv)\n", UNITS(4096)); sem_recv[1] = sem_recv[1] - UNITS(4096) }  /* right_permute.dk:17 wait recv >= 4096 (wait_recv) */
+    d_step {  /* right_permute.dk:18 exit invocation 0 */
+      printf("DKV d 1 5 exit invocation 0\n");  /* right_permute.dk:18 */
+      assert(!CHECK_EXIT || sem_send[1] == 0);  /* right_permute.dk:18 exit.1: a device leaves the kernel with semaphore send non-zero */
+      assert(!CHECK_EXIT || sem_recv[1] == 0);  /* right_permute.dk:18 exit.2: a device leaves the kernel with semaphore recv non-zero */
+      assert(!CHECK_EXIT || snd[1] == 0);  /* right_permute.dk:18 exit.3: a device leaves the kernel while a dma started at line 16 is still reading input[:, :] */
+      assert(!CHECK_EXIT || rcv[0] == 0);  /* right_permute.dk:18 exit.0: a device leaves the kernel while a dma started at line 16 is still writing output[:, :] */
+      where[1] = 0;  /* right_permute.dk:18 */
+    }
+#if FUSE_STEPS
+  }
+#endif
 }
 
 /* The DMA engines: each option moves one chunk of one DMA in flight. Labelled

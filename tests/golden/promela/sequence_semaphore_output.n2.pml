@@ -62,6 +62,18 @@
 #define CHECK_LIFETIME 1
 #endif
 
+/* Fused steps (docs/promela.md): FUSE_STEPS runs each device's waits in one atomic
+ * sequence with the step they lead to (Lipton's reduction), for every value of the
+ * options above. FUSE_DMAS runs the DMA chunks that no step can observe before
+ * them inside their DMA's start; it is decided for the options generated with, so
+ * it is off for other values. -DFUSE_STEPS=0 -DFUSE_DMAS=0: every interleaving. */
+#ifndef FUSE_STEPS
+#define FUSE_STEPS 1
+#endif
+#ifndef FUSE_DMAS
+#define FUSE_DMAS 0  /* no DMA chunk of this instance is fused */
+#endif
+
 /* Semaphores: one array per semaphore, indexed by device, in units. A semaphore
  * that only moves by the kernel's constant amounts is stored divided by their gcd
  * (its scale); a DMA semaphore, whose amounts follow SEM_UNIT, is stored as is.
@@ -80,61 +92,109 @@ byte arrived[INVOCATIONS];
 
 /* device 0 (x=0): 11 events */
 active proctype dev0() {
-  d_step { printf("DKV d 0 0 enter invocation 0\n"); where[0] = 1; pos[0] = 1 }  /* sequence_semaphore_output.dk:15 enter invocation 0 */
-  d_step { printf("DKV d 0 1 signal alloc_sem.barrier += 1 on device 0\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 0 */
-  d_step { printf("DKV d 0 2 signal alloc_sem.barrier += 1 on device 1\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 1 */
-  d_step { sem_alloc_sem_barrier[0] >= 2 -> printf("DKV d 0 3 wait alloc_sem.barrier >= 2 (wait)\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] - 2 }  /* sequence_semaphore_output.dk:19 wait alloc_sem.barrier >= 2 (wait) */
-  d_step { printf("DKV d 0 4 exit invocation 0\n"); where[0] = 0; pos[0] = 2 }  /* sequence_semaphore_output.dk:20 exit invocation 0 */
-#if INVOCATIONS > 1
-  d_step { printf("DKV d 0 5 enter invocation 1\n"); where[0] = 2; pos[0] = 3 }  /* sequence_semaphore_output.dk:22 enter invocation 1 */
-  d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 0 */
-    printf("DKV d 0 6 signal s += 1 on device 0\n");  /* sequence_semaphore_output.dk:25 */
-    assert(!CHECK_LIFETIME || pos[0] >= 1 && pos[0] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
-    sem_s[0] = sem_s[0] + 1;  /* sequence_semaphore_output.dk:25 */
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { printf("DKV d 0 0 enter invocation 0\n"); where[0] = 1; pos[0] = 1 }  /* sequence_semaphore_output.dk:15 enter invocation 0 */
+    d_step { printf("DKV d 0 1 signal alloc_sem.barrier += 1 on device 0\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 0 */
+    d_step { printf("DKV d 0 2 signal alloc_sem.barrier += 1 on device 1\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 1 */
+#if FUSE_STEPS
   }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_alloc_sem_barrier[0] >= 2 -> printf("DKV d 0 3 wait alloc_sem.barrier >= 2 (wait)\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] - 2 }  /* sequence_semaphore_output.dk:19 wait alloc_sem.barrier >= 2 (wait) */
+    d_step { printf("DKV d 0 4 exit invocation 0\n"); where[0] = 0; pos[0] = 2 }  /* sequence_semaphore_output.dk:20 exit invocation 0 */
+#if FUSE_STEPS
+  }
+#endif
+#if INVOCATIONS > 1
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { printf("DKV d 0 5 enter invocation 1\n"); where[0] = 2; pos[0] = 3 }  /* sequence_semaphore_output.dk:22 enter invocation 1 */
+    d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 0 */
+      printf("DKV d 0 6 signal s += 1 on device 0\n");  /* sequence_semaphore_output.dk:25 */
+      assert(!CHECK_LIFETIME || pos[0] >= 1 && pos[0] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
+      sem_s[0] = sem_s[0] + 1;  /* sequence_semaphore_output.dk:25 */
+    }
+#if FUSE_STEPS
+  }
+#endif
   d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 1 */
     printf("DKV d 0 7 signal s += 1 on device 1\n");  /* sequence_semaphore_output.dk:25 */
     assert(!CHECK_LIFETIME || pos[1] >= 1 && pos[1] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
     sem_s[1] = sem_s[1] + 1;  /* sequence_semaphore_output.dk:25 */
   }
-  d_step { sem_s[0] >= 2 -> printf("DKV d 0 8 wait s >= 2 (wait)\n"); sem_s[0] = sem_s[0] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
-  d_step { printf("DKV d 0 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
-  d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
-    printf("DKV d 0 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
-    assert(!CHECK_EXIT || sem_s[0] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
-    where[0] = 0;  /* sequence_semaphore_output.dk:29 */
-    pos[0] = 4;  /* sequence_semaphore_output.dk:29 */
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_s[0] >= 2 -> printf("DKV d 0 8 wait s >= 2 (wait)\n"); sem_s[0] = sem_s[0] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
+    d_step { printf("DKV d 0 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
+    d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
+      printf("DKV d 0 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
+      assert(!CHECK_EXIT || sem_s[0] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
+      where[0] = 0;  /* sequence_semaphore_output.dk:29 */
+      pos[0] = 4;  /* sequence_semaphore_output.dk:29 */
+    }
+#if FUSE_STEPS
   }
+#endif
 #endif
 }
 
 /* device 1 (x=1): 11 events */
 active proctype dev1() {
-  d_step { printf("DKV d 1 0 enter invocation 0\n"); where[1] = 1; pos[1] = 1 }  /* sequence_semaphore_output.dk:15 enter invocation 0 */
-  d_step { printf("DKV d 1 1 signal alloc_sem.barrier += 1 on device 0\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 0 */
-  d_step { printf("DKV d 1 2 signal alloc_sem.barrier += 1 on device 1\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 1 */
-  d_step { sem_alloc_sem_barrier[1] >= 2 -> printf("DKV d 1 3 wait alloc_sem.barrier >= 2 (wait)\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] - 2 }  /* sequence_semaphore_output.dk:19 wait alloc_sem.barrier >= 2 (wait) */
-  d_step { printf("DKV d 1 4 exit invocation 0\n"); where[1] = 0; pos[1] = 2 }  /* sequence_semaphore_output.dk:20 exit invocation 0 */
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { printf("DKV d 1 0 enter invocation 0\n"); where[1] = 1; pos[1] = 1 }  /* sequence_semaphore_output.dk:15 enter invocation 0 */
+    d_step { printf("DKV d 1 1 signal alloc_sem.barrier += 1 on device 0\n"); sem_alloc_sem_barrier[0] = sem_alloc_sem_barrier[0] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 0 */
+    d_step { printf("DKV d 1 2 signal alloc_sem.barrier += 1 on device 1\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] + 1 }  /* sequence_semaphore_output.dk:17 signal alloc_sem.barrier += 1 on device 1 */
+#if FUSE_STEPS
+  }
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_alloc_sem_barrier[1] >= 2 -> printf("DKV d 1 3 wait alloc_sem.barrier >= 2 (wait)\n"); sem_alloc_sem_barrier[1] = sem_alloc_sem_barrier[1] - 2 }  /* sequence_semaphore_output.dk:19 wait alloc_sem.barrier >= 2 (wait) */
+    d_step { printf("DKV d 1 4 exit invocation 0\n"); where[1] = 0; pos[1] = 2 }  /* sequence_semaphore_output.dk:20 exit invocation 0 */
+#if FUSE_STEPS
+  }
+#endif
 #if INVOCATIONS > 1
   d_step { printf("DKV d 1 5 enter invocation 1\n"); where[1] = 2; pos[1] = 3 }  /* sequence_semaphore_output.dk:22 enter invocation 1 */
-  d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 0 */
-    printf("DKV d 1 6 signal s += 1 on device 0\n");  /* sequence_semaphore_output.dk:25 */
-    assert(!CHECK_LIFETIME || pos[0] >= 1 && pos[0] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
-    sem_s[0] = sem_s[0] + 1;  /* sequence_semaphore_output.dk:25 */
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 0 */
+      printf("DKV d 1 6 signal s += 1 on device 0\n");  /* sequence_semaphore_output.dk:25 */
+      assert(!CHECK_LIFETIME || pos[0] >= 1 && pos[0] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
+      sem_s[0] = sem_s[0] + 1;  /* sequence_semaphore_output.dk:25 */
+    }
+    d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 1 */
+      printf("DKV d 1 7 signal s += 1 on device 1\n");  /* sequence_semaphore_output.dk:25 */
+      assert(!CHECK_LIFETIME || pos[1] >= 1 && pos[1] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
+      sem_s[1] = sem_s[1] + 1;  /* sequence_semaphore_output.dk:25 */
+    }
+#if FUSE_STEPS
   }
-  d_step {  /* sequence_semaphore_output.dk:25 signal s += 1 on device 1 */
-    printf("DKV d 1 7 signal s += 1 on device 1\n");  /* sequence_semaphore_output.dk:25 */
-    assert(!CHECK_LIFETIME || pos[1] >= 1 && pos[1] <= 3);  /* sequence_semaphore_output.dk:25 lifetime.0: signal of s reaches a device outside the kernels of the sequence that hold it */
-    sem_s[1] = sem_s[1] + 1;  /* sequence_semaphore_output.dk:25 */
+#endif
+#if FUSE_STEPS
+  atomic {
+#endif
+    d_step { sem_s[1] >= 2 -> printf("DKV d 1 8 wait s >= 2 (wait)\n"); sem_s[1] = sem_s[1] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
+    d_step { printf("DKV d 1 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
+    d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
+      printf("DKV d 1 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
+      assert(!CHECK_EXIT || sem_s[1] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
+      where[1] = 0;  /* sequence_semaphore_output.dk:29 */
+      pos[1] = 4;  /* sequence_semaphore_output.dk:29 */
+    }
+#if FUSE_STEPS
   }
-  d_step { sem_s[1] >= 2 -> printf("DKV d 1 8 wait s >= 2 (wait)\n"); sem_s[1] = sem_s[1] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
-  d_step { printf("DKV d 1 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
-  d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
-    printf("DKV d 1 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
-    assert(!CHECK_EXIT || sem_s[1] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
-    where[1] = 0;  /* sequence_semaphore_output.dk:29 */
-    pos[1] = 4;  /* sequence_semaphore_output.dk:29 */
-  }
+#endif
 #endif
 }
 
