@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(
              "const Z = 1 / 1\nmesh x = 2\nkernel k() {}"},
         Case{"overflow", "const Z = 9223372036854775807 + 1\nmesh x = 2\nkernel k() {}",
              "const Z = 9223372036854775806 + 1\nmesh x = 2\nkernel k() {}"},
-        Case{"type-mismatch", kernel("let i = a + 1"), kernel("let i = N + 1")},
+        Case{"type-mismatch", kernel("let i = s + 1"), kernel("let i = N + 1")},
         Case{"shape-mismatch", kernel("let c = copy(a[0], o, d)"),
              kernel("let c = copy(a[0], o[1], d)")},
         Case{"dtype-mismatch", kernel("let c = copy(a, h, d)"), kernel("let c = copy(h, h, d)")},
@@ -215,8 +215,8 @@ TEST(Sema, LetsScopesAndShadowing) {
   EXPECT_EQ(shadow.ids(), std::vector<std::string>{"redefinition"});
   auto scope = load(kernel("if true { let q = 1 }\n let z = q"));
   EXPECT_EQ(scope.ids(), std::vector<std::string>{"unknown-name"});
-  auto ref = load(kernel("let q = a"));
-  EXPECT_EQ(ref.ids(), std::vector<std::string>{"type-mismatch"});
+  auto sem = load(kernel("let q = s"));
+  EXPECT_EQ(sem.ids(), std::vector<std::string>{"type-mismatch"});
 }
 
 TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
