@@ -802,19 +802,24 @@ private:
 /// `var name` or `var name[d1, ...]`: a descriptor variable (a Python variable that
 /// holds a DMA descriptor or None, or a list of them). Unassigned (None) where it is
 /// declared; `name = copy(...)` / `name[i] = c` assign it, `if name` tests whether it is
-/// assigned. `var name = expr` (with an initial value) is an integer variable instead: a
-/// Python variable rebound to integers (a `lax.fori_loop` carry), `name = expr` and
-/// `name += expr` rebind it. Owned by its VarStmt.
+/// assigned. `var name = expr` (with an initial value) is an integer variable instead (a
+/// Python variable rebound to integers, e.g. a `lax.fori_loop` carry), or, when the
+/// value is an array, a value variable (a Python name rebound to arrays: `acc = acc +
+/// x`); `name = expr` and `name += expr` rebind it. Owned by its VarStmt.
 class VarDecl final : public Decl {
 public:
   VarDecl(SourceRange range, std::string name, SourceRange nameRange, std::vector<ExprPtr> dims,
           ExprPtr init = nullptr)
       : Decl(Kind::VarDecl, range, std::move(name), nameRange), dims_(std::move(dims)),
         init_(std::move(init)) {}
-  /// The initial value of an integer variable; null for a descriptor variable.
+  /// The initial value of an integer or value variable; null for a descriptor variable.
   const Expr *init() const { return init_.get(); }
   Expr *init() { return init_.get(); }
-  bool isInteger() const { return init_ != nullptr; }
+  /// An integer variable (an initial value that is not an array).
+  bool isInteger() const { return init_ != nullptr && !isValue_; }
+  /// A value variable: set by sema when the initial value is an array.
+  bool isValue() const { return isValue_; }
+  void setIsValue(bool v) { isValue_ = v; }
   /// Array dimensions (empty: one descriptor).
   const std::vector<ExprPtr> &dims() const { return dims_; }
   std::vector<ExprPtr> &dims() { return dims_; }
@@ -826,6 +831,7 @@ public:
 private:
   std::vector<ExprPtr> dims_;
   ExprPtr init_;
+  bool isValue_ = false;
   std::vector<int64_t> dimValues_;
 };
 

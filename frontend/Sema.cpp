@@ -699,15 +699,27 @@ private:
     bool ok = true;
     std::vector<int64_t> d = dims(v.dims(), fmt::format("a dimension of '{}'", v.name()), ok);
     v.setDimValues(d);
-    if (Expr *init = v.init())
-      integerVarValue(*init, v.name());
+    if (Expr *init = v.init()) {
+      Type t = check(*init);
+      if (isArray(t)) {
+        // A value variable: a Python name rebound to arrays.
+        v.setIsValue(true);
+        if (!staticShape(t.shape))
+          diags_.error(init->range(), "unsupported",
+                       fmt::format("a var holds an array value of a shape known when the kernel "
+                                   "is checked; this one has shape {}",
+                                   shapeStr(t.shape)));
+      } else {
+        integerVarValue(*init, v.name(), &t);
+      }
+    }
     declare(v);
   }
 
   // The value of an integer variable (`var n = e`, `n = e`, `n += e`): an integer known
   // when the kernel is instantiated (lowering evaluates it, like a let).
-  void integerVarValue(Expr &e, const std::string &name) {
-    Type t = check(e);
+  void integerVarValue(Expr &e, const std::string &name, const Type *checked = nullptr) {
+    Type t = checked ? *checked : check(e);
     if (t.isError())
       return;
     if (t.kind != TypeKind::Int)
@@ -837,12 +849,20 @@ private:
     else if (isa<CopyExpr>(init) || isa<RemoteCopyExpr>(init))
       t = check(init, true);
     else {
+      // The names after the first of `let a, b = split(x, ...)` check their own copy of
+      // the same source: its diagnostics were reported with the first.
+      const size_t before = diags_.diagnostics().size();
       topLetSplit_ = dynCast<ComputeExpr>(&init);
       t = check(init);
       topLetSplit_ = nullptr;
+      if (stmt.tupleIndex() > 0) {
+        diags_.truncate(before);
+        declare(l);
+        return;
+      }
     }
     if (auto *split = dynCast<ComputeExpr>(&init);
-        !t.isError() && split && split->op() == ComputeOp::Split &&
+        !t.isError() && stmt.tupleIndex() == 0 && split && split->op() == ComputeOp::Split &&
         split->dimValues().size() == 1 &&
         static_cast<int64_t>(stmt.tupleSize()) != split->dimValues()[0]) {
       diags_.error(init.range(), "bad-let",
@@ -914,6 +934,32 @@ private:
         diags_.error(s.target().range(), "type-mismatch",
                      fmt::format("integer variable '{}' cannot be indexed", v->name()));
       integerVarValue(s.value(), v->name());
+      return;
+    }
+    if (const auto *v = base ? dynCast<VarDecl>(base->decl()) : nullptr; v && v->isValue()) {
+      // `acc = e` / `acc += e`: rebinds a value variable to an array of its shape.
+      Type value = check(s.value());
+      if (!isa<NameExpr>(s.target())) {
+        diags_.error(s.target().range(), "type-mismatch",
+                     fmt::format("assign the whole value variable '{}'; a slice of it is read, "
+                                 "not assigned",
+                                 v->name()));
+        return;
+      }
+      if (value.isError() || target.isError())
+        return;
+      if (!isScalar(value) && !isArray(value))
+        diags_.error(
+            s.value().range(), "type-mismatch",
+            fmt::format("value variable '{}' holds an array, not {}", v->name(), value.str()));
+      else if (isArray(value) && !shapesCompatible(value.shape, target.shape))
+        diags_.error(s.range(), "shape-mismatch",
+                     fmt::format("value variable '{}' has shape {}; the value has shape {}",
+                                 v->name(), shapeStr(target.shape), shapeStr(value.shape)));
+      else if (isArray(value) && value.dtype != target.dtype)
+        diags_.error(s.range(), "dtype-mismatch",
+                     fmt::format("value variable '{}' holds {} elements; the value has {}",
+                                 v->name(), toString(target.dtype), toString(value.dtype)));
       return;
     }
     if (target.kind == TypeKind::DescriptorVar || (base && isa<VarDecl>(base->decl())))
@@ -1276,6 +1322,8 @@ private:
     case Node::Kind::VarDecl: {
       if (cast<VarDecl>(*d).isInteger())
         return intType();
+      if (cast<VarDecl>(*d).isValue())
+        return asValue(cast<VarDecl>(*d).init()->type());
       Type t = Type::simple(TypeKind::DescriptorVar);
       t.semRank = cast<VarDecl>(*d).dims().size();
       return t;
@@ -1909,7 +1957,8 @@ private:
     if (base.kind == TypeKind::Sem || base.kind == TypeKind::DescriptorVar)
       return semIndex(ix, base);
     // A let bound to an array value is sliced like a ref (`tiled_lhs[:, 0:128]`).
-    const bool valueLet = base.kind == TypeKind::Value && isa<LetDecl>(ix.base().decl());
+    const bool valueLet = base.kind == TypeKind::Value &&
+                          (isa<LetDecl>(ix.base().decl()) || isa<VarDecl>(ix.base().decl()));
     if (base.kind != TypeKind::Ref && !valueLet) {
       diags_.error(ix.base().range(), "type-mismatch",
                    fmt::format("'{}' cannot be indexed: it is {}", ix.base().name(), base.str()));
@@ -1929,11 +1978,12 @@ private:
       }
       return elem;
     }
-    return index(ix, base);
+    return index(ix, base, valueLet);
   }
 
-  // The slice `ix` of a ref (or value let) of type `base`.
-  Type index(IndexExpr &ix, const Type &base) {
+  // The slice `ix` of a ref, or (`value`) of an array value bound to a name, whose slice
+  // bounds clamp to the extent as NumPy's (and jnp's) do.
+  Type index(IndexExpr &ix, const Type &base, bool value = false) {
     const std::vector<int64_t> &extents = base.shape;
     if (ix.subscripts().size() > extents.size()) {
       diags_.error(ix.range(), "index-count",
@@ -1988,6 +2038,15 @@ private:
         }
         if (!ok)
           break;
+        if (value && extent != Type::kDynamic) {
+          // `x[:, 0:256]` of a [m, 128] value is x[:, 0:128] (NumPy's slices).
+          if (hasHi && hi > extent)
+            hi = extent;
+          if (hasLo && lo > extent)
+            lo = extent;
+          if (hasLo && hasHi && lo > hi && lo >= 0 && hi >= 0)
+            lo = hi;
+        }
         auto bad = [&](std::string message) {
           diags_.error(s.range, "out-of-bounds", std::move(message));
           ok = false;
@@ -2010,7 +2069,7 @@ private:
         int64_t width = Type::kDynamic;
         if (hasLo && hasHi)
           width = hi - lo;
-        else if (s.lo && s.hi)
+        else if (s.lo && s.hi && !value)
           width = symbolicWidth(*s.lo, *s.hi);
         result.shape.push_back(width);
         break;

@@ -332,7 +332,11 @@ private:
   void declareBlock(const ast::Block &block, model::ScopeId scope) {
     for (const auto &stmt : block.stmts()) {
       if (const auto *s = ast::dynCast<ast::LetStmt>(stmt.get())) {
-        declareValueLet(s->decl(), scope);
+        declareValue(s->decl(), s->decl().init().type(), scope);
+      } else if (const auto *s = ast::dynCast<ast::VarStmt>(stmt.get())) {
+        for (const auto &v : s->decls())
+          if (v->isValue())
+            declareValue(*v, v->init()->type(), scope);
       } else if (const auto *s = ast::dynCast<ast::ScratchStmt>(stmt.get())) {
         for (const auto &decl : s->decls())
           declareDecl(*decl, scope);
@@ -452,11 +456,11 @@ private:
     declareBlock(p.body(), id);
   }
 
-  /// A let bound to an array value (docs/language.md "Value lets") holds it in a buffer
-  /// of its own, named after it, that only its let writes: the loads of its value
-  /// happen at the let, as when Python binds `x = ref[...]`.
-  void declareValueLet(const ast::LetDecl &let, model::ScopeId scope) {
-    const ast::Type &t = let.init().type();
+  /// A let bound to an array value, or a value variable (docs/language.md "Values in
+  /// names"), holds it in a buffer of its own, named after it, that only its let or
+  /// assignments write: the loads of its value happen there, as when Python binds
+  /// `x = ref[...]`.
+  void declareValue(const ast::Decl &let, const ast::Type &t, model::ScopeId scope) {
     if (t.kind != ast::TypeKind::Value && t.kind != ast::TypeKind::Ref)
       return;
     model::Buffer buffer;
@@ -472,7 +476,7 @@ private:
     model::Built<model::BufferId> id = builder_.addBuffer(std::move(buffer));
     if (!id.ok())
       throw TooLarge{let.range(), id.error().message};
-    valueLet_[&let] = *id;
+    valueBuf_[&let] = *id;
   }
 
   void declareDecl(const ast::Decl &decl, model::ScopeId scope) {
@@ -678,6 +682,10 @@ private:
       // Python's `c = None` (or `cs = [None] * n`): every element unassigned; an integer
       // variable takes its initial value.
       for (const auto &decl : ast::cast<ast::VarStmt>(stmt).decls()) {
+        if (decl->isValue()) {
+          storeValue(*decl, *decl->init(), stmt);
+          continue;
+        }
         if (const ast::Expr *init = decl->init()) {
           try {
             env_[decl.get()] = evalInt(*init);
@@ -834,27 +842,31 @@ private:
       env_[&decl] = RuntimeValue{it->second};
       return;
     }
-    if (auto it = valueLet_.find(&decl); it != valueLet_.end()) {
-      // An array value: stored into the let's buffer here, where its loads happen.
-      model::Store store;
-      const model::Buffer &buffer = program().buffers[it->second];
-      store.dst.buffer = it->second;
-      for (int64_t d : buffer.shape)
-        store.dst.ranges.push_back({0, d});
-      int32_t value = buildValue(init, store);
-      const std::vector<int64_t> &shape = store.value.nodes[value].shape;
-      if (elements(shape) != 1 && shape != buffer.shape)
-        fail(init, "store-shape-mismatch",
-             fmt::format("the value has shape {} but '{}' has shape {} (on device {})",
-                         shapeText(shape), decl.name(), shapeText(buffer.shape), device_));
-      store.value.root = value;
-      emit(std::move(store), locOf(stmt));
-      return;
-    }
+    if (valueBuf_.count(&decl))
+      return storeValue(decl, init, stmt);
     if (init.type().kind == ast::TypeKind::Bool)
       env_[&decl] = evalBool(init);
     else
       env_[&decl] = evalInt(init);
+  }
+
+  /// An array value bound to a let or a value variable: stored into its buffer at
+  /// `stmt`, where its loads happen.
+  void storeValue(const ast::Decl &decl, const ast::Expr &init, const ast::Stmt &stmt) {
+    model::Store store;
+    const model::BufferId id = valueBuf_.at(&decl);
+    const model::Buffer &buffer = program().buffers[id];
+    store.dst.buffer = id;
+    for (int64_t d : buffer.shape)
+      store.dst.ranges.push_back({0, d});
+    int32_t value = buildValue(init, store);
+    const std::vector<int64_t> &shape = store.value.nodes[value].shape;
+    if (elements(shape) != 1 && shape != buffer.shape)
+      fail(init, "store-shape-mismatch",
+           fmt::format("the value has shape {} but '{}' has shape {} (on device {})",
+                       shapeText(shape), decl.name(), shapeText(buffer.shape), device_));
+    store.value.root = value;
+    emit(std::move(store), locOf(stmt));
   }
 
   int64_t checkCopyShapes(const ast::Expr &copy, const Slice &srcSlice, const Slice &dstSlice) {
@@ -1089,7 +1101,8 @@ private:
   }
 
   void lowerStore(const ast::StoreStmt &stmt) {
-    if (const auto *var = ast::dynCast<ast::VarDecl>(baseDecl(stmt.target()))) {
+    if (const auto *var = ast::dynCast<ast::VarDecl>(baseDecl(stmt.target()));
+        var && !var->isValue()) {
       if (var->isInteger())
         return lowerIntegerAssign(stmt, *var);
       return lowerAssign(stmt);
@@ -1186,9 +1199,8 @@ private:
     case ast::Node::Kind::NameExpr:
     case ast::Node::Kind::IndexExpr: {
       const ast::Decl *decl = baseDecl(expr);
-      const auto *let = ast::dynCast<ast::LetDecl>(decl);
       if (const auto *b = ast::dynCast<ast::BufferDecl>(decl);
-          (b && !b->isTable()) || (let && valueLet_.count(let))) {
+          (b && !b->isTable()) || valueBuf_.count(decl)) {
         node.op = Op::Load;
         Slice slice = evalSlice(expr);
         node.region = slice.region;
@@ -1999,13 +2011,12 @@ private:
   Slice evalSlice(const ast::Expr &expr) {
     const ast::Decl *base = baseDecl(expr);
     const auto *decl = ast::dynCast<ast::BufferDecl>(base);
-    const auto *let = ast::dynCast<ast::LetDecl>(base);
-    if (!decl && !(let && valueLet_.count(let)))
+    if (!decl && !valueBuf_.count(base))
       fail(expr, "unsupported", "expected a buffer here");
     View view;
     if (!decl) {
-      // A let bound to an array value: its buffer, whole.
-      view.buffer = valueLet_.at(let);
+      // A let bound to an array value or a value variable: its buffer, whole.
+      view.buffer = valueBuf_.at(base);
       for (size_t k = 0; k < program().buffers[view.buffer].shape.size(); ++k) {
         view.ranges.push_back({0, program().buffers[view.buffer].shape[k]});
         view.kept.push_back(k);
@@ -2053,6 +2064,14 @@ private:
           if (s.hi)
             hi = evalInt(*s.hi);
           break;
+        }
+        if (!decl && !single) {
+          // A value bound to a name is sliced as NumPy slices an array: the bounds clamp
+          // to the extent (`x[:, 0:256]` of a [m, 128] value is all of it).
+          if (hi > shape[k])
+            hi = shape[k];
+          if (lo > hi && hi >= 0)
+            lo = hi;
         }
         // A slice a:a is legal and empty (a table row of size 0) wherever it starts: it
         // names no element, as Python's slices (docs/model.md "Zero-size slices and
@@ -2107,8 +2126,8 @@ private:
   const std::vector<int64_t> *pipelineGrid_ = nullptr;
   std::vector<int64_t> pipelineIds_;
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
-  /// The buffer of each let bound to an array value.
-  std::unordered_map<const ast::LetDecl *, model::BufferId> valueLet_;
+  /// The buffer of each let bound to an array value and of each value variable.
+  std::unordered_map<const ast::Decl *, model::BufferId> valueBuf_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
   // Per-device state.
