@@ -1721,9 +1721,13 @@ private:
           return Type::error();
         }
         int64_t &extent = t.shape[static_cast<size_t>(*axis)];
-        extent = extent == Type::kDynamic || p.shape[static_cast<size_t>(*axis)] == Type::kDynamic
-                     ? Type::kDynamic
-                     : extent + p.shape[static_cast<size_t>(*axis)];
+        const int64_t more = p.shape[static_cast<size_t>(*axis)];
+        if (extent == Type::kDynamic || more == Type::kDynamic)
+          extent = Type::kDynamic;
+        else if (__builtin_add_overflow(extent, more, &extent)) {
+          diags_.error(c.range(), "invalid-size", "concatenate() of extents whose sum overflows");
+          return Type::error();
+        }
       }
       c.setAxisValue(*axis);
       return t;
