@@ -250,6 +250,68 @@ std::vector<double> evaluateValue(const ValueExpr &value,
       out = a;
       out.resize(count, a.size() == 1 ? a[0] : 0.0);
       break;
+    case Op::Silu:
+      // jax.nn.silu: x * sigmoid(x).
+      elementwise([](double x, double, double) { return x / (1.0 + std::exp(-x)); });
+      break;
+    case Op::Sigmoid:
+      // jax.nn.sigmoid (lax.logistic): 1 / (1 + exp(-x)).
+      elementwise([](double x, double, double) { return 1.0 / (1.0 + std::exp(-x)); });
+      break;
+    case Op::Gelu:
+      // jax.nn.gelu: approximate=True (the default) is the tanh form, else the erf form.
+      elementwise([&](double x, double, double) {
+        if (node.approximate)
+          return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+      });
+      break;
+    case Op::And:
+      elementwise([](double x, double y, double) { return x != 0 && y != 0 ? 1.0 : 0.0; });
+      break;
+    case Op::Or:
+      elementwise([](double x, double y, double) { return x != 0 || y != 0 ? 1.0 : 0.0; });
+      break;
+    case Op::Iota: {
+      // Each element's index along `axis` (row-major).
+      const size_t axis = static_cast<size_t>(node.axis);
+      const size_t inner =
+          static_cast<size_t>(elementsOf({node.shape.begin() + node.axis + 1, node.shape.end()}));
+      const size_t len = static_cast<size_t>(node.shape[axis]);
+      out.resize(count);
+      for (size_t e = 0; e < count; ++e)
+        out[e] = static_cast<double>((e / inner) % len);
+      break;
+    }
+    case Op::Concat:
+    case Op::Slice: {
+      // Along `axis`: outer blocks (the dimensions before it) of `len` rows of `inner`
+      // elements each.
+      const size_t axis = static_cast<size_t>(node.axis);
+      const size_t outer =
+          static_cast<size_t>(elementsOf({node.shape.begin(), node.shape.begin() + node.axis}));
+      const size_t inner =
+          static_cast<size_t>(elementsOf({node.shape.begin() + node.axis + 1, node.shape.end()}));
+      const size_t lenA = static_cast<size_t>(nodes[node.lhs].shape[axis]);
+      out.resize(count);
+      if (node.op == Op::Slice) {
+        const size_t len = static_cast<size_t>(node.end - node.begin);
+        const size_t begin = static_cast<size_t>(node.begin);
+        for (size_t o = 0; o < outer; ++o)
+          for (size_t j = 0; j < len; ++j)
+            for (size_t i = 0; i < inner; ++i)
+              out[(o * len + j) * inner + i] = at(a, (o * lenA + begin + j) * inner + i);
+        break;
+      }
+      const size_t lenB = static_cast<size_t>(nodes[node.rhs].shape[axis]);
+      const size_t len = lenA + lenB;
+      for (size_t o = 0; o < outer; ++o)
+        for (size_t j = 0; j < len; ++j)
+          for (size_t i = 0; i < inner; ++i)
+            out[(o * len + j) * inner + i] = j < lenA ? at(a, (o * lenA + j) * inner + i)
+                                                      : at(b, (o * lenB + j - lenA) * inner + i);
+      break;
+    }
     case Op::Dot: {
       // [M, K] x [K, N]: each element is the sum over k in index order, in double
       // precision (the store or an astype rounds it).

@@ -190,6 +190,20 @@ std::string_view toString(ComputeOp op) {
     return "reshape";
   case ComputeOp::Bitcast:
     return "bitcast";
+  case ComputeOp::Concatenate:
+    return "concatenate";
+  case ComputeOp::Split:
+    return "split";
+  case ComputeOp::Silu:
+    return "silu";
+  case ComputeOp::Gelu:
+    return "gelu";
+  case ComputeOp::Sigmoid:
+    return "sigmoid";
+  case ComputeOp::Zeros:
+    return "zeros";
+  case ComputeOp::Iota:
+    return "broadcasted_iota";
   }
   return "?";
 }

@@ -108,14 +108,21 @@ std::string_view toString(Builtin builtin);
 /// Compute on values (jnp / lax / pltpu functions on loaded refs), only in values
 /// stored to refs. docs/language.md "Compute".
 enum class ComputeOp {
-  Dot,       ///< dot(a, b): 2-D contraction (jnp.dot / pl.dot)
-  AsType,    ///< astype(x, dtype): conversion (x.astype)
-  Sum,       ///< sum(x, axis = k): reduction (jnp.sum)
-  ReduceMax, ///< max(x, axis = k) (jnp.max)
-  ReduceMin, ///< min(x, axis = k) (jnp.min)
-  Where,     ///< where(cond, a, b): element-wise selection (jnp.where)
-  Reshape,   ///< reshape(x, (d0, d1, ...)) (jnp.reshape, a ref's .reshape read whole)
-  Bitcast,   ///< bitcast(x, dtype): reinterpret the bits (pltpu.bitcast)
+  Dot,         ///< dot(a, b): 2-D contraction (jnp.dot / pl.dot)
+  AsType,      ///< astype(x, dtype): conversion (x.astype)
+  Sum,         ///< sum(x, axis = k): reduction (jnp.sum)
+  ReduceMax,   ///< max(x, axis = k) (jnp.max)
+  ReduceMin,   ///< min(x, axis = k) (jnp.min)
+  Where,       ///< where(cond, a, b): element-wise selection (jnp.where)
+  Reshape,     ///< reshape(x, (d0, d1, ...)) (jnp.reshape, a ref's .reshape read whole)
+  Bitcast,     ///< bitcast(x, dtype): reinterpret the bits (pltpu.bitcast)
+  Concatenate, ///< concatenate([a, b, ...], axis = k) (jnp.concatenate)
+  Split,       ///< one part of split(x, n, axis = k) (jnp.split), in a tuple let
+  Silu,        ///< silu(x) (jax.nn.silu)
+  Gelu,        ///< gelu(x), gelu(x, approximate = false) (jax.nn.gelu)
+  Sigmoid,     ///< sigmoid(x) (jax.nn.sigmoid)
+  Zeros,       ///< zeros((d0, ...), dtype) (jnp.zeros)
+  Iota,        ///< broadcasted_iota(dtype, (d0, ...), k) (lax.broadcasted_iota)
 };
 std::string_view toString(ComputeOp op);
 
@@ -156,6 +163,10 @@ struct Type {
   size_t semRank = 0;                 ///< Sem, DescriptorVar: array dims not yet indexed (0: one)
   bool remote = false;                ///< Descriptor: remote_copy
   bool runtime = false;               ///< Int: depends on read(sem), known only at run time
+  /// Int: reads an element of an integer SMEM scratch (BufferDecl::isIntegerScratch): in
+  /// a value stored to a ref that read is a load of the element; everywhere else
+  /// lowering evaluates the value stored there.
+  bool scratch = false;
 
   static Type error() { return Type{}; }
   static Type simple(TypeKind kind) {
@@ -450,17 +461,21 @@ private:
   bool ellipsis_;
 };
 
-/// `(a, b)`: mesh coordinates of a device, one per axis (only as a `device =`).
+/// `(a, b)`: mesh coordinates of a device, one per axis (only as a `device =`), or a
+/// shape argument; `[a, b]` (`list()`): the operands of concatenate.
 class TupleExpr final : public Expr {
 public:
-  TupleExpr(SourceRange range, std::vector<ExprPtr> elements)
-      : Expr(Kind::TupleExpr, range), elements_(std::move(elements)) {}
+  TupleExpr(SourceRange range, std::vector<ExprPtr> elements, bool list = false)
+      : Expr(Kind::TupleExpr, range), elements_(std::move(elements)), list_(list) {}
   const std::vector<ExprPtr> &elements() const { return elements_; }
   std::vector<ExprPtr> &elements() { return elements_; }
+  /// Written with brackets (a Python list).
+  bool list() const { return list_; }
   DKV_AST_CLASSOF(TupleExpr)
 
 private:
   std::vector<ExprPtr> elements_;
+  bool list_;
 };
 
 /// `{y: 1}`: mesh coordinates by axis; unnamed axes are the caller's own (only as a
@@ -534,10 +549,16 @@ private:
 };
 
 /// `dot(a, b)`, `astype(x, bf16)`, `sum(x, axis = 1)`, `max(x, axis = 0)`,
-/// `where(x > 0.0, x, 0.0)`, `reshape(x, (4, 256))`, `bitcast(x, i32)`: compute on
-/// values (only in a value stored to a ref). The parser binds the arguments: `operands`
-/// are the array operands in order; `dtype` the target / preferred element type;
-/// `axis` the reduction axis (null: every axis); `dims` the new shape of a reshape.
+/// `where(x > 0.0, x, 0.0)`, `reshape(x, (4, 256))`, `bitcast(x, i32)`,
+/// `concatenate([a, b], axis = 1)`, `split(x, 2, axis = -1)` (one part, in a tuple let),
+/// `silu(x)`, `gelu(x)`, `sigmoid(x)`, `zeros((4, 8), f32)`,
+/// `broadcasted_iota(i32, (4, 8), 0)`: compute on values (only in a value stored to a
+/// ref or bound by a let). The parser binds the arguments: `operands` are the array
+/// operands in order (none for zeros and broadcasted_iota); `dtype` the target /
+/// preferred / created element type; `axis` the reduction, concatenation or split axis
+/// (null: every axis of a reduction, axis 0 of concatenate and split) or the iota
+/// dimension; `dims` the new shape of a reshape, zeros and broadcasted_iota, or the
+/// section count of split (one element).
 class ComputeExpr final : public Expr {
 public:
   ComputeExpr(SourceRange range, ComputeOp op, std::vector<ExprPtr> operands,
@@ -555,9 +576,17 @@ public:
   /// Set by sema: the reduction axis in 0..rank-1 (a negative axis counts from the end).
   std::optional<int64_t> axisValue() const { return axisValue_; }
   void setAxisValue(std::optional<int64_t> v) { axisValue_ = v; }
-  /// Set by sema: the shape of a reshape.
+  /// Set by sema: the shape of a reshape, zeros or broadcasted_iota; for split the
+  /// section count.
   const std::vector<int64_t> &dimValues() const { return dimValues_; }
   void setDimValues(std::vector<int64_t> v) { dimValues_ = std::move(v); }
+  /// Split: which part of the operand this expression is (the position of its name in
+  /// the tuple let).
+  int64_t part() const { return part_; }
+  void setPart(int64_t part) { part_ = part; }
+  /// Gelu: the tanh approximation (jax.nn.gelu's default, approximate=True) or erf.
+  bool approximate() const { return approximate_; }
+  void setApproximate(bool a) { approximate_ = a; }
   DKV_AST_CLASSOF(ComputeExpr)
 
 private:
@@ -568,6 +597,8 @@ private:
   std::vector<ExprPtr> dims_;
   std::optional<int64_t> axisValue_;
   std::vector<int64_t> dimValues_;
+  int64_t part_ = 0;
+  bool approximate_ = true;
 };
 
 //===----------------------------------------------------------------------===//
@@ -700,6 +731,20 @@ public:
   /// table from a call (tableFromCall): lowering reads the argument's.
   const std::vector<std::vector<int64_t>> &tableRows() const { return tableRows_; }
   void setTableRows(std::vector<std::vector<int64_t>> rows) { tableRows_ = std::move(rows); }
+  /// An SMEM scratch (or run_scoped) buffer of an integer element type: the kernel's
+  /// integer metadata (Pallas `pltpu.SMEM((n,), jnp.int32)` scratch). Its elements read
+  /// with one single index per dimension are integers lowering evaluates, from the values
+  /// stored there in program order (docs/language.md "Integer scratch").
+  bool isIntegerScratch() const {
+    return (storage_ == Storage::Scratch || storage_ == Storage::Scoped) &&
+           space_ == MemSpace::Smem && !shape_.empty() &&
+           (dtype_ == DType::I32 || dtype_ == DType::I16 || dtype_ == DType::I8 ||
+            dtype_ == DType::U8 || dtype_ == DType::U32);
+  }
+  /// Set by sema for an integer scratch that a DMA writes: its elements hold data then,
+  /// and lowering refuses to evaluate them.
+  bool dmaWritten() const { return dmaWritten_; }
+  void setDmaWritten(bool w) { dmaWritten_ = w; }
   /// Where the contents came from: "default", "-T" or a file name (for reports).
   const std::string &tableOrigin() const { return tableOrigin_; }
   void setTableOrigin(std::string origin) { tableOrigin_ = std::move(origin); }
@@ -708,6 +753,7 @@ public:
 private:
   std::unique_ptr<TableLiteral> tableInit_;
   bool tableFromCall_ = false;
+  bool dmaWritten_ = false;
   std::vector<std::vector<int64_t>> tableRows_;
   std::string tableOrigin_;
   Storage storage_;
@@ -760,11 +806,24 @@ private:
 /// `var name` or `var name[d1, ...]`: a descriptor variable (a Python variable that
 /// holds a DMA descriptor or None, or a list of them). Unassigned (None) where it is
 /// declared; `name = copy(...)` / `name[i] = c` assign it, `if name` tests whether it is
-/// assigned. Owned by its VarStmt.
+/// assigned. `var name = expr` (with an initial value) is an integer variable instead (a
+/// Python variable rebound to integers, e.g. a `lax.fori_loop` carry), or, when the
+/// value is an array, a value variable (a Python name rebound to arrays: `acc = acc +
+/// x`); `name = expr` and `name += expr` rebind it. Owned by its VarStmt.
 class VarDecl final : public Decl {
 public:
-  VarDecl(SourceRange range, std::string name, SourceRange nameRange, std::vector<ExprPtr> dims)
-      : Decl(Kind::VarDecl, range, std::move(name), nameRange), dims_(std::move(dims)) {}
+  VarDecl(SourceRange range, std::string name, SourceRange nameRange, std::vector<ExprPtr> dims,
+          ExprPtr init = nullptr)
+      : Decl(Kind::VarDecl, range, std::move(name), nameRange), dims_(std::move(dims)),
+        init_(std::move(init)) {}
+  /// The initial value of an integer or value variable; null for a descriptor variable.
+  const Expr *init() const { return init_.get(); }
+  Expr *init() { return init_.get(); }
+  /// An integer variable (an initial value that is not an array).
+  bool isInteger() const { return init_ != nullptr && !isValue_; }
+  /// A value variable: set by sema when the initial value is an array.
+  bool isValue() const { return isValue_; }
+  void setIsValue(bool v) { isValue_ = v; }
   /// Array dimensions (empty: one descriptor).
   const std::vector<ExprPtr> &dims() const { return dims_; }
   std::vector<ExprPtr> &dims() { return dims_; }
@@ -775,6 +834,8 @@ public:
 
 private:
   std::vector<ExprPtr> dims_;
+  ExprPtr init_;
+  bool isValue_ = false;
   std::vector<int64_t> dimValues_;
 };
 
@@ -846,16 +907,30 @@ private:
 };
 
 /// `let name = init`.
+/// `let a, b = split(x, 2, axis = k)` (Python's tuple unpacking of jnp.split) is one
+/// LetStmt per name, in order, each binding its part (ComputeExpr::part) of the split;
+/// `tupleSize()` is the number of names (1 for a plain let) and `tupleIndex()` this
+/// name's position, so that printers write the statement as it was written.
 class LetStmt final : public Stmt {
 public:
-  LetStmt(SourceRange range, std::unique_ptr<LetDecl> decl)
-      : Stmt(Kind::LetStmt, range), decl_(std::move(decl)) {}
+  LetStmt(SourceRange range, std::unique_ptr<LetDecl> decl, size_t tupleIndex = 0,
+          size_t tupleSize = 1)
+      : Stmt(Kind::LetStmt, range), decl_(std::move(decl)), tupleIndex_(tupleIndex),
+        tupleSize_(tupleSize) {}
   const LetDecl &decl() const { return *decl_; }
   LetDecl &decl() { return *decl_; }
+  size_t tupleIndex() const { return tupleIndex_; }
+  size_t tupleSize() const { return tupleSize_; }
+  /// Every name of the tuple let, in order (set on each of its LetStmts).
+  const std::vector<std::string> &tupleNames() const { return tupleNames_; }
+  void setTupleNames(std::vector<std::string> names) { tupleNames_ = std::move(names); }
   DKV_AST_CLASSOF(LetStmt)
 
 private:
   std::unique_ptr<LetDecl> decl_;
+  size_t tupleIndex_;
+  size_t tupleSize_;
+  std::vector<std::string> tupleNames_;
 };
 
 /// `var a, b[n]`: descriptor variables, unassigned, visible until the end of the block.
@@ -942,8 +1017,16 @@ private:
 /// an IndexExpr).
 class DmaStmt final : public Stmt {
 public:
-  DmaStmt(SourceRange range, ExprPtr descriptor, DmaMethod method)
-      : Stmt(Kind::DmaStmt, range), descriptor_(std::move(descriptor)), method_(method) {}
+  DmaStmt(SourceRange range, ExprPtr descriptor, DmaMethod method, ExprPtr priority = nullptr)
+      : Stmt(Kind::DmaStmt, range), descriptor_(std::move(descriptor)), method_(method),
+        priority_(std::move(priority)) {}
+  /// `c.start(priority = p)` (Pallas `AsyncCopyDescriptor.start(priority=...)`); may be
+  /// null (priority 0). Only on start().
+  const Expr *priority() const { return priority_.get(); }
+  Expr *priority() { return priority_.get(); }
+  /// Set by sema: the priority's value (0 without one).
+  int64_t priorityValue() const { return priorityValue_; }
+  void setPriorityValue(int64_t p) { priorityValue_ = p; }
   const Expr &descriptor() const { return *descriptor_; }
   Expr &descriptor() { return *descriptor_; }
   /// The name the descriptor expression starts with.
@@ -954,6 +1037,8 @@ public:
 private:
   ExprPtr descriptor_;
   DmaMethod method_;
+  ExprPtr priority_;
+  int64_t priorityValue_ = 0;
 };
 
 /// `signal(sem, inc, device = d)`.

@@ -193,9 +193,13 @@ private:
       const auto &v = cast<VarDecl>(d);
       if (!v.dimValues().empty())
         head += ints(v.dimValues());
+      if (v.isInteger())
+        head += " integer";
       line(depth, role, head, d.range());
       for (const auto &e : v.dims())
         expr(depth + 1, "dim", *e);
+      if (v.init())
+        expr(depth + 1, "init", *v.init());
       return;
     }
     default:
@@ -276,6 +280,8 @@ private:
       const auto &d = cast<DmaStmt>(s);
       line(depth, role, "DmaStmt " + std::string(toString(d.method())), s.range());
       expr(depth + 1, "descriptor", d.descriptor());
+      if (d.priority())
+        expr(depth + 1, "priority", *d.priority());
       return;
     }
     case Node::Kind::SignalStmt: {
@@ -349,6 +355,10 @@ private:
         head += " " + std::string(toString(*c.dtype()));
       if (c.axisValue())
         head += " axis " + std::to_string(*c.axisValue());
+      if (c.op() == ComputeOp::Split)
+        head += " part " + std::to_string(c.part());
+      if (c.op() == ComputeOp::Gelu && !c.approximate())
+        head += " erf";
       break;
     }
     case Node::Kind::CopyExpr:

@@ -134,6 +134,9 @@ private:
   }
 
   void stmt(const Stmt &s) {
+    // The names after the first of a tuple let are printed with the first.
+    if (const auto *l = dynCast<LetStmt>(&s); l && l->tupleIndex() > 0)
+      return;
     indent();
     bool compound = isa<IfStmt>(s) || isa<ForStmt>(s) || isa<RunScopedStmt>(s);
     switch (s.kind()) {
@@ -155,6 +158,13 @@ private:
     }
     case Node::Kind::LetStmt: {
       const auto &l = cast<LetStmt>(s);
+      if (l.tupleSize() > 1 && l.tupleNames().size() == l.tupleSize()) {
+        out_ << "let ";
+        for (size_t i = 0; i < l.tupleNames().size(); ++i)
+          out_ << (i ? ", " : "") << l.tupleNames()[i];
+        out_ << " = " << expr(l.decl().init());
+        break;
+      }
       out_ << "let " << l.decl().name() << " = " << expr(l.decl().init());
       break;
     }
@@ -165,6 +175,8 @@ private:
         out_ << (i ? ", " : "") << decls[i]->name();
         if (!decls[i]->dims().empty())
           out_ << shape(decls[i]->dims());
+        if (decls[i]->init())
+          out_ << " = " << expr(*decls[i]->init());
       }
       break;
     }
@@ -193,7 +205,10 @@ private:
     }
     case Node::Kind::DmaStmt: {
       const auto &d = cast<DmaStmt>(s);
-      out_ << expr(d.descriptor()) << "." << toString(d.method()) << "()";
+      out_ << expr(d.descriptor()) << "." << toString(d.method()) << "(";
+      if (d.priority())
+        out_ << "priority = " << expr(*d.priority());
+      out_ << ")";
       break;
     }
     case Node::Kind::SignalStmt: {
@@ -290,9 +305,11 @@ private:
     }
     case Node::Kind::TupleExpr: {
       const auto &t = cast<TupleExpr>(e);
-      std::string s = "(";
+      std::string s = t.list() ? "[" : "(";
       for (size_t k = 0; k < t.elements().size(); ++k)
         s += (k ? ", " : "") + expr(*t.elements()[k]);
+      if (t.list())
+        return s + "]";
       return s + (t.elements().size() == 1 ? ",)" : ")");
     }
     case Node::Kind::MappingExpr: {
@@ -316,8 +333,32 @@ private:
     case Node::Kind::ComputeExpr: {
       const auto &c = cast<ComputeExpr>(e);
       std::string s = std::string(toString(c.op())) + "(";
+      auto dimsTuple = [&] {
+        std::string t = "(";
+        for (size_t k = 0; k < c.dims().size(); ++k)
+          t += (k ? ", " : "") + expr(*c.dims()[k]);
+        return t + (c.dims().size() == 1 ? ",)" : ")");
+      };
+      if (c.op() == ComputeOp::Zeros)
+        return s + dimsTuple() + ", " + std::string(toString(*c.dtype())) + ")";
+      if (c.op() == ComputeOp::Iota)
+        return s + std::string(toString(*c.dtype())) + ", " + dimsTuple() + ", " + expr(*c.axis()) +
+               ")";
+      if (c.op() == ComputeOp::Concatenate) {
+        s += "[";
+        for (size_t k = 0; k < c.operands().size(); ++k)
+          s += (k ? ", " : "") + expr(*c.operands()[k]);
+        s += "]";
+        if (c.axis())
+          s += ", axis = " + expr(*c.axis());
+        return s + ")";
+      }
       for (size_t k = 0; k < c.operands().size(); ++k)
         s += (k ? ", " : "") + expr(*c.operands()[k]);
+      if (c.op() == ComputeOp::Split)
+        s += ", " + expr(*c.dims()[0]);
+      if (c.op() == ComputeOp::Gelu && !c.approximate())
+        s += ", approximate = false";
       if (c.op() == ComputeOp::Reshape) {
         s += ", (";
         for (size_t k = 0; k < c.dims().size(); ++k)

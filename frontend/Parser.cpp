@@ -784,9 +784,14 @@ private:
 
   std::unique_ptr<ast::Block> block(DkvParser::BlockContext *ctx) {
     std::vector<ast::StmtPtr> stmts;
-    for (auto *s : ctx->stmt())
+    for (auto *s : ctx->stmt()) {
+      if (auto *let = dynamic_cast<DkvParser::LetStmtContext *>(s); let && let->ID().size() > 1) {
+        tupleLet(let, stmts);
+        continue;
+      }
       if (auto node = stmt(s))
         stmts.push_back(std::move(node));
+    }
     return std::make_unique<ast::Block>(range(ctx), std::move(stmts));
   }
 
@@ -810,6 +815,33 @@ private:
     return decls;
   }
 
+  /// `let a, b = split(x, 2, axis = k)`: one LetStmt per name, each binding its part of
+  /// the split (the operand is built once per part from the same source).
+  void tupleLet(DkvParser::LetStmtContext *s, std::vector<ast::StmtPtr> &out) {
+    std::vector<antlr4::tree::TerminalNode *> names = s->ID();
+    for (size_t i = 0; i < names.size(); ++i) {
+      ast::ExprPtr init = expr(s->expr());
+      auto *split = ast::dynCast<ast::ComputeExpr>(init.get());
+      if (!split || split->op() != ast::ComputeOp::Split) {
+        if (!ast::isa<ast::ErrorExpr>(init.get()))
+          diags_.error(range(s->expr()), "bad-let",
+                       fmt::format("a let binds {} names only to the parts of split(x, {}, axis "
+                                   "= k) (jnp.split); bind one name otherwise",
+                                   names.size(), names.size()));
+        return;
+      }
+      split->setPart(static_cast<int64_t>(i));
+      auto decl = std::make_unique<ast::LetDecl>(range(s), names[i]->getText(), range(names[i]),
+                                                 std::move(init));
+      auto let = std::make_unique<ast::LetStmt>(range(s), std::move(decl), i, names.size());
+      std::vector<std::string> all;
+      for (auto *n : names)
+        all.push_back(n->getText());
+      let->setTupleNames(std::move(all));
+      out.push_back(std::move(let));
+    }
+  }
+
   ast::StmtPtr stmt(DkvParser::StmtContext *ctx) {
     if (auto *s = dynamic_cast<DkvParser::ScratchStmtContext *>(ctx))
       return std::make_unique<ast::ScratchStmt>(
@@ -818,15 +850,31 @@ private:
       return std::make_unique<ast::RunScopedStmt>(
           range(s), scratchItems(s->scratchItem(), ast::Storage::Scoped), block(s->block()));
     if (auto *s = dynamic_cast<DkvParser::LetStmtContext *>(ctx)) {
-      auto decl = std::make_unique<ast::LetDecl>(range(s), s->ID()->getText(), range(s->ID()),
-                                                 expr(s->expr()));
+      ast::ExprPtr init = expr(s->expr());
+      if (auto *split = ast::dynCast<ast::ComputeExpr>(init.get());
+          split && split->op() == ast::ComputeOp::Split) {
+        diags_.error(range(s->expr()), "bad-let",
+                     "split(x, n, axis = k) makes n parts: bind them with one name each, "
+                     "'let a, b = split(x, 2, axis = k)' (Python's tuple unpacking)");
+        return nullptr;
+      }
+      auto decl = std::make_unique<ast::LetDecl>(range(s), s->ID(0)->getText(), range(s->ID(0)),
+                                                 std::move(init));
       return std::make_unique<ast::LetStmt>(range(s), std::move(decl));
     }
     if (auto *s = dynamic_cast<DkvParser::VarStmtContext *>(ctx)) {
       std::vector<std::unique_ptr<ast::VarDecl>> decls;
-      for (auto *item : s->varItem())
-        decls.push_back(std::make_unique<ast::VarDecl>(range(item), item->ID()->getText(),
-                                                       range(item->ID()), shape(item->shape())));
+      for (auto *item : s->varItem()) {
+        if (item->expr() && item->shape()) {
+          diags_.error(range(item), "bad-var",
+                       "an integer variable ('var n = 0') is one integer; an array of integers "
+                       "the kernel writes and reads is SMEM scratch ('scratch t: smem i32[4]')");
+          continue;
+        }
+        decls.push_back(std::make_unique<ast::VarDecl>(
+            range(item), item->ID()->getText(), range(item->ID()), shape(item->shape()),
+            item->expr() ? expr(item->expr()) : nullptr));
+      }
       return std::make_unique<ast::VarStmt>(range(s), std::move(decls));
     }
     if (auto *s = dynamic_cast<DkvParser::IfStmtContext *>(ctx)) {
@@ -1039,11 +1087,21 @@ private:
                                method));
       return nullptr;
     }
-    if (ctx->args()) {
+    ast::ExprPtr priority;
+    if (ctx->args() && *found == ast::DmaMethod::Start) {
+      // Pallas' AsyncCopyDescriptor.start(priority=0, *, add=False): dkv takes the
+      // priority (docs/language.md); `add` is not supported.
+      static const ArgSpec spec[] = {{"priority", false}};
+      std::vector<ast::ExprPtr> args;
+      if (!bindArgs("start", range(ctx), ctx->args(), spec, args))
+        return nullptr;
+      priority = std::move(args[0]);
+    } else if (ctx->args()) {
       diags_.error(range(ctx->args()), "arg-count", fmt::format("{}() takes no arguments", method));
       return nullptr;
     }
-    return std::make_unique<ast::DmaStmt>(range(ctx), refTarget(ctx->refTarget()), *found);
+    return std::make_unique<ast::DmaStmt>(range(ctx), refTarget(ctx->refTarget()), *found,
+                                          std::move(priority));
   }
 
   ast::StmtPtr callStmt(DkvParser::CallStmtContext *ctx) {
@@ -1091,10 +1149,32 @@ private:
   };
 
   static bool isExprFunction(std::string_view name) {
-    for (std::string_view f :
-         {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
-          "remote_copy", "dot", "astype", "sum", "where", "reshape", "bitcast", "async_copy",
-          "async_remote_copy", "rem", "select"})
+    for (std::string_view f : {"axis_index",
+                               "axis_size",
+                               "program_id",
+                               "num_programs",
+                               "read",
+                               "min",
+                               "max",
+                               "copy",
+                               "remote_copy",
+                               "dot",
+                               "astype",
+                               "sum",
+                               "where",
+                               "reshape",
+                               "bitcast",
+                               "async_copy",
+                               "async_remote_copy",
+                               "rem",
+                               "select",
+                               "concatenate",
+                               "split",
+                               "silu",
+                               "gelu",
+                               "sigmoid",
+                               "zeros",
+                               "broadcasted_iota"})
       if (name == f)
         return true;
     return false;
@@ -1172,6 +1252,12 @@ private:
       for (auto *e : t->expr())
         elements.push_back(expr(e));
       return std::make_unique<ast::TupleExpr>(range(t), std::move(elements));
+    }
+    if (auto *l = dynamic_cast<DkvParser::ListArgContext *>(ctx)) {
+      std::vector<ast::ExprPtr> elements;
+      for (auto *e : l->expr())
+        elements.push_back(expr(e));
+      return std::make_unique<ast::TupleExpr>(range(l), std::move(elements), /*list=*/true);
     }
     auto *m = dynamic_cast<DkvParser::MappingArgContext *>(ctx);
     std::vector<ast::MappingExpr::Entry> entries;
@@ -1461,6 +1547,7 @@ private:
     std::optional<ast::DType> dtype;
     ast::ExprPtr axis;
     std::vector<ast::ExprPtr> dims;
+    bool approximate = true;
     ast::ComputeOp op = ast::ComputeOp::Dot;
     if (name == "dot") {
       static const ArgSpec spec[] = {{"a", true}, {"b", true}, {"preferred_element_type", false}};
@@ -1512,6 +1599,70 @@ private:
       }
       dims = std::move(tuple->elements());
       operands.push_back(std::move(args[0]));
+    } else if (name == "concatenate") {
+      op = ast::ComputeOp::Concatenate;
+      static const ArgSpec spec[] = {{"arrays", true}, {"axis", false}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      auto *list = ast::dynCast<ast::TupleExpr>(args[0].get());
+      if (!list || list->elements().empty()) {
+        diags_.error(args[0]->range(), "bad-argument",
+                     "concatenate() takes a list of arrays: concatenate([a, b], axis = 1)");
+        return error();
+      }
+      operands = std::move(list->elements());
+      axis = std::move(args[1]);
+    } else if (name == "split") {
+      op = ast::ComputeOp::Split;
+      static const ArgSpec spec[] = {{"x", true}, {"sections", true}, {"axis", false}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      operands.push_back(std::move(args[0]));
+      dims.push_back(std::move(args[1]));
+      axis = std::move(args[2]);
+    } else if (name == "silu" || name == "sigmoid") {
+      op = name == "silu" ? ast::ComputeOp::Silu : ast::ComputeOp::Sigmoid;
+      static const ArgSpec spec[] = {{"x", true}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      operands.push_back(std::move(args[0]));
+    } else if (name == "gelu") {
+      op = ast::ComputeOp::Gelu;
+      static const ArgSpec spec[] = {{"x", true}, {"approximate", false}};
+      if (!bindArgs(name, r, ctx->args(), spec, args))
+        return error();
+      if (args[1]) {
+        auto *b = ast::dynCast<ast::BoolLiteral>(args[1].get());
+        if (!b) {
+          diags_.error(args[1]->range(), "bad-argument",
+                       "gelu()'s approximate is true (the tanh form, jax.nn.gelu's default) or "
+                       "false (the erf form)");
+          return error();
+        }
+        approximate = b->value();
+      }
+      operands.push_back(std::move(args[0]));
+    } else if (name == "zeros" || name == "broadcasted_iota") {
+      const bool iota = name == "broadcasted_iota";
+      op = iota ? ast::ComputeOp::Iota : ast::ComputeOp::Zeros;
+      static const ArgSpec zerosSpec[] = {{"shape", true}, {"dtype", true}};
+      static const ArgSpec iotaSpec[] = {{"dtype", true}, {"shape", true}, {"dimension", true}};
+      if (!bindArgs(name, r, ctx->args(),
+                    iota ? std::span<const ArgSpec>(iotaSpec) : std::span<const ArgSpec>(zerosSpec),
+                    args))
+        return error();
+      ast::ExprPtr &shapeArg = iota ? args[1] : args[0];
+      if (!(dtype = dtypeArg(*(iota ? args[0] : args[1]))))
+        return error();
+      auto *tuple = ast::dynCast<ast::TupleExpr>(shapeArg.get());
+      if (!tuple || tuple->list()) {
+        diags_.error(shapeArg->range(), "bad-argument",
+                     fmt::format("{}() takes the shape as a tuple: (4, 8) or (8,)", name));
+        return error();
+      }
+      dims = std::move(tuple->elements());
+      if (iota)
+        axis = std::move(args[2]);
     } else {
       return nullptr;
     }
@@ -1526,8 +1677,10 @@ private:
       depthReported_ = true;
       return error();
     }
-    return std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype, std::move(axis),
-                                              std::move(dims));
+    auto compute = std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype,
+                                                      std::move(axis), std::move(dims));
+    compute->setApproximate(approximate);
+    return compute;
   }
 
   ast::ExprPtr callExpr(DkvParser::CallExprContext *ctx, unsigned &depth) {

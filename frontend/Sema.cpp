@@ -762,7 +762,38 @@ private:
     bool ok = true;
     std::vector<int64_t> d = dims(v.dims(), fmt::format("a dimension of '{}'", v.name()), ok);
     v.setDimValues(d);
+    if (Expr *init = v.init()) {
+      Type t = check(*init);
+      if (isArray(t)) {
+        // A value variable: a Python name rebound to arrays.
+        v.setIsValue(true);
+        if (!staticShape(t.shape))
+          diags_.error(init->range(), "unsupported",
+                       fmt::format("a var holds an array value of a shape known when the kernel "
+                                   "is checked; this one has shape {}",
+                                   shapeStr(t.shape)));
+      } else {
+        integerVarValue(*init, v.name(), &t);
+      }
+    }
     declare(v);
+  }
+
+  // The value of an integer variable (`var n = e`, `n = e`, `n += e`): an integer known
+  // when the kernel is instantiated (lowering evaluates it, like a let).
+  void integerVarValue(Expr &e, const std::string &name, const Type *checked = nullptr) {
+    Type t = checked ? *checked : check(e);
+    if (t.isError())
+      return;
+    if (t.kind != TypeKind::Int)
+      diags_.error(e.range(), "type-mismatch",
+                   fmt::format("integer variable '{}' holds an integer, not {}", name, t.str()));
+    else if (t.runtime)
+      diags_.error(e.range(), "unsupported",
+                   fmt::format("integer variable '{}' holds integers known when the kernel is "
+                               "instantiated (it decides loop bounds, slices and devices); this "
+                               "value is read from a semaphore at run time",
+                               name));
   }
 
   // --- Statements ----------------------------------------------------------
@@ -799,7 +830,7 @@ private:
       return;
     }
     case Node::Kind::LetStmt:
-      letDecl(cast<LetStmt>(s).decl());
+      letDecl(cast<LetStmt>(s));
       return;
     case Node::Kind::VarStmt:
       for (auto &v : cast<VarStmt>(s).decls())
@@ -888,21 +919,54 @@ private:
                                kMaxSemaphoreAmount, *v));
   }
 
-  void letDecl(LetDecl &l) {
+  void letDecl(LetStmt &stmt) {
+    LetDecl &l = stmt.decl();
     Expr &init = l.init();
     Type t;
     if (auto *c = dynCast<CallExpr>(&init); c && c->builtin() == Builtin::Read)
       t = check(init, /*topOfLet=*/true);
     else if (isa<CopyExpr>(init) || isa<RemoteCopyExpr>(init))
       t = check(init, true);
-    else
+    else {
+      // The names after the first of `let a, b = split(x, ...)` check their own copy of
+      // the same source: its diagnostics were reported with the first.
+      const size_t before = diags_.diagnostics().size();
+      topLetSplit_ = dynCast<ComputeExpr>(&init);
       t = check(init);
+      topLetSplit_ = nullptr;
+      if (stmt.tupleIndex() > 0) {
+        diags_.truncate(before);
+        declare(l);
+        return;
+      }
+    }
+    if (auto *split = dynCast<ComputeExpr>(&init);
+        !t.isError() && stmt.tupleIndex() == 0 && split && split->op() == ComputeOp::Split &&
+        split->dimValues().size() == 1 &&
+        static_cast<int64_t>(stmt.tupleSize()) != split->dimValues()[0]) {
+      diags_.error(init.range(), "bad-let",
+                   fmt::format("split() makes {} parts but the let binds {} name{}",
+                               split->dimValues()[0], stmt.tupleSize(),
+                               stmt.tupleSize() == 1 ? "" : "s"));
+      t = Type::error();
+    }
     if (!t.isError() && t.kind != TypeKind::Int && t.kind != TypeKind::Bool &&
-        t.kind != TypeKind::Descriptor)
-      diags_.error(
-          init.range(), "type-mismatch",
-          fmt::format("let binds an integer, a condition or a DMA descriptor, not {}", t.str()));
+        t.kind != TypeKind::Descriptor && !isArray(t))
+      diags_.error(init.range(), "type-mismatch",
+                   fmt::format("let binds an integer, a condition, a DMA descriptor or an array "
+                               "value, not {}",
+                               t.str()));
+    else if (isArray(t) && !staticShape(t.shape))
+      diags_.error(init.range(), "unsupported",
+                   fmt::format("a let binds an array value of a shape known when the kernel is "
+                               "checked; this one has shape {} (a slice bound known only per "
+                               "device): store it to a ref instead",
+                               shapeStr(t.shape)));
     declare(l);
+  }
+
+  static bool staticShape(const std::vector<int64_t> &shape) {
+    return std::none_of(shape.begin(), shape.end(), [](int64_t d) { return d == Type::kDynamic; });
   }
 
   // True for a descriptor variable or one element of a descriptor array.
@@ -943,11 +1007,59 @@ private:
     const NameExpr *base = dynCast<NameExpr>(&s.target());
     if (const auto *ix = dynCast<IndexExpr>(&s.target()))
       base = &ix->base();
+    if (const auto *v = base ? dynCast<VarDecl>(base->decl()) : nullptr; v && v->isInteger()) {
+      // `n = e` / `n += e`: rebinds an integer variable.
+      if (!isa<NameExpr>(s.target()))
+        diags_.error(s.target().range(), "type-mismatch",
+                     fmt::format("integer variable '{}' cannot be indexed", v->name()));
+      integerVarValue(s.value(), v->name());
+      return;
+    }
+    if (const auto *v = base ? dynCast<VarDecl>(base->decl()) : nullptr; v && v->isValue()) {
+      // `acc = e` / `acc += e`: rebinds a value variable to an array of its shape.
+      Type value = check(s.value());
+      if (!isa<NameExpr>(s.target())) {
+        diags_.error(s.target().range(), "type-mismatch",
+                     fmt::format("assign the whole value variable '{}'; a slice of it is read, "
+                                 "not assigned",
+                                 v->name()));
+        return;
+      }
+      if (value.isError() || target.isError())
+        return;
+      if (!isScalar(value) && !isArray(value))
+        diags_.error(
+            s.value().range(), "type-mismatch",
+            fmt::format("value variable '{}' holds an array, not {}", v->name(), value.str()));
+      else if (isArray(value) && !shapesCompatible(value.shape, target.shape))
+        diags_.error(s.range(), "shape-mismatch",
+                     fmt::format("value variable '{}' has shape {}; the value has shape {}",
+                                 v->name(), shapeStr(target.shape), shapeStr(value.shape)));
+      else if (isArray(value) && value.dtype != target.dtype)
+        diags_.error(s.range(), "dtype-mismatch",
+                     fmt::format("value variable '{}' holds {} elements; the value has {}",
+                                 v->name(), toString(target.dtype), toString(value.dtype)));
+      return;
+    }
     if (target.kind == TypeKind::DescriptorVar || (base && isa<VarDecl>(base->decl())))
       return descriptorAssign(s, target);
     Type value = check(s.value());
     if (target.isError() || value.isError())
       return;
+    if (const auto *b = base ? dynCast<BufferDecl>(base->decl()) : nullptr;
+        b && b->isIntegerScratch() && target.kind == TypeKind::Int) {
+      // `meta[i] = e`: an element of an integer scratch. An integer is tracked by
+      // lowering; an array element (data) is stored, and makes the element data.
+      bool data =
+          isArray(value) && value.dtype == b->dtype() &&
+          std::all_of(value.shape.begin(), value.shape.end(), [](int64_t d) { return d == 1; });
+      if (value.kind != TypeKind::Int && !data)
+        diags_.error(s.value().range(), "type-mismatch",
+                     fmt::format("an element of integer scratch '{}' ({}) holds an integer, not "
+                                 "{}",
+                                 b->name(), toString(b->dtype()), value.str()));
+      return;
+    }
     if (target.kind != TypeKind::Ref) {
       diags_.error(s.target().range(), "type-mismatch",
                    fmt::format("can only store to a buffer, not to {}", target.str()));
@@ -972,6 +1084,8 @@ private:
   }
 
   bool inPipeline_ = false;
+  // The split() that is the value of the let being checked (the only place for one).
+  const ComputeExpr *topLetSplit_ = nullptr;
 
   // `emit_pipeline(...)(refs) lambda blocks { body }` (docs/language.md "Pipelines").
   void pipeline(EmitPipelineStmt &p) {
@@ -1005,8 +1119,10 @@ private:
                                  src->name()));
         refOk = false;
       }
-      if (refOk && op.output)
+      if (refOk && op.output) {
         checkWritable(*op.ref, "write emit_pipeline output blocks back to");
+        markDmaWritten(*op.ref);
+      }
       if (refOk)
         op.block->setDType(rt.dtype);
       bool shapeOk = true;
@@ -1077,6 +1193,13 @@ private:
     grid_ = outerGrid;
   }
 
+  // A DMA writes `ref`: an integer scratch it names holds data from then on (lowering
+  // refuses to evaluate its elements: docs/language.md "Integer scratch").
+  static void markDmaWritten(const Expr &ref) {
+    if (const BufferDecl *b = bufferOf(ref); b && b->isIntegerScratch())
+      const_cast<BufferDecl *>(b)->setDmaWritten(true);
+  }
+
   // The buffer a ref expression names, or null.
   static const BufferDecl *bufferOf(const Expr &ref) {
     const NameExpr *n = dynCast<NameExpr>(&ref);
@@ -1096,6 +1219,22 @@ private:
 
   void dmaStmt(DmaStmt &d) {
     Type t = check(d.descriptor());
+    if (Expr *p = d.priority()) {
+      // Mosaic's EnqueueDMAOp::verify (jaxlib/mosaic/dialect/tpu/tpu_ops.cc): "only
+      // support priority 0 or 1", and "non-zero priority is not supported for remote
+      // DMA".
+      if (auto v = constInt(*p, "a DMA priority")) {
+        if (*v != 0 && *v != 1)
+          diags_.error(p->range(), "invalid-priority",
+                       fmt::format("DMA priority {}: Mosaic supports priority 0 or 1", *v));
+        else if (*v == 1 && !t.isError() && t.kind == TypeKind::Descriptor && t.remote)
+          diags_.error(p->range(), "invalid-priority",
+                       "priority 1 on a remote_copy: Mosaic supports a non-zero priority only "
+                       "on local DMAs");
+        else
+          d.setPriorityValue(*v);
+      }
+    }
     if (t.isError())
       return;
     // A descriptor variable's kind is that of the descriptor it holds on the path that
@@ -1171,6 +1310,13 @@ private:
   Type intType(bool runtime = false) {
     Type t = Type::simple(TypeKind::Int);
     t.runtime = runtime;
+    return t;
+  }
+
+  // The integer result of an operation on integers `l` and `r`.
+  Type intType(const Type &l, const Type &r) {
+    Type t = intType(l.runtime || r.runtime);
+    t.scratch = l.scratch || r.scratch;
     return t;
   }
 
@@ -1250,8 +1396,13 @@ private:
     case Node::Kind::LoopVarDecl:
       return intType();
     case Node::Kind::LetDecl:
-      return cast<LetDecl>(*d).init().type();
+      // A let of a ref (`let v = x[0:2]`) binds the loaded value.
+      return asValue(cast<LetDecl>(*d).init().type());
     case Node::Kind::VarDecl: {
+      if (cast<VarDecl>(*d).isInteger())
+        return intType();
+      if (cast<VarDecl>(*d).isValue())
+        return asValue(cast<VarDecl>(*d).init()->type());
       Type t = Type::simple(TypeKind::DescriptorVar);
       t.semRank = cast<VarDecl>(*d).dims().size();
       return t;
@@ -1321,6 +1472,16 @@ private:
       if ((l.kind == TypeKind::Bool || isOneDescriptorVar(l)) &&
           (r.kind == TypeKind::Bool || isOneDescriptorVar(r)))
         return Type::simple(TypeKind::Bool);
+      // jnp.logical_and / logical_or of masks (element-wise).
+      if (l.kind == TypeKind::Mask && r.kind == TypeKind::Mask) {
+        if (!shapesCompatible(l.shape, r.shape)) {
+          diags_.error(b.range(), "shape-mismatch",
+                       fmt::format("operands of '{}' have shapes {} and {}", op, shapeStr(l.shape),
+                                   shapeStr(r.shape)));
+          return Type::error();
+        }
+        return l;
+      }
       return mismatch();
     case BinaryOp::Eq:
     case BinaryOp::Ne:
@@ -1341,7 +1502,7 @@ private:
     case BinaryOp::Shl:
     case BinaryOp::Shr:
       if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
-        return intType(l.runtime || r.runtime);
+        return intType(l, r);
       diags_.error(
           b.range(), "type-mismatch",
           fmt::format("'{}' is only defined on integers, not {} and {}", op, l.str(), r.str()));
@@ -1351,7 +1512,7 @@ private:
     }
     // Arithmetic.
     if (l.kind == TypeKind::Int && r.kind == TypeKind::Int)
-      return intType(l.runtime || r.runtime);
+      return intType(l, r);
     bool lv = isScalar(l) || isArray(l), rv = isScalar(r) || isArray(r);
     if (!lv || !rv)
       return mismatch();
@@ -1605,8 +1766,156 @@ private:
       t.shape = std::move(dims);
       return t;
     }
+    case ComputeOp::Concatenate: {
+      // jnp.concatenate(arrays, axis=0): one element type and rank, the same extents
+      // but along the axis.
+      std::vector<Type> parts;
+      for (auto &o : ops) {
+        Type t = arrayOperand(*o, fn);
+        if (t.isError())
+          return t;
+        parts.push_back(std::move(t));
+      }
+      auto axis = axisOf(c, fn, static_cast<int64_t>(parts[0].shape.size()));
+      if (!axis)
+        return Type::error();
+      Type t = parts[0];
+      for (size_t i = 1; i < parts.size(); ++i) {
+        const Type &p = parts[i];
+        if (p.dtype != t.dtype) {
+          diags_.error(ops[i]->range(), "dtype-mismatch",
+                       fmt::format("operands of concatenate() have element types {} and {}",
+                                   toString(t.dtype), toString(p.dtype)));
+          return Type::error();
+        }
+        bool same = p.shape.size() == t.shape.size();
+        for (size_t d = 0; same && d < p.shape.size(); ++d)
+          same = static_cast<int64_t>(d) == *axis || p.shape[d] == Type::kDynamic ||
+                 t.shape[d] == Type::kDynamic || p.shape[d] == t.shape[d];
+        if (!same) {
+          diags_.error(ops[i]->range(), "shape-mismatch",
+                       fmt::format("operands of concatenate() have shapes {} and {}: they may "
+                                   "differ only along axis {}",
+                                   shapeStr(parts[0].shape), shapeStr(p.shape), *axis));
+          return Type::error();
+        }
+        int64_t &extent = t.shape[static_cast<size_t>(*axis)];
+        const int64_t more = p.shape[static_cast<size_t>(*axis)];
+        if (extent == Type::kDynamic || more == Type::kDynamic)
+          extent = Type::kDynamic;
+        else if (__builtin_add_overflow(extent, more, &extent)) {
+          diags_.error(c.range(), "invalid-size", "concatenate() of extents whose sum overflows");
+          return Type::error();
+        }
+      }
+      c.setAxisValue(*axis);
+      return t;
+    }
+    case ComputeOp::Split: {
+      // jnp.split(x, n, axis=0): n equal parts along the axis; this is part `part`.
+      if (&c != topLetSplit_) {
+        diags_.error(c.range(), "misplaced-expr",
+                     "split() is the value of a let that binds one name per part: 'let a, b "
+                     "= split(x, 2, axis = k)'");
+        return Type::error();
+      }
+      topLetSplit_ = nullptr;
+      Type t = arrayOperand(*ops[0], fn);
+      if (t.isError())
+        return t;
+      auto n = constInt(*c.dims()[0], "the section count of split()");
+      if (!n)
+        return Type::error();
+      if (*n < 1) {
+        diags_.error(c.dims()[0]->range(), "invalid-size",
+                     fmt::format("split() into {} parts: the count must be at least 1", *n));
+        return Type::error();
+      }
+      auto axis = axisOf(c, fn, static_cast<int64_t>(t.shape.size()));
+      if (!axis)
+        return Type::error();
+      int64_t &extent = t.shape[static_cast<size_t>(*axis)];
+      if (extent == Type::kDynamic || extent % *n != 0) {
+        diags_.error(
+            c.range(), "shape-mismatch",
+            fmt::format("split() of a value of shape {} into {} equal parts along axis "
+                        "{}: the extent {} is not a multiple of {}",
+                        shapeStr(t.shape), *n, *axis,
+                        extent == Type::kDynamic ? std::string("?") : std::to_string(extent), *n));
+        return Type::error();
+      }
+      extent /= *n;
+      c.setAxisValue(*axis);
+      c.setDimValues({*n});
+      return t;
+    }
+    case ComputeOp::Silu:
+    case ComputeOp::Gelu:
+    case ComputeOp::Sigmoid:
+      return arrayOperand(*ops[0], fn);
+    case ComputeOp::Zeros:
+    case ComputeOp::Iota: {
+      std::vector<int64_t> dims;
+      for (auto &d : c.dims()) {
+        auto v = constInt(*d, fmt::format("a dimension of {}()", fn));
+        if (!v)
+          return Type::error();
+        if (*v < 1) {
+          diags_.error(d->range(), "invalid-size",
+                       fmt::format("a dimension of {}() must be at least 1, not {}", fn, *v));
+          return Type::error();
+        }
+        dims.push_back(*v);
+      }
+      if (dims.empty()) {
+        diags_.error(c.range(), "invalid-size", fmt::format("{}() needs a shape", fn));
+        return Type::error();
+      }
+      if (elementCount(dims) == Type::kDynamic) {
+        diags_.error(c.range(), "invalid-size",
+                     fmt::format("{}() of a shape whose size overflows", fn));
+        return Type::error();
+      }
+      if (c.op() == ComputeOp::Iota) {
+        auto dim = constInt(*c.axis(), "the dimension of broadcasted_iota()");
+        if (!dim)
+          return Type::error();
+        if (*dim < 0 || *dim >= static_cast<int64_t>(dims.size())) {
+          diags_.error(c.axis()->range(), "axis-out-of-range",
+                       fmt::format("broadcasted_iota() along dimension {} of a {}-D shape", *dim,
+                                   dims.size()));
+          return Type::error();
+        }
+        c.setAxisValue(*dim);
+      }
+      c.setDimValues(dims);
+      Type t = Type::simple(TypeKind::Value);
+      t.dtype = *c.dtype();
+      t.shape = std::move(dims);
+      return t;
+    }
     }
     return Type::error();
+  }
+
+  // The axis of a concatenate or split (0 when absent), in 0..rank-1 (a negative axis
+  // counts from the end), or nullopt after a diagnostic.
+  std::optional<int64_t> axisOf(ComputeExpr &c, const std::string &fn, int64_t rank) {
+    int64_t axis = 0;
+    if (c.axis()) {
+      auto v = constInt(*c.axis(), fmt::format("the axis of {}()", fn));
+      if (!v)
+        return std::nullopt;
+      axis = *v;
+    }
+    if (rank == 0 || axis < -rank || axis >= rank) {
+      diags_.error(c.axis() ? c.axis()->range() : c.range(), "axis-out-of-range",
+                   rank == 0 ? fmt::format("{}() of a 0-D value", fn)
+                             : fmt::format("{}() along axis {} of a {}-D value (axes {}..{})", fn,
+                                           axis, rank, -rank, rank - 1));
+      return std::nullopt;
+    }
+    return axis < 0 ? axis + rank : axis;
   }
 
   Type call(CallExpr &c, bool topOfLet) {
@@ -1730,13 +2039,34 @@ private:
       return tableIndex(ix, *t);
     if (base.kind == TypeKind::Sem || base.kind == TypeKind::DescriptorVar)
       return semIndex(ix, base);
-    if (base.kind != TypeKind::Ref) {
+    // A let bound to an array value is sliced like a ref (`tiled_lhs[:, 0:128]`).
+    const bool valueLet = base.kind == TypeKind::Value &&
+                          (isa<LetDecl>(ix.base().decl()) || isa<VarDecl>(ix.base().decl()));
+    if (base.kind != TypeKind::Ref && !valueLet) {
       diags_.error(ix.base().range(), "type-mismatch",
                    fmt::format("'{}' cannot be indexed: it is {}", ix.base().name(), base.str()));
       return Type::error();
     }
     if (ix.ellipsis())
       return base;
+    if (const auto *b = dynCast<BufferDecl>(ix.base().decl());
+        b && b->isIntegerScratch() && ix.subscripts().size() == base.shape.size() &&
+        std::all_of(ix.subscripts().begin(), ix.subscripts().end(),
+                    [](const Subscript &sub) { return sub.kind == Subscript::Kind::Index; })) {
+      // `meta[i]`: one element of an integer scratch is an integer.
+      Type elem = Type::error();
+      if (!index(ix, base).isError()) {
+        elem = intType();
+        elem.scratch = true;
+      }
+      return elem;
+    }
+    return index(ix, base, valueLet);
+  }
+
+  // The slice `ix` of a ref, or (`value`) of an array value bound to a name, whose slice
+  // bounds clamp to the extent as NumPy's (and jnp's) do.
+  Type index(IndexExpr &ix, const Type &base, bool value = false) {
     const std::vector<int64_t> &extents = base.shape;
     if (ix.subscripts().size() > extents.size()) {
       diags_.error(ix.range(), "index-count",
@@ -1791,11 +2121,25 @@ private:
         }
         if (!ok)
           break;
+        if (value && extent != Type::kDynamic) {
+          // `x[:, 0:256]` of a [m, 128] value is x[:, 0:128] (NumPy's slices).
+          if (hasHi && hi > extent)
+            hi = extent;
+          if (hasLo && lo > extent)
+            lo = extent;
+          if (hasLo && hasHi && lo > hi && lo >= 0 && hi >= 0)
+            lo = hi;
+        }
         auto bad = [&](std::string message) {
           diags_.error(s.range, "out-of-bounds", std::move(message));
           ok = false;
         };
-        if (hasLo && (lo < 0 || (extent != Type::kDynamic && lo > extent)))
+        // An empty slice `a:a` names no element wherever it starts (Python's slices, and
+        // the interpret mode's reads: docs/model.md "Zero-size slices and DMAs").
+        const bool empty = hasLo && hasHi && s.hi && lo == hi && lo >= 0;
+        if (empty)
+          ;
+        else if (hasLo && (lo < 0 || (extent != Type::kDynamic && lo > extent)))
           bad(fmt::format("slice start {} is out of bounds for dimension {} of '{}' (size {})", lo,
                           i, ix.base().name(), extent));
         else if (hasHi && s.hi && (hi < 0 || (extent != Type::kDynamic && hi > extent)))
@@ -1808,7 +2152,7 @@ private:
         int64_t width = Type::kDynamic;
         if (hasLo && hasHi)
           width = hi - lo;
-        else if (s.lo && s.hi)
+        else if (s.lo && s.hi && !value)
           width = symbolicWidth(*s.lo, *s.hi);
         result.shape.push_back(width);
         break;
@@ -1914,6 +2258,7 @@ private:
     Expr &dst = remote ? cast<RemoteCopyExpr>(e).dst() : cast<CopyExpr>(e).dst();
     Type s = dmaRef(src, "source");
     Type d = dmaRef(dst, "destination");
+    markDmaWritten(dst);
     if (!s.isError() && !d.isError()) {
       if (!shapesCompatible(s.shape, d.shape))
         diags_.error(e.range(), "shape-mismatch",

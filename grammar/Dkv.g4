@@ -39,7 +39,7 @@ block : '{' stmt* '}' ;
 stmt
   : SCRATCH scratchItem (',' scratchItem)*                          # scratchStmt
   | RUN_SCOPED '(' (scratchItem (',' scratchItem)* ','?)? ')' block # runScopedStmt
-  | LET ID '=' expr                                                 # letStmt
+  | LET ID (',' ID)* '=' expr                                       # letStmt
   | VAR varItem (',' varItem)*                                      # varStmt
   | IF expr block (ELSE IF expr block)* (ELSE block)?               # ifStmt
   | FOR ID IN expr '..' expr block                                  # forStmt
@@ -74,7 +74,8 @@ blockSpec
   ;
 specKeyword : key=ID '=' value=ID ;
 
-varItem : ID shape? ;
+// `var c`, `var cs[n]`: descriptor variables; `var n = 0`: an integer variable.
+varItem : ID shape? ('=' expr)? ;
 
 args : arg (',' arg)* ','? ;
 arg : (ID '=')? argValue ;
@@ -82,6 +83,7 @@ argValue
   : expr                                                            # exprArg
   | '(' expr ',' (expr (',' expr)* ','?)? ')'                       # tupleArg
   | '{' (mapEntry (',' mapEntry)* ','?)? '}'                        # mappingArg
+  | '[' (expr (',' expr)* ','?)? ']'                                # listArg
   ;
 mapEntry : ID ':' expr ;
 

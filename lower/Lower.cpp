@@ -140,6 +140,16 @@ struct VarSlot {
 /// The assigned elements of one descriptor variable, by index (empty for `var c`).
 using VarSlots = std::map<std::vector<int64_t>, VarSlot>;
 
+/// What lowering knows about one element of an integer scratch (docs/language.md
+/// "Integer scratch") on the device it walks: nothing stored yet in this invocation, the
+/// integer a store wrote, or data (a semaphore value or a load, stored at `where`).
+struct ScratchInt {
+  enum class State { Unset, Known, Data };
+  State state = State::Unset;
+  int64_t value = 0;
+  support::SourceRange where;
+};
+
 /// Thrown inside one statement's lowering after a diagnostic was reported, to skip
 /// the rest of that statement. Never leaves this file.
 struct StatementError {};
@@ -326,7 +336,13 @@ private:
 
   void declareBlock(const ast::Block &block, model::ScopeId scope) {
     for (const auto &stmt : block.stmts()) {
-      if (const auto *s = ast::dynCast<ast::ScratchStmt>(stmt.get())) {
+      if (const auto *s = ast::dynCast<ast::LetStmt>(stmt.get())) {
+        declareValue(s->decl(), s->decl().init().type(), scope);
+      } else if (const auto *s = ast::dynCast<ast::VarStmt>(stmt.get())) {
+        for (const auto &v : s->decls())
+          if (v->isValue())
+            declareValue(*v, v->init()->type(), scope);
+      } else if (const auto *s = ast::dynCast<ast::ScratchStmt>(stmt.get())) {
         for (const auto &decl : s->decls())
           declareDecl(*decl, scope);
       } else if (const auto *s = ast::dynCast<ast::RunScopedStmt>(stmt.get())) {
@@ -445,6 +461,29 @@ private:
     declareBlock(p.body(), id);
   }
 
+  /// A let bound to an array value, or a value variable (docs/language.md "Values in
+  /// names"), holds it in a buffer of its own, named after it, that only its let or
+  /// assignments write: the loads of its value happen there, as when Python binds
+  /// `x = ref[...]`.
+  void declareValue(const ast::Decl &let, const ast::Type &t, model::ScopeId scope) {
+    if (t.kind != ast::TypeKind::Value && t.kind != ast::TypeKind::Ref)
+      return;
+    model::Buffer buffer;
+    buffer.name = prefix_ + let.name();
+    buffer.space = model::MemSpace::Vmem;
+    buffer.dtype = toModel(t.dtype);
+    buffer.shape = t.shape;
+    for (int64_t d : buffer.shape)
+      DKV_INVARIANT(d >= 1, "sema checks that a value let has a static shape");
+    buffer.role = model::BufferRole::Scratch;
+    buffer.scope = scope;
+    buffer.loc = locOf(let);
+    model::Built<model::BufferId> id = builder_.addBuffer(std::move(buffer));
+    if (!id.ok())
+      throw TooLarge{let.range(), id.error().message};
+    valueBuf_[&let] = *id;
+  }
+
   void declareDecl(const ast::Decl &decl, model::ScopeId scope) {
     if (const auto *b = ast::dynCast<ast::BufferDecl>(&decl))
       declareBuffer(*b, scope);
@@ -558,6 +597,8 @@ private:
     spendIterations(points, kernel_->range());
     programIds_.clear();
     loopVars_.clear();
+    // Scratch is allocated anew for every invocation: its integers start unset.
+    scratchInts_.clear();
     setContext();
     built(builder_.enterKernel(inv, locOf(*kernel_), context()), *kernel_);
     std::vector<int64_t> point(grid.size(), 0);
@@ -634,6 +675,9 @@ private:
     case ast::Node::Kind::RunScopedStmt: {
       const auto &s = ast::cast<ast::RunScopedStmt>(stmt);
       model::ScopeId scope = scopeOf_.at(&s);
+      for (const auto &decl : s.decls())
+        if (const auto *b = ast::dynCast<ast::BufferDecl>(decl.get()))
+          scratchInts_.erase(bufferOf_.at(b));
       emit(model::ScopeEnter{scope}, locOf(s));
       lowerBlock(s.body());
       emit(model::ScopeExit{scope}, closingLocOf(s));
@@ -642,9 +686,24 @@ private:
     case ast::Node::Kind::LetStmt:
       return lowerLet(ast::cast<ast::LetStmt>(stmt));
     case ast::Node::Kind::VarStmt:
-      // Python's `c = None` (or `cs = [None] * n`): every element unassigned.
-      for (const auto &decl : ast::cast<ast::VarStmt>(stmt).decls())
+      // Python's `c = None` (or `cs = [None] * n`): every element unassigned; an integer
+      // variable takes its initial value.
+      for (const auto &decl : ast::cast<ast::VarStmt>(stmt).decls()) {
+        if (decl->isValue()) {
+          storeValue(*decl, *decl->init(), stmt);
+          continue;
+        }
+        if (const ast::Expr *init = decl->init()) {
+          try {
+            env_[decl.get()] = evalInt(*init);
+          } catch (const StatementError &) {
+            env_.erase(decl.get());
+            poisoned_.insert(decl.get());
+          }
+          continue;
+        }
         vars_[decl.get()].clear();
+      }
       return;
     case ast::Node::Kind::IfStmt: {
       const auto &s = ast::cast<ast::IfStmt>(stmt);
@@ -789,10 +848,31 @@ private:
       env_[&decl] = RuntimeValue{it->second};
       return;
     }
+    if (valueBuf_.count(&decl))
+      return storeValue(decl, init, stmt);
     if (init.type().kind == ast::TypeKind::Bool)
       env_[&decl] = evalBool(init);
     else
       env_[&decl] = evalInt(init);
+  }
+
+  /// An array value bound to a let or a value variable: stored into its buffer at
+  /// `stmt`, where its loads happen.
+  void storeValue(const ast::Decl &decl, const ast::Expr &init, const ast::Stmt &stmt) {
+    model::Store store;
+    const model::BufferId id = valueBuf_.at(&decl);
+    const model::Buffer &buffer = program().buffers[id];
+    store.dst.buffer = id;
+    for (int64_t d : buffer.shape)
+      store.dst.ranges.push_back({0, d});
+    int32_t value = buildValue(init, store);
+    const std::vector<int64_t> &shape = store.value.nodes[value].shape;
+    if (elements(shape) != 1 && shape != buffer.shape)
+      fail(init, "store-shape-mismatch",
+           fmt::format("the value has shape {} but '{}' has shape {} (on {})",
+                       shapeText(shape), decl.name(), shapeText(buffer.shape), here()));
+    store.value.root = value;
+    emit(std::move(store), locOf(stmt));
   }
 
   int64_t checkCopyShapes(const ast::Expr &copy, const Slice &srcSlice, const Slice &dstSlice) {
@@ -901,7 +981,7 @@ private:
     const Descriptor d = descriptorOf(stmt.descriptor(), stmt);
     switch (stmt.method()) {
     case ast::DmaMethod::Start:
-      return startDma(d, stmt);
+      return startDma(d, stmt, static_cast<int32_t>(stmt.priorityValue()));
     case ast::DmaMethod::Wait:
       return built(builder_.waitDma(d, model::DmaWait::Both, locOf(stmt), context()), stmt);
     case ast::DmaMethod::WaitSend:
@@ -911,9 +991,133 @@ private:
     }
   }
 
+  /// `n = e` / `n += e` on an integer variable: its new value on this device.
+  void lowerIntegerAssign(const ast::StoreStmt &stmt, const ast::VarDecl &var) {
+    try {
+      int64_t v = evalInt(stmt.value());
+      if (stmt.accumulate()) {
+        auto it = env_.find(&var);
+        if (it == env_.end() || !std::holds_alternative<int64_t>(it->second))
+          throw StatementError{}; // its initial value failed (reported)
+        support::IntResult sum = support::checkedAdd(std::get<int64_t>(it->second), v);
+        if (!sum.ok())
+          fail(stmt, "integer-overflow", fmt::format("integer overflow on {}", here()));
+        v = sum.value;
+      }
+      env_[&var] = v;
+      poisoned_.erase(&var);
+    } catch (const StatementError &) {
+      env_.erase(&var);
+      poisoned_.insert(&var);
+      throw;
+    }
+  }
+
+  /// The integer a store writes into an integer scratch element, evaluated before the
+  /// store (it may read the element itself), or nullopt for data (a value read from a
+  /// semaphore or loaded from a ref).
+  std::optional<int64_t> scratchStoreValue(const ast::StoreStmt &stmt) {
+    const ast::Type &t = stmt.value().type();
+    if (t.kind != ast::TypeKind::Int || t.runtime)
+      return std::nullopt;
+    return evalInt(stmt.value());
+  }
+
+  /// Records what a store to an integer scratch wrote into the elements of `region`:
+  /// `value` (added to each element for `+=`), or data.
+  void trackScratchStore(const ast::StoreStmt &stmt, const ast::BufferDecl &decl,
+                         const Region &region, std::optional<int64_t> value) {
+    const model::Buffer &buffer = program().buffers[region.buffer];
+    std::vector<ScratchInt> &elements = scratchElements(region.buffer);
+    std::vector<int64_t> index;
+    forEachElement(buffer, region, [&](int64_t flat) {
+      ScratchInt &e = elements[static_cast<size_t>(flat)];
+      std::optional<int64_t> v = value;
+      if (v && stmt.accumulate()) {
+        support::IntResult sum = e.state == ScratchInt::State::Known
+                                     ? support::checkedAdd(e.value, *v)
+                                     : support::IntResult{};
+        v = e.state == ScratchInt::State::Known && sum.ok() ? std::optional(sum.value)
+                                                            : std::nullopt;
+      }
+      if (v && !fitsScratch(*v, decl.dtype()))
+        fail(stmt.value(), "integer-overflow",
+             fmt::format("{} does not fit in the element type {} of integer scratch '{}' (on "
+                         "{})",
+                         *v, ast::toString(decl.dtype()), decl.name(), here()));
+      if (v) {
+        e.state = ScratchInt::State::Known;
+        e.value = *v;
+      } else {
+        e.state = ScratchInt::State::Data;
+        e.where = stmt.range();
+      }
+    });
+  }
+
+  static bool fitsScratch(int64_t v, ast::DType t) {
+    switch (t) {
+    case ast::DType::I32:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    case ast::DType::I16:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case ast::DType::I8:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case ast::DType::U8:
+      return v >= 0 && v <= UINT8_MAX;
+    case ast::DType::U32:
+      return v >= 0 && v <= UINT32_MAX;
+    default:
+      return false;
+    }
+  }
+
+  /// Calls `f` with the row-major index of every element of `region` in `buffer`.
+  template <typename F>
+  static void forEachElement(const model::Buffer &buffer, const Region &r, F f) {
+    const size_t rank = buffer.shape.size();
+    for (size_t k = 0; k < rank; ++k)
+      if (r.ranges[k].begin >= r.ranges[k].end)
+        return;
+    std::vector<int64_t> idx(rank);
+    for (size_t k = 0; k < rank; ++k)
+      idx[k] = r.ranges[k].begin;
+    while (true) {
+      int64_t flat = 0;
+      for (size_t k = 0; k < rank; ++k)
+        flat = flat * buffer.shape[k] + idx[k];
+      f(flat);
+      size_t k = rank;
+      while (k-- > 0) {
+        if (++idx[k] < r.ranges[k].end)
+          break;
+        idx[k] = r.ranges[k].begin;
+      }
+      if (k == static_cast<size_t>(-1))
+        return;
+    }
+  }
+
+  std::vector<ScratchInt> &scratchElements(model::BufferId buffer) {
+    auto [it, fresh] = scratchInts_.try_emplace(buffer);
+    if (fresh)
+      it->second.resize(static_cast<size_t>(elements(program().buffers[buffer].shape)));
+    return it->second;
+  }
+
   void lowerStore(const ast::StoreStmt &stmt) {
-    if (ast::isa<ast::VarDecl>(baseDecl(stmt.target())))
+    if (const auto *var = ast::dynCast<ast::VarDecl>(baseDecl(stmt.target()));
+        var && !var->isValue()) {
+      if (var->isInteger())
+        return lowerIntegerAssign(stmt, *var);
       return lowerAssign(stmt);
+    }
+    const auto *scratch = ast::dynCast<ast::BufferDecl>(baseDecl(stmt.target()));
+    if (scratch && !scratch->isIntegerScratch())
+      scratch = nullptr;
+    std::optional<int64_t> scratchValue;
+    if (scratch)
+      scratchValue = scratchStoreValue(stmt);
     model::Store store;
     Slice dst = evalSlice(stmt.target());
     store.dst = dst.region;
@@ -963,7 +1167,10 @@ private:
     sharedAccess(store.dst, stmt.target(), "a store to");
     for (const Region &r : store.reads)
       sharedAccess(r, stmt.value(), "a load of");
+    Region written = store.dst;
     emit(std::move(store), locOf(stmt));
+    if (scratch)
+      trackScratchStore(stmt, *scratch, written, scratchValue);
   }
 
   static int64_t elements(const std::vector<int64_t> &shape) {
@@ -1013,7 +1220,8 @@ private:
     case ast::Node::Kind::NameExpr:
     case ast::Node::Kind::IndexExpr: {
       const ast::Decl *decl = baseDecl(expr);
-      if (const auto *b = ast::dynCast<ast::BufferDecl>(decl); b && !b->isTable()) {
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(decl);
+          (b && !b->isTable()) || valueBuf_.count(decl)) {
         node.op = Op::Load;
         Slice slice = evalSlice(expr);
         node.region = slice.region;
@@ -1041,7 +1249,7 @@ private:
     }
     case ast::Node::Kind::BinaryExpr: {
       const auto &b = ast::cast<ast::BinaryExpr>(expr);
-      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime) {
+      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime && !b.type().scratch) {
         // An integer sub-expression (e.g. `me % 2`) is a constant per device.
         node.constant = static_cast<double>(evalInt(expr));
         return push(node);
@@ -1083,6 +1291,12 @@ private:
       case ast::BinaryOp::Ne:
         node.op = Op::Ne;
         break;
+      case ast::BinaryOp::And:
+        node.op = Op::And;
+        break;
+      case ast::BinaryOp::Or:
+        node.op = Op::Or;
+        break;
       default:
         node.constant = static_cast<double>(evalInt(expr));
         return push(node);
@@ -1104,11 +1318,78 @@ private:
   int32_t buildCompute(const ast::ComputeExpr &c, model::Store &store) {
     using Op = model::ValueNode::Op;
     auto shapeOf = [&](int32_t i) { return store.value.nodes[static_cast<size_t>(i)].shape; };
+    auto push = [&](model::ValueNode n) {
+      store.value.nodes.push_back(std::move(n));
+      return static_cast<int32_t>(store.value.nodes.size() - 1);
+    };
     const auto &ops = c.operands();
     model::ValueNode node;
+    if (c.op() == ast::ComputeOp::Zeros || c.op() == ast::ComputeOp::Iota) {
+      // No operand: a constant 0 broadcast to the shape, or each element's index.
+      node.op = c.op() == ast::ComputeOp::Zeros ? Op::Const : Op::Iota;
+      node.shape = c.dimValues();
+      if (c.axisValue())
+        node.axis = static_cast<int32_t>(*c.axisValue());
+      return push(std::move(node));
+    }
     node.lhs = buildValue(*ops[0], store);
     std::vector<int64_t> a = shapeOf(node.lhs);
+    if (c.op() == ast::ComputeOp::Concatenate) {
+      // A left fold of binary concatenations along the axis.
+      DKV_INVARIANT(c.axisValue().has_value(), "sema sets the axis of concatenate");
+      const int32_t axis = static_cast<int32_t>(*c.axisValue());
+      int32_t acc = node.lhs;
+      for (size_t i = 1; i < ops.size(); ++i) {
+        model::ValueNode cat;
+        cat.op = Op::Concat;
+        cat.axis = axis;
+        cat.lhs = acc;
+        cat.rhs = buildValue(*ops[i], store);
+        std::vector<int64_t> l = shapeOf(cat.lhs), r = shapeOf(cat.rhs);
+        bool ok = l.size() == r.size() && static_cast<size_t>(axis) < l.size();
+        for (size_t d = 0; ok && d < l.size(); ++d)
+          ok = static_cast<int32_t>(d) == axis || l[d] == r[d];
+        if (!ok)
+          fail(c, "store-shape-mismatch",
+               fmt::format("concatenate() of shapes {} and {} along axis {} on {}",
+                           shapeText(l), shapeText(r), axis, here()));
+        cat.shape = l;
+        cat.shape[static_cast<size_t>(axis)] += r[static_cast<size_t>(axis)];
+        acc = push(std::move(cat));
+      }
+      return acc;
+    }
     switch (c.op()) {
+    case ast::ComputeOp::Split: {
+      DKV_INVARIANT(c.axisValue() && c.dimValues().size() == 1, "sema checks split");
+      const size_t axis = static_cast<size_t>(*c.axisValue());
+      const int64_t n = c.dimValues()[0];
+      if (axis >= a.size() || a[axis] % n != 0)
+        fail(c, "store-shape-mismatch",
+             fmt::format("split() of shape {} into {} parts along axis {} on {}",
+                         shapeText(a), n, axis, here()));
+      const int64_t len = a[axis] / n;
+      node.op = Op::Slice;
+      node.axis = static_cast<int32_t>(axis);
+      node.begin = c.part() * len;
+      node.end = node.begin + len;
+      node.shape = a;
+      node.shape[axis] = len;
+      break;
+    }
+    case ast::ComputeOp::Silu:
+    case ast::ComputeOp::Gelu:
+    case ast::ComputeOp::Sigmoid:
+      node.op = c.op() == ast::ComputeOp::Silu   ? Op::Silu
+                : c.op() == ast::ComputeOp::Gelu ? Op::Gelu
+                                                 : Op::Sigmoid;
+      node.approximate = c.approximate();
+      node.shape = a;
+      break;
+    case ast::ComputeOp::Concatenate:
+    case ast::ComputeOp::Zeros:
+    case ast::ComputeOp::Iota:
+      DKV_UNREACHABLE("handled above");
     case ast::ComputeOp::Dot: {
       node.op = Op::Dot;
       node.rhs = buildValue(*ops[1], store);
@@ -1173,14 +1454,14 @@ private:
   /// Starts a DMA: the only place a DMA writes its destination, so the place where a
   /// destination that is an 'in' parameter is refused (a descriptor into one may be
   /// made and waited on: Pallas' dummy-descriptor idiom).
-  void startDma(const Descriptor &d, const ast::Node &where) {
+  void startDma(const Descriptor &d, const ast::Node &where, int32_t priority = 0) {
     const model::Buffer &dst = builder_.program().buffers[d.dst.buffer];
     if (dst.role == model::BufferRole::Input)
       fail(where, "write-to-input",
            fmt::format("cannot start a DMA into '{}': it is an 'in' parameter (a descriptor "
                        "into it may be made and waited on, but not started)",
                        dst.name));
-    built(builder_.startDma(d, invocation_, locOf(where), context()), where);
+    built(builder_.startDma(d, invocation_, locOf(where), context(), priority), where);
   }
 
   [[noreturn]] void fail(const ast::Node &node, const std::string &id, std::string message) {
@@ -1235,7 +1516,7 @@ private:
   /// has none (nothing is reported for a binding whose initialiser already failed).
   /// Never throws: frontend::evalIntExpr is not exception-neutral by contract.
   std::optional<int64_t> evalLeaf(const ast::Expr &expr, bool condition) {
-    if (ast::isa<ast::VarDecl>(baseDecl(expr))) {
+    if (const auto *v = ast::dynCast<ast::VarDecl>(baseDecl(expr)); v && !v->isInteger()) {
       // `if c`, `not cs[i]`: whether the element holds a descriptor (sema allows a
       // descriptor variable only as a condition).
       if (!condition) {
@@ -1339,6 +1620,9 @@ private:
     case ast::Node::Kind::IndexExpr:
       if (const auto *t = ast::dynCast<ast::BufferDecl>(baseDecl(expr)); t && t->isTable())
         return tableElement(ast::cast<ast::IndexExpr>(expr), *t);
+      if (const auto *b = ast::dynCast<ast::BufferDecl>(baseDecl(expr));
+          b && b->isIntegerScratch() && expr.type().kind == ast::TypeKind::Int)
+        return scratchElement(ast::cast<ast::IndexExpr>(expr), *b);
       report(expr.range(), "unsupported", "this expression has no integer value");
       return std::nullopt;
     default:
@@ -1377,6 +1661,58 @@ private:
     // Row d is device d's shard: on a TensorCore mesh every core of device d reads it.
     const std::vector<int64_t> &row = rows.size() == 1 ? rows[0] : rows[chip_];
     return row[static_cast<size_t>(flat)];
+  }
+
+  /// `meta[i, j]` on an integer scratch: the integer this device stored there last in
+  /// this invocation, or nullopt after reporting why it has none (never written, data,
+  /// a DMA writes the buffer). Never throws (called from evalLeaf).
+  std::optional<int64_t> scratchElement(const ast::IndexExpr &ix, const ast::BufferDecl &decl) {
+    std::string name;
+    Region region;
+    try {
+      Slice slice = evalSlice(ix);
+      region = slice.region;
+    } catch (const StatementError &) {
+      return std::nullopt; // reported
+    }
+    std::vector<int64_t> index;
+    for (const model::Range &r : region.ranges)
+      index.push_back(r.begin);
+    name = fmt::format("{}[{}]", decl.name(), fmt::join(index, ", "));
+    if (decl.dmaWritten()) {
+      report(ix.range(), "unsupported",
+             fmt::format("{} is read as an integer, but a DMA writes integer scratch '{}': its "
+                         "values are data known only at run time, and dkv needs the integers "
+                         "that decide control flow, addresses and devices when the kernel is "
+                         "instantiated",
+                         name, decl.name()));
+      return std::nullopt;
+    }
+    const model::Buffer &buffer = program().buffers[region.buffer];
+    int64_t flat = 0;
+    for (size_t k = 0; k < index.size(); ++k)
+      flat = flat * buffer.shape[k] + index[k];
+    const std::vector<ScratchInt> &elements = scratchElements(region.buffer);
+    const ScratchInt &e = elements[static_cast<size_t>(flat)];
+    switch (e.state) {
+    case ScratchInt::State::Known:
+      return e.value;
+    case ScratchInt::State::Unset:
+      report(ix.range(), "uninitialized-scratch",
+             fmt::format("{} is read before it is stored to in this invocation (on "
+                         "{}, {}): scratch starts uninitialised",
+                         name, here(), program().contexts[context()]));
+      return std::nullopt;
+    case ScratchInt::State::Data:
+      report(ix.range(), "unsupported",
+             fmt::format("{} holds data stored at line {} (a value read from a semaphore or "
+                         "loaded from a ref, known only at run time); dkv needs the integers that "
+                         "decide control flow, addresses and devices when the kernel is "
+                         "instantiated (on {})",
+                         name, e.where.begin.line, here()));
+      return std::nullopt;
+    }
+    return std::nullopt;
   }
 
   /// The process a DMA or signal reaches (docs/model.md "TensorCores"): the device
@@ -1734,11 +2070,19 @@ private:
 
   /// The region a ref expression names, checked against the buffer's bounds.
   Slice evalSlice(const ast::Expr &expr) {
-    const auto *decl = ast::dynCast<ast::BufferDecl>(baseDecl(expr));
-    if (!decl)
+    const ast::Decl *base = baseDecl(expr);
+    const auto *decl = ast::dynCast<ast::BufferDecl>(base);
+    if (!decl && !valueBuf_.count(base))
       fail(expr, "unsupported", "expected a buffer here");
     View view;
-    if (decl->storage() == ast::Storage::PipelineBlock) {
+    if (!decl) {
+      // A let bound to an array value or a value variable: its buffer, whole.
+      view.buffer = valueBuf_.at(base);
+      for (size_t k = 0; k < program().buffers[view.buffer].shape.size(); ++k) {
+        view.ranges.push_back({0, program().buffers[view.buffer].shape[k]});
+        view.kept.push_back(k);
+      }
+    } else if (decl->storage() == ast::Storage::PipelineBlock) {
       auto it = views_.find(decl);
       DKV_INVARIANT(it != views_.end(), "an emit_pipeline block ref is used only in its body");
       view = it->second;
@@ -1755,10 +2099,11 @@ private:
     Slice slice{Region{view.buffer, view.ranges}, {}, {}};
     const auto *ix = ast::dynCast<ast::IndexExpr>(&expr);
     size_t given = ix ? ix->subscripts().size() : 0;
+    const std::string &name = base->name();
     if (given > shape.size())
       fail(expr, "slice-arity",
-           fmt::format("'{}' has {} dimensions but {} subscripts are given", decl->name(),
-                       shape.size(), given));
+           fmt::format("'{}' has {} dimensions but {} subscripts are given", name, shape.size(),
+                       given));
     for (size_t k = 0; k < shape.size(); ++k) {
       int64_t lo = 0;
       int64_t hi = shape[k];
@@ -1781,17 +2126,28 @@ private:
             hi = evalInt(*s.hi);
           break;
         }
-        // A slice a:a is legal and empty (a table row of size 0): docs/model.md.
+        if (!decl && !single) {
+          // A value bound to a name is sliced as NumPy slices an array: the bounds clamp
+          // to the extent (`x[:, 0:256]` of a [m, 128] value is all of it).
+          if (hi > shape[k])
+            hi = shape[k];
+          if (lo > hi && hi >= 0)
+            lo = hi;
+        }
+        // A slice a:a is legal and empty (a table row of size 0) wherever it starts: it
+        // names no element, as Python's slices (docs/model.md "Zero-size slices and
+        // DMAs"); its region is the empty range at the end of the dimension.
+        if (!single && lo == hi && lo > shape[k])
+          lo = hi = shape[k];
         if (lo < 0 || hi > shape[k] || lo > hi || (single && lo >= hi)) {
           if (single)
             failAt(s.range, "slice-out-of-bounds",
                    fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) on "
                                "{}",
-                               lo, k, decl->name(), shape[k], here()));
+                               lo, k, name, shape[k], here()));
           failAt(s.range, "slice-out-of-bounds",
                  fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on {}", lo, hi,
-                             lo > hi ? "reversed" : "out of bounds", k, decl->name(), shape[k],
-                             here()));
+                             lo > hi ? "reversed" : "out of bounds", k, name, shape[k], here()));
         }
       }
       int64_t base = view.ranges[view.kept[k]].begin;
@@ -1830,6 +2186,8 @@ private:
   const std::vector<int64_t> *pipelineGrid_ = nullptr;
   std::vector<int64_t> pipelineIds_;
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
+  /// The buffer of each let bound to an array value and of each value variable.
+  std::unordered_map<const ast::Decl *, model::BufferId> valueBuf_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
   // Per-device state (per process: a (device, core) pair on a TensorCore mesh).
@@ -1848,6 +2206,9 @@ private:
   std::unordered_map<const ast::VarDecl *, VarSlots> vars_;
   /// Bindings whose initialiser failed (already reported) in this grid point.
   std::unordered_set<const ast::Decl *> poisoned_;
+  /// The elements of the integer scratch buffers this device has stored to in this
+  /// invocation (scratch persists across grid steps, not invocations).
+  std::unordered_map<model::BufferId, std::vector<ScratchInt>> scratchInts_;
   model::ContextId context_ = 0;
   bool contextDirty_ = true;
 };

@@ -216,8 +216,15 @@ std::optional<BuildError> Builder::checkDmaBytes(int64_t bytes) const {
 }
 
 std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invocation,
-                                            SourceLoc loc, ContextId context) {
+                                            SourceLoc loc, ContextId context, int32_t priority) {
   DKV_INVARIANT(d.bytes % program_.options.semUnit == 0, "checkDmaBytes accepted the descriptor");
+  // Mosaic's EnqueueDMAOp::verify (jaxlib/mosaic/dialect/tpu/tpu_ops.cc).
+  if (priority != 0 && priority != 1)
+    return BuildError{"invalid-priority",
+                      fmt::format("DMA priority {}: Mosaic supports priority 0 or 1", priority)};
+  if (priority != 0 && d.remote)
+    return BuildError{"invalid-priority", "priority 1 on a remote DMA: Mosaic supports a "
+                                          "non-zero priority only on local DMAs"};
   Dma dma;
   dma.id = static_cast<DmaId>(program_.dmas.size());
   dma.issuer = program_.processes.back().device;
@@ -228,6 +235,7 @@ std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invo
   dma.recvSem = d.recvSem;
   dma.bytes = d.bytes;
   dma.local = !d.remote;
+  dma.priority = priority;
   dma.invocation = invocation;
   dma.loc = loc;
   dma.descriptorLoc = d.loc;

@@ -149,8 +149,10 @@ public:
   std::optional<BuildError> checkDmaBytes(int64_t bytes) const;
   /// A new Dma for one start() of `d` on the current device in `invocation`, with its
   /// chunk units (docs/model.md "Semaphore units and chunks"), and its DmaStart event.
+  /// `priority` is Pallas' `start(priority=...)`: 0 or 1, and 1 only on a local copy
+  /// (`invalid-priority` otherwise, as Mosaic's verifier).
   std::optional<BuildError> startDma(const DmaDescriptor &d, int32_t invocation, SourceLoc loc,
-                                     ContextId context);
+                                     ContextId context, int32_t priority = 0);
   /// The SemWaits of a wait on `d` (docs/model.md "Waits on a descriptor"): wait() on a
   /// remote copy waits for the send semaphore, then the receive semaphore; on a local
   /// copy for its one semaphore. `local-copy-wait` for wait_send() or wait_recv() on a

@@ -136,9 +136,17 @@ struct ValueNode {
     ReduceMax,
     ReduceMin,
     Reshape, ///< lhs with `shape` (the same elements in row-major order)
+    Concat,  ///< lhs and rhs joined along `axis` (the other extents equal)
+    Slice,   ///< lhs's elements `begin` .. `end` along `axis` (the other extents whole)
+    Silu,    ///< x * sigmoid(x), element-wise
+    Gelu,    ///< gelu(x): the tanh form if `approximate`, else x / 2 * (1 + erf(x / sqrt 2))
+    Sigmoid, ///< 1 / (1 + exp(-x)), element-wise
+    Iota,    ///< each element's index along `axis` of `shape` (lax.broadcasted_iota)
+    And,     ///< lhs != 0 and rhs != 0: 1 or 0 per element
+    Or,      ///< lhs != 0 or rhs != 0: 1 or 0 per element
   };
   Op op = Op::Const;
-  double constant = 0; ///< Op::Const
+  double constant = 0; ///< Op::Const (broadcast to the node's shape)
   Region region;       ///< Op::Load (on the storing device)
   RegisterId reg = -1; ///< Op::Register (a value read from a semaphore)
   int32_t lhs = -1;    ///< operands: indices into ValueExpr::nodes
@@ -147,7 +155,11 @@ struct ValueNode {
   std::vector<int64_t> shape; ///< the node's shape (empty: one element)
   DType dtype = DType::F32;   ///< Op::AsType, Op::Bitcast: the element type converted to
   DType from = DType::F32;    ///< Op::Bitcast: the operand's element type
-  int32_t axis = -1;          ///< reductions: the axis of lhs reduced, -1 every axis
+  int32_t axis = -1;          ///< reductions: the axis of lhs reduced, -1 every axis; Concat,
+                              ///< Slice, Iota: the axis
+  int64_t begin = 0;          ///< Op::Slice: the first element along `axis`
+  int64_t end = 0;            ///< Op::Slice: one past the last
+  bool approximate = true;    ///< Op::Gelu
 };
 /// A Load region has the element count of its node's shape.
 struct ValueExpr {
@@ -170,6 +182,9 @@ struct Dma {
   /// units[c]; they sum to bytes / Options::semUnit.
   std::vector<int64_t> chunkUnits;
   bool local = false;
+  /// `start(priority = p)`: 0 or 1, and 1 only on a local copy (Mosaic); the DMA order
+  /// `link` orders only DMAs of one priority (docs/model.md "DMA order").
+  int32_t priority = 0;
   int32_t invocation = 0;
   SourceLoc loc;           ///< the start() call
   SourceLoc descriptorLoc; ///< where the descriptor was made

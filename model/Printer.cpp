@@ -58,6 +58,8 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
   };
   switch (n.op) {
   case ValueNode::Op::Const:
+    if (!n.shape.empty())
+      return fmt::format("full([{}], {})", fmt::join(n.shape, ", "), numberText(n.constant));
     return numberText(n.constant);
   case ValueNode::Op::Load:
     return program.regionName(n.region);
@@ -114,6 +116,25 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
   case ValueNode::Op::Reshape:
     return fmt::format("reshape({}, [{}])", valueText(program, expr, n.lhs),
                        fmt::join(n.shape, ", "));
+  case ValueNode::Op::Concat:
+    return fmt::format("concatenate({}, {}, axis={})", valueText(program, expr, n.lhs),
+                       valueText(program, expr, n.rhs), n.axis);
+  case ValueNode::Op::Slice:
+    return fmt::format("slice({}, axis={}, {}:{})", valueText(program, expr, n.lhs), n.axis,
+                       n.begin, n.end);
+  case ValueNode::Op::Silu:
+    return fmt::format("silu({})", valueText(program, expr, n.lhs));
+  case ValueNode::Op::Gelu:
+    return fmt::format("{}({})", n.approximate ? "gelu" : "gelu_erf",
+                       valueText(program, expr, n.lhs));
+  case ValueNode::Op::Sigmoid:
+    return fmt::format("sigmoid({})", valueText(program, expr, n.lhs));
+  case ValueNode::Op::Iota:
+    return fmt::format("iota([{}], axis={})", fmt::join(n.shape, ", "), n.axis);
+  case ValueNode::Op::And:
+    return binary("and");
+  case ValueNode::Op::Or:
+    return binary("or");
   }
   DKV_UNREACHABLE("value op");
 }
@@ -243,11 +264,11 @@ void printProgram(const Program &program, std::ostream &out) {
         d.sendSem ? fmt::format("send sem {}@{}, recv sem {}@{}", program.semName(*d.sendSem),
                                 at(d.issuer), program.semName(d.recvSem), at(d.target))
                   : fmt::format("sem {}@{}", program.semName(d.recvSem), at(d.target));
-    out << fmt::format("  dma {}: {} {} {} -> {} {}, {} B, {}, units [{}]  @{}\n", d.id,
+    out << fmt::format("  dma {}: {} {} {} -> {} {}, {} B, {}, units [{}]{}  @{}\n", d.id,
                        d.local ? "local" : "remote", program.processName(d.issuer),
                        program.regionName(d.src), program.processName(d.target),
                        program.regionName(d.dst), d.bytes, sems, fmt::join(d.chunkUnits, ", "),
-                       locText(d.loc));
+                       d.priority ? fmt::format(", priority {}", d.priority) : "", locText(d.loc));
   }
   for (const Process &p : program.processes) {
     std::vector<std::string> coords;

@@ -81,10 +81,47 @@ private:
       };
       bool ok = true;
       switch (n.op) {
-      case Op::Const:
+      case Op::Const: // broadcast to its shape
+        break;
       case Op::Register:
         ok = n.shape.empty();
         break;
+      case Op::Iota:
+        ok = n.axis >= 0 && static_cast<size_t>(n.axis) < n.shape.size();
+        break;
+      case Op::Silu:
+      case Op::Gelu:
+      case Op::Sigmoid:
+        ok = fits(n.lhs);
+        break;
+      case Op::Concat: {
+        if (n.lhs < 0 || n.rhs < 0) {
+          ok = false;
+          break;
+        }
+        const auto &a = shapeOf(n.lhs), &b = shapeOf(n.rhs);
+        const size_t axis = static_cast<size_t>(n.axis);
+        ok = n.axis >= 0 && a.size() == n.shape.size() && b.size() == n.shape.size() &&
+             axis < n.shape.size();
+        for (size_t d = 0; ok && d < n.shape.size(); ++d)
+          ok = d == axis ? a[d] + b[d] == n.shape[d] : a[d] == n.shape[d] && b[d] == n.shape[d];
+        break;
+      }
+      case Op::Slice: {
+        if (n.lhs < 0) {
+          ok = false;
+          break;
+        }
+        std::vector<int64_t> expect = shapeOf(n.lhs);
+        const size_t axis = static_cast<size_t>(n.axis);
+        ok = n.axis >= 0 && axis < expect.size() && n.begin >= 0 && n.begin <= n.end &&
+             n.end <= expect[axis];
+        if (ok) {
+          expect[axis] = n.end - n.begin;
+          ok = n.shape == expect;
+        }
+        break;
+      }
       case Op::Load:
         ok = count(n.shape) == n.region.elementCount();
         break;

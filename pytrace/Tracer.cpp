@@ -2136,6 +2136,16 @@ private:
         self->items.push_back(args.pos[0]);
         return mkNone();
       }
+      // `.start(priority=p)` (AsyncCopyDescriptor.start(priority=0, *, add=False)): the
+      // priority, a Python int; sema checks it (0 or 1, and 0 on a remote copy).
+      ast::ExprPtr priority;
+      if (m == "start" && args.pos.size() + args.kw.size() == 1 &&
+          (args.kw.empty() || args.kw[0].first == "priority")) {
+        const V &p = args.pos.empty() ? args.kw[0].second : args.pos[0];
+        priority = std::make_unique<ast::IntLiteral>(r, toInt(p, r, "the DMA priority"));
+        args.pos.clear();
+        args.kw.clear();
+      }
       if (!args.pos.empty() || !args.kw.empty())
         unsupported(r, fmt::format("arguments of `.{}()`", m));
       ast::DmaMethod dm = m == "start"       ? ast::DmaMethod::Start
@@ -2146,7 +2156,7 @@ private:
         fail(r, "python-call",
              fmt::format("`.{}()` needs a remote copy (pltpu.make_async_remote_copy)", m));
       emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, self->desc->let),
-                                          dm));
+                                          dm, std::move(priority)));
       return mkNone();
     }
     if (k == "ShardMap")

@@ -152,12 +152,15 @@ Properties::Properties(const Program &program) : program_(program) {
     position_[d].assign(events.size() + 1, 0);
     int32_t current = -1;
     int32_t position = 0;
-    // --dma-order link: the last DMA d started on each link (d -> target) so far.
-    std::map<DeviceId, DmaId> lastOnLink;
+    // --dma-order link: the last DMA d started on each link (d -> target) so far, per
+    // priority (DMAs of different priorities may be on different queues: docs/model.md
+    // "DMA order").
+    std::map<std::pair<DeviceId, int32_t>, DmaId> lastOnLink;
     auto onLink = [&](DmaId k) {
       if (program.options.dmaOrder != DmaOrder::Link || !onALink(program.dmas[k]))
         return;
-      auto [it, fresh] = lastOnLink.emplace(program.dmas[k].target, k);
+      auto [it, fresh] =
+          lastOnLink.emplace(std::make_pair(program.dmas[k].target, program.dmas[k].priority), k);
       if (!fresh) {
         linkPred_[k] = it->second;
         it->second = k;

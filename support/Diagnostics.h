@@ -42,6 +42,16 @@ public:
   const std::vector<Diagnostic> &diagnostics() const { return diagnostics_; }
   const SourceManager *sources() const { return sources_; }
 
+  /// Drops the diagnostics recorded after the first `count` (a caller that checks the
+  /// same source twice keeps one report of it).
+  void truncate(size_t count) {
+    while (diagnostics_.size() > count) {
+      if (diagnostics_.back().severity == Severity::Error && errorCount_ > 0)
+        --errorCount_;
+      diagnostics_.pop_back();
+    }
+  }
+
   /// Stops recording errors after `limit` (further ones are counted and
   /// summarised in render()); protects against pathological inputs.
   void setErrorLimit(size_t limit) { errorLimit_ = limit; }

@@ -63,6 +63,86 @@ TEST(Compute, DotContractsTheInnerDimension) {
   EXPECT_EQ(t.eval(), (std::vector<double>{58, 64, 139, 154}));
 }
 
+// jnp.concatenate and the parts of jnp.split (a Slice along the axis), row-major.
+TEST(Compute, ConcatenateAndSliceAlongAnAxis) {
+  Tree t;
+  int32_t a = t.load({1, 2, 3, 4}, {2, 2}); // [[1 2] [3 4]]
+  int32_t b = t.load({5, 6}, {2, 1});       // [[5] [6]]
+  ValueNode cat;
+  cat.op = Op::Concat;
+  cat.lhs = a;
+  cat.rhs = b;
+  cat.axis = 1;
+  cat.shape = {2, 3};
+  int32_t c = t.push(cat);
+  EXPECT_EQ(t.eval(), (std::vector<double>{1, 2, 5, 3, 4, 6}));
+  ValueNode slice;
+  slice.op = Op::Slice;
+  slice.lhs = c;
+  slice.axis = 1;
+  slice.begin = 1;
+  slice.end = 3;
+  slice.shape = {2, 2};
+  t.push(slice);
+  EXPECT_EQ(t.eval(), (std::vector<double>{2, 5, 4, 6}));
+  // Along axis 0, and a broadcast constant operand (jnp.zeros) of its shape.
+  Tree u;
+  int32_t x = u.load({1, 2}, {1, 2});
+  ValueNode zeros;
+  zeros.shape = {2, 2};
+  int32_t z = u.push(zeros);
+  ValueNode cat0;
+  cat0.op = Op::Concat;
+  cat0.lhs = x;
+  cat0.rhs = z;
+  cat0.axis = 0;
+  cat0.shape = {3, 2};
+  u.push(cat0);
+  EXPECT_EQ(u.eval(), (std::vector<double>{1, 2, 0, 0, 0, 0}));
+}
+
+// jax.nn.silu, jax.nn.sigmoid and jax.nn.gelu (tanh form, the default, and erf form).
+TEST(Compute, ActivationsFollowJaxNn) {
+  auto unary = [](Op op, double x, bool approximate = true) {
+    Tree t;
+    int32_t in = t.load({x}, {1});
+    ValueNode n;
+    n.op = op;
+    n.lhs = in;
+    n.shape = {1};
+    n.approximate = approximate;
+    t.push(n);
+    return t.eval()[0];
+  };
+  EXPECT_DOUBLE_EQ(unary(Op::Sigmoid, 0.0), 0.5);
+  EXPECT_NEAR(unary(Op::Sigmoid, 2.0), 1.0 / (1.0 + std::exp(-2.0)), 1e-15);
+  EXPECT_NEAR(unary(Op::Silu, 2.0), 2.0 / (1.0 + std::exp(-2.0)), 1e-15);
+  EXPECT_DOUBLE_EQ(unary(Op::Silu, 0.0), 0.0);
+  // gelu(1) = 0.8411920 (tanh form), 0.8413447 (erf form).
+  EXPECT_NEAR(unary(Op::Gelu, 1.0), 0.8411920, 1e-6);
+  EXPECT_NEAR(unary(Op::Gelu, 1.0, false), 0.8413447, 1e-6);
+}
+
+// lax.broadcasted_iota and the logical and / or of masks.
+TEST(Compute, IotaAndMaskLogic) {
+  Tree t;
+  ValueNode iota;
+  iota.op = Op::Iota;
+  iota.axis = 0;
+  iota.shape = {3, 2};
+  int32_t i0 = t.push(iota);
+  EXPECT_EQ(t.eval(), (std::vector<double>{0, 0, 1, 1, 2, 2}));
+  iota.axis = 1;
+  int32_t i1 = t.push(iota);
+  EXPECT_EQ(t.eval(), (std::vector<double>{0, 1, 0, 1, 0, 1}));
+  int32_t a = t.node(Op::Ge, i0, t.constant(1), {3, 2}); // rows 1, 2
+  int32_t b = t.node(Op::Eq, i1, t.constant(0), {3, 2}); // column 0
+  t.node(Op::And, a, b, {3, 2});
+  EXPECT_EQ(t.eval(), (std::vector<double>{0, 0, 1, 0, 1, 0}));
+  t.node(Op::Or, a, b, {3, 2});
+  EXPECT_EQ(t.eval(), (std::vector<double>{1, 0, 1, 1, 1, 1}));
+}
+
 TEST(Compute, ReductionsOverOneAxisOrAll) {
   std::vector<double> x = {1, 7, 3, 4, 2, 9}; // [[1 7 3] [4 2 9]]
   auto reduce = [&](Op op, int32_t axis, std::vector<int64_t> shape) {

@@ -317,7 +317,7 @@ TEST(Parser, TransformerErrors) {
       {"let a = signal(s)", "misplaced-expr"},
       {"copy(a, a, s)", "misplaced-expr"},
       {"c.stop()", "unknown-method"},
-      {"c.start(1)", "arg-count"},
+      {"c.wait(1)", "arg-count"},
       {"signal()", "arg-count"},
       {"wait(s, 1, 2)", "arg-count"},
       {"let a = axis_index(x, 1)", "arg-count"},

@@ -63,7 +63,7 @@ INSTANTIATE_TEST_SUITE_P(
              "const Z = 1 / 1\nmesh x = 2\nkernel k() {}"},
         Case{"overflow", "const Z = 9223372036854775807 + 1\nmesh x = 2\nkernel k() {}",
              "const Z = 9223372036854775806 + 1\nmesh x = 2\nkernel k() {}"},
-        Case{"type-mismatch", kernel("let i = a + 1"), kernel("let i = N + 1")},
+        Case{"type-mismatch", kernel("let i = s + 1"), kernel("let i = N + 1")},
         Case{"shape-mismatch", kernel("let c = copy(a[0], o, d)"),
              kernel("let c = copy(a[0], o[1], d)")},
         Case{"dtype-mismatch", kernel("let c = copy(a, h, d)"), kernel("let c = copy(h, h, d)")},
@@ -139,6 +139,43 @@ TEST(Sema, ComputeResultTypes) {
   EXPECT_EQ(typeOf("reshape(v[0:1], (8, 128))"), "value f32[8, 128]");
   EXPECT_EQ(typeOf("bitcast(bitcast(a, u32), f32)"), "value f32[8, 128]");
   EXPECT_EQ(typeOf("max(a, a)"), "value f32[8, 128]"); // element-wise, not a reduction
+}
+
+// The new compute of the fused MoE kernel, values in names, integer scratch and
+// integer variables (docs/language.md).
+TEST(Sema, MoeConstructTypes) {
+  auto typeOf = [](const std::string &body, const std::string &value) {
+    auto r = load(kernel(body + "\n o[...] = " + value));
+    const auto *k = r.module ? r.module->kernel() : nullptr;
+    if (!k || !r.ok)
+      return "error: " + r.rendered();
+    const auto &store = cast<StoreStmt>(*k->body().stmts().back());
+    return store.value().type().str();
+  };
+  EXPECT_EQ(typeOf("", "concatenate([a[:, 0:28], a[:, 28:128]], axis = 1)"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("", "concatenate([a[0:3], a[3:8]])"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("let p, q = split(a, 2, axis = -1)", "concatenate([silu(p), gelu(q)], axis "
+                                                        "= -1)"),
+            "value f32[8, 128]");
+  EXPECT_EQ(typeOf("", "sigmoid(a) + zeros((8, 128), f32)"), "value f32[8, 128]");
+  EXPECT_EQ(
+      typeOf("let io = broadcasted_iota(i32, (8, 128), 0)", "where(io >= 2 and io < 4, a, 0.0)"),
+      "value f32[8, 128]");
+  EXPECT_EQ(typeOf("var acc = zeros((8, 128), f32)\n acc += a", "acc"), "value f32[8, 128]");
+  EXPECT_EQ(typeOf("let w = a[0:8]", "w[0:500]"), "value f32[8, 128]"); // NumPy clamps
+  // An integer scratch element is an integer; a slice of it stays a ref.
+  auto scratch = [](const std::string &expr) {
+    auto r = load(kernel("scratch meta: smem i32[4]\n meta[0] = 1\n let t = " + expr));
+    const auto *k = r.module ? r.module->kernel() : nullptr;
+    if (!k || !r.ok)
+      return "error: " + r.rendered();
+    return cast<LetStmt>(*k->body().stmts().back()).decl().init().type().str();
+  };
+  EXPECT_EQ(scratch("meta[0] + 1"), "int");
+  EXPECT_EQ(scratch("meta[0:2]"), "ref i32[2]");
+  EXPECT_EQ(scratch("o[meta[1]]"), "ref f32[128]");
+  auto var = load(kernel("var n = 0, m = N\n n += m\n for i in n .. m { o[i] = 1.0 }"));
+  EXPECT_TRUE(var.ok) << var.rendered();
 }
 
 TEST(Sema, UnknownDefineNeedsADefine) {
@@ -275,8 +312,8 @@ TEST(Sema, LetsScopesAndShadowing) {
   EXPECT_EQ(shadow.ids(), std::vector<std::string>{"redefinition"});
   auto scope = load(kernel("if true { let q = 1 }\n let z = q"));
   EXPECT_EQ(scope.ids(), std::vector<std::string>{"unknown-name"});
-  auto ref = load(kernel("let q = a"));
-  EXPECT_EQ(ref.ids(), std::vector<std::string>{"type-mismatch"});
+  auto sem = load(kernel("let q = s"));
+  EXPECT_EQ(sem.ids(), std::vector<std::string>{"type-mismatch"});
 }
 
 TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {

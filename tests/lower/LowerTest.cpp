@@ -918,6 +918,235 @@ kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
   EXPECT_NE(bad.diagnostics.find("slice 4:3 is reversed"), std::string::npos) << bad.diagnostics;
 }
 
+// Integer SMEM scratch (docs/language.md "Integer scratch"): what a store writes is an
+// integer lowering knows, per device and in program order; it decides loop bounds,
+// slices and wait sizes; the stores stay events.
+TEST(LowerScratch, StoredIntegersDecideBoundsSlicesAndWaits) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in sizes: smem i32[2] = [[1, 2], [3, 0]], in input: hbm f32[8], out o: hbm f32[8]) {
+  scratch meta: smem i32[3], ds: dma_sem
+  var total = 0
+  for i in 0 .. 2 {
+    meta[i] = total
+    total += sizes[i]
+  }
+  meta[2] = total
+  meta[2] += 1
+  for j in 0 .. meta[2] - 1 {
+    let c = copy(input[meta[1] : meta[1] + 1], o[j : j + 1], ds)
+    c.start()
+  }
+  let d = copy(o[0 : meta[2] - 1], o[0 : meta[2] - 1], ds)
+  d.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  // Device 0: meta = [0, 1, 4] (total 3, +1): 3 copies of input[1]; device 1: meta =
+  // [0, 3, 4]: 3 copies of input[3].
+  ASSERT_EQ(p.dmas.size(), 6u);
+  EXPECT_EQ(p.dmas[0].src.ranges[0].begin, 1);
+  EXPECT_EQ(p.dmas[3].src.ranges[0].begin, 3);
+  auto count = [&](int d, auto pred) {
+    int n = 0;
+    for (const model::Event &e : p.processes[d].events)
+      n += pred(e) ? 1 : 0;
+    return n;
+  };
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(
+        count(d,
+              [](const model::Event &e) { return std::holds_alternative<model::Store>(e.kind); }),
+        4);
+    int64_t waited = 0;
+    for (const model::Event &e : p.processes[d].events)
+      if (const auto *w = std::get_if<model::SemWait>(&e.kind))
+        waited += w->amount;
+    EXPECT_EQ(waited, 12); // 3 rows of 4 bytes
+  }
+}
+
+TEST(LowerScratch, UnknownValuesAreErrorsWhereTheyDecide) {
+  auto diags = [](const std::string &body) {
+    Lowered l = lowerText("mesh x = 2\nkernel k(in v: vmem i32[2], out o: hbm f32[8]) {\n"
+                          "  scratch meta: smem i32[2], s: sem, ds: dma_sem\n" +
+                          body + "}\n");
+    EXPECT_FALSE(l.program);
+    return l.diagnostics;
+  };
+  // Read before any store in this invocation.
+  EXPECT_NE(diags("  o[0 : meta[0]] = 1.0\n")
+                .find("meta[0] is read before it is stored "
+                      "to in this invocation (on device 0, inv "
+                      "0): scratch starts uninitialised "
+                      "[uninitialized-scratch]"),
+            std::string::npos);
+  // A semaphore value or a load stored there is data.
+  std::string r = diags("  let n = read(s)\n  meta[0] = n\n  o[0 : meta[0]] = 1.0\n");
+  EXPECT_NE(r.find("meta[0] holds data stored at line 5"), std::string::npos) << r;
+  EXPECT_NE(r.find("[unsupported]"), std::string::npos) << r;
+  r = diags("  meta[1] = v[0]\n  for i in 0 .. meta[1] { o[i] = 1.0 }\n");
+  EXPECT_NE(r.find("meta[1] holds data stored at line 4"), std::string::npos) << r;
+  // A DMA writes the scratch: its elements are data.
+  r = diags("  meta[0] = 1\n  let c = copy(v, meta, ds)\n  c.start()\n  c.wait()\n"
+            "  o[0 : meta[0]] = 1.0\n");
+  EXPECT_NE(r.find("a DMA writes integer scratch 'meta'"), std::string::npos) << r;
+  // A stored integer must fit the element type.
+  r = diags("  meta[0] = 3000000000\n");
+  EXPECT_NE(r.find("3000000000 does not fit in the element type i32 of integer scratch 'meta'"),
+            std::string::npos)
+      << r;
+  // Data in a stored value is a load, not an error.
+  Lowered ok = lowerText("mesh x = 2\nkernel k(out o: hbm i32[1]) {\n  scratch meta: smem "
+                         "i32[1], s: sem\n  let n = read(s)\n  meta[0] = n\n  o[0] = meta[0] + "
+                         "1\n}\n");
+  ASSERT_TRUE(ok.program) << ok.diagnostics;
+}
+
+// Scratch persists across grid steps (and each invocation stores anew); a run_scoped
+// one starts unset at its block.
+TEST(LowerScratch, ScratchLivesAcrossGridStepsAndScopes) {
+  const std::string text = R"(
+mesh x = 2
+kernel k(out o: hbm f32[8]) grid(2) {
+  scratch meta: smem i32[1]
+  if program_id(0) == 0 {
+    meta[0] = 3
+  }
+  o[0 : meta[0]] = 1.0
+}
+)";
+  Lowered l = lowerText(text);
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  model::Options two;
+  two.invocations = 2;
+  Lowered again = lowerText(text, {}, two);
+  ASSERT_TRUE(again.program) << again.diagnostics;
+  // Read at grid step 0 before the store at step 1: an error there.
+  Lowered late = lowerText("mesh x = 2\nkernel k(out o: hbm f32[8]) grid(2) {\n  scratch meta: "
+                           "smem i32[1]\n  if program_id(0) == 0 { o[0 : meta[0]] = 1.0 }\n  "
+                           "meta[0] = 3\n}\n");
+  EXPECT_FALSE(late.program);
+  EXPECT_NE(late.diagnostics.find("(on device 0, inv 0, grid (0))"), std::string::npos)
+      << late.diagnostics;
+  Lowered scoped = lowerText("mesh x = 2\nkernel k(out o: hbm f32[8]) {\n  run_scoped(m: smem "
+                             "i32[1]) { m[0] = 2 }\n  run_scoped(n: smem i32[1]) { o[0 : n[0]] "
+                             "= 1.0 }\n}\n");
+  EXPECT_FALSE(scoped.program);
+  EXPECT_NE(scoped.diagnostics.find("[uninitialized-scratch]"), std::string::npos);
+}
+
+// Integer variables (lax.fori_loop carries): rebound in loops and branches, per device.
+TEST(LowerVariables, IntegerVariablesCarryValues) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
+  scratch ds: dma_sem
+  var n = 0, m = 1
+  for i in 0 .. 3 {
+    if axis_index(x) == 1 {
+      n += i
+    }
+    m = m * 2
+  }
+  let c = copy(input[n : m], o[n : m], ds)
+  c.start()
+  c.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  // Device 0: n = 0, m = 8; device 1: n = 3, m = 8.
+  EXPECT_EQ(l.program->dmas[0].src.ranges[0].begin, 0);
+  EXPECT_EQ(l.program->dmas[0].bytes, 32);
+  EXPECT_EQ(l.program->dmas[1].src.ranges[0].begin, 3);
+  EXPECT_EQ(l.program->dmas[1].bytes, 20);
+}
+
+// Array values in names (docs/language.md "Values in names"): a let or var of an array
+// value has a buffer of its own; the let's loads happen at the let, a var's at each
+// assignment; slices of it clamp as NumPy's.
+TEST(LowerVariables, ValuesInNamesLoadWhereTheyAreBound) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in input: hbm f32[2, 4], out o: hbm f32[2, 4]) {
+  let v = input[...]
+  var acc = zeros((2, 4), f32)
+  acc += v
+  let a, b = split(acc, 2, axis = -1)
+  o[...] = concatenate([silu(b), a[:, 0 : 9]], axis = 1)
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  const model::Program &p = *l.program;
+  std::vector<std::string> names;
+  for (const model::Buffer &b : p.buffers)
+    names.push_back(b.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"input", "o", "v", "acc", "a", "b"}));
+  std::ostringstream text;
+  model::printProgram(p, text);
+  EXPECT_NE(text.str().find("store v[:, :] = input[:, :]"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("store acc[:, :] = full([2, 4], 0.0)"), std::string::npos);
+  EXPECT_NE(text.str().find("store a[:, :] = slice(acc[:, :], axis=1, 0:2)"), std::string::npos);
+  EXPECT_NE(text.str().find("store b[:, :] = slice(acc[:, :], axis=1, 2:4)"), std::string::npos);
+  EXPECT_NE(text.str().find("store o[:, :] = concatenate(silu(b[:, :]), a[:, :], axis=1)"),
+            std::string::npos)
+      << text.str();
+}
+
+// start(priority = p): in the model, 0 or 1, and 1 only on local copies (Mosaic).
+TEST(Lower, DmaPriority) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
+  scratch s: dma_sem, r: dma_sem
+  var c
+  c = copy(input, o, s)
+  c.start(priority = 1)
+  c.wait()
+  let d = remote_copy(input, o, s, r, device = 1 - axis_index(x))
+  d.start(priority = 0)
+  d.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  EXPECT_EQ(l.program->dmas[0].priority, 1);
+  EXPECT_EQ(l.program->dmas[1].priority, 0);
+  // Through a descriptor variable the remote copy is known only here.
+  Lowered bad = lowerText("mesh x = 2\nkernel k(in input: hbm f32[8], out o: hbm f32[8]) {\n"
+                          "  scratch s: dma_sem, r: dma_sem\n  var c\n"
+                          "  c = remote_copy(input, o, s, r, device = 0)\n"
+                          "  c.start(priority = 1)\n}\n");
+  EXPECT_FALSE(bad.program);
+  EXPECT_NE(bad.diagnostics.find("priority 1 on a remote DMA: Mosaic supports a non-zero "
+                                 "priority only on local DMAs [invalid-priority]"),
+            std::string::npos)
+      << bad.diagnostics;
+}
+
+// An empty slice starting past the end of its dimension (Python's slices) is the empty
+// range at the end; a non-empty one past the end stays an error.
+TEST(Lower, EmptySlicePastTheEnd) {
+  Lowered l = lowerText(R"(
+mesh x = 2
+kernel k(in input: hbm f32[4], out o: hbm f32[4]) {
+  scratch s: dma_sem
+  let n = axis_index(x) + 5
+  let c = copy(input[n : n], o[n : n], s)
+  c.start()
+  c.wait()
+}
+)");
+  ASSERT_TRUE(l.program) << l.diagnostics;
+  EXPECT_EQ(l.program->dmas[1].src.ranges[0].begin, 4);
+  EXPECT_EQ(l.program->dmas[1].src.ranges[0].end, 4);
+  EXPECT_EQ(l.program->dmas[1].bytes, 0);
+  Lowered bad = lowerText("mesh x = 2\nkernel k(out o: hbm f32[4]) {\n  let n = axis_index(x) "
+                          "+ 5\n  o[n : n + 1] = 1.0\n}\n");
+  EXPECT_FALSE(bad.program);
+  EXPECT_NE(bad.diagnostics.find("[slice-out-of-bounds]"), std::string::npos);
+}
+
 // TensorCore meshes (docs/model.md "TensorCores"): a process per (device, core), numbered
 // device * C + core; DMAs and signals target the (device, core) their device id names.
 TEST(LowerCores, ProcessesAreDeviceCorePairs) {
