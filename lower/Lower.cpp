@@ -869,8 +869,8 @@ private:
     const std::vector<int64_t> &shape = store.value.nodes[value].shape;
     if (elements(shape) != 1 && shape != buffer.shape)
       fail(init, "store-shape-mismatch",
-           fmt::format("the value has shape {} but '{}' has shape {} (on {})",
-                       shapeText(shape), decl.name(), shapeText(buffer.shape), here()));
+           fmt::format("the value has shape {} but '{}' has shape {} (on {})", shapeText(shape),
+                       decl.name(), shapeText(buffer.shape), here()));
     store.value.root = value;
     emit(std::move(store), locOf(stmt));
   }
@@ -1351,8 +1351,8 @@ private:
           ok = static_cast<int32_t>(d) == axis || l[d] == r[d];
         if (!ok)
           fail(c, "store-shape-mismatch",
-               fmt::format("concatenate() of shapes {} and {} along axis {} on {}",
-                           shapeText(l), shapeText(r), axis, here()));
+               fmt::format("concatenate() of shapes {} and {} along axis {} on {}", shapeText(l),
+                           shapeText(r), axis, here()));
         cat.shape = l;
         cat.shape[static_cast<size_t>(axis)] += r[static_cast<size_t>(axis)];
         acc = push(std::move(cat));
@@ -1366,8 +1366,8 @@ private:
       const int64_t n = c.dimValues()[0];
       if (axis >= a.size() || a[axis] % n != 0)
         fail(c, "store-shape-mismatch",
-             fmt::format("split() of shape {} into {} parts along axis {} on {}",
-                         shapeText(a), n, axis, here()));
+             fmt::format("split() of shape {} into {} parts along axis {} on {}", shapeText(a), n,
+                         axis, here()));
       const int64_t len = a[axis] / n;
       node.op = Op::Slice;
       node.axis = static_cast<int32_t>(axis);
