@@ -43,30 +43,33 @@ std::string scopeText(const Program &program, ScopeId scope) {
   return " in " + program.scopes[scope].name;
 }
 
-std::string numberText(double value) {
+std::string numberText(double value, bool integer) {
   if (value == static_cast<double>(static_cast<int64_t>(value)))
-    return fmt::format("{}.0", static_cast<int64_t>(value));
+    return fmt::format("{}{}", static_cast<int64_t>(value), integer ? "" : ".0");
   return fmt::format("{}", value);
 }
 
-std::string valueText(const Program &program, const ValueExpr &expr, int32_t node) {
+/// `integer`: the value is stored into an integer buffer, whose integral constants print
+/// without a fraction ("= 3", not "= 3.0").
+std::string valueText(const Program &program, const ValueExpr &expr, int32_t node, bool integer) {
   DKV_INVARIANT(node >= 0 && static_cast<size_t>(node) < expr.nodes.size(), "value node");
   const ValueNode &n = expr.nodes[node];
   auto binary = [&](const char *op) {
-    return fmt::format("({} {} {})", valueText(program, expr, n.lhs), op,
-                       valueText(program, expr, n.rhs));
+    return fmt::format("({} {} {})", valueText(program, expr, n.lhs, integer), op,
+                       valueText(program, expr, n.rhs, integer));
   };
   switch (n.op) {
   case ValueNode::Op::Const:
     if (!n.shape.empty())
-      return fmt::format("full([{}], {})", fmt::join(n.shape, ", "), numberText(n.constant));
-    return numberText(n.constant);
+      return fmt::format("full([{}], {})", fmt::join(n.shape, ", "),
+                         numberText(n.constant, integer));
+    return numberText(n.constant, integer);
   case ValueNode::Op::Load:
     return program.regionName(n.region);
   case ValueNode::Op::Register:
     return fmt::format("r{}", n.reg);
   case ValueNode::Op::Neg:
-    return fmt::format("-{}", valueText(program, expr, n.lhs));
+    return fmt::format("-{}", valueText(program, expr, n.lhs, integer));
   case ValueNode::Op::Add:
     return binary("+");
   case ValueNode::Op::Sub:
@@ -76,11 +79,11 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
   case ValueNode::Op::Div:
     return binary("/");
   case ValueNode::Op::Min:
-    return fmt::format("min({}, {})", valueText(program, expr, n.lhs),
-                       valueText(program, expr, n.rhs));
+    return fmt::format("min({}, {})", valueText(program, expr, n.lhs, integer),
+                       valueText(program, expr, n.rhs, integer));
   case ValueNode::Op::Max:
-    return fmt::format("max({}, {})", valueText(program, expr, n.lhs),
-                       valueText(program, expr, n.rhs));
+    return fmt::format("max({}, {})", valueText(program, expr, n.lhs, integer),
+                       valueText(program, expr, n.rhs, integer));
   case ValueNode::Op::Lt:
     return binary("<");
   case ValueNode::Op::Le:
@@ -94,15 +97,18 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
   case ValueNode::Op::Ne:
     return binary("!=");
   case ValueNode::Op::Select:
-    return fmt::format("where({}, {}, {})", valueText(program, expr, n.lhs),
-                       valueText(program, expr, n.rhs), valueText(program, expr, n.third));
+    return fmt::format("where({}, {}, {})", valueText(program, expr, n.lhs, integer),
+                       valueText(program, expr, n.rhs, integer),
+                       valueText(program, expr, n.third, integer));
   case ValueNode::Op::Dot:
-    return fmt::format("dot({}, {})", valueText(program, expr, n.lhs),
-                       valueText(program, expr, n.rhs));
+    return fmt::format("dot({}, {})", valueText(program, expr, n.lhs, integer),
+                       valueText(program, expr, n.rhs, integer));
   case ValueNode::Op::AsType:
-    return fmt::format("astype({}, {})", valueText(program, expr, n.lhs), dtypeName(n.dtype));
+    return fmt::format("astype({}, {})", valueText(program, expr, n.lhs, integer),
+                       dtypeName(n.dtype));
   case ValueNode::Op::Bitcast:
-    return fmt::format("bitcast({}, {})", valueText(program, expr, n.lhs), dtypeName(n.dtype));
+    return fmt::format("bitcast({}, {})", valueText(program, expr, n.lhs, integer),
+                       dtypeName(n.dtype));
   case ValueNode::Op::Sum:
   case ValueNode::Op::ReduceMax:
   case ValueNode::Op::ReduceMin: {
@@ -110,25 +116,25 @@ std::string valueText(const Program &program, const ValueExpr &expr, int32_t nod
                        : n.op == ValueNode::Op::ReduceMax ? "max"
                                                           : "min";
     if (n.axis < 0)
-      return fmt::format("{}({})", name, valueText(program, expr, n.lhs));
-    return fmt::format("{}({}, axis={})", name, valueText(program, expr, n.lhs), n.axis);
+      return fmt::format("{}({})", name, valueText(program, expr, n.lhs, integer));
+    return fmt::format("{}({}, axis={})", name, valueText(program, expr, n.lhs, integer), n.axis);
   }
   case ValueNode::Op::Reshape:
-    return fmt::format("reshape({}, [{}])", valueText(program, expr, n.lhs),
+    return fmt::format("reshape({}, [{}])", valueText(program, expr, n.lhs, integer),
                        fmt::join(n.shape, ", "));
   case ValueNode::Op::Concat:
-    return fmt::format("concatenate({}, {}, axis={})", valueText(program, expr, n.lhs),
-                       valueText(program, expr, n.rhs), n.axis);
+    return fmt::format("concatenate({}, {}, axis={})", valueText(program, expr, n.lhs, integer),
+                       valueText(program, expr, n.rhs, integer), n.axis);
   case ValueNode::Op::Slice:
-    return fmt::format("slice({}, axis={}, {}:{})", valueText(program, expr, n.lhs), n.axis,
-                       n.begin, n.end);
+    return fmt::format("slice({}, axis={}, {}:{})", valueText(program, expr, n.lhs, integer),
+                       n.axis, n.begin, n.end);
   case ValueNode::Op::Silu:
-    return fmt::format("silu({})", valueText(program, expr, n.lhs));
+    return fmt::format("silu({})", valueText(program, expr, n.lhs, integer));
   case ValueNode::Op::Gelu:
     return fmt::format("{}({})", n.approximate ? "gelu" : "gelu_erf",
-                       valueText(program, expr, n.lhs));
+                       valueText(program, expr, n.lhs, integer));
   case ValueNode::Op::Sigmoid:
-    return fmt::format("sigmoid({})", valueText(program, expr, n.lhs));
+    return fmt::format("sigmoid({})", valueText(program, expr, n.lhs, integer));
   case ValueNode::Op::Iota:
     return fmt::format("iota([{}], axis={})", fmt::join(n.shape, ", "), n.axis);
   case ValueNode::Op::And:
@@ -168,8 +174,10 @@ std::string describeEvent(const Program &program, const Event &event) {
           },
           [&](const ScopeExit &e) { return fmt::format("exit {}", program.scopes[e.scope].name); },
           [&](const Store &e) {
+            const DType type = program.buffers[e.dst.buffer].dtype;
+            const bool integer = type != DType::F32 && type != DType::BF16 && type != DType::F16;
             return fmt::format("store {} = {}", program.regionName(e.dst),
-                               valueText(program, e.value, e.value.root));
+                               valueText(program, e.value, e.value.root, integer));
           },
           [&](const DmaStart &e) {
             const Dma &dma = program.dmas[e.dma];

@@ -131,7 +131,7 @@ active proctype dev0() {
   atomic {
 #endif
     d_step { sem_s[0] >= 2 -> printf("DKV d 0 8 wait s >= 2 (wait)\n"); sem_s[0] = sem_s[0] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
-    d_step { printf("DKV d 0 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
+    d_step { printf("DKV d 0 9 store o[:, :] = (input[:, :] + 1)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1) */
     d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
       printf("DKV d 0 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
       assert(!CHECK_EXIT || sem_s[0] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
@@ -185,7 +185,7 @@ active proctype dev1() {
   atomic {
 #endif
     d_step { sem_s[1] >= 2 -> printf("DKV d 1 8 wait s >= 2 (wait)\n"); sem_s[1] = sem_s[1] - 2 }  /* sequence_semaphore_output.dk:27 wait s >= 2 (wait) */
-    d_step { printf("DKV d 1 9 store o[:, :] = (input[:, :] + 1.0)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1.0) */
+    d_step { printf("DKV d 1 9 store o[:, :] = (input[:, :] + 1)\n") }  /* sequence_semaphore_output.dk:28 store o[:, :] = (input[:, :] + 1) */
     d_step {  /* sequence_semaphore_output.dk:29 exit invocation 1 */
       printf("DKV d 1 10 exit invocation 1\n");  /* sequence_semaphore_output.dk:29 */
       assert(!CHECK_EXIT || sem_s[1] == 0);  /* sequence_semaphore_output.dk:29 exit.0: a device leaves the kernel with semaphore s non-zero */
