@@ -233,6 +233,13 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     if (!verdict.semaphoreForms.empty())
       out << "  semaphore forms: " << semaphoreFormsLine(verdict.semaphoreForms) << "\n";
   };
+  // The findings not printed during the search (those of the static pre-check that
+  // join no engine finding, or all of them without `shown`) come first, as the streamed
+  // ones did: the verdict's line is the last of the report, after every finding.
+  if (verdict.status != Verdict::Status::Error)
+    for (size_t i = 0; i < verdict.findings.size(); ++i)
+      if (!shown || i >= shown->size() || !(*shown)[i])
+        out << renderFindingBlock(verdict.findings[i], sources, heading.explain) << "\n";
   switch (verdict.status) {
   case Verdict::Status::Verified:
     out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")
@@ -258,9 +265,6 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     break;
   }
   }
-  for (size_t i = 0; i < verdict.findings.size(); ++i)
-    if (!shown || i >= shown->size() || !(*shown)[i])
-      out << "\n" << renderFindingBlock(verdict.findings[i], sources, heading.explain);
   renderUnusedSuppressions(out, verdict, sources);
 }
 

@@ -69,16 +69,17 @@ std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms);
 /// "N finding(s)", names the instance (when verified) and the engine and gives its
 /// statistics; with `timing`, a solver engine's per-query statistics follow, one line
 /// each ("  query 1: ..."), then its semaphore forms ("  semaphore forms: ...",
-/// semaphoreFormsLine); findings follow. Without `timing` the output is byte-identical for
-/// the same verdict.
+/// semaphoreFormsLine). The findings come before that line, each as its
+/// renderFindingBlock followed by an empty line. Without `timing` the output is
+/// byte-identical for the same verdict.
 /// Findings accepted by a suppression are counted apart ("1 finding, 2 suppressed")
 /// and shown with their reason instead of their notes and trace; the verdict's
 /// unused suppressions follow as warnings (renderUnusedSuppressions).
 ///
-/// With `shown` (one flag per finding), the findings flagged were printed already,
-/// each as its renderFindingBlock followed by an empty line, before the verdict (the
-/// text report streams findings as the engine finds them): the verdict's first line
-/// comes after them and only the findings not flagged follow it.
+/// With `shown` (one flag per finding), the findings flagged were printed already, in
+/// the same form (the text report streams findings as the engine finds them): only
+/// the others are printed, still before the verdict's first line, so that the verdict
+/// follows every finding.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
                    const VerdictHeading &heading, const std::vector<bool> *shown = nullptr);
 
