@@ -2211,6 +2211,18 @@ private:
   void makeTable(ast::BufferDecl &decl, const V &arr, const std::vector<int64_t> &shape,
                  SourceRange r, bool scalarPrefetch);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r, SourceRange sr);
+  /// pltpu.CompilerParams(collective_id=..., skip_device_barrier=...) of pallas_call or
+  /// pl.kernel (nullptr: not given).
+  struct CompilerParams {
+    int64_t collective = -1; ///< -1: no collective_id
+    bool skipBarrier = false;
+  };
+  CompilerParams compilerParams(const V &cp, SourceRange r);
+  /// A kernel parameter for the operand or output `arr` (a jax.ShapeDtypeStruct or array):
+  /// its declaration, appended to `bufs`, and the ref the kernel body is called with.
+  V paramBuffer(const V &arr, const std::string &name, SourceRange pr, ast::Direction dir,
+                ast::MemSpace space, SourceRange r,
+                std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
   void beginKernel();
   void finishKernel(const Function &kf, SourceRange r,
                     std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
@@ -3211,18 +3223,8 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
   grid_.clear();
   if (V g = field("grid"))
     grid_ = shapeOf(g, r, "the grid");
-  // Compiler params.
-  int64_t collective = -1;
-  bool skipBarrier = false;
-  if (V cp = kw("compiler_params")) {
-    if (!(cp->k == VK::Obj && cp->s == "CompilerParams"))
-      unsupported(r, "compiler_params other than pltpu.CompilerParams(...)");
-    if (cp->kw.count("collective_id") && cp->kw.at("collective_id")->k != VK::None)
-      collective = toInt(cp->kw.at("collective_id"), r, "collective_id");
-    if (cp->kw.count("skip_device_barrier"))
-      skipBarrier = truth(cp->kw.at("skip_device_barrier"), r, "skip_device_barrier");
-  }
-  hasCollective_ = collective >= 0;
+  const CompilerParams cparams = compilerParams(kw("compiler_params"), r);
+  hasCollective_ = cparams.collective >= 0;
   // Operands.
   std::vector<V> outs;
   V outShape = pc->kw.at("out_shape");
@@ -3305,20 +3307,11 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
         space = *m;
       }
     }
-    std::string n = fresh(paramName(idx));
     SourceRange pr = paramRange(idx);
-    std::vector<int64_t> shape = shapeOf(arr->items[0], r, "an operand shape");
-    ast::DType dt = *dtypeOf(*arr->kw.at("dtype"));
-    std::vector<ast::ExprPtr> de;
-    for (int64_t d : shape)
-      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
-    bufs.push_back(std::make_unique<ast::BufferDecl>(pr, n, pr, ast::Storage::KernelParam, dir,
-                                                     space, dt, std::move(de)));
-    V ref = mk(VK::Ref);
-    ref->name = n, ref->dims = shape, ref->dtype = dt;
+    V ref = paramBuffer(arr, fresh(paramName(idx)), pr, dir, space, r, bufs);
     if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
-        (isIntDType(dt) || scalarPrefetch)) {
-      makeTable(*bufs.back(), arr, shape, pr, scalarPrefetch);
+        (isIntDType(ref->dtype) || scalarPrefetch)) {
+      makeTable(*bufs.back(), arr, ref->dims, pr, scalarPrefetch);
       ref->table = true;
     }
     kargs.pos.push_back(ref);
@@ -3343,8 +3336,8 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
     ++idx;
   }
 
-  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs), collective,
-               skipBarrier);
+  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+               cparams.collective, cparams.skipBarrier);
 
   // The result: the output arrays, global shape unknown to the caller's code.
   if (!outTuple)
@@ -3374,17 +3367,8 @@ V Tracer::callPlKernel(const V &pk, Args args, SourceRange r) {
     auto it = pk->kw.find(k);
     return it == pk->kw.end() || it->second->k == VK::None ? nullptr : it->second;
   };
-  int64_t collective = -1;
-  bool skipBarrier = false;
-  if (V cp = kw("compiler_params")) {
-    if (!(cp->k == VK::Obj && cp->s == "CompilerParams"))
-      unsupported(r, "compiler_params other than pltpu.CompilerParams(...)");
-    if (cp->kw.count("collective_id") && cp->kw.at("collective_id")->k != VK::None)
-      collective = toInt(cp->kw.at("collective_id"), r, "collective_id");
-    if (cp->kw.count("skip_device_barrier"))
-      skipBarrier = truth(cp->kw.at("skip_device_barrier"), r, "skip_device_barrier");
-  }
-  hasCollective_ = collective >= 0;
+  const CompilerParams cparams = compilerParams(kw("compiler_params"), r);
+  hasCollective_ = cparams.collective >= 0;
   grid_.clear();
   if (!args.kw.empty())
     unsupported(r, "keyword arguments to a pl.kernel");
@@ -3427,18 +3411,8 @@ V Tracer::callPlKernel(const V &pk, Args args, SourceRange r) {
       unsupported(r, fmt::format("pl.kernel operand {} of type {} (a pytree of operands is not "
                                  "supported; pass arrays)",
                                  idx + 1, typeName(*arr)));
-    std::string n = fresh(params[idx].name);
-    SourceRange pr = params[idx].range;
-    std::vector<int64_t> shape = shapeOf(arr->items[0], r, "an operand shape");
-    ast::DType dt = *dtypeOf(*arr->kw.at("dtype"));
-    std::vector<ast::ExprPtr> de;
-    for (int64_t d : shape)
-      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
-    bufs.push_back(std::make_unique<ast::BufferDecl>(pr, n, pr, ast::Storage::KernelParam, dir,
-                                                     ast::MemSpace::Any, dt, std::move(de)));
-    V ref = mk(VK::Ref);
-    ref->name = n, ref->dims = shape, ref->dtype = dt;
-    kargs.pos.push_back(ref);
+    kargs.pos.push_back(paramBuffer(arr, fresh(params[idx].name), params[idx].range, dir,
+                                    ast::MemSpace::Any, r, bufs));
     ++idx;
   };
   for (const V &a : args.pos)
@@ -3453,12 +3427,40 @@ V Tracer::callPlKernel(const V &pk, Args args, SourceRange r) {
     kargs.pos.push_back(bound);
     ++idx;
   }
-  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs), collective,
-               skipBarrier);
+  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+               cparams.collective, cparams.skipBarrier);
   tcMesh_ = nullptr;
   if (outSeq)
     return mkTuple(outs);
   return outs.empty() ? mkNone() : outs[0];
+}
+
+Tracer::CompilerParams Tracer::compilerParams(const V &cp, SourceRange r) {
+  CompilerParams out;
+  if (!cp)
+    return out;
+  if (!(cp->k == VK::Obj && cp->s == "CompilerParams"))
+    unsupported(r, "compiler_params other than pltpu.CompilerParams(...)");
+  if (cp->kw.count("collective_id") && cp->kw.at("collective_id")->k != VK::None)
+    out.collective = toInt(cp->kw.at("collective_id"), r, "collective_id");
+  if (cp->kw.count("skip_device_barrier"))
+    out.skipBarrier = truth(cp->kw.at("skip_device_barrier"), r, "skip_device_barrier");
+  return out;
+}
+
+V Tracer::paramBuffer(const V &arr, const std::string &name, SourceRange pr, ast::Direction dir,
+                      ast::MemSpace space, SourceRange r,
+                      std::vector<std::unique_ptr<ast::BufferDecl>> &bufs) {
+  std::vector<int64_t> shape = shapeOf(arr->items[0], r, "an operand shape");
+  ast::DType dt = *dtypeOf(*arr->kw.at("dtype"));
+  std::vector<ast::ExprPtr> de;
+  for (int64_t d : shape)
+    de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+  bufs.push_back(std::make_unique<ast::BufferDecl>(pr, name, pr, ast::Storage::KernelParam, dir,
+                                                   space, dt, std::move(de)));
+  V ref = mk(VK::Ref);
+  ref->name = name, ref->dims = shape, ref->dtype = dt;
+  return ref;
 }
 
 void Tracer::beginKernel() {
