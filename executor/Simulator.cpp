@@ -26,22 +26,6 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool isInteger(DType type) {
-  switch (type) {
-  case DType::F32:
-  case DType::BF16:
-  case DType::F16:
-    return false;
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-  case DType::U8:
-  case DType::U32:
-    return true;
-  }
-  return false;
-}
-
 double wrap(double value, int bits, bool isSigned) {
   if (!std::isfinite(value))
     return 0;
@@ -495,7 +479,7 @@ void Simulator::scatter(DeviceId d, const Region &region, const std::vector<doub
 void Simulator::runStore(DeviceId d, const Store &store) {
   if (store.dst.buffer < 0 || static_cast<size_t>(store.dst.buffer) >= program_.buffers.size())
     return;
-  const bool integer = isInteger(program_.buffers[store.dst.buffer].dtype);
+  const bool integer = dtypeIsInteger(program_.buffers[store.dst.buffer].dtype);
   const size_t count = regionElements(program_.buffers[store.dst.buffer], store.dst).size();
   // Every load reads memory before the write (a store is atomic).
   std::vector<double> value = evaluateValue(

@@ -41,6 +41,22 @@ std::string_view toString(DType dtype) {
   return "?";
 }
 
+bool isInteger(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+  case DType::BF16:
+  case DType::F16:
+    return false;
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+  case DType::U8:
+  case DType::U32:
+    return true;
+  }
+  return false;
+}
+
 int64_t byteSize(DType dtype) {
   switch (dtype) {
   case DType::F32:

@@ -62,6 +62,8 @@ std::string_view toString(Direction direction);
 std::string_view toString(SemKind kind);
 /// Size of one element in bytes.
 int64_t byteSize(DType dtype);
+/// An integer element type (i32, i16, i8, u8, u32); else a float one.
+bool isInteger(DType dtype);
 
 /// Unary operators.
 enum class UnaryOp { Neg, Not };
@@ -737,9 +739,7 @@ public:
   /// stored there in program order (docs/language.md "Integer scratch").
   bool isIntegerScratch() const {
     return (storage_ == Storage::Scratch || storage_ == Storage::Scoped) &&
-           space_ == MemSpace::Smem && !shape_.empty() &&
-           (dtype_ == DType::I32 || dtype_ == DType::I16 || dtype_ == DType::I8 ||
-            dtype_ == DType::U8 || dtype_ == DType::U32);
+           space_ == MemSpace::Smem && !shape_.empty() && isInteger(dtype_);
   }
   /// Set by sema for an integer scratch that a DMA writes: its elements hold data then,
   /// and lowering refuses to evaluate them.

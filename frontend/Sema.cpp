@@ -238,15 +238,10 @@ private:
     }
   }
 
-  static bool isIntegerType(DType t) {
-    return t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8 ||
-           t == DType::U32;
-  }
-
   /// A kernel parameter of a table's kind: `in`, SMEM, an integer element type.
   static bool canBeTable(const BufferDecl &b) {
     return b.storage() == Storage::KernelParam && b.direction() == Direction::In &&
-           b.space() == MemSpace::Smem && isIntegerType(b.dtype());
+           b.space() == MemSpace::Smem && isInteger(b.dtype());
   }
 
   // --- Scopes --------------------------------------------------------------

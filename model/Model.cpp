@@ -11,6 +11,22 @@
 
 namespace dkv::model {
 
+bool dtypeIsInteger(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::BF16:
+  case DType::F16:
+    return false;
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+  case DType::U8:
+  case DType::U32:
+    return true;
+  }
+  return false;
+}
+
 int dtypeBytes(DType type) {
   switch (type) {
   case DType::F32:

@@ -35,6 +35,8 @@ enum class BufferRole { Input, Output, InOut, Scratch };
 
 /// Size in bytes of one element.
 int dtypeBytes(DType type);
+/// An integer element type (i32, i16, i8, u8, u32); else a float one.
+bool dtypeIsInteger(DType type);
 const char *dtypeName(DType type);
 const char *memSpaceName(MemSpace space);
 const char *semKindName(SemKind kind);

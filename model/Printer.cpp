@@ -174,10 +174,9 @@ std::string describeEvent(const Program &program, const Event &event) {
           },
           [&](const ScopeExit &e) { return fmt::format("exit {}", program.scopes[e.scope].name); },
           [&](const Store &e) {
-            const DType type = program.buffers[e.dst.buffer].dtype;
-            const bool integer = type != DType::F32 && type != DType::BF16 && type != DType::F16;
             return fmt::format("store {} = {}", program.regionName(e.dst),
-                               valueText(program, e.value, e.value.root, integer));
+                               valueText(program, e.value, e.value.root,
+                                         dtypeIsInteger(program.buffers[e.dst.buffer].dtype)));
           },
           [&](const DmaStart &e) {
             const Dma &dma = program.dmas[e.dma];

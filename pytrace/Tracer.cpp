@@ -2199,10 +2199,6 @@ private:
                                          ast::Storage storage, V &bound);
 
   // Tables: SMEM integer inputs and scalar-prefetch operands (docs/python.md "Tables").
-  static bool isIntDType(ast::DType d) {
-    return d == ast::DType::I32 || d == ast::DType::I16 || d == ast::DType::I8 ||
-           d == ast::DType::U8 || d == ast::DType::U32;
-  }
   V knownArray(const V &data, const V &dtype, SourceRange r);
   static void fillContents(const V &array, int64_t value);
   void shardContents(const V &global, const V &local, const V &spec, const V &mesh,
@@ -2505,7 +2501,7 @@ V Tracer::callApi(const std::string &name, Args args, SourceRange r) {
     Bound b = bind(name, args, {"shape", "dtype"}, r);
     V a = makeArray(shapeOf(need(b, name, "shape", r), r, "the array shape"),
                     dtypeArg(opt(b, "dtype"), r));
-    if ((name == "jnp.zeros" || name == "jnp.ones") && isIntDType(*dtypeOf(*a->kw.at("dtype"))))
+    if ((name == "jnp.zeros" || name == "jnp.ones") && ast::isInteger(*dtypeOf(*a->kw.at("dtype"))))
       fillContents(a, name == "jnp.ones" ? 1 : 0); // a table of known values
     return a;
   }
@@ -3310,7 +3306,7 @@ V Tracer::callPallas(const V &pc, Args args, SourceRange r) {
     SourceRange pr = paramRange(idx);
     V ref = paramBuffer(arr, fresh(paramName(idx)), pr, dir, space, r, bufs);
     if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
-        (isIntDType(ref->dtype) || scalarPrefetch)) {
+        (ast::isInteger(ref->dtype) || scalarPrefetch)) {
       makeTable(*bufs.back(), arr, ref->dims, pr, scalarPrefetch);
       ref->table = true;
     }
@@ -3709,7 +3705,7 @@ V Tracer::knownArray(const V &data, const V &dtype, SourceRange r) {
     return a;
   }
   ast::DType dt = dtype ? dtypeArg(dtype, r) : ast::DType::I32;
-  if (!isIntDType(dt))
+  if (!ast::isInteger(dt))
     unsupported(r, "an array of known values with a float element type (dkv keeps the "
                    "values of integer arrays only: the contents of SMEM tables)");
   std::vector<int64_t> shape;
@@ -3807,7 +3803,7 @@ void Tracer::shardContents(const V &global, const V &local, const V &spec, const
 void Tracer::makeTable(ast::BufferDecl &decl, const V &arr, const std::vector<int64_t> &shape,
                        SourceRange r, bool scalarPrefetch) {
   std::string role = scalarPrefetch ? "a scalar-prefetch operand" : "an SMEM input";
-  if (!isIntDType(decl.dtype()))
+  if (!ast::isInteger(decl.dtype()))
     unsupported(r, fmt::format("{} '{}' of a float element type (scalar-prefetch operands "
                                "are integer tables)",
                                role, decl.name()));
