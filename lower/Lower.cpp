@@ -1029,7 +1029,6 @@ private:
                          const Region &region, std::optional<int64_t> value) {
     const model::Buffer &buffer = program().buffers[region.buffer];
     std::vector<ScratchInt> &elements = scratchElements(region.buffer);
-    std::vector<int64_t> index;
     forEachElement(buffer, region, [&](int64_t flat) {
       ScratchInt &e = elements[static_cast<size_t>(flat)];
       std::optional<int64_t> v = value;
