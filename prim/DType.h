@@ -83,6 +83,10 @@ std::string_view dkName(MemSpace space);
 std::optional<MemSpace> memSpaceFromDk(std::string_view spelling);
 std::optional<MemSpace> memSpaceFromPython(std::string_view spelling);
 
+/// The `.dk` spellings (for diagnostics and printers; found by ADL from every layer).
+inline std::string_view toString(DType dtype) { return dkName(dtype); }
+inline std::string_view toString(MemSpace space) { return dkName(space); }
+
 /// True if `word` is one of the space-separated words of `list`.
 bool listHas(std::string_view list, std::string_view word);
 

@@ -137,6 +137,7 @@ const OpRecord &record(Op op);
 /// The `.dk` name of an op's first signature (`sum`), else its operator, else its model
 /// name (`load`).
 std::string_view name(Op op);
+inline std::string_view toString(Op op) { return name(op); }
 /// An op's `.dk` call signatures (none for operators and leaves), in overload order.
 std::span<const Signature> dkSignatures(Op op);
 /// An op's Python spellings.
