@@ -32,9 +32,9 @@ Example readExample(const std::string &path) {
     return e; // reported when the example is lowered
   e.readable = true;
   support::DiagnosticEngine diags(&sources);
-  ast::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
+  frontend::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
   e.devices = a.devices;
-  e.staticError = a.expect && a.expect->verdict == ast::ExpectedVerdict::StaticError;
+  e.staticError = a.expect && a.expect->verdict == frontend::ExpectedVerdict::StaticError;
   for (size_t i = 0; i < a.options.size(); ++i) {
     e.optionText += (i ? " " : "") + a.options[i];
     const std::string &word = a.options[i];

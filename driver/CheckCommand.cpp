@@ -281,7 +281,7 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
     return;
   }
   support::DiagnosticEngine diags(sources.get());
-  ast::Annotations annotations = frontend::readAnnotations(sources->file(*id), diags);
+  frontend::Annotations annotations = frontend::readAnnotations(sources->file(*id), diags);
   InstanceOptions options = base;
   options.file = file;
   if (!diags.hasErrors() && annotations.devices.empty() && annotations.meshes.empty())
@@ -295,7 +295,7 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   // (after the options comment's, overriding them), at its own counts or meshes if it
   // gives them, else at the file's (docs/examples.md "Verdicts under options").
   std::vector<InstanceOptions> caseOptions;
-  for (const ast::Annotations::Case &c : annotations.cases) {
+  for (const frontend::Annotations::Case &c : annotations.cases) {
     InstanceOptions o = options;
     if (!diags.hasErrors() && !parseOptionWords(c.options, o, error))
       diags.error(c.expect.range, "bad-annotation", error);
@@ -328,7 +328,7 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   };
   instances(options, annotations.devices, annotations.meshes);
   for (size_t i = 0; i < annotations.cases.size(); ++i) {
-    const ast::Annotations::Case &c = annotations.cases[i];
+    const frontend::Annotations::Case &c = annotations.cases[i];
     if (!c.devices.empty() || !c.meshes.empty())
       instances(caseOptions[i], c.devices, c.meshes);
     else
@@ -336,13 +336,15 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   }
 }
 
-/// The `// dkv: allow KIND -- reason` comments of the checked file (the parser has
-/// checked their form).
+/// The `// dkv: allow KIND -- reason` comments of the checked file (loading has checked
+/// their form).
 std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
   std::vector<report::Suppression> out;
   if (!loaded.module)
     return out;
-  for (const ast::Annotations::Suppression &s : loaded.module->annotations().suppressions)
+  support::DiagnosticEngine reported(&loaded.sources);
+  for (const frontend::Annotations::Suppression &s :
+       frontend::annotationsOf(*loaded.module, reported).suppressions)
     for (report::FindingKind kind :
          {report::FindingKind::Race, report::FindingKind::Deadlock,
           report::FindingKind::ExitViolation, report::FindingKind::LifetimeViolation})

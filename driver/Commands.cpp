@@ -163,10 +163,10 @@ int annotationsCommand(const std::string &file, std::ostream &out, std::ostream 
     return support::kExitInputError;
   }
   support::DiagnosticEngine diags(&sources);
-  ast::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
+  frontend::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
   diags.render(err);
   if (diags.hasErrors())
-    return support::kExitInputError;
+    return diags.errorExitCode();
   frontend::printAnnotations(annotations, out);
   return support::kExitOk;
 }

@@ -200,7 +200,7 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();
-    return support::kExitInputError;
+    return diags.errorExitCode();
   }
   if (stage == Stage::Sema) {
     diags.render(err); // warnings
@@ -213,7 +213,7 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
   diags.render(err); // errors and warnings
   out.diagnostics = diags.diagnostics();
   if (!program || diags.hasErrors())
-    return support::kExitInputError;
+    return diags.errorExitCode();
 
   std::vector<std::string> problems = model::verifyProgram(*program);
   if (!problems.empty()) {

@@ -38,7 +38,7 @@ int parsePythonCommand(const InstanceOptions &instance, std::ostream &out, std::
   std::unique_ptr<py::Module> module = pyfront::parseModule(sources.file(*id), diags);
   diags.render(err);
   if (!module || diags.hasErrors())
-    return support::kExitInputError;
+    return diags.errorExitCode();
   pyfront::printModule(*module, out);
   return support::kExitOk;
 }

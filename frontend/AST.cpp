@@ -149,24 +149,6 @@ std::string_view toString(TypeKind kind) {
   return "?";
 }
 
-std::string_view toString(ExpectedVerdict verdict) {
-  switch (verdict) {
-  case ExpectedVerdict::Ok:
-    return "ok";
-  case ExpectedVerdict::Race:
-    return "race";
-  case ExpectedVerdict::Deadlock:
-    return "deadlock";
-  case ExpectedVerdict::ExitViolation:
-    return "exit-violation";
-  case ExpectedVerdict::LifetimeViolation:
-    return "lifetime-violation";
-  case ExpectedVerdict::StaticError:
-    return "static-error";
-  }
-  return "?";
-}
-
 namespace {
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";

@@ -1231,53 +1231,13 @@ private:
   std::unique_ptr<Block> body_;
 };
 
-/// Verdicts named by `// expect:` comments.
-enum class ExpectedVerdict { Ok, Race, Deadlock, ExitViolation, LifetimeViolation, StaticError };
-std::string_view toString(ExpectedVerdict verdict);
-
-/// The expectation comments of a file (`// expect:`, `// devices:`, `// options:`).
-struct Annotations {
-  struct Expect {
-    ExpectedVerdict verdict = ExpectedVerdict::Ok;
-    std::optional<uint32_t> line; ///< `at LINE`
-    SourceRange range;            ///< the comment
-  };
-  std::optional<Expect> expect;
-  /// `// expect: VERDICT [at LINE] with OPTIONS...`: the verdict under other options
-  /// (docs/examples.md "Verdicts under options"). `options` are the option words after
-  /// `with` (added to those of `// options:`, and overriding them), without a
-  /// `--devices SPEC` or `--mesh M` among them, which give `devices` / `meshes` instead
-  /// of the file's; in file order.
-  struct Case {
-    Expect expect;
-    std::vector<int64_t> devices;    ///< ascending; empty: the file's devices or meshes
-    std::vector<std::string> meshes; ///< normalised `--mesh` values; empty: the file's
-    std::vector<std::string> options;
-  };
-  std::vector<Case> cases;
-  /// Device counts from `// devices: 2..8` (inclusive) or `// devices: 2, 4`, ascending,
-  /// without duplicates. Empty if there is no devices comment.
-  std::vector<int64_t> devices;
-  SourceRange devicesRange;
-  /// Meshes from `// mesh: x=2,y=2 x=2,y=4` (each one `--mesh` value, normalised to
-  /// `x=2,y=2`), in the order given. Empty if there is no mesh comment; a file has a
-  /// devices comment or a mesh comment, not both.
-  std::vector<std::string> meshes;
-  SourceRange meshRange;
-  /// Words of `// options: ...` (several options comments accumulate).
-  std::vector<std::string> options;
-  SourceRange optionsRange;
-  /// `// dkv: allow KIND -- reason` (docs/ci.md, "Suppressions"): accepts a finding of
-  /// kind KIND ("race", "deadlock", "exit-violation", "lifetime-violation") whose
-  /// primary location is on `line`: the comment's own line when code precedes it
-  /// there, else the next line.
-  struct Suppression {
-    std::string kind;
-    std::string reason;
-    uint32_t line = 0;
-    SourceRange range; ///< the comment
-  };
-  std::vector<Suppression> suppressions;
+/// A line comment as the lexer saw it (`// text`): the parser hands comments over with
+/// the module and gives them no meaning; tools that read directives in them do (the
+/// example annotations and suppressions, frontend/Annotations.h).
+struct Comment {
+  std::string text;   ///< after the `//`
+  SourceRange range;  ///< the whole comment
+  bool alone = false; ///< nothing but blanks precede it on its line
 };
 
 /// One call of a `sequence`: `kernel(arg, ...)`, every argument an array of the
@@ -1324,8 +1284,9 @@ private:
 /// MeshDecl and KernelDecl nodes (params and consts are evaluated in this order).
 class Module final : public Node {
 public:
-  Module(SourceRange range, std::vector<std::unique_ptr<Node>> items, Annotations annotations)
-      : Node(Kind::Module, range), items_(std::move(items)), annotations_(std::move(annotations)) {}
+  Module(SourceRange range, std::vector<std::unique_ptr<Node>> items,
+         std::vector<Comment> comments = {})
+      : Node(Kind::Module, range), items_(std::move(items)), comments_(std::move(comments)) {}
   const std::vector<std::unique_ptr<Node>> &items() const { return items_; }
   std::vector<std::unique_ptr<Node>> &items() { return items_; }
   /// The first mesh (of devices) / kernel, or null (sema reports missing or duplicate
@@ -1343,7 +1304,8 @@ public:
   /// Top-level params and consts in source order.
   std::vector<const ParamDecl *> params() const;
   std::vector<const ConstDecl *> consts() const;
-  const Annotations &annotations() const { return annotations_; }
+  /// The file's line comments in order (none for a module the Python tracer made).
+  const std::vector<Comment> &comments() const { return comments_; }
   /// False if syntax errors (or input limits) left the module empty; sema must not run
   /// then. Other parse errors (unknown functions, types, ...) leave a complete module
   /// without the offending constructs, which sema may still check.
@@ -1353,7 +1315,7 @@ public:
 
 private:
   std::vector<std::unique_ptr<Node>> items_;
-  Annotations annotations_;
+  std::vector<Comment> comments_;
   bool complete_ = true;
 };
 

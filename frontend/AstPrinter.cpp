@@ -27,22 +27,9 @@ public:
   explicit Printer(std::ostream &out) : out_(out) {}
 
   void module(const Module &m) {
+    // Comments are not part of the tree (`dkv parse --annotations` prints the
+    // annotations in them).
     line(0, "", "Module", m.range());
-    const Annotations &a = m.annotations();
-    if (a.expect) {
-      std::string s = "Expect " + std::string(toString(a.expect->verdict));
-      if (a.expect->line)
-        s += " at " + std::to_string(*a.expect->line);
-      line(1, "", s, a.expect->range);
-    }
-    if (!a.devices.empty())
-      line(1, "", "Devices " + ints(a.devices), a.devicesRange);
-    if (!a.options.empty()) {
-      std::string s = "Options";
-      for (const std::string &o : a.options)
-        s += " " + o;
-      line(1, "", s, a.optionsRange);
-    }
     for (const auto &item : m.items())
       node(1, "", *item);
   }

@@ -1,6 +1,7 @@
 // The frontend in one call: parse, apply --devices and -D, analyze.
 #include "frontend/Frontend.h"
 
+#include "frontend/Annotations.h"
 #include "frontend/Parser.h"
 
 #include <fmt/format.h>
@@ -48,6 +49,8 @@ std::unique_ptr<ast::Module> loadModule(const support::SourceFile &file, Defines
                                         const Tables &tables) {
   ok = false;
   std::unique_ptr<ast::Module> module = parseModule(file, diags);
+  // A malformed annotation or suppression in its comments is an error of the file.
+  annotationsOf(*module, diags);
   // Errors that left the module complete (unknown functions, bad annotations, ...) do
   // not stop sema: all errors of the file are reported in one run.
   if (!module || !module->complete())

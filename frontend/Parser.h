@@ -23,20 +23,9 @@ struct ParseLimits {
   unsigned maxExprDepth = 256;
 };
 
-/// Reads one annotation comment (`expect: ...`, `devices: ...`, `mesh: ...`, `options:
-/// ...`, `dkv: allow ...`; `body` is the comment's text after its `//` or `#`) into
-/// `annotations`, as the parser does for the `// ...` comments of a `.dk` file: a
-/// malformed annotation is a `bad-annotation` error at `range`; other comments are ignored.
-void parseAnnotationComment(std::string_view body, support::SourceRange range,
-                            ast::Annotations &annotations, support::DiagnosticEngine &diags);
-
-/// After all annotation comments are read: a `// expect: ... with` comment that sets a
-/// param (-D) or a table (-T) that the options comment sets too is a `bad-annotation`
-/// error (the command line refuses a table set twice).
-void checkCaseOverrides(const ast::Annotations &annotations, support::DiagnosticEngine &diags);
-
-/// Parses `file` into a Module. Syntax errors (all of the file, one run), lexical
-/// problems and malformed expectation comments are reported to `diags` as errors with
+/// Parses `file` into a Module (with its line comments, `Module::comments()`, which the
+/// parser does not read: frontend/Annotations.h does). Syntax errors (all of the file, one
+/// run) and lexical problems are reported to `diags` as errors with
 /// ids from docs/diagnostics.md. Never throws and never returns null: after errors the
 /// Module may be empty or partial and must not be given to sema (check
 /// `diags.hasErrors()`).

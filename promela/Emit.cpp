@@ -22,6 +22,7 @@
 #include "promela/Emit.h"
 
 #include "model/Printer.h"
+#include "semantics/Obligations.h"
 #include "semantics/StaticOrder.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
@@ -859,49 +860,39 @@ private:
     }
   }
 
-  /// Device t is within invocations [o.invocation, o.invocationLast] (an array a
-  /// sequence hands on): Properties::withinInvocations on pos[t].
-  static std::string window(DeviceId t, const Obligation &o) {
-    return fmt::format("pos[{0}] >= {1} && pos[{0}] <= {2}", t, 2 * o.invocation + 1,
-                       2 * o.invocationLast + 1);
-  }
-
-  /// The Promela condition that holds unless obligation `o` is violated, in the
-  /// encoding above (snd/rcv > 0 while a side is open, where[d] = invocation + 1).
-  std::string assertion(const Obligation &o) const {
-    using What = Obligation::What;
-    switch (o.what) {
-    case What::Race:
-      return fmt::format("{}[{}] == 0", o.dst ? "rcv" : "snd", o.dma);
-    case What::ExitSemaphore:
-      return fmt::format("{} == 0", sem(o.sem, o.device));
-    case What::ExitSend:
-      return fmt::format("snd[{}] == 0", o.dma);
-    case What::ExitRecv:
-      return fmt::format("rcv[{}] == 0", o.dma);
-    case What::LandInvocation:
-      if (o.invocationLast != o.invocation)
-        return window(o.device, o);
-      return fmt::format("where[{}] == {}", o.device, o.invocation + 1);
-    case What::LandScope:
-      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 1", o.device, o.invocation + 1,
-                         o.scope);
-    case What::SignalInvocation:
-      if (o.invocationLast != o.invocation)
-        return window(o.target, o);
-      return fmt::format("where[{}] == {}", o.target, o.invocation + 1);
-    case What::SlotSignal:
-      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 0", o.target, o.invocation + 1,
-                         o.scope);
-    case What::SlotLand:
-      return fmt::format("where[{0}] != {1} || inscope{2}[{0}] == 0", o.device, o.invocation + 1,
-                         o.scope);
-    case What::SlotEnter:
-      return fmt::format("{} == 0", sem(o.sem, o.device));
-    case What::Stuck:
+  /// Fact `f` of the state, or its negation, in the encoding above (snd/rcv > 0 while a
+  /// side is open, where[d] = invocation + 1, pos[d] counting kernel enters and exits,
+  /// inscopeS[d] = 1 inside scope S).
+  std::string fact(const semantics::Fact &f, bool negated) const {
+    using Kind = semantics::Fact::Kind;
+    switch (f.kind) {
+    case Kind::SideOpen:
+      return fmt::format("{}[{}] {} 0", f.dst ? "rcv" : "snd", f.dma, negated ? "==" : "!=");
+    case Kind::SemNonZero:
+      return fmt::format("{} {} 0", sem(f.sem, f.device), negated ? "==" : "!=");
+    case Kind::Within: {
+      if (f.first == f.last)
+        return fmt::format("where[{}] {} {}", f.device, negated ? "!=" : "==", f.first + 1);
+      // An array a sequence hands on: Properties::withinInvocations on pos[d].
+      std::string window = fmt::format("pos[{0}] >= {1} && pos[{0}] <= {2}", f.device,
+                                       2 * f.first + 1, 2 * f.last + 1);
+      return negated ? "!(" + window + ")" : window;
+    }
+    case Kind::InScope:
+      return fmt::format("inscope{}[{}] == {}", f.scope, f.device, negated ? 0 : 1);
+    case Kind::Stuck:
       break; // a deadlock is an invalid end state, not an assert
     }
-    DKV_UNREACHABLE("an obligation with an assert");
+    DKV_UNREACHABLE("a fact with an assert");
+  }
+
+  /// The Promela condition that holds unless obligation `o` is violated: the negation of
+  /// its predicate (semantics/Obligations.h), one negated literal per disjunct.
+  std::string assertion(const Obligation &o) const {
+    std::string out;
+    for (const semantics::Literal &l : semantics::violation(o).all)
+      out += (out.empty() ? "" : " || ") + fact(l.fact, !l.negated);
+    return out;
   }
 
   // ---- DMAs. ----
@@ -987,7 +978,6 @@ private:
     if (start < 0)
       return false;
     const int32_t chunks = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
-    using What = Obligation::What;
     // Only the asserts in the model observe (a skipped property has none).
     std::vector<semantics::Properties::EventRef> observers;
     auto observedAt = [&](const semantics::Properties::EventRef &at, const auto &reads) {
@@ -1003,15 +993,19 @@ private:
       const SemId sem = land ? dma.recvSem : *dma.sendSem;
       for (const auto &at : props_.semReaders(owner, sem))
         observedAt(at, [&](const Obligation &o) {
-          return (o.what == What::ExitSemaphore || o.what == What::SlotEnter) &&
-                 o.device == owner && o.sem == sem;
+          return semantics::reads(semantics::violation(o), semantics::Fact::Kind::SemNonZero,
+                                  [&](const semantics::Fact &f) {
+                                    return f.device == owner && f.sem == sem;
+                                  });
         });
     }
     if (c + 1 == chunks)
       for (const auto &at : props_.sideReaders(dma.id, land))
         observedAt(at, [&](const Obligation &o) {
-          return o.dma == dma.id && ((o.what == What::Race && o.dst == land) ||
-                                     (o.what == (land ? What::ExitRecv : What::ExitSend)));
+          return semantics::reads(semantics::violation(o), semantics::Fact::Kind::SideOpen,
+                                  [&](const semantics::Fact &f) {
+                                    return f.dma == dma.id && f.dst == land;
+                                  });
         });
     const auto &landChecks = props_.atLand(dma.id);
     if (land && std::any_of(landChecks.begin(), landChecks.end(),

@@ -3513,7 +3513,7 @@ void Tracer::finishKernel(const Function &kf, SourceRange r,
     items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(core), /*tensorCore=*/true));
   }
   items.push_back(std::move(kernelDecl));
-  result_ = std::make_unique<ast::Module>(kf.range, std::move(items), ast::Annotations{});
+  result_ = std::make_unique<ast::Module>(kf.range, std::move(items));
 }
 
 //--- directives (pytrace/Directives.h) ----------------------------------------

@@ -46,6 +46,8 @@ Machine::Machine(const Program &program, const Properties &properties)
   scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
   scopeDmas_.assign(n, std::vector<std::vector<DmaId>>(scopeCount));
   semBound_ = program.incrementTotals();
+  for (const Obligation &o : properties.obligations())
+    predicates_.push_back(violation(o));
   signalsTo_.assign(static_cast<size_t>(n) * semCount_, {});
 
   for (DeviceId d = 0; d < n; ++d) {
@@ -310,38 +312,33 @@ std::string Machine::whyDisabled(const ControlState &s, const ScheduleStep &step
   return "";
 }
 
-bool Machine::violated(const ControlState &s, ObligationIndex index) const {
-  const Obligation &o = properties_.obligation(index);
-  switch (o.what) {
-  case What::Race:
-    return sideOpen(s, {o.dma, o.dst});
-  case What::ExitSemaphore:
-    return semValue(s, o.device, o.sem) != 0;
-  case What::ExitSend:
-    return sideOpen(s, {o.dma, false});
-  case What::ExitRecv:
-    return sideOpen(s, {o.dma, true});
-  case What::LandInvocation:
-    return !properties_.withinInvocations(o.device, s.pc[o.device], o.invocation, o.invocationLast);
-  case What::LandScope:
-    return insideInvocation(s, o.device) == o.invocation && !insideScope(s, o.device, o.scope);
-  case What::SignalInvocation:
-    return !properties_.withinInvocations(o.target, s.pc[o.target], o.invocation, o.invocationLast);
-  case What::SlotSignal:
-    return insideInvocation(s, o.target) == o.invocation && insideScope(s, o.target, o.scope);
-  case What::SlotLand:
-    return insideInvocation(s, o.device) == o.invocation && insideScope(s, o.device, o.scope);
-  case What::SlotEnter:
-    return semValue(s, o.device, o.sem) != 0;
-  case What::Stuck: {
-    if (finished(s, o.device) || s.pc[o.device] != o.pc)
+bool Machine::holds(const ControlState &s, const Fact &f) const {
+  switch (f.kind) {
+  case Fact::Kind::SideOpen:
+    return sideOpen(s, {f.dma, f.dst});
+  case Fact::Kind::SemNonZero:
+    return semValue(s, f.device, f.sem) != 0;
+  case Fact::Kind::Within:
+    return properties_.withinInvocations(f.device, s.pc[f.device], f.first, f.last);
+  case Fact::Kind::InScope:
+    return insideScope(s, f.device, f.scope);
+  case Fact::Kind::Stuck: {
+    if (finished(s, f.device) || s.pc[f.device] != f.pc)
       return false;
     std::vector<ScheduleStep> steps;
     enabledSteps(s, steps);
     return steps.empty();
   }
   }
-  DKV_UNREACHABLE("obligation kind");
+  DKV_UNREACHABLE("fact kind");
+}
+
+// The obligation's predicate (semantics/Obligations.h), evaluated on `s`.
+bool Machine::violated(const ControlState &s, ObligationIndex index) const {
+  for (const Literal &l : predicates_[static_cast<size_t>(index)].all)
+    if (holds(s, l.fact) == l.negated)
+      return false;
+  return true;
 }
 
 void Machine::violations(const ControlState &s, const ScheduleStep &step,

@@ -7,6 +7,7 @@
 
 #include "model/Model.h"
 #include "report/Finding.h"
+#include "semantics/Obligations.h"
 #include "semantics/Properties.h"
 
 #include <array>
@@ -103,9 +104,12 @@ public:
   /// Why `step` is not enabled in `s`, e.g. "device 1 waits for ready >= 1 but it is 0".
   std::string whyDisabled(const ControlState &s, const report::ScheduleStep &step) const;
 
-  /// Whether obligation `o` is violated in `s`: for a step check, when its step runs
-  /// from `s`; for Stuck, when `s` has no enabled step and o's device is at o's event.
+  /// Whether obligation `o` is violated in `s`: its predicate (semantics/Obligations.h)
+  /// holds there. For a step check, when its step runs from `s`; for Stuck, when `s` has
+  /// no enabled step and o's device is at o's event.
   bool violated(const ControlState &s, ObligationIndex o) const;
+  /// Whether fact `f` holds in `s`: the step table's meaning of each fact.
+  bool holds(const ControlState &s, const Fact &f) const;
   /// Appends the obligations violated by taking `step` (enabled) from `s`, in the
   /// properties' fixed order.
   void violations(const ControlState &s, const report::ScheduleStep &step,
@@ -140,6 +144,8 @@ public:
   int64_t semBound(model::DeviceId d, model::SemId s) const { return semBound_[d * semCount_ + s]; }
 
 private:
+  /// Every obligation's predicate, by obligation index (made once: checked at every step).
+  std::vector<Predicate> predicates_;
   /// A copy on one device (docs/model.md: `Dma::local`, no send semaphore).
   bool isLocalCopy(const model::Dma &dma) const;
   /// The local-copy rules (see Machine.cpp).

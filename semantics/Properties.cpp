@@ -1,6 +1,8 @@
 // The property list of one instance (docs/model.md section 4, "Properties").
 #include "semantics/Properties.h"
 
+#include "semantics/Obligations.h"
+
 #include "model/Printer.h"
 #include "semantics/Text.h"
 #include "support/Invariant.h"
@@ -209,39 +211,30 @@ Properties::Properties(const Program &program) : program_(program) {
   collectReaders();
 }
 
-// What each event obligation reads (the observers of the steps that change it): a DMA
-// side (Race, ExitSend, ExitRecv) or a semaphore's value (ExitSemaphore, SlotEnter).
-// The other kinds read where / scopes (lifetime) or nothing of the search's state
-// (Stuck: a state with no enabled step).
+// What each event obligation reads (the observers of the steps that change it): the
+// DMA sides and semaphore values its predicate's facts name (semantics/Obligations.h).
+// The other facts read where a device is (lifetime, a function of its pc) or whether a
+// state has an enabled step (Stuck), nothing that another actor's step changes.
 void Properties::collectReaders() {
   const Program &p = program_;
   sideReaders_.assign(p.dmas.size() * 2, {});
   semReaders_.assign(static_cast<size_t>(p.deviceCount()) * p.semaphores.size(), {});
-  for (const Obligation &o : obligations_) {
-    switch (o.what) {
-    case Obligation::What::Race:
-      sideReaders_[static_cast<size_t>(o.dma) * 2 + (o.dst ? 1 : 0)].push_back({o.device, o.pc});
-      break;
-    case Obligation::What::ExitSend:
-      sideReaders_[static_cast<size_t>(o.dma) * 2].push_back({o.device, o.pc});
-      break;
-    case Obligation::What::ExitRecv:
-      sideReaders_[static_cast<size_t>(o.dma) * 2 + 1].push_back({o.device, o.pc});
-      break;
-    case Obligation::What::ExitSemaphore:
-    case Obligation::What::SlotEnter:
-      semReaders_[static_cast<size_t>(o.device) * p.semaphores.size() + o.sem].push_back(
-          {o.device, o.pc});
-      break;
-    case Obligation::What::LandInvocation:
-    case Obligation::What::LandScope:
-    case Obligation::What::SignalInvocation:
-    case Obligation::What::SlotSignal:
-    case Obligation::What::SlotLand:
-    case Obligation::What::Stuck:
-      break;
-    }
-  }
+  for (const Obligation &o : obligations_)
+    for (const Literal &l : violation(o).all)
+      switch (l.fact.kind) {
+      case Fact::Kind::SideOpen:
+        sideReaders_[static_cast<size_t>(l.fact.dma) * 2 + (l.fact.dst ? 1 : 0)].push_back(
+            {o.device, o.pc});
+        break;
+      case Fact::Kind::SemNonZero:
+        semReaders_[static_cast<size_t>(l.fact.device) * p.semaphores.size() + l.fact.sem]
+            .push_back({o.device, o.pc});
+        break;
+      case Fact::Kind::Within:
+      case Fact::Kind::InScope:
+      case Fact::Kind::Stuck:
+        break;
+      }
 }
 
 std::optional<PropertyIndex> Properties::find(const std::string &id) const {

@@ -4,6 +4,8 @@
 // constraints below hold.
 #include "smt/Encoding.h"
 
+#include "semantics/Obligations.h"
+
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -20,7 +22,28 @@ using namespace model;
 using report::ScheduleStep;
 using semantics::ObligationIndex;
 using semantics::PropertyIndex;
-using What = semantics::Obligation::What;
+
+// What the encoding needs of each kind of event: every kind is listed, so a new kind of
+// event does not compile until the encoder says what it does with it.
+Encoder::EventRole Encoder::roleOf(const model::Event &event) {
+  EventRole role;
+  std::visit(support::Overloaded{
+                 [&](const SemWait &w) { role.wait = &w; },   // blocks; takes units
+                 [&](const Signal &sig) { role.signal = &sig; }, // adds units
+                 [&](const DeviceBarrier &b) { role.barrier = &b; },
+                 // Ordered by program order only; what they change is read through
+                 // the properties (a DMA's start pc, where and pos, the race checks).
+                 [](const KernelEnter &) {},
+                 [](const KernelExit &) {},
+                 [](const ScopeEnter &) {},
+                 [](const ScopeExit &) {},
+                 [](const Store &) {},
+                 [](const DmaStart &) {},
+                 [](const SemRead &) {},
+             },
+             event.kind);
+  return role;
+}
 
 Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse)
     : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
@@ -35,7 +58,7 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
   eventStep_.resize(n);
   for (DeviceId d = 0; d < n; ++d)
     for (int32_t i = 0; i < m_.eventCount(d); ++i) {
-      bool wait = std::holds_alternative<SemWait>(program_.processes[d].events[i].kind);
+      bool wait = roleOf(program_.processes[d].events[i]).wait != nullptr;
       eventStep_[d].push_back(
           addStep({ScheduleStep::Kind::Device, d}, wait, fmt::format("d{}_{}", d, i)));
     }
@@ -58,7 +81,7 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
   increments_.resize(static_cast<size_t>(n) * semCount);
   for (DeviceId d = 0; d < n; ++d)
     for (int32_t i = 0; i < m_.eventCount(d); ++i)
-      if (const auto *sig = std::get_if<Signal>(&program_.processes[d].events[i].kind))
+      if (const auto *sig = roleOf(program_.processes[d].events[i]).signal)
         if (sig->amount > 0)
           increments_[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
               {eventStep_[d][i], sig->amount});
@@ -83,7 +106,7 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
     const std::vector<Event> &events = program_.processes[e].events;
     std::vector<int64_t> running(semCount, 0);
     for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i) {
-      const auto *w = std::get_if<SemWait>(&events[i].kind);
+      const auto *w = roleOf(events[i]).wait;
       if (!w)
         continue;
       running[w->sem] += w->amount;
@@ -271,7 +294,7 @@ int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
   int64_t total = 0;
   const std::vector<Event> &events = program_.processes[d].events;
   for (int32_t i = 0; i < pc && i < static_cast<int32_t>(events.size()); ++i)
-    if (const auto *w = std::get_if<SemWait>(&events[i].kind))
+    if (const auto *w = roleOf(events[i]).wait)
       if (w->sem == s)
         total += w->amount;
   return total;
@@ -313,7 +336,7 @@ void Encoder::analyseOrder() {
   const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
   for (DeviceId e = 0; e < m_.deviceCount(); ++e)
     for (int32_t j = 0; j < m_.eventCount(e); ++j) {
-      const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+      const auto *b = roleOf(program_.processes[e].events[j]).barrier;
       if (!b || b->invocation < 0 || barrierPc.empty() ||
           static_cast<size_t>(b->invocation) >= barrierPc[0].size())
         continue;
@@ -482,17 +505,20 @@ void Encoder::closeOrder() {
   }
 }
 
-// An obligation "the access (d, pc) runs while DMA k's side is open" (a race, or an
-// exit with k's side open) is never violated when the static relation orders them:
+// An obligation "the access (d, pc) runs while DMA k's side is open" (its predicate:
+// a race, or an exit with k's side open) is never violated when the static relation orders them:
 // k's last chunk of that side must run before d's event pc - 1 (so it has run when d
 // is at pc), or k's start must come after d's event pc (so k has not started while d
 // is at pc), or d can never reach pc.
 bool Encoder::orderedStatically(const semantics::Obligation &o) const {
   if (reach_.empty())
     return false;
-  if (o.what != What::Race && o.what != What::ExitSend && o.what != What::ExitRecv)
+  // Its predicate is "a side of DMA k is open" (semantics/Obligations.h).
+  const semantics::Predicate predicate = semantics::violation(o);
+  if (predicate.all.size() != 1 || predicate.all[0].negated ||
+      predicate.all[0].fact.kind != semantics::Fact::Kind::SideOpen)
     return false;
-  const bool dst = o.what == What::Race ? o.dst : o.what == What::ExitRecv;
+  const bool dst = predicate.all[0].fact.dst;
   const std::vector<int32_t> &side = dst ? landStep_[o.dma] : sendStep_[o.dma];
   if (side.empty())
     return true; // never started: never open
@@ -560,7 +586,7 @@ void Encoder::encodeBarriers() {
     barrierOpen_[inv] = reached.empty() ? ctx_.bool_val(true) : z3::mk_and(reached);
     for (DeviceId e = 0; e < m_.deviceCount(); ++e)
       for (int32_t j = 0; j < m_.eventCount(e); ++j) {
-        const auto *b = std::get_if<DeviceBarrier>(&program_.processes[e].events[j].kind);
+        const auto *b = roleOf(program_.processes[e].events[j]).barrier;
         if (!b || b->invocation != static_cast<int32_t>(inv))
           continue;
         const Step &step = steps_[eventStep_[e][j]];
@@ -679,10 +705,10 @@ z3::expr Encoder::deadlocked() {
     for (int32_t j = 0; j < static_cast<int32_t>(events.size()); ++j) {
       if (props_.stuckAt(e, j) < 0)
         continue; // never blocks
-      if (const auto *w = std::get_if<SemWait>(&events[j].kind)) {
+      if (const auto *w = roleOf(events[j]).wait) {
         still.push_back(at(e, j) && !atLeast(incrementsInPrefix(e, w->sem),
                                              waitsBefore(e, j, w->sem) + w->amount));
-      } else if (const auto *b = std::get_if<DeviceBarrier>(&events[j].kind)) {
+      } else if (const auto *b = roleOf(events[j]).barrier) {
         if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierOpen_.size())
           still.push_back(at(e, j) && !*barrierOpen_[b->invocation]);
       }
@@ -691,6 +717,26 @@ z3::expr Encoder::deadlocked() {
   }
   deadlocked_ = all.empty() ? ctx_.bool_val(true) : z3::mk_and(all);
   return *deadlocked_;
+}
+
+// `condition` and fact `f` at the obligation `ob`'s event (its prefix has run): a side
+// open is started and not closed, a semaphore non-zero has other than exactly the units
+// its waits before the event took.
+z3::expr Encoder::fact(const z3::expr &condition, const semantics::Fact &f,
+                       const semantics::Obligation &ob) const {
+  using Kind = semantics::Fact::Kind;
+  switch (f.kind) {
+  case Kind::SideOpen:
+    return condition && started(f.dma) && !closed(f.dma, f.dst);
+  case Kind::SemNonZero:
+    return condition && !exactly(incrementsInPrefix(f.device, f.sem),
+                                 waitsBefore(f.device, ob.pc, f.sem));
+  case Kind::Within:
+  case Kind::InScope:
+  case Kind::Stuck:
+    break; // encoded by the device's pc (byPc) or as a deadlock
+  }
+  DKV_UNREACHABLE("a fact of an event check");
 }
 
 // One disjunct per obligation (per chunk for the land checks), with the predicate of
@@ -717,44 +763,22 @@ void Encoder::buildChecks(PropertyIndex p) {
       continue;
     }
     const ScheduleStep device{ScheduleStep::Kind::Device, ob.device};
-    switch (ob.what) {
-    case What::Race:
-      out.push_back(
-          {o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, ob.dst)});
-      break;
-    case What::ExitSemaphore:
-    case What::SlotEnter: // the slot's other semaphore is non-zero at the ScopeEnter
-      if (exitSemaphoreZeroStatically(ob)) {
+    // The obligation's predicate (semantics/Obligations.h), fact by fact; where it is
+    // checked decides the step it is checked at.
+    const semantics::Predicate predicate = semantics::violation(ob);
+    const bool onlyPc = std::all_of(predicate.all.begin(), predicate.all.end(),
+                                    [](const semantics::Literal &l) { return l.fact.readsOnlyPc(); });
+    switch (semantics::checkedAt(ob)) {
+    case semantics::CheckedAt::Deadlock:
+      if (deadlockFree_)
         ++staticallyOrdered_;
-        break;
-      }
-      out.push_back({o, device,
-                     at(ob.device, ob.pc) && !exactly(incrementsInPrefix(ob.device, ob.sem),
-                                                      waitsBefore(ob.device, ob.pc, ob.sem))});
-      break;
-    case What::ExitSend:
-    case What::ExitRecv: {
-      const bool dst = ob.what == What::ExitRecv;
-      out.push_back({o, device, at(ob.device, ob.pc) && started(ob.dma) && !closed(ob.dma, dst)});
-      break;
-    }
-    case What::SignalInvocation:
-    case What::SlotSignal: {
-      // The signal (d, pc) is next: d's event pc - 1 has run, pc has not. Both checks
-      // read only where the target is (its invocation and blocks), a function of its pc.
-      std::optional<z3::expr> where =
-          byPc(ob.target, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1,
-               eventStep_[ob.device][ob.pc]);
-      if (where)
-        out.push_back({o, device, at(ob.device, ob.pc) && *where});
       else
-        ++staticallyOrdered_;
+        out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
       break;
-    }
-    case What::LandInvocation:
-    case What::LandScope:
-    case What::SlotLand: {
-      // Land chunk c is the next step: chunks before it landed, it has been sent.
+    case semantics::CheckedAt::Land: {
+      // Facts of where the DMA's target is (its invocation and blocks: a function of its
+      // pc). Land chunk c is the next step: chunks before it landed, it has been sent.
+      DKV_INVARIANT(onlyPc, "a land check reads where its DMA's target is");
       bool any = false;
       for (size_t c = 0; c < landStep_[ob.dma].size(); ++c) {
         std::optional<z3::expr> where =
@@ -775,12 +799,35 @@ void Encoder::buildChecks(PropertyIndex p) {
         ++staticallyOrdered_;
       break;
     }
-    case What::Stuck:
-      if (deadlockFree_)
+    case semantics::CheckedAt::Event: {
+      if (onlyPc && !predicate.all.empty()) {
+        // Facts of where one device is (a signal's target): a function of its pc. The
+        // event (d, pc) is next: d's event pc - 1 has run, pc has not.
+        const DeviceId t = predicate.all.front().fact.device;
+        std::optional<z3::expr> where =
+            byPc(t, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1,
+                 eventStep_[ob.device][ob.pc]);
+        if (where)
+          out.push_back({o, device, at(ob.device, ob.pc) && *where});
+        else
+          ++staticallyOrdered_;
+        break;
+      }
+      if (semantics::reads(predicate, semantics::Fact::Kind::SemNonZero,
+                           [](const semantics::Fact &) { return true; }) &&
+          exitSemaphoreZeroStatically(ob)) {
         ++staticallyOrdered_;
-      else
-        out.push_back({o, std::nullopt, at(ob.device, ob.pc) && deadlocked()});
+        break;
+      }
+      z3::expr condition = at(ob.device, ob.pc);
+      for (const semantics::Literal &l : predicate.all) {
+        DKV_INVARIANT(!l.negated && !l.fact.readsOnlyPc(),
+                      "an event check reads DMA sides and semaphores, or where a device is");
+        condition = fact(condition, l.fact, ob);
+      }
+      out.push_back({o, device, condition});
       break;
+    }
     }
   }
   checks_[p] = std::move(out);

@@ -6,6 +6,7 @@
 
 #include "report/Finding.h"
 #include "semantics/Machine.h"
+#include "semantics/Obligations.h"
 #include "semantics/Properties.h"
 
 #include <z3++.h>
@@ -106,6 +107,17 @@ private:
   bool orderedStatically(const semantics::Obligation &o) const;
   /// The semaphore of an ExitSemaphore obligation is 0 in every run (see Encoding.cpp).
   bool exitSemaphoreZeroStatically(const semantics::Obligation &o) const;
+  /// What the encoding reads of an event: the wait, signal or device barrier it is, if
+  /// any (roleOf visits every kind of event).
+  struct EventRole {
+    const model::SemWait *wait = nullptr;
+    const model::Signal *signal = nullptr;
+    const model::DeviceBarrier *barrier = nullptr;
+  };
+  static EventRole roleOf(const model::Event &event);
+  /// `condition` and fact `f` at obligation `ob`'s event (Encoding.cpp).
+  z3::expr fact(const z3::expr &condition, const semantics::Fact &f,
+                const semantics::Obligation &ob) const;
   /// No run can deadlock, by the static relation alone (see Encoding.cpp).
   bool deadlockFreeStatically() const;
   /// (e, s, wait pc) for each SemWait with a positive amount: its W.

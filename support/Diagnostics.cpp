@@ -1,10 +1,19 @@
 // Diagnostic collection and rendering in the clang style.
 #include "support/Diagnostics.h"
 
+#include "support/Invariant.h"
+
 #include <algorithm>
 #include <ostream>
 
 namespace dkv::support {
+
+int DiagnosticEngine::errorExitCode() const {
+  for (const Diagnostic &d : diagnostics_)
+    if (d.severity == Severity::Error && d.id == "internal")
+      return kExitInternal;
+  return kExitInputError;
+}
 
 namespace {
 const char *severityName(Severity s) {

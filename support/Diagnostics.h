@@ -38,6 +38,10 @@ public:
   Diagnostic &report(Diagnostic diagnostic);
 
   bool hasErrors() const { return errorCount_ > 0; }
+  /// The exit code of a command stopped by these errors: kExitInternal (6) if one of
+  /// them is `internal` (an unexpected exception caught at a library's boundary: a dkv
+  /// bug, not the input's), else kExitInputError (2).
+  int errorExitCode() const;
   size_t errorCount() const { return errorCount_; }
   const std::vector<Diagnostic> &diagnostics() const { return diagnostics_; }
   const SourceManager *sources() const { return sources_; }

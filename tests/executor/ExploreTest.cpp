@@ -341,8 +341,8 @@ TEST(Explore, ReductionKeepsEveryExamplesFindings) {
     std::optional<support::FileId> id = sources.load(path, error);
     ASSERT_TRUE(id) << error;
     support::DiagnosticEngine diags(&sources);
-    ast::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
-    if (!a.meshes.empty() || (a.expect && a.expect->verdict == ast::ExpectedVerdict::StaticError))
+    frontend::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
+    if (!a.meshes.empty() || (a.expect && a.expect->verdict == frontend::ExpectedVerdict::StaticError))
       continue;
     int64_t n = 0;
     for (int64_t candidate : {2, 3, 4})

@@ -559,9 +559,9 @@ TEST(Shorten, EveryExampleWitnessShortensToAReplayOfTheSameObligation) {
         sources.load(std::string(DKV_SOURCE_DIR) + "/examples/" + name, error);
     ASSERT_TRUE(id) << error;
     support::DiagnosticEngine diags(&sources);
-    ast::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
-    if (!annotations.expect || annotations.expect->verdict == ast::ExpectedVerdict::StaticError ||
-        annotations.expect->verdict == ast::ExpectedVerdict::Ok || !annotations.meshes.empty())
+    frontend::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
+    if (!annotations.expect || annotations.expect->verdict == frontend::ExpectedVerdict::StaticError ||
+        annotations.expect->verdict == frontend::ExpectedVerdict::Ok || !annotations.meshes.empty())
       continue;
     model::Options options;
     for (size_t i = 0; i + 1 < annotations.options.size(); ++i)

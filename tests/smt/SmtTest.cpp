@@ -266,8 +266,8 @@ TEST(Z3Engine, SameViolatedPropertiesAsExploreOnEveryExample) {
     ASSERT_TRUE(id) << error;
     const support::SourceFile *file = &sources.file(*id);
     support::DiagnosticEngine diags(&sources);
-    ast::Annotations annotations = frontend::readAnnotations(*file, diags);
-    if (annotations.expect && annotations.expect->verdict == ast::ExpectedVerdict::StaticError)
+    frontend::Annotations annotations = frontend::readAnnotations(*file, diags);
+    if (annotations.expect && annotations.expect->verdict == frontend::ExpectedVerdict::StaticError)
       continue;
     // A kernel with several mesh axes (`// mesh:`) is not sized by a device count; the
     // example tests compare every engine on it at each of its meshes (agree.sh).

@@ -1,5 +1,6 @@
 // Tests of the source manager, file ids in locations and rendering through the manager.
 #include "support/Diagnostics.h"
+#include "support/Invariant.h"
 #include "support/Source.h"
 
 #include <gtest/gtest.h>
@@ -142,6 +143,19 @@ TEST(DiagnosticEngine, SortsByFileAndRendersEachInItsFile) {
                        "a.dk:2:1: note: declared in a\n"
                        "  beta\n"
                        "  ^~~~\n");
+}
+
+// An `internal` error (an exception caught at a library's boundary) is a dkv bug: exit 6,
+// never the input error's 2.
+TEST(Diagnostics, InternalErrorsExitSix) {
+  DiagnosticEngine diags(nullptr);
+  EXPECT_EQ(diags.errorExitCode(), kExitInputError);
+  diags.error({}, "syntax", "a bad token");
+  EXPECT_EQ(diags.errorExitCode(), kExitInputError);
+  diags.warning({}, "internal", "a warning is not an error");
+  EXPECT_EQ(diags.errorExitCode(), kExitInputError);
+  diags.error({}, "internal", "internal parser error: boom");
+  EXPECT_EQ(diags.errorExitCode(), kExitInternal);
 }
 
 } // namespace
