@@ -60,9 +60,9 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
 /// `dkv properties`: the property list of an instance (docs/model.md, "Properties"):
 /// a summary line, then per property its id, location, message and obligation count.
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
-/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`,
-/// then `hint` (how to run the tool on it) to `err`. kExitOk, or kExitUsage when it
-/// cannot be written.
+/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`
+/// (complete or not at all: driver/Output.h), then `hint` (how to run the tool on it)
+/// to `err`. kExitOk, or kExitOutput when it cannot be written.
 int writeDump(const std::string &text, const std::string &path, const std::string &hint,
               std::ostream &out, std::ostream &err);
 /// `dkv engines`: one line per registered engine, "NAME  description".

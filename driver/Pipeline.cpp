@@ -129,7 +129,23 @@ bool readTablesFile(const std::string &file, frontend::Tables &tables, std::stri
 
 } // namespace
 
-int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err) {
+int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err,
+         support::StopToken *stop) {
+  // An allocation that failed inside a phase that turned it into something else (a
+  // frontend's "internal" diagnostic) shows as a new failure in the count.
+  const uint64_t failures = support::allocationFailures();
+  auto outOfMemory = [&] {
+    if (support::allocationFailures() == failures)
+      return false;
+    if (stop)
+      stop->request(support::StopCause::Memory, "out of memory: an allocation failed");
+    return true;
+  };
+  auto phase = [&](const char *name) {
+    if (stop)
+      stop->setPhase(name);
+  };
+  phase("loading");
   frontend::Defines defines;
   std::string error;
   for (const std::string &d : options.defines) {
@@ -197,6 +213,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);
   }
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();
@@ -208,8 +226,15 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitOk;
   }
 
+  phase("lowering");
+  model::BuildLimits limits;
+  limits.stop = stop;
   std::optional<model::Program> program =
-      lower::lower(*out.module, options.file, options.model, diags);
+      lower::lower(*out.module, options.file, options.model, diags, limits);
+  // A stop during lowering ends it like an instance limit: the diagnostic is not the
+  // reason, the token is.
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
   diags.render(err); // errors and warnings
   out.diagnostics = diags.diagnostics();
   if (!program || diags.hasErrors())
@@ -222,7 +247,11 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       err << "  " << p << "\n";
     return support::kExitInternal;
   }
-  out.instance = std::make_unique<semantics::Instance>(std::move(*program));
+  phase("building the property list");
+  auto instance = std::make_unique<semantics::Instance>(std::move(*program), stop);
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
+  out.instance = std::move(instance);
   return support::kExitOk;
 }
 

@@ -22,9 +22,10 @@ using semantics::ObligationIndex;
 using semantics::PropertyIndex;
 using What = semantics::Obligation::What;
 
-Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse)
-    : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
-      base_(ctx) {
+Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse,
+                 const support::StopToken *stop)
+    : stop_(stop), ctx_(ctx), m_(machine), program_(machine.program()),
+      props_(machine.properties()), base_(ctx) {
   const int32_t n = m_.deviceCount();
   const int32_t semCount = m_.semCount();
   auto addStep = [&](ScheduleStep step, bool wait, const std::string &name) {
@@ -116,12 +117,15 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
       forms_.push_back(std::move(form));
     }
 
-  if (analyse)
+  if (analyse && !support::stopRequested(stop_))
     analyseOrder();
+  if (support::stopRequested(stop_))
+    return;
   note("program order, and each DMA's chunks after its start and in order");
   encodeOrder();
   encodeBarriers();
-  encodeSemaphores();
+  if (!support::stopRequested(stop_))
+    encodeSemaphores();
 }
 
 void Encoder::note(std::string text) {
@@ -219,21 +223,37 @@ int64_t gcdOf(const std::vector<std::pair<z3::expr, int64_t>> &terms) {
 namespace {
 
 /// A weighted sum with its weights divided by their gcd g, for a pseudo-Boolean
-/// constraint; `total` is the largest value the scaled sum can take.
+/// constraint; `total` is the largest value the scaled sum can take. Z3's PB
+/// constraints take `int` coefficients and bound: `fits` is false when a scaled weight
+/// or the total does not fit one (a semaphore incremented past 2^31 - 1 units in all),
+/// and the sum is then written in integer arithmetic instead (`integerSum`), which has
+/// no bound (the totals themselves are int64_t: at most 4000000 events of at most 2^31
+/// - 1 units each).
 struct ScaledTerms {
   std::vector<int> coeffs;
   int64_t total = 0;
+  bool fits = true;
 };
 
 ScaledTerms scaled(const std::vector<std::pair<z3::expr, int64_t>> &terms, int64_t g,
                    z3::expr_vector &es) {
   ScaledTerms out;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   for (const auto &[e, w] : terms) {
     es.push_back(e);
-    out.coeffs.push_back(static_cast<int>(w / g));
     out.total += w / g;
+    out.fits = out.fits && w / g <= kIntMax && out.total <= kIntMax;
+    out.coeffs.push_back(out.fits ? static_cast<int>(w / g) : 0);
   }
   return out;
+}
+
+/// The sum of `terms` (weight w when its Boolean holds) as an integer term.
+z3::expr integerSum(z3::context &ctx, const std::vector<std::pair<z3::expr, int64_t>> &terms) {
+  z3::expr_vector parts(ctx);
+  for (const auto &[e, w] : terms)
+    parts.push_back(z3::ite(e, ctx.int_val(w), ctx.int_val(0)));
+  return parts.empty() ? ctx.int_val(0) : z3::sum(parts);
 }
 
 } // namespace
@@ -249,7 +269,8 @@ z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
   const int64_t need = (bound + g - 1) / g;
   if (need > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  if (!t.fits)
+    return integerSum(ctx_, terms) >= ctx_.int_val(bound);
   return z3::pbge(es, t.coeffs.data(), static_cast<int>(need));
 }
 
@@ -263,7 +284,8 @@ z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
   ScaledTerms t = scaled(terms, g, es);
   if (bound / g > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  if (!t.fits)
+    return integerSum(ctx_, terms) == ctx_.int_val(bound);
   return z3::pbeq(es, t.coeffs.data(), static_cast<int>(bound / g));
 }
 
@@ -325,6 +347,8 @@ void Encoder::analyseOrder() {
     }
   std::vector<std::vector<bool>> known(waits_.size());
   for (int round = 0; round < 64; ++round) {
+    if (support::stopRequested(stop_))
+      return;
     closeOrder();
     bool added = false;
     for (size_t wi = 0; wi < waits_.size(); ++wi) {
