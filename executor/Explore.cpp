@@ -172,9 +172,10 @@ private:
 /// would pass it (Insert::Memory) before allocating anything.
 class StateTable {
 public:
-  StateTable(size_t stateSize, int64_t memoryLimit)
+  StateTable(size_t stateSize, int64_t memoryLimit, const support::StopToken *stop)
       : size_(stateSize), record_(stateSize + 8),
-        perBlock_(std::max<size_t>(1, (size_t{4} << 20) / record_)), limit_(memoryLimit) {
+        perBlock_(std::max<size_t>(1, (size_t{4} << 20) / record_)), limit_(memoryLimit),
+        stop_(stop) {
     table_.assign(1u << 16, 0);
   }
 
@@ -187,15 +188,18 @@ public:
     return static_cast<int64_t>(blocks_.size() * perBlock_ * record_ + table_.size() * 8);
   }
 
-  enum class Insert { Old, New, Full, Memory };
+  enum class Insert { Old, New, Full, Memory, Stopped };
   /// Inserts `s` unless present; a new state only if `allowNew` (else Full) and if the
-  /// memory it needs fits the limit (else Memory).
+  /// memory it needs fits the limit (else Memory). Stopped: the stop request came while
+  /// the index was growing; the table can then only be read by its index (state,
+  /// parent, via), which is all a stopped search needs.
   Insert insert(const uint8_t *s, uint32_t parent, uint32_t via, bool allowNew = true) {
     if ((count() + 1) * 2 > table_.size()) {
       // The old index and the new one, twice its size, exist together while it grows.
       if (limit_ > 0 && bytes() + static_cast<int64_t>(table_.size() * 16) > limit_)
         return find(s) ? Insert::Old : allowNew ? Insert::Memory : Insert::Full;
-      grow();
+      if (!grow())
+        return Insert::Stopped;
     }
     uint64_t h = hashBytes(s, size_);
     uint32_t tag = static_cast<uint32_t>(h >> 32);
@@ -247,12 +251,17 @@ private:
     }
   }
 
-  void grow() {
+  /// Doubles the index; false (the index is then incomplete) when the stop request
+  /// came meanwhile: rehashing millions of states takes a noticeable time.
+  bool grow() {
     std::vector<uint64_t> old;
     old.swap(table_);
     table_.assign(old.size() * 2, 0);
     size_t mask = table_.size() - 1;
-    for (uint64_t e : old) {
+    for (size_t n = 0; n < old.size(); ++n) {
+      const uint64_t e = old[n];
+      if (n % 65536 == 0 && support::stopRequested(stop_))
+        return false;
       if (e == 0)
         continue;
       uint64_t h = hashBytes(state(static_cast<uint32_t>(e) - 1), size_);
@@ -261,12 +270,14 @@ private:
         i = (i + 1) & mask;
       table_[i] = e;
     }
+    return true;
   }
 
   size_t size_;
   size_t record_;   ///< bytes per state: its bytes, parent, via
   size_t perBlock_; ///< states per block
   int64_t limit_;   ///< bytes; 0: none
+  const support::StopToken *stop_;
   size_t count_ = 0;
   std::vector<uint64_t> table_;
   std::vector<std::unique_ptr<uint8_t[]>> blocks_;
@@ -290,8 +301,8 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   semantics::EngineResult result;
   auto begin = std::chrono::steady_clock::now();
   Codec codec(machine);
-  StateTable table(codec.size(), options.memoryBytes);
   const semantics::EngineEvents *events = options.events;
+  StateTable table(codec.size(), options.memoryBytes, events ? events->stop : nullptr);
   const uint64_t budget =
       std::clamp<uint64_t>(options.maxStates, 1, static_cast<uint64_t>(0xfffffff0u));
 
@@ -329,7 +340,8 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   uint64_t depth = 0;
   size_t levelEnd = 1;
   std::vector<ScheduleStep> steps;
-  for (size_t i = 0; i < table.count() && !budgetReached && !memoryReached && !stopped; ++i) {
+  for (size_t i = 0;
+       i < table.count() && !budgetReached && !memoryReached && !interrupted && !stopped; ++i) {
     if (i % 64 == 0 && semantics::stopRequested(events)) {
       interrupted = true;
       break;
@@ -396,6 +408,10 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
       }
       if (inserted == StateTable::Insert::Memory) {
         memoryReached = true;
+        break;
+      }
+      if (inserted == StateTable::Insert::Stopped) {
+        interrupted = true;
         break;
       }
     }

@@ -123,7 +123,8 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
     return;
   note("program order, and each DMA's chunks after its start and in order");
   encodeOrder();
-  encodeBarriers();
+  if (!support::stopRequested(stop_))
+    encodeBarriers();
   if (!support::stopRequested(stop_))
     encodeSemaphores();
 }
@@ -538,11 +539,14 @@ void Encoder::encodeOrder() {
   auto after = [&](int32_t prev, int32_t next) {
     return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
   };
-  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d) {
+    if (support::stopRequested(stop_))
+      return;
     for (size_t i = 1; i < eventStep_[d].size(); ++i)
       base_.push_back(after(eventStep_[d][i - 1], eventStep_[d][i]));
+  }
   for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (sendStep_[k].empty())
+    if (sendStep_[k].empty() || (k % 256 == 0 && support::stopRequested(stop_)))
       continue;
     const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
     for (size_t c = 0; c < sendStep_[k].size(); ++c) {
@@ -608,6 +612,8 @@ void Encoder::encodeSemaphores() {
   const int32_t semCount = m_.semCount();
   std::vector<bool> counted(static_cast<size_t>(m_.deviceCount()) * semCount, false);
   for (const WaitInfo &wait : waits_) {
+    if (support::stopRequested(stop_))
+      return;
     const size_t key = static_cast<size_t>(wait.device) * semCount + wait.sem;
     const std::string name = fmt::format("{}@d{}", program_.semName(wait.sem), wait.device);
     if (!counted[key]) {

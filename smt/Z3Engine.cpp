@@ -113,11 +113,14 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
 
 /// The size of formula `e`: its distinct uninterpreted constants (the encoding's
 /// variables it mentions) and its distinct subterms.
-std::pair<int64_t, int64_t> formulaSize(const z3::expr &e) {
+std::pair<int64_t, int64_t> formulaSize(const z3::expr &e,
+                                        const support::StopToken *stop = nullptr) {
   std::set<unsigned> seen;
   int64_t constants = 0;
   std::vector<z3::expr> todo{e};
   while (!todo.empty()) {
+    if (seen.size() % 4096 == 0 && support::stopRequested(stop))
+      break; // the run stops: the figure is not reported
     z3::expr t = todo.back();
     todo.pop_back();
     if (!seen.insert(t.id()).second)
@@ -215,10 +218,15 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   }
   z3::expr_vector base(ctx);
   for (const z3::expr &c : encoder.base()) {
+    // Adding the base takes seconds at 64 devices: each add is quick, so poll between.
+    if (base.size() % 64 == 0 && stopAsked())
+      return interrupted("while giving the encoding to the solver");
     solver.add(c);
     base.push_back(c);
   }
-  const int64_t baseVariables = formulaSize(z3::mk_and(base)).first;
+  const int64_t baseVariables = formulaSize(z3::mk_and(base), stop).first;
+  if (stopAsked())
+    return interrupted("while giving the encoding to the solver");
   const double encodeSeconds = secondsSince(begin);
 
   int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, statically = 0;
@@ -310,7 +318,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     auto &[n, seconds] = family[props.property(group.front()).kind];
     n += 1;
     seconds += took;
-    const auto [variables, nodes] = formulaSize(query);
+    const auto [variables, nodes] = formulaSize(query, stop);
     const semantics::Property &first = props.property(group.front());
     result.queries.push_back({
         {"query", name},
