@@ -34,6 +34,10 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace dkv::driver {
 
 namespace {
@@ -216,20 +220,56 @@ std::string commandOf(const InstanceOptions &o) {
   return text;
 }
 
-/// True if the Python file at `path` may hold a Pallas kernel: its text mentions
-/// `pallas` (every kernel imports it) or has a `# dkv:` directive. An unreadable file
-/// counts (its error is reported when it is checked).
-bool isPallasPython(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return true;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("pallas") != std::string::npos || text.find("dkv:") != std::string::npos;
+/// What a directory holds for `dkv check DIR`.
+enum class Collected { Kernel, NotKernel, NotRegular };
+
+/// Whether the file at `path` under a directory is a kernel to check: a regular file
+/// (symbolic links followed; a FIFO, a device or a socket is never opened, so nothing
+/// blocks or reads forever) named `*.dk`, or `*.py` whose text mentions `pallas` (every
+/// kernel imports it) or has a `# dkv:` directive. A Python file is read up to the limit
+/// of a kernel file (16 MiB); a longer one counts, and its check reports it as too
+/// large; so does an unreadable one.
+Collected collect(const fs::path &path) {
+  const bool dk = path.extension() == ".dk", py = path.extension() == ".py";
+  if (!dk && !py)
+    return Collected::NotKernel;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return Collected::NotRegular;
+  if (dk)
+    return Collected::Kernel;
+  // O_NONBLOCK: should the file have become a FIFO since, opening it does not wait.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return Collected::Kernel;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Collected::NotRegular;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  const size_t limit = support::SourceFile::kMaxLoadBytes;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n <= 0)
+      break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > limit)
+      break;
+  }
+  ::close(fd);
+  if (text.size() > limit)
+    return Collected::Kernel;
+  return text.find("pallas") != std::string::npos || text.find("dkv:") != std::string::npos
+             ? Collected::Kernel
+             : Collected::NotKernel;
 }
 
 /// The kernel files of `paths`: a directory gives every `*.dk` under it and every `*.py`
-/// that mentions `pallas` or `dkv:` (recursively, sorted); anything else is taken as a
-/// file. False (with a message on `err`) for a directory without kernels.
+/// that mentions `pallas` or `dkv:` (recursively, sorted; regular files only, collect);
+/// anything else is taken as a file. False (with a message on `err`) for a directory
+/// without kernels.
 bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string> &files,
                  std::ostream &err) {
   bool ok = true;
@@ -242,9 +282,7 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(path, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if ((it->path().extension() == ".dk" ||
-           (it->path().extension() == ".py" && isPallasPython(it->path().string()))) &&
-          it->is_regular_file(ec))
+      if (collect(it->path()) == Collected::Kernel)
         found.push_back(it->path().lexically_normal().generic_string());
     if (ec) {
       err << path << ": error: " << ec.message() << "\n";
@@ -497,11 +535,13 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
   }
 }
 
-/// How bad an exit code is: internal error > usage > input error > findings >
-/// inconclusive > ok.
+/// How bad an exit code is: internal error > output error > usage > input error >
+/// findings > inconclusive > ok.
 int severityOf(int code) {
   switch (code) {
   case support::kExitInternal:
+    return 6;
+  case support::kExitOutput:
     return 5;
   case support::kExitUsage:
     return 4;

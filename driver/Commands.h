@@ -45,8 +45,8 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
 /// instances (worstExitCode).
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
                       const CheckOptions &check, std::ostream &out, std::ostream &err);
-/// The worse of two exit codes: 6 internal > 1 usage > 2 input error > 10 findings >
-/// 5 inconclusive > 0 ok.
+/// The worse of two exit codes: 6 internal > 3 output error > 1 usage > 2 input error >
+/// 10 findings > 5 inconclusive > 0 ok.
 int worstExitCode(int a, int b);
 /// What a verdict is about: the kernel, the mesh and the options that change the
 /// model (a "verified" holds for exactly this instance), e.g. "kernel k on mesh x=2,

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# --timeout, --memory and SIGINT / SIGTERM bound every engine and phase (support/Stop.h,
+# docs/design.md "Robustness budgets"):
+# - a time limit ends each engine (explore, auto in its explore and its z3 phase, z3,
+#   spin) with exit 5 and the reason "time limit of S s reached", and the memory ceiling
+#   ends explore, and the setup of an instance, with exit 5 and "memory limit";
+# - SIGINT and SIGTERM during each engine end dkv by the signal (status 128 + N), with
+#   no temporary file or spin work directory left behind.
+# Wall times are asserted only loosely (the limit plus 6 s: a loaded CI machine), the
+# exit codes and reasons exactly; docs/performance.md has the measured figures.
+#   limits.sh DKV EXAMPLES_DIR
+set -u
+dkv=$1 dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+set -m # background jobs get their own process group and SIGINT is not ignored
+status=0
+fail() {
+  echo "FAIL: $*"
+  status=1
+}
+now() { date +%s.%N; }
+longer() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+# Instances that run for minutes without a limit.
+explore_long=("$dir/all_reduce.dk" --devices 8 --engine explore --max-states 100000000)
+auto_explore=("$dir/all_reduce.dk" --devices 8 --engine auto --max-states 100000000)
+auto_z3=("$dir/all_reduce.dk" --devices 24 --engine auto --max-states 1000)
+z3_long=("$dir/all_reduce.dk" --devices 24 --engine z3)
+spin_long=("$dir/all_reduce.dk" --devices 6 --engine spin)
+
+# expect_limit NAME WANT_REASON SECONDS ARGS...: exit 5 with the reason within the limit
+# plus 6 s.
+expect_limit() {
+  local name=$1 want=$2 limit=$3
+  shift 3
+  local begin end out code
+  begin=$(now)
+  out=$(TMPDIR=$tmp "$dkv" check "$@" 2>&1)
+  code=$?
+  end=$(now)
+  [ "$code" -eq 5 ] || fail "$name: exit $code, expected 5: $(echo "$out" | tail -2)"
+  echo "$out" | grep -q "$want" || fail "$name: no '$want' in: $(echo "$out" | tail -2)"
+  longer "$(echo "$end - $begin" | bc)" "$((limit + 6))" &&
+    fail "$name: took $(echo "$end - $begin" | bc) s with a limit of $limit s"
+}
+
+expect_limit "explore --timeout" "time limit of 2 s reached" 2 "${explore_long[@]}" --timeout 2
+expect_limit "auto (explore phase) --timeout" "time limit of 2 s reached" 2 "${auto_explore[@]}" --timeout 2
+expect_limit "auto (z3 phase) --timeout" "time limit of 3 s reached" 3 "${auto_z3[@]}" --timeout 3
+expect_limit "z3 --timeout" "time limit of 3 s reached" 3 "${z3_long[@]}" --timeout 3
+expect_limit "spin --timeout" "time limit of 3 s reached" 3 "${spin_long[@]}" --timeout 3
+# The memory ceiling: explore's visited states keep within what is left of it.
+expect_limit "explore --memory" "memory limit reached" 60 "${explore_long[@]}" --memory 100 --timeout 60
+# A ceiling below what loading needs: the setup stops, inconclusive (never a crash).
+expect_limit "setup --memory" "memory limit of 16 MB reached" 60 "${z3_long[@]}" --memory 16 --timeout 60
+
+# A signal during each engine: dkv ends by it, promptly, and leaves nothing behind.
+for sig in INT TERM; do
+  for engine in explore_long auto_explore auto_z3 z3_long spin_long; do
+    declare -n args=$engine
+    work=$tmp/$sig-$engine
+    mkdir "$work"
+    TMPDIR=$work "$dkv" check "${args[@]}" -o "$work/report.txt" >"$tmp/out" 2>&1 &
+    pid=$!
+    sleep 2.5
+    kill -0 "$pid" 2>/dev/null || fail "SIG$sig $engine: dkv ended before the signal: $(tail -2 "$tmp/out")"
+    sent=$(now)
+    kill -"$sig" "$pid"
+    wait "$pid"
+    got=$?
+    took=$(echo "$(now) - $sent" | bc)
+    want=$((128 + $(kill -l "$sig")))
+    [ "$got" -eq "$want" ] || fail "SIG$sig $engine: exit $got, expected $want: $(tail -2 "$tmp/out")"
+    longer "$took" 5 && fail "SIG$sig $engine: dkv took $took s to end after the signal"
+    left=$(ls -A "$work")
+    [ -z "$left" ] || fail "SIG$sig $engine: left behind: $left"
+  done
+done
+[ "$status" -eq 0 ] && echo "ok: time and memory limits and signals end every engine"
+exit "$status"
