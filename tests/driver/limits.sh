@@ -25,8 +25,8 @@ longer() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 # Instances that run for minutes without a limit.
 explore_long=("$dir/all_reduce.dk" --devices 8 --engine explore --max-states 100000000)
 auto_explore=("$dir/all_reduce.dk" --devices 8 --engine auto --max-states 100000000)
-auto_z3=("$dir/all_reduce.dk" --devices 24 --engine auto --max-states 1000)
-z3_long=("$dir/all_reduce.dk" --devices 24 --engine z3)
+auto_z3=("$dir/all_reduce.dk" --devices 32 --engine auto --max-states 1000)
+z3_long=("$dir/all_reduce.dk" --devices 32 --engine z3)
 spin_long=("$dir/all_reduce.dk" --devices 6 --engine spin)
 
 # expect_limit NAME WANT_REASON SECONDS ARGS...: exit 5 with the reason within the limit
