@@ -308,13 +308,18 @@ private:
     return out;
   }
 
-  /// The result: the witnesses so far, complete when `problem` is empty.
+  /// The result: the witnesses so far, complete when `problem` is empty. When the
+  /// run's time limit has passed, its stop request is the reason (a tool's own time
+  /// limit, what is left of it, may have ended it a moment before the watchdog).
   semantics::EngineResult finish(const std::string &problem) {
     semantics::EngineResult r;
     r.stats = stats();
     r.witnesses = std::move(result_.witnesses);
     r.complete = problem.empty();
     r.reason = problem;
+    if (!problem.empty() && problem != semantics::kStoppedReason && o_.events && o_.events->stop &&
+        o_.events->stop->poll() && problem.find(o_.events->stop->reason()) != 0)
+      r.reason = o_.events->stop->reason() + ": " + problem;
     return r;
   }
 

@@ -340,6 +340,11 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       std::string why = failure.empty() ? solver.reason_unknown() : failure;
       if (why.find("memout") != std::string::npos || why.find("memory") != std::string::npos)
         why += fmt::format(", memory limit {} MB", options.memoryMb);
+      else if ((why == "timeout" || why == "canceled") && options.resourceLimit > 0 &&
+               took < left - 0.5)
+        // Z3 4.8.12 says "canceled" for its rlimit too: a check that ended well before
+        // its timeout (and was not interrupted: `halted`) reached the resource limit.
+        why += fmt::format(", resource limit {} (--z3-rlimit) reached", options.resourceLimit);
       else if (why == "timeout" || why == "canceled")
         why += fmt::format(", time limit {:g} s, {:.1f} s used", options.timeoutSeconds,
                            secondsSince(begin));

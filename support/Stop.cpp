@@ -28,7 +28,7 @@ std::string StopToken::reason() const {
   return reason_;
 }
 
-bool StopToken::request(StopCause cause, const std::string &reason) {
+bool StopToken::request(StopCause cause, const std::string &reason) const {
   // The hooks run under the lock, so that a Hook's destructor (which takes it) returns
   // only once no hook of it is running: what a hook interrupts outlives the call.
   std::lock_guard lock(mutex_);
@@ -58,7 +58,7 @@ std::optional<double> StopToken::secondsLeft() const {
   return std::max(0.0, std::chrono::duration<double>(*deadline_ - Clock::now()).count());
 }
 
-bool StopToken::poll() {
+bool StopToken::poll() const {
   if (requested())
     return true;
   double seconds = 0;
@@ -362,7 +362,12 @@ void Watchdog::run() {
     if (quit_)
       break;
     lock.unlock();
-    tick();
+    try {
+      tick();
+    } catch (...) {
+      // Out of memory while formatting a reason: the next tick tries again (an
+      // exception must not end this thread, which would end the process).
+    }
     lock.lock();
   }
 }

@@ -43,7 +43,7 @@ public:
 
   /// Requests a stop (the first request wins; later ones are ignored) and runs the
   /// registered hooks. Returns true for the request that won.
-  bool request(StopCause cause, const std::string &reason);
+  bool request(StopCause cause, const std::string &reason) const;
 
   /// The time limit: `seconds` from now (<= 0: none).
   void setTimeLimit(double seconds);
@@ -52,7 +52,7 @@ public:
   /// requested(), after requesting a stop (StopCause::Time) if the time limit has
   /// passed: for a phase that must not wait for the watchdog's next look (a solver
   /// answer that may be due to the limit).
-  bool poll();
+  bool poll() const;
 
   /// The phase working now ("loading", "lowering", "explore", ...), for the message of
   /// a run the watchdog has to end (a string literal: only the pointer is kept).
@@ -84,10 +84,12 @@ public:
 private:
   void removeHook(int id) const;
 
-  std::atomic<int> cause_{0};
+  // A token is a synchronisation object: requesting or polling it through a const
+  // pointer (the engines see `const StopToken *`) changes only these.
+  mutable std::atomic<int> cause_{0};
   mutable std::atomic<const char *> phase_{""};
   mutable std::mutex mutex_;
-  std::string reason_;                                            ///< under mutex_
+  mutable std::string reason_;                                    ///< under mutex_
   std::optional<std::chrono::steady_clock::time_point> deadline_; ///< under mutex_
   double limitSeconds_ = 0;                                       ///< under mutex_
   mutable std::map<int, std::function<void()>> hooks_;            ///< under mutex_

@@ -5,7 +5,9 @@
 #   spin) with exit 5 and the reason "time limit of S s reached", and the memory ceiling
 #   ends explore, and the setup of an instance, with exit 5 and "memory limit";
 # - SIGINT and SIGTERM during each engine end dkv by the signal (status 128 + N), with
-#   no temporary file or spin work directory left behind.
+#   no temporary file or spin work directory left behind;
+# - Z3's --z3-rlimit makes a check unknown with that reason, and allocations that fail
+#   make the verdict inconclusive (exit 5), never an internal error.
 # Wall times are asserted only loosely (the limit plus 6 s: a loaded CI machine), the
 # exit codes and reasons exactly; docs/performance.md has the measured figures.
 #   limits.sh DKV EXAMPLES_DIR
@@ -54,6 +56,30 @@ expect_limit "spin --timeout" "time limit of 3 s reached" 3 "${spin_long[@]}" --
 expect_limit "explore --memory" "memory limit reached" 60 "${explore_long[@]}" --memory 100 --timeout 60
 # A ceiling below what loading needs: the setup stops, inconclusive (never a crash).
 expect_limit "setup --memory" "memory limit of 16 MB reached" 60 "${z3_long[@]}" --memory 16 --timeout 60
+
+# Z3's deterministic resource limit: unknown, inconclusive with that reason.
+out=$("$dkv" check "$dir/all_gather_shared_sem.dk" --devices 3 --engine z3 --z3-rlimit 1 2>&1)
+code=$?
+[ "$code" -eq 10 ] || [ "$code" -eq 5 ] || fail "--z3-rlimit 1: exit $code, expected 5 or 10"
+echo "$out" | grep -q "resource limit 1 (--z3-rlimit) reached" || fail "--z3-rlimit 1: $(echo "$out" | tail -1)"
+
+# Allocations that fail (a virtual memory limit below what the run needs): inconclusive
+# (exit 5), never an internal error or a crash; in explore, and in the tracer (whose own
+# value budgets may refuse the program first: exit 2).
+out=$(ulimit -v 400000 && "$dkv" check "${explore_long[@]}" --memory 100000 --timeout 120 2>&1)
+code=$?
+[ "$code" -eq 5 ] || fail "explore out of memory: exit $code, expected 5: $(echo "$out" | tail -2)"
+echo "$out" | grep -q "out of memory" || fail "explore out of memory: $(echo "$out" | tail -2)"
+{
+  echo "big = [0] * 1000"
+  echo "for i in range(20):"
+  echo "  big = big + big"
+  cat "$dir/../tests/python/all_gather.py"
+} >"$tmp/oom.py"
+out=$(ulimit -v 3000000 && "$dkv" check "$tmp/oom.py" --devices 2 --timeout 120 2>&1)
+code=$?
+[ "$code" -eq 5 ] || [ "$code" -eq 2 ] ||
+  fail "tracer out of memory: exit $code, expected 5 (or 2): $(echo "$out" | tail -2)"
 
 # A signal during each engine: dkv ends by it, promptly, and leaves nothing behind.
 for sig in INT TERM; do
