@@ -368,6 +368,10 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   for (report::FindingKind kind : kinds) {
     bool grouped = true;
     while (!outOfTime && !stopped && !halted) {
+      if (stopAsked()) {
+        halted = true; // the figures are added below
+        break;
+      }
       semantics::EngineProgress progress;
       progress.engine = "z3";
       progress.queries = queries;
