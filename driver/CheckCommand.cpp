@@ -437,6 +437,7 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     r.verdict = stoppedVerdict(stop);
     r.code = support::kExitInconclusive;
     r.heading = {check.engine, p.command, check.timing, check.explain};
+    r.heading.assumptions = {{"dma_order", model::dmaOrderName(p.options.model.dmaOrder)}};
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
@@ -497,7 +498,7 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     if (check.stopAtFirst)
       events.cancelled = [&] { return rep.first->after(rep.index); };
     events.stop = &stop;
-    stop.setPhase(engine->name.c_str());
+    stop.setPhase(checkingPhase(engine->name));
     r.verdict = runEngine(*engine, r.loaded.instance->machine(), check, &events);
     report::applySuppressions(*r.verdict, suppressions);
     for (const report::Finding &f : r.verdict->findings) {

@@ -64,7 +64,7 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   semantics::EngineResult none;
   auto phase = [&](const char *engine) {
     if (events.stop)
-      events.stop->setPhase(engine);
+      events.stop->setPhase(checkingPhase(engine));
     semantics::EngineProgress progress;
     progress.engine = engine;
     return semantics::reportProgress(none, progress, &events);
@@ -170,6 +170,19 @@ std::vector<Engine> &table() {
 } // namespace
 
 const std::vector<Engine> &engines() { return table(); }
+
+const char *checkingPhase(const std::string &engine) {
+  // String literals: a StopToken keeps only the pointer.
+  if (engine == "explore")
+    return "checking with explore";
+  if (engine == "z3")
+    return "checking with z3";
+  if (engine == "spin")
+    return "checking with spin";
+  if (engine == "auto")
+    return "checking with auto";
+  return "checking";
+}
 
 void registerEngine(Engine engine) {
   DKV_INVARIANT(findEngine(engine.name) == nullptr, "engine names are unique");

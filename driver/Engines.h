@@ -72,6 +72,9 @@ struct Engine {
 /// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
 /// auto"); its verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
+/// The name of the phase of an instance that `engine` checks, for the reason of a stop
+/// ("checking with explore"; support::StopToken::setPhase).
+const char *checkingPhase(const std::string &engine);
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.
 void registerEngine(Engine engine);
