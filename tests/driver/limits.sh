@@ -54,6 +54,10 @@ expect_limit "z3 --timeout" "time limit of 3 s reached" 3 "${z3_long[@]}" --time
 expect_limit "spin --timeout" "time limit of 3 s reached" 3 "${spin_long[@]}" --timeout 3
 # The memory ceiling: explore's visited states keep within what is left of it.
 expect_limit "explore --memory" "memory limit reached" 60 "${explore_long[@]}" --memory 100 --timeout 60
+# Lowering (all_reduce at 1024 devices would reach 4000000 events after about 2 s of
+# CPU): the time limit stops it first, inconclusive, never instance-too-large.
+expect_limit "lowering --timeout" "time limit of 1 s reached while lowering" 1 \
+  "$dir/all_reduce.dk" --devices 1024 --timeout 1
 # A ceiling below what loading needs: the setup stops, inconclusive (never a crash).
 expect_limit "setup --memory" "memory limit of 16 MB reached" 60 "${z3_long[@]}" --memory 16 --timeout 60
 
