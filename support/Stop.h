@@ -105,13 +105,14 @@ int64_t residentBytes();
 
 /// The watchdog: one thread that, every 20 ms,
 /// - requests a stop (StopCause::Time) on each watched token whose deadline passed;
-/// - with a memory ceiling, requests a stop (StopCause::Memory) on every watched token
-///   when the process's resident memory reaches it, or when an allocation failed (the
-///   new-handler below);
+/// - requests a stop (StopCause::Memory) on every watched token when the process's
+///   resident memory reaches the memory ceiling (if there is one), or when an
+///   allocation failed (the new-handler below);
 /// - catches SIGINT, SIGTERM and SIGHUP (those not ignored when it starts) and requests
 ///   a stop (StopCause::Signal) on every watched token; the caller then ends the
-///   process by the signal (dieBySignal), as a shell expects; a second signal ends it at
-///   once;
+///   process by the signal (dieBySignal), as a shell expects; with no token watched (a
+///   command that has none, or between two instances) the watchdog does so itself at
+///   once, and a second signal ends the process at once from the handler;
 /// - ends the process itself when a watched token is still watched `grace` seconds
 ///   after its stop was requested (a phase that cannot be interrupted): the cleanup
 ///   registry's files, directories and child processes are removed, a message naming
