@@ -212,7 +212,8 @@ public:
         if (count_ == blocks_.size() * perBlock_) {
           if (limit_ > 0 && bytes() + static_cast<int64_t>(perBlock_ * record_) > limit_)
             return Insert::Memory;
-          blocks_.push_back(std::make_unique<uint8_t[]>(perBlock_ * record_));
+          // Not zeroed: a block's pages become resident as states fill them.
+          blocks_.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[perBlock_ * record_]));
         }
         table_[i] = (static_cast<uint64_t>(tag) << 32) | static_cast<uint64_t>(count() + 1);
         uint8_t *r = record(count_);
