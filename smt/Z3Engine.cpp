@@ -471,7 +471,12 @@ EngineResult checkWithZ3(const semantics::Machine &machine, const SmtOptions &op
   } catch (const z3::exception &e) {
     EngineResult result;
     result.complete = false;
-    result.reason = fmt::format("z3 failed: {}", e.msg());
+    // Once interrupted (the run's stop request), a Z3 call outside a check throws
+    // "canceled": the stop is the reason, not a failure of Z3.
+    if (semantics::stopRequested(options.events))
+      semantics::stopForRequest(result, options.events, "interrupted inside z3");
+    else
+      result.reason = fmt::format("z3 failed: {}", e.msg());
     return result;
   } catch (const std::bad_alloc &) {
     EngineResult result;
