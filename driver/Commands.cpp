@@ -1,6 +1,7 @@
 // The subcommands: each runs the pipeline to the stage it needs, then one engine.
 #include "driver/Commands.h"
 
+#include "driver/Output.h"
 #include "driver/PromelaCommand.h"
 #include "driver/PythonCommand.h"
 #include "driver/SmtCommand.h"
@@ -107,10 +108,17 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                      o.maxStates, o.autoStates))
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   cmd->add_option("--timeout", o.timeoutSeconds,
-                  "spin, z3: time limit in seconds (auto: z3 gets what explore left of it)")
+                  "time limit of each instance in seconds, from loading to verdict, for every "
+                  "engine (default 600; at it: inconclusive, exit code 5)")
       ->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--memory", o.memoryMb, "spin, z3: memory limit in MB (pan's, Z3's)")
+  cmd->add_option("--memory", o.memoryMb,
+                  "memory ceiling in MB of dkv (its resident memory; explore, z3 and pan keep "
+                  "within it; default 4096; at it: inconclusive, exit code 5)")
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
+  cmd->add_option("--z3-rlimit", o.z3Rlimit,
+                  "z3: deterministic resource limit (rlimit) per query, 0 for none (default); a "
+                  "query that reaches it makes the result inconclusive")
+      ->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
                 "do not replay witnesses in the executor (no confirmation, no wrong value)");
@@ -217,14 +225,12 @@ int writeDump(const std::string &text, const std::string &path, const std::strin
               std::ostream &out, std::ostream &err) {
   if (path.empty()) {
     out << text;
-    return out ? support::kExitOk : support::kExitUsage;
+    return flushed(out, err, "standard output") ? support::kExitOk : support::kExitOutput;
   }
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) {
-    err << "dkv: cannot write " << path << "\n";
-    return support::kExitUsage;
+  std::string error;
+  if (!writeFileAtomically(path, text, error)) {
+    err << "dkv: error: " << error << "\n";
+    return support::kExitOutput;
   }
   err << "wrote " << path << "; run: " << hint << "\n";
   return support::kExitOk;

@@ -45,8 +45,8 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
 /// instances (worstExitCode).
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
                       const CheckOptions &check, std::ostream &out, std::ostream &err);
-/// The worse of two exit codes: 6 internal > 1 usage > 2 input error > 10 findings >
-/// 5 inconclusive > 0 ok.
+/// The worse of two exit codes: 6 internal > 3 output error > 1 usage > 2 input error >
+/// 10 findings > 5 inconclusive > 0 ok.
 int worstExitCode(int a, int b);
 /// What a verdict is about: the kernel, the mesh and the options that change the
 /// model (a "verified" holds for exactly this instance), e.g. "kernel k on mesh x=2,
@@ -60,9 +60,9 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
 /// `dkv properties`: the property list of an instance (docs/model.md, "Properties"):
 /// a summary line, then per property its id, location, message and obligation count.
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
-/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`,
-/// then `hint` (how to run the tool on it) to `err`. kExitOk, or kExitUsage when it
-/// cannot be written.
+/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`
+/// (complete or not at all: driver/Output.h), then `hint` (how to run the tool on it)
+/// to `err`. kExitOk, or kExitOutput when it cannot be written.
 int writeDump(const std::string &text, const std::string &path, const std::string &hint,
               std::ostream &out, std::ostream &err);
 /// `dkv engines`: one line per registered engine, "NAME  description".

@@ -28,6 +28,23 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
   return "";
 }
 
+/// explore's share of the memory ceiling: what is left of `--memory` when it starts,
+/// less 64 MB for the rest of the run (witnesses, findings, the report); at least 16 MB.
+int64_t exploreMemory(const CheckOptions &o) {
+  if (o.memoryMb <= 0)
+    return 0;
+  const int64_t left = (o.memoryMb << 20) - support::residentBytes() - (int64_t{64} << 20);
+  return std::max<int64_t>(left, int64_t{16} << 20);
+}
+
+/// What is left of the instance's time limit (its stop token's), else `seconds`.
+double secondsLeft(const semantics::EngineEvents &events, double seconds) {
+  if (events.stop)
+    if (std::optional<double> left = events.stop->secondsLeft())
+      return std::min(seconds, std::max(*left, 0.001));
+  return seconds;
+}
+
 /// `--engine auto`: explore within `autoStates` states; if it searched the whole state
 /// space it decided. Otherwise (its budget or memory ran out) z3 decides, with the
 /// time explore left of `--timeout`. The statistics say which engine decided and why
@@ -46,6 +63,8 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   const auto begin = std::chrono::steady_clock::now();
   semantics::EngineResult none;
   auto phase = [&](const char *engine) {
+    if (events.stop)
+      events.stop->setPhase(checkingPhase(engine));
     semantics::EngineProgress progress;
     progress.engine = engine;
     return semantics::reportProgress(none, progress, &events);
@@ -53,10 +72,14 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   executor::ExploreOptions exploreOptions;
   exploreOptions.maxStates = o.autoStates;
   exploreOptions.events = &events;
+  exploreOptions.memoryBytes = exploreMemory(o);
   if (!phase("explore"))
     return none;
   semantics::EngineResult explored = executor::explore(machine, exploreOptions);
-  if (explored.complete || explored.reason == semantics::kStoppedReason) {
+  // Stopped by the instance's stop request (time, memory, signal): z3 would be stopped
+  // too, so explore's result is the answer, inconclusive with the request's reason.
+  if (explored.complete || explored.reason == semantics::kStoppedReason ||
+      semantics::stopRequested(&events)) {
     explored.decidedBy = "explore";
     if (explored.complete)
       explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
@@ -72,8 +95,9 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   smt::SmtOptions smtOptions;
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  smtOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
+  smtOptions.timeoutSeconds = secondsLeft(events, std::max(0.0, o.timeoutSeconds - spent));
   smtOptions.memoryMb = o.memoryMb;
+  smtOptions.resourceLimit = o.z3Rlimit;
   smtOptions.events = &events;
   if (!phase("z3"))
     return none;
@@ -112,6 +136,7 @@ std::vector<Engine> &table() {
          executor::ExploreOptions options;
          options.maxStates = o.maxStates;
          options.events = &events;
+         options.memoryBytes = exploreMemory(o);
          return executor::explore(machine, options);
        },
        /*breadthFirst=*/true},
@@ -120,7 +145,7 @@ std::vector<Engine> &table() {
           const semantics::EngineEvents &events) {
          promela::SpinOptions options;
          options.events = &events;
-         options.timeoutSeconds = o.timeoutSeconds;
+         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
          options.memoryMb = o.memoryMb;
          options.keepDir = o.keepDir;
          return promela::checkWithSpin(machine, options);
@@ -130,8 +155,9 @@ std::vector<Engine> &table() {
           const semantics::EngineEvents &events) {
          smt::SmtOptions options;
          options.events = &events;
-         options.timeoutSeconds = o.timeoutSeconds;
+         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
          options.memoryMb = o.memoryMb;
+         options.resourceLimit = o.z3Rlimit;
          return smt::checkWithZ3(machine, options);
        }},
       {"auto",
@@ -144,6 +170,19 @@ std::vector<Engine> &table() {
 } // namespace
 
 const std::vector<Engine> &engines() { return table(); }
+
+const char *checkingPhase(const std::string &engine) {
+  // String literals: a StopToken keeps only the pointer.
+  if (engine == "explore")
+    return "checking with explore";
+  if (engine == "z3")
+    return "checking with z3";
+  if (engine == "spin")
+    return "checking with spin";
+  if (engine == "auto")
+    return "checking with auto";
+  return "checking";
+}
 
 void registerEngine(Engine engine) {
   DKV_INVARIANT(findEngine(engine.name) == nullptr, "engine names are unique");
@@ -178,6 +217,8 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
   // already (Engine::breadthFirst; auto keeps explore's before z3's).
   std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
+  semantics::EngineEvents stopOnly; // the shortest-witness search: the stop request only
+  stopOnly.stop = events ? events->stop : nullptr;
   auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
     if (engine.breadthFirst || options.shortestStates == 0)
       return nullptr;
@@ -185,6 +226,8 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
       shortest.emplace();
       executor::ExploreOptions search;
       search.maxStates = options.shortestStates;
+      search.memoryBytes = exploreMemory(options);
+      search.events = &stopOnly;
       for (semantics::Witness &w : executor::explore(machine, search).witnesses)
         shortest->emplace(w.property, std::move(w.schedule));
     }
@@ -231,8 +274,10 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     if (events && events->progress)
       events->progress(progress);
   };
-  if (events)
+  if (events) {
     engineEvents.cancelled = events->cancelled;
+    engineEvents.stop = events->stop;
+  }
   engineEvents.witness = [&](const semantics::Witness &w) {
     if (!seen.insert(w.property).second)
       return true;

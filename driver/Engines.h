@@ -25,8 +25,16 @@ struct CheckOptions {
   /// states finds a shortest schedule of the properties it reaches, which stands in for
   /// the engine's own when it is not longer (0: off; docs/model.md "Short witnesses")
   uint64_t shortestStates = 100'000;
-  double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
-  int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
+  /// The time limit of each instance, from loading to verdict, for every engine (a
+  /// watchdog stops the instance at it, docs/design.md "Robustness budgets"); also
+  /// spin's and z3's own limit for what is left of it.
+  double timeoutSeconds = 600;
+  /// The ceiling of dkv's resident memory (the watchdog stops every running instance
+  /// at it; explore's visited states get what is left of it when explore starts), and
+  /// pan's and Z3's own memory limits.
+  int64_t memoryMb = 4096;
+  /// Z3's deterministic resource limit per check (`rlimit`; 0: none).
+  int64_t z3Rlimit = 0;
   bool confirm = true;                 ///< replay witnesses in the executor
   std::string keepDir;                 ///< spin: keep the work directory here
   bool timing = false;                 ///< print time statistics (not byte-identical)
@@ -64,6 +72,9 @@ struct Engine {
 /// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
 /// auto"); its verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
+/// The name of the phase of an instance that `engine` checks, for the reason of a stop
+/// ("checking with explore"; support::StopToken::setPhase).
+const char *checkingPhase(const std::string &engine);
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.
 void registerEngine(Engine engine);
@@ -92,6 +103,9 @@ struct RunEvents {
   std::function<bool(const report::Finding &)> finding;
   std::function<void(const semantics::EngineProgress &)> progress;
   std::function<bool()> cancelled;
+  /// The instance's stop request (time limit, memory ceiling, signal), passed to the
+  /// engine (semantics::EngineEvents::stop) and to the searches of runEngine itself.
+  const support::StopToken *stop = nullptr;
 };
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
                           const CheckOptions &options, const RunEvents *events = nullptr);

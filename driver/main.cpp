@@ -4,6 +4,7 @@
 #include "driver/PythonCommand.h"
 #include "frontend/Sema.h"
 #include "support/Invariant.h"
+#include "support/Stop.h"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -111,9 +113,11 @@ int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 10 findings, 5 inconclusive, 1 usage error, 2 input error, "
-             "6 internal error; `dkv check` over several instances returns the worst "
-             "(6 > 1 > 2 > 10 > 5 > 0).");
+  app.footer("Exit codes: 0 ok, 10 findings, 5 inconclusive (a limit of states, time or "
+             "memory was reached), 1 usage error, 2 input error, 3 the report could not be "
+             "written, 6 internal error; `dkv check` over several instances returns the worst "
+             "(6 > 3 > 1 > 2 > 10 > 5 > 0). SIGINT, SIGTERM and SIGHUP stop the run and end dkv "
+             "by the signal.");
 
   driver::InstanceOptions instance;
   driver::CheckOptions check;
@@ -179,6 +183,14 @@ int realMain(int argc, char **argv) {
     return code == 0 ? support::kExitOk : support::kExitUsage;
   }
 
+  // Every command runs under the watchdog: signals stop it (and remove a half-written
+  // -o file), and for `check` it enforces each instance's --timeout and the --memory
+  // ceiling (support/Stop.h).
+  support::Watchdog::Options limits;
+  if (checkCmd->parsed())
+    limits.memoryMb = check.memoryMb;
+  support::Watchdog watchdog(limits);
+
   if (parseCmd->parsed() && annotations)
     return driver::annotationsCommand(instance.file, std::cout, std::cerr);
   if (parseCmd->parsed())
@@ -208,8 +220,19 @@ int main(int argc, char **argv) {
   installFatalHandlers();
   try {
     int code = realMain(argc, argv);
+    // Standard output must have taken the whole report (a full disk, /dev/full): a
+    // report cut short is an error, never a success.
     std::cout.flush();
+    if (!std::cout && code != dkv::support::kExitOutput) {
+      std::fprintf(stderr, "dkv: error: cannot write to standard output: a write error; the "
+                           "output is incomplete\n");
+      return dkv::support::kExitOutput;
+    }
     return code;
+  } catch (const std::bad_alloc &) {
+    // Out of memory outside any instance's own handling: inconclusive, never a crash.
+    std::fprintf(stderr, "dkv: out of memory: an allocation failed; no verdict (inconclusive)\n");
+    return dkv::support::kExitInconclusive;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "dkv: internal error: %s\n", e.what());
     return dkv::support::kExitInternal;

@@ -27,16 +27,22 @@ struct ExploreOptions {
   /// With `reduction`: also the observer rules (docs/executor.md, "Remote DMAs and
   /// signals"); off only to measure them against the reduction before them.
   bool observerReduction = true;
-  /// Streaming, progress and early stop (semantics::EngineEvents); may be null.
+  /// Streaming, progress and early stop (semantics::EngineEvents, its stop request
+  /// polled every 64 states); may be null.
   const semantics::EngineEvents *events = nullptr;
+  /// The most the visited-state table may take, in bytes (0: no limit): a new state
+  /// that would pass it stops the search, incomplete ("memory limit reached" with the
+  /// states and megabytes). The table grows in blocks of about 4 MB, so the process
+  /// never holds much more than this.
+  int64_t memoryBytes = 0;
 };
 
 /// Explores every schedule of the machine's program: the first witness (a shortest
 /// schedule) of every property some schedule violates. Complete only if the whole
-/// state space was searched; incomplete (with the states explored) at the budget or
-/// when memory ran out. Deterministic. Never throws. Each witness goes to
-/// `options.events` as soon as it is found (breadth-first order, the order of
-/// `witnesses`); progress every 4096 expanded states.
+/// state space was searched; incomplete (with the states explored) at the budget, at
+/// `memoryBytes`, when memory ran out or when the run's stop request was made. Deterministic. Never
+/// throws. Each witness goes to `options.events` as soon as it is found (breadth-first order, the
+/// order of `witnesses`); progress every 4096 expanded states.
 semantics::EngineResult explore(const semantics::Machine &machine, const ExploreOptions &options);
 
 /// Confirms one finding of any engine in the executor: replays its schedule with real

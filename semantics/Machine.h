@@ -230,9 +230,12 @@ private:
 /// other, so an Instance is neither copied nor moved (hold it by unique_ptr).
 class Instance {
 public:
-  /// `program` must pass model::verifyProgram.
-  explicit Instance(model::Program program)
-      : program_(std::move(program)), properties_(program_), machine_(program_, properties_) {}
+  /// `program` must pass model::verifyProgram. `stop` (may be null): a stop request
+  /// made while the property list is built leaves it empty (Properties::complete), and
+  /// the instance must then not be checked.
+  explicit Instance(model::Program program, const support::StopToken *stop = nullptr)
+      : program_(std::move(program)), properties_(program_, stop), machine_(program_, properties_) {
+  }
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
 

@@ -128,7 +128,8 @@ bool onALink(const Dma &dma) {
   return !dma.local && dma.sendSem && dma.target != dma.issuer && dma.bytes > 0;
 }
 
-Properties::Properties(const Program &program) : program_(program) {
+Properties::Properties(const Program &program, const support::StopToken *stop)
+    : program_(program), stop_(stop) {
   const int32_t n = program.deviceCount();
   startPc_.assign(program.dmas.size(), -1);
   int32_t invocations = std::max<int32_t>(1, program.options.invocations);
@@ -202,11 +203,34 @@ Properties::Properties(const Program &program) : program_(program) {
     position_[d][events.size()] = position;
   }
   assignSlots();
-  collectRaces();
-  collectEventChecks();
-  collectLands();
+  for (void (Properties::*collect)() :
+       {&Properties::collectRaces, &Properties::collectEventChecks, &Properties::collectLands})
+    if (!support::stopRequested(stop_))
+      (this->*collect)();
+  if (support::stopRequested(stop_))
+    discard();
   finish();
   collectReaders();
+}
+
+// A stopped construction keeps no property: an empty list, with every per-device and
+// per-DMA table at its size, is consistent for the step table built on it (which the
+// caller does not use: the stop makes the run inconclusive).
+void Properties::discard() {
+  complete_ = false;
+  properties_.clear();
+  obligations_.clear();
+  byKey_.clear();
+  drafts_.clear();
+  for (auto &perPc : atEvent_)
+    for (auto &at : perPc)
+      at.clear();
+  for (auto &perPc : stuck_)
+    std::fill(perPc.begin(), perPc.end(), -1);
+  for (auto &at : atLand_)
+    at.clear();
+  for (auto &at : racesAgainst_)
+    at.clear();
 }
 
 // What each event obligation reads (the observers of the steps that change it): a DMA
@@ -322,6 +346,8 @@ void Properties::collectRaces() {
   for (DeviceId d = 0; d < p.deviceCount(); ++d) {
     const std::vector<Event> &events = p.processes[d].events;
     for (size_t i = 0; i < events.size(); ++i) {
+      if (i % 256 == 0 && support::stopRequested(stop_))
+        return;
       const int32_t pc = static_cast<int32_t>(i);
       const Event &e = events[i];
       std::vector<std::pair<DmaId, bool>> seen;
@@ -424,6 +450,8 @@ void Properties::collectEventChecks() {
   for (DeviceId d = 0; d < p.deviceCount(); ++d) {
     const std::vector<Event> &events = p.processes[d].events;
     for (size_t i = 0; i < events.size(); ++i) {
+      if (i % 256 == 0 && support::stopRequested(stop_))
+        return;
       const int32_t pc = static_cast<int32_t>(i);
       const Event &e = events[i];
       // KernelExit (scope == kKernelScope) or ScopeExit: every semaphore (of the scope)
@@ -646,11 +674,24 @@ void Properties::assignSlots() {
     if (scope != kKernelScope && !p.isBarrier(s))
       slot_[s] = next[scope]++;
   }
-  for (SemId a = 0; a < static_cast<SemId>(nsem); ++a)
-    for (SemId b = 0; b < static_cast<SemId>(nsem); ++b)
-      if (a != b && slot_[a] >= 0 && slot_[a] == slot_[b] &&
-          p.semaphores[a].scope != kKernelScope && p.semaphores[b].scope != kKernelScope)
-        sharing_[a].push_back(b);
+  // The scoped semaphores of each slot, in id order; each shares its slot with the
+  // others. Linear in the semaphores plus the pairs that share a slot (each pair is an
+  // obligation later, so the pairs are the output, not overhead).
+  std::vector<std::vector<SemId>> onSlot;
+  for (SemId s = 0; s < static_cast<SemId>(nsem); ++s)
+    if (slot_[s] >= 0 && p.semaphores[s].scope != kKernelScope) {
+      if (static_cast<size_t>(slot_[s]) >= onSlot.size())
+        onSlot.resize(static_cast<size_t>(slot_[s]) + 1);
+      onSlot[slot_[s]].push_back(s);
+    }
+  for (const std::vector<SemId> &group : onSlot) {
+    if (support::stopRequested(stop_))
+      return;
+    for (SemId a : group)
+      for (SemId b : group)
+        if (a != b)
+          sharing_[a].push_back(b);
+  }
 }
 
 // Lifetime checks of land chunks: the target must be inside the DMA's invocation and

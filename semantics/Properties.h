@@ -5,6 +5,7 @@
 
 #include "model/Model.h"
 #include "report/Finding.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <map>
@@ -86,7 +87,12 @@ bool onALink(const model::Dma &dma);
 /// this object.
 class Properties {
 public:
-  explicit Properties(const model::Program &program);
+  /// `stop` (may be null) is polled while the list is built: once it is requested the
+  /// construction ends early with no property at all (complete() is false), cheaply,
+  /// and the list must not be used for a verdict.
+  explicit Properties(const model::Program &program, const support::StopToken *stop = nullptr);
+  /// False when a stop request cut the construction short (the list is then empty).
+  bool complete() const { return complete_; }
 
   const model::Program &program() const { return program_; }
   const std::vector<Property> &properties() const { return properties_; }
@@ -177,8 +183,11 @@ private:
                       report::Span primary, std::vector<report::Span> secondary);
   void finish();
   void collectReaders();
+  void discard();
 
   const model::Program &program_;
+  const support::StopToken *stop_ = nullptr;
+  bool complete_ = true;
   std::vector<Property> properties_;
   std::vector<Obligation> obligations_;
   std::vector<std::vector<std::vector<ObligationIndex>>> atEvent_; ///< [device][pc]

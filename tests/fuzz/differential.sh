@@ -28,6 +28,9 @@
 # DKV_FUZZ_TIMEOUT=SEC changes the per-run `timeout` (default 120).
 # DKV_FUZZ_CORES=1 runs every kernel on the N TensorCores of one device instead of N
 # devices (gen_kernel.py --cores: the cores share the device's HBM).
+# The summary gives the static-error rate (kernels the frontend refuses, skipped); above
+# DKV_FUZZ_MAX_STATIC percent (default 10) the campaign fails: it would cover less than
+# it claims.
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
 # outputs of every flagged run in WORKDIR/flagged/.
 set -u
@@ -150,7 +153,16 @@ for seed in $(seq "$first" "$last"); do
     echo "$line"
   done
 done
-summary="runs $n_runs (kernels $((last - first + 1))), engines explore $(echo $engines): all-ok $n_ok, all-findings $n_find, static-errors $n_static, inconclusive/timeout $n_inconc, explore-incomplete (subset) $n_partial, flagged $n_flag"
+kernels=$((last - first + 1))
+static_pct=$((100 * n_static / kernels))
+summary="runs $n_runs (kernels $kernels), engines explore $(echo $engines): all-ok $n_ok, all-findings $n_find, static-errors $n_static of $kernels kernels ($static_pct%), inconclusive/timeout $n_inconc, explore-incomplete (subset) $n_partial, flagged $n_flag"
 echo "$summary" | tee -a "$results"
-# No kernel checked is a failure too: the generator must produce checkable kernels.
+# A campaign covers what it claims only if the frontend accepts its kernels: more than
+# DKV_FUZZ_MAX_STATIC percent (default 10) of static errors fails it, as does no kernel
+# checked at all.
+max_static=${DKV_FUZZ_MAX_STATIC:-10}
+if [ "$static_pct" -gt "$max_static" ]; then
+  echo "differential.sh: $static_pct% of the kernels are static errors (more than $max_static%): the generator makes kernels the frontend refuses" | tee -a "$results"
+  exit 1
+fi
 [ "$n_runs" -gt 0 ] && [ "$n_flag" -eq 0 ]

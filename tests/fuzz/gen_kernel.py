@@ -30,7 +30,8 @@ import sys
 
 
 class Gen:
-    def __init__(self, seed, devices=None):
+    def __init__(self, seed, devices=None, cores=False):
+        self.cores = cores
         self.R = random.Random(seed)
         self.seed = seed
         self.N = devices if devices else self.R.choice([2, 3])
@@ -100,6 +101,18 @@ class Gen:
 
     def src_ref(self, shape, ctx):
         return self.pick(self.refs(shape, ctx))[0]
+
+    def local(self, ref):
+        """A ref a core may load or store. On the TensorCores of one device (--cores) inp
+        and outp are the device's HBM, which a core reaches only by DMA (docs/model.md
+        "TensorCores"), so a store or load of them names its VMEM mirror (inv, outv)
+        instead; the random choices stay those of the device kernel."""
+        if not self.cores:
+            return ref
+        for hbm, vmem in (("outp", "outv"), ("inp", "inv")):
+            if ref == hbm or ref.startswith(hbm + "["):
+                return vmem + ref[len(hbm):]
+        return ref
 
     def dst_ref(self, shape, ctx):
         return self.pick([r for r, w in self.refs(shape, ctx) if w])
@@ -227,24 +240,24 @@ class Gen:
         r = self.R.random()
         if r < 0.2:
             return self.pick(["0", "1.0", "2.5"])
-        x = self.src_ref(shape, ctx)
+        x = self.local(self.src_ref(shape, ctx))
         if r < 0.6:
             return x
-        y = self.src_ref(shape, ctx)
+        y = self.local(self.src_ref(shape, ctx))
         return self.pick(["%s + %s" % (x, y), "%s * 2.0" % x, "max(%s, %s)" % (x, y), "-%s" % x])
 
     def st_store(self, ctx):
         shape = self.pick([4, 2, 2])
-        dst = self.dst_ref(shape, ctx)
+        dst = self.local(self.dst_ref(shape, ctx))
         op = "+=" if self.chance(0.35) else "="
-        if dst in ("a", "outp", "c") and self.chance(0.2):
+        if dst in ("a", "outp", "outv", "c") and self.chance(0.2):
             return ["%s[...] %s %s" % (dst, op, self.value(shape, ctx))], []
         return ["%s %s %s" % (dst, op, self.value(shape, ctx))], []
 
     def st_read(self, ctx):
         v = self.fresh("v")
         sem = self.reg_sem(ctx)
-        return ["let %s = read(%s)" % (v, sem), "%s = %s" % (self.dst_ref(2, ctx), v)], []
+        return ["let %s = read(%s)" % (v, sem), "%s = %s" % (self.local(self.dst_ref(2, ctx)), v)], []
 
     def st_if(self, ctx, depth):
         c = self.cond()
@@ -317,7 +330,7 @@ class Gen:
                  "  let %s = copy(%s, %s, %s)" % (cur, src, slot, s_cur)]
         if P.random() < 0.9:  # else BUG: no wait
             lines.append("  %s.wait()" % cur)
-        lines.append("  %s %s %s" % (dst, op, slot))
+        lines.append("  %s %s %s" % (self.local(dst), op, slot))
         lines.append("}")
         return lines
 
@@ -366,7 +379,8 @@ class Gen:
             attrs += " grid(2)"
         if self.coll:
             attrs += " collective_id(0)"
-        body = ["scratch a: vmem f32[4], b: vmem f32[2, 4]" + (", c: vmem f32[4]" if self.has_c else ""),
+        body = ["scratch a: vmem f32[4], b: vmem f32[2, 4]" + (", c: vmem f32[4]" if self.has_c else "")
+                + (", inv: vmem f32[4], outv: vmem f32[4]" if self.cores else ""),
                 "scratch s: sem, t: sem[2]",
                 "scratch sd: dma_sem, rd: dma_sem, ld: dma_sem, da: dma_sem[2]",
                 "let me = axis_index(x)",
@@ -397,8 +411,8 @@ def on_cores(text):
     `tensorcore_mesh core = N` on a mesh of one device, the core index where the device
     index was, device ids naming cores (`device = {core: ...}`), and the per-device table
     rows as one row indexed by the core. inp and outp are the device's HBM, which the
-    cores share: a store or load of them is refused (a static error the campaign skips),
-    and the cores' DMAs into them meet on one instance."""
+    cores share and reach only by DMA: the cores' DMAs into them meet on one instance,
+    and their loads and stores use VMEM mirrors instead (Gen.local)."""
     import re
     text = text.replace("mesh x = N\n", "mesh x = 1\ntensorcore_mesh core = N\n", 1)
     text = text.replace("let me = axis_index(x)", "let me = axis_index(core)")
@@ -422,7 +436,7 @@ def main():
     ap.add_argument("--cores", action="store_true",
                     help="run the kernel on the N TensorCores of one device instead")
     a = ap.parse_args()
-    text = Gen(a.seed, a.devices).kernel()
+    text = Gen(a.seed, a.devices, a.cores).kernel()
     if a.cores:
         text = on_cores(text)
     if a.output:
