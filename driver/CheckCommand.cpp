@@ -12,6 +12,7 @@
 #include "support/Color.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
+#include "support/Suggest.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -127,10 +128,14 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                  word == "--dma-order" || word == "--entry-barrier-cores" || word == "-D" ||
                  word == "--define" || word == "-T" || word == "--table";
     if (!known) {
-      error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
-                          "--entry-barrier-cores, -D and -T)",
-                          words[i]);
+      error =
+          fmt::format("unknown option '{}'{} (an options annotation takes --invocations, "
+                      "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
+                      "--entry-barrier-cores, -D and -T)",
+                      words[i],
+                      support::didYouMean(word, {"--invocations", "--dma-chunks", "--sem-unit",
+                                                 "--no-entry-barrier", "--dma-order",
+                                                 "--entry-barrier-cores", "--define", "--table"}));
       return false;
     }
     if (!value) {

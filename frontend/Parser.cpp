@@ -1,6 +1,7 @@
 // The dkv parser: input checks, ANTLR lexing and parsing, and the parse-tree -> AST transformer.
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "support/Suggest.h"
 
 #include "DkvLexer.h"
 #include "DkvParser.h"
@@ -1081,10 +1082,14 @@ private:
       if (method == name)
         found = m;
     if (!found) {
+      const std::string suggestion =
+          support::didYouMean(method, {"start", "wait", "wait_send", "wait_recv"});
       diags_.error(range(methodId), "unknown-method",
-                   fmt::format("unknown descriptor method '{}'; expected start, wait, wait_send "
-                               "or wait_recv",
-                               method));
+                   suggestion.empty()
+                       ? fmt::format("unknown descriptor method '{}'; expected start, wait, "
+                                     "wait_send or wait_recv",
+                                     method)
+                       : fmt::format("unknown descriptor method '{}'{}", method, suggestion));
       return nullptr;
     }
     ast::ExprPtr priority;
@@ -1136,8 +1141,13 @@ private:
                        : fmt::format("the result of '{}(...)' is unused", name));
       return nullptr;
     }
+    std::vector<std::string_view> known = {"signal", "wait"};
+    known.insert(known.end(), std::begin(kExprFunctions), std::end(kExprFunctions));
+    const std::string suggestion = support::didYouMean(name, known);
     diags_.error(range(ctx->ID()), "unknown-function",
-                 fmt::format("unknown statement '{}'; expected signal or wait", name));
+                 suggestion.empty()
+                     ? fmt::format("unknown statement '{}'; expected signal or wait", name)
+                     : fmt::format("unknown statement '{}'{}", name, suggestion));
     return nullptr;
   }
 
@@ -1149,36 +1159,40 @@ private:
   };
 
   static bool isExprFunction(std::string_view name) {
-    for (std::string_view f : {"axis_index",
-                               "axis_size",
-                               "program_id",
-                               "num_programs",
-                               "read",
-                               "min",
-                               "max",
-                               "copy",
-                               "remote_copy",
-                               "dot",
-                               "astype",
-                               "sum",
-                               "where",
-                               "reshape",
-                               "bitcast",
-                               "async_copy",
-                               "async_remote_copy",
-                               "rem",
-                               "select",
-                               "concatenate",
-                               "split",
-                               "silu",
-                               "gelu",
-                               "sigmoid",
-                               "zeros",
-                               "broadcasted_iota"})
+    for (std::string_view f : kExprFunctions)
       if (name == f)
         return true;
     return false;
   }
+
+  /// The functions of expressions (docs/language.md), for isExprFunction and "did you
+  /// mean".
+  static constexpr std::string_view kExprFunctions[] = {"axis_index",
+                                                        "axis_size",
+                                                        "program_id",
+                                                        "num_programs",
+                                                        "read",
+                                                        "min",
+                                                        "max",
+                                                        "copy",
+                                                        "remote_copy",
+                                                        "dot",
+                                                        "astype",
+                                                        "sum",
+                                                        "where",
+                                                        "reshape",
+                                                        "bitcast",
+                                                        "async_copy",
+                                                        "async_remote_copy",
+                                                        "rem",
+                                                        "select",
+                                                        "concatenate",
+                                                        "split",
+                                                        "silu",
+                                                        "gelu",
+                                                        "sigmoid",
+                                                        "zeros",
+                                                        "broadcasted_iota"};
 
   // Binds positional and named arguments to `spec`. On success `out` has one entry per
   // spec entry (null for an absent optional one).
@@ -1763,7 +1777,9 @@ private:
                    fmt::format("'{}' is a statement, not an expression", name));
       return error();
     }
-    diags_.error(range(ctx->ID()), "unknown-function", fmt::format("unknown function '{}'", name));
+    diags_.error(
+        range(ctx->ID()), "unknown-function",
+        fmt::format("unknown function '{}'{}", name, support::didYouMean(name, kExprFunctions)));
     return error();
   }
 };

@@ -78,8 +78,8 @@ size_t editDistance(std::string_view a, std::string_view b, size_t maxCost) {
     size_t smallest = row[0];
     for (size_t i = 1; i <= a.size(); ++i) {
       const size_t above = row[i];
-      row[i] = std::min({above + kMoveCost, row[i - 1] + kMoveCost,
-                         diagonal + replaceCost(a[i - 1], b[j - 1])});
+      row[i] = std::min(
+          {above + kMoveCost, row[i - 1] + kMoveCost, diagonal + replaceCost(a[i - 1], b[j - 1])});
       diagonal = above;
       smallest = std::min(smallest, row[i]);
     }
@@ -113,8 +113,7 @@ std::string didYouMean(std::string_view name, std::span<const std::string_view> 
 std::string didYouMean(std::string_view name, std::span<const std::string> candidates) {
   return mean(name, candidates);
 }
-std::string didYouMean(std::string_view name,
-                       std::initializer_list<std::string_view> candidates) {
+std::string didYouMean(std::string_view name, std::initializer_list<std::string_view> candidates) {
   return mean(name, candidates);
 }
 

@@ -37,8 +37,7 @@ TEST(Suggest, Pick) {
   EXPECT_EQ(closestName("rigth", {"left", "right"}), "right");
   EXPECT_EQ(closestName("chek", {"parse", "check", "model"}), "check");
   EXPECT_EQ(closestName("--device", {"--devices", "--mesh"}), "--devices");
-  EXPECT_EQ(closestName("remote_cpy", {"copy", "remote_copy", "async_remote_copy"}),
-            "remote_copy");
+  EXPECT_EQ(closestName("remote_cpy", {"copy", "remote_copy", "async_remote_copy"}), "remote_copy");
   EXPECT_EQ(closestName("xyz", {"check", "parse"}), std::nullopt);
   EXPECT_EQ(closestName("check", {"check"}), std::nullopt); // the name itself is skipped
   // Of equally close candidates, the first.
@@ -55,14 +54,40 @@ TEST(Suggest, Pick) {
 // attributes are the vocabulary (tests/support/cpython_suggest.py); dkv must suggest
 // exactly what CPython suggests.
 TEST(Suggest, AgreesWithCPython) {
-  std::vector<std::string> vocabulary = {
-      "check",      "parse",       "model",           "run",         "properties",
-      "engines",    "translate",   "dump-promela",    "dump-smt",    "right",
-      "left",       "send_sem",    "recv_sem",        "remote_copy", "async_remote_copy",
-      "copy",       "axis_index",  "program_id",      "wait_recv",   "wait_send",
-      "signal",     "wait",        "barrier",         "devices",     "dma_chunks",
-      "invocations", "make_async_remote_copy", "make_async_copy", "semaphore_signal",
-      "x",          "ab",          "abc",             "Output",      "output"};
+  std::vector<std::string> vocabulary = {"check",
+                                         "parse",
+                                         "model",
+                                         "run",
+                                         "properties",
+                                         "engines",
+                                         "translate",
+                                         "dump-promela",
+                                         "dump-smt",
+                                         "right",
+                                         "left",
+                                         "send_sem",
+                                         "recv_sem",
+                                         "remote_copy",
+                                         "async_remote_copy",
+                                         "copy",
+                                         "axis_index",
+                                         "program_id",
+                                         "wait_recv",
+                                         "wait_send",
+                                         "signal",
+                                         "wait",
+                                         "barrier",
+                                         "devices",
+                                         "dma_chunks",
+                                         "invocations",
+                                         "make_async_remote_copy",
+                                         "make_async_copy",
+                                         "semaphore_signal",
+                                         "x",
+                                         "ab",
+                                         "abc",
+                                         "Output",
+                                         "output"};
   // The attributes every module has, which CPython also considers.
   std::vector<std::string> candidates = vocabulary;
   for (const char *dunder : {"__doc__", "__loader__", "__name__", "__package__", "__spec__"})
@@ -124,8 +149,8 @@ TEST(Suggest, AgreesWithCPython) {
   for (const std::string &c : candidates)
     if (c.find('-') == std::string::npos)
       pythonCandidates.push_back(c);
-  const std::string command = "python3 " + std::string(DKV_SOURCE_DIR) +
-                              "/tests/support/cpython_suggest.py < " + input;
+  const std::string command =
+      "python3 " + std::string(DKV_SOURCE_DIR) + "/tests/support/cpython_suggest.py < " + input;
   FILE *pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;
