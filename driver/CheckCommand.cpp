@@ -397,7 +397,8 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
       report::applySuppressions(one, suppressions);
       const report::Finding &f = one.findings[0];
       if (text) {
-        std::string block = report::renderFindingBlock(f, sources, check.explain) + "\n";
+        std::string block =
+            report::renderFindingBlock(f, sources, check.explain, check.width) + "\n";
         r.streamed[f.property] = block;
         rep.console->write(rep.index, rep.colorOut ? support::colorize(block) : block);
       }
@@ -418,11 +419,13 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     report::applySuppressions(*r.verdict, suppressions);
     for (const report::Finding &f : r.verdict->findings) {
       auto it = r.streamed.find(f.property);
-      r.shown.push_back(it != r.streamed.end() &&
-                        it->second == report::renderFindingBlock(f, sources, check.explain) + "\n");
+      r.shown.push_back(
+          it != r.streamed.end() &&
+          it->second == report::renderFindingBlock(f, sources, check.explain, check.width) + "\n");
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
+    r.heading.width = check.width;
     const model::Program &program = r.loaded.instance->program();
     r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
     // On a TensorCore mesh of several cores, which cores the entry barrier joins is an

@@ -1,6 +1,7 @@
 // The command line's checks, help text and errors (driver/Cli.h).
 #include "driver/Cli.h"
 
+#include "report/Render.h"
 #include "support/Suggest.h"
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <ostream>
+#include <string_view>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace dkv::driver {
 
@@ -110,6 +114,20 @@ void useHelpFormatter(CLI::App &app) {
 }
 
 std::string wrapHelp(const std::string &text) { return wrapText(text, kHelpWidth); }
+
+size_t textWidth() {
+  if (const char *columns = std::getenv("COLUMNS")) {
+    size_t value = 0;
+    const std::string_view text(columns);
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && ptr == text.data() + text.size() && value >= 40 && value <= 1000)
+      return value;
+  }
+  winsize size{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 40)
+    return size.ws_col;
+  return report::kTextWidth;
+}
 
 CLI::Validator integerIn(int64_t lo, int64_t hi) {
   return CLI::Validator(

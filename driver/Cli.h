@@ -3,6 +3,7 @@
 // (support/Suggest.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -38,6 +39,12 @@ CLI::Option *metavar(CLI::Option *option, const std::string &text);
 void useHelpFormatter(CLI::App &app);
 /// `text` wrapped at spaces to the help's width (100 columns), for a footer.
 std::string wrapHelp(const std::string &text);
+
+/// The columns the text report fits its traces to (report::renderTrace): the
+/// environment's COLUMNS when it is a number from 40 to 1000, else the terminal's width
+/// when standard output is a terminal, else report::kTextWidth (100). A report written
+/// to a pipe or a file is so the same wherever it runs, unless COLUMNS is set.
+size_t textWidth();
 
 /// Parses the command line with `app` (whose subcommands allow extras, so that an
 /// unknown option is ours to report). Returns -1 when the command should run, else the

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string writeSchedule;    ///< write the schedule taken to this file
   std::string traceSvg;         ///< --trace-svg: the run's schedule as an SVG sequence diagram
   std::string traceHtml;        ///< --trace-html: the same as a page stepping through it
+  size_t width = 100;           ///< the columns its traces fit (driver::textWidth)
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);

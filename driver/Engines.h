@@ -43,6 +43,7 @@ struct CheckOptions {
   std::string finding;      ///< --finding: the finding --trace-svg / --trace-html draw (its id)
   bool stopAtFirst = false; ///< --stop-at-first: stop at the first finding
   std::string progress = "auto"; ///< --progress auto|always|never (standard error)
+  size_t width = 100;            ///< the columns the text report's traces fit (driver::textWidth)
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the

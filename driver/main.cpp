@@ -187,6 +187,8 @@ int realMain(int argc, char **argv) {
       ->excludes(checkDevices)
       ->excludes(checkCmd->get_option("--mesh"));
   check.toolVersion = DKV_VERSION;
+  check.width = driver::textWidth();
+  run.width = check.width;
 
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
