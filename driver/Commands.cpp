@@ -230,7 +230,20 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   int code = load(instance, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);
+  // How to take the same schedule again, for the picture's title.
+  RunOptions options = run;
+  options.command = "run " + instance.file;
+  if (instance.devices)
+    options.command += fmt::format(" --devices {}", *instance.devices);
+  if (!instance.mesh.empty())
+    options.command += " --mesh " + instance.mesh;
+  if (!run.scheduleFile.empty())
+    options.command += " --schedule " + run.scheduleFile;
+  else if (run.roundRobin)
+    options.command += " --round-robin";
+  else
+    options.command += fmt::format(" --seed {}", run.seed.value_or(0));
+  return runSchedule(loaded.instance->machine(), loaded.sources, options, out, err);
 }
 
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,

@@ -25,6 +25,7 @@ struct RunOptions {
   std::string traceSvg;         ///< --trace-svg: the run's schedule as an SVG sequence diagram
   std::string traceHtml;        ///< --trace-html: the same as a page stepping through it
   size_t width = 100;           ///< the columns its traces fit (driver::textWidth)
+  std::string command;          ///< how to run the instance again (for the picture's title)
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);

@@ -14,16 +14,21 @@
 namespace dkv::driver {
 
 /// Checks the picture options before any instance runs: --trace-svg and --trace-html
-/// draw one finding, so they refuse a run of several instances (`instances`).
-/// Returns exit code 0, or 1 (usage) with a message on `err`.
+/// draw one finding, so they refuse a run of several instances (`instances`); --finding
+/// needs one of them. Returns exit code 0, or 1 (usage) with a message on `err`.
 int checkTraceOptions(const CheckOptions &check, size_t instances, std::ostream &err);
 
+/// The id of a finding in picture names and for --finding: its property ("race.0"), or
+/// `KIND-L<line>` for a finding of the static pre-check, which has none.
+std::string findingId(const report::Finding &finding);
+
 /// Writes the pictures the options ask for of one instance's verdict: --trace-svg and
-/// --trace-html its one finding (an error when it has several: use --trace-dir),
-/// --trace-dir one SVG per finding named `<kernel file stem>-N<devices>-<property>.svg`
-/// (`<kind>-L<line>` for a static finding without a property; a name already written
+/// --trace-html its one finding, or the one --finding names (an error when it has
+/// several and none is named, or the named one is not among them: the message lists
+/// them, with "did you mean"), --trace-dir an SVG and an HTML page per finding named
+/// `<kernel file stem>-N<devices>-<finding id>.svg` and `.html` (a name already written
 /// in this call gets "-2", "-3", ...; `written` holds them). Returns exit code 0, or 1
-/// (usage: the file cannot be written, several findings) with a message on `err`.
+/// (usage: a file cannot be written, no finding picked) with a message on `err`.
 int writeTracePictures(const CheckOptions &check, const report::Verdict &verdict,
                        const std::string &file, int32_t devices,
                        const support::SourceManager *sources, const std::string &instance,
