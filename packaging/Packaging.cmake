@@ -1,5 +1,5 @@
 # Installing dkv like a tool (docs/ci.md, "Installing dkv"):
-#   cmake --install build [--prefix DIR]      the dkv command, its docs and examples
+#   cmake --install build [--prefix DIR]      the dkv command, its docs, examples and hook
 #   cpack --config build/CPackConfig.cmake    a Debian package of dkv alone
 # The package holds what `cmake --install` installs, under /usr, and depends on the
 # shared libraries the binary links (found by dpkg-shlibdeps: Z3, the ANTLR runtime,
@@ -13,6 +13,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
         FILES_MATCHING PATTERN "*.md")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         FILES_MATCHING PATTERN "*.dk" PATTERN "*.py" PATTERN "*.dkv")
+# The pre-commit hook (docs/ci.md, "A pre-commit hook").
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/pre-commit-hook.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dkv)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME dkv)
