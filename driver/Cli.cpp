@@ -2,6 +2,7 @@
 #include "driver/Cli.h"
 
 #include "report/Render.h"
+#include "report/Wrap.h"
 #include "support/Suggest.h"
 
 #include <CLI/CLI.hpp>
@@ -75,21 +76,12 @@ std::string messageOf(const CLI::ParseError &e) {
   return what;
 }
 
-/// `text` broken into lines of at most `width` characters at spaces.
+/// `text` wrapped to `width` columns (report/Wrap.h), its lines joined by newlines.
 std::string wrapText(const std::string &text, size_t width) {
-  std::string out, line;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(' ', pos);
-    std::string word = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    pos = end == std::string::npos ? text.size() : end + 1;
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
+  std::string out;
+  for (const std::string &line : report::wrapText(text, width))
+    out += (out.empty() ? "" : "\n") + line;
+  return out;
 }
 
 /// Help text: an option's metavar (driver::metavar) and nothing else after its names;

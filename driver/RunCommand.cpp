@@ -1,9 +1,9 @@
 // `dkv run`: one schedule on simulated devices, its findings or its outputs.
 #include "driver/Commands.h"
 
+#include "driver/TracePictures.h"
 #include "executor/Executor.h"
 #include "report/Render.h"
-#include "report/Svg.h"
 #include "semantics/Schedule.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
@@ -45,60 +45,6 @@ std::string abbreviated(const std::vector<double> &values) {
       parts.push_back(number(values[i]));
   }
   return fmt::format("[{}]", fmt::join(parts, ", "));
-}
-
-/// `dkv run --trace-svg FILE | --trace-html FILE`: the picture of the schedule the run
-/// took (report/Svg.h), correct or not; its findings are named in the title's notes.
-int writeRunPictures(const semantics::Machine &machine, const support::SourceManager &sources,
-                     const RunOptions &config, const executor::RunResult &run,
-                     const std::string &policy, uint64_t inputSeed, std::ostream &err) {
-  if (config.traceSvg.empty() && config.traceHtml.empty())
-    return support::kExitOk;
-  report::Trace trace;
-  semantics::ControlState before;
-  std::string error;
-  const bool replayed =
-      semantics::replaySchedule(machine, run.schedule, before, &trace, error).has_value();
-  DKV_INVARIANT(replayed, "the schedule a run took replays");
-  report::ScheduleHeading heading;
-  heading.where.instance = describeInstance(machine.program());
-  heading.where.command = config.command;
-  heading.stuck = !run.completed && run.enabledAtEnd == 0;
-  heading.title =
-      fmt::format("run of {}: {} steps, {}", heading.where.instance, run.schedule.size(),
-                  run.completed   ? "every device finished"
-                  : heading.stuck ? "the run is stuck"
-                                  : fmt::format("the schedule ends here ({} steps could still run)",
-                                                run.enabledAtEnd));
-  heading.notes.push_back(fmt::format("{} (inputs from seed {})", policy, inputSeed));
-  for (const report::Finding &f : run.findings)
-    heading.notes.push_back(
-        fmt::format("found in this run: {}: {}{} (dkv check draws its shortest witness)",
-                    report::findingKindName(f.kind), f.message,
-                    f.property.empty() ? "" : " [" + f.property + "]"));
-  if (run.findings.empty())
-    heading.notes.push_back("no race, deadlock, exit or lifetime violation in this run (one "
-                            "schedule; dkv check checks them all)");
-  auto write = [&](const std::string &path, auto render) {
-    std::ofstream file(path, std::ios::binary);
-    render(file);
-    file.flush();
-    if (!file) {
-      err << "dkv: error: cannot write '" << path << "'\n";
-      return false;
-    }
-    return true;
-  };
-  bool ok = true;
-  if (!config.traceSvg.empty())
-    ok = write(config.traceSvg,
-               [&](std::ostream &o) { report::renderScheduleSvg(o, trace, &sources, heading); }) &&
-         ok;
-  if (!config.traceHtml.empty())
-    ok = write(config.traceHtml,
-               [&](std::ostream &o) { report::renderScheduleHtml(o, trace, &sources, heading); }) &&
-         ok;
-  return ok ? support::kExitOk : support::kExitUsage;
 }
 
 int runImpl(const semantics::Machine &machine, const support::SourceManager &sources,

@@ -1,7 +1,9 @@
 // `dkv check --trace-svg FILE | --trace-dir DIR | --trace-html FILE`: pictures of the
-// findings' traces (report/Svg.h), written after each instance's report.
+// findings' traces (report/Svg.h), written after each instance's report; `dkv run
+// --trace-svg | --trace-html`: the picture of the run's schedule.
 #pragma once
 
+#include "driver/Commands.h"
 #include "driver/Engines.h"
 #include "report/Finding.h"
 #include "support/Source.h"
@@ -10,6 +12,10 @@
 #include <iosfwd>
 #include <set>
 #include <string>
+
+namespace dkv::executor {
+struct RunResult;
+}
 
 namespace dkv::driver {
 
@@ -34,5 +40,13 @@ int writeTracePictures(const CheckOptions &check, const report::Verdict &verdict
                        const support::SourceManager *sources, const std::string &instance,
                        const std::string &command, std::set<std::string> &written,
                        std::ostream &err);
+
+/// `dkv run --trace-svg FILE | --trace-html FILE`: the picture of the schedule `run` took
+/// (report::renderScheduleSvg), correct or not, titled with the instance, the run's
+/// length and end, `policy` (e.g. "random schedule") and its input seed, and the
+/// findings of the run. Returns exit code 0, or 1 when a file cannot be written.
+int writeRunPictures(const semantics::Machine &machine, const support::SourceManager &sources,
+                     const RunOptions &config, const executor::RunResult &run,
+                     const std::string &policy, uint64_t inputSeed, std::ostream &err);
 
 } // namespace dkv::driver

@@ -2,6 +2,7 @@
 #include "report/Render.h"
 
 #include "report/Explain.h"
+#include "report/Wrap.h"
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
@@ -19,33 +20,6 @@ namespace {
 // A device column of the table is never narrower than this; when the width does not
 // leave this much per device, the trace is one row per step with the device named.
 constexpr size_t kMinColumn = 24;
-
-/// `text` broken into lines of at most `width` characters, at spaces where it can and
-/// inside a word only when the word alone is wider: nothing is cut, nothing dropped
-/// but the spaces at the breaks.
-std::vector<std::string> wrapText(const std::string &text, size_t width) {
-  std::vector<std::string> lines;
-  width = std::max<size_t>(width, 1);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (text.size() - pos <= width) {
-      lines.push_back(text.substr(pos));
-      break;
-    }
-    // A source line (`@17`) stays with the word before it.
-    size_t space = text.rfind(' ', pos + width);
-    while (space != std::string::npos && space > pos && text[space + 1] == '@')
-      space = text.rfind(' ', space - 1);
-    size_t end = space != std::string::npos && space > pos ? space : pos + width;
-    lines.push_back(text.substr(pos, end - pos));
-    pos = end;
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  }
-  if (lines.empty())
-    lines.push_back("");
-  return lines;
-}
 
 std::string pad(const std::string &text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');

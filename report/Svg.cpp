@@ -2,6 +2,7 @@
 #include "report/Svg.h"
 
 #include "report/Explain.h"
+#include "report/Wrap.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -63,38 +64,9 @@ std::string cut(const std::string &text, size_t chars) {
   return text.substr(0, chars - 1) + "\u2026";
 }
 
-/// True when the space at `at` is better not broken at: before a source line (`@17`), a
-/// number (`+= 32`, `line 17`) or a `=`.
-bool glued(const std::string &text, size_t at) {
-  const char next = at + 1 < text.size() ? text[at + 1] : ' ';
-  return next == '@' || next == '=' || next == '+' || (next >= '0' && next <= '9');
-}
-
-/// `text` broken into lines of at most `chars` characters, at spaces when possible (not
-/// at a glued space when another fits), inside a word only when it alone is wider:
-/// nothing is dropped but the spaces at the breaks.
+/// `text` wrapped to `chars` characters a line (report/Wrap.h).
 std::vector<std::string> wrap(const std::string &text, size_t chars) {
-  std::vector<std::string> lines;
-  if (chars < 8)
-    chars = 8;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (text.size() - pos <= chars) {
-      lines.push_back(text.substr(pos));
-      break;
-    }
-    size_t space = text.rfind(' ', pos + chars);
-    while (space != std::string::npos && space > pos && glued(text, space))
-      space = text.rfind(' ', space - 1);
-    size_t end = space != std::string::npos && space > pos ? space : pos + chars;
-    lines.push_back(text.substr(pos, end - pos));
-    pos = end;
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  }
-  if (lines.empty())
-    lines.push_back("");
-  return lines;
+  return wrapText(text, std::max<size_t>(chars, 8));
 }
 
 std::string lineOf(const SourceLoc &loc, const support::SourceManager *sources) {
@@ -131,6 +103,25 @@ std::string ranges(const std::vector<int32_t> &values) {
             (j > i ? (j == i + 1 ? ", " : "-") + std::to_string(values[j]) : "");
     i = j + 1;
   }
+  return text;
+}
+
+/// The name of a folded lane of several processes: "devices 4-7"; on a TensorCore mesh
+/// (`cores` per device) "devices 1-2" when it holds their every core, else the
+/// processes' names.
+std::string foldedName(const std::vector<int32_t> &processes, int32_t cores) {
+  if (cores <= 0)
+    return "devices " + ranges(processes);
+  std::vector<int32_t> devices;
+  for (int32_t p : processes)
+    if (devices.empty() || devices.back() != p / cores)
+      devices.push_back(p / cores);
+  if (static_cast<int32_t>(processes.size()) == static_cast<int32_t>(devices.size()) * cores &&
+      processes.front() % cores == 0)
+    return (devices.size() == 1 ? "device " : "devices ") + ranges(devices);
+  std::string text;
+  for (int32_t p : processes)
+    text += (text.empty() ? "" : ", ") + processName(p, cores);
   return text;
 }
 
@@ -286,7 +277,7 @@ void Picture::columns() {
     else if (c.devices.size() == 1)
       c.name = processName(c.devices[0], trace_.cores) + " (idle)";
     else
-      c.name = (trace_.cores ? "processes " : "devices ") + ranges(c.devices);
+      c.name = foldedName(c.devices, trace_.cores);
   }
   width_ = std::max(x + 10, 760.0);
 }

@@ -6,6 +6,7 @@
 #   test-install.sh [WORK_DIR]        (default: .deps/install-test)
 # DKV_CMAKE_ARGS: more arguments for the tool build's configure (e.g. a compiler
 # launcher: -DCMAKE_CXX_COMPILER_LAUNCHER=ccache).
+# It tests the repository's HEAD, copied into WORK_DIR/src.
 # 1. The tool build (install-deps.sh --tool; -DDKV_BUILD_TESTS=OFF, from pre-generated
 #    parsers, scripts/generate-grammar.sh): configures without googletest, builds the
 #    dkv target alone, `cmake --install` gives a dkv that checks an example.
@@ -23,11 +24,14 @@
 #    repository in a scratch git repository refuses a staged racy kernel and lets a clean
 #    one and a Python file without pallas through.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-work=${1:-$root/.deps/install-test}
-debroot=$root/.deps/debian-root
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$repo/.deps/install-test}
+debroot=$repo/.deps/debian-root
 rm -rf "$work"
-mkdir -p "$work"
+mkdir -p "$work/src"
+# The committed state (HEAD) of the repository, so that edits in progress do not mix in.
+git -C "$repo" archive HEAD | tar -x -C "$work/src"
+root=$work/src
 step() { echo; echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
