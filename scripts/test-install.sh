@@ -3,7 +3,7 @@
 # (too slow for CI: it builds dkv twice and installs Debian packages; docs/ci.md
 # "Installing dkv" has its last run). Needs root (chroot), network access to the Debian
 # mirror, and `install-deps.sh --dev` (debootstrap, pre-commit).
-#   test-install.sh [WORK_DIR]        (default: .deps/install-test)
+#   test-install.sh [WORK_DIR]        (default: .deps/install-test; its build is reused)
 # DKV_CMAKE_ARGS: more arguments for the tool build's configure (e.g. a compiler
 # launcher: -DCMAKE_CXX_COMPILER_LAUNCHER=ccache).
 # It tests the repository's HEAD, copied into WORK_DIR/src.
@@ -27,10 +27,21 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$repo/.deps/install-test}
 debroot=$repo/.deps/debian-root
-rm -rf "$work"
-mkdir -p "$work/src"
+mkdir -p "$work"
+rm -rf "$work/prefix" "$work/root" "$work/action" "$work/grammar" "$work/src.new"
 # The committed state (HEAD) of the repository, so that edits in progress do not mix in.
-git -C "$repo" archive HEAD | tar -x -C "$work/src"
+# A file that did not change since the last run keeps its time, so that the build of
+# the last run is reused.
+git -C "$repo" archive HEAD | (mkdir -p "$work/src.new" && tar -x -C "$work/src.new")
+if [ -d "$work/src" ]; then
+  (cd "$work/src.new" && find . -type f) | while IFS= read -r f; do
+    cmp -s "$work/src.new/$f" "$work/src/$f" ||
+      { mkdir -p "$(dirname "$work/src/$f")" && cp "$work/src.new/$f" "$work/src/$f"; }
+  done
+  rm -rf "$work/src.new"
+else
+  mv "$work/src.new" "$work/src"
+fi
 root=$work/src
 step() { echo; echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -53,6 +64,7 @@ set -e
 echo "ok: cmake --install gives a dkv that finds the race"
 
 step "2. the Debian package"
+rm -f "$work"/build/dkv_*.deb
 (cd "$work/build" && cpack --config CPackConfig.cmake >/dev/null)
 deb=$(ls "$work"/build/dkv_*.deb)
 dpkg-deb -I "$deb"
@@ -60,7 +72,11 @@ depends=$(dpkg-deb -f "$deb" Depends)
 for tool in g++ gcc cmake googletest libgtest clang-format python3 npm java jre antlr4 z3 spin; do
   grep -qE "(^|[ ,])$tool([ ,(]|$)" <<<"$depends" && fail "the package depends on $tool: $depends"
 done
-dpkg-deb -c "$deb" | grep -q '\./usr/bin/dkv$' || fail "no /usr/bin/dkv in the package"
+contents=$(dpkg-deb -c "$deb")
+for f in ./usr/bin/dkv ./usr/share/dkv/pre-commit-hook.sh ./usr/share/doc/dkv/docs/ci.md \
+  ./usr/share/doc/dkv/examples/zero_dst_race.dk; do
+  grep -q " $f\$" <<<"$contents" || fail "no ${f#.} in the package"
+done
 echo "ok: $deb depends on $depends"
 
 step "3. dpkg -i on a clean Debian 12 root"
