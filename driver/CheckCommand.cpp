@@ -13,6 +13,7 @@
 #include "support/Color.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
+#include "support/Suggest.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -132,10 +133,14 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                  word == "--dma-order" || word == "--entry-barrier-cores" || word == "-D" ||
                  word == "--define" || word == "-T" || word == "--table";
     if (!known) {
-      error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
-                          "--entry-barrier-cores, -D and -T)",
-                          words[i]);
+      error =
+          fmt::format("unknown option '{}'{} (an options annotation takes --invocations, "
+                      "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
+                      "--entry-barrier-cores, -D and -T)",
+                      words[i],
+                      support::didYouMean(word, {"--invocations", "--dma-chunks", "--sem-unit",
+                                                 "--no-entry-barrier", "--dma-order",
+                                                 "--entry-barrier-cores", "--define", "--table"}));
       return false;
     }
     if (!value) {
@@ -480,7 +485,8 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
       report::applySuppressions(one, suppressions);
       const report::Finding &f = one.findings[0];
       if (text) {
-        std::string block = report::renderFindingBlock(f, sources, check.explain) + "\n";
+        std::string block =
+            report::renderFindingBlock(f, sources, check.explain, check.width) + "\n";
         r.streamed[f.property] = block;
         rep.console->write(rep.index, rep.colorOut ? support::colorize(block) : block);
       }
@@ -503,11 +509,13 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     report::applySuppressions(*r.verdict, suppressions);
     for (const report::Finding &f : r.verdict->findings) {
       auto it = r.streamed.find(f.property);
-      r.shown.push_back(it != r.streamed.end() &&
-                        it->second == report::renderFindingBlock(f, sources, check.explain) + "\n");
+      r.shown.push_back(
+          it != r.streamed.end() &&
+          it->second == report::renderFindingBlock(f, sources, check.explain, check.width) + "\n");
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
+    r.heading.width = check.width;
     const model::Program &program = r.loaded.instance->program();
     r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
     // On a TensorCore mesh of several cores, which cores the entry barrier joins is an

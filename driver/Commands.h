@@ -22,10 +22,16 @@ struct RunOptions {
   std::string scheduleFile;     ///< replay this schedule file
   bool roundRobin = false;      ///< round-robin policy
   std::string writeSchedule;    ///< write the schedule taken to this file
+  std::string traceSvg;         ///< --trace-svg: the run's schedule as an SVG sequence diagram
+  std::string traceHtml;        ///< --trace-html: the same as a page stepping through it
+  size_t width = 100;           ///< the columns its traces fit (driver::textWidth)
+  std::string command;          ///< how to run the instance again (for the picture's title)
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);
 void addCheckOptions(CLI::App *cmd, CheckOptions &options);
+/// --trace-svg FILE and --trace-html FILE (of `dkv check` and `dkv run`), drawing `what`.
+void addTraceOptions(CLI::App *cmd, std::string &svg, std::string &html, const std::string &what);
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 /// `dkv parse FILE --annotations`: the file's annotations (frontend/Annotations.h).

@@ -47,9 +47,11 @@ struct CheckOptions {
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG
   std::string traceHtml;               ///< --trace-html: the same as a page stepping through it
-  std::string traceDir;                ///< --trace-dir: one SVG per finding in this directory
-  bool stopAtFirst = false;            ///< --stop-at-first: stop at the first finding
-  std::string progress = "auto";       ///< --progress auto|always|never (standard error)
+  std::string traceDir;                ///< --trace-dir: an SVG and an HTML page per finding here
+  std::string finding;      ///< --finding: the finding --trace-svg / --trace-html draw (its id)
+  bool stopAtFirst = false; ///< --stop-at-first: stop at the first finding
+  std::string progress = "auto"; ///< --progress auto|always|never (standard error)
+  size_t width = 100;            ///< the columns the text report's traces fit (driver::textWidth)
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the
