@@ -4,6 +4,7 @@
 #include "executor/Executor.h"
 #include "model/Precheck.h"
 #include "promela/Spin.h"
+#include "semantics/Closure.h"
 #include "smt/Smt.h"
 #include "support/Invariant.h"
 
@@ -133,6 +134,15 @@ std::vector<Engine> &table() {
          options.timeoutSeconds = o.timeoutSeconds;
          options.memoryMb = o.memoryMb;
          return smt::checkWithZ3(machine, options);
+       }},
+      {"closure",
+       "exact decision by greedy closures of the persistent step table (docs/closure.md)",
+       [](const semantics::Machine &machine, const CheckOptions &o,
+          const semantics::EngineEvents &events) {
+         semantics::ClosureOptions options;
+         options.events = &events;
+         options.timeoutSeconds = o.timeoutSeconds;
+         return semantics::decideByClosure(machine, options);
        }},
       {"auto",
        "explore within a small state budget, then z3 if explore cannot finish (the default)",

@@ -1,0 +1,120 @@
+// Greedy closures of the step table, and the exact decision of every property from a
+// few of them (docs/closure.md). The step table of docs/model.md is persistent: an
+// actor's next step (a device's next event, a DMA's next send or land chunk) is fixed,
+// and once enabled it stays enabled until that actor takes it, because every other
+// actor's step only adds semaphore units, barrier arrivals, sends and landings. So the
+// states reachable under caps on some actors' step counts have a greatest element,
+// which any greedy run reaches, and each check of docs/model.md section 4 is decided by
+// the greatest states of one or two cap sets (Closure.cpp states and proves each rule).
+#pragma once
+
+#include "report/Finding.h"
+#include "semantics/Machine.h"
+#include "semantics/Witness.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dkv::semantics {
+
+/// An actor of the step table: device d is actor d, the sends of DMA k are actor
+/// devices + k, its lands actor devices + dmas + k (the counters of a count vector).
+struct Actors {
+  int32_t devices = 0;
+  int32_t dmas = 0;
+  int32_t count() const { return devices + 2 * dmas; }
+  int32_t device(model::DeviceId d) const { return d; }
+  int32_t send(model::DmaId k) const { return devices + k; }
+  int32_t land(model::DmaId k) const { return devices + dmas + k; }
+  /// The actor that takes `step`.
+  int32_t of(const report::ScheduleStep &step) const;
+};
+
+/// One greedy run of the step table under caps: each actor may take at most its cap of
+/// steps (a device its first `cap` events, a DMA `cap` sends or lands). run() takes
+/// enabled steps of actors below their caps until none is left; by persistence the
+/// state it ends in is the greatest reachable state within the caps, whatever order the
+/// steps were taken in. Caps may be raised between runs (a sweep): the next run goes on
+/// from the current state.
+class Closure {
+public:
+  explicit Closure(const Machine &machine);
+
+  /// The initial state, every cap lifted, the recorded schedule cleared.
+  void reset();
+  /// Device d takes at most `events` events. Raising a cap wakes the device.
+  void capDevice(model::DeviceId d, int32_t events);
+  void capSends(model::DmaId k, int32_t chunks);
+  void capLands(model::DmaId k, int32_t chunks);
+  /// Record every step taken (schedule()); off by default.
+  void record(bool on) { record_ = on; }
+  void run();
+
+  const ControlState &state() const { return state_; }
+  const report::Schedule &schedule() const { return schedule_; }
+  /// Steps taken since construction (the work of every run).
+  int64_t work() const { return work_; }
+  /// Whether the current state has an enabled step below the caps (false after run()).
+  bool stalled() const;
+
+private:
+  void push(int32_t actor);
+  void advanceDevice(model::DeviceId d);
+  void advanceSends(model::DmaId k);
+  void advanceLands(model::DmaId k);
+  void added(model::DeviceId d, model::SemId sem);
+  void take(const report::ScheduleStep &step);
+
+  const Machine &m_;
+  const model::Program &program_;
+  Actors actors_;
+  ControlState state_;
+  std::vector<int32_t> cap_; ///< per actor
+  std::vector<int32_t> queue_;
+  std::vector<bool> queued_;
+  std::vector<int32_t> blockedOn_;                    ///< per device: the semaphore it waits for, or -1
+  std::vector<std::vector<int32_t>> barrierAt_;       ///< [device][pc]: invocations whose barrier is there
+  std::vector<int32_t> arrived_, required_;           ///< per invocation
+  std::vector<std::vector<model::DeviceId>> barrierWaiters_; ///< per invocation
+  std::vector<int32_t> barrierBlocked_;               ///< per device: invocation, or -1
+  std::vector<std::vector<model::DmaId>> linkNext_;   ///< per DMA: DMAs whose link predecessor it is
+  bool record_ = false;
+  report::Schedule schedule_;
+  int64_t work_ = 0;
+};
+
+/// What a sub-run must keep: actor -> at least this many of its steps.
+using Needs = std::vector<std::pair<int32_t, int32_t>>;
+
+/// The smallest sub-run of `run` (a schedule from the initial state) that keeps the
+/// needed steps and every step they depend on in it: a device event its predecessor
+/// and, for a wait, the earliest increments of its semaphore in `run` that cover its
+/// device's waits on it up to it, for a barrier every device's event before its
+/// barrier; a send chunk its start and earlier sends; a land chunk its send, earlier
+/// lands and (--dma-order link) its link predecessor's landing. The result keeps a
+/// prefix of each actor's steps in `run`'s order and is itself a run (Closure.cpp).
+report::Schedule sliceRun(const Machine &machine, const report::Schedule &run, const Needs &needs);
+
+struct ClosureOptions {
+  /// The time limit: between closures; what is not decided by then leaves the result
+  /// incomplete (never verified).
+  double timeoutSeconds = 600;
+  /// Threads for the independent closures (`-j`); the result does not depend on it.
+  unsigned jobs = 1;
+  /// Streaming, progress and early stop; may be null.
+  const EngineEvents *events = nullptr;
+};
+
+/// `dkv check --engine closure`: decides every obligation of the machine's properties
+/// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest
+/// state, every other check from the greatest states under caps on the device it is
+/// checked on and on the DMA or device it reads. Each violated property gets a
+/// witness: the greedy run to the greatest state of its obligation's joint caps, cut to
+/// the steps the violation depends on (sliceRun), then the violating step. Never
+/// throws; deterministic for every `jobs`.
+EngineResult decideByClosure(const Machine &machine, const ClosureOptions &options);
+
+} // namespace dkv::semantics
