@@ -188,8 +188,11 @@ int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 
 int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
                std::ostream &err) {
+  // One run reports every race it sees, on every device: no symmetry reduction.
+  InstanceOptions whole = instance;
+  whole.symmetry = InstanceOptions::Symmetry::Off;
   Loaded loaded;
-  int code = load(instance, Stage::Model, loaded, err);
+  int code = load(whole, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
   return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);

@@ -188,8 +188,13 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
   // already (Engine::breadthFirst; auto keeps explore's before z3's).
   std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
+  // The search is skipped when its states would not fit in about 256 MB (a few bytes
+  // per device and DMA each): on large meshes it cannot reach a violation anyway.
+  const uint64_t stateBytes =
+      2 * static_cast<uint64_t>(machine.deviceCount()) + static_cast<uint64_t>(machine.dmaCount());
+  const bool searchFits = stateBytes * options.shortestStates <= (uint64_t{256} << 20);
   auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
-    if (engine.breadthFirst || options.shortestStates == 0)
+    if (engine.breadthFirst || options.shortestStates == 0 || !searchFits)
       return nullptr;
     if (!shortest) {
       shortest.emplace();
@@ -253,6 +258,9 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     return !events || !events->finding || events->finding(*f);
   };
   semantics::EngineResult result = engine.run(machine, options, engineEvents);
+  // The race obligations were reduced by a symmetry: the verdict says so.
+  if (const semantics::Symmetry *symmetry = machine.properties().symmetry())
+    result.stats.push_back({"symmetry", symmetry->describe(machine.program())});
   const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
   report::Verdict verdict =
       semantics::buildVerdict(machine, std::move(result), decidedBy, {},

@@ -222,7 +222,10 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       err << "  " << p << "\n";
     return support::kExitInternal;
   }
-  out.instance = std::make_unique<semantics::Instance>(std::move(*program));
+  const bool symmetry =
+      options.symmetry == InstanceOptions::Symmetry::On ||
+      (options.symmetry == InstanceOptions::Symmetry::Auto && program->deviceCount() >= kSymmetryFrom);
+  out.instance = std::make_unique<semantics::Instance>(std::move(*program), symmetry);
   return support::kExitOk;
 }
 

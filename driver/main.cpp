@@ -107,6 +107,16 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
   return devices;
 }
 
+void addSymmetryOption(CLI::App *cmd, driver::InstanceOptions &o) {
+  cmd->add_option("--symmetry", o.symmetry,
+                  "reduce the race obligations by the instance's rotation symmetry, checked on "
+                  "the instance (docs/closure.md): auto (default: from 16 devices on), on or off")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, driver::InstanceOptions::Symmetry>{
+          {"auto", driver::InstanceOptions::Symmetry::Auto},
+          {"on", driver::InstanceOptions::Symmetry::On},
+          {"off", driver::InstanceOptions::Symmetry::Off}}));
+}
+
 int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION);
@@ -144,6 +154,7 @@ int realMain(int argc, char **argv) {
   std::vector<std::string> checkPaths;
   CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
   driver::addCheckOptions(checkCmd, check);
+  addSymmetryOption(checkCmd, instance);
   checkCmd
       ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
                  "check each kernel at every device count of its `// devices:` annotation, "
@@ -155,17 +166,20 @@ int realMain(int argc, char **argv) {
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
   addInstanceOptions(propertiesCmd, instance, true);
+  addSymmetryOption(propertiesCmd, instance);
 
   CLI::App *enginesCmd = app.add_subcommand("engines", "list the engines of dkv check");
 
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
   addInstanceOptions(promelaCmd, instance, true);
+  addSymmetryOption(promelaCmd, instance);
   promelaCmd->add_option("-o,--output", promelaOut, "output file (default: standard output)");
 
   CLI::App *smtCmd = app.add_subcommand(
       "dump-smt", "write the Z3 engine's queries of an instance as SMT-LIB2 for the z3 command");
   addInstanceOptions(smtCmd, instance, true);
+  addSymmetryOption(smtCmd, instance);
   std::string smtOut, smtProperty;
   smtCmd->add_option("--property", smtProperty,
                      "only this property's query, ending in (check-sat) (default: every "

@@ -496,6 +496,9 @@ void Decider::plan() {
   const Actors actors{m_.deviceCount(), m_.dmaCount()};
   for (ObligationIndex o = 0; o < static_cast<ObligationIndex>(props_.obligations().size());
        ++o) {
+    // Under a symmetry, a rotation of every obligation is checked on a representative.
+    if (!props_.represented(o))
+      continue;
     const Obligation &ob = props_.obligation(o);
     const int32_t id = static_cast<int32_t>(checks_.size());
     switch (ob.what) {

@@ -10,6 +10,7 @@
 #include "semantics/Properties.h"
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -231,8 +232,13 @@ private:
 class Instance {
 public:
   /// `program` must pass model::verifyProgram.
-  explicit Instance(model::Program program)
-      : program_(std::move(program)), properties_(program_), machine_(program_, properties_) {}
+  /// `symmetry`: look for rotations that map the program onto itself
+  /// (findSymmetry) and, if there are any, reduce the race obligations by them
+  /// (Properties).
+  explicit Instance(model::Program program, bool symmetry = false)
+      : program_(std::move(program)),
+        symmetry_(symmetry ? findSymmetry(program_) : std::nullopt),
+        properties_(program_, symmetry_ ? &*symmetry_ : nullptr), machine_(program_, properties_) {}
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
 
@@ -242,6 +248,7 @@ public:
 
 private:
   model::Program program_;
+  std::optional<Symmetry> symmetry_;
   Properties properties_;
   Machine machine_;
 };
