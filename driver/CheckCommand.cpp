@@ -472,8 +472,9 @@ int severityOf(int code) {
 int worstExitCode(int a, int b) { return severityOf(b) > severityOf(a) ? b : a; }
 
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
-                      const CheckOptions &check, std::ostream &stdOut, std::ostream &err) {
+                      const CheckOptions &options, std::ostream &stdOut, std::ostream &err) {
   auto start = std::chrono::steady_clock::now();
+  CheckOptions check = options;
   if (!findEngine(check.engine)) {
     err << "dkv: error: no engine called '" << check.engine << "'\n";
     return support::kExitUsage;
@@ -495,6 +496,8 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     plan.push_back(std::move(p));
   }
   const bool several = plan.size() != 1;
+  // -j: one instance gets the threads inside it, several run side by side.
+  check.engineJobs = several ? 1 : std::max(1u, check.jobs);
   if (int code = checkTraceOptions(check, plan.size(), err); code != support::kExitOk)
     return code;
 

@@ -142,6 +142,7 @@ std::vector<Engine> &table() {
          semantics::ClosureOptions options;
          options.events = &events;
          options.timeoutSeconds = o.timeoutSeconds;
+         options.jobs = o.engineJobs;
          return semantics::decideByClosure(machine, options);
        }},
       {"auto",

@@ -35,6 +35,9 @@ struct CheckOptions {
   std::string format = "text";         ///< text | json | sarif
   std::string output;                  ///< -o: write the report here (empty: standard output)
   unsigned jobs = 1;                   ///< -j: instances checked in parallel
+  /// Threads inside one instance (the closure engine's independent closures): -j when
+  /// one instance is checked, else 1 (the instances run in parallel instead).
+  unsigned engineJobs = 1;
   bool devicesFromAnnotations = false; ///< every device count of `// devices:`
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG

@@ -41,6 +41,8 @@ public:
     machine_.enabledSteps(state_, out, &inFlightDmas_);
   }
   bool enabled(const report::ScheduleStep &step) const { return machine_.enabled(state_, step); }
+  /// The DMAs started and not complete: only their steps can be enabled.
+  const std::set<model::DmaId> &inFlight() const { return inFlightDmas_; }
   /// Takes `step`, which must be enabled.
   void step(const report::ScheduleStep &step);
   /// Call when no step is enabled: reports a deadlock if some device has not finished.

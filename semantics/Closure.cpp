@@ -55,7 +55,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <new>
+#include <thread>
 #include <tuple>
 
 namespace dkv::semantics {
@@ -84,12 +86,42 @@ Closure::Closure(const Machine &machine)
   const size_t invocations = barrierPc.empty() ? 0 : barrierPc[0].size();
   barrierAt_.assign(n, {});
   required_.assign(invocations, 0);
-  for (DeviceId d = 0; d < n; ++d)
+  for (DeviceId d = 0; d < n; ++d) {
     for (size_t inv = 0; inv < invocations; ++inv)
       if (barrierPc[d][inv] >= 0) {
         ++required_[inv];
-        barrierAt_[d].push_back(static_cast<int32_t>(inv));
+        barrierAt_[d].push_back({barrierPc[d][inv], static_cast<int32_t>(inv)});
       }
+    std::sort(barrierAt_[d].begin(), barrierAt_[d].end());
+  }
+  ops_.assign(n, {});
+  for (DeviceId d = 0; d < n; ++d)
+    for (const Event &e : program_.processes[d].events) {
+      Op op;
+      if (const auto *w = std::get_if<SemWait>(&e.kind))
+        op = {Op::Kind::Wait, w->sem, 0, w->amount};
+      else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
+        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < invocations)
+          op = {Op::Kind::Barrier, b->invocation, 0, 0};
+      } else if (const auto *sig = std::get_if<Signal>(&e.kind))
+        op = {Op::Kind::Signal, sig->target, sig->sem, sig->amount};
+      else if (const auto *start = std::get_if<DmaStart>(&e.kind))
+        op = {Op::Kind::Start, start->dma, 0, 0};
+      ops_[d].push_back(op);
+    }
+  for (const Dma &dma : program_.dmas) {
+    DmaInfo info;
+    info.issuer = dma.issuer;
+    info.target = dma.target;
+    info.sendSem = dma.sendSem ? *dma.sendSem : -1;
+    info.recvSem = dma.recvSem;
+    info.start = m_.properties().startPc(dma.id);
+    info.chunks = m_.chunks(dma.id);
+    info.units = static_cast<int32_t>(units_.size());
+    for (int32_t c = 0; c < info.chunks; ++c)
+      units_.push_back(static_cast<size_t>(c) < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0);
+    dmas_.push_back(info);
+  }
   linkNext_.assign(m_.dmaCount(), {});
   for (DmaId k = 0; k < m_.dmaCount(); ++k)
     if (const DmaId j = m_.properties().linkPredecessor(k); j >= 0)
@@ -111,13 +143,16 @@ void Closure::reset() {
   queued_.assign(actors_.count(), false);
   blockedOn_.assign(n, -1);
   barrierBlocked_.assign(n, -1);
-  const std::vector<std::vector<int32_t>> &barrierPc = m_.properties().barrierPcs();
   arrived_.assign(required_.size(), 0);
   barrierWaiters_.assign(required_.size(), {});
+  nextBarrier_.assign(n, 0);
   for (DeviceId d = 0; d < n; ++d)
-    for (int32_t inv : barrierAt_[d])
-      if (barrierPc[d][inv] == 0)
-        ++arrived_[inv];
+    for (; nextBarrier_[d] < barrierAt_[d].size() && barrierAt_[d][nextBarrier_[d]].first == 0;
+         ++nextBarrier_[d])
+      ++arrived_[barrierAt_[d][nextBarrier_[d]].second];
+  watch_.assign(n, -1);
+  unmet_ = 0;
+  stop_ = false;
   schedule_.clear();
   for (DeviceId d = 0; d < n; ++d)
     push(actors_.device(d));
@@ -145,10 +180,20 @@ void Closure::capLands(DmaId k, int32_t chunks) {
   push(actors_.land(k));
 }
 
+void Closure::watch(DeviceId d, int32_t events) {
+  if (watch_[d] >= 0 && state_.pc[d] < watch_[d])
+    --unmet_;
+  watch_[d] = events;
+  if (state_.pc[d] < events)
+    ++unmet_;
+}
+
 void Closure::run() {
   // FIFO over the actors that may have become able to move; each moves as far as it
   // can. The order does not change the state reached (Lemma 2), only the schedule.
-  for (size_t head = 0; head < queue_.size(); ++head) {
+  stop_ = unmet_ == 0 && std::find_if(watch_.begin(), watch_.end(),
+                                      [](int32_t w) { return w >= 0; }) != watch_.end();
+  for (size_t head = 0; head < queue_.size() && !stop_; ++head) {
     const int32_t actor = queue_[head];
     queued_[actor] = false;
     if (actor < actors_.devices)
@@ -157,12 +202,20 @@ void Closure::run() {
       advanceSends(actor - actors_.devices);
     else
       advanceLands(actor - actors_.devices - actors_.dmas);
+    if (stop_) {
+      // Stopped early: the actors not yet looked at (and this one, which may not have
+      // finished) stay queued for a later run().
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
+      push(actor);
+      return;
+    }
     if (head > 4096 && head * 2 > queue_.size()) {
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
       head = static_cast<size_t>(-1);
     }
   }
-  queue_.clear();
+  if (!stop_)
+    queue_.clear();
 }
 
 void Closure::added(DeviceId d, SemId sem) {
@@ -173,39 +226,38 @@ void Closure::added(DeviceId d, SemId sem) {
 }
 
 void Closure::advanceDevice(DeviceId d) {
-  const std::vector<Event> &events = program_.processes[d].events;
-  const int32_t end = std::min(cap_[actors_.device(d)], static_cast<int32_t>(events.size()));
-  while (state_.pc[d] < end) {
-    const Event &e = events[state_.pc[d]];
-    if (const auto *w = std::get_if<SemWait>(&e.kind)) {
-      if (m_.semValue(state_, d, w->sem) < w->amount) {
-        blockedOn_[d] = w->sem;
+  const std::vector<Op> &ops = ops_[d];
+  const int32_t end = std::min(cap_[actors_.device(d)], static_cast<int32_t>(ops.size()));
+  const size_t semCount = static_cast<size_t>(m_.semCount());
+  while (state_.pc[d] < end && !stop_) {
+    const Op &op = ops[state_.pc[d]];
+    if (op.kind == Op::Kind::Wait) {
+      if (state_.sem[d * semCount + op.a] < op.amount) {
+        blockedOn_[d] = op.a;
         return;
       }
-    } else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
-      const int32_t inv = b->invocation;
-      if (inv >= 0 && static_cast<size_t>(inv) < required_.size() &&
-          arrived_[inv] < required_[inv]) {
-        if (barrierBlocked_[d] != inv) {
-          barrierBlocked_[d] = inv;
-          barrierWaiters_[inv].push_back(d);
-        }
-        return;
+    } else if (op.kind == Op::Kind::Barrier && arrived_[op.a] < required_[op.a]) {
+      if (barrierBlocked_[d] != op.a) {
+        barrierBlocked_[d] = op.a;
+        barrierWaiters_[op.a].push_back(d);
       }
+      return;
     }
     take({ScheduleStep::Kind::Device, d});
   }
 }
 
 void Closure::advanceSends(DmaId k) {
-  const int32_t end = std::min(cap_[actors_.send(k)], m_.chunks(k));
-  while (state_.sent[k] < end && m_.started(state_, k))
+  const DmaInfo &dma = dmas_[k];
+  const int32_t end = std::min(cap_[actors_.send(k)], dma.chunks);
+  while (state_.sent[k] < end && dma.start >= 0 && state_.pc[dma.issuer] > dma.start && !stop_)
     take({ScheduleStep::Kind::Send, k});
 }
 
 void Closure::advanceLands(DmaId k) {
-  const int32_t end = std::min(cap_[actors_.land(k)], m_.chunks(k));
-  while (state_.landed[k] < end && state_.landed[k] < state_.sent[k] && m_.linkClear(state_, k))
+  const int32_t end = std::min(cap_[actors_.land(k)], dmas_[k].chunks);
+  while (state_.landed[k] < end && state_.landed[k] < state_.sent[k] && m_.linkClear(state_, k) &&
+         !stop_)
     take({ScheduleStep::Kind::Land, k});
 }
 
@@ -218,55 +270,54 @@ void Closure::take(const ScheduleStep &step) {
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
     const DeviceId d = step.id;
-    const Event &e = program_.processes[d].events[state_.pc[d]];
-    std::visit(support::Overloaded{
-                   [&](const SemWait &w) {
-                     state_.sem[static_cast<size_t>(d) * semCount + w.sem] -= w.amount;
-                   },
-                   [&](const Signal &sig) {
-                     state_.sem[static_cast<size_t>(sig.target) * semCount + sig.sem] +=
-                         sig.amount;
-                     added(sig.target, sig.sem);
-                   },
-                   [&](const DmaStart &start) { push(actors_.send(start.dma)); },
-                   [](const KernelEnter &) {},
-                   [](const KernelExit &) {},
-                   [](const DeviceBarrier &) {},
-                   [](const ScopeEnter &) {},
-                   [](const ScopeExit &) {},
-                   [](const Store &) {},
-                   [](const SemRead &) {},
-               },
-               e.kind);
+    const Op &op = ops_[d][state_.pc[d]];
+    switch (op.kind) {
+    case Op::Kind::Wait:
+      state_.sem[static_cast<size_t>(d) * semCount + op.a] -= op.amount;
+      break;
+    case Op::Kind::Signal:
+      state_.sem[static_cast<size_t>(op.a) * semCount + op.b] += op.amount;
+      added(op.a, op.b);
+      break;
+    case Op::Kind::Start:
+      push(actors_.send(op.a));
+      break;
+    case Op::Kind::Barrier:
+    case Op::Kind::Other:
+      break;
+    }
     barrierBlocked_[d] = -1;
     const int32_t pc = ++state_.pc[d];
-    const std::vector<std::vector<int32_t>> &barrierPc = m_.properties().barrierPcs();
-    for (int32_t inv : barrierAt_[d])
-      if (barrierPc[d][inv] == pc && ++arrived_[inv] == required_[inv]) {
+    const std::vector<std::pair<int32_t, int32_t>> &barriers = barrierAt_[d];
+    for (; nextBarrier_[d] < barriers.size() && barriers[nextBarrier_[d]].first == pc;
+         ++nextBarrier_[d]) {
+      const int32_t inv = barriers[nextBarrier_[d]].second;
+      if (++arrived_[inv] == required_[inv]) {
         for (DeviceId w : barrierWaiters_[inv])
           push(actors_.device(w));
         barrierWaiters_[inv].clear();
       }
+    }
+    if (pc == watch_[d] && --unmet_ == 0)
+      stop_ = true;
     return;
   }
   case ScheduleStep::Kind::Send: {
-    const Dma &dma = program_.dmas[step.id];
+    const DmaInfo &dma = dmas_[step.id];
     const int32_t c = state_.sent[step.id]++;
-    if (dma.sendSem && static_cast<size_t>(c) < dma.chunkUnits.size()) {
-      state_.sem[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem] += dma.chunkUnits[c];
-      added(dma.issuer, *dma.sendSem);
+    if (dma.sendSem >= 0) {
+      state_.sem[static_cast<size_t>(dma.issuer) * semCount + dma.sendSem] += units_[dma.units + c];
+      added(dma.issuer, dma.sendSem);
     }
     push(actors_.land(step.id));
     return;
   }
   case ScheduleStep::Kind::Land: {
-    const Dma &dma = program_.dmas[step.id];
+    const DmaInfo &dma = dmas_[step.id];
     const int32_t c = state_.landed[step.id]++;
-    if (static_cast<size_t>(c) < dma.chunkUnits.size()) {
-      state_.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] += dma.chunkUnits[c];
-      added(dma.target, dma.recvSem);
-    }
-    if (state_.landed[step.id] >= m_.chunks(step.id))
+    state_.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] += units_[dma.units + c];
+    added(dma.target, dma.recvSem);
+    if (state_.landed[step.id] >= dma.chunks)
       for (DmaId j : linkNext_[step.id])
         push(actors_.land(j));
     return;
@@ -471,6 +522,7 @@ public:
 
 private:
   void plan();
+  bool starved(DeviceId d, int32_t pc, SemId sem, int64_t missing);
   void addSweep(DeviceId d, int32_t cap, Query q) { sweeps_[d].push_back({cap, q}); }
   void addClosure(int32_t actor, int32_t cap, Query q) { closures_[{actor, cap}].push_back(q); }
   void settle(int32_t check);
@@ -488,9 +540,54 @@ private:
   std::vector<bool> witnessed_;
   std::map<DeviceId, std::vector<std::pair<int32_t, Query>>> sweeps_;
   std::map<std::pair<int32_t, int32_t>, std::vector<Query>> closures_;
+  std::map<std::pair<DeviceId, SemId>, std::vector<int64_t>> waited_; ///< starved(): prefix sums
   int64_t closuresRun_ = 0;
+  int64_t sideWork_ = 0; ///< steps taken by the closures of part A
   bool stopped_ = false;
 };
+
+/// Part A of the checks of one capped DMA side (or land chunk), each "device `who`
+/// gets at least to `value`": the closure stops as soon as every such device is there.
+std::vector<char> sideClosure(Closure &closure, std::pair<int32_t, int32_t> key,
+                              const std::vector<Query> &queries) {
+  const Machine &m = closure.machine();
+  const Actors actors{m.deviceCount(), m.dmaCount()};
+  closure.reset();
+  const auto &[actor, cap] = key;
+  if (actor < actors.devices + actors.dmas)
+    closure.capSends(actor - actors.devices, cap);
+  else
+    closure.capLands(actor - actors.devices - actors.dmas, cap);
+  std::map<DeviceId, int32_t> marks;
+  for (const Query &q : queries) {
+    DKV_INVARIANT(q.kind == Query::Kind::Reach, "a side closure answers how far a device gets");
+    marks[q.who] = std::max(marks[q.who], q.value);
+  }
+  for (const auto &[device, events] : marks)
+    closure.watch(device, events);
+  closure.run();
+  std::vector<char> out;
+  for (const Query &q : queries)
+    out.push_back(answer(m, closure.state(), q) ? 1 : 0);
+  return out;
+}
+
+// Whether device d cannot run its first `pc` events while `missing` units of semaphore
+// `sem` on it never arrive: its waits on `sem` among them need more than every other
+// increment that can ever reach it (Program::incrementTotals). Then a part A that asks
+// for it is false without a closure: no state below those caps gets d that far.
+bool Decider::starved(DeviceId d, int32_t pc, SemId sem, int64_t missing) {
+  std::vector<int64_t> &prefix = waited_[{d, sem}];
+  if (prefix.empty()) {
+    prefix.push_back(0);
+    for (const Event &e : m_.program().processes[d].events) {
+      const auto *w = std::get_if<SemWait>(&e.kind);
+      prefix.push_back(prefix.back() + (w && w->sem == sem ? w->amount : 0));
+    }
+  }
+  return prefix[std::clamp<size_t>(static_cast<size_t>(std::max(0, pc)), 0, prefix.size() - 1)] >
+         m_.semBound(d, sem) - missing;
+}
 
 void Decider::plan() {
   const Actors actors{m_.deviceCount(), m_.dmaCount()};
@@ -512,7 +609,15 @@ void Decider::plan() {
         continue; // never started: never open
       checks_.push_back({o});
       const int32_t side = dst ? actors.land(ob.dma) : actors.send(ob.dma);
-      addClosure(side, m_.chunks(ob.dma) - 1, {Query::Kind::Reach, true, id, ob.device, ob.pc});
+      // The side's semaphore is on the device checked, which must pass its waits on it:
+      // without the last chunk's units it may not get there at all.
+      const std::optional<SemId> sem = dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
+      const DeviceId owner = dst ? dma.target : dma.issuer;
+      const int32_t last = m_.chunks(ob.dma) - 1;
+      const int64_t units =
+          static_cast<size_t>(last) < dma.chunkUnits.size() ? dma.chunkUnits[last] : 0;
+      if (!(sem && owner == ob.device && starved(ob.device, ob.pc, *sem, units)))
+        addClosure(side, last, {Query::Kind::Reach, true, id, ob.device, ob.pc});
       if (dma.issuer == ob.device)
         checks_.back().b = start < ob.pc;
       else
@@ -539,14 +644,18 @@ void Decider::plan() {
     case What::SlotLand: {
       if (props_.startPc(ob.dma) < 0)
         continue;
-      const DeviceId t = m_.program().dmas[ob.dma].target;
+      const Dma &dma = m_.program().dmas[ob.dma];
+      const DeviceId t = dma.target;
       for (const auto &[low, high] : violatingRanges(m_, o, t))
         for (int32_t c = 0; c < m_.chunks(ob.dma); ++c) {
           const int32_t check = static_cast<int32_t>(checks_.size());
           checks_.push_back({o, c, low, high});
+          int64_t missing = 0; // the units of chunks c, c + 1, ...
+          for (size_t i = static_cast<size_t>(c); i < dma.chunkUnits.size(); ++i)
+            missing += dma.chunkUnits[i];
           if (low == 0)
             checks_.back().a = true;
-          else
+          else if (!starved(t, low, dma.recvSem, missing))
             addClosure(actors.land(ob.dma), c, {Query::Kind::Reach, true, check, t, low});
           addSweep(t, high, {Query::Kind::LandReady, false, check, ob.dma, c});
         }
@@ -735,36 +844,57 @@ EngineResult Decider::run() {
     for (size_t i = 0; i < checks_.size() && !stopped_; ++i)
       settle(static_cast<int32_t>(i));
 
-  // Part A of the others: one closure per capped DMA side (or land chunk). Skipped when
-  // no check that needs it can be violated any more.
-  done = 0;
-  for (const auto &[key, queries] : closures_) {
-    if (stopped_ || late())
+  // Part A of the others: one closure per capped DMA side (or land chunk), skipped
+  // when no check that needs it can be violated any more. In batches of a fixed size,
+  // each batch's closures on `jobs` threads, then settled in order: the result does not
+  // depend on `jobs`.
+  std::vector<std::pair<std::pair<int32_t, int32_t>, const std::vector<Query> *>> keys;
+  for (const auto &[key, queries] : closures_)
+    keys.push_back({key, &queries});
+  const unsigned jobs = std::max(1u, options_.jobs);
+  std::vector<std::unique_ptr<Closure>> workers;
+  workers.push_back(std::make_unique<Closure>(m_));
+  for (unsigned t = 1; t < jobs; ++t)
+    workers.push_back(std::make_unique<Closure>(m_));
+  constexpr size_t kBatch = 32;
+  for (size_t from = 0; from < keys.size() && !stopped_ && !late(); from += kBatch) {
+    if (!progress(fmt::format("closure {} of {}", from + 1, keys.size())))
       break;
-    if (done++ % 64 == 0 &&
-        !progress(fmt::format("closure {} of {}", done, closures_.size())))
-      break;
-    bool useful = false;
-    for (const Query &q : queries) {
-      const Check &c = checks_[q.check];
-      useful = useful || (c.b && !witnessed_[props_.obligation(c.obligation).property]);
+    std::vector<size_t> todo;
+    for (size_t i = from; i < std::min(keys.size(), from + kBatch); ++i) {
+      bool useful = false;
+      for (const Query &q : *keys[i].second) {
+        const Check &c = checks_[q.check];
+        useful = useful || (c.b && !witnessed_[props_.obligation(c.obligation).property]);
+      }
+      if (useful)
+        todo.push_back(i);
     }
-    if (!useful)
-      continue;
-    const auto &[actor, cap] = key;
-    closure_.reset();
-    const Actors actors{m_.deviceCount(), m_.dmaCount()};
-    if (actor < actors.devices + actors.dmas)
-      closure_.capSends(actor - actors.devices, cap);
-    else
-      closure_.capLands(actor - actors.devices - actors.dmas, cap);
-    closure_.run();
-    ++closuresRun_;
-    for (const Query &q : queries)
-      checks_[q.check].a = answer(m_, closure_.state(), q);
-    for (const Query &q : queries)
-      settle(q.check);
+    std::vector<std::vector<char>> answers(todo.size());
+    auto work = [&](unsigned t) {
+      for (size_t j = t; j < todo.size(); j += jobs)
+        answers[j] = sideClosure(*workers[t], keys[todo[j]].first, *keys[todo[j]].second);
+    };
+    if (jobs > 1 && todo.size() > 1) {
+      std::vector<std::thread> threads;
+      for (unsigned t = 0; t < jobs; ++t)
+        threads.emplace_back(work, t);
+      for (std::thread &thread : threads)
+        thread.join();
+    } else {
+      work(0);
+    }
+    closuresRun_ += static_cast<int64_t>(todo.size());
+    for (size_t j = 0; j < todo.size(); ++j) {
+      const std::vector<Query> &queries = *keys[todo[j]].second;
+      for (size_t q = 0; q < queries.size(); ++q)
+        checks_[queries[q].check].a = answers[j][q] != 0;
+      for (const Query &q : queries)
+        settle(q.check);
+    }
   }
+  for (const std::unique_ptr<Closure> &w : workers)
+    sideWork_ += w->work();
 
   const bool finished = !stopped_ && !late();
   if (!finished && !stopped_) {
@@ -777,7 +907,7 @@ EngineResult Decider::run() {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin_).count();
   result_.stats.push_back({"closures", std::to_string(closuresRun_)});
-  result_.stats.push_back({"steps", std::to_string(closure_.work())});
+  result_.stats.push_back({"steps", std::to_string(closure_.work() + sideWork_)});
   result_.stats.push_back({"checks", std::to_string(checks_.size())});
   result_.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
   return result_;

@@ -51,8 +51,14 @@ public:
   void capLands(model::DmaId k, int32_t chunks);
   /// Record every step taken (schedule()); off by default.
   void record(bool on) { record_ = on; }
+  /// Stop the next run() as soon as device d has run `events` events (and every other
+  /// device watched has reached its mark): a question "does d get that far?" is
+  /// answered yes then, the greatest state being at least the current one. The state
+  /// is then not the greatest one. Cleared by reset().
+  void watch(model::DeviceId d, int32_t events);
   void run();
 
+  const Machine &machine() const { return m_; }
   const ControlState &state() const { return state_; }
   const report::Schedule &schedule() const { return schedule_; }
   /// Steps taken since construction (the work of every run).
@@ -61,6 +67,23 @@ public:
   bool stalled() const;
 
 private:
+  /// A device event as the closure needs it (the variant visited once, up front).
+  struct Op {
+    enum class Kind : uint8_t { Other, Wait, Barrier, Signal, Start };
+    Kind kind = Kind::Other;
+    int32_t a = 0;      ///< Wait: the semaphore; Barrier: the invocation; Signal: the target;
+                        ///< Start: the DMA
+    int32_t b = 0;      ///< Signal: the semaphore
+    int64_t amount = 0; ///< Wait, Signal
+  };
+  /// A DMA as the closure needs it, packed (the model's Dma is large and scattered).
+  struct DmaInfo {
+    int32_t issuer = 0, target = 0;
+    int32_t sendSem = -1, recvSem = 0; ///< sendSem -1: none (a local copy)
+    int32_t start = -1;                ///< its start's pc on the issuer, -1: never
+    int32_t chunks = 1;
+    int32_t units = 0; ///< index of its chunk 0 in units_
+  };
   void push(int32_t actor);
   void advanceDevice(model::DeviceId d);
   void advanceSends(model::DmaId k);
@@ -76,12 +99,20 @@ private:
   std::vector<int32_t> queue_;
   std::vector<bool> queued_;
   std::vector<int32_t> blockedOn_;                    ///< per device: the semaphore it waits for, or -1
-  std::vector<std::vector<int32_t>> barrierAt_;       ///< [device][pc]: invocations whose barrier is there
+  std::vector<std::vector<Op>> ops_;                  ///< [device][pc]
+  std::vector<DmaInfo> dmas_;
+  std::vector<int64_t> units_; ///< chunk units of every DMA, DmaInfo::units on
+  /// [device]: (pc, invocation) of its barriers, by pc; the next one not yet reached
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> barrierAt_;
+  std::vector<size_t> nextBarrier_;
   std::vector<int32_t> arrived_, required_;           ///< per invocation
   std::vector<std::vector<model::DeviceId>> barrierWaiters_; ///< per invocation
   std::vector<int32_t> barrierBlocked_;               ///< per device: invocation, or -1
   std::vector<std::vector<model::DmaId>> linkNext_;   ///< per DMA: DMAs whose link predecessor it is
   bool record_ = false;
+  std::vector<int32_t> watch_; ///< per device: the events it must reach, or -1
+  int32_t unmet_ = 0;          ///< watched devices not there yet
+  bool stop_ = false;
   report::Schedule schedule_;
   int64_t work_ = 0;
 };
