@@ -29,19 +29,21 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
   return "";
 }
 
-/// `--engine auto`: explore within `autoStates` states; if it searched the whole state
-/// space it decided. Otherwise (its budget or memory ran out) z3 decides, with the
-/// time explore left of `--timeout`. The statistics say which engine decided and why
-/// ("explore reached 200000 states, decided by z3"), then that engine's own (explore's
-/// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
-/// engines' numbers.
+/// `--engine auto`: explore within `autoStates` states, on meshes of fewer than
+/// kAutoExploreBelow devices; if it searched the whole state space it decided.
+/// Otherwise (its budget or memory ran out, or the mesh is larger) the closure engine
+/// decides, exactly (docs/closure.md), with the time explore left of `--timeout`. The
+/// statistics say which engine decided and why ("explore reached 200000 states,
+/// decided by closure", "explore skipped at 64 devices, decided by closure"), then
+/// that engine's own (explore's prefixed "explore " when both ran). When the closure
+/// engine is inconclusive too (its time limit), the reason has both engines' numbers.
 ///
 /// Every witness explore finds is kept and passed on as it is found, complete or not:
 /// it is a run that violates its property, and a breadth-first one, the shortest
-/// explore knows; z3's witnesses follow, so a property both found keeps explore's
-/// (semantics::buildVerdict takes the first witness of each property). Each phase
-/// begins with a progress report naming its engine, which the driver uses to name the
-/// engine of the findings it makes.
+/// explore knows; the closure engine's witnesses follow, so a property both found keeps
+/// explore's (semantics::buildVerdict takes the first witness of each property). Each
+/// phase begins with a progress report naming its engine, which the driver uses to name
+/// the engine of the findings it makes.
 semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o,
                                 const semantics::EngineEvents &events) {
   const auto begin = std::chrono::steady_clock::now();
@@ -51,57 +53,64 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
     progress.engine = engine;
     return semantics::reportProgress(none, progress, &events);
   };
-  executor::ExploreOptions exploreOptions;
-  exploreOptions.maxStates = o.autoStates;
-  exploreOptions.events = &events;
-  if (!phase("explore"))
-    return none;
-  semantics::EngineResult explored = executor::explore(machine, exploreOptions);
-  if (explored.complete || explored.reason == semantics::kStoppedReason) {
-    explored.decidedBy = "explore";
-    if (explored.complete)
-      explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
-    return explored;
+  semantics::EngineResult explored;
+  std::pair<std::string, std::string> why{
+      "explore skipped at", fmt::format("{} devices", machine.deviceCount())};
+  const bool exploring = machine.deviceCount() < kAutoExploreBelow;
+  if (exploring) {
+    executor::ExploreOptions exploreOptions;
+    exploreOptions.maxStates = o.autoStates;
+    exploreOptions.events = &events;
+    if (!phase("explore"))
+      return none;
+    explored = executor::explore(machine, exploreOptions);
+    if (explored.complete || explored.reason == semantics::kStoppedReason) {
+      explored.decidedBy = "explore";
+      if (explored.complete)
+        explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
+      return explored;
+    }
+    const std::string states = statistic(explored, "states");
+    const bool budget = !statistic(explored, "budget").empty();
+    why = budget && !states.empty()
+              ? std::pair<std::string, std::string>{"explore reached", states + " states"}
+              : std::pair<std::string, std::string>{"explore stopped", explored.reason};
   }
-  const std::string states = statistic(explored, "states");
-  const bool budget = !statistic(explored, "budget").empty();
-  std::pair<std::string, std::string> why =
-      budget && !states.empty()
-          ? std::pair<std::string, std::string>{"explore reached", states + " states"}
-          : std::pair<std::string, std::string>{"explore stopped", explored.reason};
 
-  smt::SmtOptions smtOptions;
+  semantics::ClosureOptions closureOptions;
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  smtOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
-  smtOptions.memoryMb = o.memoryMb;
-  smtOptions.events = &events;
-  if (!phase("z3"))
+  closureOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
+  closureOptions.jobs = o.engineJobs;
+  closureOptions.events = &events;
+  if (!phase("closure"))
     return none;
-  semantics::EngineResult solved = smt::checkWithZ3(machine, smtOptions);
+  semantics::EngineResult decided = semantics::decideByClosure(machine, closureOptions);
 
   semantics::EngineResult result;
-  result.complete = solved.complete;
+  result.complete = decided.complete;
   result.witnesses = std::move(explored.witnesses);
-  result.witnesses.insert(result.witnesses.end(), solved.witnesses.begin(), solved.witnesses.end());
-  result.queries = std::move(solved.queries);
-  result.semaphoreForms = std::move(solved.semaphoreForms);
-  result.decidedBy = "z3";
+  result.witnesses.insert(result.witnesses.end(), decided.witnesses.begin(),
+                          decided.witnesses.end());
+  result.decidedBy = "closure";
   result.stats.push_back(why);
   // Stopped at its first finding (--stop-at-first): explore found none before its
-  // budget (it would have stopped the run), so the finding is z3's.
-  const bool stopped = solved.reason == semantics::kStoppedReason;
-  result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
-                         : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
-                                   : std::pair<std::string, std::string>{"z3", "inconclusive"});
+  // budget (it would have stopped the run), so the finding is the closure engine's.
+  const bool stopped = decided.reason == semantics::kStoppedReason;
+  result.stats.push_back(decided.complete
+                             ? std::pair<std::string, std::string>{"decided by", "closure"}
+                         : stopped ? std::pair<std::string, std::string>{"closure", "stopped"}
+                                   : std::pair<std::string, std::string>{"closure", "inconclusive"});
   for (const auto &[key, value] : explored.stats)
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
-  result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
+  result.stats.insert(result.stats.end(), decided.stats.begin(), decided.stats.end());
   if (stopped)
-    result.reason = solved.reason;
-  else if (!solved.complete)
-    result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
+    result.reason = decided.reason;
+  else if (!decided.complete)
+    result.reason = exploring ? fmt::format("explore: {}; closure: {}", explored.reason,
+                                            decided.reason)
+                              : decided.reason;
   return result;
 }
 
@@ -146,7 +155,8 @@ std::vector<Engine> &table() {
          return semantics::decideByClosure(machine, options);
        }},
       {"auto",
-       "explore within a small state budget, then z3 if explore cannot finish (the default)",
+       "explore within a small state budget, then the closure engine if explore cannot "
+       "finish (the default)",
        runAuto, /*breadthFirst=*/true},
   };
   return engines;

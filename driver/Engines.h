@@ -14,6 +14,11 @@
 
 namespace dkv::driver {
 
+/// `--engine auto` runs explore first on meshes of fewer devices than this; on larger
+/// ones explore cannot search the state space within its budget, and the closure engine
+/// decides at once.
+inline constexpr int32_t kAutoExploreBelow = 16;
+
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
   std::string engine = "auto";    ///< a registered engine's name
@@ -62,10 +67,11 @@ struct Engine {
   bool breadthFirst = false;
 };
 
-/// Every registered engine, in registration order (explore, spin, z3, auto, then any
-/// added). `auto` (the default) runs explore with the budget `autoStates` and, when
-/// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
-/// auto"); its verdict's statistics say which engine decided and why.
+/// Every registered engine, in registration order (explore, spin, z3, closure, auto,
+/// then any added). `auto` (the default) runs explore with the budget `autoStates`
+/// and, when explore stops before the end of the state space (or on a mesh of
+/// kAutoExploreBelow devices or more), the closure engine (docs/closure.md); its
+/// verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.
