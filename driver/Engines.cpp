@@ -54,12 +54,13 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
     return semantics::reportProgress(none, progress, &events);
   };
   semantics::EngineResult explored;
-  std::pair<std::string, std::string> why{
-      "explore skipped at", fmt::format("{} devices", machine.deviceCount())};
+  std::pair<std::string, std::string> why{"explore skipped at",
+                                          fmt::format("{} devices", machine.deviceCount())};
   const bool exploring = machine.deviceCount() < kAutoExploreBelow;
   if (exploring) {
     executor::ExploreOptions exploreOptions;
     exploreOptions.maxStates = o.autoStates;
+    exploreOptions.maxStateBytes = kAutoExploreBytes;
     exploreOptions.events = &events;
     if (!phase("explore"))
       return none;
@@ -97,10 +98,10 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   // Stopped at its first finding (--stop-at-first): explore found none before its
   // budget (it would have stopped the run), so the finding is the closure engine's.
   const bool stopped = decided.reason == semantics::kStoppedReason;
-  result.stats.push_back(decided.complete
-                             ? std::pair<std::string, std::string>{"decided by", "closure"}
-                         : stopped ? std::pair<std::string, std::string>{"closure", "stopped"}
-                                   : std::pair<std::string, std::string>{"closure", "inconclusive"});
+  result.stats.push_back(
+      decided.complete ? std::pair<std::string, std::string>{"decided by", "closure"}
+      : stopped        ? std::pair<std::string, std::string>{"closure", "stopped"}
+                       : std::pair<std::string, std::string>{"closure", "inconclusive"});
   for (const auto &[key, value] : explored.stats)
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
@@ -108,9 +109,9 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   if (stopped)
     result.reason = decided.reason;
   else if (!decided.complete)
-    result.reason = exploring ? fmt::format("explore: {}; closure: {}", explored.reason,
-                                            decided.reason)
-                              : decided.reason;
+    result.reason = exploring
+                        ? fmt::format("explore: {}; closure: {}", explored.reason, decided.reason)
+                        : decided.reason;
   return result;
 }
 

@@ -18,6 +18,10 @@ namespace dkv::driver {
 /// ones explore cannot search the state space within its budget, and the closure engine
 /// decides at once.
 inline constexpr int32_t kAutoExploreBelow = 16;
+/// ... and within at most this many bytes of states as well as `autoStates` states: an
+/// instance whose states are large (many devices and DMAs) is searched slowly, and
+/// every example explore decides fits (docs/performance.md "--engine auto").
+inline constexpr uint64_t kAutoExploreBytes = uint64_t{16} << 20;
 
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
@@ -30,16 +34,16 @@ struct CheckOptions {
   /// states finds a shortest schedule of the properties it reaches, which stands in for
   /// the engine's own when it is not longer (0: off; docs/model.md "Short witnesses")
   uint64_t shortestStates = 100'000;
-  double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
-  int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
-  bool confirm = true;                 ///< replay witnesses in the executor
-  std::string keepDir;                 ///< spin: keep the work directory here
-  bool timing = false;                 ///< print time statistics (not byte-identical)
-  bool explain = false;                ///< --explain: the pattern and usual fix of each finding
-  std::string color = "auto";          ///< --color auto|always|never (text report only)
-  std::string format = "text";         ///< text | json | sarif
-  std::string output;                  ///< -o: write the report here (empty: standard output)
-  unsigned jobs = 1;                   ///< -j: instances checked in parallel
+  double timeoutSeconds = 600; ///< spin's and z3's time limit (auto: z3's)
+  int64_t memoryMb = 4096;     ///< pan's and z3's memory limit
+  bool confirm = true;         ///< replay witnesses in the executor
+  std::string keepDir;         ///< spin: keep the work directory here
+  bool timing = false;         ///< print time statistics (not byte-identical)
+  bool explain = false;        ///< --explain: the pattern and usual fix of each finding
+  std::string color = "auto";  ///< --color auto|always|never (text report only)
+  std::string format = "text"; ///< text | json | sarif
+  std::string output;          ///< -o: write the report here (empty: standard output)
+  unsigned jobs = 1;           ///< -j: instances checked in parallel
   /// Threads inside one instance (the closure engine's independent closures): -j when
   /// one instance is checked, else 1 (the instances run in parallel instead).
   unsigned engineJobs = 1;

@@ -222,9 +222,9 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       err << "  " << p << "\n";
     return support::kExitInternal;
   }
-  const bool symmetry =
-      options.symmetry == InstanceOptions::Symmetry::On ||
-      (options.symmetry == InstanceOptions::Symmetry::Auto && program->deviceCount() >= kSymmetryFrom);
+  const bool symmetry = options.symmetry == InstanceOptions::Symmetry::On ||
+                        (options.symmetry == InstanceOptions::Symmetry::Auto &&
+                         program->deviceCount() >= kSymmetryFrom);
   out.instance = std::make_unique<semantics::Instance>(std::move(*program), symmetry);
   return support::kExitOk;
 }

@@ -19,6 +19,10 @@ namespace dkv::executor {
 /// `dkv check --engine explore`.
 struct ExploreOptions {
   uint64_t maxStates = 2'000'000; ///< visited-state budget; at it: inconclusive
+  /// With a value: the budget is also at most this many bytes of states (the states of
+  /// an instance with many devices and DMAs are large, and slow to search: `--engine
+  /// auto` spends its explore phase only where a search can finish). 0: none.
+  uint64_t maxStateBytes = 0;
   /// Partial-order reduction (docs/executor.md); off only to measure it.
   bool reduction = true;
   /// With `reduction`: also the rules for local copies (docs/executor.md, "Local

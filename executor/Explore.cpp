@@ -241,8 +241,12 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   auto begin = std::chrono::steady_clock::now();
   Codec codec(machine);
   StateTable table(codec.size());
-  const uint64_t budget =
-      std::clamp<uint64_t>(options.maxStates, 1, static_cast<uint64_t>(0xfffffff0u));
+
+  // The state budget, and with maxStateBytes the states that fit in that many bytes.
+  uint64_t states = options.maxStates;
+  if (options.maxStateBytes > 0)
+    states = std::min<uint64_t>(states, options.maxStateBytes / codec.size());
+  const uint64_t budget = std::clamp<uint64_t>(states, 1, static_cast<uint64_t>(0xfffffff0u));
 
   std::vector<uint8_t> buffer(codec.size());
   ControlState s = machine.initialState();

@@ -380,8 +380,7 @@ std::vector<int64_t> regionElements(const Buffer &buffer, const Region &region) 
   return out;
 }
 
-Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace,
-                     bool raceClocks)
+Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace, bool raceClocks)
     : machine_(machine), program_(machine.program()), recordTrace_(recordTrace),
       clocks_(raceClocks), state_(machine.initialState()) {
   const int32_t n = machine.deviceCount();

@@ -79,8 +79,7 @@ int32_t Actors::of(const ScheduleStep &step) const {
 }
 
 Closure::Closure(const Machine &machine)
-    : m_(machine), program_(machine.program()),
-      actors_{machine.deviceCount(), machine.dmaCount()} {
+    : m_(machine), program_(machine.program()), actors_{machine.deviceCount(), machine.dmaCount()} {
   const int32_t n = m_.deviceCount();
   const std::vector<std::vector<int32_t>> &barrierPc = m_.properties().barrierPcs();
   const size_t invocations = barrierPc.empty() ? 0 : barrierPc[0].size();
@@ -513,8 +512,7 @@ bool answer(const Machine &m, const ControlState &s, const Query &q) {
 class Decider {
 public:
   Decider(const Machine &m, const ClosureOptions &options)
-      : m_(m), props_(m.properties()), options_(options), closure_(m),
-        begin_(Clock::now()),
+      : m_(m), props_(m.properties()), options_(options), closure_(m), begin_(Clock::now()),
         deadline_(begin_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(options.timeoutSeconds))) {}
 
@@ -591,8 +589,7 @@ bool Decider::starved(DeviceId d, int32_t pc, SemId sem, int64_t missing) {
 
 void Decider::plan() {
   const Actors actors{m_.deviceCount(), m_.dmaCount()};
-  for (ObligationIndex o = 0; o < static_cast<ObligationIndex>(props_.obligations().size());
-       ++o) {
+  for (ObligationIndex o = 0; o < static_cast<ObligationIndex>(props_.obligations().size()); ++o) {
     // Under a symmetry, a rotation of every obligation is checked on a representative.
     if (!props_.represented(o))
       continue;
@@ -730,8 +727,7 @@ void Decider::witness(int32_t check) {
       const int32_t index = count[actor]++;
       bool adds = false;
       if (step.kind == ScheduleStep::Kind::Device) {
-        const auto *sig =
-            std::get_if<Signal>(&m_.program().processes[step.id].events[index].kind);
+        const auto *sig = std::get_if<Signal>(&m_.program().processes[step.id].events[index].kind);
         adds = sig && sig->target == ob.device && sig->sem == ob.sem && sig->amount > 0;
       } else {
         const Dma &dma = m_.program().dmas[step.id];
@@ -899,11 +895,11 @@ EngineResult Decider::run() {
   const bool finished = !stopped_ && !late();
   if (!finished && !stopped_) {
     result_.complete = false;
-    result_.reason = fmt::format("time limit of {:g} s reached with {} of {} properties "
-                                 "decided",
-                                 options_.timeoutSeconds,
-                                 std::count(witnessed_.begin(), witnessed_.end(), true),
-                                 propertyCount);
+    result_.reason =
+        fmt::format("time limit of {:g} s reached with {} of {} properties "
+                    "decided",
+                    options_.timeoutSeconds, std::count(witnessed_.begin(), witnessed_.end(), true),
+                    propertyCount);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin_).count();
   result_.stats.push_back({"closures", std::to_string(closuresRun_)});

@@ -98,17 +98,17 @@ private:
   std::vector<int32_t> cap_; ///< per actor
   std::vector<int32_t> queue_;
   std::vector<bool> queued_;
-  std::vector<int32_t> blockedOn_;                    ///< per device: the semaphore it waits for, or -1
-  std::vector<std::vector<Op>> ops_;                  ///< [device][pc]
+  std::vector<int32_t> blockedOn_;   ///< per device: the semaphore it waits for, or -1
+  std::vector<std::vector<Op>> ops_; ///< [device][pc]
   std::vector<DmaInfo> dmas_;
   std::vector<int64_t> units_; ///< chunk units of every DMA, DmaInfo::units on
   /// [device]: (pc, invocation) of its barriers, by pc; the next one not yet reached
   std::vector<std::vector<std::pair<int32_t, int32_t>>> barrierAt_;
   std::vector<size_t> nextBarrier_;
-  std::vector<int32_t> arrived_, required_;           ///< per invocation
+  std::vector<int32_t> arrived_, required_;                  ///< per invocation
   std::vector<std::vector<model::DeviceId>> barrierWaiters_; ///< per invocation
-  std::vector<int32_t> barrierBlocked_;               ///< per device: invocation, or -1
-  std::vector<std::vector<model::DmaId>> linkNext_;   ///< per DMA: DMAs whose link predecessor it is
+  std::vector<int32_t> barrierBlocked_;                      ///< per device: invocation, or -1
+  std::vector<std::vector<model::DmaId>> linkNext_; ///< per DMA: DMAs whose link predecessor it is
   bool record_ = false;
   std::vector<int32_t> watch_; ///< per device: the events it must reach, or -1
   int32_t unmet_ = 0;          ///< watched devices not there yet

@@ -10,8 +10,8 @@
 #include "semantics/Properties.h"
 
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -236,8 +236,7 @@ public:
   /// (findSymmetry) and, if there are any, reduce the race obligations by them
   /// (Properties).
   explicit Instance(model::Program program, bool symmetry = false)
-      : program_(std::move(program)),
-        symmetry_(symmetry ? findSymmetry(program_) : std::nullopt),
+      : program_(std::move(program)), symmetry_(symmetry ? findSymmetry(program_) : std::nullopt),
         properties_(program_, symmetry_ ? &*symmetry_ : nullptr), machine_(program_, properties_) {}
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;

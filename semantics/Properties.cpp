@@ -377,11 +377,10 @@ void Properties::collectRaces() {
                   : fmt::format("{} started here; it reads its source until its last chunk "
                                 "is sent",
                                 other.local ? "the local copy" : "the dma");
-          ObligationIndex index =
-              add(o, key, FindingKind::Race,
-                  {{mineMoves ? mineGeneral : mine, mineGeneral},
-                   {theirsMove ? theirsGeneral : theirsText, theirsGeneral}},
-                  kRace, {e.loc, label}, {{other.loc, otherLabel}});
+          ObligationIndex index = add(o, key, FindingKind::Race,
+                                      {{mineMoves ? mineGeneral : mine, mineGeneral},
+                                       {theirsMove ? theirsGeneral : theirsText, theirsGeneral}},
+                                      kRace, {e.loc, label}, {{other.loc, otherLabel}});
           atEvent_[d][pc].push_back(index);
           racesAgainst_[k].push_back(index);
         }

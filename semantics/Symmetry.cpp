@@ -71,8 +71,12 @@ public:
       return false;
     return std::visit(
         support::Overloaded{
-            [&](const KernelEnter &x) { return x.invocation == std::get<KernelEnter>(b.kind).invocation; },
-            [&](const KernelExit &x) { return x.invocation == std::get<KernelExit>(b.kind).invocation; },
+            [&](const KernelEnter &x) {
+              return x.invocation == std::get<KernelEnter>(b.kind).invocation;
+            },
+            [&](const KernelExit &x) {
+              return x.invocation == std::get<KernelExit>(b.kind).invocation;
+            },
             [&](const DeviceBarrier &x) {
               return x.invocation == std::get<DeviceBarrier>(b.kind).invocation;
             },
@@ -165,8 +169,8 @@ std::optional<Rotation> rotationAlong(const Program &p, int32_t axis) {
 std::optional<Region> Rotation::apply(const Region &region) const {
   Region out = region;
   for (size_t i = 0; i < out.ranges.size() && i < shift[region.buffer].size(); ++i) {
-    std::optional<Range> r = shifted(region.ranges[i], size[region.buffer][i],
-                                     shift[region.buffer][i]);
+    std::optional<Range> r =
+        shifted(region.ranges[i], size[region.buffer][i], shift[region.buffer][i]);
     if (!r)
       return std::nullopt;
     out.ranges[i] = *r;

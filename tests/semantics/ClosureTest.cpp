@@ -2,8 +2,8 @@
 // rotation symmetry (semantics/Symmetry.h): the lemmas the engine rests on, checked on
 // runs; the engine's answers against the exhaustive search; the symmetry reduction's
 // property list against the full one.
-#include "executor/Executor.h"
 #include "semantics/Closure.h"
+#include "executor/Executor.h"
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
 #include "semantics/Symmetry.h"
@@ -136,12 +136,18 @@ TEST(Closure, DecidesAsExploreDoes) {
     model::DmaOrder order = model::DmaOrder::Any;
   };
   const Case cases[] = {
-      {"right_permute.dk", 3},         {"right_permute_no_wait.dk", 3},
-      {"right_permute_no_sender.dk", 3}, {"right_permute_two_senders.dk", 3},
-      {"all_gather_shared_sem.dk", 3}, {"all_reduce_no_capacity.dk", 3},
-      {"reduce_scatter_no_cleanup.dk", 3}, {"scoped_slot_reuse.dk", 3},
-      {"zero_dst_race.dk", 3},         {"wait_never_signalled.dk", 3},
-      {"table_wrong_total.dk", 3, 2},  {"tests/executor/observer_rules.dk", 3, 2},
+      {"right_permute.dk", 3},
+      {"right_permute_no_wait.dk", 3},
+      {"right_permute_no_sender.dk", 3},
+      {"right_permute_two_senders.dk", 3},
+      {"all_gather_shared_sem.dk", 3},
+      {"all_reduce_no_capacity.dk", 3},
+      {"reduce_scatter_no_cleanup.dk", 3},
+      {"scoped_slot_reuse.dk", 3},
+      {"zero_dst_race.dk", 3},
+      {"wait_never_signalled.dk", 3},
+      {"table_wrong_total.dk", 3, 2},
+      {"tests/executor/observer_rules.dk", 3, 2},
       {"tests/semantics/link_order.dk", 2, 2, model::DmaOrder::Link},
       {"tensorcore_swap_no_barrier.dk", 1},
   };
@@ -173,8 +179,7 @@ TEST(Closure, DecidesAsExploreDoes) {
 }
 
 TEST(Closure, ResultDoesNotDependOnThreads) {
-  std::optional<model::Program> p =
-      executor::testing::lowerExample("all_reduce_no_capacity.dk", 8);
+  std::optional<model::Program> p = executor::testing::lowerExample("all_reduce_no_capacity.dk", 8);
   ASSERT_TRUE(p);
   Instance instance(std::move(*p));
   ClosureOptions one, two;
