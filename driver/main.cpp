@@ -1,5 +1,6 @@
 // The `dkv` command: options, subcommands and exit codes.
 #include "driver/Commands.h"
+#include "driver/Parametric.h"
 #include "driver/Pipeline.h"
 #include "driver/PythonCommand.h"
 #include "frontend/Sema.h"
@@ -7,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +49,8 @@ void installFatalHandlers() {
 }
 
 CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions,
-                                std::vector<std::string> *paths = nullptr) {
+                                std::vector<std::string> *paths = nullptr,
+                                std::string *everyN = nullptr) {
   if (paths)
     cmd->add_option("paths", *paths,
                     "kernel files (.dk, .py) and directories (every *.dk under them, and every "
@@ -55,8 +58,27 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
         ->required();
   else
     cmd->add_option("file", o.file, "kernel file (.dk)")->required();
-  auto *devices = cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
-                      ->check(CLI::Range(1, 4096));
+  CLI::Option *devices =
+      everyN
+          // `dkv check`: a count, or A.. for every count from A on (docs/parametric.md).
+          ? cmd->add_option("--devices", *everyN,
+                            "size of the (one-axis) mesh; A.. (e.g. 2..): every size from A on, "
+                            "where the argument of docs/parametric.md holds")
+                ->check(CLI::Validator(
+                    [](std::string &text) {
+                      int64_t n = 0;
+                      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+                      if (ec == std::errc() && ptr == text.data() + text.size() && n >= 1 &&
+                          n <= 4096)
+                        return std::string();
+                      return driver::parseEveryN(text)
+                                 ? std::string()
+                                 : std::string("expected a count from 1 to 4096, or A.. (every "
+                                               "count from A on)");
+                    },
+                    "N|A.."))
+          : cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh")
+                ->check(CLI::Range(1, 4096));
   cmd->add_option("--mesh", o.mesh, "sizes of the mesh axes: AXIS=SIZE,... (e.g. x=2,y=4)")
       ->excludes(devices)
       ->check(CLI::Validator(
@@ -152,7 +174,9 @@ int realMain(int argc, char **argv) {
   CLI::App *checkCmd =
       app.add_subcommand("check", "verify kernels (files, directories: every *.dk) with an engine");
   std::vector<std::string> checkPaths;
-  CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
+  std::string checkDevicesText;
+  CLI::Option *checkDevices =
+      addInstanceOptions(checkCmd, instance, true, &checkPaths, &checkDevicesText);
   driver::addCheckOptions(checkCmd, check);
   addSymmetryOption(checkCmd, instance);
   checkCmd
@@ -203,8 +227,19 @@ int realMain(int argc, char **argv) {
     return driver::modelCommand(instance, std::cout, std::cerr);
   if (runCmd->parsed())
     return driver::runCommand(instance, run, std::cout, std::cerr);
-  if (checkCmd->parsed())
+  if (checkCmd->parsed()) {
+    if (std::optional<int64_t> first = driver::parseEveryN(checkDevicesText)) {
+      if (checkPaths.size() != 1) {
+        std::cerr << "dkv: error: --devices " << checkDevicesText << " checks one file\n";
+        return support::kExitUsage;
+      }
+      instance.file = checkPaths[0];
+      return driver::checkEveryN(instance, *first, check, std::cout, std::cerr);
+    }
+    if (!checkDevicesText.empty())
+      instance.devices = std::stoll(checkDevicesText);
     return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
+  }
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())

@@ -57,6 +57,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -155,6 +156,49 @@ void Closure::reset() {
   schedule_.clear();
   for (DeviceId d = 0; d < n; ++d)
     push(actors_.device(d));
+}
+
+void Closure::assumeDone(DeviceId d) {
+  const size_t semCount = static_cast<size_t>(m_.semCount());
+  for (const Op &op : ops_[d]) {
+    switch (op.kind) {
+    case Op::Kind::Wait:
+      state_.sem[d * semCount + op.a] -= op.amount;
+      break;
+    case Op::Kind::Signal:
+      state_.sem[op.a * semCount + op.b] += op.amount;
+      added(op.a, op.b);
+      break;
+    case Op::Kind::Start: {
+      const DmaId k = op.a;
+      const DmaInfo &dma = dmas_[k];
+      for (int32_t c = 0; c < dma.chunks; ++c) {
+        if (dma.sendSem >= 0) {
+          state_.sem[dma.issuer * semCount + dma.sendSem] += units_[dma.units + c];
+          added(dma.issuer, dma.sendSem);
+        }
+        state_.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + c];
+        added(dma.target, dma.recvSem);
+      }
+      state_.sent[k] = state_.landed[k] = dma.chunks;
+      for (DmaId j : linkNext_[k])
+        push(actors_.land(j));
+      break;
+    }
+    case Op::Kind::Barrier:
+    case Op::Kind::Other:
+      break;
+    }
+  }
+  state_.pc[d] = static_cast<int32_t>(ops_[d].size());
+  for (; nextBarrier_[d] < barrierAt_[d].size(); ++nextBarrier_[d]) {
+    const int32_t inv = barrierAt_[d][nextBarrier_[d]].second;
+    if (++arrived_[inv] == required_[inv]) {
+      for (DeviceId w : barrierWaiters_[inv])
+        push(actors_.device(w));
+      barrierWaiters_[inv].clear();
+    }
+  }
 }
 
 void Closure::push(int32_t actor) {
@@ -509,14 +553,41 @@ bool answer(const Machine &m, const ControlState &s, const Query &q) {
   return false;
 }
 
+/// What every closure starts from in the window argument (decideWindow): the devices
+/// outside the window held at their first events, or complete. Empty: the instance as
+/// it is (the closure engine).
+struct Outside {
+  enum class Kind { None, Held, Done };
+  Kind kind = Kind::None;
+  std::vector<bool> inside;
+  std::vector<int32_t> hold;
+
+  void prepare(Closure &closure) const {
+    if (kind == Kind::None)
+      return;
+    for (DeviceId d = 0; d < static_cast<DeviceId>(inside.size()); ++d)
+      if (!inside[d]) {
+        if (kind == Kind::Held)
+          closure.capDevice(d, hold[d]);
+        else
+          closure.assumeDone(d);
+      }
+  }
+};
+
 class Decider {
 public:
-  Decider(const Machine &m, const ClosureOptions &options)
-      : m_(m), props_(m.properties()), options_(options), closure_(m), begin_(Clock::now()),
+  Decider(const Machine &m, const ClosureOptions &options, Outside outside = {})
+      : m_(m), props_(m.properties()), options_(options), outside_(std::move(outside)), closure_(m),
+        begin_(Clock::now()),
         deadline_(begin_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(options.timeoutSeconds))) {}
 
   EngineResult run();
+  /// After run() (window argument): the checks with their parts, and device 0's events
+  /// run in the greatest state.
+  const std::vector<Check> &checks() const { return checks_; }
+  int32_t deviceZeroAtEnd() const { return deviceZeroAtEnd_; }
 
 private:
   void plan();
@@ -531,6 +602,8 @@ private:
   const Machine &m_;
   const Properties &props_;
   const ClosureOptions &options_;
+  const Outside outside_;
+  int32_t deviceZeroAtEnd_ = 0;
   Closure closure_;
   Clock::time_point begin_, deadline_;
   EngineResult result_;
@@ -547,10 +620,11 @@ private:
 /// Part A of the checks of one capped DMA side (or land chunk), each "device `who`
 /// gets at least to `value`": the closure stops as soon as every such device is there.
 std::vector<char> sideClosure(Closure &closure, std::pair<int32_t, int32_t> key,
-                              const std::vector<Query> &queries) {
+                              const std::vector<Query> &queries, const Outside &outside) {
   const Machine &m = closure.machine();
   const Actors actors{m.deviceCount(), m.dmaCount()};
   closure.reset();
+  outside.prepare(closure);
   const auto &[actor, cap] = key;
   if (actor < actors.devices + actors.dmas)
     closure.capSends(actor - actors.devices, cap);
@@ -677,7 +751,9 @@ bool Decider::progress(const std::string &phase) {
 
 void Decider::settle(int32_t check) {
   const Check &c = checks_[check];
-  if (c.a && c.b && !stopped_ && !witnessed_[props_.obligation(c.obligation).property])
+  // The window argument makes no witness (its closures are not runs of the instance).
+  if (c.a && c.b && !stopped_ && outside_.kind == Outside::Kind::None &&
+      !witnessed_[props_.obligation(c.obligation).property])
     witness(check);
 }
 
@@ -793,12 +869,14 @@ EngineResult Decider::run() {
 
   // Deadlocks: the greatest state (no caps).
   closure_.reset();
-  closure_.record(true);
+  outside_.prepare(closure_);
+  closure_.record(outside_.kind == Outside::Kind::None);
   closure_.run();
   ++closuresRun_;
   closure_.record(false);
-  DKV_INVARIANT(closure_.stalled(), "a greedy closure ends with no enabled step");
-  {
+  deviceZeroAtEnd_ = closure_.state().pc[0];
+  if (outside_.kind == Outside::Kind::None) {
+    DKV_INVARIANT(closure_.stalled(), "a greedy closure ends with no enabled step");
     std::vector<ObligationIndex> stuck;
     m_.stuck(closure_.state(), stuck);
     for (ObligationIndex o : stuck) {
@@ -824,6 +902,7 @@ EngineResult Decider::run() {
     std::stable_sort(queries.begin(), queries.end(),
                      [](const auto &x, const auto &y) { return x.first < y.first; });
     closure_.reset();
+    outside_.prepare(closure_);
     ++closuresRun_;
     for (size_t i = 0; i < queries.size();) {
       const int32_t cap = queries[i].first;
@@ -869,7 +948,7 @@ EngineResult Decider::run() {
     std::vector<std::vector<char>> answers(todo.size());
     auto work = [&](unsigned t) {
       for (size_t j = t; j < todo.size(); j += jobs)
-        answers[j] = sideClosure(*workers[t], keys[todo[j]].first, *keys[todo[j]].second);
+        answers[j] = sideClosure(*workers[t], keys[todo[j]].first, *keys[todo[j]].second, outside_);
     };
     if (jobs > 1 && todo.size() > 1) {
       std::vector<std::thread> threads;
@@ -910,6 +989,50 @@ EngineResult Decider::run() {
 }
 
 } // namespace
+
+WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &inside,
+                            const std::vector<int32_t> &hold) {
+  const Properties &props = machine.properties();
+  DKV_INVARIANT(props.symmetry() != nullptr, "the window argument decides device 0's checks");
+  ClosureOptions options;
+  Decider lower(machine, options, {Outside::Kind::Held, inside, hold});
+  lower.run();
+  Decider upper(machine, options, {Outside::Kind::Done, inside, hold});
+  upper.run();
+  const std::vector<Check> &l = lower.checks(), &u = upper.checks();
+  DKV_INVARIANT(l.size() == u.size(), "both bounds plan the same checks");
+  WindowDecision out;
+  out.checks = static_cast<int64_t>(l.size());
+  std::set<PropertyIndex> violated;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const Obligation &ob = props.obligation(l[i].obligation);
+    if (l[i].a && l[i].b) {
+      violated.insert(ob.property);
+    } else if (u[i].a && u[i].b && out.decided) {
+      out.decided = false;
+      out.undecided = fmt::format("{} ({}): {}", props.property(ob.property).id,
+                                  props.obligationText(l[i].obligation),
+                                  !l[i].b ? "whether the other side can be under way there"
+                                          : "whether the device gets there first");
+    }
+  }
+  // Deadlock: device 0 (every device is its rotation) in the greatest state.
+  const int32_t end = machine.eventCount(0);
+  if (lower.deviceZeroAtEnd() < end) {
+    if (upper.deviceZeroAtEnd() < end && upper.deviceZeroAtEnd() == lower.deviceZeroAtEnd()) {
+      const ObligationIndex o = props.stuckAt(0, lower.deviceZeroAtEnd());
+      DKV_INVARIANT(o >= 0, "a device that stops is at a wait or a barrier");
+      violated.insert(props.obligation(o).property);
+    } else if (out.decided) {
+      out.decided = false;
+      out.undecided = fmt::format("whether device 0 finishes (it gets to event {} with the "
+                                  "devices outside held, to {} with them complete)",
+                                  lower.deviceZeroAtEnd(), upper.deviceZeroAtEnd());
+    }
+  }
+  out.violated.assign(violated.begin(), violated.end());
+  return out;
+}
 
 EngineResult decideByClosure(const Machine &machine, const ClosureOptions &options) {
   try {

@@ -49,6 +49,11 @@ public:
   void capDevice(model::DeviceId d, int32_t events);
   void capSends(model::DmaId k, int32_t chunks);
   void capLands(model::DmaId k, int32_t chunks);
+  /// Device d and the DMAs it issues are complete from the start: every event of d has
+  /// run and every chunk of its DMAs has been sent and has landed, their units added
+  /// (not a reachable state: the over-approximation of the window argument,
+  /// docs/parametric.md). Right after reset().
+  void assumeDone(model::DeviceId d);
   /// Record every step taken (schedule()); off by default.
   void record(bool on) { record_ = on; }
   /// Stop the next run() as soon as device d has run `events` events (and every other
@@ -138,6 +143,23 @@ struct ClosureOptions {
   /// Streaming, progress and early stop; may be null.
   const EngineEvents *events = nullptr;
 };
+
+/// The window argument (docs/parametric.md) on one instance: the checks of the
+/// representative device 0 (the instance must be reduced by a rotation symmetry),
+/// decided twice, once with every device outside `inside` held at its first `hold`
+/// events (an under-approximation: a cap set of the instance itself) and once with those
+/// devices complete from the start (an over-approximation, Closure::assumeDone). A
+/// check is violated when both its parts hold under the first, not violated when one
+/// fails under the second; otherwise undecided. Deadlock: device 0 finishes under the
+/// first (none) or not under the second (one).
+struct WindowDecision {
+  bool decided = true;
+  std::vector<PropertyIndex> violated; ///< by property index, each once
+  std::string undecided;               ///< the first undecided check, when not decided
+  int64_t checks = 0;                  ///< checks of device 0 decided
+};
+WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &inside,
+                            const std::vector<int32_t> &hold);
 
 /// `dkv check --engine closure`: decides every obligation of the machine's properties
 /// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest

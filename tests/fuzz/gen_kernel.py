@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random small dkv kernel generator for differential testing of the engines.
 
-    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring]
+    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring] [--uniform]
 
 Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
 unless --devices is given). The kernel uses a few small scratch buffers, regular and
@@ -24,6 +24,8 @@ self-describing. With --cores the kernel runs on the N TensorCores of one device
 (`on_cores`), so that the cores' DMAs meet in the HBM they share. With --ring it is
 rotation-symmetric (neighbours only, no condition on the device, one table width), on
 N = 3 or 4 devices: the kernels the symmetry reduction applies to (docs/closure.md).
+With --uniform also no condition on N and no table: kernels of the fragment of
+docs/parametric.md, for the window argument's campaign.
 Python 3 standard library only.
 """
 import argparse
@@ -32,10 +34,11 @@ import sys
 
 
 class Gen:
-    def __init__(self, seed, devices=None, ring=False):
+    def __init__(self, seed, devices=None, ring=False, uniform=False):
         self.R = random.Random(seed)
         self.seed = seed
-        self.ring = ring
+        self.ring = ring or uniform
+        self.uniform = uniform
         self.N = devices if devices else self.R.choice([2, 3])
         self.coll = self.R.random() < 0.35
         self.counter = 0
@@ -132,6 +135,8 @@ class Gen:
 
     def cond(self):
         N = self.N
+        if self.uniform:  # the same on every device and for every N
+            return self.pick(["1 == 1", "0 == 1", "2 > 1"])
         if self.ring:  # the same on every device
             return self.pick(["N > 2", "N == 2", "N > 1", "N % 2 == 0"])
         return self.pick(["me == 0", "me == 1", "me != 0", "me < N - 1",
@@ -142,6 +147,8 @@ class Gen:
     # `later` (descriptor waits) is placed after some more statements of the same block.
 
     def width_shape(self, shape):
+        if self.uniform:  # no table: the fragment of docs/parametric.md has none
+            return shape
         return "w" if self.Z.random() < 0.2 else shape
 
     def st_remote(self, ctx):
@@ -436,9 +443,13 @@ def main():
     ap.add_argument("--ring", action="store_true",
                     help="a rotation-symmetric kernel: every device runs the same code and "
                          "talks to its neighbours only (N = 3 or 4 unless --devices)")
+    ap.add_argument("--uniform", action="store_true",
+                    help="a --ring kernel in the fragment of docs/parametric.md: no condition "
+                         "on N and no table, so every N runs the same program")
     a = ap.parse_args()
-    devices = a.devices if a.devices or not a.ring else random.Random(a.seed * 31 + 7).choice([3, 4])
-    text = Gen(a.seed, devices, a.ring).kernel()
+    ring = a.ring or a.uniform
+    devices = a.devices if a.devices or not ring else random.Random(a.seed * 31 + 7).choice([3, 4])
+    text = Gen(a.seed, devices, a.ring, a.uniform).kernel()
     if a.cores:
         text = on_cores(text)
     if a.output:
