@@ -380,6 +380,19 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
                                                : blockHeader(rep.index, p, r.err));
   else if (text)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
+  if (r.code == support::kExitOk && !check.property.empty() &&
+      !r.loaded.instance->properties().find(check.property)) {
+    // --property names one of the instance's properties (`dkv properties` lists them).
+    std::string message = fmt::format("no property '{}' in this instance (dkv properties "
+                                      "lists them)",
+                                      check.property);
+    r.err += "dkv: error: " + message + "\n";
+    r.loaded.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, message, "unknown-property", {}});
+    r.code = support::kExitUsage;
+    if (text)
+      rep.console->writeErr(r.err);
+  }
   if (r.code == support::kExitOk) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
@@ -418,6 +431,8 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
+    if (!check.property.empty())
+      r.heading.instance += fmt::format(", property {} only", check.property);
     const model::Program &program = r.loaded.instance->program();
     r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
     // On a TensorCore mesh of several cores, which cores the entry barrier joins is an

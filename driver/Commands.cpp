@@ -119,6 +119,9 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout");
   cmd->add_option("-j,--jobs", o.jobs, "check this many instances in parallel (default 1)")
       ->check(CLI::Range(1u, 256u));
+  cmd->add_option("--property", o.property,
+                  "decide this property only (an id of `dkv properties`); with --format json the "
+                  "results of one call per property merge into one verdict (`dkv merge`)");
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics and z3's per-query figures (they differ from "
                 "run to run)");

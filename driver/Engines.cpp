@@ -84,6 +84,8 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
   closureOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
   closureOptions.jobs = o.engineJobs;
   closureOptions.events = &events;
+  if (!o.property.empty())
+    closureOptions.only = machine.properties().find(o.property).value_or(-1);
   if (!phase("closure"))
     return none;
   semantics::EngineResult decided = semantics::decideByClosure(machine, closureOptions);
@@ -153,6 +155,8 @@ std::vector<Engine> &table() {
          options.events = &events;
          options.timeoutSeconds = o.timeoutSeconds;
          options.jobs = o.engineJobs;
+         if (!o.property.empty())
+           options.only = machine.properties().find(o.property).value_or(-1);
          return semantics::decideByClosure(machine, options);
        }},
       {"auto",
@@ -200,18 +204,16 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
   // already (Engine::breadthFirst; auto keeps explore's before z3's).
   std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
-  // The search is skipped when its states would not fit in about 256 MB (a few bytes
-  // per device and DMA each): on large meshes it cannot reach a violation anyway.
-  const uint64_t stateBytes =
-      2 * static_cast<uint64_t>(machine.deviceCount()) + static_cast<uint64_t>(machine.dmaCount());
-  const bool searchFits = stateBytes * options.shortestStates <= (uint64_t{256} << 20);
   auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
-    if (engine.breadthFirst || options.shortestStates == 0 || !searchFits)
+    if (engine.breadthFirst || options.shortestStates == 0)
       return nullptr;
     if (!shortest) {
       shortest.emplace();
       executor::ExploreOptions search;
       search.maxStates = options.shortestStates;
+      // As auto's explore phase: large states are slow to search, and on a large mesh
+      // the search cannot reach a violation anyway.
+      search.maxStateBytes = kAutoExploreBytes;
       for (semantics::Witness &w : executor::explore(machine, search).witnesses)
         shortest->emplace(w.property, std::move(w.schedule));
     }
@@ -260,8 +262,11 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   };
   if (events)
     engineEvents.cancelled = events->cancelled;
+  // --property: the one property asked about (the others' witnesses are dropped).
+  const std::optional<semantics::PropertyIndex> only =
+      options.property.empty() ? std::nullopt : machine.properties().find(options.property);
   engineEvents.witness = [&](const semantics::Witness &w) {
-    if (!seen.insert(w.property).second)
+    if ((only && w.property != *only) || !seen.insert(w.property).second)
       return true;
     std::string error;
     std::optional<report::Finding> f = findingOf(w, working, error);
@@ -270,6 +275,13 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     return !events || !events->finding || events->finding(*f);
   };
   semantics::EngineResult result = engine.run(machine, options, engineEvents);
+  if (only) {
+    std::erase_if(result.witnesses,
+                  [&](const semantics::Witness &w) { return w.property != *only; });
+    result.stats.push_back({"property", options.property});
+    result.stats.push_back(
+        {"properties", std::to_string(machine.properties().properties().size())});
+  }
   // The race obligations were reduced by a symmetry: the verdict says so.
   if (const semantics::Symmetry *symmetry = machine.properties().symmetry())
     result.stats.push_back({"symmetry", symmetry->describe(machine.program())});
@@ -282,6 +294,9 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   if (verdict.status == report::Verdict::Status::Error)
     return verdict;
   report::mergePrecheck(verdict, std::move(pre));
+  if (only)
+    std::erase_if(verdict.findings,
+                  [&](const report::Finding &f) { return f.property != options.property; });
   return verdict;
 }
 

@@ -47,6 +47,9 @@ struct CheckOptions {
   /// Threads inside one instance (the closure engine's independent closures): -j when
   /// one instance is checked, else 1 (the instances run in parallel instead).
   unsigned engineJobs = 1;
+  /// `--property ID`: decide this property only (the closure engine plans its checks
+  /// alone; the other engines decide the instance and the verdict keeps it). Empty: all.
+  std::string property;
   bool devicesFromAnnotations = false; ///< every device count of `// devices:`
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG

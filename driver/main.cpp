@@ -194,6 +194,15 @@ int realMain(int argc, char **argv) {
 
   CLI::App *enginesCmd = app.add_subcommand("engines", "list the engines of dkv check");
 
+  CLI::App *mergeCmd = app.add_subcommand(
+      "merge", "merge the JSON reports of `dkv check --property ID --format json` on one "
+               "instance into one verdict");
+  std::vector<std::string> mergeFiles;
+  std::string mergeFormat = "text";
+  mergeCmd->add_option("files", mergeFiles, "the reports (one property each)")->required();
+  mergeCmd->add_option("--format", mergeFormat, "output: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
   addInstanceOptions(promelaCmd, instance, true);
@@ -244,6 +253,8 @@ int realMain(int argc, char **argv) {
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())
     return driver::enginesCommand(std::cout);
+  if (mergeCmd->parsed())
+    return driver::mergeCommand(mergeFiles, mergeFormat, std::cout, std::cerr);
   if (promelaCmd->parsed())
     return driver::dumpPromelaCommand(instance, promelaOut, std::cout, std::cerr);
   if (smtCmd->parsed())

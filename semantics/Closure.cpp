@@ -668,6 +668,8 @@ void Decider::plan() {
     if (!props_.represented(o))
       continue;
     const Obligation &ob = props_.obligation(o);
+    if (options_.only >= 0 && ob.property != options_.only)
+      continue;
     const int32_t id = static_cast<int32_t>(checks_.size());
     switch (ob.what) {
     case What::Race:
@@ -881,7 +883,7 @@ EngineResult Decider::run() {
     m_.stuck(closure_.state(), stuck);
     for (ObligationIndex o : stuck) {
       const PropertyIndex p = props_.obligation(o).property;
-      if (witnessed_[p] || stopped_)
+      if (witnessed_[p] || stopped_ || (options_.only >= 0 && p != options_.only))
         continue;
       witnessed_[p] = true;
       if (!addWitness(result_, {p, closure_.schedule()}, options_.events))

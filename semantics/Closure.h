@@ -142,6 +142,8 @@ struct ClosureOptions {
   unsigned jobs = 1;
   /// Streaming, progress and early stop; may be null.
   const EngineEvents *events = nullptr;
+  /// Decide this property only (`dkv check --property ID`); -1: every property.
+  PropertyIndex only = -1;
 };
 
 /// The window argument (docs/parametric.md) on one instance: the checks of the
