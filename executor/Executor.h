@@ -90,6 +90,9 @@ struct RunOptions {
   uint64_t seed = 0;         ///< for Random and Priority
   uint64_t inputSeed = 0;    ///< fills the input buffers (executor::inputValue)
   report::Schedule schedule; ///< Replay: the steps; other policies: a prefix taken first
+  /// The vector-clock race check (Simulator); off, a run sees the races its own
+  /// schedule shows and every other check, at a cost that does not grow with the mesh.
+  bool raceClocks = true;
 };
 
 /// The outcome of one run.
