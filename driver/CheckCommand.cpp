@@ -473,6 +473,19 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
                                                : blockHeader(rep.index, p, r.err));
   else if (text)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
+  if (r.code == support::kExitOk && !check.property.empty() &&
+      !r.loaded.instance->properties().find(check.property)) {
+    // --property names one of the instance's properties (`dkv properties` lists them).
+    std::string message = fmt::format("no property '{}' in this instance (dkv properties "
+                                      "lists them)",
+                                      check.property);
+    r.err += "dkv: error: " + message + "\n";
+    r.loaded.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, message, "unknown-property", {}});
+    r.code = support::kExitUsage;
+    if (text)
+      rep.console->writeErr(r.err);
+  }
   if (r.code == support::kExitOk) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
@@ -516,6 +529,8 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
     r.heading.width = check.width;
+    if (!check.property.empty())
+      r.heading.instance += fmt::format(", property {} only", check.property);
     const model::Program &program = r.loaded.instance->program();
     r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
     // On a TensorCore mesh of several cores, which cores the entry barrier joins is an
@@ -570,8 +585,9 @@ int severityOf(int code) {
 int worstExitCode(int a, int b) { return severityOf(b) > severityOf(a) ? b : a; }
 
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
-                      const CheckOptions &check, std::ostream &stdOut, std::ostream &err) {
+                      const CheckOptions &options, std::ostream &stdOut, std::ostream &err) {
   auto start = std::chrono::steady_clock::now();
+  CheckOptions check = options;
   if (!findEngine(check.engine)) {
     err << "dkv: error: no engine called '" << check.engine << "'\n";
     return support::kExitUsage;
@@ -593,6 +609,8 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     plan.push_back(std::move(p));
   }
   const bool several = plan.size() != 1;
+  // -j: one instance gets the threads inside it, several run side by side.
+  check.engineJobs = several ? 1 : std::max(1u, check.jobs);
   if (int code = checkTraceOptions(check, plan.size(), err); code != support::kExitOk)
     return code;
 

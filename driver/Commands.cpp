@@ -98,10 +98,11 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   std::vector<std::string> names;
   for (const Engine &e : engines())
     names.push_back(e.name);
-  metavar(cmd->add_option("--engine", o.engine,
-                          fmt::format("{} (default auto: explore within {} states, then z3; "
-                                      "`dkv engines` lists them)",
-                                      orList(names), o.autoStates)),
+  metavar(cmd->add_option(
+              "--engine", o.engine,
+              fmt::format("{} (default auto: explore within {} states, then the closure engine; "
+                          "`dkv engines` lists them)",
+                          orList(names), o.autoStates)),
           "NAME")
       ->check(oneOf(names));
   metavar(cmd->add_option_function<uint64_t>(
@@ -111,7 +112,7 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                 o.autoStates = states;
               },
               fmt::format("explore: state budget (default {}; with --engine auto, explore's "
-                          "budget before z3 takes over, default {})",
+                          "budget before the closure engine takes over, default {})",
                           o.maxStates, o.autoStates)),
           "N")
       ->check(integerIn(1, int64_t{1} << 40));
@@ -149,6 +150,11 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                           "check this many instances in parallel, 1 to 256 (default 1)"),
           "K")
       ->check(integerIn(1, 256));
+  metavar(cmd->add_option("--property", o.property,
+                          "decide this property only (an id of `dkv properties`); with --format "
+                          "json the results of one call per property merge into one verdict "
+                          "(`dkv merge`)"),
+          "ID");
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics and z3's per-query figures (they differ from "
                 "run to run)");
@@ -235,8 +241,11 @@ int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 
 int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
                std::ostream &err) {
+  // One run reports every race it sees, on every device: no symmetry reduction.
+  InstanceOptions whole = instance;
+  whole.symmetry = InstanceOptions::Symmetry::Off;
   Loaded loaded;
-  int code = load(instance, Stage::Model, loaded, err);
+  int code = load(whole, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
   // How to take the same schedule again, for the picture's title.

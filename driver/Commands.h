@@ -71,6 +71,13 @@ int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::o
 /// to `err`. kExitOk, or kExitOutput when it cannot be written.
 int writeDump(const std::string &text, const std::string &path, const std::string &hint,
               std::ostream &out, std::ostream &err);
+/// `dkv merge FILE.json...`: the reports of `dkv check --property ID --format json` on one
+/// instance, one property each, as one verdict (text, or `format` "json"): findings if
+/// any report has one, verified only when every property of the instance has a
+/// verified report, else inconclusive. Exit code as `dkv check`; 2 for a file that is
+/// not such a report or is about another instance.
+int mergeCommand(const std::vector<std::string> &files, const std::string &format,
+                 std::ostream &out, std::ostream &err);
 /// `dkv engines`: one line per registered engine, "NAME  description".
 int enginesCommand(std::ostream &out);
 

@@ -14,6 +14,15 @@
 
 namespace dkv::driver {
 
+/// `--engine auto` runs explore first on meshes of fewer devices than this; on larger
+/// ones explore cannot search the state space within its budget, and the closure engine
+/// decides at once.
+inline constexpr int32_t kAutoExploreBelow = 16;
+/// ... and within at most this many bytes of states as well as `autoStates` states: an
+/// instance whose states are large (many devices and DMAs) is searched slowly, and
+/// every example explore decides fits (docs/performance.md "--engine auto").
+inline constexpr uint64_t kAutoExploreBytes = uint64_t{16} << 20;
+
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
   std::string engine = "auto";    ///< a registered engine's name
@@ -35,14 +44,20 @@ struct CheckOptions {
   int64_t memoryMb = 4096;
   /// Z3's deterministic resource limit per check (`rlimit`; 0: none).
   int64_t z3Rlimit = 0;
-  bool confirm = true;                 ///< replay witnesses in the executor
-  std::string keepDir;                 ///< spin: keep the work directory here
-  bool timing = false;                 ///< print time statistics (not byte-identical)
-  bool explain = false;                ///< --explain: the pattern and usual fix of each finding
-  std::string color = "auto";          ///< --color auto|always|never (text report only)
-  std::string format = "text";         ///< text | json | sarif
-  std::string output;                  ///< -o: write the report here (empty: standard output)
-  unsigned jobs = 1;                   ///< -j: instances checked in parallel
+  bool confirm = true;         ///< replay witnesses in the executor
+  std::string keepDir;         ///< spin: keep the work directory here
+  bool timing = false;         ///< print time statistics (not byte-identical)
+  bool explain = false;        ///< --explain: the pattern and usual fix of each finding
+  std::string color = "auto";  ///< --color auto|always|never (text report only)
+  std::string format = "text"; ///< text | json | sarif
+  std::string output;          ///< -o: write the report here (empty: standard output)
+  unsigned jobs = 1;           ///< -j: instances checked in parallel
+  /// Threads inside one instance (the closure engine's independent closures): -j when
+  /// one instance is checked, else 1 (the instances run in parallel instead).
+  unsigned engineJobs = 1;
+  /// `--property ID`: decide this property only (the closure engine plans its checks
+  /// alone; the other engines decide the instance and the verdict keeps it). Empty: all.
+  std::string property;
   bool devicesFromAnnotations = false; ///< every device count of `// devices:`
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG
@@ -69,10 +84,11 @@ struct Engine {
   bool breadthFirst = false;
 };
 
-/// Every registered engine, in registration order (explore, spin, z3, auto, then any
-/// added). `auto` (the default) runs explore with the budget `autoStates` and, when
-/// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
-/// auto"); its verdict's statistics say which engine decided and why.
+/// Every registered engine, in registration order (explore, spin, z3, closure, auto,
+/// then any added). `auto` (the default) runs explore with the budget `autoStates`
+/// and, when explore stops before the end of the state space (or on a mesh of
+/// kAutoExploreBelow devices or more), the closure engine (docs/closure.md); its
+/// verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
 /// The name of the phase of an instance that `engine` checks, for the reason of a stop
 /// ("checking with explore"; support::StopToken::setPhase).

@@ -308,7 +308,10 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitInternal;
   }
   phase("building the property list");
-  auto instance = std::make_unique<semantics::Instance>(std::move(*program), stop);
+  const bool symmetry = options.symmetry == InstanceOptions::Symmetry::On ||
+                        (options.symmetry == InstanceOptions::Symmetry::Auto &&
+                         program->deviceCount() >= kSymmetryFrom);
+  auto instance = std::make_unique<semantics::Instance>(std::move(*program), symmetry, stop);
   if (outOfMemory() || support::stopRequested(stop))
     return support::kExitInconclusive;
   out.instance = std::move(instance);

@@ -33,7 +33,17 @@ struct InstanceOptions {
   std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   std::string directives; ///< --directives FILE: `# dkv:` lines for a Python file (docs/python.md)
   model::Options model;   ///< --invocations, --dma-chunks, ...
+  /// --symmetry: reduce the race obligations by the instance's rotation symmetry
+  /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from
+  /// kSymmetryFrom devices).
+  enum class Symmetry { Auto, On, Off };
+  Symmetry symmetry = Symmetry::Auto;
 };
+
+/// `--symmetry auto` reduces by symmetry from this many devices on: below it every
+/// obligation is kept, so the reports of small instances (and the goldens) name the
+/// devices the engines find.
+inline constexpr int32_t kSymmetryFrom = 16;
 
 /// Everything the stages produced for one file. Owns the sources (the file is id 0)
 /// and the AST.

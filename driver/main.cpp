@@ -1,6 +1,7 @@
 // The `dkv` command: options, subcommands and exit codes.
 #include "driver/Cli.h"
 #include "driver/Commands.h"
+#include "driver/Parametric.h"
 #include "driver/Pipeline.h"
 #include "driver/PythonCommand.h"
 #include "frontend/Sema.h"
@@ -9,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -50,7 +52,8 @@ void installFatalHandlers() {
 }
 
 CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool modelOptions,
-                                std::vector<std::string> *paths = nullptr) {
+                                std::vector<std::string> *paths = nullptr,
+                                std::string *everyN = nullptr) {
   using driver::integerIn;
   using driver::metavar;
   using driver::oneOf;
@@ -64,10 +67,31 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
         ->required();
   else
     metavar(cmd->add_option("file", o.file, "kernel file (.dk, .py)"), "FILE")->required();
-  auto *devices =
-      metavar(cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh, 1 to 4096"),
-              "N")
-          ->check(integerIn(1, 4096));
+  CLI::Option *devices =
+      everyN
+          // `dkv check`: a count, or A.. for every count from A on (docs/parametric.md).
+          ? metavar(cmd->add_option("--devices", *everyN,
+                                    "size of the (one-axis) mesh, 1 to 4096; A.. (e.g. 2..): "
+                                    "every size from A on, where the argument of "
+                                    "docs/parametric.md holds"),
+                    "N|A..")
+                ->check(CLI::Validator(
+                    [](std::string &text) {
+                      int64_t n = 0;
+                      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+                      if (ec == std::errc() && ptr == text.data() + text.size() && n >= 1 &&
+                          n <= 4096)
+                        return std::string();
+                      return driver::parseEveryN(text)
+                                 ? std::string()
+                                 : std::string("expected a count from 1 to 4096, or A.. (every "
+                                               "count from A on)");
+                    },
+                    ""))
+          : metavar(
+                cmd->add_option("--devices", o.devices, "size of the (one-axis) mesh, 1 to 4096"),
+                "N")
+                ->check(integerIn(1, 4096));
   metavar(cmd->add_option("--mesh", o.mesh,
                           "sizes of the mesh axes, e.g. x=2,y=4 (instead of --devices)"),
           "AXIS=SIZE,...")
@@ -140,6 +164,16 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
   return devices;
 }
 
+void addSymmetryOption(CLI::App *cmd, driver::InstanceOptions &o) {
+  cmd->add_option("--symmetry", o.symmetry,
+                  "reduce the race obligations by the instance's rotation symmetry, checked on "
+                  "the instance (docs/closure.md): auto (default: from 16 devices on), on or off")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, driver::InstanceOptions::Symmetry>{
+          {"auto", driver::InstanceOptions::Symmetry::Auto},
+          {"on", driver::InstanceOptions::Symmetry::On},
+          {"off", driver::InstanceOptions::Symmetry::Off}}));
+}
+
 int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels", "dkv"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION,
@@ -182,8 +216,11 @@ int realMain(int argc, char **argv) {
   CLI::App *checkCmd =
       app.add_subcommand("check", "verify kernels (files, directories: every *.dk) with an engine");
   std::vector<std::string> checkPaths;
-  CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
+  std::string checkDevicesText;
+  CLI::Option *checkDevices =
+      addInstanceOptions(checkCmd, instance, true, &checkPaths, &checkDevicesText);
   driver::addCheckOptions(checkCmd, check);
+  addSymmetryOption(checkCmd, instance);
   checkCmd
       ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
                  "check each kernel at every device count of its `// devices:` annotation, "
@@ -197,13 +234,24 @@ int realMain(int argc, char **argv) {
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
   addInstanceOptions(propertiesCmd, instance, true);
+  addSymmetryOption(propertiesCmd, instance);
 
   CLI::App *enginesCmd = app.add_subcommand("engines", "list the engines of dkv check");
   enginesCmd->allow_extras();
 
+  CLI::App *mergeCmd = app.add_subcommand(
+      "merge", "merge the JSON reports of `dkv check --property ID --format json` on one "
+               "instance into one verdict");
+  std::vector<std::string> mergeFiles;
+  std::string mergeFormat = "text";
+  mergeCmd->add_option("files", mergeFiles, "the reports (one property each)")->required();
+  mergeCmd->add_option("--format", mergeFormat, "output: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
   addInstanceOptions(promelaCmd, instance, true);
+  addSymmetryOption(promelaCmd, instance);
   driver::metavar(
       promelaCmd->add_option("-o,--output", promelaOut, "output file (default: standard output)"),
       "FILE");
@@ -211,6 +259,7 @@ int realMain(int argc, char **argv) {
   CLI::App *smtCmd = app.add_subcommand(
       "dump-smt", "write the Z3 engine's queries of an instance as SMT-LIB2 for z3");
   addInstanceOptions(smtCmd, instance, true);
+  addSymmetryOption(smtCmd, instance);
   std::string smtOut, smtProperty;
   driver::metavar(smtCmd->add_option("--property", smtProperty,
                                      "only this property's query, ending in (check-sat) "
@@ -240,12 +289,25 @@ int realMain(int argc, char **argv) {
     return driver::modelCommand(instance, std::cout, std::cerr);
   if (runCmd->parsed())
     return driver::runCommand(instance, run, std::cout, std::cerr);
-  if (checkCmd->parsed())
+  if (checkCmd->parsed()) {
+    if (std::optional<int64_t> first = driver::parseEveryN(checkDevicesText)) {
+      if (checkPaths.size() != 1) {
+        std::cerr << "dkv: error: --devices " << checkDevicesText << " checks one file\n";
+        return support::kExitUsage;
+      }
+      instance.file = checkPaths[0];
+      return driver::checkEveryN(instance, *first, check, std::cout, std::cerr);
+    }
+    if (!checkDevicesText.empty())
+      instance.devices = std::stoll(checkDevicesText);
     return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
+  }
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())
     return driver::enginesCommand(std::cout);
+  if (mergeCmd->parsed())
+    return driver::mergeCommand(mergeFiles, mergeFormat, std::cout, std::cerr);
   if (promelaCmd->parsed())
     return driver::dumpPromelaCommand(instance, promelaOut, std::cout, std::cerr);
   if (smtCmd->parsed())

@@ -19,6 +19,10 @@ namespace dkv::executor {
 /// `dkv check --engine explore`.
 struct ExploreOptions {
   uint64_t maxStates = 2'000'000; ///< visited-state budget; at it: inconclusive
+  /// With a value: the budget is also at most this many bytes of states (the states of
+  /// an instance with many devices and DMAs are large, and slow to search: `--engine
+  /// auto` spends its explore phase only where a search can finish). 0: none.
+  uint64_t maxStateBytes = 0;
   /// Partial-order reduction (docs/executor.md); off only to measure it.
   bool reduction = true;
   /// With `reduction`: also the rules for local copies (docs/executor.md, "Local
@@ -84,6 +88,9 @@ struct RunOptions {
   uint64_t seed = 0;         ///< for Random and Priority
   uint64_t inputSeed = 0;    ///< fills the input buffers (executor::inputValue)
   report::Schedule schedule; ///< Replay: the steps; other policies: a prefix taken first
+  /// The vector-clock race check (Simulator); off, a run sees the races its own
+  /// schedule shows and every other check, at a cost that does not grow with the mesh.
+  bool raceClocks = true;
 };
 
 /// The outcome of one run.

@@ -304,8 +304,12 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   Codec codec(machine);
   const semantics::EngineEvents *events = options.events;
   StateTable table(codec.size(), options.memoryBytes, events ? events->stop : nullptr);
-  const uint64_t budget =
-      std::clamp<uint64_t>(options.maxStates, 1, static_cast<uint64_t>(0xfffffff0u));
+
+  // The state budget, and with maxStateBytes the states that fit in that many bytes.
+  uint64_t states = options.maxStates;
+  if (options.maxStateBytes > 0)
+    states = std::min<uint64_t>(states, options.maxStateBytes / codec.size());
+  const uint64_t budget = std::clamp<uint64_t>(states, 1, static_cast<uint64_t>(0xfffffff0u));
 
   std::vector<uint8_t> buffer(codec.size());
   ControlState s = machine.initialState();

@@ -128,8 +128,9 @@ bool onALink(const Dma &dma) {
   return !dma.local && dma.sendSem && dma.target != dma.issuer && dma.bytes > 0;
 }
 
-Properties::Properties(const Program &program, const support::StopToken *stop)
-    : program_(program), stop_(stop) {
+Properties::Properties(const Program &program, const Symmetry *symmetry,
+                       const support::StopToken *stop)
+    : program_(program), symmetry_(symmetry), stop_(stop) {
   const int32_t n = program.deviceCount();
   startPc_.assign(program.dmas.size(), -1);
   int32_t invocations = std::max<int32_t>(1, program.options.invocations);
@@ -344,6 +345,9 @@ void Properties::collectRaces() {
     return false;
   };
   for (DeviceId d = 0; d < p.deviceCount(); ++d) {
+    // Under a symmetry, the representatives' races stand for their rotations'.
+    if (symmetry_ && !symmetry_->representative[d])
+      continue;
     const std::vector<Event> &events = p.processes[d].events;
     for (size_t i = 0; i < events.size(); ++i) {
       if (i % 256 == 0 && support::stopRequested(stop_))
@@ -373,6 +377,10 @@ void Properties::collectRaces() {
             continue;
           }
           const Region &theirs = dst ? other.dst : other.src;
+          // A region a rotation moves reads differently on the rotated obligations, so
+          // the message part naming it is general, as without the symmetry.
+          const bool mineMoves = symmetry_ && !symmetry_->invariant(region);
+          const bool theirsMove = symmetry_ && !symmetry_->invariant(theirs);
           std::string what = other.local ? "a local copy" : "a dma";
           std::string verb = dst ? "writing" : "reading";
           Obligation o;
@@ -395,9 +403,10 @@ void Properties::collectRaces() {
                   : fmt::format("{} started here; it reads its source until its last chunk "
                                 "is sent",
                                 other.local ? "the local copy" : "the dma");
-          ObligationIndex index =
-              add(o, key, FindingKind::Race, {{mine, mineGeneral}, {theirsText, theirsGeneral}},
-                  kRace, {e.loc, label}, {{other.loc, otherLabel}});
+          ObligationIndex index = add(o, key, FindingKind::Race,
+                                      {{mineMoves ? mineGeneral : mine, mineGeneral},
+                                       {theirsMove ? theirsGeneral : theirsText, theirsGeneral}},
+                                      kRace, {e.loc, label}, {{other.loc, otherLabel}});
           atEvent_[d][pc].push_back(index);
           racesAgainst_[k].push_back(index);
         }

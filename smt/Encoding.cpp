@@ -741,6 +741,9 @@ void Encoder::buildChecks(PropertyIndex p) {
         ran, pending);
   };
   for (ObligationIndex o : props_.property(p).obligations) {
+    // Under a symmetry, a rotation of every obligation is checked on a representative.
+    if (!props_.represented(o))
+      continue;
     const semantics::Obligation &ob = props_.obligation(o);
     if (orderedStatically(ob)) {
       ++staticallyOrdered_;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random small dkv kernel generator for differential testing of the engines.
 
-    gen_kernel.py SEED [-o FILE] [--devices N] [--cores]
+    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring] [--uniform]
 
 Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
 unless --devices is given). The kernel uses a few small scratch buffers, regular and
@@ -21,7 +21,11 @@ copies use). The table widths and the pipeline each come from their own random s
 seeded from SEED, so that the other statements of a seed's kernel stay what they were.
 Many kernels are buggy on purpose. The first line says the seed and N, so the file is
 self-describing. With --cores the kernel runs on the N TensorCores of one device
-(`on_cores`), so that the cores' DMAs meet in the HBM they share.
+(`on_cores`), so that the cores' DMAs meet in the HBM they share. With --ring it is
+rotation-symmetric (neighbours only, no condition on the device, one table width), on
+N = 3 or 4 devices: the kernels the symmetry reduction applies to (docs/closure.md).
+With --uniform also no condition on N and no table: kernels of the fragment of
+docs/parametric.md, for the window argument's campaign.
 Python 3 standard library only.
 """
 import argparse
@@ -30,10 +34,12 @@ import sys
 
 
 class Gen:
-    def __init__(self, seed, devices=None, cores=False):
+    def __init__(self, seed, devices=None, cores=False, ring=False, uniform=False):
         self.cores = cores
         self.R = random.Random(seed)
         self.seed = seed
+        self.ring = ring or uniform
+        self.uniform = uniform
         self.N = devices if devices else self.R.choice([2, 3])
         self.coll = self.R.random() < 0.35
         self.counter = 0
@@ -42,6 +48,8 @@ class Gen:
         # Table-width copies: a separate stream (the main one is unchanged by them).
         self.Z = random.Random(seed * 7919 + 17)
         self.widths = [self.Z.randrange(3) for _ in range(self.N)]
+        if ring:  # every device the same width: the rotation maps the table onto itself
+            self.widths = [self.widths[0]] * self.N
         self.used_w = False
         # The local-copy pipeline has its own stream, so that the other statements of
         # a seed's kernel stay what they were before it existed.
@@ -61,6 +69,8 @@ class Gen:
     def device(self):
         R = self.R
         r = R.random()
+        if self.ring:  # neighbours only: every device runs the same code, rotated
+            return "right" if r < 0.45 else "left" if r < 0.85 else "me"
         if r < 0.45:
             return "right"
         if r < 0.75:
@@ -138,6 +148,10 @@ class Gen:
 
     def cond(self):
         N = self.N
+        if self.uniform:  # the same on every device and for every N
+            return self.pick(["1 == 1", "0 == 1", "2 > 1"])
+        if self.ring:  # the same on every device
+            return self.pick(["N > 2", "N == 2", "N > 1", "N % 2 == 0"])
         return self.pick(["me == 0", "me == 1", "me != 0", "me < N - 1",
                           "me == N - 1", "me > 0", "me % 2 == 0"])
 
@@ -146,6 +160,8 @@ class Gen:
     # `later` (descriptor waits) is placed after some more statements of the same block.
 
     def width_shape(self, shape):
+        if self.uniform:  # no table: the fragment of docs/parametric.md has none
+            return shape
         return "w" if self.Z.random() < 0.2 else shape
 
     def st_remote(self, ctx):
@@ -173,14 +189,17 @@ class Gen:
             now, later = [decl, d + ".start()"], [d + ".wait()", d + ".wait_recv()"]
         else:
             # table style: one sender under a condition, its target waits for it
-            if self.chance(0.7):
+            if self.chance(0.7) and not self.ring:
                 k = self.R.randrange(self.N)
                 j = self.pick([x for x in range(self.N) if x != k] or [k])
                 decl = "let %s = remote_copy(%s, %s, %s, %s, device = %d)" % (d, src, dst, snd, rcv, j)
                 sc, rc = "me == %d" % k, "me == %d" % j
             else:
                 sc = self.cond()
-                rc = self.pick(["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"]) if self.chance(0.5) else None
+                rc = None
+                if self.chance(0.5):
+                    rc = self.cond() if self.ring else self.pick(
+                        ["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"])
             now = [decl, "if %s {" % sc, "  %s.start()" % d, "  %s.wait_send()" % d, "}"]
             if rc is None:
                 now += ["%s.wait_recv()" % d]
@@ -435,8 +454,16 @@ def main():
     ap.add_argument("--devices", type=int, choices=[2, 3])
     ap.add_argument("--cores", action="store_true",
                     help="run the kernel on the N TensorCores of one device instead")
+    ap.add_argument("--ring", action="store_true",
+                    help="a rotation-symmetric kernel: every device runs the same code and "
+                         "talks to its neighbours only (N = 3 or 4 unless --devices)")
+    ap.add_argument("--uniform", action="store_true",
+                    help="a --ring kernel in the fragment of docs/parametric.md: no condition "
+                         "on N and no table, so every N runs the same program")
     a = ap.parse_args()
-    text = Gen(a.seed, a.devices, a.cores).kernel()
+    ring = a.ring or a.uniform
+    devices = a.devices if a.devices or not ring else random.Random(a.seed * 31 + 7).choice([3, 4])
+    text = Gen(a.seed, devices, a.cores, a.ring, a.uniform).kernel()
     if a.cores:
         text = on_cores(text)
     if a.output:
