@@ -2,7 +2,7 @@
 # api_aliases.py, but the local copy reads rows 0..7 of the aliased input: the rows the
 # left neighbour's DMA writes into the output, the same buffer. A race between the
 # local read and the incoming DMA (no handshake orders them).
-# expect: race at 26
+# expect: race at 25
 # devices: 2..4
 
 

@@ -2,9 +2,9 @@
 # assert): jax.devices(), jax.make_mesh, jax.sharding.Mesh over a numpy array of devices
 # reshaped to the mesh shape, over a plain list with a string axis name, over a
 # PartitionSpec of names (a tuple), mesh_utils.create_device_mesh, JAX's test-util
-# create_mesh, mesh.shape / axis_names / size / devices.shape. The kernel runs on the
-# 2-D mesh (2, N // 2) of the first devices when N is even, on a 1-D one otherwise, and
-# sends its block to the next device along 'x' keeping 'y' (a dict device id).
+# create_mesh, mesh.shape / axis_names / size / devices.shape, and a 2-D mesh of the
+# devices reshaped to (2, N // 2) when N is even. The kernel runs on a 1-D mesh of the
+# devices reshaped to (N,) and sends its block to the next device (a dict device id).
 # expect: ok
 # devices: 2..4
 import jax
@@ -31,10 +31,10 @@ helper = jtu.create_mesh((n,), ('x',))
 assert helper.shape == made.shape
 
 if n % 2 == 0:
-  mesh = jax.sharding.Mesh(np.array(devices[:n]).reshape((2, n // 2)), ('y', 'x'))
-  assert mesh.devices.shape == (2, n // 2) and mesh.shape['y'] == 2
-else:
-  mesh = jax.sharding.Mesh(np.array(devices), ['x'])
+  grid = jax.sharding.Mesh(np.array(devices[:n]).reshape((2, n // 2)), ('y', 'x'))
+  assert grid.devices.shape == (2, n // 2) and grid.shape['y'] == 2
+  assert grid.axis_names == ('y', 'x') and grid.size == n
+mesh = jax.sharding.Mesh(np.array(devices).reshape((n,)), ['x'])
 x_size = mesh.shape['x']
 
 

@@ -1,8 +1,8 @@
 # Several pallas_calls in one file, each its own instance with its own verdict: a right
-# permute that waits (verified), then the same kernel with one receive buffer shared by
+# permute that waits (verified), then a kernel whose one receive buffer is written by
 # two DMAs from both neighbours (a race, at the second call's kernel). The file's
 # verdict is the race.
-# expect: race at 36
+# expect: race
 # devices: 2..4
 import jax
 import jax.numpy as jnp
