@@ -25,9 +25,9 @@ engine=${SHIPPED_ENGINE:-auto}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-printf '%-64s %-40s %-3s %-44s %s\n' file entry N verdict time
+printf '%-56s %-64s %-3s %-44s %s\n' file entry N verdict time
 row() {  # row FILE ENTRY N VERDICT SECONDS
-  printf '%-64s %-40s %-3s %-44s %ss\n' "$1" "$2" "$3" "$4" "$5"
+  printf '%-56s %-64s %-3s %-44s %ss\n' "$1" "$2" "$3" "$4" "$5"
 }
 
 # The verdict of a run: the summary line, or the first error, or the exit code.
@@ -42,12 +42,12 @@ verdict() {  # verdict OUTFILE RC
   echo "${line:0:160}"
 }
 
-run() {  # run FILE ENTRY N [OPTIONS...]: one check, one row
-  local file=$1 entry=$2 n=$3
-  shift 3
+run() {  # run FILE ENTRY N TARGET [OPTIONS...]: `dkv check TARGET`, one row
+  local file=$1 entry=$2 n=$3 target=$4
+  shift 4
   local start end rc
   start=$(date +%s.%N)
-  timeout "$limit" "$dkv" check "$file" --devices "$n" --engine "$engine" "$@" \
+  timeout "$limit" "$dkv" check "$target" --devices "$n" --engine "$engine" "$@" \
     >"$tmp/out" 2>&1
   rc=$?
   end=$(date +%s.%N)
@@ -66,14 +66,17 @@ tests() {  # tests FILE "COUNTS" [OPTIONS...]
   local n entries
   for n in $counts; do
     wanted "$n" || continue
-    entries=$("$dkv" list "$file" --devices "$n" "$@" 2>"$tmp/list.err" | awk '{print $1}')
+    # `dkv list` prints one instance per line, `FILE::ENTRY  (what it found)`; the file's
+    # own top level (no `::`) is not an instance of a test file.
+    entries=$("$dkv" list "$file" --devices "$n" "$@" 2>"$tmp/list.err" |
+      awk '{print $1}' | grep -F '::' | sed 's/^.*\.py:://')
     if [ -z "$entries" ]; then
       row "${file#"$dir"/}" "(dkv list)" "$n" "$(verdict "$tmp/list.err" 2)" 0
       continue
     fi
     local e
     for e in $entries; do
-      run "$file::$e" "$e" "$n" "$@"
+      run "$file" "$e" "$n" "$file::$e" "$@"
     done
   done
 }
@@ -86,7 +89,7 @@ call() {  # call FILE NAME "COUNTS" CALL [OPTIONS...]
   local n
   for n in $counts; do
     wanted "$n" || continue
-    run "$file" "$name" "$n" --call "$expr" "$@"
+    run "$file" "$name" "$n" "$file" --call "$expr" "$@"
   done
 }
 
