@@ -1147,6 +1147,29 @@ kernel k(in input: hbm f32[4], out o: hbm f32[4]) {
   EXPECT_NE(bad.diagnostics.find("[slice-out-of-bounds]"), std::string::npos);
 }
 
+// A descriptor that is only waited on reads no memory: a view of it past the end of its
+// buffer is legal and waits for the bytes of the view as written (JAX's
+// test_race_detection); starting it is the bounds error, at the slice.
+TEST(Lower, WaitOnlyDescriptorMayRunPastItsBuffer) {
+  const std::string kernel = R"(
+mesh x = 2
+kernel k(in a: hbm f32[4], out o: hbm f32[4]) {
+  scratch send: dma_sem, recv: dma_sem
+  let n = axis_index(x) + 4
+  let c = remote_copy(a[0 : n], o[0 : n], send, recv, device = (axis_index(x),))
+  c.)";
+  Lowered waited = lowerText(kernel + "wait_recv()\n}\n");
+  ASSERT_TRUE(waited.program) << waited.diagnostics;
+  EXPECT_EQ(eventsOf(*waited.program, 0)[2], "wait recv >= 16 (wait_recv)");
+  EXPECT_EQ(eventsOf(*waited.program, 1)[2], "wait recv >= 20 (wait_recv)");
+  Lowered started = lowerText(kernel + "start()\n}\n");
+  EXPECT_FALSE(started.program);
+  EXPECT_NE(started.diagnostics.find("6:25: error: slice 0:5 is out of bounds for dimension 0 "
+                                     "of 'a' (size 4) on device 1 [slice-out-of-bounds]"),
+            std::string::npos)
+      << started.diagnostics;
+}
+
 // TensorCore meshes (docs/model.md "TensorCores"): a process per (device, core), numbered
 // device * C + core; DMAs and signals target the (device, core) their device id names.
 TEST(LowerCores, ProcessesAreDeviceCorePairs) {
