@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fmt/format.h>
 #include <iostream>
 #include <map>
 #include <new>
@@ -84,8 +85,9 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                         return std::string();
                       return driver::parseEveryN(text)
                                  ? std::string()
-                                 : std::string("expected a count from 1 to 4096, or A.. (every "
-                                               "count from A on)");
+                                 : fmt::format("takes a number from 1 to 4096, or A.. (every "
+                                               "number from A on), got '{}'",
+                                               text);
                     },
                     ""))
           : metavar(

@@ -597,7 +597,8 @@ private:
   void settle(int32_t check);
   void witness(int32_t check);
   bool progress(const std::string &phase);
-  bool late() const { return Clock::now() >= deadline_; }
+  /// The time limit passed, or the run's stop request (time, memory, a signal) was made.
+  bool late() const { return Clock::now() >= deadline_ || stopRequested(options_.events); }
 
   const Machine &m_;
   const Properties &props_;
@@ -974,7 +975,12 @@ EngineResult Decider::run() {
     sideWork_ += w->work();
 
   const bool finished = !stopped_ && !late();
-  if (!finished && !stopped_) {
+  if (!finished && !stopped_ && stopRequested(options_.events)) {
+    stopForRequest(result_, options_.events,
+                   fmt::format("{} of {} properties decided",
+                               std::count(witnessed_.begin(), witnessed_.end(), true),
+                               propertyCount));
+  } else if (!finished && !stopped_) {
     result_.complete = false;
     result_.reason =
         fmt::format("time limit of {:g} s reached with {} of {} properties "

@@ -144,7 +144,7 @@ TEST(Lower, OptionsChangeInvocationsChunksUnitsAndBarrier) {
   const model::Program &p = *l.program;
   ASSERT_EQ(p.dmas.size(), 4u); // 2 devices x 2 invocations
   EXPECT_EQ(p.dmas[1].invocation, 1);
-  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{3, 3, 2})); // 32 B / 4 = 8 units
+  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{2, 3, 3})); // 32 B / 4 = 8 units
   auto events = eventsOf(p, 0);
   EXPECT_EQ(events.front(), "enter invocation 0");
   EXPECT_EQ(events[1], "start dma 0: a[:] -> device 1 b[:]");
