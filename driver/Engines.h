@@ -27,8 +27,8 @@ inline constexpr uint64_t kAutoExploreBytes = uint64_t{16} << 20;
 struct CheckOptions {
   std::string engine = "auto";    ///< a registered engine's name
   uint64_t maxStates = 2'000'000; ///< explore's state budget
-  /// explore's budget under `--engine auto` before the closure engine takes over (`--max-states` sets
-  /// both; the default decides every 2- and 3-device example with explore, docs/smt.md)
+  /// explore's budget under `--engine auto` before the closure engine takes over (`--max-states`
+  /// sets both; the default decides every 2- and 3-device example with explore, docs/smt.md)
   uint64_t autoStates = 200'000;
   /// Breadth-first witnesses for spin's and z3's findings: explore within this many
   /// states finds a shortest schedule of the properties it reaches, which stands in for
