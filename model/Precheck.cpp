@@ -102,10 +102,10 @@ std::vector<report::Finding> precheck(const Program &program) {
         bool dma = program.semaphores[wait->sem].kind == SemKind::Dma;
         // A DMA semaphore counts units of --sem-unit bytes (one byte by default).
         const int64_t unit = program.options.semUnit;
-        const std::string units =
-            !dma        ? "units"
-            : unit == 1 ? "units (bytes) of DMA data"
-                        : fmt::format("units ({} bytes each) of DMA data", unit);
+        const std::string units = !dma ? "units"
+                                  : unit == 1
+                                      ? "units (bytes) of DMA data"
+                                      : fmt::format("units ({} bytes each) of DMA data", unit);
         f.message =
             fmt::format("{} waits for {} {} on {}, but only {} can ever arrive there (waits so far "
                         "need {}): this wait can never be satisfied",

@@ -45,7 +45,8 @@ TEST(Precheck, NeverEnoughNamesTheTrueUnit) {
     events.insert(events.end() - 1, Event{SemWait{1, 32, WaitOrigin::DmaWaitRecv}, {9, 3}, 0});
     auto findings = precheck(p);
     ASSERT_EQ(findings.size(), 1u);
-    const std::string want = unit == 1 ? "32 units (bytes) of DMA data" : "32 units (8 bytes each) of DMA data";
+    const std::string want =
+        unit == 1 ? "32 units (bytes) of DMA data" : "32 units (8 bytes each) of DMA data";
     EXPECT_NE(findings[0].message.find(want), std::string::npos) << findings[0].message;
   }
 }
