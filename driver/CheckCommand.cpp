@@ -4,6 +4,7 @@
 #include "driver/Commands.h"
 
 #include "driver/Console.h"
+#include "driver/Output.h"
 #include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
@@ -12,6 +13,7 @@
 #include "support/Color.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
+#include "support/Suggest.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,6 +34,10 @@
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace dkv::driver {
 
@@ -127,10 +133,14 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
                  word == "--dma-order" || word == "--entry-barrier-cores" || word == "-D" ||
                  word == "--define" || word == "-T" || word == "--table";
     if (!known) {
-      error = fmt::format("unknown option '{}' (an options annotation takes --invocations, "
-                          "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
-                          "--entry-barrier-cores, -D and -T)",
-                          words[i]);
+      error =
+          fmt::format("unknown option '{}'{} (an options annotation takes --invocations, "
+                      "--dma-chunks, --sem-unit, --no-entry-barrier, --dma-order, "
+                      "--entry-barrier-cores, -D and -T)",
+                      words[i],
+                      support::didYouMean(word, {"--invocations", "--dma-chunks", "--sem-unit",
+                                                 "--no-entry-barrier", "--dma-order",
+                                                 "--entry-barrier-cores", "--define", "--table"}));
       return false;
     }
     if (!value) {
@@ -215,20 +225,56 @@ std::string commandOf(const InstanceOptions &o) {
   return text;
 }
 
-/// True if the Python file at `path` may hold a Pallas kernel: its text mentions
-/// `pallas` (every kernel imports it) or has a `# dkv:` directive. An unreadable file
-/// counts (its error is reported when it is checked).
-bool isPallasPython(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return true;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("pallas") != std::string::npos || text.find("dkv:") != std::string::npos;
+/// What a directory holds for `dkv check DIR`.
+enum class Collected { Kernel, NotKernel, NotRegular };
+
+/// Whether the file at `path` under a directory is a kernel to check: a regular file
+/// (symbolic links followed; a FIFO, a device or a socket is never opened, so nothing
+/// blocks or reads forever) named `*.dk`, or `*.py` whose text mentions `pallas` (every
+/// kernel imports it) or has a `# dkv:` directive. A Python file is read up to the limit
+/// of a kernel file (16 MiB); a longer one counts, and its check reports it as too
+/// large; so does an unreadable one.
+Collected collect(const fs::path &path) {
+  const bool dk = path.extension() == ".dk", py = path.extension() == ".py";
+  if (!dk && !py)
+    return Collected::NotKernel;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return Collected::NotRegular;
+  if (dk)
+    return Collected::Kernel;
+  // O_NONBLOCK: should the file have become a FIFO since, opening it does not wait.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return Collected::Kernel;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Collected::NotRegular;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  const size_t limit = support::SourceFile::kMaxLoadBytes;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n <= 0)
+      break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > limit)
+      break;
+  }
+  ::close(fd);
+  if (text.size() > limit)
+    return Collected::Kernel;
+  return text.find("pallas") != std::string::npos || text.find("dkv:") != std::string::npos
+             ? Collected::Kernel
+             : Collected::NotKernel;
 }
 
 /// The kernel files of `paths`: a directory gives every `*.dk` under it and every `*.py`
-/// that mentions `pallas` or `dkv:` (recursively, sorted); anything else is taken as a
-/// file. False (with a message on `err`) for a directory without kernels.
+/// that mentions `pallas` or `dkv:` (recursively, sorted; regular files only, collect);
+/// anything else is taken as a file. False (with a message on `err`) for a directory
+/// without kernels.
 bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string> &files,
                  std::ostream &err) {
   bool ok = true;
@@ -241,9 +287,7 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(path, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if ((it->path().extension() == ".dk" ||
-           (it->path().extension() == ".py" && isPallasPython(it->path().string()))) &&
-          it->is_regular_file(ec))
+      if (collect(it->path()) == Collected::Kernel)
         found.push_back(it->path().lexically_normal().generic_string());
     if (ec) {
       err << path << ": error: " << ec.message() << "\n";
@@ -358,11 +402,60 @@ std::string blockHeader(size_t index, const Planned &p, const std::string &err) 
   return (index ? "\n" : "") + std::string("== ") + p.command + " ==\n" + err;
 }
 
+/// The verdict of an instance its stop request ended before an engine gave one (during
+/// loading, lowering or the setup): inconclusive, with the reason and the phase.
+report::Verdict stoppedVerdict(const support::StopToken &stop) {
+  report::Verdict v;
+  v.status = report::Verdict::Status::Inconclusive;
+  v.reason = fmt::format("{} while {}", stop.reason(), stop.phase());
+  return v;
+}
+
+void checkInstance(const Planned &p, const CheckOptions &check, const Reporting &rep, Result &r,
+                   support::StopToken &stop);
+
 Result runInstance(const Planned &p, const CheckOptions &check, const Reporting &rep) {
   auto start = std::chrono::steady_clock::now();
   Result r;
+  // The instance's stop request: its time limit (--timeout, from here to the verdict),
+  // the memory ceiling (--memory) and SIGINT / SIGTERM / SIGHUP, which the watchdog
+  // turns into a request (support/Stop.h).
+  support::StopToken stop;
+  {
+    std::optional<support::Watchdog::Watch> watch;
+    if (support::Watchdog *dog = support::Watchdog::current())
+      watch.emplace(dog->watch(stop, check.timeoutSeconds));
+    else
+      stop.setTimeLimit(check.timeoutSeconds);
+    try {
+      checkInstance(p, check, rep, r, stop);
+    } catch (const std::bad_alloc &) {
+      // Out of memory anywhere in the instance (the new-handler's reserve is spent): an
+      // inconclusive verdict, never an internal error.
+      stop.request(support::StopCause::Memory, "out of memory: an allocation failed");
+      r.loaded = Loaded();
+      r.streamed.clear();
+      r.shown.clear();
+      r.verdict.reset();
+    }
+  }
+  if (stop.requested() && !r.verdict) {
+    support::rearmAllocationReserve();
+    r.verdict = stoppedVerdict(stop);
+    r.code = support::kExitInconclusive;
+    r.heading = {check.engine, p.command, check.timing, check.explain};
+    r.heading.assumptions = {{"dma_order", model::dmaOrderName(p.options.model.dmaOrder)}};
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+void checkInstance(const Planned &p, const CheckOptions &check, const Reporting &rep, Result &r,
+                   support::StopToken &stop) {
   std::ostringstream err;
-  r.code = load(p.options, Stage::Model, r.loaded, err);
+  r.code = load(p.options, Stage::Model, r.loaded, err, &stop);
+  if (r.code == support::kExitInconclusive)
+    return; // stopped: runInstance makes the verdict
   if (r.code == support::kExitUsage && r.loaded.diagnostics.empty()) {
     // A bad -D: a usage error on the command line, an input error in an annotation.
     std::string message = err.str();
@@ -382,6 +475,19 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
                                                : blockHeader(rep.index, p, r.err));
   else if (text)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
+  if (r.code == support::kExitOk && !check.property.empty() &&
+      !r.loaded.instance->properties().find(check.property)) {
+    // --property names one of the instance's properties (`dkv properties` lists them).
+    std::string message = fmt::format("no property '{}' in this instance (dkv properties "
+                                      "lists them)",
+                                      check.property);
+    r.err += "dkv: error: " + message + "\n";
+    r.loaded.diagnostics.push_back(
+        support::Diagnostic{support::Severity::Error, {}, message, "unknown-property", {}});
+    r.code = support::kExitUsage;
+    if (text)
+      rep.console->writeErr(r.err);
+  }
   if (r.code == support::kExitOk) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
@@ -394,7 +500,8 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
       report::applySuppressions(one, suppressions);
       const report::Finding &f = one.findings[0];
       if (text) {
-        std::string block = report::renderFindingBlock(f, sources, check.explain) + "\n";
+        std::string block =
+            report::renderFindingBlock(f, sources, check.explain, check.width) + "\n";
         r.streamed[f.property] = block;
         rep.console->write(rep.index, rep.colorOut ? support::colorize(block) : block);
       }
@@ -411,15 +518,21 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
     };
     if (check.stopAtFirst)
       events.cancelled = [&] { return rep.first->after(rep.index); };
+    events.stop = &stop;
+    stop.setPhase(checkingPhase(engine->name));
     r.verdict = runEngine(*engine, r.loaded.instance->machine(), check, &events);
     report::applySuppressions(*r.verdict, suppressions);
     for (const report::Finding &f : r.verdict->findings) {
       auto it = r.streamed.find(f.property);
-      r.shown.push_back(it != r.streamed.end() &&
-                        it->second == report::renderFindingBlock(f, sources, check.explain) + "\n");
+      r.shown.push_back(
+          it != r.streamed.end() &&
+          it->second == report::renderFindingBlock(f, sources, check.explain, check.width) + "\n");
     }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
+    r.heading.width = check.width;
+    if (!check.property.empty())
+      r.heading.instance += fmt::format(", property {} only", check.property);
     const model::Program &program = r.loaded.instance->program();
     r.heading.assumptions = {{"dma_order", model::dmaOrderName(program.options.dmaOrder)}};
     // On a TensorCore mesh of several cores, which cores the entry barrier joins is an
@@ -446,15 +559,15 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
       break;
     }
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
 }
 
-/// How bad an exit code is: internal error > usage > input error > findings >
-/// inconclusive > ok.
+/// How bad an exit code is: internal error > output error > usage > input error >
+/// findings > inconclusive > ok.
 int severityOf(int code) {
   switch (code) {
   case support::kExitInternal:
+    return 6;
+  case support::kExitOutput:
     return 5;
   case support::kExitUsage:
     return 4;
@@ -474,8 +587,9 @@ int severityOf(int code) {
 int worstExitCode(int a, int b) { return severityOf(b) > severityOf(a) ? b : a; }
 
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
-                      const CheckOptions &check, std::ostream &stdOut, std::ostream &err) {
+                      const CheckOptions &options, std::ostream &stdOut, std::ostream &err) {
   auto start = std::chrono::steady_clock::now();
+  CheckOptions check = options;
   if (!findEngine(check.engine)) {
     err << "dkv: error: no engine called '" << check.engine << "'\n";
     return support::kExitUsage;
@@ -497,18 +611,21 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     plan.push_back(std::move(p));
   }
   const bool several = plan.size() != 1;
+  // -j: one instance gets the threads inside it, several run side by side.
+  check.engineJobs = several ? 1 : std::max(1u, check.jobs);
   if (int code = checkTraceOptions(check, plan.size(), err); code != support::kExitOk)
     return code;
 
-  std::ofstream fileOut;
+  // -o: the report appears complete or not at all (a temporary file renamed at the end).
+  AtomicFile fileOut;
   if (!check.output.empty()) {
-    fileOut.open(check.output, std::ios::binary);
-    if (!fileOut) {
-      err << "dkv: error: cannot write '" << check.output << "'\n";
-      return support::kExitUsage;
+    std::string error;
+    if (!fileOut.open(check.output, error)) {
+      err << "dkv: error: " << error << "\n";
+      return support::kExitOutput;
     }
   }
-  std::ostream &out = check.output.empty() ? stdOut : fileOut;
+  std::ostream &out = check.output.empty() ? stdOut : fileOut.stream();
   // Colours only for the text report, on a terminal (or --color always).
   const bool colorOut =
       check.format == "text" && support::colorWanted(check.color, check.output.empty() ? 1 : -1);
@@ -583,6 +700,13 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       r = runInstance(p, check, reporting(i));
       console.done(i);
     }
+    // SIGINT, SIGTERM or SIGHUP stopped the run: no verdict, the process ends by the
+    // signal (as a shell expects: it stops a script), after removing the -o file's
+    // temporary and spin's work directories (support/Stop.h).
+    if (int sig = support::caughtSignal(); sig != 0) {
+      console.finish();
+      support::dieBySignal(sig);
+    }
     const support::SourceManager *sources = p.sources ? p.sources.get() : &r.loaded.sources;
     code = worstExitCode(code, r.code);
     ++summary.instances;
@@ -605,7 +729,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     if (r.verdict)
       for (const report::Finding &f : r.verdict->findings)
         ++(f.suppressed.empty() ? summary.findingsByKind[f.kind] : summary.suppressed);
-    if (r.verdict) {
+    if (r.verdict && r.loaded.instance) {
       std::ostringstream pictureErr;
       code = worstExitCode(code,
                            writeTracePictures(check, *r.verdict, p.options.file,
@@ -633,6 +757,10 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       else if (several)
         jsonInstances.push_back(
             report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources));
+      else // one instance that did not load: its object, as in a report of several
+        out << report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources)
+                   .dump(2)
+            << "\n";
     } else { // sarif
       console.writeErr(r.err);
       if (r.verdict)
@@ -675,10 +803,14 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       (check.output.empty() ? err : stdOut) << line.str();
     }
   }
-  out.flush();
-  if (!check.output.empty() && !fileOut) {
-    err << "dkv: error: cannot write '" << check.output << "'\n";
-    return worstExitCode(code, support::kExitUsage);
+  if (!check.output.empty()) {
+    std::string error;
+    if (!fileOut.commit(error)) {
+      err << "dkv: error: " << error << "\n";
+      return worstExitCode(code, support::kExitOutput);
+    }
+  } else if (!flushed(stdOut, err, "standard output")) {
+    return worstExitCode(code, support::kExitOutput);
   }
   return code;
 }

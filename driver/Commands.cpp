@@ -1,6 +1,8 @@
 // The subcommands: each runs the pipeline to the stage it needs, then one engine.
 #include "driver/Commands.h"
 
+#include "driver/Cli.h"
+#include "driver/Output.h"
 #include "driver/PromelaCommand.h"
 #include "driver/PythonCommand.h"
 #include "driver/SmtCommand.h"
@@ -34,10 +36,10 @@ const CLI::Validator kUint64(
       uint64_t value = 0;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-        return "expected a number from 0 to 18446744073709551615, got '" + text + "'";
+        return "takes a number from 0 to 18446744073709551615, got '" + text + "'";
       return {};
     },
-    "UINT64");
+    "");
 
 } // namespace
 
@@ -79,68 +81,119 @@ std::string describeInstance(const model::Program &program) {
 }
 
 void addRunOptions(CLI::App *cmd, RunOptions &o) {
-  auto *seed = cmd->add_option("--seed", o.seed, "random schedule with this seed")->check(kUint64);
-  auto *schedule = cmd->add_option("--schedule", o.scheduleFile, "replay a schedule file");
+  auto *seed = metavar(cmd->add_option("--seed", o.seed, "random schedule with this seed"), "N")
+                   ->check(kUint64);
+  auto *schedule =
+      metavar(cmd->add_option("--schedule", o.scheduleFile, "replay a schedule file"), "FILE");
   auto *rr = cmd->add_flag("--round-robin", o.roundRobin, "round-robin schedule");
   seed->excludes(schedule)->excludes(rr);
   schedule->excludes(rr);
-  cmd->add_option("--write-schedule", o.writeSchedule, "write the schedule taken to this file");
+  metavar(
+      cmd->add_option("--write-schedule", o.writeSchedule, "write the schedule taken to this file"),
+      "FILE");
+  addTraceOptions(cmd, o.traceSvg, o.traceHtml, "the run's schedule");
 }
 
 void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   std::vector<std::string> names;
   for (const Engine &e : engines())
     names.push_back(e.name);
-  cmd->add_option("--engine", o.engine,
-                  fmt::format("engine: {} (default auto: explore within {} states, then z3; "
-                              "`dkv engines` lists them)",
-                              fmt::join(names, ", "), o.autoStates))
-      ->check(CLI::IsMember(names));
-  cmd->add_option_function<uint64_t>(
-         "--max-states",
-         [&o](uint64_t states) {
-           o.maxStates = states;
-           o.autoStates = states;
-         },
-         fmt::format("explore: state budget (default {}; with --engine auto, explore's budget "
-                     "before z3 takes over, default {})",
-                     o.maxStates, o.autoStates))
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cmd->add_option("--timeout", o.timeoutSeconds,
-                  "spin, z3: time limit in seconds (auto: z3 gets what explore left of it)")
-      ->check(CLI::Range(1.0, 86400.0));
-  cmd->add_option("--memory", o.memoryMb, "spin, z3: memory limit in MB (pan's, Z3's)")
-      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
-  cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
-  cmd->add_flag("--no-confirm{false}", o.confirm,
-                "do not replay witnesses in the executor (no confirmation, no wrong value)");
-  cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)")
-      ->check(CLI::IsMember({"text", "json", "sarif"}));
-  cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout");
-  cmd->add_option("-j,--jobs", o.jobs, "check this many instances in parallel (default 1)")
-      ->check(CLI::Range(1u, 256u));
+  metavar(cmd->add_option(
+              "--engine", o.engine,
+              fmt::format("{} (default auto: explore within {} states, then the closure engine; "
+                          "`dkv engines` lists them)",
+                          orList(names), o.autoStates)),
+          "NAME")
+      ->check(oneOf(names));
+  metavar(cmd->add_option_function<uint64_t>(
+              "--max-states",
+              [&o](uint64_t states) {
+                o.maxStates = states;
+                o.autoStates = states;
+              },
+              fmt::format("explore: state budget (default {}; with --engine auto, explore's "
+                          "budget before the closure engine takes over, default {})",
+                          o.maxStates, o.autoStates)),
+          "N")
+      ->check(integerIn(1, int64_t{1} << 40));
+  metavar(cmd->add_option("--timeout", o.timeoutSeconds,
+                          "time limit of each instance in seconds, 1 to 86400, from loading to "
+                          "verdict, for every engine (default 600; at it: inconclusive, exit "
+                          "code 5)"),
+          "SECONDS")
+      ->check(numberIn(1.0, 86400.0));
+  metavar(cmd->add_option("--memory", o.memoryMb,
+                          "memory ceiling in MB of dkv, 16 to 2^20 (its resident memory; "
+                          "explore, z3 and pan keep within it; default 4096; at it: "
+                          "inconclusive, exit code 5)"),
+          "MB")
+      ->check(integerIn(16, int64_t{1} << 20));
+  metavar(cmd->add_option("--z3-rlimit", o.z3Rlimit,
+                          "z3: deterministic resource limit (rlimit) per query, 0 for none "
+                          "(default); a query that reaches it makes the result inconclusive"),
+          "N")
+      ->check(integerIn(0, int64_t{0xffffffff}));
+  metavar(
+      cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory"),
+      "DIR");
+  cmd->add_flag_callback(
+      "--no-confirm", [&o] { o.confirm = false; },
+      "do not replay witnesses in the executor (no confirmation, no wrong value)");
+  metavar(
+      cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)"),
+      "text|json|sarif")
+      ->check(oneOf({"text", "json", "sarif"}));
+  metavar(
+      cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout"),
+      "FILE");
+  metavar(cmd->add_option("-j,--jobs", o.jobs,
+                          "check this many instances in parallel, 1 to 256 (default 1)"),
+          "K")
+      ->check(integerIn(1, 256));
+  metavar(cmd->add_option("--property", o.property,
+                          "decide this property only (an id of `dkv properties`); with --format "
+                          "json the results of one call per property merge into one verdict "
+                          "(`dkv merge`)"),
+          "ID");
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics and z3's per-query figures (they differ from "
                 "run to run)");
-  cmd->add_option("--trace-svg", o.traceSvg,
-                  "write the trace of the one finding as an SVG sequence diagram to this file");
-  cmd->add_option("--trace-html", o.traceHtml,
-                  "write a page that steps through the trace of the one finding to this file");
-  cmd->add_option("--trace-dir", o.traceDir,
-                  "write one SVG per finding into this directory (KERNEL-N<devices>-PROPERTY.svg)");
+  addTraceOptions(cmd, o.traceSvg, o.traceHtml,
+                  "the finding's trace (with several, the one --finding names)");
+  metavar(cmd->add_option("--trace-dir", o.traceDir,
+                          "write a picture of every finding into this directory: an SVG and an "
+                          "HTML page each (KERNEL-N<devices>-PROPERTY.svg, .html)"),
+          "DIR");
+  metavar(cmd->add_option("--finding", o.finding,
+                          "the finding --trace-svg and --trace-html draw, by its id (race.0, "
+                          "or KIND-L<line> for one without an id) when there are several"),
+          "ID");
   cmd->add_flag("--explain", o.explain,
                 "after each finding, explain its pattern and the usual fix (docs/explain.md)");
-  cmd->add_option("--color", o.color,
-                  "colour the text report: auto (default: on a terminal, unless NO_COLOR is "
-                  "set), always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+  metavar(cmd->add_option("--color", o.color,
+                          "colour the text report: auto (default: on a terminal, unless "
+                          "NO_COLOR is set), always or never"),
+          "auto|always|never")
+      ->check(oneOf({"auto", "always", "never"}));
   cmd->add_flag("--stop-at-first", o.stopAtFirst,
                 "stop at the first finding (of any kind, in any instance): the properties and "
                 "instances not checked by then are reported as not checked (docs/ci.md)");
-  cmd->add_option("--progress", o.progress,
-                  "a progress line on standard error: auto (default: when it is a terminal), "
-                  "always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+  metavar(cmd->add_option("--progress", o.progress,
+                          "a progress line on standard error: auto (default: when it is a "
+                          "terminal), always or never"),
+          "auto|always|never")
+      ->check(oneOf({"auto", "always", "never"}));
+}
+
+void addTraceOptions(CLI::App *cmd, std::string &svg, std::string &html, const std::string &what) {
+  metavar(cmd->add_option("--trace-svg", svg,
+                          fmt::format("write {} as an SVG sequence diagram to this file", what)),
+          "FILE");
+  metavar(cmd->add_option("--trace-html", html,
+                          fmt::format("write {} as a page that steps through it, with the "
+                                      "kernel source, to this file",
+                                      what)),
+          "FILE");
 }
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
@@ -188,11 +241,27 @@ int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
 
 int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostream &out,
                std::ostream &err) {
+  // One run reports every race it sees, on every device: no symmetry reduction.
+  InstanceOptions whole = instance;
+  whole.symmetry = InstanceOptions::Symmetry::Off;
   Loaded loaded;
-  int code = load(instance, Stage::Model, loaded, err);
+  int code = load(whole, Stage::Model, loaded, err);
   if (code != support::kExitOk)
     return code;
-  return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);
+  // How to take the same schedule again, for the picture's title.
+  RunOptions options = run;
+  options.command = "run " + instance.file;
+  if (instance.devices)
+    options.command += fmt::format(" --devices {}", *instance.devices);
+  if (!instance.mesh.empty())
+    options.command += " --mesh " + instance.mesh;
+  if (!run.scheduleFile.empty())
+    options.command += " --schedule " + run.scheduleFile;
+  else if (run.roundRobin)
+    options.command += " --round-robin";
+  else
+    options.command += fmt::format(" --seed {}", run.seed.value_or(0));
+  return runSchedule(loaded.instance->machine(), loaded.sources, options, out, err);
 }
 
 int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPath,
@@ -217,14 +286,12 @@ int writeDump(const std::string &text, const std::string &path, const std::strin
               std::ostream &out, std::ostream &err) {
   if (path.empty()) {
     out << text;
-    return out ? support::kExitOk : support::kExitUsage;
+    return flushed(out, err, "standard output") ? support::kExitOk : support::kExitOutput;
   }
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) {
-    err << "dkv: cannot write " << path << "\n";
-    return support::kExitUsage;
+  std::string error;
+  if (!writeFileAtomically(path, text, error)) {
+    err << "dkv: error: " << error << "\n";
+    return support::kExitOutput;
   }
   err << "wrote " << path << "; run: " << hint << "\n";
   return support::kExitOk;

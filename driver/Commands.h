@@ -22,10 +22,16 @@ struct RunOptions {
   std::string scheduleFile;     ///< replay this schedule file
   bool roundRobin = false;      ///< round-robin policy
   std::string writeSchedule;    ///< write the schedule taken to this file
+  std::string traceSvg;         ///< --trace-svg: the run's schedule as an SVG sequence diagram
+  std::string traceHtml;        ///< --trace-html: the same as a page stepping through it
+  size_t width = 100;           ///< the columns its traces fit (driver::textWidth)
+  std::string command;          ///< how to run the instance again (for the picture's title)
 };
 
 void addRunOptions(CLI::App *cmd, RunOptions &options);
 void addCheckOptions(CLI::App *cmd, CheckOptions &options);
+/// --trace-svg FILE and --trace-html FILE (of `dkv check` and `dkv run`), drawing `what`.
+void addTraceOptions(CLI::App *cmd, std::string &svg, std::string &html, const std::string &what);
 
 int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
 /// `dkv parse FILE --annotations`: the file's annotations (frontend/Annotations.h).
@@ -45,8 +51,8 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
 /// instances (worstExitCode).
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
                       const CheckOptions &check, std::ostream &out, std::ostream &err);
-/// The worse of two exit codes: 6 internal > 1 usage > 2 input error > 10 findings >
-/// 5 inconclusive > 0 ok.
+/// The worse of two exit codes: 6 internal > 3 output error > 1 usage > 2 input error >
+/// 10 findings > 5 inconclusive > 0 ok.
 int worstExitCode(int a, int b);
 /// What a verdict is about: the kernel, the mesh and the options that change the
 /// model (a "verified" holds for exactly this instance), e.g. "kernel k on mesh x=2,
@@ -60,11 +66,18 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
 /// `dkv properties`: the property list of an instance (docs/model.md, "Properties"):
 /// a summary line, then per property its id, location, message and obligation count.
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err);
-/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`,
-/// then `hint` (how to run the tool on it) to `err`. kExitOk, or kExitUsage when it
-/// cannot be written.
+/// Writes a dumped model: to `out` when `path` is empty, else to the file `path`
+/// (complete or not at all: driver/Output.h), then `hint` (how to run the tool on it)
+/// to `err`. kExitOk, or kExitOutput when it cannot be written.
 int writeDump(const std::string &text, const std::string &path, const std::string &hint,
               std::ostream &out, std::ostream &err);
+/// `dkv merge FILE.json...`: the reports of `dkv check --property ID --format json` on one
+/// instance, one property each, as one verdict (text, or `format` "json"): findings if
+/// any report has one, verified only when every property of the instance has a
+/// verified report, else inconclusive. Exit code as `dkv check`; 2 for a file that is
+/// not such a report or is about another instance.
+int mergeCommand(const std::vector<std::string> &files, const std::string &format,
+                 std::ostream &out, std::ostream &err);
 /// `dkv engines`: one line per registered engine, "NAME  description".
 int enginesCommand(std::ostream &out);
 

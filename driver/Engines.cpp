@@ -4,6 +4,7 @@
 #include "executor/Executor.h"
 #include "model/Precheck.h"
 #include "promela/Spin.h"
+#include "semantics/Closure.h"
 #include "smt/Smt.h"
 #include "support/Invariant.h"
 
@@ -28,79 +29,115 @@ std::string statistic(const semantics::EngineResult &result, const std::string &
   return "";
 }
 
-/// `--engine auto`: explore within `autoStates` states; if it searched the whole state
-/// space it decided. Otherwise (its budget or memory ran out) z3 decides, with the
-/// time explore left of `--timeout`. The statistics say which engine decided and why
-/// ("explore reached 200000 states, decided by z3"), then that engine's own (explore's
-/// prefixed "explore " when z3 ran). When z3 is inconclusive too, the reason has both
-/// engines' numbers.
+/// explore's share of the memory ceiling: what is left of `--memory` when it starts,
+/// less 64 MB for the rest of the run (witnesses, findings, the report); at least 16 MB.
+int64_t exploreMemory(const CheckOptions &o) {
+  if (o.memoryMb <= 0)
+    return 0;
+  const int64_t left = (o.memoryMb << 20) - support::residentBytes() - (int64_t{64} << 20);
+  return std::max<int64_t>(left, int64_t{16} << 20);
+}
+
+/// What is left of the instance's time limit (its stop token's), else `seconds`.
+double secondsLeft(const semantics::EngineEvents &events, double seconds) {
+  if (events.stop)
+    if (std::optional<double> left = events.stop->secondsLeft())
+      return std::min(seconds, std::max(*left, 0.001));
+  return seconds;
+}
+
+/// `--engine auto`: explore within `autoStates` states, on meshes of fewer than
+/// kAutoExploreBelow devices; if it searched the whole state space it decided.
+/// Otherwise (its budget or memory ran out, or the mesh is larger) the closure engine
+/// decides, exactly (docs/closure.md), with the time explore left of `--timeout`. The
+/// statistics say which engine decided and why ("explore reached 200000 states,
+/// decided by closure", "explore skipped at 64 devices, decided by closure"), then
+/// that engine's own (explore's prefixed "explore " when both ran). When the closure
+/// engine is inconclusive too (its time limit), the reason has both engines' numbers.
 ///
 /// Every witness explore finds is kept and passed on as it is found, complete or not:
 /// it is a run that violates its property, and a breadth-first one, the shortest
-/// explore knows; z3's witnesses follow, so a property both found keeps explore's
-/// (semantics::buildVerdict takes the first witness of each property). Each phase
-/// begins with a progress report naming its engine, which the driver uses to name the
-/// engine of the findings it makes.
+/// explore knows; the closure engine's witnesses follow, so a property both found keeps
+/// explore's (semantics::buildVerdict takes the first witness of each property). Each
+/// phase begins with a progress report naming its engine, which the driver uses to name
+/// the engine of the findings it makes.
 semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOptions &o,
                                 const semantics::EngineEvents &events) {
   const auto begin = std::chrono::steady_clock::now();
   semantics::EngineResult none;
   auto phase = [&](const char *engine) {
+    if (events.stop)
+      events.stop->setPhase(checkingPhase(engine));
     semantics::EngineProgress progress;
     progress.engine = engine;
     return semantics::reportProgress(none, progress, &events);
   };
-  executor::ExploreOptions exploreOptions;
-  exploreOptions.maxStates = o.autoStates;
-  exploreOptions.events = &events;
-  if (!phase("explore"))
-    return none;
-  semantics::EngineResult explored = executor::explore(machine, exploreOptions);
-  if (explored.complete || explored.reason == semantics::kStoppedReason) {
-    explored.decidedBy = "explore";
-    if (explored.complete)
-      explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
-    return explored;
+  semantics::EngineResult explored;
+  std::pair<std::string, std::string> why{"explore skipped at",
+                                          fmt::format("{} devices", machine.deviceCount())};
+  const bool exploring = machine.deviceCount() < kAutoExploreBelow;
+  if (exploring) {
+    executor::ExploreOptions exploreOptions;
+    exploreOptions.maxStates = o.autoStates;
+    exploreOptions.maxStateBytes = kAutoExploreBytes;
+    exploreOptions.events = &events;
+    exploreOptions.memoryBytes = exploreMemory(o);
+    if (!phase("explore"))
+      return none;
+    explored = executor::explore(machine, exploreOptions);
+    // Stopped by the instance's stop request (time, memory, signal): the closure engine
+    // would be stopped too, so explore's result is the answer, inconclusive with the
+    // request's reason.
+    if (explored.complete || explored.reason == semantics::kStoppedReason ||
+        semantics::stopRequested(&events)) {
+      explored.decidedBy = "explore";
+      if (explored.complete)
+        explored.stats.insert(explored.stats.begin(), {"decided by", "explore"});
+      return explored;
+    }
+    const std::string states = statistic(explored, "states");
+    const bool budget = !statistic(explored, "budget").empty();
+    why = budget && !states.empty()
+              ? std::pair<std::string, std::string>{"explore reached", states + " states"}
+              : std::pair<std::string, std::string>{"explore stopped", explored.reason};
   }
-  const std::string states = statistic(explored, "states");
-  const bool budget = !statistic(explored, "budget").empty();
-  std::pair<std::string, std::string> why =
-      budget && !states.empty()
-          ? std::pair<std::string, std::string>{"explore reached", states + " states"}
-          : std::pair<std::string, std::string>{"explore stopped", explored.reason};
 
-  smt::SmtOptions smtOptions;
+  semantics::ClosureOptions closureOptions;
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  smtOptions.timeoutSeconds = std::max(0.0, o.timeoutSeconds - spent);
-  smtOptions.memoryMb = o.memoryMb;
-  smtOptions.events = &events;
-  if (!phase("z3"))
+  closureOptions.timeoutSeconds = secondsLeft(events, std::max(0.0, o.timeoutSeconds - spent));
+  closureOptions.jobs = o.engineJobs;
+  closureOptions.events = &events;
+  if (!o.property.empty())
+    closureOptions.only = machine.properties().find(o.property).value_or(-1);
+  if (!phase("closure"))
     return none;
-  semantics::EngineResult solved = smt::checkWithZ3(machine, smtOptions);
+  semantics::EngineResult decided = semantics::decideByClosure(machine, closureOptions);
 
   semantics::EngineResult result;
-  result.complete = solved.complete;
+  result.complete = decided.complete;
   result.witnesses = std::move(explored.witnesses);
-  result.witnesses.insert(result.witnesses.end(), solved.witnesses.begin(), solved.witnesses.end());
-  result.queries = std::move(solved.queries);
-  result.semaphoreForms = std::move(solved.semaphoreForms);
-  result.decidedBy = "z3";
+  result.witnesses.insert(result.witnesses.end(), decided.witnesses.begin(),
+                          decided.witnesses.end());
+  result.decidedBy = "closure";
   result.stats.push_back(why);
   // Stopped at its first finding (--stop-at-first): explore found none before its
-  // budget (it would have stopped the run), so the finding is z3's.
-  const bool stopped = solved.reason == semantics::kStoppedReason;
-  result.stats.push_back(solved.complete ? std::pair<std::string, std::string>{"decided by", "z3"}
-                         : stopped       ? std::pair<std::string, std::string>{"z3", "stopped"}
-                                   : std::pair<std::string, std::string>{"z3", "inconclusive"});
+  // budget (it would have stopped the run), so the finding is the closure engine's.
+  const bool stopped = decided.reason == semantics::kStoppedReason;
+  result.stats.push_back(
+      decided.complete ? std::pair<std::string, std::string>{"decided by", "closure"}
+      : stopped        ? std::pair<std::string, std::string>{"closure", "stopped"}
+                       : std::pair<std::string, std::string>{"closure", "inconclusive"});
   for (const auto &[key, value] : explored.stats)
     if (key == "transitions" || key == "time")
       result.stats.push_back({"explore " + key, value});
-  result.stats.insert(result.stats.end(), solved.stats.begin(), solved.stats.end());
+  result.stats.insert(result.stats.end(), decided.stats.begin(), decided.stats.end());
   if (stopped)
-    result.reason = solved.reason;
-  else if (!solved.complete)
-    result.reason = fmt::format("explore: {}; z3: {}", explored.reason, solved.reason);
+    result.reason = decided.reason;
+  else if (!decided.complete)
+    result.reason = exploring
+                        ? fmt::format("explore: {}; closure: {}", explored.reason, decided.reason)
+                        : decided.reason;
   return result;
 }
 
@@ -112,6 +149,7 @@ std::vector<Engine> &table() {
          executor::ExploreOptions options;
          options.maxStates = o.maxStates;
          options.events = &events;
+         options.memoryBytes = exploreMemory(o);
          return executor::explore(machine, options);
        },
        /*breadthFirst=*/true},
@@ -120,7 +158,7 @@ std::vector<Engine> &table() {
           const semantics::EngineEvents &events) {
          promela::SpinOptions options;
          options.events = &events;
-         options.timeoutSeconds = o.timeoutSeconds;
+         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
          options.memoryMb = o.memoryMb;
          options.keepDir = o.keepDir;
          return promela::checkWithSpin(machine, options);
@@ -130,12 +168,26 @@ std::vector<Engine> &table() {
           const semantics::EngineEvents &events) {
          smt::SmtOptions options;
          options.events = &events;
-         options.timeoutSeconds = o.timeoutSeconds;
+         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
          options.memoryMb = o.memoryMb;
+         options.resourceLimit = o.z3Rlimit;
          return smt::checkWithZ3(machine, options);
        }},
+      {"closure",
+       "exact decision by greedy closures of the persistent step table (docs/closure.md)",
+       [](const semantics::Machine &machine, const CheckOptions &o,
+          const semantics::EngineEvents &events) {
+         semantics::ClosureOptions options;
+         options.events = &events;
+         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
+         options.jobs = o.engineJobs;
+         if (!o.property.empty())
+           options.only = machine.properties().find(o.property).value_or(-1);
+         return semantics::decideByClosure(machine, options);
+       }},
       {"auto",
-       "explore within a small state budget, then z3 if explore cannot finish (the default)",
+       "explore within a small state budget, then the closure engine if explore cannot "
+       "finish (the default)",
        runAuto, /*breadthFirst=*/true},
   };
   return engines;
@@ -144,6 +196,21 @@ std::vector<Engine> &table() {
 } // namespace
 
 const std::vector<Engine> &engines() { return table(); }
+
+const char *checkingPhase(const std::string &engine) {
+  // String literals: a StopToken keeps only the pointer.
+  if (engine == "explore")
+    return "checking with explore";
+  if (engine == "z3")
+    return "checking with z3";
+  if (engine == "spin")
+    return "checking with spin";
+  if (engine == "closure")
+    return "checking with closure";
+  if (engine == "auto")
+    return "checking with auto";
+  return "checking";
+}
 
 void registerEngine(Engine engine) {
   DKV_INVARIANT(findEngine(engine.name) == nullptr, "engine names are unique");
@@ -178,6 +245,8 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   // (docs/model.md "Short witnesses"). explore's and auto's witnesses are breadth-first
   // already (Engine::breadthFirst; auto keeps explore's before z3's).
   std::optional<std::map<semantics::PropertyIndex, report::Schedule>> shortest;
+  semantics::EngineEvents stopOnly; // the shortest-witness search: the stop request only
+  stopOnly.stop = events ? events->stop : nullptr;
   auto shortestOf = [&](semantics::PropertyIndex p) -> const report::Schedule * {
     if (engine.breadthFirst || options.shortestStates == 0)
       return nullptr;
@@ -185,6 +254,11 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
       shortest.emplace();
       executor::ExploreOptions search;
       search.maxStates = options.shortestStates;
+      search.memoryBytes = exploreMemory(options);
+      search.events = &stopOnly;
+      // As auto's explore phase: large states are slow to search, and on a large mesh
+      // the search cannot reach a violation anyway.
+      search.maxStateBytes = kAutoExploreBytes;
       for (semantics::Witness &w : executor::explore(machine, search).witnesses)
         shortest->emplace(w.property, std::move(w.schedule));
     }
@@ -231,10 +305,15 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     if (events && events->progress)
       events->progress(progress);
   };
-  if (events)
+  if (events) {
     engineEvents.cancelled = events->cancelled;
+    engineEvents.stop = events->stop;
+  }
+  // --property: the one property asked about (the others' witnesses are dropped).
+  const std::optional<semantics::PropertyIndex> only =
+      options.property.empty() ? std::nullopt : machine.properties().find(options.property);
   engineEvents.witness = [&](const semantics::Witness &w) {
-    if (!seen.insert(w.property).second)
+    if ((only && w.property != *only) || !seen.insert(w.property).second)
       return true;
     std::string error;
     std::optional<report::Finding> f = findingOf(w, working, error);
@@ -243,6 +322,16 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
     return !events || !events->finding || events->finding(*f);
   };
   semantics::EngineResult result = engine.run(machine, options, engineEvents);
+  if (only) {
+    std::erase_if(result.witnesses,
+                  [&](const semantics::Witness &w) { return w.property != *only; });
+    result.stats.push_back({"property", options.property});
+    result.stats.push_back(
+        {"properties", std::to_string(machine.properties().properties().size())});
+  }
+  // The race obligations were reduced by a symmetry: the verdict says so.
+  if (const semantics::Symmetry *symmetry = machine.properties().symmetry())
+    result.stats.push_back({"symmetry", symmetry->describe(machine.program())});
   const std::string decidedBy = result.decidedBy.empty() ? engine.name : result.decidedBy;
   report::Verdict verdict =
       semantics::buildVerdict(machine, std::move(result), decidedBy, {},
@@ -252,6 +341,9 @@ report::Verdict runEngine(const Engine &engine, const semantics::Machine &machin
   if (verdict.status == report::Verdict::Status::Error)
     return verdict;
   report::mergePrecheck(verdict, std::move(pre));
+  if (only)
+    std::erase_if(verdict.findings,
+                  [&](const report::Finding &f) { return f.property != options.property; });
   return verdict;
 }
 

@@ -14,34 +14,59 @@
 
 namespace dkv::driver {
 
+/// `--engine auto` runs explore first on meshes of fewer devices than this; on larger
+/// ones explore cannot search the state space within its budget, and the closure engine
+/// decides at once.
+inline constexpr int32_t kAutoExploreBelow = 16;
+/// ... and within at most this many bytes of states as well as `autoStates` states: an
+/// instance whose states are large (many devices and DMAs) is searched slowly, and
+/// every example explore decides fits (docs/performance.md "--engine auto").
+inline constexpr uint64_t kAutoExploreBytes = uint64_t{16} << 20;
+
 /// `dkv check` options; each engine reads the ones it understands.
 struct CheckOptions {
   std::string engine = "auto";    ///< a registered engine's name
   uint64_t maxStates = 2'000'000; ///< explore's state budget
-  /// explore's budget under `--engine auto` before z3 takes over (`--max-states` sets
-  /// both; the default decides every 2- and 3-device example with explore, docs/smt.md)
+  /// explore's budget under `--engine auto` before the closure engine takes over (`--max-states`
+  /// sets both; the default decides every 2- and 3-device example with explore, docs/smt.md)
   uint64_t autoStates = 200'000;
   /// Breadth-first witnesses for spin's and z3's findings: explore within this many
   /// states finds a shortest schedule of the properties it reaches, which stands in for
   /// the engine's own when it is not longer (0: off; docs/model.md "Short witnesses")
   uint64_t shortestStates = 100'000;
-  double timeoutSeconds = 600;         ///< spin's and z3's time limit (auto: z3's)
-  int64_t memoryMb = 4096;             ///< pan's and z3's memory limit
-  bool confirm = true;                 ///< replay witnesses in the executor
-  std::string keepDir;                 ///< spin: keep the work directory here
-  bool timing = false;                 ///< print time statistics (not byte-identical)
-  bool explain = false;                ///< --explain: the pattern and usual fix of each finding
-  std::string color = "auto";          ///< --color auto|always|never (text report only)
-  std::string format = "text";         ///< text | json | sarif
-  std::string output;                  ///< -o: write the report here (empty: standard output)
-  unsigned jobs = 1;                   ///< -j: instances checked in parallel
+  /// The time limit of each instance, from loading to verdict, for every engine (a
+  /// watchdog stops the instance at it, docs/design.md "Robustness budgets"); also
+  /// spin's and z3's own limit for what is left of it.
+  double timeoutSeconds = 600;
+  /// The ceiling of dkv's resident memory (the watchdog stops every running instance
+  /// at it; explore's visited states get what is left of it when explore starts), and
+  /// pan's and Z3's own memory limits.
+  int64_t memoryMb = 4096;
+  /// Z3's deterministic resource limit per check (`rlimit`; 0: none).
+  int64_t z3Rlimit = 0;
+  bool confirm = true;         ///< replay witnesses in the executor
+  std::string keepDir;         ///< spin: keep the work directory here
+  bool timing = false;         ///< print time statistics (not byte-identical)
+  bool explain = false;        ///< --explain: the pattern and usual fix of each finding
+  std::string color = "auto";  ///< --color auto|always|never (text report only)
+  std::string format = "text"; ///< text | json | sarif
+  std::string output;          ///< -o: write the report here (empty: standard output)
+  unsigned jobs = 1;           ///< -j: instances checked in parallel
+  /// Threads inside one instance (the closure engine's independent closures): -j when
+  /// one instance is checked, else 1 (the instances run in parallel instead).
+  unsigned engineJobs = 1;
+  /// `--property ID`: decide this property only (the closure engine plans its checks
+  /// alone; the other engines decide the instance and the verdict keeps it). Empty: all.
+  std::string property;
   bool devicesFromAnnotations = false; ///< every device count of `// devices:`
   std::string toolVersion = "0";       ///< dkv's version, for SARIF's tool.driver.version
   std::string traceSvg;                ///< --trace-svg: the one finding's trace as SVG
   std::string traceHtml;               ///< --trace-html: the same as a page stepping through it
-  std::string traceDir;                ///< --trace-dir: one SVG per finding in this directory
-  bool stopAtFirst = false;            ///< --stop-at-first: stop at the first finding
-  std::string progress = "auto";       ///< --progress auto|always|never (standard error)
+  std::string traceDir;                ///< --trace-dir: an SVG and an HTML page per finding here
+  std::string finding;      ///< --finding: the finding --trace-svg / --trace-html draw (its id)
+  bool stopAtFirst = false; ///< --stop-at-first: stop at the first finding
+  std::string progress = "auto"; ///< --progress auto|always|never (standard error)
+  size_t width = 100;            ///< the columns the text report's traces fit (driver::textWidth)
 };
 
 /// One engine: it returns witnesses (property, schedule) and nothing else; the
@@ -59,11 +84,15 @@ struct Engine {
   bool breadthFirst = false;
 };
 
-/// Every registered engine, in registration order (explore, spin, z3, auto, then any
-/// added). `auto` (the default) runs explore with the budget `autoStates` and, when
-/// explore stops before the end of the state space, z3 (docs/smt.md, "--engine
-/// auto"); its verdict's statistics say which engine decided and why.
+/// Every registered engine, in registration order (explore, spin, z3, closure, auto,
+/// then any added). `auto` (the default) runs explore with the budget `autoStates`
+/// and, when explore stops before the end of the state space (or on a mesh of
+/// kAutoExploreBelow devices or more), the closure engine (docs/closure.md); its
+/// verdict's statistics say which engine decided and why.
 const std::vector<Engine> &engines();
+/// The name of the phase of an instance that `engine` checks, for the reason of a stop
+/// ("checking with explore"; support::StopToken::setPhase).
+const char *checkingPhase(const std::string &engine);
 /// Adds an engine (the test suite registers one that replays a fixed schedule).
 /// Precondition: no engine of that name is registered.
 void registerEngine(Engine engine);
@@ -92,6 +121,9 @@ struct RunEvents {
   std::function<bool(const report::Finding &)> finding;
   std::function<void(const semantics::EngineProgress &)> progress;
   std::function<bool()> cancelled;
+  /// The instance's stop request (time limit, memory ceiling, signal), passed to the
+  /// engine (semantics::EngineEvents::stop) and to the searches of runEngine itself.
+  const support::StopToken *stop = nullptr;
 };
 report::Verdict runEngine(const Engine &engine, const semantics::Machine &machine,
                           const CheckOptions &options, const RunEvents *events = nullptr);

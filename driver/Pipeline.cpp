@@ -29,6 +29,48 @@ Loaded &Loaded::operator=(Loaded &&) noexcept = default;
 
 namespace {
 
+/// The most levels of lists a table's JSON may nest (a table is an integer array of a
+/// few dimensions); deeper input is refused before it is parsed or walked.
+constexpr int kMaxTableDepth = 64;
+
+/// The offset of the first bracket that opens a level deeper than kMaxTableDepth in
+/// JSON `text` (strings skipped), or nullopt. Iterative: any nesting is safe to scan.
+std::optional<size_t> tooDeep(const std::string &text) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxTableDepth)
+        return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+/// "LINE:COL" of byte `offset` of `text` (1-based, columns in bytes).
+std::string lineColumn(const std::string &text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("{}:{}", line, column);
+}
+
 /// A JSON nested list of integers -> TableValue (row-major values and nesting), or an
 /// error message: not a list, a non-integer element, a ragged list.
 bool tableFromJson(const nlohmann::json &j, frontend::TableValue &out, std::string &error) {
@@ -82,6 +124,12 @@ bool parseTableDef(const std::string &text, frontend::Tables &tables, std::strin
   }
   frontend::TableValue value;
   value.origin = "-T";
+  if (std::optional<size_t> at = tooDeep(text.substr(eq + 1))) {
+    error = fmt::format("invalid contents in '-T {}...': the JSON nests more than {} levels deep "
+                        "(column {} of the contents)",
+                        text.substr(0, eq + 1), kMaxTableDepth, *at + 1);
+    return false;
+  }
   nlohmann::json j = nlohmann::json::parse(text.substr(eq + 1), nullptr, false);
   if (j.is_discarded() || !tableFromJson(j, value, error)) {
     if (j.is_discarded())
@@ -99,14 +147,26 @@ bool parseTableDef(const std::string &text, frontend::Tables &tables, std::strin
 
 /// A tables file: one JSON object mapping names to contents.
 bool readTablesFile(const std::string &file, frontend::Tables &tables, std::string &error) {
-  std::ifstream in(file);
+  // Read like a kernel file: at most 16 MiB (an endless device is refused, not read).
+  std::string why;
+  std::optional<support::SourceFile> in = support::SourceFile::load(file, why);
   if (!in) {
-    error = fmt::format("{}: cannot read the tables file", file);
+    error = fmt::format("{}: cannot read the tables file: {}", file, why);
     return false;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (in->truncated()) {
+    error = fmt::format("{}: the tables file is larger than {} MiB", file,
+                        support::SourceFile::kMaxLoadBytes >> 20);
+    return false;
+  }
+  const std::string &text = in->text();
+  if (std::optional<size_t> at = tooDeep(text)) {
+    error = fmt::format("{}:{}: the JSON nests more than {} levels deep (a table is a list of "
+                        "integer lists)",
+                        file, lineColumn(text, *at), kMaxTableDepth);
+    return false;
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     error = fmt::format("{}: expected a JSON object {{\"NAME\": [...], ...}}", file);
     return false;
@@ -129,7 +189,23 @@ bool readTablesFile(const std::string &file, frontend::Tables &tables, std::stri
 
 } // namespace
 
-int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err) {
+int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err,
+         support::StopToken *stop) {
+  // An allocation that failed inside a phase that turned it into something else (a
+  // frontend's "internal" diagnostic) shows as a new failure in the count.
+  const uint64_t failures = support::allocationFailures();
+  auto outOfMemory = [&] {
+    if (support::allocationFailures() == failures)
+      return false;
+    if (stop)
+      stop->request(support::StopCause::Memory, "out of memory: an allocation failed");
+    return true;
+  };
+  auto phase = [&](const char *name) {
+    if (stop)
+      stop->setPhase(name);
+  };
+  phase("loading");
   frontend::Defines defines;
   std::string error;
   for (const std::string &d : options.defines) {
@@ -197,6 +273,8 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     out.module = frontend::loadModule(out.sources.file(*id), defines, options.devices, mesh, diags,
                                       ok, tables);
   }
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
   if (!ok) {
     diags.render(err);
     out.diagnostics = diags.diagnostics();
@@ -208,8 +286,15 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     return support::kExitOk;
   }
 
+  phase("lowering");
+  model::BuildLimits limits;
+  limits.stop = stop;
   std::optional<model::Program> program =
-      lower::lower(*out.module, options.file, options.model, diags);
+      lower::lower(*out.module, options.file, options.model, diags, limits);
+  // A stop during lowering ends it like an instance limit: the diagnostic is not the
+  // reason, the token is.
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
   diags.render(err); // errors and warnings
   out.diagnostics = diags.diagnostics();
   if (!program || diags.hasErrors())
@@ -222,7 +307,14 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       err << "  " << p << "\n";
     return support::kExitInternal;
   }
-  out.instance = std::make_unique<semantics::Instance>(std::move(*program));
+  phase("building the property list");
+  const bool symmetry = options.symmetry == InstanceOptions::Symmetry::On ||
+                        (options.symmetry == InstanceOptions::Symmetry::Auto &&
+                         program->deviceCount() >= kSymmetryFrom);
+  auto instance = std::make_unique<semantics::Instance>(std::move(*program), symmetry, stop);
+  if (outOfMemory() || support::stopRequested(stop))
+    return support::kExitInconclusive;
+  out.instance = std::move(instance);
   return support::kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include "semantics/Properties.h"
 #include "support/Diagnostics.h"
 #include "support/Source.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -32,7 +33,17 @@ struct InstanceOptions {
   std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   std::string directives; ///< --directives FILE: `# dkv:` lines for a Python file (docs/python.md)
   model::Options model;   ///< --invocations, --dma-chunks, ...
+  /// --symmetry: reduce the race obligations by the instance's rotation symmetry
+  /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from
+  /// kSymmetryFrom devices).
+  enum class Symmetry { Auto, On, Off };
+  Symmetry symmetry = Symmetry::Auto;
 };
+
+/// `--symmetry auto` reduces by symmetry from this many devices on: below it every
+/// obligation is kept, so the reports of small instances (and the goldens) name the
+/// devices the engines find.
+inline constexpr int32_t kSymmetryFrom = 16;
 
 /// Everything the stages produced for one file. Owns the sources (the file is id 0)
 /// and the AST.
@@ -57,7 +68,14 @@ enum class Stage { Sema, Model };
 
 /// Runs the pipeline up to `stage`. Diagnostics go to `err`. Returns an exit code:
 /// kExitOk, kExitUsage (bad -D or -T syntax) or kExitInputError (unreadable file,
-/// malformed tables file, syntax or semantic errors, unsupported constructs).
-int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err);
+/// malformed tables file, syntax or semantic errors, unsupported constructs), or
+/// kExitInconclusive when `stop` (may be null: the run's time limit, memory ceiling or
+/// a signal, support/Stop.h) was requested during lowering or the setup of the
+/// instance, or an allocation failed (then nothing is rendered: the caller reports the
+/// token's reason; `out.instance` is not set). The phases poll `stop` (lowering at every
+/// event and loop iteration, the property list per event) and name themselves with
+/// StopToken::setPhase.
+int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream &err,
+         support::StopToken *stop = nullptr);
 
 } // namespace dkv::driver

@@ -2,6 +2,8 @@
 // kernel into the kernel language's AST (pytrace/) and go on as for a `.dk` file.
 #include "driver/PythonCommand.h"
 
+#include "driver/Output.h"
+
 #include "frontend/DkPrinter.h"
 #include "frontend/Sema.h"
 #include "pyfront/AstPrinter.h"
@@ -170,13 +172,12 @@ int translateCommand(const InstanceOptions &instance, const std::string &outPath
   frontend::printDk(*loaded.module, text, comment);
   if (outPath.empty() || outPath == "-") {
     out << text.str();
-    return support::kExitOk;
+    return flushed(out, err, "standard output") ? support::kExitOk : support::kExitOutput;
   }
-  std::ofstream file(outPath, std::ios::binary);
-  file << text.str();
-  if (!file) {
-    err << "dkv: error: cannot write " << outPath << "\n";
-    return support::kExitInputError;
+  std::string error;
+  if (!writeFileAtomically(outPath, text.str(), error)) {
+    err << "dkv: error: " << error << "\n";
+    return support::kExitOutput;
   }
   return support::kExitOk;
 }

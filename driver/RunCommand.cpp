@@ -1,6 +1,7 @@
 // `dkv run`: one schedule on simulated devices, its findings or its outputs.
 #include "driver/Commands.h"
 
+#include "driver/TracePictures.h"
 #include "executor/Executor.h"
 #include "report/Render.h"
 #include "semantics/Schedule.h"
@@ -105,6 +106,10 @@ int runImpl(const semantics::Machine &machine, const support::SourceManager &sou
     }
   }
 
+  if (int code = writeRunPictures(machine, sources, config, run, policy, options.inputSeed, err);
+      code != support::kExitOk)
+    return code;
+
   if (options.policy == executor::Policy::Replay)
     out << fmt::format("{} (inputs from seed {})\n", policy, options.inputSeed);
   else
@@ -129,7 +134,7 @@ int runImpl(const semantics::Machine &machine, const support::SourceManager &sou
       }
     out << fmt::format("{} finding{}\n", findings.size(), findings.size() == 1 ? "" : "s");
     for (const report::Finding &f : findings)
-      report::renderFinding(out, f, &sources);
+      report::renderFinding(out, f, &sources, config.width);
     return support::kExitFindings;
   }
   // The inputs as the run saw them, so a reader can check the outputs by hand.

@@ -19,6 +19,10 @@ namespace dkv::executor {
 /// `dkv check --engine explore`.
 struct ExploreOptions {
   uint64_t maxStates = 2'000'000; ///< visited-state budget; at it: inconclusive
+  /// With a value: the budget is also at most this many bytes of states (the states of
+  /// an instance with many devices and DMAs are large, and slow to search: `--engine
+  /// auto` spends its explore phase only where a search can finish). 0: none.
+  uint64_t maxStateBytes = 0;
   /// Partial-order reduction (docs/executor.md); off only to measure it.
   bool reduction = true;
   /// With `reduction`: also the rules for local copies (docs/executor.md, "Local
@@ -27,16 +31,22 @@ struct ExploreOptions {
   /// With `reduction`: also the observer rules (docs/executor.md, "Remote DMAs and
   /// signals"); off only to measure them against the reduction before them.
   bool observerReduction = true;
-  /// Streaming, progress and early stop (semantics::EngineEvents); may be null.
+  /// Streaming, progress and early stop (semantics::EngineEvents, its stop request
+  /// polled every 64 states); may be null.
   const semantics::EngineEvents *events = nullptr;
+  /// The most the visited-state table may take, in bytes (0: no limit): a new state
+  /// that would pass it stops the search, incomplete ("memory limit reached" with the
+  /// states and megabytes). The table grows in blocks of about 4 MB, so the process
+  /// never holds much more than this.
+  int64_t memoryBytes = 0;
 };
 
 /// Explores every schedule of the machine's program: the first witness (a shortest
 /// schedule) of every property some schedule violates. Complete only if the whole
-/// state space was searched; incomplete (with the states explored) at the budget or
-/// when memory ran out. Deterministic. Never throws. Each witness goes to
-/// `options.events` as soon as it is found (breadth-first order, the order of
-/// `witnesses`); progress every 4096 expanded states.
+/// state space was searched; incomplete (with the states explored) at the budget, at
+/// `memoryBytes`, when memory ran out or when the run's stop request was made. Deterministic. Never
+/// throws. Each witness goes to `options.events` as soon as it is found (breadth-first order, the
+/// order of `witnesses`); progress every 4096 expanded states.
 semantics::EngineResult explore(const semantics::Machine &machine, const ExploreOptions &options);
 
 /// Confirms one finding of any engine in the executor: replays its schedule with real
@@ -78,6 +88,9 @@ struct RunOptions {
   uint64_t seed = 0;         ///< for Random and Priority
   uint64_t inputSeed = 0;    ///< fills the input buffers (executor::inputValue)
   report::Schedule schedule; ///< Replay: the steps; other policies: a prefix taken first
+  /// The vector-clock race check (Simulator); off, a run sees the races its own
+  /// schedule shows and every other check, at a cost that does not grow with the mesh.
+  bool raceClocks = true;
 };
 
 /// The outcome of one run.

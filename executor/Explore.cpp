@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <stdexcept>
 
@@ -164,20 +165,42 @@ private:
 
 /// The visited states in insertion (= breadth-first) order, which is also the queue,
 /// with an open-addressing index. Entries are (hash high bits << 32) | (index + 1).
+///
+/// The states are kept in blocks of about 4 MB (each state's bytes, its parent and the
+/// step that reached it), so that the memory grows in small steps and never doubles at
+/// once: with a memory limit, `insert` refuses a new state whose block or index growth
+/// would pass it (Insert::Memory) before allocating anything.
 class StateTable {
 public:
-  explicit StateTable(size_t stateSize) : size_(stateSize) { table_.assign(1u << 16, 0); }
+  StateTable(size_t stateSize, int64_t memoryLimit, const support::StopToken *stop)
+      : size_(stateSize), record_(stateSize + 8),
+        perBlock_(std::max<size_t>(1, (size_t{4} << 20) / record_)), limit_(memoryLimit),
+        stop_(stop) {
+    table_.assign(1u << 16, 0);
+  }
 
-  size_t count() const { return parent_.size(); }
-  const uint8_t *state(size_t i) const { return bytes_.data() + i * size_; }
-  uint32_t parent(size_t i) const { return parent_[i]; }
-  uint32_t via(size_t i) const { return via_[i]; }
+  size_t count() const { return count_; }
+  const uint8_t *state(size_t i) const { return record(i); }
+  uint32_t parent(size_t i) const { return field(i, 0); }
+  uint32_t via(size_t i) const { return field(i, 4); }
+  /// The bytes the table holds (its blocks and its index).
+  int64_t bytes() const {
+    return static_cast<int64_t>(blocks_.size() * perBlock_ * record_ + table_.size() * 8);
+  }
 
-  enum class Insert { Old, New, Full };
-  /// Inserts `s` unless present; a new state only if `allowNew` (else Full).
+  enum class Insert { Old, New, Full, Memory, Stopped };
+  /// Inserts `s` unless present; a new state only if `allowNew` (else Full) and if the
+  /// memory it needs fits the limit (else Memory). Stopped: the stop request came while
+  /// the index was growing; the table can then only be read by its index (state,
+  /// parent, via), which is all a stopped search needs.
   Insert insert(const uint8_t *s, uint32_t parent, uint32_t via, bool allowNew = true) {
-    if ((count() + 1) * 2 > table_.size())
-      grow();
+    if ((count() + 1) * 2 > table_.size()) {
+      // The old index and the new one, twice its size, exist together while it grows.
+      if (limit_ > 0 && bytes() + static_cast<int64_t>(table_.size() * 16) > limit_)
+        return find(s) ? Insert::Old : allowNew ? Insert::Memory : Insert::Full;
+      if (!grow())
+        return Insert::Stopped;
+    }
     uint64_t h = hashBytes(s, size_);
     uint32_t tag = static_cast<uint32_t>(h >> 32);
     size_t mask = table_.size() - 1;
@@ -186,10 +209,18 @@ public:
       if (e == 0) {
         if (!allowNew)
           return Insert::Full;
+        if (count_ == blocks_.size() * perBlock_) {
+          if (limit_ > 0 && bytes() + static_cast<int64_t>(perBlock_ * record_) > limit_)
+            return Insert::Memory;
+          // Not zeroed: a block's pages become resident as states fill them.
+          blocks_.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[perBlock_ * record_]));
+        }
         table_[i] = (static_cast<uint64_t>(tag) << 32) | static_cast<uint64_t>(count() + 1);
-        bytes_.insert(bytes_.end(), s, s + size_);
-        parent_.push_back(parent);
-        via_.push_back(via);
+        uint8_t *r = record(count_);
+        std::memcpy(r, s, size_);
+        std::memcpy(r + size_, &parent, 4);
+        std::memcpy(r + size_ + 4, &via, 4);
+        ++count_;
         return Insert::New;
       }
       if (static_cast<uint32_t>(e >> 32) == tag &&
@@ -199,12 +230,39 @@ public:
   }
 
 private:
-  void grow() {
+  uint8_t *record(size_t i) const {
+    return blocks_[i / perBlock_].get() + (i % perBlock_) * record_;
+  }
+  uint32_t field(size_t i, size_t offset) const {
+    uint32_t value;
+    std::memcpy(&value, record(i) + size_ + offset, 4);
+    return value;
+  }
+  bool find(const uint8_t *s) const {
+    uint64_t h = hashBytes(s, size_);
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t mask = table_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      uint64_t e = table_[i];
+      if (e == 0)
+        return false;
+      if (static_cast<uint32_t>(e >> 32) == tag &&
+          std::memcmp(state(static_cast<uint32_t>(e) - 1), s, size_) == 0)
+        return true;
+    }
+  }
+
+  /// Doubles the index; false (the index is then incomplete) when the stop request
+  /// came meanwhile: rehashing millions of states takes a noticeable time.
+  bool grow() {
     std::vector<uint64_t> old;
     old.swap(table_);
     table_.assign(old.size() * 2, 0);
     size_t mask = table_.size() - 1;
-    for (uint64_t e : old) {
+    for (size_t n = 0; n < old.size(); ++n) {
+      const uint64_t e = old[n];
+      if (n % 65536 == 0 && support::stopRequested(stop_))
+        return false;
       if (e == 0)
         continue;
       uint64_t h = hashBytes(state(static_cast<uint32_t>(e) - 1), size_);
@@ -213,13 +271,17 @@ private:
         i = (i + 1) & mask;
       table_[i] = e;
     }
+    return true;
   }
 
   size_t size_;
+  size_t record_;   ///< bytes per state: its bytes, parent, via
+  size_t perBlock_; ///< states per block
+  int64_t limit_;   ///< bytes; 0: none
+  const support::StopToken *stop_;
+  size_t count_ = 0;
   std::vector<uint64_t> table_;
-  std::vector<uint8_t> bytes_;
-  std::vector<uint32_t> parent_;
-  std::vector<uint32_t> via_;
+  std::vector<std::unique_ptr<uint8_t[]>> blocks_;
 };
 
 report::Schedule pathTo(const StateTable &table, size_t index) {
@@ -240,9 +302,14 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
   semantics::EngineResult result;
   auto begin = std::chrono::steady_clock::now();
   Codec codec(machine);
-  StateTable table(codec.size());
-  const uint64_t budget =
-      std::clamp<uint64_t>(options.maxStates, 1, static_cast<uint64_t>(0xfffffff0u));
+  const semantics::EngineEvents *events = options.events;
+  StateTable table(codec.size(), options.memoryBytes, events ? events->stop : nullptr);
+
+  // The state budget, and with maxStateBytes the states that fit in that many bytes.
+  uint64_t states = options.maxStates;
+  if (options.maxStateBytes > 0)
+    states = std::min<uint64_t>(states, options.maxStateBytes / codec.size());
+  const uint64_t budget = std::clamp<uint64_t>(states, 1, static_cast<uint64_t>(0xfffffff0u));
 
   std::vector<uint8_t> buffer(codec.size());
   ControlState s = machine.initialState();
@@ -272,11 +339,18 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
 
   uint64_t transitions = 0;
   bool budgetReached = false;
+  bool memoryReached = false;
+  bool interrupted = false; // the run's stop request (time, memory, signal)
   // The breadth-first level of state i: states of one level are contiguous.
   uint64_t depth = 0;
   size_t levelEnd = 1;
   std::vector<ScheduleStep> steps;
-  for (size_t i = 0; i < table.count() && !budgetReached && !stopped; ++i) {
+  for (size_t i = 0;
+       i < table.count() && !budgetReached && !memoryReached && !interrupted && !stopped; ++i) {
+    if (i % 64 == 0 && semantics::stopRequested(events)) {
+      interrupted = true;
+      break;
+    }
     if (i == levelEnd) {
       ++depth;
       levelEnd = table.count();
@@ -331,9 +405,18 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
       machine.apply(next, step);
       ++transitions;
       codec.encode(next, buffer.data());
-      if (table.insert(buffer.data(), static_cast<uint32_t>(i), encodeStep(step),
-                       table.count() < budget) == StateTable::Insert::Full) {
+      const StateTable::Insert inserted = table.insert(buffer.data(), static_cast<uint32_t>(i),
+                                                       encodeStep(step), table.count() < budget);
+      if (inserted == StateTable::Insert::Full) {
         budgetReached = true;
+        break;
+      }
+      if (inserted == StateTable::Insert::Memory) {
+        memoryReached = true;
+        break;
+      }
+      if (inserted == StateTable::Insert::Stopped) {
+        interrupted = true;
         break;
       }
     }
@@ -344,6 +427,17 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
     result.complete = false;
     result.reason = fmt::format("explored {} states (budget {})", table.count(), budget);
   }
+  if (memoryReached && result.complete) {
+    result.complete = false;
+    result.reason = fmt::format("memory limit reached: {} states take {} MB, the next would pass "
+                                "the {} MB left to the search (lower --max-states or raise "
+                                "--memory)",
+                                table.count(), table.bytes() >> 20, options.memoryBytes >> 20);
+  }
+  if (interrupted && result.complete)
+    semantics::stopForRequest(
+        result, events,
+        fmt::format("explored {} states, {} transitions", table.count(), transitions));
   result.stats.push_back({"states", std::to_string(table.count())});
   result.stats.push_back({"transitions", std::to_string(transitions)});
   if (budgetReached && result.reason != semantics::kStoppedReason)
@@ -362,7 +456,7 @@ semantics::EngineResult explore(const Machine &machine, const ExploreOptions &op
   } catch (const std::bad_alloc &) {
     semantics::EngineResult result;
     result.complete = false;
-    result.reason = "out of memory (lower --max-states)";
+    result.reason = "out of memory: an allocation failed (lower --max-states or --memory)";
     return result;
   } catch (const std::exception &e) {
     semantics::EngineResult result;

@@ -250,9 +250,9 @@ std::vector<int64_t> regionElements(const Buffer &buffer, const Region &region) 
   return out;
 }
 
-Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace)
+Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace, bool raceClocks)
     : machine_(machine), program_(machine.program()), recordTrace_(recordTrace),
-      state_(machine.initialState()) {
+      clocks_(raceClocks), state_(machine.initialState()) {
   const int32_t n = machine.deviceCount();
   const int32_t dmas = machine.dmaCount();
   memory_.resize(n);
@@ -273,7 +273,7 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
   }
   registers_.assign(n, std::vector<double>(std::max<int32_t>(0, program_.registerCount), 0));
   inFlight_.resize(dmas);
-  const size_t width = static_cast<size_t>(n) + dmas;
+  const size_t width = clocks_ ? static_cast<size_t>(n) + dmas : 0;
   deviceClock_.assign(n, Clock(width, 0));
   // A DMA's clock exists only while it is in flight (from its start to its last
   // land chunk): N + D components for each of D DMAs would be quadratic in D.
@@ -296,7 +296,7 @@ void Simulator::join(Clock &into, const Clock &from) {
 }
 
 void Simulator::addUnits(DeviceId d, SemId s, int64_t count, const Clock &clock) {
-  if (count <= 0)
+  if (count <= 0 || !clocks_)
     return;
   units_[static_cast<size_t>(d) * machine_.semCount() + s].push_back({count, clock});
 }
@@ -370,6 +370,8 @@ void Simulator::runStore(DeviceId d, const Store &store) {
 // device: event i of device e has e's component i + 1) not in a new DMA's start clock.
 void Simulator::raceCheck(DeviceId d, int32_t pc, const Clock &now,
                           std::vector<ObligationIndex> &found) {
+  if (!clocks_)
+    return;
   const int32_t n = machine_.deviceCount();
   const semantics::Properties &props = machine_.properties();
   auto note = [&](ObligationIndex o) {
@@ -423,7 +425,8 @@ void Simulator::step(const ScheduleStep &step) {
     const int32_t pc = state_.pc[d];
     const Event &e = program_.processes[d].events[pc];
     Clock &clock = deviceClock_[d];
-    ++clock[d];
+    if (clocks_)
+      ++clock[d];
     std::visit(support::Overloaded{
                    [&](const Store &st) {
                      raceCheck(d, pc, clock, found);
@@ -450,6 +453,8 @@ void Simulator::step(const ScheduleStep &step) {
                        barrierJoin_.resize(inv + 1);
                        barrierJoined_.resize(inv + 1, false);
                      }
+                     if (!clocks_)
+                       return;
                      if (!barrierJoined_[inv]) {
                        Clock all(clock.size(), 0);
                        for (DeviceId o = 0; o < n; ++o)
@@ -482,12 +487,13 @@ void Simulator::step(const ScheduleStep &step) {
     Clock &clock = dmaClock_[k];
     // --dma-order link: the previous DMA on k's link landed completely before k's first
     // land chunk (docs/model.md, "DMA order"), so its landing happens before k's.
-    if (!send && chunk == 0)
+    if (!send && chunk == 0 && clocks_)
       if (DmaId j = machine_.properties().linkPredecessor(k); j >= 0) {
         join(clock, linkEnd_[j]);
         Clock().swap(linkEnd_[j]);
       }
-    ++clock[n + k];
+    if (clocks_)
+      ++clock[n + k];
     const bool last = chunk + 1 == chunks;
     if (send) {
       if (dma.sendSem)
@@ -496,14 +502,14 @@ void Simulator::step(const ScheduleStep &step) {
         // The engine reads the source until its last chunk leaves: what it carries is
         // the source as it is then.
         inFlight_[k] = gather(dma.issuer, dma.src);
-        sendEnd_[k] = clock[n + k];
+        sendEnd_[k] = clocks_ ? clock[n + k] : 0;
       }
     } else {
       addUnits(dma.target, dma.recvSem, units, clock);
       if (last) {
         scatter(dma.target, dma.dst, inFlight_[k]);
-        landEnd_[k] = clock[n + k];
-        if (hasLinkSuccessor_[k])
+        landEnd_[k] = clocks_ ? clock[n + k] : 0;
+        if (hasLinkSuccessor_[k] && clocks_)
           linkEnd_[k] = clock;
         // The last step of the DMA (a land follows its send): free its clock and data.
         Clock().swap(clock);

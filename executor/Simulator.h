@@ -29,14 +29,20 @@ public:
   using ControlState = semantics::ControlState;
 
   /// `machine` must outlive the simulator. `recordTrace` false skips trace texts
-  /// (findings then carry only their schedule).
-  Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace = true);
+  /// (findings then carry only their schedule). `raceClocks` false runs without the
+  /// vector clocks (no vector-clock race check; the checks on the control state stay):
+  /// for runs that only want the data, whose clocks of N + DMAs components would cost
+  /// more than the run on a large mesh.
+  Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrace = true,
+            bool raceClocks = true);
 
   const ControlState &state() const { return state_; }
   void enabledSteps(std::vector<report::ScheduleStep> &out) const {
     machine_.enabledSteps(state_, out, &inFlightDmas_);
   }
   bool enabled(const report::ScheduleStep &step) const { return machine_.enabled(state_, step); }
+  /// The DMAs started and not complete: only their steps can be enabled.
+  const std::set<model::DmaId> &inFlight() const { return inFlightDmas_; }
   /// Takes `step`, which must be enabled.
   void step(const report::ScheduleStep &step);
   /// Call when no step is enabled: reports a deadlock if some device has not finished.
@@ -72,6 +78,7 @@ private:
   const Machine &machine_;
   const model::Program &program_;
   bool recordTrace_ = true;
+  bool clocks_ = true;
   ControlState state_;
   std::vector<std::vector<std::vector<double>>> memory_;
   std::vector<std::vector<double>> registers_; ///< [device][register]

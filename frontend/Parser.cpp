@@ -3,6 +3,7 @@
 #include "frontend/Sema.h"
 #include "prim/Bind.h"
 #include "support/Invariant.h"
+#include "support/Suggest.h"
 
 #include "DkvLexer.h"
 #include "DkvParser.h"
@@ -748,10 +749,14 @@ private:
       if (method == name)
         found = m;
     if (!found) {
+      const std::string suggestion =
+          support::didYouMean(method, {"start", "wait", "wait_send", "wait_recv"});
       diags_.error(range(methodId), "unknown-method",
-                   fmt::format("unknown descriptor method '{}'; expected start, wait, wait_send "
-                               "or wait_recv",
-                               method));
+                   suggestion.empty()
+                       ? fmt::format("unknown descriptor method '{}'; expected start, wait, "
+                                     "wait_send or wait_recv",
+                                     method)
+                       : fmt::format("unknown descriptor method '{}'{}", method, suggestion));
       return nullptr;
     }
     ast::ExprPtr priority;
@@ -803,8 +808,14 @@ private:
                        : fmt::format("the result of '{}(...)' is unused", name));
       return nullptr;
     }
+    std::vector<std::string_view> known = {"signal", "wait"};
+    for (std::string_view f : exprFunctionNames())
+      known.push_back(f);
+    const std::string suggestion = support::didYouMean(name, known);
     diags_.error(range(ctx->ID()), "unknown-function",
-                 fmt::format("unknown statement '{}'; expected signal or wait", name));
+                 suggestion.empty()
+                     ? fmt::format("unknown statement '{}'; expected signal or wait", name)
+                     : fmt::format("unknown statement '{}'{}", name, suggestion));
     return nullptr;
   }
 
@@ -816,12 +827,26 @@ private:
   };
 
   static bool isExprFunction(std::string_view name) {
-    for (std::string_view f :
-         {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
-          "remote_copy", "async_copy", "async_remote_copy", "rem", "select"})
+    for (std::string_view f : kExprFunctions)
       if (name == f)
         return true;
     return !prim::findOpsByDkName(name).empty(); // compute (prim/Ops.def)
+  }
+
+  /// The functions of expressions that are not compute ops (docs/language.md); the
+  /// compute ops are the catalogue's (prim/Ops.def).
+  static constexpr std::string_view kExprFunctions[] = {
+      "axis_index", "axis_size",   "program_id", "num_programs",      "read", "min",   "max",
+      "copy",       "remote_copy", "async_copy", "async_remote_copy", "rem",  "select"};
+
+  /// Every function name of expressions, for "did you mean".
+  static std::vector<std::string_view> exprFunctionNames() {
+    std::vector<std::string_view> names(std::begin(kExprFunctions), std::end(kExprFunctions));
+    for (const prim::OpRecord &r : prim::records())
+      for (const prim::Signature &s : prim::dkSignatures(r.id))
+        if (std::find(names.begin(), names.end(), s.name) == names.end())
+          names.push_back(s.name);
+    return names;
   }
 
   // Binds positional and named arguments to `spec` (prim::bindArguments, the binder
@@ -1350,7 +1375,9 @@ private:
                    fmt::format("'{}' is a statement, not an expression", name));
       return error();
     }
-    diags_.error(range(ctx->ID()), "unknown-function", fmt::format("unknown function '{}'", name));
+    diags_.error(range(ctx->ID()), "unknown-function",
+                 fmt::format("unknown function '{}'{}", name,
+                             support::didYouMean(name, exprFunctionNames())));
     return error();
   }
 };

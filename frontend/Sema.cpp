@@ -4,6 +4,7 @@
 #include "frontend/IntEval.h"
 #include "prim/Infer.h"
 #include "support/Invariant.h"
+#include "support/Suggest.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -245,6 +246,23 @@ private:
       if (auto found = it->find(name); found != it->end())
         return found->second;
     return nullptr;
+  }
+
+  /// The names in scope, innermost scope first, each scope's in sorted order (so that
+  /// a "did you mean" is the same from run to run), then `barrier` when the kernel has
+  /// one.
+  std::vector<std::string> visibleNames() const {
+    std::vector<std::string> names;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      std::vector<std::string> scope;
+      for (const auto &[name, decl] : *it)
+        scope.push_back(name);
+      std::sort(scope.begin(), scope.end());
+      names.insert(names.end(), scope.begin(), scope.end());
+    }
+    if (barrier_)
+      names.push_back("barrier");
+    return names;
   }
 
   // Names are unique in a kernel: a declaration may not shadow one of an enclosing
@@ -1376,7 +1394,9 @@ private:
       d = lookup(n.name());
     }
     if (!d) {
-      diags_.error(n.range(), "unknown-name", fmt::format("unknown name '{}'", n.name()));
+      diags_.error(n.range(), "unknown-name",
+                   fmt::format("unknown name '{}'{}", n.name(),
+                               support::didYouMean(n.name(), visibleNames())));
       return Type::error();
     }
     n.setDecl(d);

@@ -56,9 +56,21 @@ model::SemKind toModel(ast::SemKind k) {
   DKV_UNREACHABLE("semaphore kind");
 }
 
+/// A slice outside its buffer, found when a descriptor was made: an error only if the
+/// descriptor is started (a wait reads no memory, only the semaphores and the byte count
+/// of the views: Pallas' wait helpers wait on descriptors whose views are never accessed).
+struct DeferredBoundsError {
+  support::SourceRange range;
+  std::string message;
+};
+
 /// An evaluated DMA descriptor (`let c = copy(...)` / `remote_copy(...)`). Indices,
 /// semaphores and the device are fixed when the descriptor is made, as in Pallas.
-using Descriptor = model::DmaDescriptor;
+struct Descriptor : model::DmaDescriptor {
+  /// A view of it runs past the end of its buffer: its region is clipped to the buffer
+  /// and `bytes` counts the view as written (docs/model.md "Waits on a descriptor").
+  std::optional<DeferredBoundsError> outOfBounds;
+};
 
 /// A region and its shape after dropping the dimensions a single index selects.
 struct Slice {
@@ -770,8 +782,8 @@ private:
     Descriptor d;
     bool started = false;
     if (const auto *c = ast::dynCast<ast::CopyExpr>(&expr)) {
-      Slice src = evalSlice(c->src());
-      Slice dst = evalSlice(c->dst());
+      Slice src = evalSlice(c->src(), &d.outOfBounds);
+      Slice dst = evalSlice(c->dst(), &d.outOfBounds);
       d.src = src.region;
       d.dst = dst.region;
       d.recvSem = evalSem(c->sem());
@@ -782,8 +794,8 @@ private:
     } else {
       const auto &r = ast::cast<ast::RemoteCopyExpr>(expr);
       d.remote = true;
-      Slice src = evalSlice(r.src());
-      Slice dst = evalSlice(r.dst());
+      Slice src = evalSlice(r.src(), &d.outOfBounds);
+      Slice dst = evalSlice(r.dst(), &d.outOfBounds);
       d.src = src.region;
       d.dst = dst.region;
       d.sendSem = evalSem(r.sendSem());
@@ -856,7 +868,12 @@ private:
                        program().regionName(src), prim::dkName(sb.dtype), shapeText(srcShape),
                        program().regionName(dst), prim::dkName(db.dtype), shapeText(dstShape),
                        here()));
-    int64_t bytes = src.elementCount() * prim::byteSize(sb.dtype);
+    // The view as written (a clipped view of a descriptor that is only waited on counts
+    // its whole extent, as Pallas' byte count does).
+    int64_t elements = 1;
+    for (int64_t d : srcShape)
+      elements *= d;
+    int64_t bytes = elements * prim::byteSize(sb.dtype);
     if (std::optional<model::BuildError> error = builder_.checkDmaBytes(bytes))
       fail(copy, error->id, error->message);
     return bytes;
@@ -1342,6 +1359,8 @@ private:
   /// destination that is an 'in' parameter is refused (a descriptor into one may be
   /// made and waited on: Pallas' dummy-descriptor idiom).
   void startDma(const Descriptor &d, const ast::Node &where, int32_t priority = 0) {
+    if (d.outOfBounds)
+      failAt(d.outOfBounds->range, "slice-out-of-bounds", d.outOfBounds->message);
     const model::Buffer &dst = builder_.program().buffers[d.dst.buffer];
     if (dst.role == model::BufferRole::Input)
       fail(where, "write-to-input",
@@ -1956,7 +1975,10 @@ private:
   Region evalRegion(const ast::Expr &expr) { return evalSlice(expr).region; }
 
   /// The region a ref expression names, checked against the buffer's bounds.
-  Slice evalSlice(const ast::Expr &expr) {
+  /// The region and shape `expr` names. With `deferred` (the views of a descriptor), a
+  /// slice that runs past the end of its dimension is clipped to it, its shape kept as
+  /// written, and the error recorded there instead of reported.
+  Slice evalSlice(const ast::Expr &expr, std::optional<DeferredBoundsError> *deferred = nullptr) {
     const ast::Decl *base = baseDecl(expr);
     const auto *decl = ast::dynCast<ast::BufferDecl>(base);
     if (!decl && !valueBuf_.count(base))
@@ -2027,14 +2049,24 @@ private:
         if (!single && lo == hi && lo > shape[k])
           lo = hi = shape[k];
         if (lo < 0 || hi > shape[k] || lo > hi || (single && lo >= hi)) {
-          if (single)
-            failAt(s.range, "slice-out-of-bounds",
-                   fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) on "
-                               "{}",
-                               lo, k, name, shape[k], here()));
-          failAt(s.range, "slice-out-of-bounds",
-                 fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on {}", lo, hi,
-                             lo > hi ? "reversed" : "out of bounds", k, name, shape[k], here()));
+          std::string message =
+              single ? fmt::format("index {} is out of bounds for dimension {} of '{}' (size {}) "
+                                   "on {}",
+                                   lo, k, name, shape[k], here())
+                     : fmt::format("slice {}:{} is {} for dimension {} of '{}' (size {}) on {}", lo,
+                                   hi, lo > hi ? "reversed" : "out of bounds", k, name, shape[k],
+                                   here());
+          // Only a view that starts inside the dimension and runs past its end is
+          // deferred: its region is the part inside, its shape the whole.
+          if (!deferred || single || lo < 0 || lo > hi || lo > shape[k])
+            failAt(s.range, "slice-out-of-bounds", std::move(message));
+          if (!*deferred)
+            *deferred = DeferredBoundsError{s.range, std::move(message)};
+          int64_t base = view.ranges[view.kept[k]].begin;
+          slice.region.ranges[view.kept[k]] = {base + lo, base + shape[k]};
+          slice.shape.push_back(hi - lo);
+          slice.kept.push_back(view.kept[k]);
+          continue;
         }
       }
       int64_t base = view.ranges[view.kept[k]].begin;

@@ -165,6 +165,8 @@ ContextId Builder::context(const std::string &text) {
 }
 
 std::optional<BuildError> Builder::spendIterations(int64_t count) {
+  if (support::stopRequested(limits_.stop))
+    return tooLarge(limits_.stop->reason());
   if (__builtin_add_overflow(iterationCount_, count, &iterationCount_) ||
       iterationCount_ > limits_.maxIterations)
     return tooLarge(fmt::format("the instance has more than {} grid points and loop "
@@ -176,6 +178,8 @@ std::optional<BuildError> Builder::spendIterations(int64_t count) {
 
 std::optional<BuildError> Builder::append(EventKind kind, SourceLoc loc, ContextId context) {
   DKV_INVARIANT(!program_.processes.empty(), "an event needs a device: call beginDevice");
+  if (support::stopRequested(limits_.stop))
+    return tooLarge(limits_.stop->reason());
   if (++eventCount_ > limits_.maxEvents)
     return tooLarge(fmt::format("the instance has more than {} events; use fewer devices, grid "
                                 "steps or loop iterations",
@@ -239,12 +243,7 @@ std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invo
   dma.invocation = invocation;
   dma.loc = loc;
   dma.descriptorLoc = d.loc;
-  // docs/model.md "Semaphore units and chunks": U units in K chunks, the first U mod K
-  // chunks carry one more.
-  int64_t units = d.bytes / program_.options.semUnit;
-  int32_t k = program_.options.dmaChunks;
-  for (int32_t c = 0; c < k; ++c)
-    dma.chunkUnits.push_back(units / k + (c < units % k ? 1 : 0));
+  dma.chunkUnits = chunkUnits(d.bytes / program_.options.semUnit, program_.options.dmaChunks);
   if (auto error = append(DmaStart{dma.id}, loc, context))
     return error;
   program_.dmas.push_back(std::move(dma));
@@ -268,6 +267,19 @@ std::optional<BuildError> Builder::waitDma(const DmaDescriptor &d, DmaWait which
   if (which != DmaWait::Send)
     return append(SemWait{d.recvSem, units, WaitOrigin::DmaWaitRecv}, loc, context);
   return std::nullopt;
+}
+
+std::vector<int64_t> chunkUnits(int64_t units, int32_t chunks) {
+  // docs/model.md "Semaphore units and chunks": chunk c brings bytes [c B / K,
+  // (c + 1) B / K) and the units whose bytes are then all in, floor((c + 1) U / K) -
+  // floor(c U / K), computed as U / K + the same of U mod K (no product of U).
+  DKV_INVARIANT(units >= 0 && chunks >= 1, "units >= 0, chunks >= 1");
+  const int64_t q = units / chunks, r = units % chunks;
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(chunks));
+  for (int64_t c = 0; c < chunks; ++c)
+    out.push_back(q + (c + 1) * r / chunks - c * r / chunks);
+  return out;
 }
 
 Program Builder::finish() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "model/Model.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <map>
@@ -25,6 +26,11 @@ struct BuildLimits {
   int64_t maxElements = int64_t{1} << 26;
   /// Semaphores over all devices.
   int64_t maxSemaphores = int64_t{1} << 22;
+  /// The run's stop request (its time limit, memory ceiling, a signal: support/Stop.h),
+  /// polled at every event and loop iteration: once requested, building stops as at a
+  /// limit (a fatal BuildError). The caller tells the two apart by the token. May be
+  /// null.
+  const support::StopToken *stop = nullptr;
 };
 
 /// A rule of the model that the input breaks. The frontend reports it as an error
@@ -175,5 +181,13 @@ private:
   int64_t totalSems_ = 0;     ///< per device
   std::map<std::string, ContextId> contextIds_;
 };
+
+/// The semaphore units each of a DMA's `chunks` chunks carries, for a DMA of `units`
+/// units (docs/model.md "Semaphore units and chunks"): chunk c carries the units whose
+/// bytes have all arrived with it, floor((c + 1) U / K) - floor(c U / K). They sum to
+/// `units`, and the last chunk carries at least one when `units` > 0: a DMA's last unit
+/// arrives with its last byte, so no wait for its units returns while it is open.
+/// Preconditions: units >= 0, chunks >= 1.
+std::vector<int64_t> chunkUnits(int64_t units, int32_t chunks);
 
 } // namespace dkv::model

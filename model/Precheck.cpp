@@ -100,12 +100,17 @@ std::vector<report::Finding> precheck(const Program &program) {
         f.kind = report::FindingKind::Deadlock;
         f.engine = "precheck";
         bool dma = program.semaphores[wait->sem].kind == SemKind::Dma;
+        // A DMA semaphore counts units of --sem-unit bytes (one byte by default).
+        const int64_t unit = program.options.semUnit;
+        const std::string units = !dma ? "units"
+                                  : unit == 1
+                                      ? "units (bytes) of DMA data"
+                                      : fmt::format("units ({} bytes each) of DMA data", unit);
         f.message =
             fmt::format("{} waits for {} {} on {}, but only {} can ever arrive there (waits so far "
                         "need {}): this wait can never be satisfied",
-                        program.processName(proc.device), wait->amount,
-                        dma ? "units (bytes) of DMA data" : "units", program.semName(wait->sem),
-                        t.increments, t.waited);
+                        program.processName(proc.device), wait->amount, units,
+                        program.semName(wait->sem), t.increments, t.waited);
         f.primary = {e.loc, "wait that can never be satisfied"};
         f.shape.check = report::FindingShape::Check::StaticWait;
         f.shape.dmaSemaphore = dma;

@@ -484,11 +484,12 @@ private:
                        fmt::join(dmaBytes_, ", ")));
       line("#endif");
       line("/* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in");
-      line(" * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one");
-      line(" * for the first UNITS(B) % DMA_CHUNKS chunks. */");
+      line(" * DMA_CHUNKS chunks; chunk c (from 0) carries the units whose bytes are all in");
+      line(" * with it, floor((c + 1) U / K) - floor(c U / K) for U = UNITS(B) and K =");
+      line(" * DMA_CHUNKS: U / K plus the same of U % K. The last chunk carries the last unit. */");
       line("#define UNITS(B) ((B) / SEM_UNIT)");
-      line("#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : "
-           "0))");
+      line("#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) + 1) * (UNITS(B) % DMA_CHUNKS) "
+           "/ DMA_CHUNKS - (c) * (UNITS(B) % DMA_CHUNKS) / DMA_CHUNKS)");
     }
     line("");
     line(fmt::format("/* Longest run in steps, with margin: pan -m ({} with the values above) */",

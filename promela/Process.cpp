@@ -36,94 +36,20 @@ struct SpawnSetup {
   }
 };
 
-// The state the signal handler reads: only lock-free atomics and sig_atomic_t.
-volatile std::sig_atomic_t gSignal = 0;
-constexpr size_t kSlots = 256; // programs waited for at once (one per -j thread)
-std::array<std::atomic<pid_t>, kSlots> gChildren{};
-static_assert(std::atomic<pid_t>::is_always_lock_free);
-
-constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
-std::mutex gScopeMutex;
-int gScopes = 0;                                    // under gScopeMutex
-std::array<struct sigaction, kSignals.size()> gOld; // under gScopeMutex
-std::array<bool, kSignals.size()> gCaught{};        // under gScopeMutex
-
-extern "C" void onInterrupt(int sig) {
-  if (gSignal == 0)
-    gSignal = sig;
-  for (std::atomic<pid_t> &child : gChildren)
-    if (pid_t pid = child.load(); pid > 0)
-      kill(-pid, SIGKILL);
-}
-
-/// The slot of a running program, so that the handler can kill it; no slot when all
-/// are taken (the program then runs to its end or time limit after a signal).
-class ChildSlot {
-public:
-  explicit ChildSlot(pid_t pid) {
-    for (std::atomic<pid_t> &child : gChildren) {
-      pid_t expected = 0;
-      if (child.compare_exchange_strong(expected, pid)) {
-        slot_ = &child;
-        return;
-      }
-    }
-  }
-  ~ChildSlot() {
-    if (slot_)
-      slot_->store(0);
-  }
-  ChildSlot(const ChildSlot &) = delete;
-  ChildSlot &operator=(const ChildSlot &) = delete;
-
-private:
-  std::atomic<pid_t> *slot_ = nullptr;
-};
-
 } // namespace
-
-InterruptScope::InterruptScope() {
-  std::lock_guard<std::mutex> lock(gScopeMutex);
-  if (gScopes++ > 0)
-    return;
-  for (size_t i = 0; i < kSignals.size(); ++i) {
-    gCaught[i] = false;
-    if (sigaction(kSignals[i], nullptr, &gOld[i]) != 0 || gOld[i].sa_handler == SIG_IGN)
-      continue; // a signal dkv was started ignoring stays ignored
-    struct sigaction action {};
-    action.sa_handler = onInterrupt;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0; // no SA_RESTART: a wait or sleep returns early
-    gCaught[i] = sigaction(kSignals[i], &action, nullptr) == 0;
-  }
-}
-
-InterruptScope::~InterruptScope() {
-  std::lock_guard<std::mutex> lock(gScopeMutex);
-  if (--gScopes > 0)
-    return;
-  for (size_t i = 0; i < kSignals.size(); ++i)
-    if (gCaught[i])
-      sigaction(kSignals[i], &gOld[i], nullptr);
-  if (int sig = gSignal; sig != 0) {
-    gSignal = 0;
-    raise(sig);
-  }
-}
-
-int interruptSignal() { return gSignal; }
 
 ProcessResult runProcess(const std::vector<std::string> &argv, const std::string &cwd,
                          const std::string &stdoutPath, const std::string &stderrPath,
-                         double timeoutSeconds, const std::string &tmpDir) {
+                         double timeoutSeconds, const std::string &tmpDir,
+                         const support::StopToken *stop) {
   ProcessResult result;
   if (argv.empty()) {
     result.error = "empty command";
     return result;
   }
-  if (int sig = gSignal; sig != 0) {
+  if (support::stopRequested(stop)) {
     result.status = ProcessResult::Status::Interrupted;
-    result.error = "interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    result.error = stop->reason();
     return result;
   }
   SpawnSetup setup;
@@ -173,11 +99,11 @@ ProcessResult runProcess(const std::vector<std::string> &argv, const std::string
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
-  ChildSlot slot(pid);
+  support::Cleanup group = support::Cleanup::processGroup(pid);
   int status = 0;
   auto pause = std::chrono::milliseconds(2);
   bool timedOut = false;
-  int interruptedBy = 0;
+  bool interrupted = false;
   for (;;) {
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid)
@@ -187,22 +113,21 @@ ProcessResult runProcess(const std::vector<std::string> &argv, const std::string
       kill(-pid, SIGKILL);
       return fail("waitpid");
     }
-    interruptedBy = gSignal;
-    if (interruptedBy != 0 || (timeoutSeconds > 0 && elapsed() > timeoutSeconds)) {
+    interrupted = support::stopRequested(stop);
+    if (interrupted || (timeoutSeconds > 0 && elapsed() > timeoutSeconds)) {
       kill(-pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      timedOut = interruptedBy == 0;
+      timedOut = !interrupted;
       break;
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
   result.seconds = elapsed();
-  if (interruptedBy != 0) {
+  if (interrupted) {
     result.status = ProcessResult::Status::Interrupted;
-    result.error = "interrupted by signal " + std::to_string(interruptedBy) + " (" +
-                   strsignal(interruptedBy) + ")";
+    result.error = stop->reason();
   } else if (timedOut) {
     result.status = ProcessResult::Status::TimedOut;
   } else if (WIFEXITED(status)) {

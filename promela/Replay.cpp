@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -19,18 +20,31 @@ std::string trimLeft(const std::string &s) {
   return i == std::string::npos ? std::string() : s.substr(i);
 }
 
-/// The integer right before `marker` in `line` (e.g. "  202001 states, stored").
-int64_t numberBefore(const std::string &line, const std::string &marker) {
+/// The word right before `marker` in `line` (e.g. "202001" in "  202001 states,
+/// stored"); empty when there is none.
+std::string wordBefore(const std::string &line, const std::string &marker) {
   size_t pos = line.find(marker);
   if (pos == std::string::npos)
-    return -1;
+    return {};
   std::string head = line.substr(0, pos);
   size_t end = head.find_last_not_of(" \t");
   if (end == std::string::npos)
-    return -1;
+    return {};
   size_t begin = head.find_last_of(" \t,", end);
   begin = begin == std::string::npos ? 0 : begin + 1;
-  return std::strtoll(head.substr(begin, end + 1 - begin).c_str(), nullptr, 10);
+  return head.substr(begin, end + 1 - begin);
+}
+
+/// The count right before `marker`, as pan prints it with "%9g": an integer up to
+/// 999999, above that six significant digits with an exponent ("1.04858e+06"), which
+/// sets `rounded` (the count is then pan's rounding, not exact).
+int64_t countBefore(const std::string &line, const std::string &marker, bool &rounded) {
+  const std::string word = wordBefore(line, marker);
+  if (word.empty())
+    return -1;
+  if (word.find_first_of("eE.") != std::string::npos)
+    rounded = true;
+  return std::llround(std::strtod(word.c_str(), nullptr));
 }
 
 /// The integer right after `marker` in `line` (e.g. "depth reached 12").
@@ -72,11 +86,11 @@ PanReport parsePanOutput(const std::string &text) {
       r.errors = numberAfter(line, "errors: ");
     }
     if (line.find("states, stored") != std::string::npos)
-      r.statesStored = numberBefore(line, "states, stored");
+      r.statesStored = countBefore(line, "states, stored", r.countsRounded);
     if (line.find("states, matched") != std::string::npos)
-      r.statesMatched = numberBefore(line, "states, matched");
+      r.statesMatched = countBefore(line, "states, matched", r.countsRounded);
     if (line.find("transitions (= stored+matched)") != std::string::npos)
-      r.transitions = numberBefore(line, "transitions");
+      r.transitions = countBefore(line, "transitions", r.countsRounded);
     if (line.find("total actual memory usage") != std::string::npos)
       r.memoryMb = std::strtod(line.c_str(), nullptr);
     if (startsWith(line, "pan: elapsed time"))

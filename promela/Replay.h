@@ -25,6 +25,9 @@ struct PanReport {
   int64_t statesStored = -1;
   int64_t statesMatched = -1;
   int64_t transitions = -1;
+  /// pan printed a count above 999999 in "%g" form (six significant digits): the
+  /// counts are then its rounding, not exact.
+  bool countsRounded = false;
   double memoryMb = -1;       ///< "total actual memory usage"
   double elapsedSeconds = -1; ///< "pan: elapsed time"
 };

@@ -55,12 +55,16 @@ public:
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/dkv-spin-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
-    if (mkdtemp(buffer.data()) == nullptr)
+    if (mkdtemp(buffer.data()) == nullptr) {
       error_ = fmt::format("cannot create a temporary directory from {}", pattern);
-    else
+    } else {
       path_ = buffer.data();
+      // Removed also when the process ends early (support/Stop.h).
+      cleanup_ = support::Cleanup::directory(path_);
+    }
   }
   ~WorkDir() {
+    cleanup_ = support::Cleanup();
     if (!keep_ && !path_.empty()) {
       std::error_code ec;
       fs::remove_all(path_, ec);
@@ -77,6 +81,7 @@ private:
   bool keep_;
   std::string path_;
   std::string error_;
+  support::Cleanup cleanup_;
 };
 
 std::string secondsText(double s) { return fmt::format("{:.2f} s", s); }
@@ -150,7 +155,7 @@ private:
     // TMPDIR: the tools' own temporary files (gcc's, the preprocessor's) go into the
     // work directory, so none is left behind when a signal kills them.
     return runProcess(argv, dir.path(), dir.file(name + ".out"), dir.file(name + ".err"), left,
-                      dir.path());
+                      dir.path(), o_.events ? o_.events->stop : nullptr);
   }
 
   /// spin's command line with the current switches: `spin -DCHECK_RACES=0 ... rest`.
@@ -216,7 +221,7 @@ private:
     panSeconds_ += panRun.seconds;
     lastPanSeconds_ = panRun.seconds;
     if (panRun.status == ProcessResult::Status::Interrupted)
-      problem = "pan was stopped: dkv was " + panRun.error;
+      problem = panRun.error + ": pan was stopped" + numbers();
     else if (panRun.status == ProcessResult::Status::TimedOut)
       problem = fmt::format("pan did not finish within the time limit of {} s", o_.timeoutSeconds);
     else if (panRun.status == ProcessResult::Status::SpawnFailed)
@@ -269,7 +274,8 @@ private:
   std::string numbers() const {
     std::string out;
     if (pan_.statesStored >= 0)
-      out += fmt::format(" after {} states", pan_.statesStored);
+      out +=
+          fmt::format(" after {}{} states", pan_.countsRounded ? "about " : "", pan_.statesStored);
     if (pan_.depthReached >= 0)
       out += fmt::format(", depth {}", pan_.depthReached);
     if (pan_.memoryMb >= 0)
@@ -282,10 +288,12 @@ private:
   /// of runs and their summed time.
   std::vector<std::pair<std::string, std::string>> stats() const {
     std::vector<std::pair<std::string, std::string>> out;
+    // pan prints counts over 999999 rounded to six digits ("1.04858e+06"): say so.
+    const char *about = pan_.countsRounded ? "about " : "";
     if (pan_.statesStored >= 0)
-      out.push_back({"states", std::to_string(pan_.statesStored)});
+      out.push_back({"states", about + std::to_string(pan_.statesStored)});
     if (pan_.transitions >= 0)
-      out.push_back({"transitions", std::to_string(pan_.transitions)});
+      out.push_back({"transitions", about + std::to_string(pan_.transitions)});
     if (pan_.depthReached >= 0)
       out.push_back({"depth", fmt::format("{} (limit {})", pan_.depthReached, depth_)});
     if (pan_.stateVectorBytes >= 0)
@@ -300,13 +308,18 @@ private:
     return out;
   }
 
-  /// The result: the witnesses so far, complete when `problem` is empty.
+  /// The result: the witnesses so far, complete when `problem` is empty. When the
+  /// run's time limit has passed, its stop request is the reason (a tool's own time
+  /// limit, what is left of it, may have ended it a moment before the watchdog).
   semantics::EngineResult finish(const std::string &problem) {
     semantics::EngineResult r;
     r.stats = stats();
     r.witnesses = std::move(result_.witnesses);
     r.complete = problem.empty();
     r.reason = problem;
+    if (!problem.empty() && problem != semantics::kStoppedReason && o_.events && o_.events->stop &&
+        o_.events->stop->poll() && problem.find(o_.events->stop->reason()) != 0)
+      r.reason = o_.events->stop->reason() + ": " + problem;
     return r;
   }
 
@@ -316,7 +329,7 @@ private:
       return fmt::format("{} failed: cannot run {} ({}); is it installed?", what,
                          r.error.substr(0, r.error.find(':')), r.error);
     if (r.status == ProcessResult::Status::Interrupted)
-      return fmt::format("{} was stopped: dkv was {}", what, r.error);
+      return fmt::format("{}: {} was stopped", r.error, what);
     if (r.status == ProcessResult::Status::TimedOut)
       return fmt::format("{} did not finish within the time limit of {} s", what,
                          o_.timeoutSeconds);
@@ -408,9 +421,9 @@ private:
 
 semantics::EngineResult checkWithSpin(const semantics::Machine &machine,
                                       const SpinOptions &options) {
-  // Outlives the run's work directory: on a signal the run stops its programs,
-  // removes the directory, and the signal is raised again here.
-  InterruptScope interrupts;
+  // A signal to dkv reaches the run as its stop request (EngineEvents::stop): the run
+  // kills its programs and removes its work directory; the caller ends the process by
+  // the signal.
   semantics::EngineResult r;
   r.complete = false;
   try {

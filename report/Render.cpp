@@ -2,6 +2,7 @@
 #include "report/Render.h"
 
 #include "report/Explain.h"
+#include "report/Wrap.h"
 #include "support/Diagnostics.h"
 
 #include <fmt/format.h>
@@ -16,13 +17,30 @@ namespace dkv::report {
 
 namespace {
 
-// Widest device column of a timeline; longer step texts are cut with "~".
-constexpr size_t kColumnWidth = 44;
+// A device column of the table is never narrower than this; when the width does not
+// leave this much per device, the trace is one row per step with the device named.
+constexpr size_t kMinColumn = 24;
 
-std::string fit(const std::string &text, size_t width) {
-  if (text.size() <= width)
-    return text + std::string(width - text.size(), ' ');
-  return text.substr(0, width - 1) + "~";
+std::string pad(const std::string &text, size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+/// Adds `note` to the wrapped `lines` of a cell `width` wide: after the last line when
+/// it fits there, else on lines of its own.
+void appendNote(std::vector<std::string> &lines, const std::string &note, size_t width) {
+  if (note.empty())
+    return;
+  if (lines.back().size() + 3 + note.size() <= width) {
+    lines.back() += "   " + note;
+    return;
+  }
+  for (std::string &l : wrapText(note, width))
+    lines.push_back(std::move(l));
+}
+
+void trimRight(std::string &line) {
+  while (!line.empty() && line.back() == ' ')
+    line.pop_back();
 }
 
 std::string statsLine(const Verdict &verdict, bool timing) {
@@ -39,22 +57,22 @@ std::string statsLine(const Verdict &verdict, bool timing) {
 
 bool isTimeStatistic(const std::string &key) { return key == "time" || key.ends_with(" time"); }
 
-void renderTrace(std::ostream &out, const Trace &trace, const support::SourceManager *sources) {
+void renderTrace(std::ostream &out, const Trace &trace, const support::SourceManager *sources,
+                 size_t width) {
   int32_t columns = trace.deviceCount;
   for (const TraceStep &step : trace.steps)
     columns = std::max(columns, step.actor.device + 1);
   if (columns <= 0)
     columns = 1;
-  // A wide mesh would make an unreadable table: fall back to one line per step.
-  bool table = columns <= 4;
-  size_t numberWidth = std::to_string(trace.steps.size()).size() + 1;
 
-  // The text of each step, and the notes after the table: the context (invocation,
-  // grid point, loop variables) only where it changes for that device, and the
-  // semaphore values the step changed.
+  // Each step's cell: its text, then the notes (the context where it changes for that
+  // device, the semaphore values it changed), then what the finding says of it.
   std::vector<std::string> texts, notes;
+  std::vector<std::vector<std::string>> labels(trace.steps.size());
+  for (const TraceMark &m : trace.marks)
+    if (m.step >= 0 && static_cast<size_t>(m.step) < labels.size())
+      labels[m.step].push_back("^ " + m.label);
   std::map<int32_t, std::string> lastContext;
-  size_t width = 8;
   for (const TraceStep &step : trace.steps) {
     bool dma = step.actor.kind == Actor::Kind::Dma;
     std::string who = fmt::format("dma {}", step.actor.id);
@@ -75,47 +93,87 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
     }
     for (const auto &[name, value] : step.semValues)
       note += fmt::format("{}{} = {}", note.empty() ? "" : "; ", name, value);
-    width = std::max(width, text.size());
     texts.push_back(std::move(text));
-    notes.push_back(std::move(note));
+    notes.push_back(note.empty() ? note : "[" + note + "]");
   }
-  // Fewer columns leave room for wider ones on a terminal of about 130 characters.
-  width = std::min(width, columns <= 2 ? kColumnWidth + 12 : kColumnWidth);
+
+  // "  > 12.  ": a marker for the steps the finding is about, the step number.
+  const size_t digits = std::to_string(std::max<size_t>(trace.steps.size(), 1)).size();
+  const size_t prefix = 2 + 1 + digits + 1 + 2;
+  auto number = [&](size_t i) {
+    return fmt::format("  {}{:>{}}.  ", labels[i].empty() ? ' ' : '>', i + 1, digits);
+  };
+  const std::string blank(prefix, ' ');
+  const size_t separators = 3 * static_cast<size_t>(columns - 1);
+  const bool table = width > prefix + separators &&
+                     (width - prefix - separators) / static_cast<size_t>(columns) >= kMinColumn;
 
   if (table) {
-    std::string header = std::string(numberWidth + 2, ' ');
+    // As wide as the widest piece of a cell needs, at most the width's share.
+    size_t column = (width - prefix - separators) / static_cast<size_t>(columns);
+    size_t widest = 0;
     for (int32_t d = 0; d < columns; ++d)
-      header += fit(processName(d, trace.cores), width) + (d + 1 < columns ? " | " : "");
-    while (!header.empty() && header.back() == ' ')
-      header.pop_back();
-    out << header << "\n";
-  }
-  for (size_t i = 0; i < trace.steps.size(); ++i) {
-    const TraceStep &step = trace.steps[i];
-    std::string line = fmt::format("{:>{}}.", i + 1, numberWidth) + "  ";
-    if (table) {
-      for (int32_t d = 0; d < columns; ++d) {
-        bool mine = d == step.actor.device;
-        // The acting device's cell is cut only when another cell follows it.
-        bool last = d + 1 == columns;
-        if (mine && last && notes[i].empty())
-          line += texts[i];
-        else
-          line += fit(mine ? texts[i] : std::string(), width) + (last ? "" : " | ");
-      }
-    } else {
-      line += fmt::format("{}: {}", processName(step.actor.device, trace.cores), texts[i]);
+      widest = std::max(widest, processName(d, trace.cores).size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      widest = std::max(widest, texts[i].size() + (notes[i].empty() ? 0 : 3 + notes[i].size()));
+      for (const std::string &l : labels[i])
+        widest = std::max(widest, l.size());
     }
-    if (!notes[i].empty())
-      line += "   [" + notes[i] + "]";
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out << line << "\n";
+    column = std::min(column, widest);
+    std::string header = blank;
+    for (int32_t d = 0; d < columns; ++d)
+      header += pad(processName(d, trace.cores), column) + (d + 1 < columns ? " | " : "");
+    trimRight(header);
+    out << header << "\n";
+    for (size_t i = 0; i < trace.steps.size(); ++i) {
+      std::vector<std::string> cell = wrapText(texts[i], column);
+      appendNote(cell, notes[i], column);
+      for (const std::string &label : labels[i])
+        for (std::string &l : wrapText(label, column))
+          cell.push_back(std::move(l));
+      const int32_t mine = trace.steps[i].actor.device;
+      for (size_t k = 0; k < cell.size(); ++k) {
+        std::string line = k == 0 ? number(i) : blank;
+        for (int32_t d = 0; d < columns; ++d)
+          line += pad(d == mine ? cell[k] : std::string(), column) + (d + 1 < columns ? " | " : "");
+        trimRight(line);
+        out << line << "\n";
+      }
+    }
+  } else {
+    // One row per step, the device named, continuation lines under the text.
+    const size_t room = width > prefix + kMinColumn ? width - prefix : kMinColumn;
+    for (size_t i = 0; i < trace.steps.size(); ++i) {
+      std::vector<std::string> lines = wrapText(
+          fmt::format("{}: {}", processName(trace.steps[i].actor.device, trace.cores), texts[i]),
+          room);
+      appendNote(lines, notes[i], room);
+      for (const std::string &label : labels[i])
+        for (std::string &l : wrapText(label, room))
+          lines.push_back(std::move(l));
+      for (size_t k = 0; k < lines.size(); ++k) {
+        std::string line = (k == 0 ? number(i) : blank) + lines[k];
+        trimRight(line);
+        out << line << "\n";
+      }
+    }
   }
+  // A deadlock's stuck waits (a finding with marks is about its steps: the devices
+  // blocked at its end are not what it reports).
+  if (trace.marks.empty())
+    for (const TraceStep &b : trace.blocked) {
+      std::string text = fmt::format("stuck after step {}: {}", trace.steps.size(), b.text);
+      if (b.loc.valid())
+        text += fmt::format(" @{}", b.loc.line);
+      const size_t room = width > prefix + kMinColumn ? width - prefix : kMinColumn;
+      std::vector<std::string> lines = wrapText(text, room);
+      for (size_t k = 0; k < lines.size(); ++k)
+        out << (k == 0 ? "  >" + std::string(prefix - 3, ' ') : blank) << lines[k] << "\n";
+    }
 }
 
-void renderFinding(std::ostream &out, const Finding &finding,
-                   const support::SourceManager *sources) {
+void renderFinding(std::ostream &out, const Finding &finding, const support::SourceManager *sources,
+                   size_t width) {
   support::renderHeading(out, sources, finding.primary.loc, findingKindName(finding.kind),
                          finding.message);
   if (!finding.property.empty())
@@ -150,7 +208,7 @@ void renderFinding(std::ostream &out, const Finding &finding,
                        : finding.replayTried ? ", NOT reproduced by the executor: the engines "
                                                "disagree, please report this"
                                              : "");
-    renderTrace(out, finding.trace, sources);
+    renderTrace(out, finding.trace, sources, width);
   }
 }
 
@@ -206,9 +264,9 @@ std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms) {
 }
 
 std::string renderFindingBlock(const Finding &finding, const support::SourceManager *sources,
-                               bool explain) {
+                               bool explain, size_t width) {
   std::ostringstream out;
-  renderFinding(out, finding, sources);
+  renderFinding(out, finding, sources, width);
   if (explain && finding.suppressed.empty())
     renderExplanation(out, finding);
   return out.str();
@@ -239,7 +297,8 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   if (verdict.status != Verdict::Status::Error)
     for (size_t i = 0; i < verdict.findings.size(); ++i)
       if (!shown || i >= shown->size() || !(*shown)[i])
-        out << renderFindingBlock(verdict.findings[i], sources, heading.explain) << "\n";
+        out << renderFindingBlock(verdict.findings[i], sources, heading.explain, heading.width)
+            << "\n";
   switch (verdict.status) {
   case Verdict::Status::Verified:
     out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")

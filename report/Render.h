@@ -13,6 +13,10 @@
 
 namespace dkv::report {
 
+/// The width the text report fits its traces to when the terminal's is not known
+/// (driver::textWidth: COLUMNS, else the terminal's, else this).
+inline constexpr size_t kTextWidth = 100;
+
 /// Renders one finding in the clang style, then its trace:
 ///
 ///   file:L:C: race: message
@@ -23,22 +27,29 @@ namespace dkv::report {
 ///     ^
 ///   wrong value: ...                 (when shown)
 ///   trace (N steps, engine E[, replayed in the executor | NOT reproduced ...]):
-///   <timeline, one column per device>
+///   <renderTrace's timeline in `width` columns>
 ///
 /// Each span is rendered with the name and a snippet of its own file (its
 /// SourceLoc::file in `sources`). `sources` may be null (then locations print as
 /// line:col only, without snippets).
-void renderFinding(std::ostream &out, const Finding &finding,
-                   const support::SourceManager *sources);
+void renderFinding(std::ostream &out, const Finding &finding, const support::SourceManager *sources,
+                   size_t width = kTextWidth);
 
-/// Renders a trace as a timeline: a step number, then one column per device; a
-/// device's steps and the steps of DMAs drawn on that device's column (a DMA is
-/// drawn in the column of the device whose memory it changes), each with the source
-/// line, then (after the table) the context where it changes for that device and
-/// the semaphore values that changed. A step's line is `@L` in the main file (id 0)
-/// and `@name:L` in another file of `sources` (which may be null).
+/// Renders a trace as a timeline that fits `width` columns and cuts nothing:
+///   - a table with a step number and one column per device when each column gets at
+///     least 24 characters: a device's steps and those of the DMAs drawn on its column
+///     (a DMA is drawn in the column of the device whose memory it changes), each cell
+///     its text with the source line (`@L` in the main file, id 0, `@name:L` in
+///     another file of `sources`, which may be null), then in brackets the context
+///     where it changes for that device and the semaphore values the step changed,
+///     wrapped within the column (at spaces; inside a word only when it alone is wider);
+///   - else one row per step, `device D: text [notes]`, wrapped under its text.
+/// The steps the finding is about (Trace::marks) have `>` before their number and a
+/// line `^ LABEL` (e.g. `^ racing access`) in their cell; without marks (a deadlock),
+/// each device still blocked after the last step gets a line `> stuck after step N:
+/// device D waits for ... @L`.
 void renderTrace(std::ostream &out, const Trace &trace,
-                 const support::SourceManager *sources = nullptr);
+                 const support::SourceManager *sources = nullptr, size_t width = kTextWidth);
 
 /// What the first line of a verdict says besides the result.
 struct VerdictHeading {
@@ -52,6 +63,8 @@ struct VerdictHeading {
   /// TensorCores per device when the instance runs over a TensorCore mesh, else 0: the
   /// JSON names a semaphore form's process as device and core (report::processName).
   int32_t cores = 0;
+  /// The columns the traces fit (renderTrace).
+  size_t width = kTextWidth;
 };
 
 /// True for the statistics that measure time ("time", "pan time", ...): they differ
@@ -86,7 +99,7 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
 /// One finding as the verdict prints it: renderFinding, then with `explain` its
 /// explanation (not for a suppressed finding).
 std::string renderFindingBlock(const Finding &finding, const support::SourceManager *sources,
-                               bool explain);
+                               bool explain, size_t width = kTextWidth);
 
 /// One warning per suppression that accepts no finding:
 ///   file:L:C: warning: this suppression accepts no finding of this instance: no race at

@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# Installs every Debian package dkv needs to build and test. Idempotent.
-#   install-deps.sh [--no-sarif-schema]
+# Installs the Debian packages dkv needs to build and test. Idempotent.
+#   install-deps.sh [--no-sarif-schema | --tool] [--dev]
 # --no-sarif-schema: skip the SARIF schema (and npm, which fetches it), which only
-# dkv's own tests use; a merge check that builds dkv to run it (docs/ci.md) does not
-# need them.
+# dkv's own tests use.
+# --tool: only what building the dkv command needs (cmake -DDKV_BUILD_TESTS=OFF,
+# docs/ci.md "Installing dkv"): the compiler, CMake, the libraries and the antlr4 tool
+# with its Java runtime; none of the test tools (googletest, clang-format, spin, z3,
+# python3 packages, npm). With a pre-generated grammar (scripts/generate-grammar.sh,
+# -DDKV_GRAMMAR_DIR) antlr4 and Java are not needed either: --tool --no-antlr.
+# --dev: also the tools of a developer's checks that CI does not run: chromium (to look
+# at the trace pictures, scripts/trace-png.sh), debootstrap and pre-commit (the package
+# and hook test, scripts/test-install.sh).
 set -euo pipefail
-schema=1
+schema=1 tool=0 dev=0 antlr=1
 for arg in "$@"; do
   case $arg in
     --no-sarif-schema) schema=0 ;;
-    *) echo "install-deps: unknown option '$arg' (usage: install-deps.sh [--no-sarif-schema])" >&2
+    --tool) tool=1 schema=0 ;;
+    --no-antlr) antlr=0 ;;
+    --dev) dev=1 ;;
+    *) echo "install-deps: unknown option '$arg' (usage: install-deps.sh [--no-sarif-schema | --tool [--no-antlr]] [--dev])" >&2
        exit 1 ;;
   esac
 done
-packages=(
-  cmake ninja-build g++ pkg-config clang-format
-  antlr4 libantlr4-runtime-dev default-jre-headless
-  libz3-dev z3 libfmt-dev libcli11-dev nlohmann-json3-dev
-  googletest libgtest-dev libgmock-dev spin gcc python3
-  python3-jsonschema python3-yaml python3-numpy
-)
+if [ "$tool" = 1 ]; then
+  packages=(cmake ninja-build g++ pkg-config libantlr4-runtime-dev libz3-dev libfmt-dev
+            libcli11-dev nlohmann-json3-dev)
+  [ "$antlr" = 1 ] && packages+=(antlr4 default-jre-headless)
+else
+  packages=(
+    cmake ninja-build g++ pkg-config clang-format
+    antlr4 libantlr4-runtime-dev default-jre-headless
+    libz3-dev z3 libfmt-dev libcli11-dev nlohmann-json3-dev
+    googletest libgtest-dev libgmock-dev spin gcc python3
+    python3-jsonschema python3-yaml python3-numpy
+  )
+fi
+[ "$dev" = 1 ] && packages+=(chromium fonts-dejavu-core debootstrap pre-commit git)
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 # The SARIF 2.1.0 JSON schema for the tests (tests/report/sarif_validate.py): Debian

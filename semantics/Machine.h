@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -236,9 +237,16 @@ private:
 /// other, so an Instance is neither copied nor moved (hold it by unique_ptr).
 class Instance {
 public:
-  /// `program` must pass model::verifyProgram.
-  explicit Instance(model::Program program)
-      : program_(std::move(program)), properties_(program_), machine_(program_, properties_) {}
+  /// `program` must pass model::verifyProgram. `symmetry`: look for rotations that map
+  /// the program onto itself (findSymmetry) and, if there are any, reduce the race
+  /// obligations by them (Properties). `stop` (may be null): a stop request made while
+  /// the property list is built leaves it empty (Properties::complete), and the
+  /// instance must then not be checked.
+  explicit Instance(model::Program program, bool symmetry = false,
+                    const support::StopToken *stop = nullptr)
+      : program_(std::move(program)), symmetry_(symmetry ? findSymmetry(program_) : std::nullopt),
+        properties_(program_, symmetry_ ? &*symmetry_ : nullptr, stop),
+        machine_(program_, properties_) {}
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
 
@@ -248,6 +256,7 @@ public:
 
 private:
   model::Program program_;
+  std::optional<Symmetry> symmetry_;
   Properties properties_;
   Machine machine_;
 };

@@ -130,7 +130,9 @@ bool onALink(const Dma &dma) {
   return !dma.local && dma.sendSem && dma.target != dma.issuer && dma.bytes > 0;
 }
 
-Properties::Properties(const Program &program) : program_(program) {
+Properties::Properties(const Program &program, const Symmetry *symmetry,
+                       const support::StopToken *stop)
+    : program_(program), symmetry_(symmetry), stop_(stop) {
   const int32_t n = program.deviceCount();
   startPc_.assign(program.dmas.size(), -1);
   int32_t invocations = std::max<int32_t>(1, program.options.invocations);
@@ -204,11 +206,34 @@ Properties::Properties(const Program &program) : program_(program) {
     position_[d][events.size()] = position;
   }
   assignSlots();
-  collectRaces();
-  collectEventChecks();
-  collectLands();
+  for (void (Properties::*collect)() :
+       {&Properties::collectRaces, &Properties::collectEventChecks, &Properties::collectLands})
+    if (!support::stopRequested(stop_))
+      (this->*collect)();
+  if (support::stopRequested(stop_))
+    discard();
   finish();
   collectReaders();
+}
+
+// A stopped construction keeps no property: an empty list, with every per-device and
+// per-DMA table at its size, is consistent for the step table built on it (which the
+// caller does not use: the stop makes the run inconclusive).
+void Properties::discard() {
+  complete_ = false;
+  properties_.clear();
+  obligations_.clear();
+  byKey_.clear();
+  drafts_.clear();
+  for (auto &perPc : atEvent_)
+    for (auto &at : perPc)
+      at.clear();
+  for (auto &perPc : stuck_)
+    std::fill(perPc.begin(), perPc.end(), -1);
+  for (auto &at : atLand_)
+    at.clear();
+  for (auto &at : racesAgainst_)
+    at.clear();
 }
 
 // What each event obligation reads (the observers of the steps that change it): the
@@ -313,8 +338,13 @@ void Properties::collectRaces() {
     return false;
   };
   for (DeviceId d = 0; d < p.deviceCount(); ++d) {
+    // Under a symmetry, the representatives' races stand for their rotations'.
+    if (symmetry_ && !symmetry_->representative[d])
+      continue;
     const std::vector<Event> &events = p.processes[d].events;
     for (size_t i = 0; i < events.size(); ++i) {
+      if (i % 256 == 0 && support::stopRequested(stop_))
+        return;
       const int32_t pc = static_cast<int32_t>(i);
       const Event &e = events[i];
       std::vector<std::pair<DmaId, bool>> seen;
@@ -340,6 +370,10 @@ void Properties::collectRaces() {
             continue;
           }
           const Region &theirs = dst ? other.dst : other.src;
+          // A region a rotation moves reads differently on the rotated obligations, so
+          // the message part naming it is general, as without the symmetry.
+          const bool mineMoves = symmetry_ && !symmetry_->invariant(region);
+          const bool theirsMove = symmetry_ && !symmetry_->invariant(theirs);
           std::string what = other.local ? "a local copy" : "a dma";
           std::string verb = dst ? "writing" : "reading";
           Obligation o;
@@ -362,9 +396,10 @@ void Properties::collectRaces() {
                   : fmt::format("{} started here; it reads its source until its last chunk "
                                 "is sent",
                                 other.local ? "the local copy" : "the dma");
-          ObligationIndex index =
-              add(o, key, FindingKind::Race, {{mine, mineGeneral}, {theirsText, theirsGeneral}},
-                  kRace, {e.loc, label}, {{other.loc, otherLabel}});
+          ObligationIndex index = add(o, key, FindingKind::Race,
+                                      {{mineMoves ? mineGeneral : mine, mineGeneral},
+                                       {theirsMove ? theirsGeneral : theirsText, theirsGeneral}},
+                                      kRace, {e.loc, label}, {{other.loc, otherLabel}});
           atEvent_[d][pc].push_back(index);
           racesAgainst_[k].push_back(index);
         }
@@ -417,6 +452,8 @@ void Properties::collectEventChecks() {
   for (DeviceId d = 0; d < p.deviceCount(); ++d) {
     const std::vector<Event> &events = p.processes[d].events;
     for (size_t i = 0; i < events.size(); ++i) {
+      if (i % 256 == 0 && support::stopRequested(stop_))
+        return;
       const int32_t pc = static_cast<int32_t>(i);
       const Event &e = events[i];
       // KernelExit (scope == kKernelScope) or ScopeExit: every semaphore (of the scope)
@@ -639,11 +676,24 @@ void Properties::assignSlots() {
     if (scope != kKernelScope && !p.isBarrier(s))
       slot_[s] = next[scope]++;
   }
-  for (SemId a = 0; a < static_cast<SemId>(nsem); ++a)
-    for (SemId b = 0; b < static_cast<SemId>(nsem); ++b)
-      if (a != b && slot_[a] >= 0 && slot_[a] == slot_[b] &&
-          p.semaphores[a].scope != kKernelScope && p.semaphores[b].scope != kKernelScope)
-        sharing_[a].push_back(b);
+  // The scoped semaphores of each slot, in id order; each shares its slot with the
+  // others. Linear in the semaphores plus the pairs that share a slot (each pair is an
+  // obligation later, so the pairs are the output, not overhead).
+  std::vector<std::vector<SemId>> onSlot;
+  for (SemId s = 0; s < static_cast<SemId>(nsem); ++s)
+    if (slot_[s] >= 0 && p.semaphores[s].scope != kKernelScope) {
+      if (static_cast<size_t>(slot_[s]) >= onSlot.size())
+        onSlot.resize(static_cast<size_t>(slot_[s]) + 1);
+      onSlot[slot_[s]].push_back(s);
+    }
+  for (const std::vector<SemId> &group : onSlot) {
+    if (support::stopRequested(stop_))
+      return;
+    for (SemId a : group)
+      for (SemId b : group)
+        if (a != b)
+          sharing_[a].push_back(b);
+  }
 }
 
 // Lifetime checks of land chunks: the target must be inside the DMA's invocation and

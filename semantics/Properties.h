@@ -5,6 +5,8 @@
 
 #include "model/Model.h"
 #include "report/Finding.h"
+#include "semantics/Symmetry.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <map>
@@ -86,9 +88,30 @@ bool onALink(const model::Dma &dma);
 /// this object.
 class Properties {
 public:
-  explicit Properties(const model::Program &program);
+  /// With `symmetry` (rotations that map the program onto itself, findSymmetry), the
+  /// race obligations are made for the representative devices only (one per orbit; the
+  /// others are their rotations, violated exactly when these are), and a message part
+  /// that names a region takes its general form when a rotation moves the region, as
+  /// it would among the rotated obligations: the same properties, ids and messages as
+  /// without it (docs/closure.md "Symmetry"). `symmetry` must outlive this object.
+  /// `stop` (may be null) is polled while the list is built: once it is requested the
+  /// construction ends early with no property at all (complete() is false), cheaply,
+  /// and the list must not be used for a verdict.
+  explicit Properties(const model::Program &program, const Symmetry *symmetry = nullptr,
+                      const support::StopToken *stop = nullptr);
+  /// False when a stop request cut the construction short (the list is then empty).
+  bool complete() const { return complete_; }
 
   const model::Program &program() const { return program_; }
+  /// The symmetry the race obligations were reduced by, or null.
+  const Symmetry *symmetry() const { return symmetry_; }
+  /// Whether obligation o is checked on a representative device of the symmetry (always
+  /// without one). The others are rotations of represented obligations of the same
+  /// property, violated exactly when those are, so an engine may decide a property from
+  /// its represented obligations alone.
+  bool represented(ObligationIndex o) const {
+    return !symmetry_ || symmetry_->representative[obligations_[o].device];
+  }
   const std::vector<Property> &properties() const { return properties_; }
   const std::vector<Obligation> &obligations() const { return obligations_; }
   const Property &property(PropertyIndex p) const { return properties_[p]; }
@@ -177,8 +200,12 @@ private:
                       report::Span primary, std::vector<report::Span> secondary);
   void finish();
   void collectReaders();
+  void discard();
 
   const model::Program &program_;
+  const support::StopToken *stop_ = nullptr;
+  bool complete_ = true;
+  const Symmetry *symmetry_ = nullptr;
   std::vector<Property> properties_;
   std::vector<Obligation> obligations_;
   std::vector<std::vector<std::vector<ObligationIndex>>> atEvent_; ///< [device][pc]

@@ -47,16 +47,27 @@ public:
   /// (the first such step in actor order is the last step of `out`). False when the
   /// counts are not reached, the property is not shown, or the budget ran out.
   bool test(const std::vector<int32_t> &counts, report::Schedule *out) {
-    ControlState s = machine_.initialState();
-    std::vector<int32_t> taken(actors_.size(), 0);
+    // The state and the actors still to move are reused from test to test (a copy of the
+    // initial state, not a fresh allocation: on a large mesh a state is large); each
+    // round looks only at the actors with steps left, in id order, as the fixed order
+    // says.
+    if (initial_.pc.empty())
+      initial_ = machine_.initialState();
+    ControlState &s = state_;
+    s = initial_;
+    taken_.assign(actors_.size(), 0);
+    active_.clear();
     int64_t remaining = 0;
-    for (int32_t c : counts)
-      remaining += c;
+    for (size_t a = 0; a < counts.size(); ++a)
+      if (counts[a] > 0) {
+        remaining += counts[a];
+        active_.push_back(a);
+      }
     bool progress = true;
     while (remaining > 0 && progress) {
       progress = false;
-      for (size_t a = 0; a < actors_.size(); ++a) {
-        while (taken[a] < counts[a]) {
+      for (size_t a : active_) {
+        while (taken_[a] < counts[a]) {
           if (++work_ > budget_)
             return false;
           if (!machine_.enabled(s, actors_[a]))
@@ -64,11 +75,12 @@ public:
           machine_.apply(s, actors_[a]);
           if (out)
             out->push_back(actors_[a]);
-          ++taken[a];
+          ++taken_[a];
           --remaining;
           progress = true;
         }
       }
+      std::erase_if(active_, [&](size_t a) { return taken_[a] >= counts[a]; });
     }
     if (remaining > 0)
       return false;
@@ -108,6 +120,9 @@ private:
   bool deadlock_;
   int64_t work_ = 0;
   std::vector<ScheduleStep> actors_;
+  ControlState initial_, state_;
+  std::vector<int32_t> taken_;
+  std::vector<size_t> active_;
 };
 
 } // namespace

@@ -577,9 +577,18 @@ bool reportProgress(EngineResult &result, const EngineProgress &progress,
     return true;
   if (events->progress)
     events->progress(progress);
+  if (stopRequested(events))
+    return stopForRequest(result, events, "");
   if (events->cancelled && events->cancelled())
     return stop(result);
   return true;
+}
+
+bool stopForRequest(EngineResult &result, const EngineEvents *events, const std::string &figures) {
+  result.complete = false;
+  const std::string why = events && events->stop ? events->stop->reason() : "stopped";
+  result.reason = figures.empty() ? why : why + ": " + figures;
+  return false;
 }
 
 } // namespace dkv::semantics

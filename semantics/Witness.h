@@ -9,6 +9,7 @@
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
 #include "semantics/Shorten.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <functional>
@@ -68,11 +69,26 @@ struct EngineProgress {
 ///   spin: per tool run); cheap for the engine, the caller throttles the display.
 /// - `cancelled`: polled at the same points; true stops the engine like `witness`
 ///   returning false (another instance of a `--stop-at-first` run has a finding).
+/// - `stop`: the run's stop request (its time limit, the memory ceiling, a signal:
+///   support/Stop.h), polled in the engine's inner loops (explore: every few states;
+///   z3: around and, through a hook that interrupts the solver, inside each check;
+///   spin: while its tools run, killing them). A requested stop makes the engine return
+///   at once, incomplete, with the token's reason and the engine's own figures.
 struct EngineEvents {
   std::function<bool(const Witness &)> witness;
   std::function<void(const EngineProgress &)> progress;
   std::function<bool()> cancelled;
+  const support::StopToken *stop = nullptr;
 };
+
+/// True when `events` carries a stop request that was made (EngineEvents::stop).
+inline bool stopRequested(const EngineEvents *events) {
+  return events && support::stopRequested(events->stop);
+}
+/// Marks `result` incomplete because of the stop request of `events` (which was made):
+/// the token's reason, then `figures` (the engine's numbers, e.g. "explored 1234
+/// states") when not empty. Returns false, like addWitness for a stop.
+bool stopForRequest(EngineResult &result, const EngineEvents *events, const std::string &figures);
 
 /// The reason of a result an engine stopped early on request (EngineEvents).
 inline constexpr const char *kStoppedReason =

@@ -45,9 +45,10 @@ Encoder::EventRole Encoder::roleOf(const model::Event &event) {
   return role;
 }
 
-Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse)
-    : ctx_(ctx), m_(machine), program_(machine.program()), props_(machine.properties()),
-      base_(ctx) {
+Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse,
+                 const support::StopToken *stop)
+    : stop_(stop), ctx_(ctx), m_(machine), program_(machine.program()),
+      props_(machine.properties()), base_(ctx) {
   const int32_t n = m_.deviceCount();
   const int32_t semCount = m_.semCount();
   auto addStep = [&](ScheduleStep step, bool wait, const std::string &name) {
@@ -139,12 +140,16 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
       forms_.push_back(std::move(form));
     }
 
-  if (analyse)
+  if (analyse && !support::stopRequested(stop_))
     analyseOrder();
+  if (support::stopRequested(stop_))
+    return;
   note("program order, and each DMA's chunks after its start and in order");
   encodeOrder();
-  encodeBarriers();
-  encodeSemaphores();
+  if (!support::stopRequested(stop_))
+    encodeBarriers();
+  if (!support::stopRequested(stop_))
+    encodeSemaphores();
 }
 
 void Encoder::note(std::string text) {
@@ -242,21 +247,37 @@ int64_t gcdOf(const std::vector<std::pair<z3::expr, int64_t>> &terms) {
 namespace {
 
 /// A weighted sum with its weights divided by their gcd g, for a pseudo-Boolean
-/// constraint; `total` is the largest value the scaled sum can take.
+/// constraint; `total` is the largest value the scaled sum can take. Z3's PB
+/// constraints take `int` coefficients and bound: `fits` is false when a scaled weight
+/// or the total does not fit one (a semaphore incremented past 2^31 - 1 units in all),
+/// and the sum is then written in integer arithmetic instead (`integerSum`), which has
+/// no bound (the totals themselves are int64_t: at most 4000000 events of at most 2^31
+/// - 1 units each).
 struct ScaledTerms {
   std::vector<int> coeffs;
   int64_t total = 0;
+  bool fits = true;
 };
 
 ScaledTerms scaled(const std::vector<std::pair<z3::expr, int64_t>> &terms, int64_t g,
                    z3::expr_vector &es) {
   ScaledTerms out;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   for (const auto &[e, w] : terms) {
     es.push_back(e);
-    out.coeffs.push_back(static_cast<int>(w / g));
     out.total += w / g;
+    out.fits = out.fits && w / g <= kIntMax && out.total <= kIntMax;
+    out.coeffs.push_back(out.fits ? static_cast<int>(w / g) : 0);
   }
   return out;
+}
+
+/// The sum of `terms` (weight w when its Boolean holds) as an integer term.
+z3::expr integerSum(z3::context &ctx, const std::vector<std::pair<z3::expr, int64_t>> &terms) {
+  z3::expr_vector parts(ctx);
+  for (const auto &[e, w] : terms)
+    parts.push_back(z3::ite(e, ctx.int_val(w), ctx.int_val(0)));
+  return parts.empty() ? ctx.int_val(0) : z3::sum(parts);
 }
 
 } // namespace
@@ -272,7 +293,8 @@ z3::expr Encoder::atLeast(const Weighted &terms, int64_t bound) const {
   const int64_t need = (bound + g - 1) / g;
   if (need > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  if (!t.fits)
+    return integerSum(ctx_, terms) >= ctx_.int_val(bound);
   return z3::pbge(es, t.coeffs.data(), static_cast<int>(need));
 }
 
@@ -286,7 +308,8 @@ z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
   ScaledTerms t = scaled(terms, g, es);
   if (bound / g > t.total)
     return ctx_.bool_val(false);
-  DKV_INVARIANT(t.total <= std::numeric_limits<int>::max(), "semaphore units fit a PB constraint");
+  if (!t.fits)
+    return integerSum(ctx_, terms) == ctx_.int_val(bound);
   return z3::pbeq(es, t.coeffs.data(), static_cast<int>(bound / g));
 }
 
@@ -348,6 +371,8 @@ void Encoder::analyseOrder() {
     }
   std::vector<std::vector<bool>> known(waits_.size());
   for (int round = 0; round < 64; ++round) {
+    if (support::stopRequested(stop_))
+      return;
     closeOrder();
     bool added = false;
     for (size_t wi = 0; wi < waits_.size(); ++wi) {
@@ -540,11 +565,14 @@ void Encoder::encodeOrder() {
   auto after = [&](int32_t prev, int32_t next) {
     return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
   };
-  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
+  for (DeviceId d = 0; d < m_.deviceCount(); ++d) {
+    if (support::stopRequested(stop_))
+      return;
     for (size_t i = 1; i < eventStep_[d].size(); ++i)
       base_.push_back(after(eventStep_[d][i - 1], eventStep_[d][i]));
+  }
   for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (sendStep_[k].empty())
+    if (sendStep_[k].empty() || (k % 256 == 0 && support::stopRequested(stop_)))
       continue;
     const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
     for (size_t c = 0; c < sendStep_[k].size(); ++c) {
@@ -610,6 +638,8 @@ void Encoder::encodeSemaphores() {
   const int32_t semCount = m_.semCount();
   std::vector<bool> counted(static_cast<size_t>(m_.deviceCount()) * semCount, false);
   for (const WaitInfo &wait : waits_) {
+    if (support::stopRequested(stop_))
+      return;
     const size_t key = static_cast<size_t>(wait.device) * semCount + wait.sem;
     const std::string name = fmt::format("{}@d{}", program_.semName(wait.sem), wait.device);
     if (!counted[key]) {
@@ -757,6 +787,9 @@ void Encoder::buildChecks(PropertyIndex p) {
         ran, pending);
   };
   for (ObligationIndex o : props_.property(p).obligations) {
+    // Under a symmetry, a rotation of every obligation is checked on a representative.
+    if (!props_.represented(o))
+      continue;
     const semantics::Obligation &ob = props_.obligation(o);
     if (orderedStatically(ob)) {
       ++staticallyOrdered_;

@@ -8,6 +8,7 @@
 #include "semantics/Machine.h"
 #include "semantics/Obligations.h"
 #include "semantics/Properties.h"
+#include "support/Stop.h"
 
 #include <z3++.h>
 
@@ -29,7 +30,10 @@ struct Check {
 class Encoder {
 public:
   /// `analyse`: run the static happens-before analysis (SmtOptions::staticAnalysis).
-  Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse = true);
+  /// `stop`: polled while encoding; once it is requested the encoder returns early,
+  /// incomplete, and must not be queried (the engine checks the token after it).
+  Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse = true,
+          const support::StopToken *stop = nullptr);
 
   /// The constraints every query shares: the executed steps with their positions form
   /// a prefix of a run.
@@ -61,6 +65,7 @@ public:
   const std::vector<std::string> &notes() const { return notes_; }
 
 private:
+  const support::StopToken *stop_ = nullptr;
   struct Step {
     report::ScheduleStep step;
     bool wait = false; ///< a device event that is a SemWait (tie-breaking, see .cpp)

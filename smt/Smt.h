@@ -27,11 +27,15 @@ struct SmtOptions {
   /// property they violate gets that run as its witness and no query. 0: none (the
   /// tests use it to check the encoding's sat answers on their own).
   int32_t simulationRuns = 32;
+  /// Z3's `rlimit` per check: a deterministic resource limit (0: none). A check that
+  /// reaches it answers unknown, and the result is inconclusive with that reason.
+  int64_t resourceLimit = 0;
   /// The static happens-before analysis (docs/smt.md): off only to cross-check it
   /// against the solver (the answers must not change).
   bool staticAnalysis = true;
   /// Streaming, progress (per query) and early stop (semantics::EngineEvents); may be
-  /// null.
+  /// null. Its stop request is polled while encoding and simulating, and interrupts a
+  /// running check (Z3_interrupt, from the thread that makes the request).
   const semantics::EngineEvents *events = nullptr;
 };
 

@@ -42,7 +42,9 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
   std::vector<report::ScheduleStep> steps;
   std::vector<semantics::ObligationIndex> violated;
   const semantics::Properties &props = machine.properties();
-  for (int32_t run = 0; run < runs && Clock::now() < deadline && !stopped; ++run) {
+  for (int32_t run = 0;
+       run < runs && Clock::now() < deadline && !stopped && !semantics::stopRequested(events);
+       ++run) {
     state = machine.initialState();
     report::Schedule schedule;
     std::vector<uint64_t> priority(static_cast<size_t>(machine.deviceCount()) +
@@ -51,7 +53,7 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
       p = random();
     std::set<model::DmaId> inFlight;
     for (uint64_t taken = 0;; ++taken) {
-      if (taken % 1024 == 1023 && Clock::now() >= deadline)
+      if (taken % 1024 == 1023 && (Clock::now() >= deadline || semantics::stopRequested(events)))
         return;
       machine.enabledSteps(state, steps, &inFlight);
       if (steps.empty()) {
@@ -111,11 +113,14 @@ void simulate(const semantics::Machine &machine, int32_t runs, Clock::time_point
 
 /// The size of formula `e`: its distinct uninterpreted constants (the encoding's
 /// variables it mentions) and its distinct subterms.
-std::pair<int64_t, int64_t> formulaSize(const z3::expr &e) {
+std::pair<int64_t, int64_t> formulaSize(const z3::expr &e,
+                                        const support::StopToken *stop = nullptr) {
   std::set<unsigned> seen;
   int64_t constants = 0;
   std::vector<z3::expr> todo{e};
   while (!todo.empty()) {
+    if (seen.size() % 4096 == 0 && support::stopRequested(stop))
+      break; // the run stops: the figure is not reported
     z3::expr t = todo.back();
     todo.pop_back();
     if (!seen.insert(t.id()).second)
@@ -185,14 +190,43 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       static_cast<uint64_t>(std::max<int64_t>(0, options.memoryMb)) << 20, 0, 0xffffffffull);
   z3::set_param("memory_high_watermark", std::to_string(bytes).c_str());
   z3::context ctx;
-  Encoder encoder(ctx, machine, options.staticAnalysis);
+  // The run's stop request (time limit, memory ceiling, signal) interrupts Z3 wherever
+  // it is, inside a check too (Z3_interrupt is safe from another thread); the hook
+  // ends, waiting for a running call, before the context does.
+  const support::StopToken *stop = options.events ? options.events->stop : nullptr;
+  support::StopToken::Hook interrupt;
+  if (stop)
+    interrupt = stop->onStop([&ctx] { ctx.interrupt(); });
+  const auto stopAsked = [&] { return semantics::stopRequested(options.events); };
+  auto interrupted = [&](const std::string &figures) {
+    return semantics::stopForRequest(result, options.events, figures), result;
+  };
+  Encoder encoder(ctx, machine, options.staticAnalysis, stop);
+  if (stopAsked())
+    return interrupted("while encoding the instance");
   z3::solver solver(ctx);
+  {
+    // Z3 must not take SIGINT over during a check (its scoped_ctrl_c would cancel that
+    // one check and let the run go on): dkv's watchdog handles the signal. rlimit:
+    // Z3's deterministic resource limit per check (0: none).
+    z3::params params(ctx);
+    params.set("ctrl_c", false);
+    if (options.resourceLimit > 0)
+      params.set("rlimit",
+                 static_cast<unsigned>(std::min<int64_t>(options.resourceLimit, 0xffffffffll)));
+    solver.set(params);
+  }
   z3::expr_vector base(ctx);
   for (const z3::expr &c : encoder.base()) {
+    // Adding the base takes seconds at 64 devices: each add is quick, so poll between.
+    if (base.size() % 64 == 0 && stopAsked())
+      return interrupted("while giving the encoding to the solver");
     solver.add(c);
     base.push_back(c);
   }
-  const int64_t baseVariables = formulaSize(z3::mk_and(base)).first;
+  const int64_t baseVariables = formulaSize(z3::mk_and(base), stop).first;
+  if (stopAsked())
+    return interrupted("while giving the encoding to the solver");
   const double encodeSeconds = secondsSince(begin);
 
   int64_t queries = 0, sat = 0, unsat = 0, unknown = 0, statically = 0;
@@ -204,8 +238,11 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   std::string firstUnknown;
   bool outOfTime = false;
   bool stopped = false; // the caller asked to stop (EngineEvents)
+  bool halted = false;  // the run's stop request (time, memory, signal) interrupted it
 
   int64_t simulated = 0;
+  if (stopAsked())
+    return interrupted("while encoding the instance");
   simulate(machine, options.simulationRuns,
            begin + std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(options.timeoutSeconds)),
@@ -246,6 +283,10 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   auto check = [&](const std::vector<PropertyIndex> &group, const std::string &name,
                    std::optional<z3::model> &model) {
     const double left = options.timeoutSeconds - secondsSince(begin);
+    if (stopAsked()) {
+      halted = true;
+      return z3::unknown;
+    }
     if (left <= 0) {
       outOfTime = true;
       return z3::unknown;
@@ -271,11 +312,13 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     }
     const double took = secondsSince(start);
     solveSeconds += took;
+    if (answer == z3::unknown && stopAsked())
+      halted = true; // interrupted: the answer says nothing about the query
     ++queries;
     auto &[n, seconds] = family[props.property(group.front()).kind];
     n += 1;
     seconds += took;
-    const auto [variables, nodes] = formulaSize(query);
+    const auto [variables, nodes] = formulaSize(query, stop);
     const semantics::Property &first = props.property(group.front());
     result.queries.push_back({
         {"query", name},
@@ -292,11 +335,16 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
     });
     if (answer == z3::sat)
       model = solver.get_model();
-    else if (answer == z3::unknown && firstUnknown.empty()) {
+    else if (answer == z3::unknown && firstUnknown.empty() && !halted) {
       // The reason with the numbers: which limit, and how much of it was used.
       std::string why = failure.empty() ? solver.reason_unknown() : failure;
       if (why.find("memout") != std::string::npos || why.find("memory") != std::string::npos)
         why += fmt::format(", memory limit {} MB", options.memoryMb);
+      else if ((why == "timeout" || why == "canceled") && options.resourceLimit > 0 &&
+               took < left - 0.5)
+        // Z3 4.8.12 says "canceled" for its rlimit too: a check that ended well before
+        // its timeout (and was not interrupted: `halted`) reached the resource limit.
+        why += fmt::format(", resource limit {} (--z3-rlimit) reached", options.resourceLimit);
       else if (why == "timeout" || why == "canceled")
         why += fmt::format(", time limit {:g} s, {:.1f} s used", options.timeoutSeconds,
                            secondsSince(begin));
@@ -319,7 +367,11 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       kinds.push_back(p.kind);
   for (report::FindingKind kind : kinds) {
     bool grouped = true;
-    while (!outOfTime && !stopped) {
+    while (!outOfTime && !stopped && !halted) {
+      if (stopAsked()) {
+        halted = true; // the figures are added below
+        break;
+      }
       semantics::EngineProgress progress;
       progress.engine = "z3";
       progress.queries = queries;
@@ -353,7 +405,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       const PropertyIndex p = remaining.front();
       const z3::check_result answer =
           check({p}, literalFor(ctx, props.property(p)).to_string(), model);
-      if (outOfTime)
+      if (outOfTime || halted)
         break;
       if (answer == z3::sat && harvest(*model) > 0)
         continue;
@@ -366,7 +418,11 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
       }
     }
   }
-  if (outOfTime && !stopped) {
+  if (halted && !stopped)
+    semantics::stopForRequest(result, options.events,
+                              fmt::format("{} of {} properties decided",
+                                          std::count(decided.begin(), decided.end(), true), count));
+  else if (outOfTime && !stopped) {
     result.complete = false;
     result.reason = fmt::format("time limit of {:g} s reached with {} of {} properties decided",
                                 options.timeoutSeconds,
@@ -415,7 +471,12 @@ EngineResult checkWithZ3(const semantics::Machine &machine, const SmtOptions &op
   } catch (const z3::exception &e) {
     EngineResult result;
     result.complete = false;
-    result.reason = fmt::format("z3 failed: {}", e.msg());
+    // Once interrupted (the run's stop request), a Z3 call outside a check throws
+    // "canceled": the stop is the reason, not a failure of Z3.
+    if (semantics::stopRequested(options.events))
+      semantics::stopForRequest(result, options.events, "interrupted inside z3");
+    else
+      result.reason = fmt::format("z3 failed: {}", e.msg());
     return result;
   } catch (const std::bad_alloc &) {
     EngineResult result;

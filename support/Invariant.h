@@ -12,6 +12,9 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitUsage = 1,
   kExitInputError = 2,
+  /// The report could not be written completely (a write error on standard output or
+  /// on the -o file): nothing trustworthy was written.
+  kExitOutput = 3,
   kExitInconclusive = 5,
   kExitInternal = 6,
   kExitFindings = 10,

@@ -51,11 +51,12 @@ for engine in explore spin z3 auto; do
     fail "--stop-at-first --engine $engine --format json"
 done
 
-# auto, handing over to z3 (explore's budget of 5 states finds nothing): z3 stops.
+# auto, handing over to the closure engine (explore's budget of 5 states finds nothing):
+# the closure engine stops.
 "$dkv" check $two_kinds --devices 2 --max-states 5 --stop-at-first >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 10 ] || fail "auto via z3 --stop-at-first exited $?"
-[ "$(grep -c "^  trace (" "$tmp/out")" -eq 1 ] || fail "auto via z3 --stop-at-first: not one finding with a trace"
-grep -q "(engine auto: explore reached 5 states, z3 stopped, " "$tmp/out" || fail "auto via z3 --stop-at-first: no 'z3 stopped'"
+[ $? -eq 10 ] || fail "auto via closure --stop-at-first exited $?"
+[ "$(grep -c "^  trace (" "$tmp/out")" -eq 1 ] || fail "auto via closure --stop-at-first: not one finding with a trace"
+grep -q "(engine auto: explore reached 5 states, closure stopped, " "$tmp/out" || fail "auto via closure --stop-at-first: no 'closure stopped'"
 
 # Many kernels: the run stops at the first instance with a finding, for every -j alike.
 "$dkv" check examples --devices 2 --stop-at-first >"$tmp/one" 2>"$tmp/err"

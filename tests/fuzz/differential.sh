@@ -25,9 +25,20 @@
 # option rotations is
 #   DKV_FUZZ_ENGINES=z3 DKV_FUZZ_EXTRA=1 bash tests/fuzz/differential.sh build/driver/dkv 1 500
 # An unknown name is a usage error (exit 1) before any kernel runs.
+# DKV_FUZZ_ENGINE_OPTIONS="..." is added to the runs of the compared engines only, not to
+# explore's: with "--symmetry on" explore checks every obligation of every device while
+# the others decide the representatives of the instance's rotation symmetry
+# (docs/closure.md "Symmetry"); the closure campaign is
+#   DKV_FUZZ_ENGINES="closure auto" DKV_FUZZ_ENGINE_OPTIONS="--symmetry on" \
+#     DKV_FUZZ_EXTRA=1 bash tests/fuzz/differential.sh build/driver/dkv 1 500
 # DKV_FUZZ_TIMEOUT=SEC changes the per-run `timeout` (default 120).
 # DKV_FUZZ_CORES=1 runs every kernel on the N TensorCores of one device instead of N
 # devices (gen_kernel.py --cores: the cores share the device's HBM).
+# The summary gives the static-error rate (kernels the frontend refuses, skipped); above
+# DKV_FUZZ_MAX_STATIC percent (default 10) the campaign fails: it would cover less than
+# it claims.
+# DKV_FUZZ_RING=1 generates rotation-symmetric kernels (gen_kernel.py --ring) on 3 or 4
+# devices, the ones the symmetry reduction applies to.
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
 # outputs of every flagged run in WORKDIR/flagged/.
 set -u
@@ -66,7 +77,7 @@ fi
 n_ok=0 n_find=0 n_static=0 n_inconc=0 n_flag=0 n_runs=0 n_partial=0
 for seed in $(seq "$first" "$last"); do
   k=$work/seed_$seed.dk
-  python3 "$here/gen_kernel.py" "$seed" -o "$k" ${DKV_FUZZ_CORES:+--cores}
+  python3 "$here/gen_kernel.py" "$seed" -o "$k" ${DKV_FUZZ_CORES:+--cores} ${DKV_FUZZ_RING:+--ring}
   devices=$(sed -n 's/^param N = \([0-9]*\)$/\1/p' "$k")
   # On the TensorCores of one device (DKV_FUZZ_CORES=1): N cores of 1 device.
   grep -q '^tensorcore_mesh' "$k" && devices=1
@@ -111,7 +122,8 @@ for seed in $(seq "$first" "$last"); do
     { [ "$es" -eq 5 ] || [ "$es" -eq 124 ]; } && any_inconc=1
     for engine in $engines; do
       # shellcheck disable=SC2086
-      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" $opts 2>&1)
+      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" $opts \
+        ${DKV_FUZZ_ENGINE_OPTIONS:-} 2>&1)
       st=$?
       p=$(echo "$out" | properties)
       all_out+=$'\n'"--- $engine"$'\n'"$out"
@@ -150,7 +162,16 @@ for seed in $(seq "$first" "$last"); do
     echo "$line"
   done
 done
-summary="runs $n_runs (kernels $((last - first + 1))), engines explore $(echo $engines): all-ok $n_ok, all-findings $n_find, static-errors $n_static, inconclusive/timeout $n_inconc, explore-incomplete (subset) $n_partial, flagged $n_flag"
+kernels=$((last - first + 1))
+static_pct=$((100 * n_static / kernels))
+summary="runs $n_runs (kernels $kernels), engines explore $(echo $engines): all-ok $n_ok, all-findings $n_find, static-errors $n_static of $kernels kernels ($static_pct%), inconclusive/timeout $n_inconc, explore-incomplete (subset) $n_partial, flagged $n_flag"
 echo "$summary" | tee -a "$results"
-# No kernel checked is a failure too: the generator must produce checkable kernels.
+# A campaign covers what it claims only if the frontend accepts its kernels: more than
+# DKV_FUZZ_MAX_STATIC percent (default 10) of static errors fails it, as does no kernel
+# checked at all.
+max_static=${DKV_FUZZ_MAX_STATIC:-10}
+if [ "$static_pct" -gt "$max_static" ]; then
+  echo "differential.sh: $static_pct% of the kernels are static errors (more than $max_static%): the generator makes kernels the frontend refuses" | tee -a "$results"
+  exit 1
+fi
 [ "$n_runs" -gt 0 ] && [ "$n_flag" -eq 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random small dkv kernel generator for differential testing of the engines.
 
-    gen_kernel.py SEED [-o FILE] [--devices N] [--cores]
+    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring] [--uniform]
 
 Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
 unless --devices is given). The kernel uses a few small scratch buffers, regular and
@@ -21,7 +21,11 @@ copies use). The table widths and the pipeline each come from their own random s
 seeded from SEED, so that the other statements of a seed's kernel stay what they were.
 Many kernels are buggy on purpose. The first line says the seed and N, so the file is
 self-describing. With --cores the kernel runs on the N TensorCores of one device
-(`on_cores`), so that the cores' DMAs meet in the HBM they share.
+(`on_cores`), so that the cores' DMAs meet in the HBM they share. With --ring it is
+rotation-symmetric (neighbours only, no condition on the device, one table width), on
+N = 3 or 4 devices: the kernels the symmetry reduction applies to (docs/closure.md).
+With --uniform also no condition on N and no table: kernels of the fragment of
+docs/parametric.md, for the window argument's campaign.
 Python 3 standard library only.
 """
 import argparse
@@ -30,9 +34,12 @@ import sys
 
 
 class Gen:
-    def __init__(self, seed, devices=None):
+    def __init__(self, seed, devices=None, cores=False, ring=False, uniform=False):
+        self.cores = cores
         self.R = random.Random(seed)
         self.seed = seed
+        self.ring = ring or uniform
+        self.uniform = uniform
         self.N = devices if devices else self.R.choice([2, 3])
         self.coll = self.R.random() < 0.35
         self.counter = 0
@@ -41,6 +48,8 @@ class Gen:
         # Table-width copies: a separate stream (the main one is unchanged by them).
         self.Z = random.Random(seed * 7919 + 17)
         self.widths = [self.Z.randrange(3) for _ in range(self.N)]
+        if ring:  # every device the same width: the rotation maps the table onto itself
+            self.widths = [self.widths[0]] * self.N
         self.used_w = False
         # The local-copy pipeline has its own stream, so that the other statements of
         # a seed's kernel stay what they were before it existed.
@@ -60,6 +69,8 @@ class Gen:
     def device(self):
         R = self.R
         r = R.random()
+        if self.ring:  # neighbours only: every device runs the same code, rotated
+            return "right" if r < 0.45 else "left" if r < 0.85 else "me"
         if r < 0.45:
             return "right"
         if r < 0.75:
@@ -101,6 +112,18 @@ class Gen:
     def src_ref(self, shape, ctx):
         return self.pick(self.refs(shape, ctx))[0]
 
+    def local(self, ref):
+        """A ref a core may load or store. On the TensorCores of one device (--cores) inp
+        and outp are the device's HBM, which a core reaches only by DMA (docs/model.md
+        "TensorCores"), so a store or load of them names its VMEM mirror (inv, outv)
+        instead; the random choices stay those of the device kernel."""
+        if not self.cores:
+            return ref
+        for hbm, vmem in (("outp", "outv"), ("inp", "inv")):
+            if ref == hbm or ref.startswith(hbm + "["):
+                return vmem + ref[len(hbm):]
+        return ref
+
     def dst_ref(self, shape, ctx):
         return self.pick([r for r, w in self.refs(shape, ctx) if w])
 
@@ -125,6 +148,10 @@ class Gen:
 
     def cond(self):
         N = self.N
+        if self.uniform:  # the same on every device and for every N
+            return self.pick(["1 == 1", "0 == 1", "2 > 1"])
+        if self.ring:  # the same on every device
+            return self.pick(["N > 2", "N == 2", "N > 1", "N % 2 == 0"])
         return self.pick(["me == 0", "me == 1", "me != 0", "me < N - 1",
                           "me == N - 1", "me > 0", "me % 2 == 0"])
 
@@ -133,6 +160,8 @@ class Gen:
     # `later` (descriptor waits) is placed after some more statements of the same block.
 
     def width_shape(self, shape):
+        if self.uniform:  # no table: the fragment of docs/parametric.md has none
+            return shape
         return "w" if self.Z.random() < 0.2 else shape
 
     def st_remote(self, ctx):
@@ -160,14 +189,17 @@ class Gen:
             now, later = [decl, d + ".start()"], [d + ".wait()", d + ".wait_recv()"]
         else:
             # table style: one sender under a condition, its target waits for it
-            if self.chance(0.7):
+            if self.chance(0.7) and not self.ring:
                 k = self.R.randrange(self.N)
                 j = self.pick([x for x in range(self.N) if x != k] or [k])
                 decl = "let %s = remote_copy(%s, %s, %s, %s, device = %d)" % (d, src, dst, snd, rcv, j)
                 sc, rc = "me == %d" % k, "me == %d" % j
             else:
                 sc = self.cond()
-                rc = self.pick(["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"]) if self.chance(0.5) else None
+                rc = None
+                if self.chance(0.5):
+                    rc = self.cond() if self.ring else self.pick(
+                        ["me == 1", "me == 0", "me != 0", "me == N - 1", "me > 0"])
             now = [decl, "if %s {" % sc, "  %s.start()" % d, "  %s.wait_send()" % d, "}"]
             if rc is None:
                 now += ["%s.wait_recv()" % d]
@@ -227,24 +259,24 @@ class Gen:
         r = self.R.random()
         if r < 0.2:
             return self.pick(["0", "1.0", "2.5"])
-        x = self.src_ref(shape, ctx)
+        x = self.local(self.src_ref(shape, ctx))
         if r < 0.6:
             return x
-        y = self.src_ref(shape, ctx)
+        y = self.local(self.src_ref(shape, ctx))
         return self.pick(["%s + %s" % (x, y), "%s * 2.0" % x, "max(%s, %s)" % (x, y), "-%s" % x])
 
     def st_store(self, ctx):
         shape = self.pick([4, 2, 2])
-        dst = self.dst_ref(shape, ctx)
+        dst = self.local(self.dst_ref(shape, ctx))
         op = "+=" if self.chance(0.35) else "="
-        if dst in ("a", "outp", "c") and self.chance(0.2):
+        if dst in ("a", "outp", "outv", "c") and self.chance(0.2):
             return ["%s[...] %s %s" % (dst, op, self.value(shape, ctx))], []
         return ["%s %s %s" % (dst, op, self.value(shape, ctx))], []
 
     def st_read(self, ctx):
         v = self.fresh("v")
         sem = self.reg_sem(ctx)
-        return ["let %s = read(%s)" % (v, sem), "%s = %s" % (self.dst_ref(2, ctx), v)], []
+        return ["let %s = read(%s)" % (v, sem), "%s = %s" % (self.local(self.dst_ref(2, ctx)), v)], []
 
     def st_if(self, ctx, depth):
         c = self.cond()
@@ -317,7 +349,7 @@ class Gen:
                  "  let %s = copy(%s, %s, %s)" % (cur, src, slot, s_cur)]
         if P.random() < 0.9:  # else BUG: no wait
             lines.append("  %s.wait()" % cur)
-        lines.append("  %s %s %s" % (dst, op, slot))
+        lines.append("  %s %s %s" % (self.local(dst), op, slot))
         lines.append("}")
         return lines
 
@@ -366,7 +398,8 @@ class Gen:
             attrs += " grid(2)"
         if self.coll:
             attrs += " collective_id(0)"
-        body = ["scratch a: vmem f32[4], b: vmem f32[2, 4]" + (", c: vmem f32[4]" if self.has_c else ""),
+        body = ["scratch a: vmem f32[4], b: vmem f32[2, 4]" + (", c: vmem f32[4]" if self.has_c else "")
+                + (", inv: vmem f32[4], outv: vmem f32[4]" if self.cores else ""),
                 "scratch s: sem, t: sem[2]",
                 "scratch sd: dma_sem, rd: dma_sem, ld: dma_sem, da: dma_sem[2]",
                 "let me = axis_index(x)",
@@ -397,8 +430,8 @@ def on_cores(text):
     `tensorcore_mesh core = N` on a mesh of one device, the core index where the device
     index was, device ids naming cores (`device = {core: ...}`), and the per-device table
     rows as one row indexed by the core. inp and outp are the device's HBM, which the
-    cores share: a store or load of them is refused (a static error the campaign skips),
-    and the cores' DMAs into them meet on one instance."""
+    cores share and reach only by DMA: the cores' DMAs into them meet on one instance,
+    and their loads and stores use VMEM mirrors instead (Gen.local)."""
     import re
     text = text.replace("mesh x = N\n", "mesh x = 1\ntensorcore_mesh core = N\n", 1)
     text = text.replace("let me = axis_index(x)", "let me = axis_index(core)")
@@ -421,8 +454,16 @@ def main():
     ap.add_argument("--devices", type=int, choices=[2, 3])
     ap.add_argument("--cores", action="store_true",
                     help="run the kernel on the N TensorCores of one device instead")
+    ap.add_argument("--ring", action="store_true",
+                    help="a rotation-symmetric kernel: every device runs the same code and "
+                         "talks to its neighbours only (N = 3 or 4 unless --devices)")
+    ap.add_argument("--uniform", action="store_true",
+                    help="a --ring kernel in the fragment of docs/parametric.md: no condition "
+                         "on N and no table, so every N runs the same program")
     a = ap.parse_args()
-    text = Gen(a.seed, a.devices).kernel()
+    ring = a.ring or a.uniform
+    devices = a.devices if a.devices or not ring else random.Random(a.seed * 31 + 7).choice([3, 4])
+    text = Gen(a.seed, devices, a.cores, a.ring, a.uniform).kernel()
     if a.cores:
         text = on_cores(text)
     if a.output:

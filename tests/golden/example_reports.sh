@@ -9,6 +9,9 @@
 # standard output byte for byte. With DKV_UPDATE_GOLDEN=1 the goldens are rewritten:
 #   DKV_UPDATE_GOLDEN=1 ctest --test-dir build -R '^golden\.example\.'
 set -u
+# The text report fits its traces to COLUMNS (driver::textWidth): the goldens are at
+# the default width.
+unset COLUMNS
 dkv=$1 example=$2 dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
 if ! annotations=$("$dkv" parse "$example" --annotations 2>&1); then

@@ -5,6 +5,9 @@
 # the golden file's first line) with EXPECTED_FILE. With DKV_UPDATE_GOLDEN=1 it
 # rewrites EXPECTED_FILE instead.
 set -u
+# The text report fits its traces to COLUMNS (driver::textWidth): the goldens are at
+# the default width.
+unset COLUMNS
 expected=$1
 shift
 actual=$(mktemp)

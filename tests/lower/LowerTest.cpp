@@ -144,7 +144,7 @@ TEST(Lower, OptionsChangeInvocationsChunksUnitsAndBarrier) {
   const model::Program &p = *l.program;
   ASSERT_EQ(p.dmas.size(), 4u); // 2 devices x 2 invocations
   EXPECT_EQ(p.dmas[1].invocation, 1);
-  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{3, 3, 2})); // 32 B / 4 = 8 units
+  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{2, 3, 3})); // 32 B / 4 = 8 units
   auto events = eventsOf(p, 0);
   EXPECT_EQ(events.front(), "enter invocation 0");
   EXPECT_EQ(events[1], "start dma 0: a[:] -> device 1 b[:]");
@@ -1145,6 +1145,29 @@ kernel k(in input: hbm f32[4], out o: hbm f32[4]) {
                           "+ 5\n  o[n : n + 1] = 1.0\n}\n");
   EXPECT_FALSE(bad.program);
   EXPECT_NE(bad.diagnostics.find("[slice-out-of-bounds]"), std::string::npos);
+}
+
+// A descriptor that is only waited on reads no memory: a view of it past the end of its
+// buffer is legal and waits for the bytes of the view as written (JAX's
+// test_race_detection); starting it is the bounds error, at the slice.
+TEST(Lower, WaitOnlyDescriptorMayRunPastItsBuffer) {
+  const std::string kernel = R"(
+mesh x = 2
+kernel k(in a: hbm f32[4], out o: hbm f32[4]) {
+  scratch send: dma_sem, recv: dma_sem
+  let n = axis_index(x) + 4
+  let c = remote_copy(a[0 : n], o[0 : n], send, recv, device = (axis_index(x),))
+  c.)";
+  Lowered waited = lowerText(kernel + "wait_recv()\n}\n");
+  ASSERT_TRUE(waited.program) << waited.diagnostics;
+  EXPECT_EQ(eventsOf(*waited.program, 0)[2], "wait recv >= 16 (wait_recv)");
+  EXPECT_EQ(eventsOf(*waited.program, 1)[2], "wait recv >= 20 (wait_recv)");
+  Lowered started = lowerText(kernel + "start()\n}\n");
+  EXPECT_FALSE(started.program);
+  EXPECT_NE(started.diagnostics.find("6:25: error: slice 0:5 is out of bounds for dimension 0 "
+                                     "of 'a' (size 4) on device 1 [slice-out-of-bounds]"),
+            std::string::npos)
+      << started.diagnostics;
 }
 
 // TensorCore meshes (docs/model.md "TensorCores"): a process per (device, core), numbered

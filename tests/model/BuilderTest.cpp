@@ -97,20 +97,42 @@ TEST(Builder, WaitsOnADescriptorCountUnits) {
   EXPECT_TRUE(verifyProgram(p).empty());
 }
 
-TEST(Builder, ChunkUnitsSpreadTheRemainderOverTheFirstChunks) {
+TEST(Builder, ChunkUnitsCountTheUnitsWhoseBytesHaveArrived) {
   Options o;
   o.dmaChunks = 3;
   Fixture f(1, o);
   f.b.beginDevice(0);
   ContextId ctx = f.b.context("inv 0");
   DmaDescriptor d = f.local();
-  d.bytes = 32; // 32 units in 3 chunks: 11, 11, 10
+  d.bytes = 32; // 32 units in 3 chunks: 10, 11, 11 (floor(32 (c + 1) / 3) - floor(32 c / 3))
   ASSERT_FALSE(f.b.startDma(d, 0, {}, ctx));
-  d.bytes = 2; // fewer units than chunks: 1, 1, 0
+  d.bytes = 2; // fewer units than chunks: 0, 1, 1 (the last unit comes with the last byte)
   ASSERT_FALSE(f.b.startDma(d, 0, {}, ctx));
   const Program &p = f.b.program();
-  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{11, 11, 10}));
-  EXPECT_EQ(p.dmas[1].chunkUnits, (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{10, 11, 11}));
+  EXPECT_EQ(p.dmas[1].chunkUnits, (std::vector<int64_t>{0, 1, 1}));
+}
+
+// Every split sums to the DMA's units, never decreases the count of units whose bytes
+// are in (floor((c + 1) U / K) after chunk c), and gives the last chunk a unit.
+TEST(Builder, ChunkUnitsLastChunkCarriesTheLastUnit) {
+  for (int64_t units : std::vector<int64_t>{0, 1, 2, 5, 31, 32, 33, 64, 1000, int64_t{1} << 40}) {
+    for (int32_t chunks : {1, 2, 3, 7, 32, 33, 64}) {
+      std::vector<int64_t> split = chunkUnits(units, chunks);
+      ASSERT_EQ(split.size(), static_cast<size_t>(chunks));
+      int64_t sum = 0;
+      for (int32_t c = 0; c < chunks; ++c) {
+        sum += split[c];
+        // (c + 1) U / K without overflowing for the large U.
+        const int64_t in = units / chunks * (c + 1) + units % chunks * (c + 1) / chunks;
+        EXPECT_EQ(sum, in) << units << " units, " << chunks << " chunks, chunk " << c;
+      }
+      EXPECT_EQ(sum, units);
+      if (units > 0) {
+        EXPECT_GE(split.back(), 1) << units << " units, " << chunks << " chunks";
+      }
+    }
+  }
 }
 
 TEST(Builder, DmaSizeMustBeAMultipleOfTheUnit) {

@@ -35,6 +35,22 @@ TEST(Precheck, WaitForMoreBytesThanEverArriveIsADeadlock) {
       << findings[0].message;
 }
 
+// A DMA semaphore's unit is --sem-unit bytes: the message says so, never "(bytes)"
+// for units of 8 bytes.
+TEST(Precheck, NeverEnoughNamesTheTrueUnit) {
+  for (int64_t unit : {1, 8}) {
+    Program p = testing::ringPermute();
+    p.options.semUnit = unit;
+    auto &events = p.processes[1].events;
+    events.insert(events.end() - 1, Event{SemWait{1, 32, WaitOrigin::DmaWaitRecv}, {9, 3}, 0});
+    auto findings = precheck(p);
+    ASSERT_EQ(findings.size(), 1u);
+    const std::string want =
+        unit == 1 ? "32 units (bytes) of DMA data" : "32 units (8 bytes each) of DMA data";
+    EXPECT_NE(findings[0].message.find(want), std::string::npos) << findings[0].message;
+  }
+}
+
 TEST(Precheck, BarrierSemaphoreIsExemptFromTheExitRule) {
   Program p = testing::ringPermute();
   p.semaphores.push_back({"barrier", {}, SemKind::Barrier, kKernelScope, {}});

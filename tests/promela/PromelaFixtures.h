@@ -2,6 +2,7 @@
 #pragma once
 
 #include "executor/Executor.h"
+#include "model/Builder.h"
 #include "model/Model.h"
 #include "promela/Emit.h"
 #include "promela/Spin.h"
@@ -58,10 +59,7 @@ public:
     dma.sendSem = send;
     dma.recvSem = recv;
     dma.bytes = dma.src.elementCount() * 4;
-    int64_t units = dma.bytes / p_.options.semUnit;
-    int64_t k = p_.options.dmaChunks;
-    for (int64_t c = 0; c < k; ++c)
-      dma.chunkUnits.push_back(units / k + (c < units % k ? 1 : 0));
+    dma.chunkUnits = model::chunkUnits(dma.bytes / p_.options.semUnit, p_.options.dmaChunks);
     dma.loc = {line, 3};
     dma.descriptorLoc = {line, 3};
     p_.dmas.push_back(dma);

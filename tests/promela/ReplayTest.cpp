@@ -56,6 +56,20 @@ TEST(PanOutput, ReadsErrorsAndStatistics) {
   EXPECT_DOUBLE_EQ(r.elapsedSeconds, 0.25);
 }
 
+// pan prints counts over 999999 with "%9g": six significant digits and an exponent.
+// They are read as numbers (not "1" from "1.04858e+06") and marked as rounded.
+TEST(PanOutput, ReadsLargeCountsAsRounded) {
+  PanReport r = parsePanOutput("State-vector 64 byte, depth reached 120, errors: 0\n"
+                               "1.04858e+06 states, stored\n"
+                               "   123456 states, matched\n"
+                               "1.17204e+06 transitions (= stored+matched)\n");
+  EXPECT_EQ(r.statesStored, 1048580);
+  EXPECT_EQ(r.statesMatched, 123456);
+  EXPECT_EQ(r.transitions, 1172040);
+  EXPECT_TRUE(r.countsRounded);
+  EXPECT_FALSE(parsePanOutput(kPanError).countsRounded);
+}
+
 TEST(PanOutput, ReadsLimits) {
   PanReport r = parsePanOutput("error: max search depth too small\npan: reached -DMEMLIM bound\n"
                                "pan:1: invalid end state (at depth 4)\n");

@@ -107,6 +107,73 @@ TEST(RenderTrace, ContextOnlyWhereItChangesAndDmaTextNotRepeated) {
   EXPECT_EQ(text.find("grid (1)"), std::string::npos) << text; // a DMA's context is its start's
 }
 
+// The table fits the width and wraps a long cell within its column; narrower than 24
+// characters per device it is one row per step; nothing is cut either way.
+TEST(RenderTrace, FitsTheWidthAndCutsNothing) {
+  Trace t;
+  t.deviceCount = 3;
+  TraceStep a;
+  a.actor = {Actor::Kind::Device, 0, 0};
+  a.text = "start dma 0: input[0:8, 0:128] -> device 1 output[0:8, 0:128] and a "
+           "verylongwordwithoutanyspaceinsideitthatiswiderthanacolumn";
+  a.loc = {17, 3, 0};
+  TraceStep b;
+  b.actor = {Actor::Kind::Device, 2, 2};
+  b.text = "store landing[:] = 0.0";
+  b.loc = {15, 3, 0};
+  t.steps = {a, b};
+  t.marks = {{1, "racing access"}};
+  auto squash = [](const std::string &text) {
+    std::string out;
+    for (char c : text)
+      if (c != ' ' && c != '|' && c != '\n')
+        out += c;
+    return out;
+  };
+  for (size_t width : {100u, 60u}) {
+    std::ostringstream out;
+    renderTrace(out, t, nullptr, width);
+    const std::string text = out.str();
+    std::istringstream lines(text);
+    size_t count = 0;
+    for (std::string line; std::getline(lines, line); ++count)
+      EXPECT_LE(line.size(), width) << line;
+    EXPECT_GT(count, 3u) << text; // wrapped
+    EXPECT_NE(squash(text).find(squash(a.text + " @17")), std::string::npos) << text;
+    EXPECT_NE(text.find("  >2.  "), std::string::npos) << text; // the racing step
+    EXPECT_NE(text.find("^ racing access"), std::string::npos) << text;
+    // 100 columns leave 3 columns of 28: a table; 60 do not: one row per step.
+    EXPECT_EQ(text.find("device 2: store") != std::string::npos, width == 60) << text;
+    EXPECT_EQ(text.find(" | ") != std::string::npos, width == 100) << text;
+  }
+}
+
+TEST(RenderTrace, StuckWaitsOfADeadlock) {
+  Trace t;
+  t.deviceCount = 2;
+  TraceStep a;
+  a.actor = {Actor::Kind::Device, 0, 0};
+  a.text = "enter invocation 0";
+  t.steps = {a};
+  TraceStep stuck;
+  stuck.actor = {Actor::Kind::Device, 1, 1};
+  stuck.text = "device 1 waits for recv >= 32 but it is 0";
+  stuck.loc = {18, 3, 0};
+  t.blocked = {stuck};
+  std::ostringstream out;
+  renderTrace(out, t);
+  EXPECT_NE(
+      out.str().find("  >    stuck after step 1: device 1 waits for recv >= 32 but it is 0 @18"),
+      std::string::npos)
+      << out.str();
+  // A finding with marks is about its steps: the devices blocked at its end are not
+  // shown as stuck.
+  t.marks = {{0, "violation"}};
+  std::ostringstream marked;
+  renderTrace(marked, t);
+  EXPECT_EQ(marked.str().find("stuck"), std::string::npos) << marked.str();
+}
+
 // A kernel spread over two files: the finding's primary span is in the second file,
 // its secondary span and one trace step in the first.
 struct TwoFiles {

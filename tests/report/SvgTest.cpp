@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -81,8 +82,19 @@ TEST(TraceSvg, DrawsLanesArrowsMarksAndEscapesText) {
   EXPECT_NE(svg.find("dma 0: 4096 B"), std::string::npos);
   EXPECT_NE(svg.find("recv@2 = 1"), std::string::npos);
   // The stuck device's box, not highlighted as the finding (it is a race).
-  EXPECT_NE(svg.find("<g class=\"blocked\" data-device=\"2\""), std::string::npos);
-  EXPECT_NE(svg.find("waits for done &gt;= 1 but it is 0"), std::string::npos);
+  // A race's trace ends where the race is: the device blocked after it is not drawn.
+  EXPECT_EQ(svg.find("<g class=\"blocked"), std::string::npos);
+  EXPECT_EQ(svg.find("waits for done"), std::string::npos);
+  // The DMA arrow runs down, across a gap, down a gutter and into the lane: straight
+  // segments only.
+  EXPECT_NE(svg.find(R"(<g class="dma" data-dma="0" data-step="2"><path d="M )"),
+            std::string::npos);
+  const size_t path = svg.find(R"(<g class="dma" data-dma="0")");
+  const std::string d =
+      svg.substr(svg.find("d=\"", path) + 3,
+                 svg.find('"', svg.find("d=\"", path) + 3) - svg.find("d=\"", path) - 3);
+  EXPECT_EQ(std::count(d.begin(), d.end(), 'V'), 2) << d;
+  EXPECT_EQ(std::count(d.begin(), d.end(), 'H'), 2) << d;
   // The message is escaped, never raw.
   EXPECT_NE(svg.find("a&lt;b&gt; &amp; &quot;c&quot;"), std::string::npos);
   EXPECT_EQ(svg.find("a<b>"), std::string::npos);
@@ -101,9 +113,11 @@ TEST(TraceSvg, LanesOfATensorCoreMeshNameDeviceAndCore) {
   std::ostringstream out;
   renderTraceSvg(out, f, nullptr, {"kernel k on mesh x=2, tensorcore mesh core=2", "k.dk"});
   const std::string svg = out.str();
-  EXPECT_EQ(count(svg, "<g class=\"lane\""), 4u);
+  // Process 3 (device 1 core 1) takes no part: its lane is folded.
+  EXPECT_EQ(count(svg, "<g class=\"lane"), 4u);
+  EXPECT_EQ(count(svg, "<g class=\"lane folded\" data-devices=\"3\""), 1u);
   for (const char *name :
-       {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<", ">device 1 core 1<"})
+       {">device 0 core 0<", ">device 0 core 1<", ">device 1 core 0<", ">device 1 core 1 (idle)<"})
     EXPECT_NE(svg.find(name), std::string::npos) << name;
   EXPECT_EQ(svg.find(">device 2<"), std::string::npos);
   EXPECT_EQ(processName(3, 2), "device 1 core 1");
@@ -124,13 +138,10 @@ TEST(TraceSvg, InFlightDmasAndEndValuesAreBelowTheEndLine) {
   renderTraceSvg(out, raceFinding(), nullptr, {"kernel k on mesh x=3", "k.dk --devices 3"});
   const std::string svg = out.str();
   // dma 1 (started at step 3, the marked "racing dma") is in flight after the last step:
-  // its row is below the end line and above the blocked device's box, and it keeps the
-  // mark's colour.
+  // its row is below the end line, and it keeps the mark's colour.
   const double end = attrAfter(svg, "<g class=\"end\"", "y1");
   const double flight = attrAfter(svg, "<g class=\"dma inflight\" data-dma=\"1\"", "cy");
-  const double box = attrAfter(svg, "<g class=\"blocked\"", "y");
   EXPECT_GT(flight, end);
-  EXPECT_LT(flight, box);
   EXPECT_NE(svg.find("\u25b2 dma 1: 4096 B in flight since step 3</text>"), std::string::npos);
   // The semaphores the trace left non-zero, named under the end line.
   EXPECT_NE(svg.find(">non-zero at the end: recv@2 = 1</text>"), std::string::npos);
@@ -172,6 +183,54 @@ TEST(TraceSvg, DeadlockHighlightsTheStuckWaits) {
             std::string::npos);
 }
 
+// Devices that only enter share one folded lane, their equal steps one row.
+TEST(TraceSvg, FoldsTheLanesOfDevicesThatTakeNoPart) {
+  Finding f = raceFinding();
+  f.trace.deviceCount = 8;
+  std::vector<TraceStep> enters;
+  for (int32_t d = 0; d < 8; ++d) {
+    TraceStep e = deviceStep(d, "enter invocation 0", 14);
+    e.what = TraceStep::What::Enter;
+    enters.push_back(e);
+  }
+  f.trace.steps.insert(f.trace.steps.begin(), enters.begin(), enters.end());
+  for (TraceMark &m : f.trace.marks)
+    m.step += 8;
+  f.trace.blocked.clear();
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {});
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<g class=\"lane\""), 3u) << svg;
+  EXPECT_EQ(count(svg, "<g class=\"lane folded\" data-devices=\"3-7\""), 1u) << svg;
+  EXPECT_NE(svg.find(">devices 3-7<"), std::string::npos);
+  EXPECT_NE(svg.find(R"(<g class="step" data-step="4" data-last="8" data-device="3">)"),
+            std::string::npos);
+  EXPECT_NE(svg.find(">all 5: enter invocation 0 @14<"), std::string::npos);
+  EXPECT_NE(svg.find("devices with no part in it, folded"), std::string::npos); // the legend
+}
+
+// A long text wraps within its lane's column, whole.
+TEST(TraceSvg, WrapsALongTextWithinItsLane) {
+  Finding f = raceFinding();
+  const std::string text = "store y[0:8, 0:128, 0:4] = (x[0:8, 0:128, 0:4] * 2.0) + "
+                           "(z[0:8, 0:128, 0:4] - w[0:8, 0:128, 0:4]) + q[0:8, 0:128, 0:4]";
+  f.trace.steps[3].text = text;
+  std::ostringstream out;
+  renderTraceSvg(out, f, nullptr, {});
+  const std::string svg = out.str();
+  const size_t row = svg.find(R"(<g class="step" data-step="4")");
+  const std::string group = svg.substr(row, svg.find("</g>", row) - row);
+  EXPECT_GE(count(group, "<text class=\"halo\""), 2u) << group;
+  EXPECT_NE(group.find("<title>" + xmlEscape(text) + " @15</title>"), std::string::npos) << group;
+  // Three lanes of 340: at most (340 - 38) / 7.3 = 41 characters a line.
+  for (size_t at = group.find("<text class=\"halo\""); at != std::string::npos;
+       at = group.find("<text class=\"halo\"", at + 1)) {
+    const size_t open = group.find('>', at) + 1;
+    const size_t close = group.find_first_of("<", open);
+    EXPECT_LE(close - open, 41u) << group.substr(open, close - open);
+  }
+}
+
 TEST(TraceSvg, StaticFindingWithoutTraceSaysSo) {
   Finding f;
   f.kind = FindingKind::ExitViolation;
@@ -185,12 +244,27 @@ TEST(TraceSvg, StaticFindingWithoutTraceSaysSo) {
   EXPECT_NE(out.str().find("no trace"), std::string::npos);
 }
 
-TEST(TraceHtml, IsOnePageWithTheSvgAndTheStepsAndNoExternalResource) {
+TEST(TraceHtml, IsOnePageWithTheSvgTheSourceAndTheStepsAndNoExternalResource) {
   Finding f = raceFinding();
   f.trace.steps[0].text = "start </script> dma";
+  support::SourceManager sources;
+  std::string kernel;
+  for (int line = 1; line <= 20; ++line)
+    kernel += "line " + std::to_string(line) + (line == 15 ? " <store>" : "") + "\n";
+  sources.add("k.dk", kernel);
   std::ostringstream out;
-  renderTraceHtml(out, f, nullptr, {"kernel k on mesh x=3", ""});
+  renderTraceHtml(out, f, &sources, {"kernel k on mesh x=3", ""});
   const std::string page = out.str();
+  // It opens at step 1, next to the source (the finding's line marked) and the
+  // explanation.
+  EXPECT_NE(page.find("show(steps.length ? 1 : 0);"), std::string::npos);
+  EXPECT_NE(
+      page.find(
+          R"(<span class="ln hit" id="f0-L15"><span class="no">15</span> line 15 &lt;store&gt;</span>)"),
+      std::string::npos)
+      << page;
+  EXPECT_NE(page.find(R"(<span class="ln" id="f0-L16">)"), std::string::npos);
+  EXPECT_NE(page.find("<div id=\"explain\"><div class=\"head\">explain ["), std::string::npos);
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count(page, "<svg "), 1u);
   EXPECT_NE(page.find("ArrowRight"), std::string::npos);
@@ -198,6 +272,25 @@ TEST(TraceHtml, IsOnePageWithTheSvgAndTheStepsAndNoExternalResource) {
   EXPECT_EQ(count(page, "</script>"), 1u);
   EXPECT_EQ(page.find("src="), std::string::npos);
   EXPECT_EQ(page.find("href="), std::string::npos);
+}
+
+// `dkv run --trace-svg`: a schedule without a finding, titled by the run.
+TEST(ScheduleSvg, DrawsARunWithItsTitle) {
+  Finding f = raceFinding();
+  f.trace.marks.clear();
+  ScheduleHeading heading;
+  heading.where = {"kernel k on mesh x=3", "run k.dk --devices 3 --seed 4"};
+  heading.title = "run of kernel k on mesh x=3: 4 steps, every device finished";
+  heading.notes = {"random schedule (inputs from seed 4)"};
+  std::ostringstream out;
+  renderScheduleSvg(out, f.trace, nullptr, heading);
+  const std::string svg = out.str();
+  EXPECT_NE(svg.find(">run of kernel k on mesh x=3: 4 steps, every device finished<"),
+            std::string::npos);
+  EXPECT_NE(svg.find(">run it again: dkv run k.dk --devices 3 --seed 4<"), std::string::npos);
+  EXPECT_EQ(count(svg, "<g class=\"step\""), 4u);
+  EXPECT_EQ(svg.find("class=\"halo mark\""), std::string::npos);
+  EXPECT_EQ(svg.find("<g class=\"blocked"), std::string::npos); // not stuck
 }
 
 TEST(XmlEscape, EscapesTheFiveCharactersAndControls) {

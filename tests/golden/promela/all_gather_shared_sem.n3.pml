@@ -50,10 +50,11 @@
 #error "SEM_UNIT must divide every DMA size (32 bytes)"
 #endif
 /* docs/model.md: a DMA of B bytes adds UNITS(B) units to its semaphores, in
- * DMA_CHUNKS chunks; chunk c (from 0) carries UNITS(B) / DMA_CHUNKS, plus one
- * for the first UNITS(B) % DMA_CHUNKS chunks. */
+ * DMA_CHUNKS chunks; chunk c (from 0) carries the units whose bytes are all in
+ * with it, floor((c + 1) U / K) - floor(c U / K) for U = UNITS(B) and K =
+ * DMA_CHUNKS: U / K plus the same of U % K. The last chunk carries the last unit. */
 #define UNITS(B) ((B) / SEM_UNIT)
-#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) < UNITS(B) % DMA_CHUNKS -> 1 : 0))
+#define CHUNK_UNITS(B, c) (UNITS(B) / DMA_CHUNKS + ((c) + 1) * (UNITS(B) % DMA_CHUNKS) / DMA_CHUNKS - (c) * (UNITS(B) % DMA_CHUNKS) / DMA_CHUNKS)
 
 /* Longest run in steps, with margin: pan -m (210 with the values above) */
 #define MAX_DEPTH (174 + 4 * NDMA * DMA_CHUNKS)

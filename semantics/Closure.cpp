@@ -1,0 +1,1057 @@
+// Greedy closures of the step table and the decision of every property from them
+// (docs/closure.md has the same argument with examples).
+//
+// Persistence. A state is a function of its count vector c (per actor: a device's
+// events run, a DMA's sends, its lands): semaphore values are the units of the
+// increments run minus the amounts of the waits run. An actor's next step is fixed by
+// its own count, and whether it is enabled depends on the others' counts monotonically:
+// a wait needs units that only other actors (and its own earlier signals) add, a
+// barrier needs the others to arrive, a send its DMA started, a land its send and (link
+// order) an earlier DMA landed. Nothing but the actor itself takes a step away.
+//
+// Lemma 1 (joins). If c1 and c2 are reachable, so is max(c1, c2): run c1's schedule,
+// then c2's, skipping each step whose actor has already taken it; a step not skipped
+// has the same own count as in c2's run and at least the others' counts there, so it is
+// enabled. Lemma 2 (greatest capped state). For caps u (per actor a bound), the
+// reachable states c <= u are finite and closed under joins, so they have a greatest
+// one, H(u); a greedy run (take any enabled step of an actor below its cap, until none)
+// ends in it from any reachable state below it: if it ended in g != H(u), the first
+// step of a run to H(u) whose actor a has count >= g[a] in g is taken from a state <= g
+// with a's count equal to g's, so it is enabled in g, and a is below its cap there.
+// Corollary (deadlock). A reachable state with no enabled step is H(no caps): any other
+// reachable state has an enabled step by Lemma 2.
+//
+// The checks (docs/model.md section 4), each "some reachable state satisfies P":
+// - Race (d, pc, k, side), ExitSend, ExitRecv: c[d] = pc, k started (its issuer i past
+//   its start s), k's side not complete (< K chunks). Decided by (A) H(k's side <= K-1)
+//   has d >= pc and (B) H(d <= pc) has i > s. Necessary: a violating state is below
+//   both caps. Sufficient: cut (A)'s run where d reaches pc (d = pc, side < K), cut
+//   (B)'s run before k's last chunk of that side (i > s, side < K, d <= pc); their join
+//   (Lemma 1) violates.
+// - ExitSemaphore, SlotEnter (d, pc, s): c[d] = pc and the value of s on d is not 0,
+//   i.e. above 0 (a wait never lets it go below). H(d <= pc) has the most units of every
+//   state below that cap, so: violated iff H(d <= pc) has d = pc and s on d above 0.
+// - SignalInvocation, SlotSignal (d, pc, target t): c[d] = pc and t's pc in a range
+//   [a, b] of the violating set. (A) H(t <= b) has d >= pc, (B) H(d <= pc) has t >= a;
+//   cut (A)'s run at d = pc and (B)'s where t reaches a, and join.
+// - LandInvocation, LandScope, SlotLand (k, target t): land chunk c of k is next and
+//   enabled (landed c, sent > c, link predecessor landed) while t's pc is in [a, b].
+//   (A) H(lands of k <= c) has t >= a, (B) H(t <= b) has landed >= c, sent > c and the
+//   link predecessor landed; cut (A)'s run where t reaches a and (B)'s before land
+//   chunk c runs (if it does), and join.
+// - Stuck (d, pc): H(no caps) has no enabled step, d unfinished at pc (Corollary).
+// Each (B) of a device's checks comes from one sweep of that device (its cap raised
+// event by event, each run going on from the last), each (A) from one closure per DMA
+// side (or land chunk) or from the target's sweep. The witness of a violated check is
+// the greedy run to H of its joint caps (which violates it, by the argument above),
+// cut to what the violation depends on (sliceRun).
+#include "semantics/Closure.h"
+
+#include "support/Invariant.h"
+#include "support/Overloaded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <new>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace dkv::semantics {
+
+using namespace model;
+using report::ScheduleStep;
+using What = Obligation::What;
+
+int32_t Actors::of(const ScheduleStep &step) const {
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device:
+    return device(step.id);
+  case ScheduleStep::Kind::Send:
+    return send(step.id);
+  case ScheduleStep::Kind::Land:
+    return land(step.id);
+  }
+  DKV_UNREACHABLE("schedule step kind");
+}
+
+Closure::Closure(const Machine &machine)
+    : m_(machine), program_(machine.program()), actors_{machine.deviceCount(), machine.dmaCount()} {
+  const int32_t n = m_.deviceCount();
+  const std::vector<std::vector<int32_t>> &barrierPc = m_.properties().barrierPcs();
+  const size_t invocations = barrierPc.empty() ? 0 : barrierPc[0].size();
+  barrierAt_.assign(n, {});
+  required_.assign(invocations, 0);
+  for (DeviceId d = 0; d < n; ++d) {
+    for (size_t inv = 0; inv < invocations; ++inv)
+      if (barrierPc[d][inv] >= 0) {
+        ++required_[inv];
+        barrierAt_[d].push_back({barrierPc[d][inv], static_cast<int32_t>(inv)});
+      }
+    std::sort(barrierAt_[d].begin(), barrierAt_[d].end());
+  }
+  ops_.assign(n, {});
+  for (DeviceId d = 0; d < n; ++d)
+    for (const Event &e : program_.processes[d].events) {
+      Op op;
+      if (const auto *w = std::get_if<SemWait>(&e.kind))
+        op = {Op::Kind::Wait, w->sem, 0, w->amount};
+      else if (const auto *b = std::get_if<DeviceBarrier>(&e.kind)) {
+        if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < invocations)
+          op = {Op::Kind::Barrier, b->invocation, 0, 0};
+      } else if (const auto *sig = std::get_if<Signal>(&e.kind))
+        op = {Op::Kind::Signal, sig->target, sig->sem, sig->amount};
+      else if (const auto *start = std::get_if<DmaStart>(&e.kind))
+        op = {Op::Kind::Start, start->dma, 0, 0};
+      ops_[d].push_back(op);
+    }
+  for (const Dma &dma : program_.dmas) {
+    DmaInfo info;
+    info.issuer = dma.issuer;
+    info.target = dma.target;
+    info.sendSem = dma.sendSem ? *dma.sendSem : -1;
+    info.recvSem = dma.recvSem;
+    info.start = m_.properties().startPc(dma.id);
+    info.chunks = m_.chunks(dma.id);
+    info.units = static_cast<int32_t>(units_.size());
+    for (int32_t c = 0; c < info.chunks; ++c)
+      units_.push_back(static_cast<size_t>(c) < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0);
+    dmas_.push_back(info);
+  }
+  linkNext_.assign(m_.dmaCount(), {});
+  for (DmaId k = 0; k < m_.dmaCount(); ++k)
+    if (const DmaId j = m_.properties().linkPredecessor(k); j >= 0)
+      linkNext_[j].push_back(k);
+  reset();
+}
+
+void Closure::reset() {
+  const int32_t n = m_.deviceCount();
+  state_ = m_.initialState();
+  cap_.assign(actors_.count(), 0);
+  for (DeviceId d = 0; d < n; ++d)
+    cap_[actors_.device(d)] = m_.eventCount(d);
+  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
+    cap_[actors_.send(k)] = m_.chunks(k);
+    cap_[actors_.land(k)] = m_.chunks(k);
+  }
+  queue_.clear();
+  queued_.assign(actors_.count(), false);
+  blockedOn_.assign(n, -1);
+  barrierBlocked_.assign(n, -1);
+  arrived_.assign(required_.size(), 0);
+  barrierWaiters_.assign(required_.size(), {});
+  nextBarrier_.assign(n, 0);
+  for (DeviceId d = 0; d < n; ++d)
+    for (; nextBarrier_[d] < barrierAt_[d].size() && barrierAt_[d][nextBarrier_[d]].first == 0;
+         ++nextBarrier_[d])
+      ++arrived_[barrierAt_[d][nextBarrier_[d]].second];
+  watch_.assign(n, -1);
+  unmet_ = 0;
+  stop_ = false;
+  schedule_.clear();
+  for (DeviceId d = 0; d < n; ++d)
+    push(actors_.device(d));
+}
+
+void Closure::assumeDone(DeviceId d) {
+  const size_t semCount = static_cast<size_t>(m_.semCount());
+  for (const Op &op : ops_[d]) {
+    switch (op.kind) {
+    case Op::Kind::Wait:
+      state_.sem[d * semCount + op.a] -= op.amount;
+      break;
+    case Op::Kind::Signal:
+      state_.sem[op.a * semCount + op.b] += op.amount;
+      added(op.a, op.b);
+      break;
+    case Op::Kind::Start: {
+      const DmaId k = op.a;
+      const DmaInfo &dma = dmas_[k];
+      for (int32_t c = 0; c < dma.chunks; ++c) {
+        if (dma.sendSem >= 0) {
+          state_.sem[dma.issuer * semCount + dma.sendSem] += units_[dma.units + c];
+          added(dma.issuer, dma.sendSem);
+        }
+        state_.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + c];
+        added(dma.target, dma.recvSem);
+      }
+      state_.sent[k] = state_.landed[k] = dma.chunks;
+      for (DmaId j : linkNext_[k])
+        push(actors_.land(j));
+      break;
+    }
+    case Op::Kind::Barrier:
+    case Op::Kind::Other:
+      break;
+    }
+  }
+  state_.pc[d] = static_cast<int32_t>(ops_[d].size());
+  for (; nextBarrier_[d] < barrierAt_[d].size(); ++nextBarrier_[d]) {
+    const int32_t inv = barrierAt_[d][nextBarrier_[d]].second;
+    if (++arrived_[inv] == required_[inv]) {
+      for (DeviceId w : barrierWaiters_[inv])
+        push(actors_.device(w));
+      barrierWaiters_[inv].clear();
+    }
+  }
+}
+
+void Closure::push(int32_t actor) {
+  if (queued_[actor])
+    return;
+  queued_[actor] = true;
+  queue_.push_back(actor);
+}
+
+void Closure::capDevice(DeviceId d, int32_t events) {
+  cap_[actors_.device(d)] = std::clamp(events, 0, m_.eventCount(d));
+  push(actors_.device(d));
+}
+
+void Closure::capSends(DmaId k, int32_t chunks) {
+  cap_[actors_.send(k)] = std::clamp(chunks, 0, m_.chunks(k));
+  push(actors_.send(k));
+}
+
+void Closure::capLands(DmaId k, int32_t chunks) {
+  cap_[actors_.land(k)] = std::clamp(chunks, 0, m_.chunks(k));
+  push(actors_.land(k));
+}
+
+void Closure::watch(DeviceId d, int32_t events) {
+  if (watch_[d] >= 0 && state_.pc[d] < watch_[d])
+    --unmet_;
+  watch_[d] = events;
+  if (state_.pc[d] < events)
+    ++unmet_;
+}
+
+void Closure::run() {
+  // FIFO over the actors that may have become able to move; each moves as far as it
+  // can. The order does not change the state reached (Lemma 2), only the schedule.
+  stop_ = unmet_ == 0 && std::find_if(watch_.begin(), watch_.end(),
+                                      [](int32_t w) { return w >= 0; }) != watch_.end();
+  for (size_t head = 0; head < queue_.size() && !stop_; ++head) {
+    const int32_t actor = queue_[head];
+    queued_[actor] = false;
+    if (actor < actors_.devices)
+      advanceDevice(actor);
+    else if (actor < actors_.devices + actors_.dmas)
+      advanceSends(actor - actors_.devices);
+    else
+      advanceLands(actor - actors_.devices - actors_.dmas);
+    if (stop_) {
+      // Stopped early: the actors not yet looked at (and this one, which may not have
+      // finished) stay queued for a later run().
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
+      push(actor);
+      return;
+    }
+    if (head > 4096 && head * 2 > queue_.size()) {
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
+      head = static_cast<size_t>(-1);
+    }
+  }
+  if (!stop_)
+    queue_.clear();
+}
+
+void Closure::added(DeviceId d, SemId sem) {
+  if (blockedOn_[d] == sem) {
+    blockedOn_[d] = -1;
+    push(actors_.device(d));
+  }
+}
+
+void Closure::advanceDevice(DeviceId d) {
+  const std::vector<Op> &ops = ops_[d];
+  const int32_t end = std::min(cap_[actors_.device(d)], static_cast<int32_t>(ops.size()));
+  const size_t semCount = static_cast<size_t>(m_.semCount());
+  while (state_.pc[d] < end && !stop_) {
+    const Op &op = ops[state_.pc[d]];
+    if (op.kind == Op::Kind::Wait) {
+      if (state_.sem[d * semCount + op.a] < op.amount) {
+        blockedOn_[d] = op.a;
+        return;
+      }
+    } else if (op.kind == Op::Kind::Barrier && arrived_[op.a] < required_[op.a]) {
+      if (barrierBlocked_[d] != op.a) {
+        barrierBlocked_[d] = op.a;
+        barrierWaiters_[op.a].push_back(d);
+      }
+      return;
+    }
+    take({ScheduleStep::Kind::Device, d});
+  }
+}
+
+void Closure::advanceSends(DmaId k) {
+  const DmaInfo &dma = dmas_[k];
+  const int32_t end = std::min(cap_[actors_.send(k)], dma.chunks);
+  while (state_.sent[k] < end && dma.start >= 0 && state_.pc[dma.issuer] > dma.start && !stop_)
+    take({ScheduleStep::Kind::Send, k});
+}
+
+void Closure::advanceLands(DmaId k) {
+  const int32_t end = std::min(cap_[actors_.land(k)], dmas_[k].chunks);
+  while (state_.landed[k] < end && state_.landed[k] < state_.sent[k] && m_.linkClear(state_, k) &&
+         !stop_)
+    take({ScheduleStep::Kind::Land, k});
+}
+
+// The effects of Machine::apply, plus waking the actors a step may enable.
+void Closure::take(const ScheduleStep &step) {
+  ++work_;
+  if (record_)
+    schedule_.push_back(step);
+  const int32_t semCount = m_.semCount();
+  switch (step.kind) {
+  case ScheduleStep::Kind::Device: {
+    const DeviceId d = step.id;
+    const Op &op = ops_[d][state_.pc[d]];
+    switch (op.kind) {
+    case Op::Kind::Wait:
+      state_.sem[static_cast<size_t>(d) * semCount + op.a] -= op.amount;
+      break;
+    case Op::Kind::Signal:
+      state_.sem[static_cast<size_t>(op.a) * semCount + op.b] += op.amount;
+      added(op.a, op.b);
+      break;
+    case Op::Kind::Start:
+      push(actors_.send(op.a));
+      break;
+    case Op::Kind::Barrier:
+    case Op::Kind::Other:
+      break;
+    }
+    barrierBlocked_[d] = -1;
+    const int32_t pc = ++state_.pc[d];
+    const std::vector<std::pair<int32_t, int32_t>> &barriers = barrierAt_[d];
+    for (; nextBarrier_[d] < barriers.size() && barriers[nextBarrier_[d]].first == pc;
+         ++nextBarrier_[d]) {
+      const int32_t inv = barriers[nextBarrier_[d]].second;
+      if (++arrived_[inv] == required_[inv]) {
+        for (DeviceId w : barrierWaiters_[inv])
+          push(actors_.device(w));
+        barrierWaiters_[inv].clear();
+      }
+    }
+    if (pc == watch_[d] && --unmet_ == 0)
+      stop_ = true;
+    return;
+  }
+  case ScheduleStep::Kind::Send: {
+    const DmaInfo &dma = dmas_[step.id];
+    const int32_t c = state_.sent[step.id]++;
+    if (dma.sendSem >= 0) {
+      state_.sem[static_cast<size_t>(dma.issuer) * semCount + dma.sendSem] += units_[dma.units + c];
+      added(dma.issuer, dma.sendSem);
+    }
+    push(actors_.land(step.id));
+    return;
+  }
+  case ScheduleStep::Kind::Land: {
+    const DmaInfo &dma = dmas_[step.id];
+    const int32_t c = state_.landed[step.id]++;
+    state_.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] += units_[dma.units + c];
+    added(dma.target, dma.recvSem);
+    if (state_.landed[step.id] >= dma.chunks)
+      for (DmaId j : linkNext_[step.id])
+        push(actors_.land(j));
+    return;
+  }
+  }
+}
+
+bool Closure::stalled() const {
+  std::vector<ScheduleStep> steps;
+  m_.enabledSteps(state_, steps);
+  const ControlState &s = state_;
+  for (const ScheduleStep &step : steps) {
+    const int32_t actor = actors_.of(step);
+    const int32_t count = step.kind == ScheduleStep::Kind::Device ? s.pc[step.id]
+                          : step.kind == ScheduleStep::Kind::Send ? s.sent[step.id]
+                                                                  : s.landed[step.id];
+    if (count < cap_[actor])
+      return false;
+  }
+  return true;
+}
+
+// The slice keeps, per actor, a prefix of its steps: `need[a]` of them. Every step kept
+// has what enabled it in `run` kept too, at an earlier position (a wait: the earliest
+// increments of its semaphore, which precede it in `run` since it was enabled there,
+// with at least its device's waits on it up to it in units; the device's own earlier
+// waits are kept by its prefix). So the kept steps, in `run`'s order, are a run: each
+// step is enabled when it is reached (its own count is the same as in `run`, and it
+// needs nothing that was dropped).
+report::Schedule sliceRun(const Machine &machine, const report::Schedule &run, const Needs &needs) {
+  const Program &program = machine.program();
+  const Properties &props = machine.properties();
+  const Actors actors{machine.deviceCount(), machine.dmaCount()};
+  const int32_t semCount = machine.semCount();
+  struct Increment {
+    int32_t actor;
+    int32_t index; ///< the step's index among its actor's steps
+    int64_t units;
+  };
+  std::map<size_t, std::vector<Increment>> incs; // [device * semCount + sem]
+  std::vector<int32_t> count(actors.count(), 0);
+  for (const ScheduleStep &step : run) {
+    const int32_t actor = actors.of(step);
+    const int32_t index = count[actor]++;
+    switch (step.kind) {
+    case ScheduleStep::Kind::Device:
+      if (const auto *sig = std::get_if<Signal>(&program.processes[step.id].events[index].kind))
+        if (sig->amount > 0)
+          incs[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
+              {actor, index, sig->amount});
+      break;
+    case ScheduleStep::Kind::Send: {
+      const Dma &dma = program.dmas[step.id];
+      if (dma.sendSem && static_cast<size_t>(index) < dma.chunkUnits.size() &&
+          dma.chunkUnits[index] > 0)
+        incs[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
+            {actor, index, dma.chunkUnits[index]});
+      break;
+    }
+    case ScheduleStep::Kind::Land: {
+      const Dma &dma = program.dmas[step.id];
+      if (static_cast<size_t>(index) < dma.chunkUnits.size() && dma.chunkUnits[index] > 0)
+        incs[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
+            {actor, index, dma.chunkUnits[index]});
+      break;
+    }
+    }
+  }
+  std::vector<int32_t> need(actors.count(), 0), done(actors.count(), 0);
+  std::vector<int32_t> work;
+  auto require = [&](int32_t actor, int32_t steps) {
+    DKV_INVARIANT(steps <= count[actor], "a slice needs only steps of the run");
+    if (need[actor] < steps) {
+      need[actor] = steps;
+      work.push_back(actor);
+    }
+  };
+  for (const auto &[actor, steps] : needs)
+    require(actor, steps);
+  std::map<size_t, std::pair<int64_t, size_t>> waited; // (d, s): units waited, increments kept
+  const std::vector<std::vector<int32_t>> &barrierPc = props.barrierPcs();
+  while (!work.empty()) {
+    const int32_t actor = work.back();
+    work.pop_back();
+    for (; done[actor] < need[actor]; ++done[actor]) {
+      const int32_t j = done[actor];
+      if (actor < actors.devices) {
+        const DeviceId d = actor;
+        const EventKind &kind = program.processes[d].events[j].kind;
+        if (const auto *w = std::get_if<SemWait>(&kind)) {
+          const size_t key = static_cast<size_t>(d) * semCount + w->sem;
+          auto &[units, kept] = waited[key];
+          units += w->amount;
+          const std::vector<Increment> &list = incs[key];
+          int64_t covered = 0;
+          for (size_t i = 0; i < kept; ++i)
+            covered += list[i].units;
+          while (covered < units) {
+            DKV_INVARIANT(kept < list.size(), "a wait of the run is covered by its increments");
+            covered += list[kept].units;
+            require(list[kept].actor, list[kept].index + 1);
+            ++kept;
+          }
+        } else if (const auto *b = std::get_if<DeviceBarrier>(&kind)) {
+          if (b->invocation >= 0 && !barrierPc.empty() &&
+              static_cast<size_t>(b->invocation) < barrierPc[0].size())
+            for (DeviceId f = 0; f < machine.deviceCount(); ++f)
+              if (barrierPc[f][b->invocation] > 0)
+                require(actors.device(f), barrierPc[f][b->invocation]);
+        }
+      } else if (actor < actors.devices + actors.dmas) {
+        const DmaId k = actor - actors.devices;
+        require(actors.device(program.dmas[k].issuer), props.startPc(k) + 1);
+      } else {
+        const DmaId k = actor - actors.devices - actors.dmas;
+        require(actors.send(k), j + 1);
+        if (const DmaId p = props.linkPredecessor(k); p >= 0)
+          require(actors.land(p), machine.chunks(p));
+      }
+    }
+  }
+  report::Schedule out;
+  std::fill(count.begin(), count.end(), 0);
+  for (const ScheduleStep &step : run) {
+    const int32_t actor = actors.of(step);
+    if (count[actor]++ < need[actor])
+      out.push_back(step);
+  }
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The pcs of device t (0 to its event count) at which obligation o is violated, as
+/// maximal ranges [first, last]; o reads only where t is (Land*, Signal*, Slot*).
+std::vector<std::pair<int32_t, int32_t>> violatingRanges(const Machine &m, ObligationIndex o,
+                                                         DeviceId t) {
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  ControlState probe = m.initialState();
+  for (int32_t pc = 0; pc <= m.eventCount(t); ++pc) {
+    probe.pc[t] = pc;
+    if (!m.violated(probe, o))
+      continue;
+    if (!ranges.empty() && ranges.back().second == pc - 1)
+      ranges.back().second = pc;
+    else
+      ranges.push_back({pc, pc});
+  }
+  return ranges;
+}
+
+/// One check of the decision: an obligation with, for Land and Signal checks, one
+/// range of the target's violating pcs (and a land chunk); violated when both parts
+/// hold (see the rules at the top of this file).
+struct Check {
+  ObligationIndex obligation = 0;
+  int32_t chunk = 0;
+  int32_t low = 0, high = 0; ///< the target's range
+  bool a = false, b = false;
+};
+
+/// What a closure is asked once it has run: part A or B of check `check` is "device
+/// `who` has run at least `value` events" (Reach), "DMA `who` has started" (Started),
+/// "device `who` is at `value` with semaphore `sem` non-zero" (NonZero), "land chunk
+/// `value` of DMA `who` is next and enabled, or has landed" (LandReady).
+struct Query {
+  enum class Kind : uint8_t { Reach, Started, NonZero, LandReady };
+  Kind kind = Kind::Reach;
+  bool partA = false;
+  int32_t check = 0;
+  int32_t who = 0;
+  int32_t value = 0;
+  SemId sem = -1;
+};
+
+bool answer(const Machine &m, const ControlState &s, const Query &q) {
+  switch (q.kind) {
+  case Query::Kind::Reach:
+    return s.pc[q.who] >= q.value;
+  case Query::Kind::Started:
+    return m.started(s, q.who);
+  case Query::Kind::NonZero:
+    return s.pc[q.who] == q.value && m.semValue(s, q.who, q.sem) != 0;
+  case Query::Kind::LandReady:
+    return s.landed[q.who] > q.value ||
+           (s.landed[q.who] == q.value && s.sent[q.who] > q.value && m.linkClear(s, q.who));
+  }
+  return false;
+}
+
+/// What every closure starts from in the window argument (decideWindow): the devices
+/// outside the window held at their first events, or complete. Empty: the instance as
+/// it is (the closure engine).
+struct Outside {
+  enum class Kind { None, Held, Done };
+  Kind kind = Kind::None;
+  std::vector<bool> inside;
+  std::vector<int32_t> hold;
+
+  void prepare(Closure &closure) const {
+    if (kind == Kind::None)
+      return;
+    for (DeviceId d = 0; d < static_cast<DeviceId>(inside.size()); ++d)
+      if (!inside[d]) {
+        if (kind == Kind::Held)
+          closure.capDevice(d, hold[d]);
+        else
+          closure.assumeDone(d);
+      }
+  }
+};
+
+class Decider {
+public:
+  Decider(const Machine &m, const ClosureOptions &options, Outside outside = {})
+      : m_(m), props_(m.properties()), options_(options), outside_(std::move(outside)), closure_(m),
+        begin_(Clock::now()),
+        deadline_(begin_ + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(options.timeoutSeconds))) {}
+
+  EngineResult run();
+  /// After run() (window argument): the checks with their parts, and device 0's events
+  /// run in the greatest state.
+  const std::vector<Check> &checks() const { return checks_; }
+  int32_t deviceZeroAtEnd() const { return deviceZeroAtEnd_; }
+
+private:
+  void plan();
+  bool starved(DeviceId d, int32_t pc, SemId sem, int64_t missing);
+  void addSweep(DeviceId d, int32_t cap, Query q) { sweeps_[d].push_back({cap, q}); }
+  void addClosure(int32_t actor, int32_t cap, Query q) { closures_[{actor, cap}].push_back(q); }
+  void settle(int32_t check);
+  void witness(int32_t check);
+  bool progress(const std::string &phase);
+  /// The time limit passed, or the run's stop request (time, memory, a signal) was made.
+  bool late() const { return Clock::now() >= deadline_ || stopRequested(options_.events); }
+
+  const Machine &m_;
+  const Properties &props_;
+  const ClosureOptions &options_;
+  const Outside outside_;
+  int32_t deviceZeroAtEnd_ = 0;
+  Closure closure_;
+  Clock::time_point begin_, deadline_;
+  EngineResult result_;
+  std::vector<Check> checks_;
+  std::vector<bool> witnessed_;
+  std::map<DeviceId, std::vector<std::pair<int32_t, Query>>> sweeps_;
+  std::map<std::pair<int32_t, int32_t>, std::vector<Query>> closures_;
+  std::map<std::pair<DeviceId, SemId>, std::vector<int64_t>> waited_; ///< starved(): prefix sums
+  int64_t closuresRun_ = 0;
+  int64_t sideWork_ = 0; ///< steps taken by the closures of part A
+  bool stopped_ = false;
+};
+
+/// Part A of the checks of one capped DMA side (or land chunk), each "device `who`
+/// gets at least to `value`": the closure stops as soon as every such device is there.
+std::vector<char> sideClosure(Closure &closure, std::pair<int32_t, int32_t> key,
+                              const std::vector<Query> &queries, const Outside &outside) {
+  const Machine &m = closure.machine();
+  const Actors actors{m.deviceCount(), m.dmaCount()};
+  closure.reset();
+  outside.prepare(closure);
+  const auto &[actor, cap] = key;
+  if (actor < actors.devices + actors.dmas)
+    closure.capSends(actor - actors.devices, cap);
+  else
+    closure.capLands(actor - actors.devices - actors.dmas, cap);
+  std::map<DeviceId, int32_t> marks;
+  for (const Query &q : queries) {
+    DKV_INVARIANT(q.kind == Query::Kind::Reach, "a side closure answers how far a device gets");
+    marks[q.who] = std::max(marks[q.who], q.value);
+  }
+  for (const auto &[device, events] : marks)
+    closure.watch(device, events);
+  closure.run();
+  std::vector<char> out;
+  for (const Query &q : queries)
+    out.push_back(answer(m, closure.state(), q) ? 1 : 0);
+  return out;
+}
+
+// Whether device d cannot run its first `pc` events while `missing` units of semaphore
+// `sem` on it never arrive: its waits on `sem` among them need more than every other
+// increment that can ever reach it (Program::incrementTotals). Then a part A that asks
+// for it is false without a closure: no state below those caps gets d that far.
+bool Decider::starved(DeviceId d, int32_t pc, SemId sem, int64_t missing) {
+  std::vector<int64_t> &prefix = waited_[{d, sem}];
+  if (prefix.empty()) {
+    prefix.push_back(0);
+    for (const Event &e : m_.program().processes[d].events) {
+      const auto *w = std::get_if<SemWait>(&e.kind);
+      prefix.push_back(prefix.back() + (w && w->sem == sem ? w->amount : 0));
+    }
+  }
+  return prefix[std::clamp<size_t>(static_cast<size_t>(std::max(0, pc)), 0, prefix.size() - 1)] >
+         m_.semBound(d, sem) - missing;
+}
+
+void Decider::plan() {
+  const Actors actors{m_.deviceCount(), m_.dmaCount()};
+  for (ObligationIndex o = 0; o < static_cast<ObligationIndex>(props_.obligations().size()); ++o) {
+    // Under a symmetry, a rotation of every obligation is checked on a representative.
+    if (!props_.represented(o))
+      continue;
+    const Obligation &ob = props_.obligation(o);
+    if (options_.only >= 0 && ob.property != options_.only)
+      continue;
+    const int32_t id = static_cast<int32_t>(checks_.size());
+    switch (ob.what) {
+    case What::Race:
+    case What::ExitSend:
+    case What::ExitRecv: {
+      const bool dst = ob.what == What::Race ? ob.dst : ob.what == What::ExitRecv;
+      const Dma &dma = m_.program().dmas[ob.dma];
+      const int32_t start = props_.startPc(ob.dma);
+      if (start < 0)
+        continue; // never started: never open
+      checks_.push_back({o});
+      const int32_t side = dst ? actors.land(ob.dma) : actors.send(ob.dma);
+      // The side's semaphore is on the device checked, which must pass its waits on it:
+      // without the last chunk's units it may not get there at all.
+      const std::optional<SemId> sem = dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
+      const DeviceId owner = dst ? dma.target : dma.issuer;
+      const int32_t last = m_.chunks(ob.dma) - 1;
+      const int64_t units =
+          static_cast<size_t>(last) < dma.chunkUnits.size() ? dma.chunkUnits[last] : 0;
+      if (!(sem && owner == ob.device && starved(ob.device, ob.pc, *sem, units)))
+        addClosure(side, last, {Query::Kind::Reach, true, id, ob.device, ob.pc});
+      if (dma.issuer == ob.device)
+        checks_.back().b = start < ob.pc;
+      else
+        addSweep(ob.device, ob.pc, {Query::Kind::Started, false, id, ob.dma, 0});
+      break;
+    }
+    case What::ExitSemaphore:
+    case What::SlotEnter:
+      checks_.push_back({o});
+      checks_.back().a = true;
+      addSweep(ob.device, ob.pc, {Query::Kind::NonZero, false, id, ob.device, ob.pc, ob.sem});
+      break;
+    case What::SignalInvocation:
+    case What::SlotSignal:
+      for (const auto &[low, high] : violatingRanges(m_, o, ob.target)) {
+        const int32_t check = static_cast<int32_t>(checks_.size());
+        checks_.push_back({o, 0, low, high});
+        addSweep(ob.target, high, {Query::Kind::Reach, true, check, ob.device, ob.pc});
+        addSweep(ob.device, ob.pc, {Query::Kind::Reach, false, check, ob.target, low});
+      }
+      break;
+    case What::LandInvocation:
+    case What::LandScope:
+    case What::SlotLand: {
+      if (props_.startPc(ob.dma) < 0)
+        continue;
+      const Dma &dma = m_.program().dmas[ob.dma];
+      const DeviceId t = dma.target;
+      for (const auto &[low, high] : violatingRanges(m_, o, t))
+        for (int32_t c = 0; c < m_.chunks(ob.dma); ++c) {
+          const int32_t check = static_cast<int32_t>(checks_.size());
+          checks_.push_back({o, c, low, high});
+          int64_t missing = 0; // the units of chunks c, c + 1, ...
+          for (size_t i = static_cast<size_t>(c); i < dma.chunkUnits.size(); ++i)
+            missing += dma.chunkUnits[i];
+          if (low == 0)
+            checks_.back().a = true;
+          else if (!starved(t, low, dma.recvSem, missing))
+            addClosure(actors.land(ob.dma), c, {Query::Kind::Reach, true, check, t, low});
+          addSweep(t, high, {Query::Kind::LandReady, false, check, ob.dma, c});
+        }
+      break;
+    }
+    case What::Stuck:
+      break; // the greatest state decides every Stuck obligation
+    }
+  }
+}
+
+bool Decider::progress(const std::string &phase) {
+  EngineProgress p;
+  p.engine = "closure";
+  p.phase = phase;
+  p.properties = static_cast<int64_t>(props_.properties().size());
+  p.decided = std::count(witnessed_.begin(), witnessed_.end(), true);
+  if (!reportProgress(result_, p, options_.events))
+    stopped_ = true;
+  return !stopped_;
+}
+
+void Decider::settle(int32_t check) {
+  const Check &c = checks_[check];
+  // The window argument makes no witness (its closures are not runs of the instance).
+  if (c.a && c.b && !stopped_ && outside_.kind == Outside::Kind::None &&
+      !witnessed_[props_.obligation(c.obligation).property])
+    witness(check);
+}
+
+// The greedy run to the greatest state of the check's joint caps violates it (the
+// rules at the top); it is cut to what the violation depends on, then the violating
+// step follows.
+void Decider::witness(int32_t check) {
+  const Check &c = checks_[check];
+  const Obligation &ob = props_.obligation(c.obligation);
+  const Actors actors{m_.deviceCount(), m_.dmaCount()};
+  closure_.reset();
+  closure_.record(true);
+  Needs needs;
+  std::optional<ScheduleStep> last;
+  bool holds = false;
+  switch (ob.what) {
+  case What::Race:
+  case What::ExitSend:
+  case What::ExitRecv: {
+    const bool dst = ob.what == What::Race ? ob.dst : ob.what == What::ExitRecv;
+    closure_.capDevice(ob.device, ob.pc);
+    if (dst)
+      closure_.capLands(ob.dma, m_.chunks(ob.dma) - 1);
+    else
+      closure_.capSends(ob.dma, m_.chunks(ob.dma) - 1);
+    closure_.run();
+    const DeviceId issuer = m_.program().dmas[ob.dma].issuer;
+    holds = closure_.state().pc[ob.device] == ob.pc && m_.started(closure_.state(), ob.dma);
+    needs = {{actors.device(ob.device), ob.pc},
+             {actors.device(issuer), props_.startPc(ob.dma) + 1}};
+    last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
+    break;
+  }
+  case What::ExitSemaphore:
+  case What::SlotEnter: {
+    closure_.capDevice(ob.device, ob.pc);
+    closure_.run();
+    holds = closure_.state().pc[ob.device] == ob.pc &&
+            m_.semValue(closure_.state(), ob.device, ob.sem) != 0;
+    needs = {{actors.device(ob.device), ob.pc}};
+    // Every increment of the semaphore the run made: the value stays above the waits.
+    std::vector<int32_t> count(actors.count(), 0);
+    const int32_t semCount = m_.semCount();
+    (void)semCount;
+    for (const ScheduleStep &step : closure_.schedule()) {
+      const int32_t actor = actors.of(step);
+      const int32_t index = count[actor]++;
+      bool adds = false;
+      if (step.kind == ScheduleStep::Kind::Device) {
+        const auto *sig = std::get_if<Signal>(&m_.program().processes[step.id].events[index].kind);
+        adds = sig && sig->target == ob.device && sig->sem == ob.sem && sig->amount > 0;
+      } else {
+        const Dma &dma = m_.program().dmas[step.id];
+        adds = step.kind == ScheduleStep::Kind::Send
+                   ? dma.sendSem && *dma.sendSem == ob.sem && dma.issuer == ob.device
+                   : dma.recvSem == ob.sem && dma.target == ob.device;
+      }
+      if (adds)
+        needs.push_back({actor, index + 1});
+    }
+    last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
+    break;
+  }
+  case What::SignalInvocation:
+  case What::SlotSignal: {
+    closure_.capDevice(ob.device, ob.pc);
+    if (ob.target != ob.device)
+      closure_.capDevice(ob.target, c.high);
+    closure_.run();
+    const ControlState &s = closure_.state();
+    holds = s.pc[ob.device] == ob.pc && s.pc[ob.target] >= c.low && s.pc[ob.target] <= c.high;
+    needs = {{actors.device(ob.device), ob.pc}, {actors.device(ob.target), c.low}};
+    last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
+    break;
+  }
+  case What::LandInvocation:
+  case What::LandScope:
+  case What::SlotLand: {
+    const DeviceId t = m_.program().dmas[ob.dma].target;
+    closure_.capDevice(t, c.high);
+    closure_.capLands(ob.dma, c.chunk);
+    closure_.run();
+    const ControlState &s = closure_.state();
+    holds = s.pc[t] >= c.low && s.landed[ob.dma] == c.chunk && s.sent[ob.dma] > c.chunk &&
+            m_.linkClear(s, ob.dma);
+    needs = {{actors.device(t), c.low},
+             {actors.send(ob.dma), c.chunk + 1},
+             {actors.land(ob.dma), c.chunk}};
+    if (const DmaId p = props_.linkPredecessor(ob.dma); p >= 0)
+      needs.push_back({actors.land(p), m_.chunks(p)});
+    last = ScheduleStep{ScheduleStep::Kind::Land, ob.dma};
+    break;
+  }
+  case What::Stuck:
+    DKV_UNREACHABLE("a Stuck obligation's witness is the greatest state's run");
+  }
+  ++closuresRun_;
+  closure_.record(false);
+  DKV_INVARIANT(holds, "the greatest state of a violated check's caps violates it");
+  report::Schedule schedule = sliceRun(m_, closure_.schedule(), needs);
+  schedule.push_back(*last);
+  witnessed_[ob.property] = true;
+  if (!addWitness(result_, {ob.property, std::move(schedule)}, options_.events))
+    stopped_ = true;
+}
+
+EngineResult Decider::run() {
+  const size_t propertyCount = props_.properties().size();
+  witnessed_.assign(propertyCount, false);
+  if (!progress("planning"))
+    return result_;
+  plan();
+
+  // Deadlocks: the greatest state (no caps).
+  closure_.reset();
+  outside_.prepare(closure_);
+  closure_.record(outside_.kind == Outside::Kind::None);
+  closure_.run();
+  ++closuresRun_;
+  closure_.record(false);
+  deviceZeroAtEnd_ = closure_.state().pc[0];
+  if (outside_.kind == Outside::Kind::None) {
+    DKV_INVARIANT(closure_.stalled(), "a greedy closure ends with no enabled step");
+    std::vector<ObligationIndex> stuck;
+    m_.stuck(closure_.state(), stuck);
+    for (ObligationIndex o : stuck) {
+      const PropertyIndex p = props_.obligation(o).property;
+      if (witnessed_[p] || stopped_ || (options_.only >= 0 && p != options_.only))
+        continue;
+      witnessed_[p] = true;
+      if (!addWitness(result_, {p, closure_.schedule()}, options_.events))
+        stopped_ = true;
+    }
+  }
+
+  // Part B of every check (and part A of the checks whose caps are on a device): one
+  // sweep per device, its cap raised to each value asked about in turn.
+  size_t done = 0;
+  for (auto &[device, queries] : sweeps_) {
+    if (stopped_ || late())
+      break;
+    if (done++ % 16 == 0 &&
+        !progress(fmt::format("sweep of {} ({} of {})", m_.program().processName(device), done,
+                              sweeps_.size())))
+      break;
+    std::stable_sort(queries.begin(), queries.end(),
+                     [](const auto &x, const auto &y) { return x.first < y.first; });
+    closure_.reset();
+    outside_.prepare(closure_);
+    ++closuresRun_;
+    for (size_t i = 0; i < queries.size();) {
+      const int32_t cap = queries[i].first;
+      closure_.capDevice(device, cap);
+      closure_.run();
+      for (; i < queries.size() && queries[i].first == cap; ++i) {
+        const Query &q = queries[i].second;
+        (q.partA ? checks_[q.check].a : checks_[q.check].b) = answer(m_, closure_.state(), q);
+      }
+    }
+  }
+  // Checks decided by the sweeps alone (part A needs no closure).
+  if (!late())
+    for (size_t i = 0; i < checks_.size() && !stopped_; ++i)
+      settle(static_cast<int32_t>(i));
+
+  // Part A of the others: one closure per capped DMA side (or land chunk), skipped
+  // when no check that needs it can be violated any more. In batches of a fixed size,
+  // each batch's closures on `jobs` threads, then settled in order: the result does not
+  // depend on `jobs`.
+  std::vector<std::pair<std::pair<int32_t, int32_t>, const std::vector<Query> *>> keys;
+  for (const auto &[key, queries] : closures_)
+    keys.push_back({key, &queries});
+  const unsigned jobs = std::max(1u, options_.jobs);
+  std::vector<std::unique_ptr<Closure>> workers;
+  workers.push_back(std::make_unique<Closure>(m_));
+  for (unsigned t = 1; t < jobs; ++t)
+    workers.push_back(std::make_unique<Closure>(m_));
+  constexpr size_t kBatch = 32;
+  for (size_t from = 0; from < keys.size() && !stopped_ && !late(); from += kBatch) {
+    if (!progress(fmt::format("closure {} of {}", from + 1, keys.size())))
+      break;
+    std::vector<size_t> todo;
+    for (size_t i = from; i < std::min(keys.size(), from + kBatch); ++i) {
+      bool useful = false;
+      for (const Query &q : *keys[i].second) {
+        const Check &c = checks_[q.check];
+        useful = useful || (c.b && !witnessed_[props_.obligation(c.obligation).property]);
+      }
+      if (useful)
+        todo.push_back(i);
+    }
+    std::vector<std::vector<char>> answers(todo.size());
+    auto work = [&](unsigned t) {
+      for (size_t j = t; j < todo.size(); j += jobs)
+        answers[j] = sideClosure(*workers[t], keys[todo[j]].first, *keys[todo[j]].second, outside_);
+    };
+    if (jobs > 1 && todo.size() > 1) {
+      std::vector<std::thread> threads;
+      for (unsigned t = 0; t < jobs; ++t)
+        threads.emplace_back(work, t);
+      for (std::thread &thread : threads)
+        thread.join();
+    } else {
+      work(0);
+    }
+    closuresRun_ += static_cast<int64_t>(todo.size());
+    for (size_t j = 0; j < todo.size(); ++j) {
+      const std::vector<Query> &queries = *keys[todo[j]].second;
+      for (size_t q = 0; q < queries.size(); ++q)
+        checks_[queries[q].check].a = answers[j][q] != 0;
+      for (const Query &q : queries)
+        settle(q.check);
+    }
+  }
+  for (const std::unique_ptr<Closure> &w : workers)
+    sideWork_ += w->work();
+
+  const bool finished = !stopped_ && !late();
+  if (!finished && !stopped_ && stopRequested(options_.events)) {
+    stopForRequest(result_, options_.events,
+                   fmt::format("{} of {} properties decided",
+                               std::count(witnessed_.begin(), witnessed_.end(), true),
+                               propertyCount));
+  } else if (!finished && !stopped_) {
+    result_.complete = false;
+    result_.reason =
+        fmt::format("time limit of {:g} s reached with {} of {} properties "
+                    "decided",
+                    options_.timeoutSeconds, std::count(witnessed_.begin(), witnessed_.end(), true),
+                    propertyCount);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - begin_).count();
+  result_.stats.push_back({"closures", std::to_string(closuresRun_)});
+  result_.stats.push_back({"steps", std::to_string(closure_.work() + sideWork_)});
+  result_.stats.push_back({"checks", std::to_string(checks_.size())});
+  result_.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
+  return result_;
+}
+
+} // namespace
+
+WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &inside,
+                            const std::vector<int32_t> &hold) {
+  const Properties &props = machine.properties();
+  DKV_INVARIANT(props.symmetry() != nullptr, "the window argument decides device 0's checks");
+  ClosureOptions options;
+  Decider lower(machine, options, {Outside::Kind::Held, inside, hold});
+  lower.run();
+  Decider upper(machine, options, {Outside::Kind::Done, inside, hold});
+  upper.run();
+  const std::vector<Check> &l = lower.checks(), &u = upper.checks();
+  DKV_INVARIANT(l.size() == u.size(), "both bounds plan the same checks");
+  WindowDecision out;
+  out.checks = static_cast<int64_t>(l.size());
+  std::set<PropertyIndex> violated;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const Obligation &ob = props.obligation(l[i].obligation);
+    if (l[i].a && l[i].b) {
+      violated.insert(ob.property);
+    } else if (u[i].a && u[i].b && out.decided) {
+      out.decided = false;
+      out.undecided = fmt::format("{} ({}): {}", props.property(ob.property).id,
+                                  props.obligationText(l[i].obligation),
+                                  !l[i].b ? "whether the other side can be under way there"
+                                          : "whether the device gets there first");
+    }
+  }
+  // Deadlock: device 0 (every device is its rotation) in the greatest state.
+  const int32_t end = machine.eventCount(0);
+  if (lower.deviceZeroAtEnd() < end) {
+    if (upper.deviceZeroAtEnd() < end && upper.deviceZeroAtEnd() == lower.deviceZeroAtEnd()) {
+      const ObligationIndex o = props.stuckAt(0, lower.deviceZeroAtEnd());
+      DKV_INVARIANT(o >= 0, "a device that stops is at a wait or a barrier");
+      violated.insert(props.obligation(o).property);
+    } else if (out.decided) {
+      out.decided = false;
+      out.undecided = fmt::format("whether device 0 finishes (it gets to event {} with the "
+                                  "devices outside held, to {} with them complete)",
+                                  lower.deviceZeroAtEnd(), upper.deviceZeroAtEnd());
+    }
+  }
+  out.violated.assign(violated.begin(), violated.end());
+  return out;
+}
+
+EngineResult decideByClosure(const Machine &machine, const ClosureOptions &options) {
+  try {
+    Decider decider(machine, options);
+    return decider.run();
+  } catch (const std::bad_alloc &) {
+    EngineResult result;
+    result.complete = false;
+    result.reason = "out of memory";
+    return result;
+  }
+}
+
+} // namespace dkv::semantics

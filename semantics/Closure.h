@@ -1,0 +1,175 @@
+// Greedy closures of the step table, and the exact decision of every property from a
+// few of them (docs/closure.md). The step table of docs/model.md is persistent: an
+// actor's next step (a device's next event, a DMA's next send or land chunk) is fixed,
+// and once enabled it stays enabled until that actor takes it, because every other
+// actor's step only adds semaphore units, barrier arrivals, sends and landings. So the
+// states reachable under caps on some actors' step counts have a greatest element,
+// which any greedy run reaches, and each check of docs/model.md section 4 is decided by
+// the greatest states of one or two cap sets (Closure.cpp states and proves each rule).
+#pragma once
+
+#include "report/Finding.h"
+#include "semantics/Machine.h"
+#include "semantics/Witness.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dkv::semantics {
+
+/// An actor of the step table: device d is actor d, the sends of DMA k are actor
+/// devices + k, its lands actor devices + dmas + k (the counters of a count vector).
+struct Actors {
+  int32_t devices = 0;
+  int32_t dmas = 0;
+  int32_t count() const { return devices + 2 * dmas; }
+  int32_t device(model::DeviceId d) const { return d; }
+  int32_t send(model::DmaId k) const { return devices + k; }
+  int32_t land(model::DmaId k) const { return devices + dmas + k; }
+  /// The actor that takes `step`.
+  int32_t of(const report::ScheduleStep &step) const;
+};
+
+/// One greedy run of the step table under caps: each actor may take at most its cap of
+/// steps (a device its first `cap` events, a DMA `cap` sends or lands). run() takes
+/// enabled steps of actors below their caps until none is left; by persistence the
+/// state it ends in is the greatest reachable state within the caps, whatever order the
+/// steps were taken in. Caps may be raised between runs (a sweep): the next run goes on
+/// from the current state.
+class Closure {
+public:
+  explicit Closure(const Machine &machine);
+
+  /// The initial state, every cap lifted, the recorded schedule cleared.
+  void reset();
+  /// Device d takes at most `events` events. Raising a cap wakes the device.
+  void capDevice(model::DeviceId d, int32_t events);
+  void capSends(model::DmaId k, int32_t chunks);
+  void capLands(model::DmaId k, int32_t chunks);
+  /// Device d and the DMAs it issues are complete from the start: every event of d has
+  /// run and every chunk of its DMAs has been sent and has landed, their units added
+  /// (not a reachable state: the over-approximation of the window argument,
+  /// docs/parametric.md). Right after reset().
+  void assumeDone(model::DeviceId d);
+  /// Record every step taken (schedule()); off by default.
+  void record(bool on) { record_ = on; }
+  /// Stop the next run() as soon as device d has run `events` events (and every other
+  /// device watched has reached its mark): a question "does d get that far?" is
+  /// answered yes then, the greatest state being at least the current one. The state
+  /// is then not the greatest one. Cleared by reset().
+  void watch(model::DeviceId d, int32_t events);
+  void run();
+
+  const Machine &machine() const { return m_; }
+  const ControlState &state() const { return state_; }
+  const report::Schedule &schedule() const { return schedule_; }
+  /// Steps taken since construction (the work of every run).
+  int64_t work() const { return work_; }
+  /// Whether the current state has an enabled step below the caps (false after run()).
+  bool stalled() const;
+
+private:
+  /// A device event as the closure needs it (the variant visited once, up front).
+  struct Op {
+    enum class Kind : uint8_t { Other, Wait, Barrier, Signal, Start };
+    Kind kind = Kind::Other;
+    int32_t a = 0;      ///< Wait: the semaphore; Barrier: the invocation; Signal: the target;
+                        ///< Start: the DMA
+    int32_t b = 0;      ///< Signal: the semaphore
+    int64_t amount = 0; ///< Wait, Signal
+  };
+  /// A DMA as the closure needs it, packed (the model's Dma is large and scattered).
+  struct DmaInfo {
+    int32_t issuer = 0, target = 0;
+    int32_t sendSem = -1, recvSem = 0; ///< sendSem -1: none (a local copy)
+    int32_t start = -1;                ///< its start's pc on the issuer, -1: never
+    int32_t chunks = 1;
+    int32_t units = 0; ///< index of its chunk 0 in units_
+  };
+  void push(int32_t actor);
+  void advanceDevice(model::DeviceId d);
+  void advanceSends(model::DmaId k);
+  void advanceLands(model::DmaId k);
+  void added(model::DeviceId d, model::SemId sem);
+  void take(const report::ScheduleStep &step);
+
+  const Machine &m_;
+  const model::Program &program_;
+  Actors actors_;
+  ControlState state_;
+  std::vector<int32_t> cap_; ///< per actor
+  std::vector<int32_t> queue_;
+  std::vector<bool> queued_;
+  std::vector<int32_t> blockedOn_;   ///< per device: the semaphore it waits for, or -1
+  std::vector<std::vector<Op>> ops_; ///< [device][pc]
+  std::vector<DmaInfo> dmas_;
+  std::vector<int64_t> units_; ///< chunk units of every DMA, DmaInfo::units on
+  /// [device]: (pc, invocation) of its barriers, by pc; the next one not yet reached
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> barrierAt_;
+  std::vector<size_t> nextBarrier_;
+  std::vector<int32_t> arrived_, required_;                  ///< per invocation
+  std::vector<std::vector<model::DeviceId>> barrierWaiters_; ///< per invocation
+  std::vector<int32_t> barrierBlocked_;                      ///< per device: invocation, or -1
+  std::vector<std::vector<model::DmaId>> linkNext_; ///< per DMA: DMAs whose link predecessor it is
+  bool record_ = false;
+  std::vector<int32_t> watch_; ///< per device: the events it must reach, or -1
+  int32_t unmet_ = 0;          ///< watched devices not there yet
+  bool stop_ = false;
+  report::Schedule schedule_;
+  int64_t work_ = 0;
+};
+
+/// What a sub-run must keep: actor -> at least this many of its steps.
+using Needs = std::vector<std::pair<int32_t, int32_t>>;
+
+/// The smallest sub-run of `run` (a schedule from the initial state) that keeps the
+/// needed steps and every step they depend on in it: a device event its predecessor
+/// and, for a wait, the earliest increments of its semaphore in `run` that cover its
+/// device's waits on it up to it, for a barrier every device's event before its
+/// barrier; a send chunk its start and earlier sends; a land chunk its send, earlier
+/// lands and (--dma-order link) its link predecessor's landing. The result keeps a
+/// prefix of each actor's steps in `run`'s order and is itself a run (Closure.cpp).
+report::Schedule sliceRun(const Machine &machine, const report::Schedule &run, const Needs &needs);
+
+struct ClosureOptions {
+  /// The time limit: between closures; what is not decided by then leaves the result
+  /// incomplete (never verified).
+  double timeoutSeconds = 600;
+  /// Threads for the independent closures (`-j`); the result does not depend on it.
+  unsigned jobs = 1;
+  /// Streaming, progress and early stop; may be null.
+  const EngineEvents *events = nullptr;
+  /// Decide this property only (`dkv check --property ID`); -1: every property.
+  PropertyIndex only = -1;
+};
+
+/// The window argument (docs/parametric.md) on one instance: the checks of the
+/// representative device 0 (the instance must be reduced by a rotation symmetry),
+/// decided twice, once with every device outside `inside` held at its first `hold`
+/// events (an under-approximation: a cap set of the instance itself) and once with those
+/// devices complete from the start (an over-approximation, Closure::assumeDone). A
+/// check is violated when both its parts hold under the first, not violated when one
+/// fails under the second; otherwise undecided. Deadlock: device 0 finishes under the
+/// first (none) or not under the second (one).
+struct WindowDecision {
+  bool decided = true;
+  std::vector<PropertyIndex> violated; ///< by property index, each once
+  std::string undecided;               ///< the first undecided check, when not decided
+  int64_t checks = 0;                  ///< checks of device 0 decided
+};
+WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &inside,
+                            const std::vector<int32_t> &hold);
+
+/// `dkv check --engine closure`: decides every obligation of the machine's properties
+/// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest
+/// state, every other check from the greatest states under caps on the device it is
+/// checked on and on the DMA or device it reads. Each violated property gets a
+/// witness: the greedy run to the greatest state of its obligation's joint caps, cut to
+/// the steps the violation depends on (sliceRun), then the violating step. Never
+/// throws; deterministic for every `jobs`.
+EngineResult decideByClosure(const Machine &machine, const ClosureOptions &options);
+
+} // namespace dkv::semantics

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `dkv check --devices A..` on the boundary of the fragment (docs/parametric.md,
+# "The boundary, tested"): each kernel's verdict line and exit code.
+#   parametric.sh DKV REPO_DIR
+set -u
+dkv=$1
+cd "$2" || exit 1
+status=0
+expect() { # expect CODE PATTERN FILE [ARGS...]
+  local code=$1 pattern=$2 file=$3
+  shift 3
+  out=$("$dkv" check "$file" "$@" 2>&1)
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! echo "$out" | tail -1 | grep -q -- "$pattern"; then
+    echo "FAIL: $file $*: exit $got (expected $code), last line:"
+    echo "$out" | tail -1
+    status=1
+  else
+    echo "ok: $file $*: $(echo "$out" | tail -1 | cut -c1-100)"
+  fi
+}
+p=tests/parametric
+# In the fragment, verified for every N.
+expect 0 "^verified for every N >= 2: kernel right_permute .*argument: window of 3 devices" examples/right_permute.dk --devices 2..
+expect 0 "^verified for every N >= 2: kernel ready_handshake" examples/ready_handshake.dk --devices 2..
+expect 0 "^verified for every N >= 2: kernel shift2 .*window of 5 devices" $p/shift2_handshake.dk --devices 2..
+expect 0 "^verified for every N >= 2: kernel barrier_permute" $p/barrier_handshake.dk --devices 2..
+expect 0 "^verified for every N >= 5: kernel right_permute" examples/right_permute.dk --devices 5..
+# In the fragment with bugs: the smallest N, or every N from the window's size on.
+expect 10 "has findings at N = 2 " examples/right_permute_no_wait.dk --devices 2..
+expect 10 "has findings at N = 3 " $p/shift2_no_barrier.dk --devices 2..
+expect 10 "has findings at every N >= 7 (argument: window of 5 devices" $p/shift2_no_barrier.dk --devices 7..
+# Bugs at one N only: outside the fragment, never proved, found one by one.
+expect 10 "kernel race_at_5 has findings at N = 5 " $p/race_at_5.dk --devices 2..
+expect 10 "kernel deadlock_at_7 has findings at N = 7 " $p/deadlock_at_7.dk --devices 2..
+expect 10 "kernel race_at_8 has findings at N = 8 " $p/race_at_8.dk --devices 2..
+expect 5 "^inconclusive for every N >= 9: kernel race_at_8 is outside the fragment .*: the mesh size decides a condition" $p/race_at_8.dk --devices 9..
+# Just outside the fragment: refused with the reason.
+expect 5 "outside the fragment .*a device id that is not (axis_index + c) % N" $p/step_in_device.dk --devices 2..
+expect 5 "outside the fragment .*decides a slice or index" $p/index_by_device.dk --devices 2..
+expect 5 "outside the fragment .*decides a wait's amount" $p/size_in_amount.dk --devices 2..
+expect 5 "outside the fragment .*the mesh size decides the grid" examples/all_reduce.dk --devices 2..
+expect 5 "outside the fragment .*the mesh size decides a buffer's shape" examples/all_gather.dk --devices 2..
+# Usage: one file, text output.
+"$dkv" check examples/right_permute.dk examples/all_gather.dk --devices 2.. >/dev/null 2>&1
+[ $? -eq 1 ] || { echo "FAIL: --devices 2.. with two files is not a usage error"; status=1; }
+"$dkv" check examples/right_permute.dk --devices 2.. --format json >/dev/null 2>&1
+[ $? -eq 1 ] || { echo "FAIL: --devices 2.. --format json is not a usage error"; status=1; }
+exit $status

@@ -1,0 +1,264 @@
+// Tests of the greedy closures and the closure engine (semantics/Closure.h) and of the
+// rotation symmetry (semantics/Symmetry.h): the lemmas the engine rests on, checked on
+// runs; the engine's answers against the exhaustive search; the symmetry reduction's
+// property list against the full one.
+#include "semantics/Closure.h"
+#include "executor/Executor.h"
+#include "semantics/Machine.h"
+#include "semantics/Properties.h"
+#include "semantics/Symmetry.h"
+#include "semantics/Witness.h"
+#include "tests/executor/ExecutorFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+
+namespace dkv::semantics {
+namespace {
+
+using report::ScheduleStep;
+using K = ScheduleStep::Kind;
+
+std::set<std::string> violated(const Machine &machine, const EngineResult &result) {
+  std::set<std::string> ids;
+  for (const Witness &w : result.witnesses)
+    ids.insert(machine.properties().property(w.property).id);
+  return ids;
+}
+
+/// Every state of a random run with its actors held to `caps` (-1: none) is at most the
+/// closure's greatest state under the same caps, actor by actor (Lemma 2), and the
+/// closure reaches a state with no enabled step below the caps.
+void expectGreatest(const Machine &m, const std::vector<int32_t> &deviceCaps, uint64_t seed) {
+  Closure closure(m);
+  for (model::DeviceId d = 0; d < m.deviceCount(); ++d)
+    if (deviceCaps[d] >= 0)
+      closure.capDevice(d, deviceCaps[d]);
+  closure.run();
+  EXPECT_TRUE(closure.stalled());
+  const ControlState &top = closure.state();
+  std::mt19937_64 random(seed);
+  for (int run = 0; run < 20; ++run) {
+    ControlState s = m.initialState();
+    std::vector<ScheduleStep> steps;
+    for (;;) {
+      m.enabledSteps(s, steps);
+      std::erase_if(steps, [&](const ScheduleStep &step) {
+        return step.kind == K::Device && deviceCaps[step.id] >= 0 &&
+               s.pc[step.id] >= deviceCaps[step.id];
+      });
+      if (steps.empty())
+        break;
+      m.apply(s, steps[random() % steps.size()]);
+      for (model::DeviceId d = 0; d < m.deviceCount(); ++d)
+        ASSERT_LE(s.pc[d], top.pc[d]);
+      for (model::DmaId k = 0; k < m.dmaCount(); ++k) {
+        ASSERT_LE(s.sent[k], top.sent[k]);
+        ASSERT_LE(s.landed[k], top.landed[k]);
+      }
+    }
+    // A run that cannot go on under the caps ends in the greatest state itself.
+    EXPECT_EQ(s, top);
+  }
+}
+
+TEST(Closure, GreatestStateUnderCaps) {
+  for (const char *file : {"all_reduce_no_capacity.dk", "all_gather_shared_sem.dk",
+                           "reduce_scatter_bidirectional.dk", "right_permute_no_sender.dk"}) {
+    std::optional<model::Program> p = executor::testing::lowerExample(file, 3);
+    ASSERT_TRUE(p);
+    Instance instance(std::move(*p));
+    const Machine &m = instance.machine();
+    std::vector<int32_t> none(m.deviceCount(), -1);
+    expectGreatest(m, none, 1);
+    for (model::DeviceId d = 0; d < m.deviceCount(); ++d)
+      for (int32_t cap : {0, m.eventCount(d) / 3, m.eventCount(d) / 2}) {
+        std::vector<int32_t> caps = none;
+        caps[d] = cap;
+        SCOPED_TRACE(testing::Message() << file << " device " << d << " cap " << cap);
+        expectGreatest(m, caps, static_cast<uint64_t>(cap) * 7 + d);
+      }
+  }
+}
+
+TEST(Closure, SweepGoesOnFromTheLastState) {
+  std::optional<model::Program> p = executor::testing::lowerExample("all_reduce.dk", 3);
+  ASSERT_TRUE(p);
+  Instance instance(std::move(*p));
+  const Machine &m = instance.machine();
+  Closure sweep(m), fresh(m);
+  for (int32_t cap = 0; cap <= m.eventCount(1); cap += 3) {
+    sweep.capDevice(1, cap);
+    sweep.run();
+    fresh.reset();
+    fresh.capDevice(1, cap);
+    fresh.run();
+    EXPECT_EQ(sweep.state(), fresh.state()) << "cap " << cap;
+  }
+}
+
+TEST(Closure, SliceIsARunThatKeepsWhatWasNeeded) {
+  std::optional<model::Program> p = executor::testing::lowerExample("all_reduce.dk", 4);
+  ASSERT_TRUE(p);
+  Instance instance(std::move(*p));
+  const Machine &m = instance.machine();
+  Closure closure(m);
+  closure.record(true);
+  closure.run();
+  const Actors actors{m.deviceCount(), m.dmaCount()};
+  for (int32_t pc : {3, 10, m.eventCount(2)}) {
+    report::Schedule slice = sliceRun(m, closure.schedule(), {{actors.device(2), pc}});
+    ControlState before;
+    std::string error;
+    std::optional<ControlState> end = replaySchedule(m, slice, before, nullptr, error);
+    ASSERT_TRUE(end) << error;
+    EXPECT_GE(end->pc[2], pc);
+    EXPECT_LE(slice.size(), closure.schedule().size());
+  }
+  // Device 2 alone at its 3rd event needs the entry barrier, so every device's first
+  // events, and nothing of the DMAs.
+  report::Schedule early = sliceRun(m, closure.schedule(), {{actors.device(2), 3}});
+  for (const ScheduleStep &step : early)
+    EXPECT_EQ(step.kind, K::Device);
+}
+
+/// The closure engine decides the same properties as the exhaustive search, on every
+/// example listed (small instances explore completes), with 1 and 2 threads alike.
+TEST(Closure, DecidesAsExploreDoes) {
+  struct Case {
+    const char *file;
+    int64_t devices;
+    int32_t dmaChunks = 1;
+    model::DmaOrder order = model::DmaOrder::Any;
+  };
+  const Case cases[] = {
+      {"right_permute.dk", 3},
+      {"right_permute_no_wait.dk", 3},
+      {"right_permute_no_sender.dk", 3},
+      {"right_permute_two_senders.dk", 3},
+      {"all_gather_shared_sem.dk", 3},
+      {"all_reduce_no_capacity.dk", 3},
+      {"reduce_scatter_no_cleanup.dk", 3},
+      {"scoped_slot_reuse.dk", 3},
+      {"zero_dst_race.dk", 3},
+      {"wait_never_signalled.dk", 3},
+      {"table_wrong_total.dk", 3, 2},
+      {"tests/executor/observer_rules.dk", 3, 2},
+      {"tests/semantics/link_order.dk", 2, 2, model::DmaOrder::Link},
+      {"tensorcore_swap_no_barrier.dk", 1},
+  };
+  for (const Case &c : cases) {
+    model::Options options;
+    options.dmaChunks = c.dmaChunks;
+    options.dmaOrder = c.order;
+    std::optional<model::Program> p = executor::testing::lowerExample(c.file, c.devices, options);
+    ASSERT_TRUE(p);
+    Instance instance(std::move(*p));
+    const Machine &m = instance.machine();
+    executor::ExploreOptions search;
+    search.maxStates = 3'000'000;
+    EngineResult explored = executor::explore(m, search);
+    ASSERT_TRUE(explored.complete) << c.file;
+    for (unsigned jobs : {1u, 2u}) {
+      ClosureOptions options;
+      options.jobs = jobs;
+      EngineResult decided = decideByClosure(m, options);
+      EXPECT_TRUE(decided.complete) << c.file;
+      EXPECT_EQ(violated(m, decided), violated(m, explored)) << c.file << " jobs " << jobs;
+      // Every witness replays to its property.
+      for (const Witness &w : decided.witnesses) {
+        std::string error;
+        EXPECT_TRUE(witnessFinding(m, w, "closure", error)) << c.file << ": " << error;
+      }
+    }
+  }
+}
+
+TEST(Closure, ResultDoesNotDependOnThreads) {
+  std::optional<model::Program> p = executor::testing::lowerExample("all_reduce_no_capacity.dk", 8);
+  ASSERT_TRUE(p);
+  Instance instance(std::move(*p));
+  ClosureOptions one, two;
+  two.jobs = 2;
+  EngineResult a = decideByClosure(instance.machine(), one);
+  EngineResult b = decideByClosure(instance.machine(), two);
+  ASSERT_EQ(a.witnesses.size(), b.witnesses.size());
+  for (size_t i = 0; i < a.witnesses.size(); ++i) {
+    EXPECT_EQ(a.witnesses[i].property, b.witnesses[i].property);
+    EXPECT_EQ(a.witnesses[i].schedule, b.witnesses[i].schedule);
+  }
+  EXPECT_EQ(a.stats, b.stats);
+}
+
+TEST(Symmetry, RingsRotateAndOthersDoNot) {
+  for (const char *file : {"all_gather.dk", "all_reduce.dk", "reduce_scatter_bidirectional.dk",
+                           "right_permute.dk", "all_gather_bidirectional.dk"}) {
+    std::optional<model::Program> p = executor::testing::lowerExample(file, 5);
+    ASSERT_TRUE(p);
+    std::optional<Symmetry> s = findSymmetry(*p);
+    ASSERT_TRUE(s) << file;
+    ASSERT_EQ(s->rotations.size(), 1u);
+    EXPECT_EQ(s->representative, (std::vector<bool>{true, false, false, false, false}));
+  }
+  // all_gather's rows move with the device: output[(me - step) % N].
+  std::optional<model::Program> gather = executor::testing::lowerExample("all_gather.dk", 5);
+  const Symmetry s = *findSymmetry(*gather);
+  model::BufferId output = -1;
+  for (size_t b = 0; b < gather->buffers.size(); ++b)
+    if (gather->buffers[b].name == "output")
+      output = static_cast<model::BufferId>(b);
+  ASSERT_GE(output, 0);
+  EXPECT_EQ(s.rotations[0].shift[output], (std::vector<int64_t>{1, 0}));
+  EXPECT_FALSE(s.invariant(model::Region{output, {{2, 3}, {0, 8}}}));
+  EXPECT_TRUE(s.invariant(model::Region{output, {{0, 5}, {0, 8}}}));
+  // A device singled out breaks it: dma_table.dk's table names each device's peers.
+  std::optional<model::Program> table = executor::testing::lowerExample("dma_table.dk", 4);
+  ASSERT_TRUE(table);
+  EXPECT_FALSE(findSymmetry(*table));
+  // So does a changed event on one device.
+  std::optional<model::Program> broken = executor::testing::lowerExample("right_permute.dk", 4);
+  ASSERT_TRUE(broken);
+  for (model::Event &e : broken->processes[2].events)
+    if (auto *w = std::get_if<model::SemWait>(&e.kind))
+      w->amount += 1;
+  EXPECT_FALSE(findSymmetry(*broken));
+}
+
+/// With the symmetry the property list keeps its ids and messages, the race
+/// obligations of device 0 only, and the engines find the same violated properties.
+TEST(Symmetry, ReducedPropertiesReadTheSame) {
+  for (const char *file : {"all_gather.dk", "all_gather_shared_sem.dk", "all_reduce_no_capacity.dk",
+                           "reduce_scatter_no_cleanup.dk", "all_gather_bidirectional.dk"}) {
+    std::optional<model::Program> p = executor::testing::lowerExample(file, 4);
+    ASSERT_TRUE(p);
+    Instance full(*p), reduced(std::move(*p), true);
+    ASSERT_NE(reduced.properties().symmetry(), nullptr) << file;
+    const std::vector<Property> &a = full.properties().properties(),
+                                &b = reduced.properties().properties();
+    ASSERT_EQ(a.size(), b.size()) << file;
+    size_t races = 0, reducedRaces = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].id, b[i].id);
+      EXPECT_EQ(a[i].message, b[i].message) << file;
+      if (a[i].kind == report::FindingKind::Race) {
+        races += a[i].obligations.size();
+        reducedRaces += b[i].obligations.size();
+      }
+    }
+    EXPECT_EQ(reducedRaces * 4, races) << file;
+    for (ObligationIndex o = 0;
+         o < static_cast<ObligationIndex>(reduced.properties().obligations().size()); ++o)
+      if (reduced.properties().obligation(o).what == Obligation::What::Race)
+        EXPECT_EQ(reduced.properties().obligation(o).device, 0);
+    EXPECT_EQ(violated(full.machine(), decideByClosure(full.machine(), {})),
+              violated(reduced.machine(), decideByClosure(reduced.machine(), {})))
+        << file;
+  }
+}
+
+} // namespace
+} // namespace dkv::semantics
