@@ -26,10 +26,7 @@ Annotated annotate(const std::string &text) {
 // The parser keeps each line comment, its text after `//` and whether it is alone on its
 // line; it gives them no meaning (a malformed annotation is no parse error).
 TEST(Annotations, TheParserHandsCommentsOver) {
-  auto r = test::parseOnly("// expect: maybe
-mesh x = 2 // two
-/* block */
-");
+  auto r = test::parseOnly("// expect: maybe\nmesh x = 2 // two\n/* block */\n");
   ASSERT_TRUE(r.ok) << r.rendered();
   const auto &c = r.module->comments();
   ASSERT_EQ(c.size(), 2u);
