@@ -114,8 +114,13 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_option("--keep", o.keepDir, "spin: keep the model, pan and trail in this directory");
   cmd->add_flag("--no-confirm{false}", o.confirm,
                 "do not replay witnesses in the executor (no confirmation, no wrong value)");
-  cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)")
-      ->check(CLI::IsMember({"text", "json", "sarif"}));
+  cmd->add_option("--format", o.format,
+                  "output: text (default), short (one line per root cause), json or sarif "
+                  "(SARIF 2.1.0)")
+      ->check(CLI::IsMember({"text", "short", "json", "sarif"}));
+  cmd->add_flag("--no-fix{false}", o.fix,
+                "do not search for verified fixes of the findings (docs/explain.md \"Verified "
+                "fixes\")");
   cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout");
   cmd->add_option("-j,--jobs", o.jobs, "check this many instances in parallel (default 1)")
       ->check(CLI::Range(1u, 256u));

@@ -32,6 +32,9 @@ struct InstanceOptions {
   std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   std::string directives; ///< --directives FILE: `# dkv:` lines for a Python file (docs/python.md)
   model::Options model;   ///< --invocations, --dma-chunks, ...
+  /// The file's contents, when they are not to be read from `file` (a repaired kernel
+  /// that the fix search checks, driver/Fix.h); `file` still names it.
+  std::optional<std::string> text;
 };
 
 /// Everything the stages produced for one file. Owns the sources (the file is id 0)

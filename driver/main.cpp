@@ -152,6 +152,22 @@ int realMain(int argc, char **argv) {
       ->excludes(checkCmd->get_option("--mesh"));
   check.toolVersion = DKV_VERSION;
 
+  CLI::App *fixCmd = app.add_subcommand(
+      "fix", "check a kernel and write it with the verified fixes of its findings applied");
+  std::vector<std::string> fixPaths;
+  std::string fixOut;
+  CLI::Option *fixDevices = addInstanceOptions(fixCmd, instance, true, &fixPaths);
+  driver::addCheckOptions(fixCmd, check);
+  fixCmd
+      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
+                 "check the kernel at every device count of its `// devices:` annotation, "
+                 "with its `// options:`")
+      ->excludes(fixDevices)
+      ->excludes(fixCmd->get_option("--mesh"));
+  fixCmd->remove_option(fixCmd->get_option("-o"));
+  fixCmd->add_option("-o,--output", fixOut,
+                     "write the fixed kernel here instead of over the file");
+
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
   addInstanceOptions(propertiesCmd, instance, true);
@@ -191,6 +207,8 @@ int realMain(int argc, char **argv) {
     return driver::runCommand(instance, run, std::cout, std::cerr);
   if (checkCmd->parsed())
     return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
+  if (fixCmd->parsed())
+    return driver::fixCommand(fixPaths, instance, check, fixOut, std::cout, std::cerr);
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())

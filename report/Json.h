@@ -3,6 +3,7 @@
 
 #include "report/Finding.h"
 #include "report/Render.h"
+#include "report/RootCause.h"
 
 #include "support/Diagnostics.h"
 
@@ -41,8 +42,26 @@ namespace dkv::report {
 void renderVerdictJson(std::ostream &out, const Verdict &verdict, const std::string &file,
                        const support::SourceManager *sources, const VerdictHeading &heading);
 /// The object renderVerdictJson writes.
+/// With `withFindings` false (an instance of a report of several), "findings" and the
+/// root causes' details are left out: the instance has "finding_count" and
+/// "root_causes" (the ids of the run's root causes it has, filled by fileCauseJson),
+/// and the findings are under the run's root causes.
 nlohmann::json verdictJson(const Verdict &verdict, const std::string &file,
-                           const support::SourceManager *sources, const VerdictHeading &heading);
+                           const support::SourceManager *sources, const VerdictHeading &heading,
+                           bool withFindings = true);
+
+/// A root cause of a report of several instances: {"id": "rcN" (N = index + 1), "rule"
+/// ("single" | "unwaited-dma" | "untaken-signal" | "race-pair"), "kind", "message",
+/// "primary", "explain", "file", "at" (the instances in words, "2..8 devices"),
+/// "instances": [{"instance": the index in the run's "instances", "command",
+/// "findings": [its findings there, as a verdict's]}], "fix" (a verified fix: "summary",
+/// "location", "edits" [{"first_line", "last_line", "lines"}], "diff", "verified_at",
+/// "kernel_verifies", "remaining_root_causes") or "no_fix" (why none), "suppressed"}.
+/// Adds its id to the "root_causes" of each instance object it occurs at (`instances`,
+/// the file's first at `base`).
+nlohmann::json fileCauseJson(const FileCause &cause, const std::vector<InstanceReport> &reports,
+                             const std::string &file, size_t base, size_t index,
+                             std::vector<nlohmann::json> &instances);
 
 /// An instance that did not load (several-instance calls only; a single instance's
 /// diagnostics go to standard error as text): {"dkv_format": 1, "status":
@@ -64,6 +83,7 @@ nlohmann::json staticErrorJson(const std::string &file, const std::string &insta
 ///                and "not_checked" (only when --stop-at-first ended the run early)}}
 /// A single instance is written as its object alone (renderVerdictJson).
 void renderRunJson(std::ostream &out, const std::vector<nlohmann::json> &instances,
-                   const RunSummary &summary, int exitCode, bool timing);
+                   const std::vector<nlohmann::json> &causes, const RunSummary &summary,
+                   int exitCode, bool timing);
 
 } // namespace dkv::report

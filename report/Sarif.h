@@ -3,6 +3,7 @@
 #pragma once
 
 #include "report/Finding.h"
+#include "report/RootCause.h"
 #include "support/Diagnostics.h"
 
 #include <iosfwd>
@@ -61,6 +62,12 @@ public:
   /// an Error verdict an error notification.
   void addVerdict(const Verdict &verdict, const std::string &file,
                   const support::SourceManager *sources, const std::string &instance);
+  /// One root cause (report/RootCause.h) of `file` as one result: `findings` are those
+  /// of the first instance that has it, `instances` the commands of every instance that
+  /// has it, `at` them in words ("2..8 devices").
+  void addCause(const std::vector<Finding> &findings, const RootCause &cause,
+                const std::string &file, const support::SourceManager *sources,
+                const std::vector<std::string> &instances, const std::string &at);
   /// The diagnostics of an instance that did not load (exit code 2): errors and
   /// warnings become results of their id.
   void addDiagnostics(const std::vector<support::Diagnostic> &diagnostics, const std::string &file,

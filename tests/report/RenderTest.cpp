@@ -41,13 +41,14 @@ TEST(RenderVerdict, FindingsOfAnIncompleteSearchSayWhy) {
   v.findings.push_back(f);
   std::ostringstream out;
   renderVerdict(out, v, nullptr, {"explore", "", false});
-  EXPECT_NE(out.str().find("1 finding (engine explore)\nincomplete search: explored 10 states "
+  EXPECT_NE(out.str().find("1 finding, 1 root cause (engine explore)\nincomplete search: "
+                           "explored 10 states "
                            "(budget 10)\n"),
             std::string::npos)
       << out.str();
 }
 
-TEST(RenderVerdict, FindingsShownDuringTheSearchAreNotRepeated) {
+TEST(RenderVerdict, EveryRootCauseComesBeforeTheVerdictLine) {
   Verdict v;
   v.status = Verdict::Status::Findings;
   for (const char *message : {"first", "second"}) {
@@ -56,13 +57,12 @@ TEST(RenderVerdict, FindingsShownDuringTheSearchAreNotRepeated) {
     f.primary = {{3, 1}, ""};
     v.findings.push_back(f);
   }
-  std::vector<bool> shown = {true, false};
   std::ostringstream out;
-  renderVerdict(out, v, nullptr, {"explore", "", false}, &shown);
-  // The finding not shown yet comes before the verdict's line, which ends the report.
-  EXPECT_EQ(out.str(),
-            renderFindingBlock(v.findings[1], nullptr, false) + "\n2 findings (engine explore)\n");
-  EXPECT_EQ(out.str().find("first"), std::string::npos);
+  renderVerdict(out, v, nullptr, {"explore", "", false});
+  // Two findings without facts are two root causes, each shown as its finding.
+  EXPECT_EQ(out.str(), renderFindingBlock(v.findings[0], nullptr, false) + "\n" +
+                           renderFindingBlock(v.findings[1], nullptr, false) +
+                           "\n2 findings, 2 root causes (engine explore)\n");
 }
 
 TEST(RenderSummary, AStoppedRunSaysHowManyInstancesWereNotChecked) {
