@@ -475,9 +475,8 @@ std::string failingLine(const report::InstanceReport &r) {
   auto firstError = [&]() -> std::string {
     for (const support::Diagnostic &d : r.diagnostics)
       if (d.severity == support::Severity::Error)
-        return d.range.begin.line > 0
-                   ? fmt::format(" [{}] at line {}", d.id, d.range.begin.line)
-                   : fmt::format(" [{}]", d.id);
+        return d.range.begin.line > 0 ? fmt::format(" [{}] at line {}", d.id, d.range.begin.line)
+                                      : fmt::format(" [{}]", d.id);
     return "";
   };
   switch (r.code) {
@@ -514,7 +513,8 @@ struct SeenDiagnostic {
   std::string text; ///< an instance's error text without diagnostics
   std::vector<size_t> instances;
 };
-std::vector<SeenDiagnostic> distinctDiagnostics(const std::vector<report::InstanceReport> &reports) {
+std::vector<SeenDiagnostic>
+distinctDiagnostics(const std::vector<report::InstanceReport> &reports) {
   std::vector<SeenDiagnostic> out;
   std::map<std::string, size_t> index;
   for (size_t n = 0; n < reports.size(); ++n) {
@@ -668,12 +668,14 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       ir.diagnostics = r.loaded.diagnostics;
       ir.errText = r.err;
       reports.push_back(std::move(ir));
-      fixInstances.push_back({p.options, r.verdict ? &r.loaded : nullptr,
-                              r.verdict ? &*r.verdict : nullptr});
+      fixInstances.push_back(
+          {p.options, r.verdict ? &r.loaded : nullptr, r.verdict ? &*r.verdict : nullptr});
     }
     std::vector<report::FileCause> causes = report::fileCauses(reports);
     // Verified fixes, one search per root cause that fails the check.
-    if (check.fix) {
+    // (Not for --stop-at-first, which wants a yes or no: a fix needs complete checks;
+    // nor for the one-line report.)
+    if (check.fix && !check.stopAtFirst && check.format != "short") {
       size_t searched = 0;
       for (const report::FileCause &c : causes) {
         const report::Verdict &v = *reports[c.first].verdict;
@@ -707,10 +709,10 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       if (!r.verdict)
         continue;
       std::ostringstream pictureErr;
-      code = worstExitCode(
-          code, writeTracePictures(check, *r.verdict, file,
-                                   r.loaded.instance->machine().deviceCount(), reports[k].sources,
-                                   r.heading.instance, reports[k].command, pictures, pictureErr));
+      code = worstExitCode(code, writeTracePictures(check, *r.verdict, file,
+                                                    r.loaded.instance->machine().deviceCount(),
+                                                    reports[k].sources, r.heading.instance,
+                                                    reports[k].command, pictures, pictureErr));
       console.writeErr(pictureErr.str());
     }
 
@@ -718,18 +720,19 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     std::vector<SeenDiagnostic> diagnostics = distinctDiagnostics(reports);
     if (textFormat) {
       std::ostringstream block;
-      if (several) {
+      if (several && !shortFormat)
         block << (firstBlock ? "" : "\n") << "== "
-              << (reports.size() == 1
-                      ? reports[0].command
-                      : fmt::format("{}: {} instances, {}", file, reports.size(),
-                                    report::describeInstances(
-                                        reports, [&] {
-                                          std::vector<size_t> all(reports.size());
-                                          std::iota(all.begin(), all.end(), 0);
-                                          return all;
-                                        }())))
+              << (reports.size() == 1 ? reports[0].command
+                                      : fmt::format("{}: {} instances, {}", file, reports.size(),
+                                                    report::describeInstances(
+                                                        reports,
+                                                        [&] {
+                                                          std::vector<size_t> all(reports.size());
+                                                          std::iota(all.begin(), all.end(), 0);
+                                                          return all;
+                                                        }())))
               << " ==\n";
+      if (several) {
         // Each distinct diagnostic once, with the instances it occurs at.
         for (const SeenDiagnostic &d : diagnostics) {
           std::string at = atText(reports, d.instances, false);
@@ -763,13 +766,16 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
         const report::InstanceReport &r = reports[k];
         if (shortFormat && several)
           continue; // the summary and its list of failing instances follow
-        const std::string prefix = several ? argsOf(plan[blockPlan[k]]) + ": " : "";
+        // The instance's options, unless the block's header names its one instance.
+        const std::string prefix =
+            several && reports.size() > 1 ? argsOf(plan[blockPlan[k]]) + ": " : "";
         if (r.verdict)
           report::renderVerdictStatus(block, *r.verdict, r.sources, r.heading, prefix);
-        else if (several)
-          block << prefix << (r.code == support::kExitInternal ? "internal error"
-                              : r.code == support::kExitUsage  ? "usage error"
-                                                               : "static error")
+        else if (several && reports.size() > 1)
+          block << prefix
+                << (r.code == support::kExitInternal ? "internal error"
+                    : r.code == support::kExitUsage  ? "usage error"
+                                                     : "static error")
                 << " (exit code " << r.code << ")\n";
       }
       firstBlock = false;
@@ -812,7 +818,8 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
         std::vector<std::string> commands;
         for (size_t n : d.instances)
           commands.push_back(reports[n].command);
-        sarif.addDiagnostics({*d.diagnostic}, file, d.sources, fmt::format("{}", fmt::join(commands, "; ")));
+        sarif.addDiagnostics({*d.diagnostic}, file, d.sources,
+                             fmt::format("{}", fmt::join(commands, "; ")));
       }
     }
     blockPlan.clear();

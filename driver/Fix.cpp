@@ -102,7 +102,10 @@ Applied applyEdits(const Lines &old, const std::vector<LineEdit> &edits) {
 /// A unified diff of the edits (three lines of context), `--- a/FILE` / `+++ b/FILE`.
 std::string unifiedDiff(const std::string &file, const Lines &old,
                         const std::vector<LineEdit> &edits) {
-  std::string out = fmt::format("--- a/{}\n+++ b/{}\n", file, file);
+  // git's a/ and b/ prefixes for a relative path; an absolute one as it is.
+  const bool absolute = !file.empty() && file.front() == '/';
+  std::string out = absolute ? fmt::format("--- {}\n+++ {}\n", file, file)
+                             : fmt::format("--- a/{}\n+++ b/{}\n", file, file);
   constexpr uint32_t kContext = 3;
   const uint32_t count = static_cast<uint32_t>(old.lines.size());
   int64_t shift = 0; // new line numbers minus old ones before the hunk
@@ -178,9 +181,8 @@ std::vector<const StmtRef *> containing(const std::vector<StmtRef> &all, SourceL
   for (const StmtRef &r : all)
     if (contains(r.stmt->range(), loc))
       out.push_back(&r);
-  std::sort(out.begin(), out.end(), [](const StmtRef *a, const StmtRef *b) {
-    return a->depth > b->depth;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const StmtRef *a, const StmtRef *b) { return a->depth > b->depth; });
   return out;
 }
 
@@ -203,8 +205,8 @@ bool wholeLines(const Lines &lines, const ast::Stmt &stmt) {
   const std::string &first = lines.at(r.begin.line);
   if (r.begin.col != indentOf(first).size() + 1)
     return false;
-  std::string rest = lines.at(r.end.line).substr(std::min<size_t>(r.end.col - 1,
-                                                                    lines.at(r.end.line).size()));
+  std::string rest =
+      lines.at(r.end.line).substr(std::min<size_t>(r.end.col - 1, lines.at(r.end.line).size()));
   rest = trimmed(rest);
   return rest.empty() || rest.starts_with("//");
 }
@@ -332,6 +334,24 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
       out.push_back({fmt::format("insert '{}' before line {}", call, exitLine),
                      x.exit,
                      {LineEdit{exitLine, exitLine - 1, {indent + call}}}});
+      // In a kernel with a grid the body ends after every grid step, the kernel after
+      // the last: the clean-up wait belongs to the last step.
+      const ast::KernelDecl *kernel = nullptr;
+      for (const ast::KernelDecl *k : module.kernels())
+        if (k->range().end.line == exitLine ||
+            (k->range().begin.line <= exitLine && exitLine <= k->range().end.line))
+          kernel = k;
+      if (x.kernelExit && kernel && !kernel->grid().empty()) {
+        std::string last;
+        for (size_t d = 0; d < kernel->grid().size(); ++d)
+          last += fmt::format("{}program_id({}) == num_programs({}) - 1", d ? " and " : "", d, d);
+        out.push_back(
+            {fmt::format("insert '{}' in the last grid step, before line {}", call, exitLine),
+             x.exit,
+             {LineEdit{exitLine,
+                       exitLine - 1,
+                       {indent + "if " + last + " {", indent + "  " + call, indent + "}"}}}});
+      }
     }
   }
 
@@ -359,9 +379,22 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
               line = to + line.substr(from.size());
             moved.push_back(line);
           }
+          // "move 'c.wait()' (line 18) before line 15", or for a statement of several
+          // lines "move lines 35..37 ('if s < 3 { c.wait() }') before line 33".
+          std::string what;
+          for (uint32_t l = b; l <= e; ++l) {
+            std::string part = lines.at(l);
+            if (size_t comment = part.find("//"); comment != std::string::npos)
+              part = part.substr(0, comment);
+            part = trimmed(part);
+            what += what.empty() || part.empty() ? part : " " + part;
+          }
+          if (what.size() > 70)
+            what = what.substr(0, 67) + "...";
           Repair repair;
-          repair.summary = fmt::format("move '{}' (line {}) before line {}",
-                                       trimmed(lines.at(b)).substr(0, 60), b, a);
+          repair.summary =
+              b == e ? fmt::format("move '{}' (line {}) before line {}", what, b, a)
+                     : fmt::format("move lines {}..{} ('{}') before line {}", b, e, what, a);
           repair.loc = r->stmt->range().begin;
           repair.edits = {LineEdit{a, a - 1, moved}, LineEdit{b, e, {}}};
           out.push_back(std::move(repair));
@@ -414,16 +447,19 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
         decl = name + ": dma_sem";
         use = name;
       }
+      // The declaration: before the loop (its bounds may use names of the body), or at
+      // the start of the kernel's body.
       const ast::Block &body = r->kernel->body();
       if (body.stmts().empty())
         break;
-      const uint32_t firstLine = body.stmts().front()->range().begin.line;
+      const uint32_t firstLine =
+          r->loop ? r->loop->range().begin.line : body.stmts().front()->range().begin.line;
       const uint32_t semLine = sem->range().begin.line;
       std::string changed = lines.at(semLine);
       changed.replace(sem->range().begin.col - 1, semText.size(), use);
       Repair repair;
-      repair.summary = fmt::format("give the dma started at line {} its own semaphore '{}'",
-                                   x.dma.line, use);
+      repair.summary =
+          fmt::format("give the dma started at line {} its own semaphore '{}'", x.dma.line, use);
       repair.loc = sem->range().begin;
       repair.edits.push_back(
           {firstLine, firstLine - 1, {indentOf(lines.at(firstLine)) + "scratch " + decl}});
@@ -455,8 +491,7 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
         continue;
       const std::string name = freshName(text, "second_round");
       std::vector<std::string> round;
-      for (uint32_t l = stmts[first]->range().begin.line; l <= stmts[last]->range().end.line;
-           ++l) {
+      for (uint32_t l = stmts[first]->range().begin.line; l <= stmts[last]->range().end.line; ++l) {
         // The comments of the first round do not describe the second.
         std::string line = lines.at(l);
         if (trimmed(line).starts_with("//"))
@@ -471,8 +506,9 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
       repair.summary = fmt::format(
           "add a second barrier round on a new semaphore '{}' after line {}", name, after);
       repair.loc = stmts[last]->range().begin;
-      repair.edits.push_back(
-          {firstLine, firstLine - 1, {indentOf(lines.at(firstLine)) + "scratch " + name + ": sem"}});
+      repair.edits.push_back({firstLine,
+                              firstLine - 1,
+                              {indentOf(lines.at(firstLine)) + "scratch " + name + ": sem"}});
       repair.edits.push_back({after + 1, after, round});
       if (firstLine <= stmts[first]->range().begin.line)
         out.push_back(std::move(repair));
@@ -487,7 +523,8 @@ std::vector<Repair> pythonRepairs(const CauseFacts &c, const Lines &lines) {
   std::vector<Repair> out;
   if (!c.dma || c.dma->file != 0 || c.dma->line == 0 || c.dma->line > lines.lines.size())
     return out;
-  static const std::regex start(R"(^([ \t]*)([A-Za-z_][A-Za-z_0-9]*(\[[^\]]*\])?)\.start\(\)[ \t]*(#.*)?$)");
+  static const std::regex start(
+      R"(^([ \t]*)([A-Za-z_][A-Za-z_0-9]*(\[[^\]]*\])?)\.start\(\)[ \t]*(#.*)?$)");
   std::smatch m;
   const std::string &line = lines.at(c.dma->line);
   if (!std::regex_match(line, m, start))
@@ -565,6 +602,17 @@ FixOutcome searchFix(const report::FileCause &cause,
     outcome.noFix = noRepairReason(facts, cause.cause, python);
     return outcome;
   }
+  // The same edits reached twice (an access and the DMA in one statement) once.
+  for (size_t i = 0; i < repairs.size(); ++i)
+    for (size_t j = repairs.size(); j-- > i + 1;) {
+      bool same = repairs[i].edits.size() == repairs[j].edits.size();
+      for (size_t k = 0; same && k < repairs[i].edits.size(); ++k)
+        same = repairs[i].edits[k].firstLine == repairs[j].edits[k].firstLine &&
+               repairs[i].edits[k].lastLine == repairs[j].edits[k].lastLine &&
+               repairs[i].edits[k].lines == repairs[j].edits[k].lines;
+      if (same)
+        repairs.erase(repairs.begin() + static_cast<std::ptrdiff_t>(j));
+    }
   if (repairs.size() > kMaxRepairs)
     repairs.resize(kMaxRepairs);
 
@@ -602,8 +650,12 @@ FixOutcome searchFix(const report::FileCause &cause,
       Loaded loaded;
       std::ostringstream err;
       if (load(o, Stage::Model, loaded, err) != support::kExitOk) {
-        std::string first = err.str().substr(0, err.str().find('\n'));
-        why = "the repaired kernel does not load (" + first + ")";
+        why = "the repaired kernel does not load";
+        for (const support::Diagnostic &d : loaded.diagnostics)
+          if (d.severity == support::Severity::Error) {
+            why += fmt::format(": {} at line {}", d.message, d.range.begin.line);
+            break;
+          }
         break;
       }
       report::Verdict v = runEngine(*engine, loaded.instance->machine(), options);
@@ -623,8 +675,8 @@ FixOutcome searchFix(const report::FileCause &cause,
           same = true;
         else if (!before.count(c.key) && !added) {
           added = true;
-          addedText = fmt::format("{} at line {}", report::findingKindName(c.kind),
-                                  c.primary.loc.line);
+          addedText =
+              fmt::format("{} at line {}", report::findingKindName(c.kind), c.primary.loc.line);
         }
       }
       if (same) {
@@ -725,8 +777,7 @@ int fixCommand(const std::vector<std::string> &paths, const InstanceOptions &bas
         text = std::string(i.loaded->sources.file(0).text());
     }
     for (const report::FileCause &c : fileCauses) {
-      const report::Finding &main =
-          reports[c.first].verdict->findings[c.mainFinding.front()];
+      const report::Finding &main = reports[c.first].verdict->findings[c.mainFinding.front()];
       if (!main.suppressed.empty())
         continue;
       std::ostringstream heading;
@@ -743,8 +794,7 @@ int fixCommand(const std::vector<std::string> &paths, const InstanceOptions &bas
   }
   if (code != support::kExitFindings || !loadedAll) {
     out << report.str();
-    err << "dkv: error: dkv fix repairs findings; this check ended with exit code " << code
-        << "\n";
+    err << "dkv: error: dkv fix repairs findings; this check ended with exit code " << code << "\n";
     return code;
   }
   // Every root cause needs its verified fix; then all of them together must verify.
@@ -764,13 +814,26 @@ int fixCommand(const std::vector<std::string> &paths, const InstanceOptions &bas
     out << paths[0] << ": not written: a root cause has no verified fix\n";
     return support::kExitFindings;
   }
-  std::sort(edits.begin(), edits.end(),
-            [](const LineEdit &a, const LineEdit &b) { return a.firstLine < b.firstLine; });
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const LineEdit &a, const LineEdit &b) { return a.firstLine < b.firstLine; });
+  // Two insertions at one place: one after the other.
+  for (size_t i = 1; i < edits.size();) {
+    LineEdit &a = edits[i - 1];
+    const LineEdit &b = edits[i];
+    if (a.firstLine == b.firstLine && a.lastLine + 1 == a.firstLine &&
+        b.lastLine + 1 == b.firstLine) {
+      a.lines.insert(a.lines.end(), b.lines.begin(), b.lines.end());
+      edits.erase(edits.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
   for (size_t i = 1; i < edits.size(); ++i)
     if (edits[i].firstLine <= edits[i - 1].lastLine ||
         (edits[i].firstLine == edits[i - 1].firstLine)) {
-      out << paths[0] << ": not written: two fixes edit the same lines (fix one, then run dkv "
-                         "fix again)\n";
+      out << paths[0]
+          << ": not written: two fixes edit the same lines (fix one, then run dkv "
+             "fix again)\n";
       return support::kExitFindings;
     }
   const Lines lines(text);
@@ -792,8 +855,8 @@ int fixCommand(const std::vector<std::string> &paths, const InstanceOptions &bas
     }
     if (v.status == report::Verdict::Status::Error ||
         v.status == report::Verdict::Status::Inconclusive || report::activeFindings(v) > 0) {
-      out << paths[0] << ": not written: the fixes together do not verify at "
-          << commandOf(o) << "\n";
+      out << paths[0] << ": not written: the fixes together do not verify at " << commandOf(o)
+          << "\n";
       return support::kExitFindings;
     }
   }

@@ -34,7 +34,10 @@ namespace dkv::report {
 /// semaphores; on a TensorCore mesh also "core", with "device" the chip of the step's
 /// process, report::Trace::cores) and the schedule (in the schedule file's step
 /// syntax, so it can be replayed with `dkv run --schedule`), witness_steps (the length of
-/// the engine's own schedule, when the one shown is its shortened form). Each location's "file" is
+/// the engine's own schedule, when the one shown is its shortened form), and root_causes (report/
+/// RootCause.h: {"id": "rcN", "rule", "kind", "message", "primary", "explain", "findings": the
+/// indices of its findings in "findings", "fix" or "no_fix" as fileCauseJson's, "suppressed"}).
+/// Each location's "file" is
 /// the name of its own file (SourceLoc::file) in `sources`; `file` if `sources` is null or has no
 /// such file. unused_suppressions (when any: file, line, column of the comment, kind, reason,
 /// applies_to_line, message) lists the suppressions that accepted no finding.
@@ -74,11 +77,15 @@ nlohmann::json staticErrorJson(const std::string &file, const std::string &insta
 /// The report of a call over several instances (`dkv check` with several files, a
 /// directory or several annotated device counts):
 ///   {"dkv_format": 1,
-///    "instances": [one object per instance, in input order: renderVerdictJson's
-///                  object, or staticErrorJson's],
+///    "instances": [one object per instance, in input order: verdictJson's object
+///                  without its findings, or staticErrorJson's],
+///    "root_causes": [fileCauseJson's objects: each root cause of each kernel file once,
+///                    with every instance's findings under it],
 ///    "summary": {"kernels", "instances", "verified", "with_findings", "findings"
-///                (kind -> count, suppressed ones left out), "inconclusive",
-///                "static_errors", "internal_errors", "suppressed",
+///                (kind -> count, suppressed ones left out), "root_causes" (their
+///                number), "root_causes_by_kind", "failing" (one line per instance that
+///                did not verify), "inconclusive", "static_errors", "internal_errors",
+///                "suppressed",
 ///                "exit_code", "seconds" (only with `timing`), "stopped_early": true
 ///                and "not_checked" (only when --stop-at-first ended the run early)}}
 /// A single instance is written as its object alone (renderVerdictJson).

@@ -173,11 +173,11 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
       }
       const char *what = local ? "local copy" : "dma";
       c.kind = FindingKind::ExitViolation;
-      c.message = waited ? fmt::format("{} started at line {} is not waited for{} before {}",
-                                       what, dma.line, sideText(send, recv, local),
+      c.message = waited ? fmt::format("{} started at line {} is not waited for{} before {}", what,
+                                       dma.line, sideText(send, recv, local),
                                        kernelExit ? "the kernel exits" : "its block ends")
-                         : fmt::format("{} started at line {} is never waited{}", what,
-                                       dma.line, sideText(send, recv, local));
+                         : fmt::format("{} started at line {} is never waited{}", what, dma.line,
+                                       sideText(send, recv, local));
       c.primary = {dma, fmt::format("the {} starts here", what)};
     } else if (c.rule == RootCause::Rule::UntakenSignal) {
       std::string name;

@@ -70,8 +70,8 @@ std::string kindHelpMarkdown(FindingKind kind) {
                      "names its own in `properties.explain`).";
   for (const ExplainEntry &e : explainCatalogue())
     if (e.kind == kind)
-      text += fmt::format("\n\n### `{}`: {}\n\n{}\n\n**Usual fix:** {}", e.id, e.title,
-                          e.what, e.fix);
+      text +=
+          fmt::format("\n\n### `{}`: {}\n\n{}\n\n**Usual fix:** {}", e.id, e.title, e.what, e.fix);
   return text;
 }
 
@@ -209,9 +209,11 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
   std::vector<std::string> consequences, notes;
   int id = 1;
   if (sources)
-    for (const support::SourceManager::InlineContext &c : sources->inlineChain(cause.primary.loc))
-      related.push_back(
-          Impl::location(files, c.callSite, "in " + c.callee + "(), called here", id++));
+    for (const support::SourceManager::InlineContext &c : sources->inlineChain(cause.primary.loc)) {
+      const std::string label = "in " + c.callee + "(), called here";
+      related.push_back(Impl::location(files, c.callSite, label, id));
+      notes.push_back(fmt::format("[{}]({})", label, id++));
+    }
   for (size_t k = cause.ownHeading() ? 0 : 1; k < cause.findings.size(); ++k) {
     const Finding &g = findings[cause.findings[k]];
     std::string text = fmt::format("{}: {}", findingKindName(g.kind), g.message);
@@ -246,8 +248,7 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
     text += "\nFix: " + f.fix->summary + " (verified at " + f.fix->verifiedAt + ")";
   else if (!f.noFix.empty())
     text += "\nNo verified fix: " + f.noFix;
-  text +=
-      std::string("\nPattern [") + entry.id + "]: " + entry.title + ". Usual fix: " + entry.fix;
+  text += std::string("\nPattern [") + entry.id + "]: " + entry.title + ". Usual fix: " + entry.fix;
 
   json schedule = json::array();
   for (const ScheduleStep &step : f.schedule)
@@ -256,12 +257,8 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
   for (size_t i : cause.findings)
     if (!findings[i].property.empty())
       ids.push_back(findings[i].property);
-  json properties = {{"instances", instances},
-                     {"engine", f.engine},
-                     {"confirmed", f.confirmed},
-                     {"explain", entry.id},
-                     {"findings", ids},
-                     {"schedule", schedule}};
+  json properties = {{"instances", instances}, {"engine", f.engine}, {"confirmed", f.confirmed},
+                     {"explain", entry.id},    {"findings", ids},    {"schedule", schedule}};
   if (!at.empty())
     properties["at"] = at;
   if (!f.property.empty())
@@ -300,13 +297,13 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
                      {"startColumn", 1},
                      {"endLine", e.lastLine + 1},
                      {"endColumn", 1}};
-      replacements.push_back({{"deletedRegion", region}, {"insertedContent", {{"text", inserted}}}});
+      replacements.push_back(
+          {{"deletedRegion", region}, {"insertedContent", {{"text", inserted}}}});
     }
     result["fixes"] = json::array(
         {{{"description", {{"text", f.fix->summary}}},
-          {"artifactChanges",
-           json::array({{{"artifactLocation", {{"uri", sarifUri(f.fix->file)}}},
-                         {"replacements", replacements}}})}}});
+          {"artifactChanges", json::array({{{"artifactLocation", {{"uri", sarifUri(f.fix->file)}}},
+                                            {"replacements", replacements}}})}}});
   }
   impl_->results.push_back(result);
 }
@@ -339,17 +336,23 @@ void SarifLog::addDiagnostics(const std::vector<support::Diagnostic> &diagnostic
     std::string id = d.id.empty() ? "error" : d.id;
     impl_->diagnosticIds.insert(id);
     json related = json::array();
+    std::vector<std::string> links;
     int n = 1;
+    auto relate = [&](SourceLoc loc, const std::string &label) {
+      related.push_back(Impl::location(files, loc, label, n));
+      links.push_back(fmt::format("[{}]({})", label, n++));
+    };
     if (sources)
       for (const support::SourceManager::InlineContext &c : sources->inlineChain(d.range.begin))
-        related.push_back(
-            Impl::location(files, c.callSite, "in " + c.callee + "(), called here", n++));
+        relate(c.callSite, "in " + c.callee + "(), called here");
     for (const support::Diagnostic &note : d.notes)
-      related.push_back(Impl::location(files, note.range.begin, note.message, n++));
+      relate(note.range.begin, note.message);
     json result = {
         {"ruleId", id},
         {"level", severityLevel(d.severity)},
-        {"message", {{"text", d.message + " [" + id + "]"}}},
+        {"message",
+         {{"text", d.message + " [" + id + "]" +
+                       (links.empty() ? "" : fmt::format("; see {}", fmt::join(links, ", ")))}}},
         {"locations", json::array({Impl::location(files, d.range.begin, "", -1, d.range.end)})},
         {"partialFingerprints",
          {{"dkvDiagnostic/v1", locationFingerprint({id}, {d.range.begin}, sources)}}},

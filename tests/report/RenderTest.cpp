@@ -73,13 +73,19 @@ TEST(RenderSummary, AStoppedRunSaysHowManyInstancesWereNotChecked) {
   s.withFindings = 1;
   s.findingsByKind[FindingKind::Race] = 2;
   s.findingsByKind[FindingKind::Deadlock] = 1;
+  s.rootCausesByKind[FindingKind::Race] = 1;
+  s.rootCausesByKind[FindingKind::Deadlock] = 1;
   s.stoppedEarly = true;
   s.notChecked = 3;
+  s.failing = {"k.dk --devices 2: 2 root causes (1 race, 1 deadlock)"};
   std::ostringstream out;
   renderSummary(out, s, false);
-  EXPECT_EQ(out.str(), "summary: 2 kernels, 2 instances: 1 verified, 1 with findings (3 findings: "
-                       "2 race, 1 deadlock), 0 inconclusive, 0 static errors, 0 internal errors; "
-                       "stopped at the first finding (--stop-at-first): 3 instances not checked\n");
+  EXPECT_EQ(out.str(), "summary: 2 kernels, 2 instances: 1 verified, 1 with findings (2 root "
+                       "causes: 1 race, 1 deadlock; 3 findings), 0 inconclusive, 0 static "
+                       "errors, 0 internal errors; stopped at the first finding "
+                       "(--stop-at-first): 3 instances not checked\n"
+                       "failing instances (1):\n"
+                       "  k.dk --devices 2: 2 root causes (1 race, 1 deadlock)\n");
 }
 
 TEST(RenderTrace, ContextOnlyWhereItChangesAndDmaTextNotRepeated) {
