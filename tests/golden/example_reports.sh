@@ -43,7 +43,7 @@ for format in text json sarif; do
   # The text report prints each finding once (a root cause's heading or one of its
   # notes): as many finding lines as the verdict line counts, none twice.
   if [ "$format" = text ] && [ -f "$golden" ]; then
-    headings=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' "$golden")
+    headings=$(awk -f "$here/../report/finding_lines.awk" "$golden")
     count=$(printf '%s\n' "$headings" | grep -c .)
     verdict=$(sed -n 's/^\([0-9]*\) findings\{0,1\}, .*/\1/p' "$golden" | head -1)
     if [ -n "$(printf '%s\n' "$headings" | sort | uniq -d)" ] ||

@@ -12,8 +12,7 @@ shift
 fail=0
 for engine in $("$dkv" engines | awk '{ print $1 }'); do
   out=$("$dkv" check "$@" --engine "$engine" --no-fix 2>/dev/null)
-  headings=$(printf '%s\n' "$out" |
-    grep -E '^[^ ]+:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$')
+  headings=$(printf '%s\n' "$out" | awk -f "$(dirname "$0")/finding_lines.awk")
   count=$(printf '%s\n' "$headings" | grep -c .)
   twice=$(printf '%s\n' "$headings" | sort | uniq -d)
   verdict=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) findings\{0,1\}, .*/\1/p' | head -1)
