@@ -404,6 +404,51 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
     }
   }
 
+  // A buffer prepared (stored to, or filled by a local copy) while another device's DMA
+  // may already land in it: a barrier of all devices right after the preparation, so
+  // that no device starts its DMA before every device has prepared (each device signals
+  // every device on a new regular semaphore and waits for all of them). Only on a mesh
+  // without a TensorCore axis, whose devices are 0 .. the product of its axis sizes.
+  if (c.race && c.race->facts.dst && !c.race->facts.local &&
+      (c.race->facts.accessRole == "store" || c.race->facts.accessRole == "dma-destination") &&
+      module.mesh() && !module.tensorCoreMesh()) {
+    std::string size;
+    for (const auto &axis : module.mesh()->axes()) {
+      const std::string text = textOf(lines, axis->sizeExpr().range());
+      if (text.empty()) {
+        size.clear();
+        break;
+      }
+      size += (size.empty() ? "" : " * ") +
+              (text.find_first_of(" +-*/%") == std::string::npos ? text : "(" + text + ")");
+    }
+    std::vector<const StmtRef *> at = containing(all, c.race->facts.access);
+    if (!size.empty() && !at.empty() && wholeLines(lines, *at.front()->stmt) &&
+        !at.front()->kernel->body().stmts().empty()) {
+      const StmtRef &s = *at.front();
+      const std::string ready = freshName(text, "ready");
+      const std::string d = freshName(text, "d");
+      const std::string indent = indentOf(lines.at(s.stmt->range().begin.line));
+      const uint32_t after = s.stmt->range().end.line;
+      const uint32_t firstLine = s.kernel->body().stmts().front()->range().begin.line;
+      Repair repair;
+      repair.summary = fmt::format("insert a barrier of all devices on a new semaphore '{}' "
+                                   "after line {}",
+                                   ready, after);
+      repair.loc = s.stmt->range().begin;
+      repair.edits.push_back({firstLine,
+                              firstLine - 1,
+                              {indentOf(lines.at(firstLine)) + "scratch " + ready + ": sem"}});
+      repair.edits.push_back({after + 1,
+                              after,
+                              {fmt::format("{}for {} in 0 .. {} {{", indent, d, size),
+                               fmt::format("{}  signal({}, 1, device = {})", indent, ready, d),
+                               indent + "}", fmt::format("{}wait({}, {})", indent, ready, size)}});
+      if (firstLine <= s.stmt->range().begin.line)
+        out.push_back(std::move(repair));
+    }
+  }
+
   // Two DMAs counting on one semaphore: give the racing DMA a semaphore of its own
   // (an array indexed by the loop or grid step when it is made in one).
   if (c.race && c.explain == "shared-semaphore" && c.race->facts.descriptor.valid()) {
