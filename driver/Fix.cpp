@@ -356,8 +356,14 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
   }
 
   // An access racing with a DMA: move a wait that follows it (in the same block) to
-  // before it, so that the access happens after the wait (nearest waits first).
-  if (c.race) {
+  // before it, so that the access happens after the wait (nearest waits first). Not for
+  // two writes: which one lands last is the kernel's meaning, and ordering them anew
+  // could make a race-free kernel that computes something else.
+  const bool twoWrites =
+      c.race &&
+      (c.race->facts.accessRole == "store" || c.race->facts.accessRole == "dma-destination") &&
+      c.race->facts.dst;
+  if (c.race && !twoWrites) {
     const report::FindingFacts &x = c.race->facts;
     for (SourceLoc access : {x.access, x.dma}) {
       for (const StmtRef *r : containing(all, access)) {
