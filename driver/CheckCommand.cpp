@@ -337,21 +337,6 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
   }
 }
 
-/// The `// dkv: allow KIND -- reason` comments of the checked file (the parser has
-/// checked their form).
-std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
-  std::vector<report::Suppression> out;
-  if (!loaded.module)
-    return out;
-  for (const ast::Annotations::Suppression &s : loaded.module->annotations().suppressions)
-    for (report::FindingKind kind :
-         {report::FindingKind::Race, report::FindingKind::Deadlock,
-          report::FindingKind::ExitViolation, report::FindingKind::LifetimeViolation})
-      if (s.kind == report::findingKindName(kind))
-        out.push_back({kind, s.reason, s.line, s.range.begin});
-  return out;
-}
-
 Result runInstance(const Planned &p, const CheckOptions &check, const Reporting &rep) {
   auto start = std::chrono::steady_clock::now();
   Result r;
@@ -688,10 +673,16 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
           outcome.noFix = fmt::format("not searched (dkv searches the first {} root causes of "
                                       "a kernel)",
                                       kMaxSearchedCauses);
+        // On every finding of the cause at every instance (a picture of any of them can
+        // show the fix).
         for (size_t o = 0; o < c.instances.size(); ++o) {
-          report::Finding &f = blockResults[c.instances[o]].verdict->findings[c.mainFinding[o]];
-          f.fix = outcome.fix;
-          f.noFix = outcome.noFix;
+          report::Verdict &v = *blockResults[c.instances[o]].verdict;
+          const std::vector<report::RootCause> here =
+              report::rootCauses(v.findings, reports[c.instances[o]].sources);
+          for (size_t i : here[c.causeIndex[o]].findings) {
+            v.findings[i].fix = outcome.fix;
+            v.findings[i].noFix = outcome.noFix;
+          }
         }
       }
     }

@@ -610,7 +610,18 @@ std::string noRepairReason(const CauseFacts &c, const report::RootCause &cause, 
   return "no local repair applies to this pattern (see its usual fix)";
 }
 
-std::vector<report::Suppression> suppressionsOfLoaded(const Loaded &loaded) {
+std::set<std::string> keysOf(const std::vector<report::Finding> &findings,
+                             const support::SourceManager *sources,
+                             const report::LocMap &map = {}) {
+  std::set<std::string> keys;
+  for (const report::RootCause &c : report::rootCauses(findings, sources, map))
+    keys.insert(c.key);
+  return keys;
+}
+
+} // namespace
+
+std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
   std::vector<report::Suppression> out;
   if (!loaded.module)
     return out;
@@ -622,17 +633,6 @@ std::vector<report::Suppression> suppressionsOfLoaded(const Loaded &loaded) {
         out.push_back({kind, s.reason, s.line, s.range.begin});
   return out;
 }
-
-std::set<std::string> keysOf(const std::vector<report::Finding> &findings,
-                             const support::SourceManager *sources,
-                             const report::LocMap &map = {}) {
-  std::set<std::string> keys;
-  for (const report::RootCause &c : report::rootCauses(findings, sources, map))
-    keys.insert(c.key);
-  return keys;
-}
-
-} // namespace
 
 FixOutcome searchFix(const report::FileCause &cause,
                      const std::vector<report::InstanceReport> &reports,
@@ -669,9 +669,23 @@ FixOutcome searchFix(const report::FileCause &cause,
 
   // Where to check: the instances that have the cause first, then the other instances
   // that loaded; the same engine and options, without the executor's replay.
-  std::vector<size_t> order = cause.instances;
+  // (An instance whose own check was incomplete or failed says nothing about a repair:
+  // it is left out, and the fix names the instances it was verified at.)
+  auto complete = [&](size_t n) {
+    const report::Verdict *v = instances[n].verdict;
+    return v && (v->status == report::Verdict::Status::Verified ||
+                 (v->status == report::Verdict::Status::Findings && v->reason.empty()));
+  };
+  std::vector<size_t> order;
+  for (size_t n : cause.instances)
+    if (complete(n))
+      order.push_back(n);
+  if (order.empty()) {
+    outcome.noFix = "not searched: the checks that found it are incomplete";
+    return outcome;
+  }
   for (size_t n = 0; n < instances.size(); ++n)
-    if (instances[n].verdict && std::find(order.begin(), order.end(), n) == order.end())
+    if (complete(n) && std::find(order.begin(), order.end(), n) == order.end())
       order.push_back(n);
   CheckOptions options = check;
   options.confirm = false;
@@ -710,7 +724,7 @@ FixOutcome searchFix(const report::FileCause &cause,
         break;
       }
       report::Verdict v = runEngine(*engine, loaded.instance->machine(), options);
-      report::applySuppressions(v, suppressionsOfLoaded(loaded));
+      report::applySuppressions(v, suppressionsOf(loaded));
       const std::string where = report::describeInstances(reports, {n});
       if (v.status == report::Verdict::Status::Inconclusive ||
           v.status == report::Verdict::Status::Error ||
@@ -900,7 +914,7 @@ int fixCommand(const std::vector<std::string> &paths, const InstanceOptions &bas
     report::Verdict v;
     if (load(o, Stage::Model, loaded, loadErr) == support::kExitOk) {
       v = runEngine(*engine, loaded.instance->machine(), verify);
-      report::applySuppressions(v, suppressionsOfLoaded(loaded));
+      report::applySuppressions(v, suppressionsOf(loaded));
     } else {
       v.status = report::Verdict::Status::Error;
     }

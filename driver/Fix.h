@@ -35,6 +35,10 @@ inline constexpr size_t kMaxRepairs = 6;
 /// At most this many root causes of one file get a search (the others: "not searched").
 inline constexpr size_t kMaxSearchedCauses = 8;
 
+/// The `// dkv: allow KIND -- reason` comments of the checked file (the parser has
+/// checked their form): what `dkv check` and the fix search accept.
+std::vector<report::Suppression> suppressionsOf(const Loaded &loaded);
+
 /// Searches a verified fix of `cause` (a root cause of the file of `instances`, as
 /// report::fileCauses found it over `reports`, which are `instances` in order).
 FixOutcome searchFix(const report::FileCause &cause,

@@ -107,6 +107,15 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
   return devices;
 }
 
+/// `--devices-from-annotations` of `check` and `fix` (instead of --devices or --mesh).
+void addDevicesFromAnnotations(CLI::App *cmd, CLI::Option *devices, bool &flag) {
+  cmd->add_flag("--devices-from-annotations", flag,
+                "check each kernel at every device count of its `// devices:` annotation, "
+                "with its `// options:`")
+      ->excludes(devices)
+      ->excludes(cmd->get_option("--mesh"));
+}
+
 int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION);
@@ -144,12 +153,7 @@ int realMain(int argc, char **argv) {
   std::vector<std::string> checkPaths;
   CLI::Option *checkDevices = addInstanceOptions(checkCmd, instance, true, &checkPaths);
   driver::addCheckOptions(checkCmd, check);
-  checkCmd
-      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
-                 "check each kernel at every device count of its `// devices:` annotation, "
-                 "with its `// options:`")
-      ->excludes(checkDevices)
-      ->excludes(checkCmd->get_option("--mesh"));
+  addDevicesFromAnnotations(checkCmd, checkDevices, check.devicesFromAnnotations);
   check.toolVersion = DKV_VERSION;
 
   CLI::App *fixCmd = app.add_subcommand(
@@ -158,15 +162,9 @@ int realMain(int argc, char **argv) {
   std::string fixOut;
   CLI::Option *fixDevices = addInstanceOptions(fixCmd, instance, true, &fixPaths);
   driver::addCheckOptions(fixCmd, check);
-  fixCmd
-      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
-                 "check the kernel at every device count of its `// devices:` annotation, "
-                 "with its `// options:`")
-      ->excludes(fixDevices)
-      ->excludes(fixCmd->get_option("--mesh"));
+  addDevicesFromAnnotations(fixCmd, fixDevices, check.devicesFromAnnotations);
   fixCmd->remove_option(fixCmd->get_option("-o"));
-  fixCmd->add_option("-o,--output", fixOut,
-                     "write the fixed kernel here instead of over the file");
+  fixCmd->add_option("-o,--output", fixOut, "write the fixed kernel here instead of over the file");
 
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");

@@ -218,9 +218,9 @@ struct LineEdit {
 /// has it and has no finding the original did not have (docs/explain.md "Verified
 /// fixes"). Only verified repairs are kept.
 struct Fix {
-  std::string summary; ///< e.g. "insert 'c.wait()' after line 16"
-  SourceLoc loc;       ///< where the fix-it points (in the checked file)
-  std::string file;    ///< the file repaired (as dkv read it)
+  std::string summary;         ///< e.g. "insert 'c.wait()' after line 16"
+  SourceLoc loc;               ///< where the fix-it points (in the checked file)
+  std::string file;            ///< the file repaired (as dkv read it)
   std::vector<LineEdit> edits; ///< in increasing line order, not overlapping
   std::string diff;            ///< a unified diff of the file (`--- a`/`+++ b` headers)
   /// The instances it was verified at, e.g. "2..8 devices".
@@ -258,7 +258,8 @@ struct Finding {
   FindingShape shape; ///< what `--explain` classifies (report/Explain.h)
   FindingFacts facts; ///< what root-cause grouping compares (report/RootCause.h)
   /// The verified fix of the finding's root cause, when dkv found one (a picture or
-  /// page of the finding can show it); set by the driver after the fix search.
+  /// page of the finding can show it); set by the driver after the fix search on every
+  /// finding of the root cause (report/RootCause.h).
   std::optional<Fix> fix;
   /// Why no fix is shown when the fix search ran and found none verified (the repairs
   /// tried, or why none applies); empty otherwise.

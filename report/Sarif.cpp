@@ -113,6 +113,18 @@ const char *severityLevel(support::Severity s) {
   return "error";
 }
 
+/// A link of a SARIF message to related location `id`: `[text](id)`, the square
+/// brackets inside the text escaped (SARIF 2.1.0 3.11.6), e.g. those of "[exit.0]".
+std::string messageLink(const std::string &text, int id) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '[' || c == ']' || c == '\\')
+      escaped += '\\';
+    escaped += c;
+  }
+  return fmt::format("[{}]({})", escaped, id);
+}
+
 } // namespace
 
 std::string sarifUri(const std::string &path) {
@@ -212,7 +224,7 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
     for (const support::SourceManager::InlineContext &c : sources->inlineChain(cause.primary.loc)) {
       const std::string label = "in " + c.callee + "(), called here";
       related.push_back(Impl::location(files, c.callSite, label, id));
-      notes.push_back(fmt::format("[{}]({})", label, id++));
+      notes.push_back(messageLink(label, id++));
     }
   for (size_t k = cause.ownHeading() ? 0 : 1; k < cause.findings.size(); ++k) {
     const Finding &g = findings[cause.findings[k]];
@@ -220,12 +232,12 @@ void SarifLog::addCause(const std::vector<Finding> &findings, const RootCause &c
     if (!g.property.empty())
       text += " [" + g.property + "]";
     related.push_back(Impl::location(files, g.primary.loc, text, id));
-    consequences.push_back(fmt::format("[{}]({})", text, id++));
+    consequences.push_back(messageLink(text, id++));
   }
   if (!cause.ownHeading())
     for (const Span &span : f.secondary) {
       related.push_back(Impl::location(files, span.loc, span.label, id));
-      notes.push_back(fmt::format("[{}]({})", span.label, id++));
+      notes.push_back(messageLink(span.label, id++));
     }
   // The heading, then what a reviewer reading the alert needs without running dkv: the
   // instances, the witness, the other findings of the cause, the wrong value, the fix
@@ -340,7 +352,7 @@ void SarifLog::addDiagnostics(const std::vector<support::Diagnostic> &diagnostic
     int n = 1;
     auto relate = [&](SourceLoc loc, const std::string &label) {
       related.push_back(Impl::location(files, loc, label, n));
-      links.push_back(fmt::format("[{}]({})", label, n++));
+      links.push_back(messageLink(label, n++));
     };
     if (sources)
       for (const support::SourceManager::InlineContext &c : sources->inlineChain(d.range.begin))

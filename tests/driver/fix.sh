@@ -53,7 +53,7 @@ cmp -s "$tmp/inplace.dk" "$tmp/fixed.dk" || fail "a clean kernel was rewritten"
 cp examples/right_permute_two_senders.dk "$tmp/two.dk"
 "$dkv" fix "$tmp/two.dk" --devices 2 >"$tmp/out" 2>&1
 [ $? -eq 10 ] || fail "dkv fix without a verified fix exited $?"
-grep -q "no verified fix: none of the [0-9] repairs tried verifies (" "$tmp/out" || fail "no reason"
+grep -q "no verified fix: none of the [0-9]* repairs\? tried verifies (" "$tmp/out" || fail "no reason"
 grep -q "no verified fix: no local repair applies to a deadlock" "$tmp/out" || fail "no reason for the deadlock"
 grep -q "not written" "$tmp/out" || fail "no 'not written'"
 cmp -s "$tmp/two.dk" examples/right_permute_two_senders.dk || fail "a kernel without a verified fix was written"
