@@ -139,10 +139,14 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_flag_callback(
       "--no-confirm", [&o] { o.confirm = false; },
       "do not replay witnesses in the executor (no confirmation, no wrong value)");
-  metavar(
-      cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)"),
-      "text|json|sarif")
-      ->check(oneOf({"text", "json", "sarif"}));
+  metavar(cmd->add_option("--format", o.format,
+                          "output: text (default), short (one line per root cause), json or "
+                          "sarif (SARIF 2.1.0)"),
+          "text|short|json|sarif")
+      ->check(oneOf({"text", "short", "json", "sarif"}));
+  cmd->add_flag_callback(
+      "--no-fix", [&o] { o.fix = false; },
+      "do not search for verified fixes of the findings (docs/explain.md \"Verified fixes\")");
   metavar(
       cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout"),
       "FILE");

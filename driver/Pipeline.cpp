@@ -232,7 +232,9 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
         support::Diagnostic{support::Severity::Error, {}, error, "bad-table", {}});
     return support::kExitInputError;
   }
-  std::optional<support::FileId> id = out.sources.load(options.file, error);
+  std::optional<support::FileId> id =
+      options.text ? std::optional(out.sources.add(options.file, *options.text))
+                   : out.sources.load(options.file, error);
   if (!id) {
     err << options.file << ": error: " << error << "\n";
     out.diagnostics.push_back(

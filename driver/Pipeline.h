@@ -38,6 +38,9 @@ struct InstanceOptions {
   /// kSymmetryFrom devices).
   enum class Symmetry { Auto, On, Off };
   Symmetry symmetry = Symmetry::Auto;
+  /// The file's contents, when they are not to be read from `file` (a repaired kernel
+  /// that the fix search checks, driver/Fix.h); `file` still names it.
+  std::optional<std::string> text;
 };
 
 /// `--symmetry auto` reduces by symmetry from this many devices on: below it every

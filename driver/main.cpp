@@ -176,6 +176,15 @@ void addSymmetryOption(CLI::App *cmd, driver::InstanceOptions &o) {
           {"off", driver::InstanceOptions::Symmetry::Off}}));
 }
 
+/// `--devices-from-annotations` of `check` and `fix` (instead of --devices or --mesh).
+void addDevicesFromAnnotations(CLI::App *cmd, CLI::Option *devices, bool &flag) {
+  cmd->add_flag("--devices-from-annotations", flag,
+                "check each kernel at every device count of its `// devices:` annotation, "
+                "with its `// options:` (instead of --devices or --mesh)")
+      ->excludes(devices)
+      ->excludes(cmd->get_option("--mesh"));
+}
+
 int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels", "dkv"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION,
@@ -223,15 +232,21 @@ int realMain(int argc, char **argv) {
       addInstanceOptions(checkCmd, instance, true, &checkPaths, &checkDevicesText);
   driver::addCheckOptions(checkCmd, check);
   addSymmetryOption(checkCmd, instance);
-  checkCmd
-      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
-                 "check each kernel at every device count of its `// devices:` annotation, "
-                 "with its `// options:` (instead of --devices or --mesh)")
-      ->excludes(checkDevices)
-      ->excludes(checkCmd->get_option("--mesh"));
+  addDevicesFromAnnotations(checkCmd, checkDevices, check.devicesFromAnnotations);
   check.toolVersion = DKV_VERSION;
   check.width = driver::textWidth();
   run.width = check.width;
+
+  CLI::App *fixCmd = app.add_subcommand(
+      "fix", "check a kernel and write it with the verified fixes of its findings applied");
+  std::vector<std::string> fixPaths;
+  std::string fixOut;
+  CLI::Option *fixDevices = addInstanceOptions(fixCmd, instance, true, &fixPaths);
+  driver::addCheckOptions(fixCmd, check);
+  addSymmetryOption(fixCmd, instance);
+  addDevicesFromAnnotations(fixCmd, fixDevices, check.devicesFromAnnotations);
+  fixCmd->remove_option(fixCmd->get_option("-o"));
+  fixCmd->add_option("-o,--output", fixOut, "write the fixed kernel here instead of over the file");
 
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
@@ -304,6 +319,8 @@ int realMain(int argc, char **argv) {
       instance.devices = std::stoll(checkDevicesText);
     return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
   }
+  if (fixCmd->parsed())
+    return driver::fixCommand(fixPaths, instance, check, fixOut, std::cout, std::cerr);
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())

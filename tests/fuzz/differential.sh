@@ -54,7 +54,7 @@ results=$work/results.txt
 
 # The findings' heading lines, sorted; and their property ids, for the results line.
 properties() {
-  grep -E '^[^ ]*:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
+  grep -E '^[^ ]*:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
     sort
 }
 ids() {
@@ -103,7 +103,7 @@ for seed in $(seq "$first" "$last"); do
     [[ $done_sets == *"|$opts|"* ]] && continue
     done_sets+="$opts|"
     # shellcheck disable=SC2086
-    explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore $opts 2>&1)
+    explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore --no-fix $opts 2>&1)
     es=$?
     if [ "$es" -eq 2 ]; then
       n_static=$((n_static + 1))
@@ -122,7 +122,7 @@ for seed in $(seq "$first" "$last"); do
     { [ "$es" -eq 5 ] || [ "$es" -eq 124 ]; } && any_inconc=1
     for engine in $engines; do
       # shellcheck disable=SC2086
-      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" $opts \
+      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" --no-fix $opts \
         ${DKV_FUZZ_ENGINE_OPTIONS:-} 2>&1)
       st=$?
       p=$(echo "$out" | properties)

@@ -251,9 +251,11 @@ TEST(Symmetry, ReducedPropertiesReadTheSame) {
     }
     EXPECT_EQ(reducedRaces * 4, races) << file;
     for (ObligationIndex o = 0;
-         o < static_cast<ObligationIndex>(reduced.properties().obligations().size()); ++o)
-      if (reduced.properties().obligation(o).what == Obligation::What::Race)
+         o < static_cast<ObligationIndex>(reduced.properties().obligations().size()); ++o) {
+      if (reduced.properties().obligation(o).what == Obligation::What::Race) {
         EXPECT_EQ(reduced.properties().obligation(o).device, 0);
+      }
+    }
     EXPECT_EQ(violated(full.machine(), decideByClosure(full.machine(), {})),
               violated(reduced.machine(), decideByClosure(reduced.machine(), {})))
         << file;
