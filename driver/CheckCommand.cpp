@@ -810,7 +810,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     // Pictures (after the fix search: a page can show the fix).
     for (size_t k = 0; k < blockPlan.size(); ++k) {
       const Result &r = blockResults[k];
-      if (!r.verdict)
+      if (!r.verdict || !r.loaded.instance) // no picture of an instance stopped before its check
         continue;
       std::ostringstream pictureErr;
       code = worstExitCode(code, writeTracePictures(check, *r.verdict, file,
