@@ -4,6 +4,7 @@
 #include "driver/Commands.h"
 
 #include "driver/Console.h"
+#include "driver/PythonCommand.h"
 #include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
@@ -187,6 +188,8 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
 /// How to check `o` alone: "FILE --devices N [--invocations K] ... [-D X=V]".
 std::string commandOf(const InstanceOptions &o) {
   std::string text = o.file;
+  if (!o.entry.empty())
+    text += (o.entry[0] == '#' ? "" : "::") + o.entry;
   if (o.devices)
     text += fmt::format(" --devices {}", *o.devices);
   if (!o.mesh.empty())
@@ -212,6 +215,12 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --tables " + o.tablesFile;
   if (!o.directives.empty())
     text += " --directives " + o.directives;
+  if (!o.call.empty())
+    text += " --call '" + o.call + "'";
+  for (const std::string &set : o.sets)
+    text += " --set " + set;
+  for (const std::string &dir : o.pythonPath)
+    text += " --python-path " + dir;
   return text;
 }
 
@@ -257,6 +266,28 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
     files.insert(files.end(), found.begin(), found.end());
   }
   return ok;
+}
+
+/// Adds `p` to the plan: for a Python file, one instance per kernel its entries trace (its
+/// top level, each test case, its --call; docs/python.md "Entries"), a skipped test case
+/// and an entry that stops at an error each as one instance too.
+void pushPlanned(Planned p, std::vector<Planned> &plan) {
+  if (!isPythonFile(p.options.file)) {
+    plan.push_back(std::move(p));
+    return;
+  }
+  std::vector<PythonInstance> found = discoverPythonInstances(p.options);
+  size_t before = plan.size();
+  for (const PythonInstance &f : found) {
+    if (f.kernel.empty() && !f.failed && !f.skipped)
+      continue; // an entry without a kernel: nothing to check (`dkv list` shows it)
+    Planned q = p;
+    q.options.entry = f.entry;
+    q.command = commandOf(q.options);
+    plan.push_back(std::move(q));
+  }
+  if (plan.size() == before)
+    plan.push_back(std::move(p)); // loading it reports why there is nothing to check
 }
 
 /// The instances of `file` at the device counts and with the options of its
@@ -316,14 +347,14 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
       p.options = o;
       p.options.devices = n;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
     for (const std::string &mesh : meshes) {
       Planned p;
       p.options = o;
       p.options.mesh = mesh;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
   };
   instances(options, annotations.devices, annotations.meshes);
@@ -380,7 +411,7 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
                                                : blockHeader(rep.index, p, r.err));
   else if (text)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
-  if (r.code == support::kExitOk) {
+  if (r.code == support::kExitOk && !r.loaded.skipped) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
     const std::vector<report::Suppression> suppressions = suppressionsOf(r.loaded);
@@ -483,16 +514,21 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     return support::kExitInputError;
 
   std::vector<Planned> plan;
-  for (const std::string &file : files) {
+  for (const std::string &path : files) {
+    // `FILE.py::Class::test_x[case]`, `FILE.py#2`: instances of a Python file.
+    std::string file, entry;
+    splitPythonTarget(path, file, entry);
+    InstanceOptions options = base;
+    options.entry = entry;
     if (check.devicesFromAnnotations) {
-      planFromAnnotations(file, base, plan);
+      planFromAnnotations(file, options, plan);
       continue;
     }
     Planned p;
-    p.options = base;
+    p.options = options;
     p.options.file = file;
     p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
+    pushPlanned(std::move(p), plan);
   }
   const bool several = plan.size() != 1;
   if (int code = checkTraceOptions(check, plan.size(), err); code != support::kExitOk)
@@ -584,6 +620,25 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     const support::SourceManager *sources = p.sources ? p.sources.get() : &r.loaded.sources;
     code = worstExitCode(code, r.code);
     ++summary.instances;
+    if (r.loaded.skipped) {
+      // A Python test case that skipped itself: reported with its reason, never verified.
+      ++summary.skipped;
+      if (check.format == "json") {
+        nlohmann::json j = {{"dkv_format", 1},
+                            {"status", "skipped"},
+                            {"file", p.options.file},
+                            {"instance", p.command},
+                            {"reason", *r.loaded.skipped}};
+        if (several)
+          jsonInstances.push_back(j);
+        else
+          out << j.dump(2) << "\n";
+      } else if (check.format == "sarif") {
+        sarif.addNotification("note", p.command + ": skipped: " + *r.loaded.skipped,
+                              p.options.file);
+      }
+      continue;
+    }
     switch (r.code) {
     case support::kExitOk:
       ++summary.verified;

@@ -148,7 +148,7 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
     return parsePythonCommand(instance, out, err);
   Loaded loaded;
   int code = load(instance, Stage::Sema, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   frontend::printAst(*loaded.module, out);
   return support::kExitOk;
@@ -174,7 +174,7 @@ int annotationsCommand(const std::string &file, std::ostream &out, std::ostream 
 int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   model::printProgram(loaded.instance->program(), out);
   std::vector<report::Finding> findings = model::precheck(loaded.instance->program());
@@ -190,7 +190,7 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
                std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return runSchedule(loaded.instance->machine(), loaded.sources, run, out, err);
 }
@@ -199,7 +199,7 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
                        std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
 }
@@ -208,7 +208,7 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
                    const std::string &outPath, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpSmtCommand(loaded.instance->machine(), propertyId, outPath, out, err);
 }
@@ -233,7 +233,7 @@ int writeDump(const std::string &text, const std::string &path, const std::strin
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   const semantics::Properties &props = loaded.instance->properties();
   std::map<report::FindingKind, int> perKind;

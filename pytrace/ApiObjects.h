@@ -120,6 +120,7 @@ struct JitObj {
 struct DirectiveConstObj {
   std::string name;
   V value;
+  bool anyArgs = false; ///< a module's function (`--set mod.f()=V`): any arguments, one value
 };
 /// A test method under `parameterized.parameters` / `named_parameters` / `product`:
 /// its cases, each a label (absl's: the index, or the name of a named case) and the

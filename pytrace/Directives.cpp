@@ -354,6 +354,9 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
     SetDirective s;
     uint32_t ncol = in.col();
     s.name = in.name("a name after 'set' ('# dkv: set NAME=VALUE' or 'set NAME()=VALUE')");
+    // A dotted name sets an attribute of a module (`jax._src.test_util.is_device_tpu()`).
+    while (in.accept('.'))
+      s.name += "." + in.name("a name after '.'");
     s.range = SourceRange{file.loc(line, ncol), file.loc(line, in.col())};
     if (in.accept('(')) {
       in.expect(')', "after '(': a 'set NAME()=VALUE' function takes no arguments");

@@ -426,7 +426,7 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     raise("TypeError", "named_scope object takes a function as a decorator", r);
   }
   if (auto *d = std::get_if<DirectiveConstObj>(&a.data)) {
-    if (!args.pos.empty() || !args.kw.empty())
+    if (!d->anyArgs && (!args.pos.empty() || !args.kw.empty()))
       fail(r, "python-call",
            fmt::format("{}() takes no arguments ('# dkv: set {}()=VALUE')", d->name, d->name));
     return d->value;

@@ -635,6 +635,11 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
   }
   if (auto *ar = apiAs<AssertRaisesObj>(ctx)) {
     size_t kernels = result_.kernels.size();
+    ++insideAssertRaises_;
+    struct Leave {
+      int &n;
+      ~Leave() { --n; }
+    } leave{insideAssertRaises_};
     try {
       Flow fl = execWith(w, i + 1, f);
       // The body did not raise here: what it expects is an error of JAX that dkv does not
@@ -1396,7 +1401,13 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
           {}, 0, {}};
       throw err;
     }
-    return opaque("the result of calling it", r, fn);
+    V res = opaque("the result of calling it", r, fn);
+    if (!o.origin->settable.empty() && o.origin->settable.back() != ')') {
+      auto origin = std::make_shared<Origin>(*cast<OpaqueV>(res).origin);
+      origin->settable = o.origin->settable + "()";
+      return std::make_shared<OpaqueV>(origin);
+    }
+    return res;
   }
   default:
     break;

@@ -170,6 +170,8 @@ public:
   bool traceKernels_ = true;
   /// Stop the run (StopRun) when this many kernels are traced (0: never).
   size_t stopAfter_ = 0;
+  /// Inside `with self.assertRaises(...)`: its kernels are kept until it ends.
+  int insideAssertRaises_ = 0;
   EntryResult result_;
 
   //--- statements and expressions (Interp.cpp) ---------------------------------

@@ -512,7 +512,7 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
   items.push_back(std::move(kernelDecl));
   result_.kernels.push_back(TracedKernel{
       std::make_unique<ast::Module>(kf.range, std::move(items), ast::Annotations{}), kf.name});
-  if (stopAfter_ && result_.kernels.size() >= stopAfter_)
+  if (stopAfter_ && !insideAssertRaises_ && result_.kernels.size() >= stopAfter_)
     throw StopRun{};
 }
 
@@ -522,6 +522,8 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
 
 void Interp::applySets() {
   auto apply = [&](const SetDirective &set) {
+    if (set.name.find('.') != std::string::npos)
+      return; // a module's attribute (moduleAttr)
     V v = literalValue(set.value);
     if (set.call)
       v = makeApi(DirectiveConstObj{set.name, v});

@@ -32,6 +32,22 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
     return v;
   if (!m->modelled)
     return nullptr;
+  // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
+  // models or does not know, given on the command line or in a directive.
+  auto applySet = [&](const SetDirective &set) -> V {
+    V v = literalValue(set.value);
+    if (set.call)
+      v = makeApi(DirectiveConstObj{set.name, v, true});
+    m->dict->set(name, v);
+    return v;
+  };
+  std::string dotted = m->name + "." + name;
+  for (const SetDirective &set : options_.sets)
+    if (set.name == dotted)
+      return applySet(set);
+  if (options_.directives)
+    if (auto it = options_.directives->sets.find(dotted); it != options_.directives->sets.end())
+      return applySet(it->second);
   const std::string &canonical = cast<StrV>(m->dict->get("__dkv_canonical__")).s;
   std::string q = canonical + "." + name;
   const Registry &reg = Registry::get();
@@ -54,13 +70,17 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   }
   // A name of a modelled module that dkv does not model: opaque (an error only where it
   // decides something; a call inside a kernel or given a function is an error).
-  if (m->dict->get("__dkv_opaque__"))
-    return opaque(fmt::format("`{}.{}` of the module `{}`, which dkv does not model (not found "
-                              "beside the file nor on --python-path)",
-                              m->name, name, m->name),
-                  r);
-  return opaque(fmt::format("{}, which dkv does not model", quoted(r, "`" + m->name + "." + name + "`")),
-                r);
+  V v = m->dict->get("__dkv_opaque__")
+              ? opaque(fmt::format("`{}.{}` of the module `{}`, which dkv does not model (not "
+                                   "found beside the file nor on --python-path)",
+                                   m->name, name, m->name),
+                       r)
+              : opaque(fmt::format("{}, which dkv does not model",
+                                   quoted(r, "`" + m->name + "." + name + "`")),
+                       r);
+  auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
+  origin->settable = dotted;
+  return std::make_shared<OpaqueV>(origin);
 }
 
 std::optional<std::pair<std::string, bool>> Interp::findOnDisk(const std::string &name) const {

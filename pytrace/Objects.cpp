@@ -144,13 +144,17 @@ void Interp::opaqueNeeded(const V &v, SourceRange r, std::string_view what) {
           ? fmt::format("{} needs a value dkv does not compute: {}", need, root->what)
           : fmt::format("{} needs a value dkv does not compute: {} comes from {}", need, outer,
                         root->what);
+  std::string settable;
+  for (const Origin *p = o.origin.get(); p && settable.empty(); p = p->from.get())
+    settable = p->settable;
+  std::string name = !global.empty() ? global : settable;
   std::string hint =
-      global.empty()
+      name.empty()
           ? "give the fact it stands for in the file itself, or through --call or a directive "
             "(docs/python.md \"Opaque values\")"
           : fmt::format("give it with '# dkv: set {}=VALUE' or '--set {}=VALUE' (docs/python.md "
                         "\"Opaque values\")",
-                        global, global);
+                        name, name);
   std::vector<std::pair<SourceRange, std::string>> notes;
   if (root->range.begin.valid() && !(root->range == r))
     notes.emplace_back(root->range, "the value dkv does not compute comes from here");

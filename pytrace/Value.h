@@ -360,6 +360,9 @@ struct Origin {
   /// The module global that held it, if the chain passed through one: the NAME of the
   /// `# dkv: set NAME=VALUE` that gives it.
   std::string global;
+  /// The dotted name of the module attribute it is (`jax._src.test_util.is_device_tpu`), or
+  /// of the call of one (with `()`): what `--set NAME=VALUE` would give.
+  std::string settable;
 };
 using OriginP = std::shared_ptr<const Origin>;
 

@@ -194,6 +194,8 @@ void renderRunJson(std::ostream &out, const std::vector<json> &instances, const 
             {"internal_errors", summary.internalErrors},
             {"suppressed", summary.suppressed},
             {"exit_code", exitCode}};
+  if (summary.skipped)
+    s["skipped"] = summary.skipped;
   if (timing)
     s["seconds"] = summary.seconds;
   if (summary.stoppedEarly) {

@@ -108,6 +108,7 @@ struct RunSummary {
   size_t staticErrors = 0;   ///< instances that did not load (exit code 2 or 1)
   size_t internalErrors = 0; ///< exit code 6
   size_t suppressed = 0;     ///< findings accepted by a suppression (not in findingsByKind)
+  size_t skipped = 0;        ///< Python test cases that skipped themselves (never verified)
   double seconds = 0;        ///< wall time of the whole call (shown only with timing)
   /// --stop-at-first ended the run at an instance with findings; `notChecked`
   /// instances after it were not checked (not counted in `instances`).
@@ -117,7 +118,8 @@ struct RunSummary {
 
 /// Renders the summary line of several instances:
 ///   summary: K kernels, I instances: V verified, F with findings (3 race, 1 deadlock),
-///   C inconclusive, S static errors, E internal errors[, N findings suppressed][; T s]
+///   C inconclusive, S static errors, E internal errors[, N skipped][, N findings
+///   suppressed][; T s]
 ///   [; stopped at the first finding (--stop-at-first): N instances not checked]
 /// Kinds with no finding are left out ("(none)" when there are none); the time only
 /// with `timing`.
