@@ -263,6 +263,8 @@ int listCommand(const InstanceOptions &instance, std::ostream &out, std::ostream
     return load(instance, Stage::Sema, loaded, err);
   }
   for (const PythonInstance &f : found) {
+    if (f.entry.empty() && f.kernel.empty() && !f.failed && !f.skipped && found.size() > 1)
+      continue; // a test file's top level traces nothing: its entries follow
     std::string name = instance.file + (f.entry.empty() || f.entry[0] == '#' ? "" : "::") + f.entry;
     if (f.failed)
       out << name << "  (stops at an error: `dkv check " << name << "` shows it)\n";
@@ -303,7 +305,10 @@ int translateCommand(const InstanceOptions &instance, const std::string &outPath
   auto comment = [&](const support::SourceRange &r) -> std::string {
     if (!python || r.begin.line == 0)
       return {};
-    return fmt::format("{}:{}", base, r.begin.line);
+    // The file the line is in: the kernel file, or a module it imports.
+    std::string name(loaded.sources.name(r.begin.file));
+    name = name.empty() ? base : name.substr(name.find_last_of('/') + 1);
+    return fmt::format("{}:{}", name, r.begin.line);
   };
   frontend::printDk(*loaded.module, text, comment);
   if (outPath.empty() || outPath == "-") {

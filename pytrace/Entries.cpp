@@ -22,18 +22,22 @@ Interp::Interp(const TraceOptions &options, support::SourceManager *sources)
 void Interp::runMain(const py::Module &module, const support::SourceFile &file) {
   // The search path: the file's directory (as `python FILE.py` has), the directory above
   // the file's package (its root found through `__init__.py`), then --python-path.
+  // Paths stay relative to the working directory when the file's is (messages and
+  // traces name imported modules by these paths: the same on every machine).
   std::error_code ec;
-  fs::path dir = fs::absolute(fs::path(file.name()), ec).parent_path();
+  fs::path dir = fs::path(file.name()).parent_path();
+  if (dir.empty())
+    dir = ".";
   searchPath_.push_back(dir.string());
   std::string package;
-  fs::path root = dir;
-  while (fs::is_regular_file(root / "__init__.py", ec)) {
+  fs::path root = fs::absolute(dir, ec).lexically_normal();
+  while (root.has_relative_path() && fs::is_regular_file(root / "__init__.py", ec)) {
     package = package.empty() ? root.filename().string()
                               : root.filename().string() + "." + package;
     root = root.parent_path();
   }
   if (!package.empty())
-    searchPath_.push_back(root.string());
+    searchPath_.push_back(fs::proximate(root, ec).string());
   for (const std::string &p : options_.pythonPath)
     searchPath_.push_back(p);
 

@@ -1139,6 +1139,19 @@ V Interp::evalInner(const py::Expr &e, Frame &f) {
 
 namespace {
 
+// A frame of CPython's (a comprehension's, a class body's) counts towards the recursion
+// limit while it runs, as a function call's does.
+struct FrameDepth {
+  Interp &in;
+  SourceRange r;
+  FrameDepth(Interp &in, SourceRange r) : in(in), r(r) {
+    if (in.callDepth_ + 1 > Interp::kMaxDepth)
+      in.raiseId("RecursionError", "maximum recursion depth exceeded", r);
+    ++in.callDepth_;
+  }
+  ~FrameDepth() { --in.callDepth_; }
+};
+
 template <typename C> const std::vector<py::Comprehension> &gensOf(const py::Expr &e) {
   return static_cast<const C &>(e).generators;
 }
@@ -1201,6 +1214,7 @@ struct CompState final : IterState {
   }
 
   V next(Interp &in, SourceRange r) override {
+    FrameDepth depth(in, r);
     if (!advance(in, r))
       return nullptr;
     return in.eval(*static_cast<const py::GeneratorExp &>(*node).elt, *frame);
@@ -1224,15 +1238,25 @@ V Interp::comprehension(const py::Expr &e, Frame &f) {
   for (const std::string &n : scope.locals)
     cf.cells[n] = std::make_shared<Cell>();
   state->first = eval(*gens[0].iter, f);
-  if (e.kind == py::ExprKind::GeneratorExp) {
+  if (e.kind != py::ExprKind::GeneratorExp) {
+    FrameDepth depth(*this, e.range);
+    return comprehensionValue(e, *state);
+  }
+  {
     // Lazy, as CPython's generator: `any(f(x) for x in xs)` stops at the first true.
     iter(state->first, gens[0].iter->range); // a TypeError for a non-iterable comes now
     return std::make_shared<IteratorV>("generator", std::move(state));
   }
+  return nullptr;
+}
+
+V Interp::comprehensionValue(const py::Expr &e, IterState &st) {
+  auto &state = static_cast<CompState &>(st);
+  Frame &cf = *state.frame;
   if (e.kind == py::ExprKind::DictComp) {
     const auto &dc = py::cast<py::DictComp>(e);
     auto out = std::make_shared<DictV>();
-    while (state->advance(*this, e.range)) {
+    while (state.advance(*this, e.range)) {
       V k = eval(*dc.key, cf);
       V v = eval(*dc.value, cf);
       alloc(1, e.range);
@@ -1243,7 +1267,7 @@ V Interp::comprehension(const py::Expr &e, Frame &f) {
   const py::Expr &elt = e.kind == py::ExprKind::ListComp ? *py::cast<py::ListComp>(e).elt
                                                          : *py::cast<py::SetComp>(e).elt;
   std::vector<V> items;
-  while (state->advance(*this, e.range)) {
+  while (state.advance(*this, e.range)) {
     alloc(1, e.range);
     items.push_back(eval(elt, cf));
   }

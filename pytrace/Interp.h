@@ -188,6 +188,7 @@ public:
   V makeFunction(const std::string &name, const void *node, const std::vector<py::Param> &params,
                  const py::Body *body, const py::Expr *lambda, SourceRange range, Frame &f);
   V comprehension(const py::Expr &e, Frame &f);
+  V comprehensionValue(const py::Expr &e, IterState &state);
   Flow execTry(const py::Try &t, Frame &f);
   Flow execWith(const py::With &w, size_t i, Frame &f);
   Flow execMatch(const py::Match &m, Frame &f);

@@ -109,7 +109,40 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
     throw;
   }
   mesh_ = saved;
-  return out;
+  // The result outside: each per-device output concatenated along the dimensions its
+  // out_spec names (their shapes; the data is not computed).
+  auto global = [&](const V &v, const V &spec) -> V {
+    auto *a = dynCast<HostArrayV>(v);
+    auto *ps = spec ? apiAs<PSpecObj>(spec) : nullptr;
+    if (!a || !ps || ps->entries.size() > a->shape.size())
+      return opaque("the result of a shard_map'ed function (dkv knows its per-device shape)", r);
+    std::vector<int64_t> shape = a->shape;
+    for (size_t d = 0; d < ps->entries.size(); ++d) {
+      const V &entry = ps->entries[d];
+      if (entry->kind == Kind::None)
+        continue;
+      for (const V &ax : entry->kind == Kind::Str ? std::vector<V>{entry} : toVector(entry, r)) {
+        auto *name = dynCast<StrV>(ax);
+        if (!name)
+          return opaque("the result of a shard_map'ed function", r);
+        for (size_t j = 0; j < mesh->names.size(); ++j)
+          if (mesh->names[j] == name->s)
+            shape[d] *= mesh->sizes[j];
+      }
+    }
+    return std::make_shared<HostArrayV>(shape, a->dtype);
+  };
+  if (out->kind == Kind::Tuple || out->kind == Kind::List) {
+    std::vector<V> items = toVector(out, r);
+    std::vector<V> specs;
+    if (sm.outSpecs && (sm.outSpecs->kind == Kind::Tuple || sm.outSpecs->kind == Kind::List))
+      specs = toVector(sm.outSpecs, r);
+    std::vector<V> res;
+    for (size_t i = 0; i < items.size(); ++i)
+      res.push_back(global(items[i], i < specs.size() ? specs[i] : sm.outSpecs));
+    return out->kind == Kind::Tuple ? tuple(std::move(res)) : list(std::move(res));
+  }
+  return global(out, sm.outSpecs);
 }
 
 namespace {

@@ -89,7 +89,7 @@ std::optional<std::pair<std::string, bool>> Interp::findOnDisk(const std::string
     rel += c == '.' ? '/' : c;
   std::error_code ec;
   for (const std::string &root : searchPath_) {
-    fs::path base = fs::path(root) / rel;
+    fs::path base = (fs::path(root) / rel).lexically_normal();
     if (fs::is_regular_file(base / "__init__.py", ec))
       return std::make_pair((base / "__init__.py").string(), true);
     fs::path file = base;
