@@ -38,7 +38,7 @@ struct InstanceOptions {
   std::string call;                    ///< --call 'f(...)': a Python file's entry
   std::vector<std::string> sets;       ///< --set NAME=VALUE, as typed
   std::vector<std::string> pythonPath; ///< --python-path DIR
-  model::Options model;   ///< --invocations, --dma-chunks, ...
+  model::Options model;                ///< --invocations, --dma-chunks, ...
 };
 
 /// Everything the stages produced for one file. Owns the sources (the file is id 0)

@@ -167,8 +167,9 @@ using ApiData =
     std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj, DeviceArrayObj,
                  DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj,
-                 JitObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj>;
+                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
+                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
+                 SuperObj, AutoObj, DictViewObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;
@@ -181,7 +182,9 @@ template <typename T> T *apiAs(const V &v) {
   auto *a = dynCast<ApiObject>(v);
   return a ? std::get_if<T>(&a->data) : nullptr;
 }
-template <typename T> V makeApi(T data) { return std::make_shared<ApiObject>(ApiData(std::move(data))); }
+template <typename T> V makeApi(T data) {
+  return std::make_shared<ApiObject>(ApiData(std::move(data)));
+}
 
 /// The Python type name of an API object, for messages ("Mesh", "PartitionSpec", ...).
 std::string apiTypeName(const ApiObject &a);

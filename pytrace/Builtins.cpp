@@ -36,8 +36,9 @@ void argCount(Interp &in, const CallCtx &c, size_t lo, size_t hi) {
                            lo == 1 ? "" : "s", n),
                c.range);
     in.raise("TypeError",
-             fmt::format("{} expected {} {} argument{}, got {}", name, n < lo ? "at least" : "at most",
-                         n < lo ? lo : hi, (n < lo ? lo : hi) == 1 ? "" : "s", n),
+             fmt::format("{} expected {} {} argument{}, got {}", name,
+                         n < lo ? "at least" : "at most", n < lo ? lo : hi,
+                         (n < lo ? lo : hi) == 1 ? "" : "s", n),
              c.range);
   }
 }
@@ -67,7 +68,8 @@ struct ZipIter final : IterState {
       V x = in.next(its[k], r);
       if (!x) {
         if (strict && k > 0)
-          in.raise("ValueError", fmt::format("zip() argument {} is shorter than argument 1", k + 1), r);
+          in.raise("ValueError", fmt::format("zip() argument {} is shorter than argument 1", k + 1),
+                   r);
         if (strict && k == 0)
           for (size_t j = 1; j < its.size(); ++j)
             if (in.next(its[j], r))
@@ -261,9 +263,10 @@ V minMax(Interp &in, CallCtx &c, bool isMax) {
     else if (k == "default")
       dflt = v, hasDefault = true;
     else
-      in.raise("TypeError",
-               fmt::format("{}() got an unexpected keyword argument '{}'", isMax ? "max" : "min", k),
-               c.range);
+      in.raise(
+          "TypeError",
+          fmt::format("{}() got an unexpected keyword argument '{}'", isMax ? "max" : "min", k),
+          c.range);
   }
   if (c.args.pos.empty())
     in.raise("TypeError",
@@ -298,14 +301,16 @@ V opaqueOf(Interp &in, CallCtx &c, std::string what) { return in.opaque(std::mov
 
 const std::vector<BuiltinFn> &builtinFunctions() {
   static const std::vector<BuiltinFn> fns = {
-      {"len", +[](Interp &in, CallCtx &c) -> V {
+      {"len",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          auto n = in.lenOf(c.args.pos[0], c.range);
          if (!n)
            return in.opaque("len() of it", c.range, c.args.pos[0]);
          return integer(*n);
        }},
-      {"abs", +[](Interp &in, CallCtx &c) -> V {
+      {"abs",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          const V &v = c.args.pos[0];
          if (isIntLike(v)) {
@@ -320,9 +325,11 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            return in.opaque("abs() of it", c.range, v);
          if (v->kind == Kind::Instance)
            return in.call(in.getAttr(v, "__abs__", c.range), Args{}, c.range);
-         in.raise("TypeError", fmt::format("bad operand type for abs(): '{}'", typeName(*v)), c.range);
+         in.raise("TypeError", fmt::format("bad operand type for abs(): '{}'", typeName(*v)),
+                  c.range);
        }},
-      {"all", +[](Interp &in, CallCtx &c) -> V {
+      {"all",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          V it = in.iter(c.args.pos[0], c.range);
          while (V x = in.next(it, c.range))
@@ -330,7 +337,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
              return boolean(false);
          return boolean(true);
        }},
-      {"any", +[](Interp &in, CallCtx &c) -> V {
+      {"any",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          V it = in.iter(c.args.pos[0], c.range);
          while (V x = in.next(it, c.range))
@@ -338,7 +346,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
              return boolean(true);
          return boolean(false);
        }},
-      {"callable", +[](Interp &in, CallCtx &c) -> V {
+      {"callable",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          const V &v = c.args.pos[0];
          switch (v->kind) {
@@ -359,14 +368,16 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            return boolean(false);
          }
        }},
-      {"chr", +[](Interp &in, CallCtx &c) -> V {
+      {"chr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          int64_t i = in.toIndex(c.args.pos[0], c.range, "chr()");
          if (i < 0 || i > 0x10ffff)
            in.raise("ValueError", "chr() arg not in range(0x110000)", c.range);
          return string(toUtf8(static_cast<char32_t>(i)));
        }},
-      {"ord", +[](Interp &in, CallCtx &c) -> V {
+      {"ord",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          auto *s = dynCast<StrV>(c.args.pos[0]);
          if (!s)
@@ -376,19 +387,21 @@ const std::vector<BuiltinFn> &builtinFunctions() {
                     c.range);
          auto cps = codePoints(s->s);
          if (cps.size() != 1)
-           in.raise("TypeError",
-                    fmt::format("ord() expected a character, but string of length {} found",
-                                cps.size()),
-                    c.range);
+           in.raise(
+               "TypeError",
+               fmt::format("ord() expected a character, but string of length {} found", cps.size()),
+               c.range);
          return integer(cps[0]);
        }},
-      {"divmod", +[](Interp &in, CallCtx &c) -> V {
+      {"divmod",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          V q = in.binop(py::BinOpKind::FloorDiv, c.args.pos[0], c.args.pos[1], c.range);
          V m = in.binop(py::BinOpKind::Mod, c.args.pos[0], c.args.pos[1], c.range);
          return tuple({q, m});
        }},
-      {"pow", +[](Interp &in, CallCtx &c) -> V {
+      {"pow",
+       +[](Interp &in, CallCtx &c) -> V {
          std::vector<V> a = c.bind(in, {"base", "exp", "mod"});
          if (!a[0] || !a[1])
            in.raise("TypeError", "pow() missing required argument", c.range);
@@ -410,7 +423,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          }
          return integer(support::floorMod(static_cast<int64_t>(res), m).value);
        }},
-      {"round", +[](Interp &in, CallCtx &c) -> V {
+      {"round",
+       +[](Interp &in, CallCtx &c) -> V {
          std::vector<V> a = c.bind(in, {"number", "ndigits"});
          if (!a[0])
            in.raise("TypeError", "round() missing required argument 'number' (pos 1)", c.range);
@@ -425,7 +439,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          auto *f = dynCast<FloatV>(a[0]);
          if (!f)
            in.raise("TypeError",
-                    fmt::format("type {} doesn't define __round__ method", typeName(*a[0])), c.range);
+                    fmt::format("type {} doesn't define __round__ method", typeName(*a[0])),
+                    c.range);
          if (!digits) {
            if (std::isinf(f->f))
              in.raise("OverflowError", "cannot convert float infinity to integer", c.range);
@@ -445,7 +460,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          std::string text = fmt::format("{:.{}f}", f->f, n);
          return floating(std::strtod(text.c_str(), nullptr));
        }},
-      {"getattr", +[](Interp &in, CallCtx &c) -> V {
+      {"getattr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 3);
          auto *name = dynCast<StrV>(c.args.pos[1]);
          if (!name) {
@@ -463,7 +479,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            return c.args.pos[2];
          }
        }},
-      {"hasattr", +[](Interp &in, CallCtx &c) -> V {
+      {"hasattr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          auto *name = dynCast<StrV>(c.args.pos[1]);
          if (!name)
@@ -479,7 +496,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            return boolean(false);
          }
        }},
-      {"setattr", +[](Interp &in, CallCtx &c) -> V {
+      {"setattr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 3, 3);
          auto *name = dynCast<StrV>(c.args.pos[1]);
          if (!name)
@@ -487,7 +505,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          in.setAttr(c.args.pos[0], name->s, c.args.pos[2], c.range);
          return none();
        }},
-      {"delattr", +[](Interp &in, CallCtx &c) -> V {
+      {"delattr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          auto *name = dynCast<StrV>(c.args.pos[1]);
          if (!name)
@@ -495,31 +514,37 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          in.delAttr(c.args.pos[0], name->s, c.range);
          return none();
        }},
-      {"hash", +[](Interp &in, CallCtx &c) -> V {
+      {"hash",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          in.hashOf(c.args.pos[0], c.range); // a TypeError for an unhashable value
          return opaqueOf(in, c, "hash() (CPython's hash values are not reproduced)");
        }},
-      {"id", +[](Interp &in, CallCtx &c) -> V {
+      {"id",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          return opaqueOf(in, c, "id() (an address)");
        }},
-      {"isinstance", +[](Interp &in, CallCtx &c) -> V {
+      {"isinstance",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          return boolean(in.isInstance(c.args.pos[0], c.args.pos[1], c.range));
        }},
-      {"issubclass", +[](Interp &in, CallCtx &c) -> V {
+      {"issubclass",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          auto *a = dynCast<ClassV>(c.args.pos[0]);
          if (!a)
            in.raise("TypeError", "issubclass() arg 1 must be a class", c.range);
-         std::vector<V> bases = c.args.pos[1]->kind == Kind::Tuple ? cast<TupleV>(c.args.pos[1]).items
-                                                                  : std::vector<V>{c.args.pos[1]};
+         std::vector<V> bases = c.args.pos[1]->kind == Kind::Tuple
+                                    ? cast<TupleV>(c.args.pos[1]).items
+                                    : std::vector<V>{c.args.pos[1]};
          for (const V &b : bases) {
            if (b->kind == Kind::Opaque)
              return boolean(false);
            if (!dynCast<ClassV>(b))
-             in.raise("TypeError", "issubclass() arg 2 must be a class, a tuple of classes, or a union",
+             in.raise("TypeError",
+                      "issubclass() arg 2 must be a class, a tuple of classes, or a union",
                       c.range);
            if (in.isSubclass(std::static_pointer_cast<ClassV>(c.args.pos[0]),
                              std::static_pointer_cast<ClassV>(b)))
@@ -527,11 +552,13 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          }
          return boolean(false);
        }},
-      {"iter", +[](Interp &in, CallCtx &c) -> V {
+      {"iter",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          return in.iter(c.args.pos[0], c.range);
        }},
-      {"next", +[](Interp &in, CallCtx &c) -> V {
+      {"next",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 2);
          if (c.args.pos[0]->kind == Kind::Opaque)
            in.opaqueNeeded(c.args.pos[0], c.range, "next() of it");
@@ -539,7 +566,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            if (c.args.pos[0]->kind == Kind::Instance)
              return in.call(in.getAttr(c.args.pos[0], "__next__", c.range), Args{}, c.range);
            in.raise("TypeError",
-                    fmt::format("'{}' object is not an iterator", typeName(*c.args.pos[0])), c.range);
+                    fmt::format("'{}' object is not an iterator", typeName(*c.args.pos[0])),
+                    c.range);
          }
          V x = in.next(c.args.pos[0], c.range);
          if (x)
@@ -548,16 +576,19 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            return c.args.pos[1];
          in.raise("StopIteration", "", c.range);
        }},
-      {"enumerate", +[](Interp &in, CallCtx &c) -> V {
+      {"enumerate",
+       +[](Interp &in, CallCtx &c) -> V {
          std::vector<V> a = c.bind(in, {"iterable", "start"});
          if (!a[0])
-           in.raise("TypeError", "enumerate() missing required argument 'iterable' (pos 1)", c.range);
+           in.raise("TypeError", "enumerate() missing required argument 'iterable' (pos 1)",
+                    c.range);
          auto s = std::make_unique<EnumerateIter>();
          s->it = in.iter(a[0], c.range);
          s->i = a[1] ? in.toIndex(a[1], c.range, "enumerate()'s start") : 0;
          return makeIter("enumerate", std::move(s));
        }},
-      {"zip", +[](Interp &in, CallCtx &c) -> V {
+      {"zip",
+       +[](Interp &in, CallCtx &c) -> V {
          auto s = std::make_unique<ZipIter>();
          for (const auto &[k, v] : c.args.kw) {
            if (k != "strict")
@@ -569,7 +600,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            s->its.push_back(in.iter(a, c.range));
          return makeIter("zip", std::move(s));
        }},
-      {"map", +[](Interp &in, CallCtx &c) -> V {
+      {"map",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() < 2)
            in.raise("TypeError", "map() must have at least two arguments.", c.range);
          auto s = std::make_unique<MapIter>();
@@ -578,14 +610,16 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            s->its.push_back(in.iter(c.args.pos[i], c.range));
          return makeIter("map", std::move(s));
        }},
-      {"filter", +[](Interp &in, CallCtx &c) -> V {
+      {"filter",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
          auto s = std::make_unique<FilterIter>();
          s->fn = c.args.pos[0];
          s->it = in.iter(c.args.pos[1], c.range);
          return makeIter("filter", std::move(s));
        }},
-      {"reversed", +[](Interp &in, CallCtx &c) -> V {
+      {"reversed",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          const V &v = c.args.pos[0];
          if (v->kind == Kind::Dict) {
@@ -599,13 +633,15 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          auto n = in.lenOf(v, c.range);
          if (!(v->kind == Kind::List || v->kind == Kind::Tuple || v->kind == Kind::Range ||
                v->kind == Kind::Str || v->kind == Kind::Instance))
-           in.raise("TypeError", fmt::format("'{}' object is not reversible", typeName(*v)), c.range);
+           in.raise("TypeError", fmt::format("'{}' object is not reversible", typeName(*v)),
+                    c.range);
          auto s = std::make_unique<ReversedIter>();
          s->seq = v;
          s->i = *n - 1;
          return makeIter(v->kind == Kind::List ? "list_reverseiterator" : "reversed", std::move(s));
        }},
-      {"sorted", +[](Interp &in, CallCtx &c) -> V {
+      {"sorted",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() != 1)
            in.raise("TypeError",
                     fmt::format("sorted expected 1 argument, got {}", c.args.pos.size()), c.range);
@@ -617,8 +653,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
            else if (k == "reverse")
              reverse = in.truth(v, c.range, "sorted()'s reverse");
            else
-             in.raise("TypeError",
-                      fmt::format("sort() got an unexpected keyword argument '{}'", k), c.range);
+             in.raise("TypeError", fmt::format("sort() got an unexpected keyword argument '{}'", k),
+                      c.range);
          }
          if (c.args.pos[0]->kind == Kind::Set) {
            std::vector<V> items = in.tableKeys(cast<SetV>(c.args.pos[0]).table);
@@ -629,7 +665,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          sortValues(in, items, key, reverse, c.range);
          return list(std::move(items));
        }},
-      {"sum", +[](Interp &in, CallCtx &c) -> V {
+      {"sum",
+       +[](Interp &in, CallCtx &c) -> V {
          std::vector<V> a = c.bind(in, {"iterable", "start"});
          if (!a[0])
            in.raise("TypeError", "sum() takes at least 1 positional argument (0 given)", c.range);
@@ -644,7 +681,8 @@ const std::vector<BuiltinFn> &builtinFunctions() {
       {"min", +[](Interp &in, CallCtx &c) -> V { return minMax(in, c, false); }},
       {"max", +[](Interp &in, CallCtx &c) -> V { return minMax(in, c, true); }},
       {"print", +[](Interp &, CallCtx &) -> V { return none(); }},
-      {"repr", +[](Interp &in, CallCtx &c) -> V {
+      {"repr",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          auto t = in.repr(c.args.pos[0], c.range);
          if (!t)
@@ -652,32 +690,37 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          in.alloc(t->size(), c.range);
          return string(*t);
        }},
-      {"format", +[](Interp &in, CallCtx &c) -> V {
+      {"format",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 2);
-         if (c.args.pos.size() == 2 && !(c.args.pos[1]->kind == Kind::Str &&
-                                         cast<StrV>(c.args.pos[1]).s.empty()))
+         if (c.args.pos.size() == 2 &&
+             !(c.args.pos[1]->kind == Kind::Str && cast<StrV>(c.args.pos[1]).s.empty()))
            return opaqueOf(in, c, "format() with a format spec (dkv does not format strings)");
          auto t = in.str(c.args.pos[0], c.range);
          if (!t)
            return in.opaque("format() of it", c.range, c.args.pos[0]);
          return string(*t);
        }},
-      {"property", +[](Interp &in, CallCtx &c) -> V {
+      {"property",
+       +[](Interp &in, CallCtx &c) -> V {
          std::vector<V> a = c.bind(in, {"fget", "fset", "fdel", "doc"});
          auto w = std::make_shared<WrapperV>(WrapperV::W::Property, a[0] ? a[0] : none());
          if (a[1])
            w->setter = a[1];
          return w;
        }},
-      {"staticmethod", +[](Interp &in, CallCtx &c) -> V {
+      {"staticmethod",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          return std::make_shared<WrapperV>(WrapperV::W::StaticMethod, c.args.pos[0]);
        }},
-      {"classmethod", +[](Interp &in, CallCtx &c) -> V {
+      {"classmethod",
+       +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          return std::make_shared<WrapperV>(WrapperV::W::ClassMethod, c.args.pos[0]);
        }},
-      {"super", +[](Interp &in, CallCtx &c) -> V {
+      {"super",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() == 2) {
            auto *cls = dynCast<ClassV>(c.args.pos[0]);
            if (!cls)
@@ -826,120 +869,134 @@ struct MethodTable {
 const MethodTable &listMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    auto add = [&](const char *n, H h) { m.fns[n] = BuiltinFn{std::string("list.") + n, h, "", false}; };
-    add("append", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      in.alloc(1, c.range);
-      selfList(c).items.push_back(c.args.pos[0]);
-      return none();
-    });
-    add("extend", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      if (c.args.pos[0]->kind == Kind::Opaque)
-        in.opaqueNeeded(c.args.pos[0], c.range, "extending a list with it");
-      std::vector<V> more = in.toVector(c.args.pos[0], c.range);
-      in.alloc(more.size(), c.range);
-      auto &items = selfList(c).items;
-      items.insert(items.end(), more.begin(), more.end());
-      return none();
-    });
-    add("insert", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 2, 2);
-      auto &items = selfList(c).items;
-      int64_t n = static_cast<int64_t>(items.size());
-      int64_t i = in.toIndex(c.args.pos[0], c.range, "list.insert()'s index");
-      if (i < 0)
-        i = std::max<int64_t>(i + n, 0);
-      i = std::min(i, n);
-      in.alloc(1, c.range);
-      items.insert(items.begin() + i, c.args.pos[1]);
-      return none();
-    });
-    add("pop", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 1);
-      auto &items = selfList(c).items;
-      if (items.empty())
-        in.raise("IndexError", "pop from empty list", c.range);
-      int64_t n = static_cast<int64_t>(items.size());
-      int64_t i = c.args.pos.empty() ? n - 1 : in.toIndex(c.args.pos[0], c.range, "list.pop()'s index");
-      if (i < 0)
-        i += n;
-      if (i < 0 || i >= n)
-        in.raise("IndexError", "pop index out of range", c.range);
-      V v = items[static_cast<size_t>(i)];
-      items.erase(items.begin() + i);
-      return v;
-    });
-    add("remove", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      auto &items = selfList(c).items;
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (items[i] == c.args.pos[0] ||
-            in.equal(items[i], c.args.pos[0], c.range).value_or(false)) {
-          items.erase(items.begin() + static_cast<long>(i));
+    auto add = [&](const char *n, H h) {
+      m.fns[n] = BuiltinFn{std::string("list.") + n, h, "", false};
+    };
+    add(
+        "append", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          in.alloc(1, c.range);
+          selfList(c).items.push_back(c.args.pos[0]);
           return none();
-        }
-      }
-      in.raise("ValueError", "list.remove(x): x not in list", c.range);
-    });
-    add("index", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 3);
-      const auto &items = selfList(c).items;
-      int64_t n = static_cast<int64_t>(items.size());
-      int64_t lo = c.args.pos.size() > 1 ? in.toIndex(c.args.pos[1], c.range, "start") : 0;
-      int64_t hi = c.args.pos.size() > 2 ? in.toIndex(c.args.pos[2], c.range, "stop") : n;
-      if (lo < 0)
-        lo = std::max<int64_t>(lo + n, 0);
-      if (hi < 0)
-        hi = std::max<int64_t>(hi + n, 0);
-      for (int64_t i = lo; i < std::min(hi, n); ++i)
-        if (items[static_cast<size_t>(i)] == c.args.pos[0] ||
-            in.equal(items[static_cast<size_t>(i)], c.args.pos[0], c.range).value_or(false))
-          return integer(i);
-      auto t = in.repr(c.args.pos[0], c.range);
-      in.raise("ValueError", fmt::format("{} is not in list", t ? *t : "the value"), c.range);
-    });
-    add("count", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      int64_t n = 0;
-      for (const V &x : selfList(c).items)
-        n += x == c.args.pos[0] || in.equal(x, c.args.pos[0], c.range).value_or(false);
-      return integer(n);
-    });
-    add("clear", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      selfList(c).items.clear();
-      return none();
-    });
-    add("copy", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      in.alloc(selfList(c).items.size(), c.range);
-      return list(selfList(c).items);
-    });
-    add("reverse", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      std::reverse(selfList(c).items.begin(), selfList(c).items.end());
-      return none();
-    });
-    add("sort", +[](Interp &in, CallCtx &c) -> V {
-      if (!c.args.pos.empty())
-        in.raise("TypeError", "sort() takes no positional arguments", c.range);
-      V key;
-      bool reverse = false;
-      for (const auto &[k, v] : c.args.kw) {
-        if (k == "key")
-          key = v;
-        else if (k == "reverse")
-          reverse = in.truth(v, c.range, "sort()'s reverse");
-        else
-          in.raise("TypeError", fmt::format("sort() got an unexpected keyword argument '{}'", k),
-                   c.range);
-      }
-      std::vector<V> items = selfList(c).items;
-      sortValues(in, items, key, reverse, c.range);
-      selfList(c).items = std::move(items);
-      return none();
-    });
+        });
+    add(
+        "extend", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          if (c.args.pos[0]->kind == Kind::Opaque)
+            in.opaqueNeeded(c.args.pos[0], c.range, "extending a list with it");
+          std::vector<V> more = in.toVector(c.args.pos[0], c.range);
+          in.alloc(more.size(), c.range);
+          auto &items = selfList(c).items;
+          items.insert(items.end(), more.begin(), more.end());
+          return none();
+        });
+    add(
+        "insert", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 2, 2);
+          auto &items = selfList(c).items;
+          int64_t n = static_cast<int64_t>(items.size());
+          int64_t i = in.toIndex(c.args.pos[0], c.range, "list.insert()'s index");
+          if (i < 0)
+            i = std::max<int64_t>(i + n, 0);
+          i = std::min(i, n);
+          in.alloc(1, c.range);
+          items.insert(items.begin() + i, c.args.pos[1]);
+          return none();
+        });
+    add(
+        "pop", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 1);
+          auto &items = selfList(c).items;
+          if (items.empty())
+            in.raise("IndexError", "pop from empty list", c.range);
+          int64_t n = static_cast<int64_t>(items.size());
+          int64_t i =
+              c.args.pos.empty() ? n - 1 : in.toIndex(c.args.pos[0], c.range, "list.pop()'s index");
+          if (i < 0)
+            i += n;
+          if (i < 0 || i >= n)
+            in.raise("IndexError", "pop index out of range", c.range);
+          V v = items[static_cast<size_t>(i)];
+          items.erase(items.begin() + i);
+          return v;
+        });
+    add(
+        "remove", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          auto &items = selfList(c).items;
+          for (size_t i = 0; i < items.size(); ++i) {
+            if (items[i] == c.args.pos[0] ||
+                in.equal(items[i], c.args.pos[0], c.range).value_or(false)) {
+              items.erase(items.begin() + static_cast<long>(i));
+              return none();
+            }
+          }
+          in.raise("ValueError", "list.remove(x): x not in list", c.range);
+        });
+    add(
+        "index", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 3);
+          const auto &items = selfList(c).items;
+          int64_t n = static_cast<int64_t>(items.size());
+          int64_t lo = c.args.pos.size() > 1 ? in.toIndex(c.args.pos[1], c.range, "start") : 0;
+          int64_t hi = c.args.pos.size() > 2 ? in.toIndex(c.args.pos[2], c.range, "stop") : n;
+          if (lo < 0)
+            lo = std::max<int64_t>(lo + n, 0);
+          if (hi < 0)
+            hi = std::max<int64_t>(hi + n, 0);
+          for (int64_t i = lo; i < std::min(hi, n); ++i)
+            if (items[static_cast<size_t>(i)] == c.args.pos[0] ||
+                in.equal(items[static_cast<size_t>(i)], c.args.pos[0], c.range).value_or(false))
+              return integer(i);
+          auto t = in.repr(c.args.pos[0], c.range);
+          in.raise("ValueError", fmt::format("{} is not in list", t ? *t : "the value"), c.range);
+        });
+    add(
+        "count", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          int64_t n = 0;
+          for (const V &x : selfList(c).items)
+            n += x == c.args.pos[0] || in.equal(x, c.args.pos[0], c.range).value_or(false);
+          return integer(n);
+        });
+    add(
+        "clear", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          selfList(c).items.clear();
+          return none();
+        });
+    add(
+        "copy", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          in.alloc(selfList(c).items.size(), c.range);
+          return list(selfList(c).items);
+        });
+    add(
+        "reverse", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          std::reverse(selfList(c).items.begin(), selfList(c).items.end());
+          return none();
+        });
+    add(
+        "sort", +[](Interp &in, CallCtx &c) -> V {
+          if (!c.args.pos.empty())
+            in.raise("TypeError", "sort() takes no positional arguments", c.range);
+          V key;
+          bool reverse = false;
+          for (const auto &[k, v] : c.args.kw) {
+            if (k == "key")
+              key = v;
+            else if (k == "reverse")
+              reverse = in.truth(v, c.range, "sort()'s reverse");
+            else
+              in.raise("TypeError",
+                       fmt::format("sort() got an unexpected keyword argument '{}'", k), c.range);
+          }
+          std::vector<V> items = selfList(c).items;
+          sortValues(in, items, key, reverse, c.range);
+          selfList(c).items = std::move(items);
+          return none();
+        });
     return m;
   }();
   return t;
@@ -948,7 +1005,8 @@ const MethodTable &listMethods() {
 const MethodTable &tupleMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    m.fns["index"] = BuiltinFn{"tuple.index", +[](Interp &in, CallCtx &c) -> V {
+    m.fns["index"] = BuiltinFn{"tuple.index",
+                               +[](Interp &in, CallCtx &c) -> V {
                                  argCount(in, c, 1, 1);
                                  const auto &items = cast<TupleV>(c.self).items;
                                  for (size_t i = 0; i < items.size(); ++i)
@@ -956,15 +1014,18 @@ const MethodTable &tupleMethods() {
                                        in.equal(items[i], c.args.pos[0], c.range).value_or(false))
                                      return integer(static_cast<int64_t>(i));
                                  in.raise("ValueError", "tuple.index(x): x not in tuple", c.range);
-                               }, "", false};
-    m.fns["count"] = BuiltinFn{"tuple.count", +[](Interp &in, CallCtx &c) -> V {
+                               },
+                               "", false};
+    m.fns["count"] = BuiltinFn{"tuple.count",
+                               +[](Interp &in, CallCtx &c) -> V {
                                  argCount(in, c, 1, 1);
                                  int64_t n = 0;
                                  for (const V &x : cast<TupleV>(c.self).items)
                                    n += x == c.args.pos[0] ||
                                         in.equal(x, c.args.pos[0], c.range).value_or(false);
                                  return integer(n);
-                               }, "", false};
+                               },
+                               "", false};
     return m;
   }();
   return t;
@@ -973,110 +1034,123 @@ const MethodTable &tupleMethods() {
 const MethodTable &dictMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    auto add = [&](const char *n, H h) { m.fns[n] = BuiltinFn{std::string("dict.") + n, h, "", false}; };
+    auto add = [&](const char *n, H h) {
+      m.fns[n] = BuiltinFn{std::string("dict.") + n, h, "", false};
+    };
     auto table = [](CallCtx &c) -> Table & { return cast<DictV>(c.self).table; };
     (void)table;
-    add("get", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 2);
-      if (c.args.pos[0]->kind == Kind::Opaque)
-        return in.opaque("dict.get() with it", c.range, c.args.pos[0]);
-      V v = in.dictGet(cast<DictV>(c.self).table, c.args.pos[0], c.range);
-      return v ? v : c.args.pos.size() > 1 ? c.args.pos[1] : none();
-    });
-    add("keys", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      return dictView(c, DictViewObj::What::Keys);
-    });
-    add("values", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      return dictView(c, DictViewObj::What::Values);
-    });
-    add("items", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      return dictView(c, DictViewObj::What::Items);
-    });
-    add("update", +[](Interp &in, CallCtx &c) -> V {
-      if (c.args.pos.size() > 1)
-        in.raise("TypeError",
-                 fmt::format("update expected at most 1 argument, got {}", c.args.pos.size()), c.range);
-      Table &t = cast<DictV>(c.self).table;
-      if (!c.args.pos.empty()) {
-        const V &src = c.args.pos[0];
-        if (auto *d = dynCast<DictV>(src)) {
-          for (const Table::Entry &e : std::vector<Table::Entry>(d->table.entries))
-            if (e.live)
-              in.dictSet(t, e.key, e.value, c.range);
-        } else {
-          if (src->kind == Kind::Opaque)
-            in.opaqueNeeded(src, c.range, "dict.update() with it");
-          V it = in.iter(src, c.range);
-          int64_t i = 0;
-          while (V pair = in.next(it, c.range)) {
-            std::vector<V> kv = in.toVector(pair, c.range);
-            if (kv.size() != 2)
-              in.raise("ValueError",
-                       fmt::format("dictionary update sequence element #{} has length {}; 2 is "
-                                   "required",
-                                   i, kv.size()),
-                       c.range);
-            in.dictSet(t, kv[0], kv[1], c.range);
-            ++i;
+    add(
+        "get", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 2);
+          if (c.args.pos[0]->kind == Kind::Opaque)
+            return in.opaque("dict.get() with it", c.range, c.args.pos[0]);
+          V v = in.dictGet(cast<DictV>(c.self).table, c.args.pos[0], c.range);
+          return v ? v : c.args.pos.size() > 1 ? c.args.pos[1] : none();
+        });
+    add(
+        "keys", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          return dictView(c, DictViewObj::What::Keys);
+        });
+    add(
+        "values", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          return dictView(c, DictViewObj::What::Values);
+        });
+    add(
+        "items", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          return dictView(c, DictViewObj::What::Items);
+        });
+    add(
+        "update", +[](Interp &in, CallCtx &c) -> V {
+          if (c.args.pos.size() > 1)
+            in.raise("TypeError",
+                     fmt::format("update expected at most 1 argument, got {}", c.args.pos.size()),
+                     c.range);
+          Table &t = cast<DictV>(c.self).table;
+          if (!c.args.pos.empty()) {
+            const V &src = c.args.pos[0];
+            if (auto *d = dynCast<DictV>(src)) {
+              for (const Table::Entry &e : std::vector<Table::Entry>(d->table.entries))
+                if (e.live)
+                  in.dictSet(t, e.key, e.value, c.range);
+            } else {
+              if (src->kind == Kind::Opaque)
+                in.opaqueNeeded(src, c.range, "dict.update() with it");
+              V it = in.iter(src, c.range);
+              int64_t i = 0;
+              while (V pair = in.next(it, c.range)) {
+                std::vector<V> kv = in.toVector(pair, c.range);
+                if (kv.size() != 2)
+                  in.raise("ValueError",
+                           fmt::format("dictionary update sequence element #{} has length {}; 2 is "
+                                       "required",
+                                       i, kv.size()),
+                           c.range);
+                in.dictSet(t, kv[0], kv[1], c.range);
+                ++i;
+              }
+            }
           }
-        }
-      }
-      for (const auto &[k, v] : c.args.kw)
-        in.dictSet(t, string(k), v, c.range);
-      return none();
-    });
-    add("setdefault", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 2);
-      Table &t = cast<DictV>(c.self).table;
-      if (V v = in.dictGet(t, c.args.pos[0], c.range))
-        return v;
-      V d = c.args.pos.size() > 1 ? c.args.pos[1] : none();
-      in.dictSet(t, c.args.pos[0], d, c.range);
-      return d;
-    });
-    add("pop", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 2);
-      Table &t = cast<DictV>(c.self).table;
-      if (V v = in.dictGet(t, c.args.pos[0], c.range)) {
-        in.dictDel(t, c.args.pos[0], c.range);
-        return v;
-      }
-      if (c.args.pos.size() > 1)
-        return c.args.pos[1];
-      auto text = in.repr(c.args.pos[0], c.range);
-      in.raise("KeyError", text ? *text : "", c.range);
-    });
-    add("popitem", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      Table &t = cast<DictV>(c.self).table;
-      for (size_t i = t.entries.size(); i-- > 0;)
-        if (t.entries[i].live) {
-          V k = t.entries[i].key, v = t.entries[i].value;
-          in.dictDel(t, k, c.range);
-          return tuple({k, v});
-        }
-      in.raise("KeyError", "'popitem(): dictionary is empty'", c.range);
-    });
-    add("clear", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      Table &t = cast<DictV>(c.self).table;
-      t.entries.clear();
-      t.index.clear();
-      t.size = 0;
-      ++t.version;
-      return none();
-    });
-    add("copy", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      auto d = std::make_shared<DictV>();
-      for (const Table::Entry &e : cast<DictV>(c.self).table.entries)
-        if (e.live)
-          in.dictSet(d->table, e.key, e.value, c.range);
-      return d;
-    });
+          for (const auto &[k, v] : c.args.kw)
+            in.dictSet(t, string(k), v, c.range);
+          return none();
+        });
+    add(
+        "setdefault", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 2);
+          Table &t = cast<DictV>(c.self).table;
+          if (V v = in.dictGet(t, c.args.pos[0], c.range))
+            return v;
+          V d = c.args.pos.size() > 1 ? c.args.pos[1] : none();
+          in.dictSet(t, c.args.pos[0], d, c.range);
+          return d;
+        });
+    add(
+        "pop", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 2);
+          Table &t = cast<DictV>(c.self).table;
+          if (V v = in.dictGet(t, c.args.pos[0], c.range)) {
+            in.dictDel(t, c.args.pos[0], c.range);
+            return v;
+          }
+          if (c.args.pos.size() > 1)
+            return c.args.pos[1];
+          auto text = in.repr(c.args.pos[0], c.range);
+          in.raise("KeyError", text ? *text : "", c.range);
+        });
+    add(
+        "popitem", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          Table &t = cast<DictV>(c.self).table;
+          for (size_t i = t.entries.size(); i-- > 0;)
+            if (t.entries[i].live) {
+              V k = t.entries[i].key, v = t.entries[i].value;
+              in.dictDel(t, k, c.range);
+              return tuple({k, v});
+            }
+          in.raise("KeyError", "'popitem(): dictionary is empty'", c.range);
+        });
+    add(
+        "clear", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          Table &t = cast<DictV>(c.self).table;
+          t.entries.clear();
+          t.index.clear();
+          t.size = 0;
+          ++t.version;
+          return none();
+        });
+    add(
+        "copy", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          auto d = std::make_shared<DictV>();
+          for (const Table::Entry &e : cast<DictV>(c.self).table.entries)
+            if (e.live)
+              in.dictSet(d->table, e.key, e.value, c.range);
+          return d;
+        });
     m.unmodelled = {"fromkeys"};
     return m;
   }();
@@ -1086,110 +1160,128 @@ const MethodTable &dictMethods() {
 const MethodTable &setMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    auto add = [&](const char *n, H h) { m.fns[n] = BuiltinFn{std::string("set.") + n, h, "", false}; };
-    add("add", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      in.dictSet(cast<SetV>(c.self).table, c.args.pos[0], nullptr, c.range);
-      return none();
-    });
-    add("discard", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      in.dictDel(cast<SetV>(c.self).table, c.args.pos[0], c.range);
-      return none();
-    });
-    add("remove", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      if (!in.dictDel(cast<SetV>(c.self).table, c.args.pos[0], c.range)) {
-        auto text = in.repr(c.args.pos[0], c.range);
-        in.raise("KeyError", text ? *text : "", c.range);
-      }
-      return none();
-    });
-    add("update", +[](Interp &in, CallCtx &c) -> V {
-      for (const V &src : c.args.pos)
-        for (const V &x : in.toVector(src, c.range))
-          in.dictSet(cast<SetV>(c.self).table, x, nullptr, c.range);
-      return none();
-    });
-    add("clear", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      Table &t = cast<SetV>(c.self).table;
-      t.entries.clear();
-      t.index.clear();
-      t.size = 0;
-      ++t.version;
-      return none();
-    });
-    add("copy", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      auto s = std::make_shared<SetV>(cast<SetV>(c.self).frozen);
-      s->table = cast<SetV>(c.self).table;
-      return s;
-    });
+    auto add = [&](const char *n, H h) {
+      m.fns[n] = BuiltinFn{std::string("set.") + n, h, "", false};
+    };
+    add(
+        "add", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          in.dictSet(cast<SetV>(c.self).table, c.args.pos[0], nullptr, c.range);
+          return none();
+        });
+    add(
+        "discard", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          in.dictDel(cast<SetV>(c.self).table, c.args.pos[0], c.range);
+          return none();
+        });
+    add(
+        "remove", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          if (!in.dictDel(cast<SetV>(c.self).table, c.args.pos[0], c.range)) {
+            auto text = in.repr(c.args.pos[0], c.range);
+            in.raise("KeyError", text ? *text : "", c.range);
+          }
+          return none();
+        });
+    add(
+        "update", +[](Interp &in, CallCtx &c) -> V {
+          for (const V &src : c.args.pos)
+            for (const V &x : in.toVector(src, c.range))
+              in.dictSet(cast<SetV>(c.self).table, x, nullptr, c.range);
+          return none();
+        });
+    add(
+        "clear", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          Table &t = cast<SetV>(c.self).table;
+          t.entries.clear();
+          t.index.clear();
+          t.size = 0;
+          ++t.version;
+          return none();
+        });
+    add(
+        "copy", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          auto s = std::make_shared<SetV>(cast<SetV>(c.self).frozen);
+          s->table = cast<SetV>(c.self).table;
+          return s;
+        });
     auto binary = [&](const char *n, py::BinOpKind op) {
       (void)op;
       m.fns[n] = BuiltinFn{std::string("set.") + n, nullptr, "", false};
     };
     (void)binary;
-    add("union", +[](Interp &in, CallCtx &c) -> V {
-      V acc = c.self;
-      for (const V &o : c.args.pos) {
-        auto s = std::make_shared<SetV>(false);
-        for (const V &x : in.toVector(o, c.range))
-          in.dictSet(s->table, x, nullptr, c.range);
-        acc = in.binop(py::BinOpKind::BitOr, acc, s, c.range);
-      }
-      return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range) : acc;
-    });
-    add("intersection", +[](Interp &in, CallCtx &c) -> V {
-      V acc = c.self;
-      for (const V &o : c.args.pos) {
-        auto s = std::make_shared<SetV>(false);
-        for (const V &x : in.toVector(o, c.range))
-          in.dictSet(s->table, x, nullptr, c.range);
-        acc = in.binop(py::BinOpKind::BitAnd, acc, s, c.range);
-      }
-      return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range) : acc;
-    });
-    add("difference", +[](Interp &in, CallCtx &c) -> V {
-      V acc = c.self;
-      for (const V &o : c.args.pos) {
-        auto s = std::make_shared<SetV>(false);
-        for (const V &x : in.toVector(o, c.range))
-          in.dictSet(s->table, x, nullptr, c.range);
-        acc = in.binop(py::BinOpKind::Sub, acc, s, c.range);
-      }
-      return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range) : acc;
-    });
-    add("issubset", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      auto s = std::make_shared<SetV>(false);
-      for (const V &x : in.toVector(c.args.pos[0], c.range))
-        in.dictSet(s->table, x, nullptr, c.range);
-      for (const Table::Entry &e : cast<SetV>(c.self).table.entries)
-        if (e.live && !in.tableFind(s->table, e.key, e.hash, c.range))
-          return boolean(false);
-      return boolean(true);
-    });
-    add("issuperset", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      for (const V &x : in.toVector(c.args.pos[0], c.range))
-        if (!in.tableFind(cast<SetV>(c.self).table, x, in.hashOf(x, c.range), c.range))
-          return boolean(false);
-      return boolean(true);
-    });
-    add("pop", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      Table &t = cast<SetV>(c.self).table;
-      if (t.size == 0)
-        in.raise("KeyError", "'pop from an empty set'", c.range);
-      if (t.size > 1)
-        unsupported(c.range, "set.pop() on a set of several elements (which one is CPython's hash "
-                             "order)");
-      V k = in.tableKeys(t)[0];
-      in.dictDel(t, k, c.range);
-      return k;
-    });
+    add(
+        "union", +[](Interp &in, CallCtx &c) -> V {
+          V acc = c.self;
+          for (const V &o : c.args.pos) {
+            auto s = std::make_shared<SetV>(false);
+            for (const V &x : in.toVector(o, c.range))
+              in.dictSet(s->table, x, nullptr, c.range);
+            acc = in.binop(py::BinOpKind::BitOr, acc, s, c.range);
+          }
+          return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range)
+                               : acc;
+        });
+    add(
+        "intersection", +[](Interp &in, CallCtx &c) -> V {
+          V acc = c.self;
+          for (const V &o : c.args.pos) {
+            auto s = std::make_shared<SetV>(false);
+            for (const V &x : in.toVector(o, c.range))
+              in.dictSet(s->table, x, nullptr, c.range);
+            acc = in.binop(py::BinOpKind::BitAnd, acc, s, c.range);
+          }
+          return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range)
+                               : acc;
+        });
+    add(
+        "difference", +[](Interp &in, CallCtx &c) -> V {
+          V acc = c.self;
+          for (const V &o : c.args.pos) {
+            auto s = std::make_shared<SetV>(false);
+            for (const V &x : in.toVector(o, c.range))
+              in.dictSet(s->table, x, nullptr, c.range);
+            acc = in.binop(py::BinOpKind::Sub, acc, s, c.range);
+          }
+          return acc == c.self ? in.call(in.getAttr(c.self, "copy", c.range), Args{}, c.range)
+                               : acc;
+        });
+    add(
+        "issubset", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          auto s = std::make_shared<SetV>(false);
+          for (const V &x : in.toVector(c.args.pos[0], c.range))
+            in.dictSet(s->table, x, nullptr, c.range);
+          for (const Table::Entry &e : cast<SetV>(c.self).table.entries)
+            if (e.live && !in.tableFind(s->table, e.key, e.hash, c.range))
+              return boolean(false);
+          return boolean(true);
+        });
+    add(
+        "issuperset", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          for (const V &x : in.toVector(c.args.pos[0], c.range))
+            if (!in.tableFind(cast<SetV>(c.self).table, x, in.hashOf(x, c.range), c.range))
+              return boolean(false);
+          return boolean(true);
+        });
+    add(
+        "pop", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          Table &t = cast<SetV>(c.self).table;
+          if (t.size == 0)
+            in.raise("KeyError", "'pop from an empty set'", c.range);
+          if (t.size > 1)
+            unsupported(c.range,
+                        "set.pop() on a set of several elements (which one is CPython's hash "
+                        "order)");
+          V k = in.tableKeys(t)[0];
+          in.dictDel(t, k, c.range);
+          return k;
+        });
     m.unmodelled = {"symmetric_difference", "isdisjoint", "difference_update",
                     "intersection_update", "symmetric_difference_update"};
     return m;
@@ -1200,38 +1292,47 @@ const MethodTable &setMethods() {
 const MethodTable &strMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    auto add = [&](const char *n, H h) { m.fns[n] = BuiltinFn{std::string("str.") + n, h, "", false}; };
-    add("join", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      std::string out;
-      const std::string &sep = cast<StrV>(c.self).s;
-      if (c.args.pos[0]->kind == Kind::Opaque)
-        return in.opaque("str.join() of it", c.range, c.args.pos[0]);
-      std::vector<V> items = in.toVector(c.args.pos[0], c.range);
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (items[i]->kind == Kind::Opaque)
-          return in.opaque("str.join() of it", c.range, items[i]);
-        auto *s = dynCast<StrV>(items[i]);
-        if (!s)
-          in.raise("TypeError",
-                   fmt::format("sequence item {}: expected str instance, {} found", i,
-                               typeName(*items[i])),
-                   c.range);
-        out += (i ? sep : "") + s->s;
-      }
-      in.alloc(out.size(), c.range);
-      return string(std::move(out));
-    });
-    add("split", +[](Interp &in, CallCtx &c) -> V { return strSplit(in, c, false); });
-    add("rsplit", +[](Interp &in, CallCtx &c) -> V { return strSplit(in, c, true); });
-    add("strip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, true, true); });
-    add("lstrip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, true, false); });
-    add("rstrip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, false, true); });
+    auto add = [&](const char *n, H h) {
+      m.fns[n] = BuiltinFn{std::string("str.") + n, h, "", false};
+    };
+    add(
+        "join", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          std::string out;
+          const std::string &sep = cast<StrV>(c.self).s;
+          if (c.args.pos[0]->kind == Kind::Opaque)
+            return in.opaque("str.join() of it", c.range, c.args.pos[0]);
+          std::vector<V> items = in.toVector(c.args.pos[0], c.range);
+          for (size_t i = 0; i < items.size(); ++i) {
+            if (items[i]->kind == Kind::Opaque)
+              return in.opaque("str.join() of it", c.range, items[i]);
+            auto *s = dynCast<StrV>(items[i]);
+            if (!s)
+              in.raise("TypeError",
+                       fmt::format("sequence item {}: expected str instance, {} found", i,
+                                   typeName(*items[i])),
+                       c.range);
+            out += (i ? sep : "") + s->s;
+          }
+          in.alloc(out.size(), c.range);
+          return string(std::move(out));
+        });
+    add(
+        "split", +[](Interp &in, CallCtx &c) -> V { return strSplit(in, c, false); });
+    add(
+        "rsplit", +[](Interp &in, CallCtx &c) -> V { return strSplit(in, c, true); });
+    add(
+        "strip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, true, true); });
+    add(
+        "lstrip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, true, false); });
+    add(
+        "rstrip", +[](Interp &in, CallCtx &c) -> V { return strStrip(in, c, false, true); });
     auto affix = [](Interp &in, CallCtx &c, bool start) -> V {
       argCount(in, c, 1, 1);
       const std::string &s = cast<StrV>(c.self).s;
-      std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple ? cast<TupleV>(c.args.pos[0]).items
-                                                                 : std::vector<V>{c.args.pos[0]};
+      std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple
+                                   ? cast<TupleV>(c.args.pos[0]).items
+                                   : std::vector<V>{c.args.pos[0]};
       for (const V &o : options) {
         if (o->kind == Kind::Opaque)
           return in.opaque("str.startswith()/endswith() with it", c.range, o);
@@ -1249,116 +1350,129 @@ const MethodTable &strMethods() {
       return boolean(false);
     };
     (void)affix;
-    add("startswith", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      const std::string &s = cast<StrV>(c.self).s;
-      std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple ? cast<TupleV>(c.args.pos[0]).items
-                                                                 : std::vector<V>{c.args.pos[0]};
-      for (const V &o : options) {
-        auto *p = dynCast<StrV>(o);
-        if (!p)
-          in.raise("TypeError", "startswith first arg must be str or a tuple of str", c.range);
-        if (s.compare(0, p->s.size(), p->s) == 0 && p->s.size() <= s.size())
-          return boolean(true);
-      }
-      return boolean(false);
-    });
-    add("endswith", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      const std::string &s = cast<StrV>(c.self).s;
-      std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple ? cast<TupleV>(c.args.pos[0]).items
-                                                                 : std::vector<V>{c.args.pos[0]};
-      for (const V &o : options) {
-        auto *p = dynCast<StrV>(o);
-        if (!p)
-          in.raise("TypeError", "endswith first arg must be str or a tuple of str", c.range);
-        if (p->s.size() <= s.size() && s.compare(s.size() - p->s.size(), p->s.size(), p->s) == 0)
-          return boolean(true);
-      }
-      return boolean(false);
-    });
-    add("replace", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 2, 3);
-      auto *a = dynCast<StrV>(c.args.pos[0]), *b = dynCast<StrV>(c.args.pos[1]);
-      if (!a || !b)
-        in.raise("TypeError", "replace() arguments must be str", c.range);
-      int64_t count = c.args.pos.size() > 2 ? in.toIndex(c.args.pos[2], c.range, "count") : -1;
-      const std::string &s = cast<StrV>(c.self).s;
-      if (a->s.empty())
-        unsupported(c.range, "str.replace() of the empty string");
-      std::string out;
-      size_t pos = 0;
-      for (int64_t n = 0; count < 0 || n < count; ++n) {
-        size_t at = s.find(a->s, pos);
-        if (at == std::string::npos)
-          break;
-        out += s.substr(pos, at - pos) + b->s;
-        pos = at + a->s.size();
-        in.alloc(b->s.size(), c.range);
-      }
-      out += s.substr(pos);
-      return string(std::move(out));
-    });
-    add("upper", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      std::string s = cast<StrV>(c.self).s;
-      if (!isAscii(s))
-        unsupported(c.range, "str.upper() of non-ASCII text");
-      for (char &ch : s)
-        ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      return string(s);
-    });
-    add("lower", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      std::string s = cast<StrV>(c.self).s;
-      if (!isAscii(s))
-        unsupported(c.range, "str.lower() of non-ASCII text");
-      for (char &ch : s)
-        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      return string(s);
-    });
-    add("find", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      auto *a = dynCast<StrV>(c.args.pos[0]);
-      if (!a)
-        in.raise("TypeError", "must be str", c.range);
-      const std::string &s = cast<StrV>(c.self).s;
-      if (!isAscii(s))
-        unsupported(c.range, "str.find() in non-ASCII text");
-      size_t at = s.find(a->s);
-      return integer(at == std::string::npos ? -1 : static_cast<int64_t>(at));
-    });
-    add("count", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 1, 1);
-      auto *a = dynCast<StrV>(c.args.pos[0]);
-      if (!a)
-        in.raise("TypeError", "must be str", c.range);
-      const std::string &s = cast<StrV>(c.self).s;
-      if (a->s.empty())
-        return integer(strLength(s) + 1);
-      int64_t n = 0;
-      for (size_t at = s.find(a->s); at != std::string::npos; at = s.find(a->s, at + a->s.size()))
-        ++n;
-      return integer(n);
-    });
-    add("isdigit", +[](Interp &in, CallCtx &c) -> V {
-      argCount(in, c, 0, 0);
-      const std::string &s = cast<StrV>(c.self).s;
-      if (!isAscii(s))
-        unsupported(c.range, "str.isdigit() of non-ASCII text");
-      return boolean(!s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
-                       return std::isdigit(static_cast<unsigned char>(ch));
-                     }));
-    });
-    add("format", +[](Interp &in, CallCtx &c) -> V {
-      return in.opaque("str.format() (dkv does not format strings)", c.range);
-    });
-    m.unmodelled = {"capitalize", "casefold",   "center",     "encode",     "expandtabs",
-                    "format_map", "index",      "isalnum",    "isalpha",    "isascii",
-                    "isdecimal",  "isidentifier", "islower",  "isnumeric",  "isprintable",
-                    "isspace",    "istitle",    "isupper",    "ljust",      "maketrans",
-                    "partition",  "removeprefix", "removesuffix", "rfind",  "rindex",
-                    "rjust",      "rpartition", "splitlines", "swapcase",   "title",
+    add(
+        "startswith", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          const std::string &s = cast<StrV>(c.self).s;
+          std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple
+                                       ? cast<TupleV>(c.args.pos[0]).items
+                                       : std::vector<V>{c.args.pos[0]};
+          for (const V &o : options) {
+            auto *p = dynCast<StrV>(o);
+            if (!p)
+              in.raise("TypeError", "startswith first arg must be str or a tuple of str", c.range);
+            if (s.compare(0, p->s.size(), p->s) == 0 && p->s.size() <= s.size())
+              return boolean(true);
+          }
+          return boolean(false);
+        });
+    add(
+        "endswith", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          const std::string &s = cast<StrV>(c.self).s;
+          std::vector<V> options = c.args.pos[0]->kind == Kind::Tuple
+                                       ? cast<TupleV>(c.args.pos[0]).items
+                                       : std::vector<V>{c.args.pos[0]};
+          for (const V &o : options) {
+            auto *p = dynCast<StrV>(o);
+            if (!p)
+              in.raise("TypeError", "endswith first arg must be str or a tuple of str", c.range);
+            if (p->s.size() <= s.size() &&
+                s.compare(s.size() - p->s.size(), p->s.size(), p->s) == 0)
+              return boolean(true);
+          }
+          return boolean(false);
+        });
+    add(
+        "replace", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 2, 3);
+          auto *a = dynCast<StrV>(c.args.pos[0]), *b = dynCast<StrV>(c.args.pos[1]);
+          if (!a || !b)
+            in.raise("TypeError", "replace() arguments must be str", c.range);
+          int64_t count = c.args.pos.size() > 2 ? in.toIndex(c.args.pos[2], c.range, "count") : -1;
+          const std::string &s = cast<StrV>(c.self).s;
+          if (a->s.empty())
+            unsupported(c.range, "str.replace() of the empty string");
+          std::string out;
+          size_t pos = 0;
+          for (int64_t n = 0; count < 0 || n < count; ++n) {
+            size_t at = s.find(a->s, pos);
+            if (at == std::string::npos)
+              break;
+            out += s.substr(pos, at - pos) + b->s;
+            pos = at + a->s.size();
+            in.alloc(b->s.size(), c.range);
+          }
+          out += s.substr(pos);
+          return string(std::move(out));
+        });
+    add(
+        "upper", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          std::string s = cast<StrV>(c.self).s;
+          if (!isAscii(s))
+            unsupported(c.range, "str.upper() of non-ASCII text");
+          for (char &ch : s)
+            ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+          return string(s);
+        });
+    add(
+        "lower", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          std::string s = cast<StrV>(c.self).s;
+          if (!isAscii(s))
+            unsupported(c.range, "str.lower() of non-ASCII text");
+          for (char &ch : s)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          return string(s);
+        });
+    add(
+        "find", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          auto *a = dynCast<StrV>(c.args.pos[0]);
+          if (!a)
+            in.raise("TypeError", "must be str", c.range);
+          const std::string &s = cast<StrV>(c.self).s;
+          if (!isAscii(s))
+            unsupported(c.range, "str.find() in non-ASCII text");
+          size_t at = s.find(a->s);
+          return integer(at == std::string::npos ? -1 : static_cast<int64_t>(at));
+        });
+    add(
+        "count", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 1, 1);
+          auto *a = dynCast<StrV>(c.args.pos[0]);
+          if (!a)
+            in.raise("TypeError", "must be str", c.range);
+          const std::string &s = cast<StrV>(c.self).s;
+          if (a->s.empty())
+            return integer(strLength(s) + 1);
+          int64_t n = 0;
+          for (size_t at = s.find(a->s); at != std::string::npos;
+               at = s.find(a->s, at + a->s.size()))
+            ++n;
+          return integer(n);
+        });
+    add(
+        "isdigit", +[](Interp &in, CallCtx &c) -> V {
+          argCount(in, c, 0, 0);
+          const std::string &s = cast<StrV>(c.self).s;
+          if (!isAscii(s))
+            unsupported(c.range, "str.isdigit() of non-ASCII text");
+          return boolean(!s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+            return std::isdigit(static_cast<unsigned char>(ch));
+          }));
+        });
+    add(
+        "format", +[](Interp &in, CallCtx &c) -> V {
+          return in.opaque("str.format() (dkv does not format strings)", c.range);
+        });
+    m.unmodelled = {"capitalize", "casefold",     "center",       "encode",    "expandtabs",
+                    "format_map", "index",        "isalnum",      "isalpha",   "isascii",
+                    "isdecimal",  "isidentifier", "islower",      "isnumeric", "isprintable",
+                    "isspace",    "istitle",      "isupper",      "ljust",     "maketrans",
+                    "partition",  "removeprefix", "removesuffix", "rfind",     "rindex",
+                    "rjust",      "rpartition",   "splitlines",   "swapcase",  "title",
                     "translate",  "zfill"};
     return m;
   }();
@@ -1368,7 +1482,8 @@ const MethodTable &strMethods() {
 const MethodTable &intMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    m.fns["bit_length"] = BuiltinFn{"int.bit_length", +[](Interp &in, CallCtx &c) -> V {
+    m.fns["bit_length"] = BuiltinFn{"int.bit_length",
+                                    +[](Interp &in, CallCtx &c) -> V {
                                       argCount(in, c, 0, 0);
                                       int64_t x = intOf(c.self);
                                       uint64_t u = x < 0 ? static_cast<uint64_t>(-(x + 1)) + 1
@@ -1379,7 +1494,8 @@ const MethodTable &intMethods() {
                                         u >>= 1;
                                       }
                                       return integer(n);
-                                    }, "", false};
+                                    },
+                                    "", false};
     m.unmodelled = {"to_bytes", "from_bytes", "as_integer_ratio", "conjugate", "bit_count"};
     return m;
   }();
@@ -1389,11 +1505,13 @@ const MethodTable &intMethods() {
 const MethodTable &floatMethods() {
   static const MethodTable t = [] {
     MethodTable m;
-    m.fns["is_integer"] = BuiltinFn{"float.is_integer", +[](Interp &in, CallCtx &c) -> V {
+    m.fns["is_integer"] = BuiltinFn{"float.is_integer",
+                                    +[](Interp &in, CallCtx &c) -> V {
                                       argCount(in, c, 0, 0);
                                       double f = cast<FloatV>(c.self).f;
                                       return boolean(std::isfinite(f) && f == std::floor(f));
-                                    }, "", false};
+                                    },
+                                    "", false};
     m.unmodelled = {"as_integer_ratio", "hex", "fromhex", "conjugate"};
     return m;
   }();
@@ -1401,13 +1519,15 @@ const MethodTable &floatMethods() {
 }
 
 const BuiltinFn &propertySetter() {
-  static const BuiltinFn fn{"property.setter", +[](Interp &in, CallCtx &c) -> V {
+  static const BuiltinFn fn{"property.setter",
+                            +[](Interp &in, CallCtx &c) -> V {
                               argCount(in, c, 1, 1);
                               const auto &w = cast<WrapperV>(c.self);
                               auto out = std::make_shared<WrapperV>(WrapperV::W::Property, w.fn);
                               out->setter = c.args.pos[0];
                               return out;
-                            }, "", false};
+                            },
+                            "", false};
   return fn;
 }
 
@@ -1530,7 +1650,8 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
       auto n = parseInt(cast<StrV>(v).s, 10);
       if (!n)
         raise("ValueError",
-              fmt::format("invalid literal for int() with base 10: {}", strRepr(cast<StrV>(v).s)), r);
+              fmt::format("invalid literal for int() with base 10: {}", strRepr(cast<StrV>(v).s)),
+              r);
       return integer(*n);
     }
     case Kind::Opaque:
@@ -1617,7 +1738,8 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
   }
   case ClassRole::Dict: {
     if (args.pos.size() > 1)
-      raise("TypeError", fmt::format("dict expected at most 1 argument, got {}", args.pos.size()), r);
+      raise("TypeError", fmt::format("dict expected at most 1 argument, got {}", args.pos.size()),
+            r);
     auto d = std::make_shared<DictV>();
     CallCtx c;
     c.args = std::move(args);
@@ -1696,16 +1818,19 @@ void Interp::initBuiltins() {
                                           {}));
   builtins_->set("__debug__", boolean(true));
   // BaseException.__init__ / object.__init__ for super().__init__(...) in subclasses.
-  static const BuiltinFn excInit{"BaseException.__init__", +[](Interp &, CallCtx &c) -> V {
+  static const BuiltinFn excInit{"BaseException.__init__",
+                                 +[](Interp &, CallCtx &c) -> V {
                                    if (auto *i = dynCast<InstanceV>(c.self))
                                      i->attrs->set("args", tuple(c.args.pos));
                                    return none();
-                                 }, "", false};
-  builtinClass(ClassRole::BaseException)->dict->set("__init__", builtinValue(excInit));
-  static const BuiltinFn objInit{"object.__init__", +[](Interp &, CallCtx &) -> V { return none(); },
+                                 },
                                  "", false};
+  builtinClass(ClassRole::BaseException)->dict->set("__init__", builtinValue(excInit));
+  static const BuiltinFn objInit{"object.__init__",
+                                 +[](Interp &, CallCtx &) -> V { return none(); }, "", false};
   builtinClass(ClassRole::Object)->dict->set("__init__", builtinValue(objInit));
-  static const BuiltinFn objSetattr{"object.__setattr__", +[](Interp &in, CallCtx &c) -> V {
+  static const BuiltinFn objSetattr{"object.__setattr__",
+                                    +[](Interp &in, CallCtx &c) -> V {
                                       // object.__setattr__(self, name, value): bypasses a
                                       // frozen dataclass's check, as in CPython.
                                       if (c.args.pos.size() != 3)
@@ -1716,7 +1841,8 @@ void Interp::initBuiltins() {
                                         unsupported(c.range, "object.__setattr__ on this value");
                                       i->attrs->set(n->s, c.args.pos[2]);
                                       return none();
-                                    }, "", false};
+                                    },
+                                    "", false};
   builtinClass(ClassRole::Object)->dict->set("__setattr__", builtinValue(objSetattr));
 }
 

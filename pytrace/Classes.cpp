@@ -229,8 +229,11 @@ void Interp::raise(const std::string &cls, const std::string &message, SourceRan
 void Interp::raiseId(const std::string &cls, const std::string &message, SourceRange r) {
   Args args;
   args.pos.push_back(string(message));
-  throw PyRaise{makeException(exceptionClass(cls), std::move(args)), r,
-                cls == "RecursionError" ? "python-too-deep" : "python-call", {}, 0};
+  throw PyRaise{makeException(exceptionClass(cls), std::move(args)),
+                r,
+                cls == "RecursionError" ? "python-too-deep" : "python-call",
+                {},
+                0};
 }
 
 std::string Interp::exceptionText(const V &exc) {
@@ -311,7 +314,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       case ClassRole::Enum:
         break;
       default:
-        unsupported(b->range, fmt::format("a class deriving from the built-in type `{}`", bc->name));
+        unsupported(b->range,
+                    fmt::format("a class deriving from the built-in type `{}`", bc->name));
       }
       cls->bases.push_back(std::static_pointer_cast<ClassV>(base));
       if (bc->opaqueBase)
@@ -334,8 +338,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
     cls->bases.push_back(builtinClass(ClassRole::Object));
   cls->mro = c3(cls);
   if (cls->mro.empty())
-    raise("TypeError",
-          "Cannot create a consistent method resolution order (MRO) for bases", cd.range);
+    raise("TypeError", "Cannot create a consistent method resolution order (MRO) for bases",
+          cd.range);
   for (const ClassP &b : cls->mro)
     if (b->role != ClassRole::User && b->role != ClassRole::Object && cls->role == ClassRole::User)
       cls->role = b->role;
@@ -390,8 +394,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       // A repeated value is an alias of the first member with it.
       V member;
       for (const Table::Entry &e : members->table.entries)
-        if (e.live && equal(cast<InstanceV>(e.value).attrs->get("_value_"), value, cd.range)
-                          .value_or(false))
+        if (e.live &&
+            equal(cast<InstanceV>(e.value).attrs->get("_value_"), value, cd.range).value_or(false))
           member = e.value;
       if (!member) {
         auto inst = std::make_shared<InstanceV>(cls);
@@ -432,7 +436,8 @@ V Interp::callClass(const ClassP &c, Args args, SourceRange r) {
             equal(cast<InstanceV>(e.value).attrs->get("_value_"), args.pos[0], r).value_or(false))
           return e.value;
     auto text = repr(args.pos[0], r);
-    raise("ValueError", fmt::format("{} is not a valid {}", text ? *text : "the value", c->name), r);
+    raise("ValueError", fmt::format("{} is not a valid {}", text ? *text : "the value", c->name),
+          r);
   }
   default:
     return constructBuiltin(c->role, std::move(args), r);
@@ -452,8 +457,8 @@ V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
         fields.push_back(n);
     if (args.pos.size() > fields.size())
       raiseId("TypeError",
-              fmt::format("{}.__init__() takes {} positional argument{} but {} were given",
-                          c->name, fields.size() + 1, fields.size() + 1 == 1 ? "" : "s",
+              fmt::format("{}.__init__() takes {} positional argument{} but {} were given", c->name,
+                          fields.size() + 1, fields.size() + 1 == 1 ? "" : "s",
                           args.pos.size() + 1),
               r);
     std::map<std::string, V> given;
@@ -462,7 +467,8 @@ V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
     for (auto &[k, v] : args.kw) {
       if (std::find(fields.begin(), fields.end(), k) == fields.end())
         raiseId("TypeError",
-                fmt::format("{}.__init__() got an unexpected keyword argument '{}'", c->name, k), r);
+                fmt::format("{}.__init__() got an unexpected keyword argument '{}'", c->name, k),
+                r);
       if (given.count(k))
         raiseId("TypeError",
                 fmt::format("{}.__init__() got multiple values for argument '{}'", c->name, k), r);
@@ -479,10 +485,10 @@ V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
       else if (std::find(c->noInit.begin(), c->noInit.end(), n) != c->noInit.end())
         continue;
       else
-        raiseId("TypeError",
-                fmt::format("{}.__init__() missing 1 required positional argument: '{}'", c->name,
-                            n),
-                r);
+        raiseId(
+            "TypeError",
+            fmt::format("{}.__init__() missing 1 required positional argument: '{}'", c->name, n),
+            r);
       inst->attrs->set(n, v);
     }
     if (lookupClassAttr(c, "__post_init__"))
@@ -686,8 +692,8 @@ V Interp::getAttr(const V &obj, const std::string &name, SourceRange r) {
   if (obj->kind == Kind::Class)
     raise("AttributeError",
           fmt::format("type object '{}' has no attribute '{}'", cast<ClassV>(obj).name, name), r);
-  raise("AttributeError",
-        fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name), r);
+  raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+        r);
 }
 
 void Interp::setAttr(const V &obj, const std::string &name, const V &value, SourceRange r) {
@@ -725,8 +731,8 @@ void Interp::setAttr(const V &obj, const std::string &name, const V &value, Sour
   default:
     break;
   }
-  raise("AttributeError",
-        fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name), r);
+  raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+        r);
 }
 
 void Interp::delAttr(const V &obj, const std::string &name, SourceRange r) {
@@ -752,8 +758,8 @@ void Interp::delAttr(const V &obj, const std::string &name, SourceRange r) {
     break;
   }
   if (!ok)
-    raise("AttributeError",
-          fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name), r);
+    raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+          r);
 }
 
 } // namespace dkv::pytrace

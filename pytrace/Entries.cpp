@@ -32,8 +32,7 @@ void Interp::runMain(const py::Module &module, const support::SourceFile &file) 
   std::string package;
   fs::path root = fs::absolute(dir, ec).lexically_normal();
   while (root.has_relative_path() && fs::is_regular_file(root / "__init__.py", ec)) {
-    package = package.empty() ? root.filename().string()
-                              : root.filename().string() + "." + package;
+    package = package.empty() ? root.filename().string() : root.filename().string() + "." + package;
     root = root.parent_path();
   }
   if (!package.empty())
@@ -82,7 +81,8 @@ std::vector<Interp::TestCaseRef> Interp::collectTests() {
   ClassP base = testCaseClass("unittest");
   for (const auto &[name, v] : main_->dict->items) {
     auto *cls = dynCast<ClassV>(v);
-    if (!cls || !isSubclass(std::static_pointer_cast<ClassV>(v), base) || cls->role != ClassRole::TestCase)
+    if (!cls || !isSubclass(std::static_pointer_cast<ClassV>(v), base) ||
+        cls->role != ClassRole::TestCase)
       continue;
     ClassP c = std::static_pointer_cast<ClassV>(v);
     if (c->module != "__main__")
@@ -90,16 +90,14 @@ std::vector<Interp::TestCaseRef> Interp::collectTests() {
     std::vector<std::string> seen;
     for (const ClassP &k : c->mro) {
       for (const auto &[m, mv] : k->dict->items) {
-        if (m.rfind("test", 0) != 0 ||
-            std::find(seen.begin(), seen.end(), m) != seen.end())
+        if (m.rfind("test", 0) != 0 || std::find(seen.begin(), seen.end(), m) != seen.end())
           continue;
         seen.push_back(m);
         if (auto *p = apiAs<ParameterizedObj>(mv)) {
           for (const ParameterizedObj::Case &cs : p->cases)
             out.push_back({c, m, fmt::format("{}::{}[{}]", name, m, cs.label),
-                           fmt::format("{}::{}", name, cs.absltestName.empty()
-                                                            ? m + cs.label
-                                                            : cs.absltestName),
+                           fmt::format("{}::{}", name,
+                                       cs.absltestName.empty() ? m + cs.label : cs.absltestName),
                            cs});
           continue;
         }
@@ -150,8 +148,8 @@ void Interp::runTest(const TestCaseRef &t) {
     call(getAttr(inst, "tearDown", r), Args{}, r);
     if (auto *i = dynCast<InstanceV>(inst))
       if (V cleanups = i->attrs->get("__dkv_cleanups__"))
-        for (auto it = cast<ListV>(cleanups).items.rbegin(); it != cast<ListV>(cleanups).items.rend();
-             ++it)
+        for (auto it = cast<ListV>(cleanups).items.rbegin();
+             it != cast<ListV>(cleanups).items.rend(); ++it)
           call(*it, Args{}, r);
   } catch (PyRaise &e) {
     if (isSubclass(cast<InstanceV>(e.exc).cls, exceptionClass("SkipTest"))) {

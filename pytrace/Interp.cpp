@@ -50,7 +50,9 @@ V ellipsis() {
   static const V v = std::make_shared<EllipsisV>();
   return v;
 }
-V builtinValue(const BuiltinFn &fn, V self) { return std::make_shared<BuiltinV>(&fn, std::move(self)); }
+V builtinValue(const BuiltinFn &fn, V self) {
+  return std::make_shared<BuiltinV>(&fn, std::move(self));
+}
 
 V literalValue(const Literal &l) {
   switch (l.k) {
@@ -259,8 +261,8 @@ support::SourceLoc lastEnd(const py::Body &body, support::SourceLoc dflt) {
     return lastEnd(py::cast<py::With>(s).body, s.range.end);
   case py::StmtKind::Try: {
     const auto &t = py::cast<py::Try>(s);
-    return lastEnd(!t.finalbody.empty() ? t.finalbody
-                   : !t.orelse.empty()  ? t.orelse
+    return lastEnd(!t.finalbody.empty()  ? t.finalbody
+                   : !t.orelse.empty()   ? t.orelse
                    : !t.handlers.empty() ? t.handlers.back().body
                                          : t.body,
                    s.range.end);
@@ -553,16 +555,18 @@ Flow Interp::execTry(const py::Try &t, Frame &f) {
       bool match = !h.type;
       if (h.type) {
         V type = eval(*h.type, f);
-        std::vector<V> types = type->kind == Kind::Tuple ? cast<TupleV>(type).items
-                                                         : std::vector<V>{type};
+        std::vector<V> types =
+            type->kind == Kind::Tuple ? cast<TupleV>(type).items : std::vector<V>{type};
         for (const V &ty : types) {
           if (ty->kind == Kind::Opaque)
-            opaqueNeeded(ty, h.type->range, "an `except` clause on it (which exceptions it catches)");
+            opaqueNeeded(ty, h.type->range,
+                         "an `except` clause on it (which exceptions it catches)");
           if (ty->kind != Kind::Class)
             raise("TypeError",
                   "catching classes that do not inherit from BaseException is not allowed",
                   h.type->range);
-          match = match || isSubclass(cast<InstanceV>(e.exc).cls, std::static_pointer_cast<ClassV>(ty));
+          match =
+              match || isSubclass(cast<InstanceV>(e.exc).cls, std::static_pointer_cast<ClassV>(ty));
         }
       }
       if (!match)
@@ -629,8 +633,9 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
     try {
       return execWith(w, i + 1, f);
     } catch (PyRaise &) {
-      opaqueNeeded(ctx, r, "an exception passes through `with` on it (its __exit__ may suppress "
-                           "it)");
+      opaqueNeeded(ctx, r,
+                   "an exception passes through `with` on it (its __exit__ may suppress "
+                   "it)");
     }
   }
   if (auto *ar = apiAs<AssertRaisesObj>(ctx)) {
@@ -653,7 +658,8 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
       return fl;
     } catch (PyRaise &e) {
       V cls = ar->exceptionClass;
-      std::vector<V> types = cls->kind == Kind::Tuple ? cast<TupleV>(cls).items : std::vector<V>{cls};
+      std::vector<V> types =
+          cls->kind == Kind::Tuple ? cast<TupleV>(cls).items : std::vector<V>{cls};
       for (const V &ty : types)
         if (ty->kind == Kind::Class &&
             isSubclass(cast<InstanceV>(e.exc).cls, std::static_pointer_cast<ClassV>(ty)))
@@ -672,8 +678,7 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
       try {
         fl = execWith(w, i + 1, f);
       } catch (PyRaise &e) {
-        V suppress = call(getAttr(ctx, "__exit__", r),
-                          Args{{typeOf(e.exc), e.exc, none()}, {}}, r);
+        V suppress = call(getAttr(ctx, "__exit__", r), Args{{typeOf(e.exc), e.exc, none()}, {}}, r);
         if (truth(suppress, r, "the result of __exit__"))
           return Flow::Normal;
         throw;
@@ -793,18 +798,21 @@ bool Interp::matchPattern(const py::Pattern &p, const V &v, Frame &f) {
     if (!p.children.empty()) {
       auto *c = dynCast<ClassV>(cls);
       ClassRole role = c ? c->role : ClassRole::User;
-      bool selfMatch = role == ClassRole::Int || role == ClassRole::Float || role == ClassRole::Str ||
-                       role == ClassRole::Bool || role == ClassRole::Tuple || role == ClassRole::List ||
+      bool selfMatch = role == ClassRole::Int || role == ClassRole::Float ||
+                       role == ClassRole::Str || role == ClassRole::Bool ||
+                       role == ClassRole::Tuple || role == ClassRole::List ||
                        role == ClassRole::Dict;
       if (selfMatch) {
         if (p.children.size() != 1)
-          raise("TypeError", fmt::format("{}() accepts 1 positional sub-pattern ({} given)",
-                                         c->name, p.children.size()),
+          raise("TypeError",
+                fmt::format("{}() accepts 1 positional sub-pattern ({} given)", c->name,
+                            p.children.size()),
                 r);
         if (!matchPattern(*p.children[0], v, f))
           return false;
       } else {
-        V matchArgs = c ? lookupClassAttr(std::static_pointer_cast<ClassV>(cls), "__match_args__") : nullptr;
+        V matchArgs =
+            c ? lookupClassAttr(std::static_pointer_cast<ClassV>(cls), "__match_args__") : nullptr;
         std::vector<V> names = matchArgs ? toVector(matchArgs, r) : std::vector<V>{};
         if (p.children.size() > names.size())
           raise("TypeError",
@@ -1396,8 +1404,7 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
     // does not know: both are errors, never dropped.
     const auto &o = cast<OpaqueV>(fn);
     auto isFunction = [](const V &v) {
-      return v->kind == Kind::Function || v->kind == Kind::Partial ||
-             v->kind == Kind::BoundMethod;
+      return v->kind == Kind::Function || v->kind == Kind::Partial || v->kind == Kind::BoundMethod;
     };
     bool givenFunction = false;
     for (const V &a : args.pos)
@@ -1411,7 +1418,8 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
       std::string callee = quoted(o.origin->range, "a function dkv does not model");
       std::string from = root == o.origin.get() ? "" : fmt::format(" ({})", root->what);
       TraceError err{
-          r, "python-unknown-api",
+          r,
+          "python-unknown-api",
           inKernel_
               ? fmt::format("{} is called inside a kernel, and dkv does not model it{}: dkv "
                             "does not know what it does to refs, DMAs or semaphores "
@@ -1422,7 +1430,9 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
                             "might run a kernel, which dkv would miss (docs/python.md lists the "
                             "API it models; nothing is dropped silently)",
                             callee, from),
-          {}, 0, {}};
+          {},
+          0,
+          {}};
       throw err;
     }
     V res = opaque("the result of calling it", r, fn);
@@ -1558,9 +1568,9 @@ void Interp::bindParams(FunctionV &fn, Args args, Frame &frame, SourceRange r) {
   for (auto &[k, v] : args.kw) {
     const py::Param *match = nullptr;
     for (const py::Param &p : params)
-      if (p.name == k && (p.kind == py::ParamKind::Positional ||
-                          p.kind == py::ParamKind::KeywordOnly ||
-                          p.kind == py::ParamKind::PositionalOnly))
+      if (p.name == k &&
+          (p.kind == py::ParamKind::Positional || p.kind == py::ParamKind::KeywordOnly ||
+           p.kind == py::ParamKind::PositionalOnly))
         match = &p;
     if (match && match->kind == py::ParamKind::PositionalOnly) {
       if (kwDict) {
@@ -1618,8 +1628,9 @@ void Interp::bindParams(FunctionV &fn, Args args, Frame &frame, SourceRange r) {
 
 V Interp::callBuiltin(const BuiltinFn &fn, const V &self, Args args, SourceRange r) {
   if (fn.kernelOnly && !inKernel_)
-    fail(r, "python-unknown-api",
-         fmt::format("`{}` is only meaningful inside a kernel that pl.pallas_call traces", fn.name));
+    fail(
+        r, "python-unknown-api",
+        fmt::format("`{}` is only meaningful inside a kernel that pl.pallas_call traces", fn.name));
   CallCtx ctx;
   ctx.args = std::move(args);
   ctx.range = r;

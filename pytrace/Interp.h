@@ -98,7 +98,7 @@ struct BuiltinFn {
 /// function or a constant.
 struct ApiRow {
   std::vector<std::string> names;
-  BuiltinFn fn;            ///< a function (fn.handler set)
+  BuiltinFn fn;                      ///< a function (fn.handler set)
   V (*constant)(Interp &) = nullptr; ///< or a constant's value (null: a dtype, by its name)
 };
 
@@ -289,8 +289,7 @@ public:
   //--- modules (Modules.cpp) ----------------------------------------------------------
   /// `import name` (level 0) or a relative import from `from`: the module object (its
   /// top-level package when `top`).
-  ModuleP importModule(const std::string &name, const ModuleP &from, unsigned level,
-                       SourceRange r);
+  ModuleP importModule(const std::string &name, const ModuleP &from, unsigned level, SourceRange r);
   ModuleP loadFromDisk(const std::string &name, const std::string &path, bool package,
                        SourceRange r);
   std::optional<std::pair<std::string, bool>> findOnDisk(const std::string &name) const;
@@ -320,20 +319,20 @@ public:
   static constexpr uint64_t kMaxSteps = 1000000;
   static constexpr uint64_t kMaxAlloc = uint64_t{1} << 25;   ///< elements and bytes built
   static constexpr uint64_t kMaxCompare = uint64_t{1} << 24; ///< element comparisons
-  static constexpr int kMaxDepth = 1000; ///< CPython's default recursion limit
+  static constexpr int kMaxDepth = 1000;                     ///< CPython's default recursion limit
 
   //--- the kernel being traced (Kernel.cpp, KernelApi.cpp) ----------------------------
   bool inKernel_ = false;
   std::vector<std::vector<ast::StmtPtr> *> blocks_;
   std::set<std::string> used_;
-  uint64_t emitted_ = 0;    ///< statements that may write a ref
+  uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
   static constexpr uint64_t kMaxKernelStmts = 20000;
   V mesh_;   ///< the mesh of the enclosing shard_map (MeshObj)
   V tcMesh_; ///< the TensorCore mesh of the pl.kernel being traced, or null
   std::vector<int64_t> grid_;
   bool hasCollective_ = false;
-  bool entryMode_ = false; ///< an entry directive replaces the call site's pallas_call
+  bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
   std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`
 
   std::string fresh(std::string base);
@@ -370,9 +369,8 @@ public:
     bool skipBarrier = false;
   };
   CompilerParams compilerParams(const V &cp, SourceRange r);
-  V paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr,
-                ast::Direction dir, ast::MemSpace space,
-                std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
+  V paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr, ast::Direction dir,
+                ast::MemSpace space, std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
   void beginKernel();
   void finishKernel(const FunctionV &kf, SourceRange r,
                     std::vector<std::unique_ptr<ast::BufferDecl>> bufs,

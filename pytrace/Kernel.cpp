@@ -26,8 +26,8 @@ Interp::KernelFn Interp::kernelFunction(const V &k, SourceRange r, std::string_v
   if (!out.fn) {
     if (fn->kind == Kind::Opaque)
       opaqueNeeded(fn, r, fmt::format("the kernel function of {}", api));
-    unsupported(r, fmt::format("a {} kernel that is not a Python function (got {})", api,
-                               typeName(*fn)));
+    unsupported(
+        r, fmt::format("a {} kernel that is not a Python function (got {})", api, typeName(*fn)));
   }
   return out;
 }
@@ -234,8 +234,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   for (V &a : args.pos)
     if (a->kind == Kind::List || a->kind == Kind::Tuple)
       a = knownArray(a, nullptr, r); // a Python list of ints: a table's values
-  std::vector<V> inSpecs = specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch,
-                                 "in_specs");
+  std::vector<V> inSpecs =
+      specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
   std::vector<V> outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
   std::vector<V> scratch;
   if (V s = field(&GridSpecObj::scratchShapes, pc.scratchShapes))
@@ -268,7 +268,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   auto paramName = [&](size_t i) {
     size_t p = i + boundPos;
     if (p < params.size() && params[p].kind != py::ParamKind::VarArgs &&
-        params[p].kind != py::ParamKind::KeywordOnly && params[p].kind != py::ParamKind::VarKeywords)
+        params[p].kind != py::ParamKind::KeywordOnly &&
+        params[p].kind != py::ParamKind::VarKeywords)
       return params[p].name;
     std::string base = "ref";
     for (const py::Param &q : params)
@@ -331,7 +332,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     for (size_t k = 0; k < parts.size(); ++k) {
       V bound;
       std::string base = paramName(idx);
-      scratchDecls.push_back(scratchDecl(parts[k], fresh(tree ? fmt::format("{}_{}", base, k) : base),
+      scratchDecls.push_back(scratchDecl(parts[k],
+                                         fresh(tree ? fmt::format("{}_{}", base, k) : base),
                                          paramRange(idx), ast::Storage::Scratch, bound));
       bounds.push_back(bound);
     }

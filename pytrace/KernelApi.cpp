@@ -321,7 +321,8 @@ V Interp::view(const V &baseV, const std::vector<V> &items, SourceRange r) {
       TSub sub;
       sub.kind = ast::Subscript::Kind::Range;
       sub.lo = offset(start);
-      sub.hi = sub.lo->k == TExpr::K::Int && size->k == TExpr::K::Int ? teInt(r, sub.lo->i + size->i)
+      sub.hi = sub.lo->k == TExpr::K::Int && size->k == TExpr::K::Int
+                   ? teInt(r, sub.lo->i + size->i)
                : sub.lo->k == TExpr::K::Int && sub.lo->i == 0
                    ? size // pl.ds(0, n): `0:n`
                    : teBinary(r, ast::BinaryOp::Add, sub.lo, size);
@@ -385,22 +386,24 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
 namespace {
 
 const BuiltinFn &descMethod(ast::DmaMethod m) {
-  static const BuiltinFn start{"AsyncCopyDescriptor.start", +[](Interp &in, CallCtx &c) -> V {
-                                 // `.start(priority=p)` (AsyncCopyDescriptor.start(priority=0, *,
-                                 // add=False)): the priority, a Python int; sema checks it.
-                                 std::vector<V> a = c.bind(in, {"priority", "*", "add"});
-                                 if (a[1] && in.truth(a[1], c.range, "add"))
-                                   unsupported(c.range, "an accumulating DMA (start(add=True))");
-                                 ast::ExprPtr priority;
-                                 if (a[0])
-                                   priority = std::make_unique<ast::IntLiteral>(
-                                       c.range, in.toIndex(a[0], c.range, "the DMA priority"));
-                                 in.emit(std::make_unique<ast::DmaStmt>(
-                                     c.range,
-                                     std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
-                                     ast::DmaMethod::Start, std::move(priority)));
-                                 return none();
-                               }, "", true};
+  static const BuiltinFn start{
+      "AsyncCopyDescriptor.start",
+      +[](Interp &in, CallCtx &c) -> V {
+        // `.start(priority=p)` (AsyncCopyDescriptor.start(priority=0, *,
+        // add=False)): the priority, a Python int; sema checks it.
+        std::vector<V> a = c.bind(in, {"priority", "*", "add"});
+        if (a[1] && in.truth(a[1], c.range, "add"))
+          unsupported(c.range, "an accumulating DMA (start(add=True))");
+        ast::ExprPtr priority;
+        if (a[0])
+          priority = std::make_unique<ast::IntLiteral>(
+              c.range, in.toIndex(a[0], c.range, "the DMA priority"));
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::Start, std::move(priority)));
+        return none();
+      },
+      "", true};
   static auto waiter = [](ast::DmaMethod dm) {
     return +[](Interp &in, CallCtx &c) -> V {
       (void)in;
@@ -408,43 +411,47 @@ const BuiltinFn &descMethod(ast::DmaMethod m) {
     };
   };
   (void)waiter;
-  static const BuiltinFn wait{"AsyncCopyDescriptor.wait", +[](Interp &in, CallCtx &c) -> V {
-                                if (!c.args.pos.empty() || !c.args.kw.empty())
-                                  unsupported(c.range, "arguments of `.wait()`");
-                                in.emit(std::make_unique<ast::DmaStmt>(
-                                    c.range,
-                                    std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
-                                    ast::DmaMethod::Wait));
-                                return none();
-                              }, "", true};
-  static const BuiltinFn waitSend{"AsyncCopyDescriptor.wait_send", +[](Interp &in, CallCtx &c) -> V {
-                                    if (!c.args.pos.empty() || !c.args.kw.empty())
-                                      unsupported(c.range, "arguments of `.wait_send()`");
-                                    if (!cast<DescV>(c.self).remote)
-                                      fail(c.range, "python-call",
-                                           "`.wait_send()` needs a remote copy "
-                                           "(pltpu.make_async_remote_copy)");
-                                    in.emit(std::make_unique<ast::DmaStmt>(
-                                        c.range,
-                                        std::make_unique<ast::NameExpr>(c.range,
-                                                                        cast<DescV>(c.self).let),
-                                        ast::DmaMethod::WaitSend));
-                                    return none();
-                                  }, "", true};
-  static const BuiltinFn waitRecv{"AsyncCopyDescriptor.wait_recv", +[](Interp &in, CallCtx &c) -> V {
-                                    if (!c.args.pos.empty() || !c.args.kw.empty())
-                                      unsupported(c.range, "arguments of `.wait_recv()`");
-                                    if (!cast<DescV>(c.self).remote)
-                                      fail(c.range, "python-call",
-                                           "`.wait_recv()` needs a remote copy "
-                                           "(pltpu.make_async_remote_copy)");
-                                    in.emit(std::make_unique<ast::DmaStmt>(
-                                        c.range,
-                                        std::make_unique<ast::NameExpr>(c.range,
-                                                                        cast<DescV>(c.self).let),
-                                        ast::DmaMethod::WaitRecv));
-                                    return none();
-                                  }, "", true};
+  static const BuiltinFn wait{
+      "AsyncCopyDescriptor.wait",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait()`");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::Wait));
+        return none();
+      },
+      "", true};
+  static const BuiltinFn waitSend{
+      "AsyncCopyDescriptor.wait_send",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait_send()`");
+        if (!cast<DescV>(c.self).remote)
+          fail(c.range, "python-call",
+               "`.wait_send()` needs a remote copy "
+               "(pltpu.make_async_remote_copy)");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::WaitSend));
+        return none();
+      },
+      "", true};
+  static const BuiltinFn waitRecv{
+      "AsyncCopyDescriptor.wait_recv",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait_recv()`");
+        if (!cast<DescV>(c.self).remote)
+          fail(c.range, "python-call",
+               "`.wait_recv()` needs a remote copy "
+               "(pltpu.make_async_remote_copy)");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::WaitRecv));
+        return none();
+      },
+      "", true};
   switch (m) {
   case ast::DmaMethod::Start:
     return start;
@@ -459,13 +466,16 @@ const BuiltinFn &descMethod(ast::DmaMethod m) {
 }
 
 const BuiltinFn &valueAstype() {
-  static const BuiltinFn fn{"Array.astype", +[](Interp &in, CallCtx &c) -> V {
+  static const BuiltinFn fn{"Array.astype",
+                            +[](Interp &in, CallCtx &c) -> V {
                               if (c.args.pos.size() != 1 || !c.args.kw.empty())
-                                fail(c.range, "python-call", "`.astype(dtype)` takes one element type");
+                                fail(c.range, "python-call",
+                                     "`.astype(dtype)` takes one element type");
                               return in.computeValue(ast::ComputeOp::AsType, {c.self},
                                                      in.dtypeArg(c.args.pos[0], c.range),
                                                      std::nullopt, c.range, "astype");
-                            }, "", true};
+                            },
+                            "", true};
   return fn;
 }
 
@@ -573,7 +583,8 @@ V Interp::forLoop(const std::string &api, const V &loV, const V &hiV, const V &b
     throw;
   }
   blocks_.pop_back();
-  if (carried && !(out == init || (out->kind != Kind::Traced && equal(out, init, r).value_or(false))))
+  if (carried &&
+      !(out == init || (out->kind != Kind::Traced && equal(out, init, r).value_or(false))))
     unsupported(r, fmt::format("{} with a per-device bound whose body changes the carried value "
                                "(dkv writes it as a `for`, which carries no values; with "
                                "concrete bounds it is unrolled)",
@@ -754,8 +765,8 @@ namespace {
 
 V need(Interp &in, const CallCtx &c, const std::vector<V> &a, size_t i, const char *name) {
   if (!a[i])
-    in.raiseId("TypeError",
-               fmt::format("{}() missing required argument: '{}'", c.fn->name, name), c.range);
+    in.raiseId("TypeError", fmt::format("{}() missing required argument: '{}'", c.fn->name, name),
+               c.range);
   return a[i];
 }
 bool given(const V &v) { return v && v->kind != Kind::None; }
@@ -796,8 +807,9 @@ V remoteCopy(Interp &in, CallCtx &c, bool started) {
       r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)), build(*in.refTE(send, r)),
       build(*in.refTE(recv, r)), build(*dev), started);
   std::string let = in.fresh(c.hint.empty() ? "dma" : c.hint);
-  in.emit(std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
-          started);
+  in.emit(
+      std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
+      started);
   return std::make_shared<DescV>(true, let);
 }
 
@@ -811,8 +823,9 @@ V localCopy(Interp &in, CallCtx &c, bool started) {
   auto expr = std::make_unique<ast::CopyExpr>(r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)),
                                               build(*in.refTE(sem, r)), started);
   std::string let = in.fresh(c.hint.empty() ? "dma" : c.hint);
-  in.emit(std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
-          started);
+  in.emit(
+      std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
+      started);
   return std::make_shared<DescV>(false, let);
 }
 
@@ -844,11 +857,11 @@ void registerKernelApi(Registry &reg) {
   auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &), std::string construct,
                 bool kernelOnly) {
     std::string shortName = names[0];
-    for (const auto &[prefix, alias] :
-         std::vector<std::pair<std::string, std::string>>{{"jax.experimental.pallas.tpu.", "pltpu."},
-                                                          {"jax.experimental.pallas.", "pl."},
-                                                          {"jax.numpy.", "jnp."},
-                                                          {"jax.lax.", "lax."}})
+    for (const auto &[prefix, alias] : std::vector<std::pair<std::string, std::string>>{
+             {"jax.experimental.pallas.tpu.", "pltpu."},
+             {"jax.experimental.pallas.", "pl."},
+             {"jax.numpy.", "jnp."},
+             {"jax.lax.", "lax."}})
       if (shortName.rfind(prefix, 0) == 0) {
         shortName = alias + shortName.substr(prefix.size());
         break;
@@ -858,361 +871,446 @@ void registerKernelApi(Registry &reg) {
   };
   const std::string PL = "jax.experimental.pallas.", TPU = "jax.experimental.pallas.tpu.";
 
-  fn({"jax.lax.axis_index"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"axis_name"});
-    V axis = need(in, c, a, 0, "axis_name");
-    if (axis->kind != Kind::Str)
-      unsupported(c.range, "lax.axis_index of several axes (a tuple)");
-    const std::string &name = cast<StrV>(axis).s;
-    bool known = false;
-    if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
-      known = tc->axis == name; // the core of a pl.kernel
-    if (auto *m = apiAs<MeshObj>(in.mesh_))
-      known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
-    if (!known)
-      in.raise("NameError",
-               fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
-               c.range);
-    auto e = std::make_shared<TExpr>();
-    e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::AxisIndex;
-    e->kids = {teName(c.range, name)};
-    return std::make_shared<TracedV>(e, TKind::Int);
-  }, "axis_index(x)", true);
-  fn({"jax.lax.axis_size", "jax.lax.psum"}, +[](Interp &in, CallCtx &c) -> V {
-    bool psum = c.fn->name == "lax.psum";
-    V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
-    for (const auto &[k, v] : c.args.kw)
-      if (k == "axis_name")
-        axis = v;
-    if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
-                  cast<IntV>(c.args.pos[0]).i == 1))
-      return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
-    if (!axis || axis->kind != Kind::Str)
-      fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
-    const std::string &name = cast<StrV>(axis).s;
-    if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
-      return integer(tc->cores);
-    if (auto *m = apiAs<MeshObj>(in.mesh_))
-      for (size_t i = 0; i < m->names.size(); ++i)
-        if (m->names[i] == name)
-          return integer(m->sizes[i]);
-    in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
-  }, "the axis size (an int)", false);
-  fn({PL + "program_id", PL + "num_programs"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"axis"});
-    int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
-    if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
-      fail(c.range, "python-call",
-           fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
-    if (c.fn->name == "pl.num_programs")
-      return integer(in.grid_[static_cast<size_t>(d)]);
-    auto e = std::make_shared<TExpr>();
-    e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
-    e->kids = {teInt(c.range, d)};
-    return std::make_shared<TracedV>(e, TKind::Int);
-  }, "program_id(d), the grid size", true);
-  fn({"jax.lax.rem"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() != 2 || !c.args.kw.empty())
-      fail(c.range, "python-call", "lax.rem takes two arguments");
-    const V &a = c.args.pos[0], &b = c.args.pos[1];
-    if (a->kind == Kind::Int && b->kind == Kind::Int) {
-      int64_t x = cast<IntV>(a).i, y = cast<IntV>(b).i;
-      if (y == 0)
-        fail(c.range, "python-zero-division", "lax.rem by zero");
-      return integer(y == -1 ? 0 : x % y);
-    }
-    if (a->kind == Kind::Opaque || b->kind == Kind::Opaque || a->kind == Kind::HostArray ||
-        b->kind == Kind::HostArray)
-      return in.opaque("lax.rem of arrays", c.range);
-    return std::make_shared<TracedV>(teBinary(c.range, ast::BinaryOp::Rem,
-                                              in.intTE(a, c.range, "lax.rem"),
-                                              in.intTE(b, c.range, "lax.rem")),
-                                     TKind::Int);
-  }, "rem(a, b)", false);
-  fn({"jax.numpy.logical_and", "jax.numpy.logical_or"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() != 2)
-      fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
-    bool isAnd = c.fn->name == "jnp.logical_and";
-    if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced)
-      return boolean(isAnd ? in.truth(c.args.pos[0], c.range, c.fn->name) &&
-                                 in.truth(c.args.pos[1], c.range, c.fn->name)
-                           : in.truth(c.args.pos[0], c.range, c.fn->name) ||
-                                 in.truth(c.args.pos[1], c.range, c.fn->name));
-    return std::make_shared<TracedV>(teBinary(c.range, isAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
-                                              in.condTE(c.args.pos[0], c.range),
-                                              in.condTE(c.args.pos[1], c.range)),
-                                     TKind::Bool);
-  }, "a and b, a or b", false);
-  fn({"jax.numpy.logical_not"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() != 1)
-      fail(c.range, "python-call", "jnp.logical_not takes one argument");
-    if (c.args.pos[0]->kind != Kind::Traced)
-      return boolean(!in.truth(c.args.pos[0], c.range, c.fn->name));
-    return std::make_shared<TracedV>(teUnary(c.range, ast::UnaryOp::Not, in.condTE(c.args.pos[0], c.range)),
-                                     TKind::Bool);
-  }, "not a", false);
-  fn({PL + "when"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() != 1 || !c.args.kw.empty())
-      fail(c.range, "python-call", "pl.when takes one condition");
-    (void)in;
-    return makeApi(WhenObj{c.args.pos[0]});
-  }, "if c { ... }", false);
-  fn({"jax.lax.fori_loop"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"lower", "upper", "body_fun", "init_val", "*", "unroll"});
-    if (!a[2] || !a[3]) {
-      // `@functools.partial(lax.fori_loop, 0, n, init_val=None)` leaves the body last.
-      need(in, c, a, 2, "body_fun");
-      need(in, c, a, 3, "init_val");
-    }
-    return in.forLoop("lax.fori_loop", need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"), a[2],
-                      a[3], true, c.range);
-  }, "for i in lo .. hi { body }", false);
-  fn({PL + "loop"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"lower", "upper", "*", "step", "init_carry", "unroll"});
-    if (given(a[2]) && !(a[2]->kind == Kind::Int && cast<IntV>(a[2]).i == 1))
-      unsupported(c.range, "pl.loop with a step other than 1");
-    return makeApi(LoopObj{need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"),
-                           a[3] ? a[3] : none()});
-  }, "for i in lo .. hi { body }", false);
-  fn({"jax.lax.cond"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() < 3 || !c.args.kw.empty())
-      fail(c.range, "python-call", "lax.cond takes (pred, true_fun, false_fun, *operands)");
-    return in.condBranches(c.args.pos[0], c.args.pos[1], c.args.pos[2],
-                           std::vector<V>(c.args.pos.begin() + 3, c.args.pos.end()), c.range);
-  }, "if pred { true_fun } else { false_fun }", false);
-  fn({"jax.numpy.where", "jax.lax.select"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"condition", "x", "y"});
-    V cond = need(in, c, a, 0, "condition"), x = need(in, c, a, 1, "x"), y = need(in, c, a, 2, "y");
-    if (cond->kind == Kind::Opaque || cond->kind == Kind::HostArray)
-      return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-    bool values = isTracedValue(x) || isTracedValue(y);
-    if (cond->kind != Kind::Traced)
-      return in.truth(cond, c.range, c.fn->name) ? x : y;
-    if (values)
-      return in.computeValue(ast::ComputeOp::Where, {cond, x, y}, std::nullopt, std::nullopt,
-                             c.range, c.fn->name);
-    auto e = std::make_shared<TExpr>();
-    e->k = TExpr::K::Select, e->range = c.range;
-    e->kids = {in.condTE(cond, c.range), in.intTE(x, c.range, c.fn->name),
-               in.intTE(y, c.range, c.fn->name)};
-    return std::make_shared<TracedV>(e, TKind::Int);
-  }, "select(c, a, b), where(c, a, b)", false);
-  fn({TPU + "make_async_remote_copy", PL + "make_async_remote_copy"},
-     +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, false); },
-     "let c = remote_copy(src, dst, send, recv, device = ...)", true);
-  fn({TPU + "async_remote_copy", PL + "async_remote_copy"},
-     +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, true); },
-     "async_remote_copy(...)", true);
-  fn({TPU + "make_async_copy", PL + "make_async_copy"},
-     +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, false); }, "copy(...)", true);
-  fn({TPU + "async_copy", PL + "async_copy"},
-     +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, true); }, "async_copy(...)", true);
-  fn({TPU + "semaphore_signal", PL + "semaphore_signal"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"sem_or_view", "inc", "device_id", "device_id_type",
-                                   "core_index"});
-    RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
-    ast::ExprPtr incE = a[1] ? build(*in.intTE(a[1], c.range, "inc")) : nullptr;
-    ast::ExprPtr devE = given(a[2]) ? build(*in.deviceTE(a[2], a[3], c.range)) : nullptr;
-    ast::ExprPtr coreE = given(a[4]) ? build(*in.intTE(a[4], c.range, "core_index")) : nullptr;
-    in.emit(std::make_unique<ast::SignalStmt>(c.range, build(*in.refTE(sem, c.range)),
-                                              std::move(incE), std::move(devE), std::move(coreE)));
-    return none();
-  }, "signal(sem, inc, device = ...)", true);
-  fn({TPU + "semaphore_wait", PL + "semaphore_wait"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"sem_or_view", "value", "*", "decrement"});
-    RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
-    if (a[2] && !in.truth(a[2], c.range, "decrement"))
-      unsupported(c.range, "a semaphore wait that does not decrement");
-    in.emit(std::make_unique<ast::WaitStmt>(c.range, build(*in.refTE(sem, c.range)),
-                                            a[1] ? build(*in.intTE(a[1], c.range, "value")) : nullptr));
-    return none();
-  }, "wait(sem, value)", true);
-  fn({TPU + "semaphore_read", PL + "semaphore_read"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"sem_or_view"});
-    RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
-    std::string let = in.fresh(c.hint.empty() ? "value" : c.hint);
-    auto read = std::make_unique<ast::CallExpr>(c.range, ast::Builtin::Read,
-                                                build(*in.refTE(sem, c.range)));
-    in.emit(std::make_unique<ast::LetStmt>(
+  fn(
+      {"jax.lax.axis_index"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis_name"});
+        V axis = need(in, c, a, 0, "axis_name");
+        if (axis->kind != Kind::Str)
+          unsupported(c.range, "lax.axis_index of several axes (a tuple)");
+        const std::string &name = cast<StrV>(axis).s;
+        bool known = false;
+        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
+          known = tc->axis == name; // the core of a pl.kernel
+        if (auto *m = apiAs<MeshObj>(in.mesh_))
+          known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
+        if (!known)
+          in.raise("NameError",
+                   fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
+                   c.range);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::AxisIndex;
+        e->kids = {teName(c.range, name)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "axis_index(x)", true);
+  fn(
+      {"jax.lax.axis_size", "jax.lax.psum"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool psum = c.fn->name == "lax.psum";
+        V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
+        for (const auto &[k, v] : c.args.kw)
+          if (k == "axis_name")
+            axis = v;
+        if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
+                      cast<IntV>(c.args.pos[0]).i == 1))
+          return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
+        if (!axis || axis->kind != Kind::Str)
+          fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+        const std::string &name = cast<StrV>(axis).s;
+        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+          return integer(tc->cores);
+        if (auto *m = apiAs<MeshObj>(in.mesh_))
+          for (size_t i = 0; i < m->names.size(); ++i)
+            if (m->names[i] == name)
+              return integer(m->sizes[i]);
+        in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
+      },
+      "the axis size (an int)", false);
+  fn(
+      {PL + "program_id", PL + "num_programs"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis"});
+        int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
+        if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
+          fail(c.range, "python-call",
+               fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
+        if (c.fn->name == "pl.num_programs")
+          return integer(in.grid_[static_cast<size_t>(d)]);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
+        e->kids = {teInt(c.range, d)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "program_id(d), the grid size", true);
+  fn(
+      {"jax.lax.rem"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 2 || !c.args.kw.empty())
+          fail(c.range, "python-call", "lax.rem takes two arguments");
+        const V &a = c.args.pos[0], &b = c.args.pos[1];
+        if (a->kind == Kind::Int && b->kind == Kind::Int) {
+          int64_t x = cast<IntV>(a).i, y = cast<IntV>(b).i;
+          if (y == 0)
+            fail(c.range, "python-zero-division", "lax.rem by zero");
+          return integer(y == -1 ? 0 : x % y);
+        }
+        if (a->kind == Kind::Opaque || b->kind == Kind::Opaque || a->kind == Kind::HostArray ||
+            b->kind == Kind::HostArray)
+          return in.opaque("lax.rem of arrays", c.range);
+        return std::make_shared<TracedV>(teBinary(c.range, ast::BinaryOp::Rem,
+                                                  in.intTE(a, c.range, "lax.rem"),
+                                                  in.intTE(b, c.range, "lax.rem")),
+                                         TKind::Int);
+      },
+      "rem(a, b)", false);
+  fn(
+      {"jax.numpy.logical_and", "jax.numpy.logical_or"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 2)
+          fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
+        bool isAnd = c.fn->name == "jnp.logical_and";
+        if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced)
+          return boolean(isAnd ? in.truth(c.args.pos[0], c.range, c.fn->name) &&
+                                     in.truth(c.args.pos[1], c.range, c.fn->name)
+                               : in.truth(c.args.pos[0], c.range, c.fn->name) ||
+                                     in.truth(c.args.pos[1], c.range, c.fn->name));
+        return std::make_shared<TracedV>(
+            teBinary(c.range, isAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
+                     in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
+            TKind::Bool);
+      },
+      "a and b, a or b", false);
+  fn(
+      {"jax.numpy.logical_not"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1)
+          fail(c.range, "python-call", "jnp.logical_not takes one argument");
+        if (c.args.pos[0]->kind != Kind::Traced)
+          return boolean(!in.truth(c.args.pos[0], c.range, c.fn->name));
+        return std::make_shared<TracedV>(
+            teUnary(c.range, ast::UnaryOp::Not, in.condTE(c.args.pos[0], c.range)), TKind::Bool);
+      },
+      "not a", false);
+  fn(
+      {PL + "when"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1 || !c.args.kw.empty())
+          fail(c.range, "python-call", "pl.when takes one condition");
+        (void)in;
+        return makeApi(WhenObj{c.args.pos[0]});
+      },
+      "if c { ... }", false);
+  fn(
+      {"jax.lax.fori_loop"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"lower", "upper", "body_fun", "init_val", "*", "unroll"});
+        if (!a[2] || !a[3]) {
+          // `@functools.partial(lax.fori_loop, 0, n, init_val=None)` leaves the body last.
+          need(in, c, a, 2, "body_fun");
+          need(in, c, a, 3, "init_val");
+        }
+        return in.forLoop("lax.fori_loop", need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"),
+                          a[2], a[3], true, c.range);
+      },
+      "for i in lo .. hi { body }", false);
+  fn(
+      {PL + "loop"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"lower", "upper", "*", "step", "init_carry", "unroll"});
+        if (given(a[2]) && !(a[2]->kind == Kind::Int && cast<IntV>(a[2]).i == 1))
+          unsupported(c.range, "pl.loop with a step other than 1");
+        return makeApi(
+            LoopObj{need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"), a[3] ? a[3] : none()});
+      },
+      "for i in lo .. hi { body }", false);
+  fn(
+      {"jax.lax.cond"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() < 3 || !c.args.kw.empty())
+          fail(c.range, "python-call", "lax.cond takes (pred, true_fun, false_fun, *operands)");
+        return in.condBranches(c.args.pos[0], c.args.pos[1], c.args.pos[2],
+                               std::vector<V>(c.args.pos.begin() + 3, c.args.pos.end()), c.range);
+      },
+      "if pred { true_fun } else { false_fun }", false);
+  fn(
+      {"jax.numpy.where", "jax.lax.select"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"condition", "x", "y"});
+        V cond = need(in, c, a, 0, "condition"), x = need(in, c, a, 1, "x"),
+          y = need(in, c, a, 2, "y");
+        if (cond->kind == Kind::Opaque || cond->kind == Kind::HostArray)
+          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+        bool values = isTracedValue(x) || isTracedValue(y);
+        if (cond->kind != Kind::Traced)
+          return in.truth(cond, c.range, c.fn->name) ? x : y;
+        if (values)
+          return in.computeValue(ast::ComputeOp::Where, {cond, x, y}, std::nullopt, std::nullopt,
+                                 c.range, c.fn->name);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Select, e->range = c.range;
+        e->kids = {in.condTE(cond, c.range), in.intTE(x, c.range, c.fn->name),
+                   in.intTE(y, c.range, c.fn->name)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "select(c, a, b), where(c, a, b)", false);
+  fn(
+      {TPU + "make_async_remote_copy", PL + "make_async_remote_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, false); },
+      "let c = remote_copy(src, dst, send, recv, device = ...)", true);
+  fn(
+      {TPU + "async_remote_copy", PL + "async_remote_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, true); },
+      "async_remote_copy(...)", true);
+  fn(
+      {TPU + "make_async_copy", PL + "make_async_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, false); }, "copy(...)", true);
+  fn(
+      {TPU + "async_copy", PL + "async_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, true); }, "async_copy(...)", true);
+  fn(
+      {TPU + "semaphore_signal", PL + "semaphore_signal"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"sem_or_view", "inc", "device_id", "device_id_type", "core_index"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        ast::ExprPtr incE = a[1] ? build(*in.intTE(a[1], c.range, "inc")) : nullptr;
+        ast::ExprPtr devE = given(a[2]) ? build(*in.deviceTE(a[2], a[3], c.range)) : nullptr;
+        ast::ExprPtr coreE = given(a[4]) ? build(*in.intTE(a[4], c.range, "core_index")) : nullptr;
+        in.emit(std::make_unique<ast::SignalStmt>(c.range, build(*in.refTE(sem, c.range)),
+                                                  std::move(incE), std::move(devE),
+                                                  std::move(coreE)));
+        return none();
+      },
+      "signal(sem, inc, device = ...)", true);
+  fn(
+      {TPU + "semaphore_wait", PL + "semaphore_wait"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"sem_or_view", "value", "*", "decrement"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        if (a[2] && !in.truth(a[2], c.range, "decrement"))
+          unsupported(c.range, "a semaphore wait that does not decrement");
+        in.emit(std::make_unique<ast::WaitStmt>(c.range, build(*in.refTE(sem, c.range)),
+                                                a[1] ? build(*in.intTE(a[1], c.range, "value"))
+                                                     : nullptr));
+        return none();
+      },
+      "wait(sem, value)", true);
+  fn(
+      {TPU + "semaphore_read", PL + "semaphore_read"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"sem_or_view"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        std::string let = in.fresh(c.hint.empty() ? "value" : c.hint);
+        auto read = std::make_unique<ast::CallExpr>(c.range, ast::Builtin::Read,
+                                                    build(*in.refTE(sem, c.range)));
+        in.emit(
+            std::make_unique<ast::LetStmt>(
                 c.range, std::make_unique<ast::LetDecl>(c.range, let, c.range, std::move(read))),
             false);
-    return std::make_shared<TracedV>(teName(c.range, let), TKind::Int);
-  }, "let v = read(sem)", true);
-  fn({TPU + "get_barrier_semaphore"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.hasCollective_)
-      fail(c.range, "python-call",
-           "pltpu.get_barrier_semaphore() needs the pallas_call's "
-           "compiler_params=pltpu.CompilerParams(collective_id=...)");
-    auto s = std::make_shared<RefV>(Kind::Sem);
-    s->name = "barrier";
-    s->semKind = ast::SemKind::Barrier;
-    return s;
-  }, "barrier", true);
-  fn({PL + "run_scoped", TPU + "run_scoped"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.empty() || c.args.pos[0]->kind != Kind::Function)
-      fail(c.range, "python-call", "pl.run_scoped takes the function to run first");
-    auto &f = cast<FunctionV>(c.args.pos[0]);
-    Args inner;
-    std::vector<std::unique_ptr<ast::Decl>> decls;
-    std::vector<std::string> paramNames;
-    for (const py::Param &p : *f.params)
-      paramNames.push_back(p.name);
-    for (size_t i = 1; i < c.args.pos.size(); ++i) {
-      std::string pn = i - 1 < paramNames.size() ? paramNames[i - 1] : "scoped";
-      V bound;
-      decls.push_back(in.scratchDecl(c.args.pos[i], in.fresh(pn), c.range, ast::Storage::Scoped, bound));
-      inner.pos.push_back(bound);
-    }
-    for (auto &[k, spec] : c.args.kw) {
-      V bound;
-      decls.push_back(in.scratchDecl(spec, in.fresh(k), c.range, ast::Storage::Scoped, bound));
-      inner.kw.emplace_back(k, bound);
-    }
-    auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-    in.blocks_.push_back(body.get());
-    V result;
-    try {
-      result = in.callFunction(f, std::move(inner), c.range);
-    } catch (...) {
-      in.blocks_.pop_back();
-      throw;
-    }
-    in.blocks_.pop_back();
-    in.emit(std::make_unique<ast::RunScopedStmt>(c.range, std::move(decls),
-                                                 std::make_unique<ast::Block>(f.range, std::move(*body))));
-    return result;
-  }, "run_scoped(name: type, ...) { body of f }", true);
-  fn({TPU + "sync_copy"}, +[](Interp &in, CallCtx &c) -> V {
-    // Pallas: run_scoped(sem=DMA) { make_async_copy(src, dst, sem).start(); ....wait() }.
-    std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "add"});
-    noneOr(in, c, a[2], "add", "an accumulating DMA");
-    RefV &src = refArg(in, need(in, c, a, 0, "src_ref"), c.range, "src_ref");
-    RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
-    V sem;
-    std::vector<std::unique_ptr<ast::Decl>> decls;
-    SourceRange r = c.range;
-    decls.push_back(in.scratchDecl(makeApi(SemTypeObj{ast::SemKind::Dma}), in.fresh("sync_sem"), r,
-                                   ast::Storage::Scoped, sem));
-    auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-    in.blocks_.push_back(body.get());
-    std::string let = in.fresh("sync");
-    in.emit(std::make_unique<ast::LetStmt>(
-                r, std::make_unique<ast::LetDecl>(
-                       r, let, r,
-                       std::make_unique<ast::CopyExpr>(r, build(*in.refTE(src, r)),
-                                                       build(*in.refTE(dst, r)),
-                                                       build(*in.refTE(static_cast<RefV &>(*sem), r)),
-                                                       false))),
-            false);
-    for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait})
-      in.emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, let), m));
-    in.blocks_.pop_back();
-    in.emit(std::make_unique<ast::RunScopedStmt>(r, std::move(decls),
-                                                 std::make_unique<ast::Block>(r, std::move(*body))));
-    return none();
-  }, "run_scoped(sync_sem: dma_sem) { copy, start, wait }", true);
+        return std::make_shared<TracedV>(teName(c.range, let), TKind::Int);
+      },
+      "let v = read(sem)", true);
+  fn(
+      {TPU + "get_barrier_semaphore"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.hasCollective_)
+          fail(c.range, "python-call",
+               "pltpu.get_barrier_semaphore() needs the pallas_call's "
+               "compiler_params=pltpu.CompilerParams(collective_id=...)");
+        auto s = std::make_shared<RefV>(Kind::Sem);
+        s->name = "barrier";
+        s->semKind = ast::SemKind::Barrier;
+        return s;
+      },
+      "barrier", true);
+  fn(
+      {PL + "run_scoped", TPU + "run_scoped"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.empty() || c.args.pos[0]->kind != Kind::Function)
+          fail(c.range, "python-call", "pl.run_scoped takes the function to run first");
+        auto &f = cast<FunctionV>(c.args.pos[0]);
+        Args inner;
+        std::vector<std::unique_ptr<ast::Decl>> decls;
+        std::vector<std::string> paramNames;
+        for (const py::Param &p : *f.params)
+          paramNames.push_back(p.name);
+        for (size_t i = 1; i < c.args.pos.size(); ++i) {
+          std::string pn = i - 1 < paramNames.size() ? paramNames[i - 1] : "scoped";
+          V bound;
+          decls.push_back(
+              in.scratchDecl(c.args.pos[i], in.fresh(pn), c.range, ast::Storage::Scoped, bound));
+          inner.pos.push_back(bound);
+        }
+        for (auto &[k, spec] : c.args.kw) {
+          V bound;
+          decls.push_back(in.scratchDecl(spec, in.fresh(k), c.range, ast::Storage::Scoped, bound));
+          inner.kw.emplace_back(k, bound);
+        }
+        auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+        in.blocks_.push_back(body.get());
+        V result;
+        try {
+          result = in.callFunction(f, std::move(inner), c.range);
+        } catch (...) {
+          in.blocks_.pop_back();
+          throw;
+        }
+        in.blocks_.pop_back();
+        in.emit(std::make_unique<ast::RunScopedStmt>(
+            c.range, std::move(decls), std::make_unique<ast::Block>(f.range, std::move(*body))));
+        return result;
+      },
+      "run_scoped(name: type, ...) { body of f }", true);
+  fn(
+      {TPU + "sync_copy"},
+      +[](Interp &in, CallCtx &c) -> V {
+        // Pallas: run_scoped(sem=DMA) { make_async_copy(src, dst, sem).start(); ....wait() }.
+        std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "add"});
+        noneOr(in, c, a[2], "add", "an accumulating DMA");
+        RefV &src = refArg(in, need(in, c, a, 0, "src_ref"), c.range, "src_ref");
+        RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
+        V sem;
+        std::vector<std::unique_ptr<ast::Decl>> decls;
+        SourceRange r = c.range;
+        decls.push_back(in.scratchDecl(makeApi(SemTypeObj{ast::SemKind::Dma}), in.fresh("sync_sem"),
+                                       r, ast::Storage::Scoped, sem));
+        auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+        in.blocks_.push_back(body.get());
+        std::string let = in.fresh("sync");
+        in.emit(std::make_unique<ast::LetStmt>(
+                    r, std::make_unique<ast::LetDecl>(
+                           r, let, r,
+                           std::make_unique<ast::CopyExpr>(
+                               r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)),
+                               build(*in.refTE(static_cast<RefV &>(*sem), r)), false))),
+                false);
+        for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait})
+          in.emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, let), m));
+        in.blocks_.pop_back();
+        in.emit(std::make_unique<ast::RunScopedStmt>(
+            r, std::move(decls), std::make_unique<ast::Block>(r, std::move(*body))));
+        return none();
+      },
+      "run_scoped(sync_sem: dma_sem) { copy, start, wait }", true);
   // Host arrays outside kernels; a value broadcast to the stored region inside.
-  fn({"jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "numpy.zeros", "numpy.ones",
-      "numpy.empty"},
-     +[](Interp &in, CallCtx &c) -> V {
-       bool ones = c.fn->name.find("ones") != std::string::npos;
-       if (in.inKernel_ && c.fn->name.rfind("jnp.", 0) == 0)
-         return integer(ones ? 1 : 0);
-       std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
-       auto arr = std::make_shared<HostArrayV>(
-           in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
-           given(a[1]) ? in.dtypeArg(a[1], c.range)
-           : c.fn->name.rfind("np.", 0) == 0 ? ast::DType::F32
-                                             : ast::DType::F32);
-       arr->numpy = c.fn->name.rfind("np.", 0) == 0;
-       // An integer array of zeros or ones: a table of known values (small ones).
-       if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
-           arr->size() <= 100000 && arr->size() >= 0)
-         arr->contents = std::vector<int64_t>(static_cast<size_t>(arr->size()), ones ? 1 : 0);
-       return arr;
-     },
-     "0, 1 (broadcast to the stored region)", false);
-  fn({"jax.numpy.zeros_like", "jax.numpy.ones_like"}, +[](Interp &in, CallCtx &c) -> V {
-    bool ones = c.fn->name.find("ones") != std::string::npos;
-    if (in.inKernel_)
-      return integer(ones ? 1 : 0);
-    return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
-  }, "0, 1 (broadcast to the stored region)", false);
-  fn({"jax.numpy.dot", "jax.numpy.matmul", PL + "dot"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.inKernel_)
-      return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-    bool pl = c.fn->name == "pl.dot";
-    std::vector<V> a = pl ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
-                                        "preferred_element_type"})
-                          : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
-    if (pl) {
-      noneOr(in, c, a[2], "trans_a", "a transposed operand");
-      noneOr(in, c, a[3], "trans_b", "a transposed operand");
-      noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
-    } else {
-      noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
-    }
-    V pt = pl ? a[6] : a[3];
-    return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
-                           preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
-  }, "dot(a, b, preferred_element_type = t)", false);
-  fn({"jax.lax.dot_general"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.inKernel_)
-      return in.opaque("lax.dot_general of arrays", c.range);
-    std::vector<V> a = c.bind(in, {"lhs", "rhs", "dimension_numbers", "precision",
-                                   "preferred_element_type", "out_sharding"});
-    noneOr(in, c, a[3], "precision", "dkv models regions, not precision");
-    // Only the plain matmul: (((1,), (0,)), ((), ())).
-    auto ints = [&](const V &v) {
-      std::vector<int64_t> out;
-      if (v->kind != Kind::Tuple && v->kind != Kind::List)
-        return std::vector<int64_t>{-1};
-      for (const V &x : in.toVector(v, c.range))
-        out.push_back(x->kind == Kind::Int ? cast<IntV>(x).i : -1);
-      return out;
-    };
-    V dn = need(in, c, a, 2, "dimension_numbers");
-    bool plain = false;
-    if (dn->kind == Kind::Tuple || dn->kind == Kind::List) {
-      std::vector<V> top = in.toVector(dn, c.range);
-      if (top.size() == 2 && (top[0]->kind == Kind::Tuple || top[0]->kind == Kind::List) &&
-          (top[1]->kind == Kind::Tuple || top[1]->kind == Kind::List)) {
-        std::vector<V> contract = in.toVector(top[0], c.range), batch = in.toVector(top[1], c.range);
-        plain = contract.size() == 2 && batch.size() == 2 &&
-                ints(contract[0]) == std::vector<int64_t>{1} &&
-                ints(contract[1]) == std::vector<int64_t>{0} && ints(batch[0]).empty() &&
-                ints(batch[1]).empty();
-      }
-    }
-    if (!plain)
-      unsupported(c.range, "lax.dot_general with dimension numbers other than (((1,), (0,)), ((), "
-                           "())) (a plain 2-D matmul)");
-    return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "lhs"), need(in, c, a, 1, "rhs")},
-                           preferred(in, a[4], c.range), std::nullopt, c.range, c.fn->name);
-  }, "dot(a, b)", false);
-  fn({"jax.numpy.astype", "jax.lax.convert_element_type"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"x", "dtype"});
-    if (!in.inKernel_)
-      return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
-    return in.computeValue(ast::ComputeOp::AsType, {need(in, c, a, 0, "x")},
-                           in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), std::nullopt, c.range,
-                           c.fn->name);
-  }, "astype(x, t)", false);
-  fn({"jax.numpy.sum"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.inKernel_)
-      return in.opaque("jnp.sum of an array", c.range);
-    return reduction(in, c, ast::ComputeOp::Sum);
-  }, "sum(x, axis = k)", false);
-  fn({"jax.numpy.max", "jax.numpy.amax"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.inKernel_)
-      return in.opaque("jnp.max of an array", c.range);
-    return reduction(in, c, ast::ComputeOp::ReduceMax);
-  }, "max(x, axis = k)", false);
-  fn({"jax.numpy.min", "jax.numpy.amin"}, +[](Interp &in, CallCtx &c) -> V {
-    if (!in.inKernel_)
-      return in.opaque("jnp.min of an array", c.range);
-    return reduction(in, c, ast::ComputeOp::ReduceMin);
-  }, "min(x, axis = k)", false);
+  fn(
+      {"jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "numpy.zeros", "numpy.ones",
+       "numpy.empty"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool ones = c.fn->name.find("ones") != std::string::npos;
+        if (in.inKernel_ && c.fn->name.rfind("jnp.", 0) == 0)
+          return integer(ones ? 1 : 0);
+        std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
+        auto arr = std::make_shared<HostArrayV>(
+            in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
+            given(a[1])                       ? in.dtypeArg(a[1], c.range)
+            : c.fn->name.rfind("np.", 0) == 0 ? ast::DType::F32
+                                              : ast::DType::F32);
+        arr->numpy = c.fn->name.rfind("np.", 0) == 0;
+        // An integer array of zeros or ones: a table of known values (small ones).
+        if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
+            arr->size() <= 100000 && arr->size() >= 0)
+          arr->contents = std::vector<int64_t>(static_cast<size_t>(arr->size()), ones ? 1 : 0);
+        return arr;
+      },
+      "0, 1 (broadcast to the stored region)", false);
+  fn(
+      {"jax.numpy.zeros_like", "jax.numpy.ones_like"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool ones = c.fn->name.find("ones") != std::string::npos;
+        if (in.inKernel_)
+          return integer(ones ? 1 : 0);
+        return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
+      },
+      "0, 1 (broadcast to the stored region)", false);
+  fn(
+      {"jax.numpy.dot", "jax.numpy.matmul", PL + "dot"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+        bool pl = c.fn->name == "pl.dot";
+        std::vector<V> a = pl ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32",
+                                            "precision", "preferred_element_type"})
+                              : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
+        if (pl) {
+          noneOr(in, c, a[2], "trans_a", "a transposed operand");
+          noneOr(in, c, a[3], "trans_b", "a transposed operand");
+          noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
+        } else {
+          noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
+        }
+        V pt = pl ? a[6] : a[3];
+        return in.computeValue(ast::ComputeOp::Dot,
+                               {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
+                               preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
+      },
+      "dot(a, b, preferred_element_type = t)", false);
+  fn(
+      {"jax.lax.dot_general"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("lax.dot_general of arrays", c.range);
+        std::vector<V> a = c.bind(in, {"lhs", "rhs", "dimension_numbers", "precision",
+                                       "preferred_element_type", "out_sharding"});
+        noneOr(in, c, a[3], "precision", "dkv models regions, not precision");
+        // Only the plain matmul: (((1,), (0,)), ((), ())).
+        auto ints = [&](const V &v) {
+          std::vector<int64_t> out;
+          if (v->kind != Kind::Tuple && v->kind != Kind::List)
+            return std::vector<int64_t>{-1};
+          for (const V &x : in.toVector(v, c.range))
+            out.push_back(x->kind == Kind::Int ? cast<IntV>(x).i : -1);
+          return out;
+        };
+        V dn = need(in, c, a, 2, "dimension_numbers");
+        bool plain = false;
+        if (dn->kind == Kind::Tuple || dn->kind == Kind::List) {
+          std::vector<V> top = in.toVector(dn, c.range);
+          if (top.size() == 2 && (top[0]->kind == Kind::Tuple || top[0]->kind == Kind::List) &&
+              (top[1]->kind == Kind::Tuple || top[1]->kind == Kind::List)) {
+            std::vector<V> contract = in.toVector(top[0], c.range),
+                           batch = in.toVector(top[1], c.range);
+            plain = contract.size() == 2 && batch.size() == 2 &&
+                    ints(contract[0]) == std::vector<int64_t>{1} &&
+                    ints(contract[1]) == std::vector<int64_t>{0} && ints(batch[0]).empty() &&
+                    ints(batch[1]).empty();
+          }
+        }
+        if (!plain)
+          unsupported(c.range,
+                      "lax.dot_general with dimension numbers other than (((1,), (0,)), ((), "
+                      "())) (a plain 2-D matmul)");
+        return in.computeValue(ast::ComputeOp::Dot,
+                               {need(in, c, a, 0, "lhs"), need(in, c, a, 1, "rhs")},
+                               preferred(in, a[4], c.range), std::nullopt, c.range, c.fn->name);
+      },
+      "dot(a, b)", false);
+  fn(
+      {"jax.numpy.astype", "jax.lax.convert_element_type"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"x", "dtype"});
+        if (!in.inKernel_)
+          return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
+        return in.computeValue(ast::ComputeOp::AsType, {need(in, c, a, 0, "x")},
+                               in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), std::nullopt,
+                               c.range, c.fn->name);
+      },
+      "astype(x, t)", false);
+  fn(
+      {"jax.numpy.sum"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.sum of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::Sum);
+      },
+      "sum(x, axis = k)", false);
+  fn(
+      {"jax.numpy.max", "jax.numpy.amax"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.max of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::ReduceMax);
+      },
+      "max(x, axis = k)", false);
+  fn(
+      {"jax.numpy.min", "jax.numpy.amin"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.min of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::ReduceMin);
+      },
+      "min(x, axis = k)", false);
 }
 
 /// The methods of kernel values: a DMA descriptor's start/wait, a loaded value's astype.

@@ -71,13 +71,13 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   // A name of a modelled module that dkv does not model: opaque (an error only where it
   // decides something; a call inside a kernel or given a function is an error).
   V v = m->dict->get("__dkv_opaque__")
-              ? opaque(fmt::format("`{}.{}` of the module `{}`, which dkv does not model (not "
-                                   "found beside the file nor on --python-path)",
-                                   m->name, name, m->name),
-                       r)
-              : opaque(fmt::format("{}, which dkv does not model",
-                                   quoted(r, "`" + m->name + "." + name + "`")),
-                       r);
+            ? opaque(fmt::format("`{}.{}` of the module `{}`, which dkv does not model (not "
+                                 "found beside the file nor on --python-path)",
+                                 m->name, name, m->name),
+                     r)
+            : opaque(fmt::format("{}, which dkv does not model",
+                                 quoted(r, "`" + m->name + "." + name + "`")),
+                     r);
   auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
   origin->settable = dotted;
   return std::make_shared<OpaqueV>(origin);
@@ -108,7 +108,8 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
   m->file = path;
   m->dict->set("__name__", string(name));
   m->dict->set("__file__", string(path));
-  std::string pkg = package ? name : name.substr(0, name.rfind('.') == std::string::npos ? 0 : name.rfind('.'));
+  std::string pkg =
+      package ? name : name.substr(0, name.rfind('.') == std::string::npos ? 0 : name.rfind('.'));
   m->dict->set("__package__", string(pkg));
   if (package)
     m->dict->set("__path__", list({string(path)}));
@@ -117,8 +118,8 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
   if (fs::is_directory(path, ec))
     return m; // a namespace package: no code
   if (!sources_)
-    fail(r, "python-import", fmt::format("cannot read module '{}' ({}): no source manager", name,
-                                         path));
+    fail(r, "python-import",
+         fmt::format("cannot read module '{}' ({}): no source manager", name, path));
   if (modules_.size() > kMaxModules)
     fail(r, "python-import",
          fmt::format("more than {} modules imported (a package this large is not a kernel's)",
@@ -278,7 +279,8 @@ void Interp::execImport(const py::Stmt &s, Frame &f) {
       // A submodule not imported yet.
       std::string sub = m->name + "." + a.name;
       if (m->dict->get("__path__"))
-        if (ModuleP sm = importModule(sub, nullptr, 0, a.range); sm && !sm->dict->get("__dkv_opaque__"))
+        if (ModuleP sm = importModule(sub, nullptr, 0, a.range);
+            sm && !sm->dict->get("__dkv_opaque__"))
           v = sm;
     }
     if (!v && m->modelled) {

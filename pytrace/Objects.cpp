@@ -278,8 +278,7 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
   // Opaque operands give an opaque result: it errors only where it decides something.
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque)
-    return opaque(fmt::format("`{}` on it", py::toString(op)), r,
-                  a->kind == Kind::Opaque ? a : b);
+    return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
   if (a->kind == Kind::Traced || b->kind == Kind::Traced)
     return tracedBinop(op, a, b, r);
   if (a->kind == Kind::HostArray || b->kind == Kind::HostArray)
@@ -632,7 +631,8 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
     return cmpIntFloat(intOf(i), cast<FloatV>(f).f) == 0;
   }
   // Elements of containers compare by identity first (CPython's PyObject_RichCompareBool).
-  auto elementsEqual = [&](const std::vector<V> &x, const std::vector<V> &y) -> std::optional<bool> {
+  auto elementsEqual = [&](const std::vector<V> &x,
+                           const std::vector<V> &y) -> std::optional<bool> {
     if (x.size() != y.size())
       return false;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -835,8 +835,8 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
     } else if (auto *rg = dynCast<RangeV>(b)) {
       if (isIntLike(a)) {
         int64_t x = intOf(a), n = rg->length();
-        found = n > 0 && (rg->step > 0 ? x >= rg->start && x < rg->stop
-                                       : x <= rg->start && x > rg->stop) &&
+        found = n > 0 &&
+                (rg->step > 0 ? x >= rg->start && x < rg->stop : x <= rg->start && x > rg->stop) &&
                 (x - rg->start) % rg->step == 0;
       } else {
         for (const V &item : toVector(b, r))
@@ -870,8 +870,7 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
   if (a->kind == Kind::Traced || b->kind == Kind::Traced)
     return tracedCompare(op, a, b, r);
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque)
-    return opaque(fmt::format("`{}` on it", py::toString(op)), r,
-                  a->kind == Kind::Opaque ? a : b);
+    return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
   if (a->kind == Kind::HostArray || b->kind == Kind::HostArray)
     return opaque("a comparison of arrays", r);
   switch (op) {
@@ -944,7 +943,8 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
   case Kind::Slice:
     break;
   case Kind::Range:
-    return mix(std::hash<int64_t>{}(cast<RangeV>(v).start), std::hash<int64_t>{}(cast<RangeV>(v).length()));
+    return mix(std::hash<int64_t>{}(cast<RangeV>(v).start),
+               std::hash<int64_t>{}(cast<RangeV>(v).length()));
   case Kind::Opaque:
     opaqueNeeded(v, r, "using it as a dict key or set element");
   case Kind::Traced:
@@ -1082,8 +1082,8 @@ int64_t Interp::toIndex(const V &v, SourceRange r, std::string_view what) {
   if (auto *inst = dynCast<InstanceV>(v))
     if (lookupClassAttr(inst->cls, "__index__"))
       return toIndex(call(getAttr(v, "__index__", r), Args{}, r), r, what);
-  raise("TypeError",
-        fmt::format("'{}' object cannot be interpreted as an integer", typeName(*v)), r);
+  raise("TypeError", fmt::format("'{}' object cannot be interpreted as an integer", typeName(*v)),
+        r);
 }
 
 namespace {
@@ -1103,10 +1103,11 @@ static SliceBounds adjustSlice(Interp &in, const SliceV &s, int64_t len, SourceR
       in.raise("ValueError", "slice step cannot be zero", r);
   }
   const int64_t big = std::numeric_limits<int64_t>::max();
-  int64_t start = s.lower->kind == Kind::None ? (step < 0 ? big : 0)
-                                              : in.toIndex(s.lower, r, "a slice start");
-  int64_t stop = s.upper->kind == Kind::None ? (step < 0 ? std::numeric_limits<int64_t>::min() : big)
-                                             : in.toIndex(s.upper, r, "a slice end");
+  int64_t start =
+      s.lower->kind == Kind::None ? (step < 0 ? big : 0) : in.toIndex(s.lower, r, "a slice start");
+  int64_t stop = s.upper->kind == Kind::None
+                     ? (step < 0 ? std::numeric_limits<int64_t>::min() : big)
+                     : in.toIndex(s.upper, r, "a slice end");
   auto adjust = [&](int64_t &x) {
     if (x < 0) {
       x = x < -len ? (step < 0 ? -1 : 0) : x + len;
@@ -1129,8 +1130,8 @@ static SliceBounds adjustSlice(Interp &in, const SliceV &s, int64_t len, SourceR
 int64_t RangeV::length() const {
   if (step > 0 ? start >= stop : start <= stop)
     return 0;
-  __int128 span = step > 0 ? static_cast<__int128>(stop) - start - 1
-                           : static_cast<__int128>(start) - stop - 1;
+  __int128 span =
+      step > 0 ? static_cast<__int128>(stop) - start - 1 : static_cast<__int128>(start) - stop - 1;
   __int128 st = step > 0 ? step : -static_cast<__int128>(step);
   return static_cast<int64_t>(span / st + 1);
 }
@@ -1244,7 +1245,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
   }
   case Kind::Class: {
     const auto &c = cast<ClassV>(obj);
-    if (c.role == ClassRole::Enum || lookupClassAttr(std::static_pointer_cast<ClassV>(obj), "_member_map_")) {
+    if (c.role == ClassRole::Enum ||
+        lookupClassAttr(std::static_pointer_cast<ClassV>(obj), "_member_map_")) {
       V members = lookupClassAttr(std::static_pointer_cast<ClassV>(obj), "_member_map_");
       if (auto *d = dynCast<DictV>(members)) {
         if (V v = dictGet(d->table, key, r))
@@ -1329,8 +1331,8 @@ void Interp::setItem(const V &obj, const V &key, const V &value, SourceRange r) 
   default:
     break;
   }
-  raise("TypeError",
-        fmt::format("'{}' object does not support item assignment", typeName(*obj)), r);
+  raise("TypeError", fmt::format("'{}' object does not support item assignment", typeName(*obj)),
+        r);
 }
 
 void Interp::delItem(const V &obj, const V &key, SourceRange r) {

@@ -72,10 +72,10 @@ V skipped(Interp &, CallCtx &) { return none(); }
 
 const std::vector<BuiltinFn> &testCaseMethods() {
   static const std::vector<BuiltinFn> fns = {
-      {"__init__", +[](Interp &in, CallCtx &c) -> V {
+      {"__init__",
+       +[](Interp &in, CallCtx &c) -> V {
          if (auto *i = dynCast<InstanceV>(c.self))
-           i->attrs->set("_testMethodName",
-                         c.args.pos.empty() ? string("runTest") : c.args.pos[0]);
+           i->attrs->set("_testMethodName", c.args.pos.empty() ? string("runTest") : c.args.pos[0]);
          (void)in;
          return none();
        }},
@@ -83,14 +83,16 @@ const std::vector<BuiltinFn> &testCaseMethods() {
       {"tearDown", skipped},
       {"setUpClass", skipped},
       {"tearDownClass", skipped},
-      {"skipTest", +[](Interp &in, CallCtx &c) -> V {
+      {"skipTest",
+       +[](Interp &in, CallCtx &c) -> V {
          Args args;
          if (!c.args.pos.empty())
            args.pos.push_back(c.args.pos[0]);
-         throw PyRaise{in.makeException(in.exceptionClass("SkipTest"), std::move(args)), c.range,
-                       "", {}, 0};
+         throw PyRaise{
+             in.makeException(in.exceptionClass("SkipTest"), std::move(args)), c.range, "", {}, 0};
        }},
-      {"fail", +[](Interp &in, CallCtx &c) -> V {
+      {"fail",
+       +[](Interp &in, CallCtx &c) -> V {
          std::string msg;
          if (!c.args.pos.empty())
            if (auto t = in.str(c.args.pos[0], c.range))
@@ -102,7 +104,8 @@ const std::vector<BuiltinFn> &testCaseMethods() {
       {"assertNotEqual", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, false); }},
       {"assertTrue", +[](Interp &in, CallCtx &c) -> V { return assertTruth(in, c, true); }},
       {"assertFalse", +[](Interp &in, CallCtx &c) -> V { return assertTruth(in, c, false); }},
-      {"assertIs", +[](Interp &in, CallCtx &c) -> V {
+      {"assertIs",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && computed(c.args.pos[1]))
            check(in, c, c.args.pos[0] == c.args.pos[1],
                  fmt::format("{} is not {}", show(in, c.args.pos[0], c.range),
@@ -110,24 +113,28 @@ const std::vector<BuiltinFn> &testCaseMethods() {
                  2);
          return none();
        }},
-      {"assertIsNot", +[](Interp &in, CallCtx &c) -> V {
+      {"assertIsNot",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && computed(c.args.pos[1]))
            check(in, c, c.args.pos[0] != c.args.pos[1],
                  fmt::format("unexpectedly identical: {}", show(in, c.args.pos[0], c.range)), 2);
          return none();
        }},
-      {"assertIsNone", +[](Interp &in, CallCtx &c) -> V {
+      {"assertIsNone",
+       +[](Interp &in, CallCtx &c) -> V {
          if (!c.args.pos.empty() && computed(c.args.pos[0]))
            check(in, c, c.args.pos[0]->kind == Kind::None,
                  fmt::format("{} is not None", show(in, c.args.pos[0], c.range)), 1);
          return none();
        }},
-      {"assertIsNotNone", +[](Interp &in, CallCtx &c) -> V {
+      {"assertIsNotNone",
+       +[](Interp &in, CallCtx &c) -> V {
          if (!c.args.pos.empty() && computed(c.args.pos[0]))
            check(in, c, c.args.pos[0]->kind != Kind::None, "unexpectedly None", 1);
          return none();
        }},
-      {"assertIn", +[](Interp &in, CallCtx &c) -> V {
+      {"assertIn",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && computed(c.args.pos[1])) {
            V res = in.compare(py::CmpOpKind::In, c.args.pos[0], c.args.pos[1], c.range);
            if (res->kind == Kind::Bool)
@@ -138,7 +145,8 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          }
          return none();
        }},
-      {"assertNotIn", +[](Interp &in, CallCtx &c) -> V {
+      {"assertNotIn",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && computed(c.args.pos[1])) {
            V res = in.compare(py::CmpOpKind::NotIn, c.args.pos[0], c.args.pos[1], c.range);
            if (res->kind == Kind::Bool)
@@ -149,32 +157,38 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          }
          return none();
        }},
-      {"assertIsInstance", +[](Interp &in, CallCtx &c) -> V {
-         if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && c.args.pos[1]->kind != Kind::Opaque)
+      {"assertIsInstance",
+       +[](Interp &in, CallCtx &c) -> V {
+         if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) &&
+             c.args.pos[1]->kind != Kind::Opaque)
            check(in, c, in.isInstance(c.args.pos[0], c.args.pos[1], c.range),
                  fmt::format("{} is not an instance of {}", show(in, c.args.pos[0], c.range),
                              show(in, c.args.pos[1], c.range)),
                  2);
          return none();
        }},
-      {"assertGreater", +[](Interp &in, CallCtx &c) -> V {
+      {"assertGreater",
+       +[](Interp &in, CallCtx &c) -> V {
          return assertOrder(in, c, py::CmpOpKind::Gt, "greater than");
        }},
-      {"assertGreaterEqual", +[](Interp &in, CallCtx &c) -> V {
+      {"assertGreaterEqual",
+       +[](Interp &in, CallCtx &c) -> V {
          return assertOrder(in, c, py::CmpOpKind::GtE, "greater than or equal to");
        }},
-      {"assertLess", +[](Interp &in, CallCtx &c) -> V {
+      {"assertLess",
+       +[](Interp &in, CallCtx &c) -> V {
          return assertOrder(in, c, py::CmpOpKind::Lt, "less than");
        }},
-      {"assertLessEqual", +[](Interp &in, CallCtx &c) -> V {
+      {"assertLessEqual",
+       +[](Interp &in, CallCtx &c) -> V {
          return assertOrder(in, c, py::CmpOpKind::LtE, "less than or equal to");
        }},
-      {"assertLen", +[](Interp &in, CallCtx &c) -> V {
+      {"assertLen",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() >= 2 && computed(c.args.pos[0]) && computed(c.args.pos[1])) {
            auto n = in.lenOf(c.args.pos[0], c.range);
            if (n)
-             check(in, c,
-                   in.equal(integer(*n), c.args.pos[1], c.range).value_or(true),
+             check(in, c, in.equal(integer(*n), c.args.pos[1], c.range).value_or(true),
                    fmt::format("{} has length of {}, expected {}", show(in, c.args.pos[0], c.range),
                                *n, show(in, c.args.pos[1], c.range)),
                    2);
@@ -188,14 +202,16 @@ const std::vector<BuiltinFn> &testCaseMethods() {
       {"assertArraysAllClose", skipped},
       {"assertEmpty", skipped},
       {"assertNotEmpty", skipped},
-      {"assertRaises", +[](Interp &in, CallCtx &c) -> V {
+      {"assertRaises",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.empty())
            in.raiseId("TypeError", "assertRaises() missing the exception class", c.range);
          if (c.args.pos.size() > 1)
            unsupported(c.range, "assertRaises with a callable (use it as a context manager)");
          return makeApi(AssertRaisesObj{c.args.pos[0], c.range});
        }},
-      {"assertRaisesRegex", +[](Interp &in, CallCtx &c) -> V {
+      {"assertRaisesRegex",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.empty())
            in.raiseId("TypeError", "assertRaisesRegex() missing the exception class", c.range);
          if (c.args.pos.size() > 2)
@@ -203,7 +219,8 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          return makeApi(AssertRaisesObj{c.args.pos[0], c.range});
        }},
       {"subTest", +[](Interp &, CallCtx &) -> V { return makeApi(NamedScopeObj{}); }},
-      {"addCleanup", +[](Interp &in, CallCtx &c) -> V {
+      {"addCleanup",
+       +[](Interp &in, CallCtx &c) -> V {
          if (auto *i = dynCast<InstanceV>(c.self)) {
            V cleanups = i->attrs->get("__dkv_cleanups__");
            if (!cleanups) {
@@ -220,7 +237,8 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          }
          return none();
        }},
-      {"enter_context", +[](Interp &in, CallCtx &c) -> V {
+      {"enter_context",
+       +[](Interp &in, CallCtx &c) -> V {
          if (c.args.pos.size() != 1)
            in.raiseId("TypeError", "enter_context() takes one context manager", c.range);
          const V &cm = c.args.pos[0];
@@ -340,120 +358,140 @@ void registerTesting(Registry &reg) {
   reg.addModule("jax._src.test_util");
   reg.addModule("jax._src");
 
-  constant({"unittest.TestCase"}, +[](Interp &in) -> V { return in.testCaseClass("unittest"); });
-  constant({"absl.testing.absltest.TestCase"},
-           +[](Interp &in) -> V { return in.testCaseClass("absltest"); });
-  constant({"absl.testing.parameterized.TestCase"},
-           +[](Interp &in) -> V { return in.testCaseClass("parameterized"); });
-  constant({"jax._src.test_util.JaxTestCase"},
-           +[](Interp &in) -> V { return in.testCaseClass("jax"); });
-  constant({"unittest.SkipTest", "absl.testing.absltest.SkipTest"},
-           +[](Interp &in) -> V { return in.exceptionClass("SkipTest"); });
-  fn({"unittest.skip", "absl.testing.absltest.skip"}, +[](Interp &in, CallCtx &c) -> V {
-    std::string reason;
-    if (!c.args.pos.empty())
-      if (auto t = in.str(c.args.pos[0], c.range))
-        reason = *t;
-    if (!c.args.pos.empty() && c.args.pos[0]->kind == Kind::Function) {
-      auto &f = cast<FunctionV>(c.args.pos[0]);
-      f.attrs->set("__unittest_skip__", boolean(true));
-      f.attrs->set("__unittest_skip_why__", string(""));
-      return c.args.pos[0];
-    }
-    return makeApi(SkipDecoratorObj{true, reason});
-  });
-  fn({"unittest.skipIf", "absl.testing.absltest.skipIf"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"condition", "reason"});
-    bool skip = in.truth(a[0], c.range, "the condition of skipIf");
-    auto t = a[1] ? in.str(a[1], c.range) : std::optional<std::string>("");
-    return makeApi(SkipDecoratorObj{skip, t ? *t : "(a reason dkv does not compute)"});
-  });
-  fn({"unittest.skipUnless", "absl.testing.absltest.skipUnless"}, +[](Interp &in, CallCtx &c) -> V {
-    std::vector<V> a = c.bind(in, {"condition", "reason"});
-    bool skip = !in.truth(a[0], c.range, "the condition of skipUnless");
-    auto t = a[1] ? in.str(a[1], c.range) : std::optional<std::string>("");
-    return makeApi(SkipDecoratorObj{skip, t ? *t : "(a reason dkv does not compute)"});
-  });
-  fn({"unittest.expectedFailure"}, +[](Interp &in, CallCtx &c) -> V {
-    if (c.args.pos.size() == 1)
-      if (auto *f = dynCast<FunctionV>(c.args.pos[0])) {
-        f->attrs->set("__unittest_skip__", boolean(true));
-        f->attrs->set("__unittest_skip_why__", string("an expected failure (unittest.expectedFailure)"));
-      }
-    (void)in;
-    return c.args.pos.empty() ? none() : c.args.pos[0];
-  });
-  fn({"unittest.main", "absl.testing.absltest.main"}, +[](Interp &, CallCtx &) -> V { return none(); });
-  fn({"absl.testing.parameterized.parameters"},
-     +[](Interp &in, CallCtx &c) -> V { return parameterized(in, c, false); });
-  fn({"absl.testing.parameterized.named_parameters"},
-     +[](Interp &in, CallCtx &c) -> V { return parameterized(in, c, true); });
-  fn({"absl.testing.parameterized.product"}, +[](Interp &in, CallCtx &c) -> V {
-    // absl: the cartesian product of the positional sequences of kwarg dicts and of the
-    // keyword grid (in that order), each case the merged dict; named by index.
-    std::vector<std::vector<std::vector<std::pair<std::string, V>>>> axes;
-    for (const V &seq : c.args.pos) {
-      std::vector<std::vector<std::pair<std::string, V>>> opts;
-      for (const V &d : in.toVector(seq, c.range)) {
-        auto *dict = dynCast<DictV>(d);
-        if (!dict)
-          in.raise("TypeError", "product() positional arguments are sequences of dicts", c.range);
-        std::vector<std::pair<std::string, V>> kv;
-        for (const Table::Entry &e : dict->table.entries)
-          if (e.live)
-            kv.emplace_back(cast<StrV>(e.key).s, e.value);
-        opts.push_back(std::move(kv));
-      }
-      axes.push_back(std::move(opts));
-    }
-    for (const auto &[k, vals] : c.args.kw) {
-      std::vector<std::vector<std::pair<std::string, V>>> opts;
-      for (const V &v : in.toVector(vals, c.range))
-        opts.push_back({{k, v}});
-      axes.push_back(std::move(opts));
-    }
-    std::vector<std::vector<std::pair<std::string, V>>> cases = {{}};
-    for (const auto &axis : axes) {
-      std::vector<std::vector<std::pair<std::string, V>>> next;
-      for (const auto &partial : cases)
-        for (const auto &opt : axis) {
-          auto merged = partial;
-          for (const auto &kv : opt) {
-            bool replaced = false;
-            for (auto &m : merged)
-              if (m.first == kv.first)
-                m.second = kv.second, replaced = true;
-            if (!replaced)
-              merged.push_back(kv);
-          }
-          next.push_back(std::move(merged));
+  constant(
+      {"unittest.TestCase"}, +[](Interp &in) -> V { return in.testCaseClass("unittest"); });
+  constant(
+      {"absl.testing.absltest.TestCase"},
+      +[](Interp &in) -> V { return in.testCaseClass("absltest"); });
+  constant(
+      {"absl.testing.parameterized.TestCase"},
+      +[](Interp &in) -> V { return in.testCaseClass("parameterized"); });
+  constant(
+      {"jax._src.test_util.JaxTestCase"}, +[](Interp &in) -> V { return in.testCaseClass("jax"); });
+  constant(
+      {"unittest.SkipTest", "absl.testing.absltest.SkipTest"},
+      +[](Interp &in) -> V { return in.exceptionClass("SkipTest"); });
+  fn(
+      {"unittest.skip", "absl.testing.absltest.skip"}, +[](Interp &in, CallCtx &c) -> V {
+        std::string reason;
+        if (!c.args.pos.empty())
+          if (auto t = in.str(c.args.pos[0], c.range))
+            reason = *t;
+        if (!c.args.pos.empty() && c.args.pos[0]->kind == Kind::Function) {
+          auto &f = cast<FunctionV>(c.args.pos[0]);
+          f.attrs->set("__unittest_skip__", boolean(true));
+          f.attrs->set("__unittest_skip_why__", string(""));
+          return c.args.pos[0];
         }
-      cases = std::move(next);
-    }
-    ParameterizedObj p;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      ParameterizedObj::Case cs;
-      cs.label = std::to_string(i);
-      cs.args.kw = cases[i];
-      p.cases.push_back(std::move(cs));
-    }
-    return makeApi(std::move(p));
-  });
+        return makeApi(SkipDecoratorObj{true, reason});
+      });
+  fn(
+      {"unittest.skipIf", "absl.testing.absltest.skipIf"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"condition", "reason"});
+        bool skip = in.truth(a[0], c.range, "the condition of skipIf");
+        auto t = a[1] ? in.str(a[1], c.range) : std::optional<std::string>("");
+        return makeApi(SkipDecoratorObj{skip, t ? *t : "(a reason dkv does not compute)"});
+      });
+  fn(
+      {"unittest.skipUnless", "absl.testing.absltest.skipUnless"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"condition", "reason"});
+        bool skip = !in.truth(a[0], c.range, "the condition of skipUnless");
+        auto t = a[1] ? in.str(a[1], c.range) : std::optional<std::string>("");
+        return makeApi(SkipDecoratorObj{skip, t ? *t : "(a reason dkv does not compute)"});
+      });
+  fn(
+      {"unittest.expectedFailure"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() == 1)
+          if (auto *f = dynCast<FunctionV>(c.args.pos[0])) {
+            f->attrs->set("__unittest_skip__", boolean(true));
+            f->attrs->set("__unittest_skip_why__",
+                          string("an expected failure (unittest.expectedFailure)"));
+          }
+        (void)in;
+        return c.args.pos.empty() ? none() : c.args.pos[0];
+      });
+  fn(
+      {"unittest.main", "absl.testing.absltest.main"},
+      +[](Interp &, CallCtx &) -> V { return none(); });
+  fn(
+      {"absl.testing.parameterized.parameters"},
+      +[](Interp &in, CallCtx &c) -> V { return parameterized(in, c, false); });
+  fn(
+      {"absl.testing.parameterized.named_parameters"},
+      +[](Interp &in, CallCtx &c) -> V { return parameterized(in, c, true); });
+  fn(
+      {"absl.testing.parameterized.product"}, +[](Interp &in, CallCtx &c) -> V {
+        // absl: the cartesian product of the positional sequences of kwarg dicts and of the
+        // keyword grid (in that order), each case the merged dict; named by index.
+        std::vector<std::vector<std::vector<std::pair<std::string, V>>>> axes;
+        for (const V &seq : c.args.pos) {
+          std::vector<std::vector<std::pair<std::string, V>>> opts;
+          for (const V &d : in.toVector(seq, c.range)) {
+            auto *dict = dynCast<DictV>(d);
+            if (!dict)
+              in.raise("TypeError", "product() positional arguments are sequences of dicts",
+                       c.range);
+            std::vector<std::pair<std::string, V>> kv;
+            for (const Table::Entry &e : dict->table.entries)
+              if (e.live)
+                kv.emplace_back(cast<StrV>(e.key).s, e.value);
+            opts.push_back(std::move(kv));
+          }
+          axes.push_back(std::move(opts));
+        }
+        for (const auto &[k, vals] : c.args.kw) {
+          std::vector<std::vector<std::pair<std::string, V>>> opts;
+          for (const V &v : in.toVector(vals, c.range))
+            opts.push_back({{k, v}});
+          axes.push_back(std::move(opts));
+        }
+        std::vector<std::vector<std::pair<std::string, V>>> cases = {{}};
+        for (const auto &axis : axes) {
+          std::vector<std::vector<std::pair<std::string, V>>> next;
+          for (const auto &partial : cases)
+            for (const auto &opt : axis) {
+              auto merged = partial;
+              for (const auto &kv : opt) {
+                bool replaced = false;
+                for (auto &m : merged)
+                  if (m.first == kv.first)
+                    m.second = kv.second, replaced = true;
+                if (!replaced)
+                  merged.push_back(kv);
+              }
+              next.push_back(std::move(merged));
+            }
+          cases = std::move(next);
+        }
+        ParameterizedObj p;
+        for (size_t i = 0; i < cases.size(); ++i) {
+          ParameterizedObj::Case cs;
+          cs.label = std::to_string(i);
+          cs.args.kw = cases[i];
+          p.cases.push_back(std::move(cs));
+        }
+        return makeApi(std::move(p));
+      });
   // JAX's test utilities: decorators that change configuration, and device queries. The
   // TPU generation is not a fact dkv models: such queries are opaque.
-  fn({"jax._src.test_util.with_config", "jax._src.test_util.skip_on_devices",
-      "jax._src.test_util.run_on_devices", "jax._src.test_util.thread_unsafe_test_class"},
-     +[](Interp &, CallCtx &c) -> V {
-       static const BuiltinFn id{"jtu.<decorator>", +[](Interp &, CallCtx &c2) -> V {
-                                   return c2.args.pos.empty() ? none() : c2.args.pos[0];
-                                 }, "", false};
-       if (c.args.pos.size() == 1 && (c.args.pos[0]->kind == Kind::Class ||
-                                      c.args.pos[0]->kind == Kind::Function))
-         return c.args.pos[0];
-       return builtinValue(id);
-     });
-  fn({"jax._src.test_util.device_under_test"},
-     +[](Interp &, CallCtx &) -> V { return string("tpu"); });
+  fn(
+      {"jax._src.test_util.with_config", "jax._src.test_util.skip_on_devices",
+       "jax._src.test_util.run_on_devices", "jax._src.test_util.thread_unsafe_test_class"},
+      +[](Interp &, CallCtx &c) -> V {
+        static const BuiltinFn id{"jtu.<decorator>",
+                                  +[](Interp &, CallCtx &c2) -> V {
+                                    return c2.args.pos.empty() ? none() : c2.args.pos[0];
+                                  },
+                                  "", false};
+        if (c.args.pos.size() == 1 &&
+            (c.args.pos[0]->kind == Kind::Class || c.args.pos[0]->kind == Kind::Function))
+          return c.args.pos[0];
+        return builtinValue(id);
+      });
+  fn(
+      {"jax._src.test_util.device_under_test"},
+      +[](Interp &, CallCtx &) -> V { return string("tpu"); });
 }
 
 } // namespace dkv::pytrace

@@ -23,7 +23,20 @@ struct TSub {
 };
 
 struct TExpr {
-  enum class K { Int, Float, Bool, Name, Unary, Binary, Builtin, Index, Tuple, Mapping, Select, Compute };
+  enum class K {
+    Int,
+    Float,
+    Bool,
+    Name,
+    Unary,
+    Binary,
+    Builtin,
+    Index,
+    Tuple,
+    Mapping,
+    Select,
+    Compute
+  };
   K k = K::Int;
   support::SourceRange range;
   int64_t i = 0;

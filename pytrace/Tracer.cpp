@@ -46,11 +46,11 @@ std::string idOfException(Interp &in, const PyRaise &e) {
     return e.id;
   const ClassP &cls = cast<InstanceV>(e.exc).cls;
   static const std::vector<std::pair<const char *, const char *>> ids = {
-      {"RecursionError", "python-too-deep"},    {"TypeError", "python-type"},
-      {"IndexError", "python-index"},           {"KeyError", "python-index"},
-      {"NameError", "python-name"},             {"ZeroDivisionError", "python-zero-division"},
-      {"AttributeError", "python-attribute"},   {"AssertionError", "python-assert"},
-      {"OverflowError", "python-overflow"},     {"SyntaxError", "python-syntax"},
+      {"RecursionError", "python-too-deep"},  {"TypeError", "python-type"},
+      {"IndexError", "python-index"},         {"KeyError", "python-index"},
+      {"NameError", "python-name"},           {"ZeroDivisionError", "python-zero-division"},
+      {"AttributeError", "python-attribute"}, {"AssertionError", "python-assert"},
+      {"OverflowError", "python-overflow"},   {"SyntaxError", "python-syntax"},
       {"ImportError", "python-import"}};
   for (const auto &[name, id] : ids)
     if (in.isSubclass(cls, in.exceptionClass(name)))
@@ -248,7 +248,7 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
                        "(docs/python.md \"Entries\", \"Directives\"){}",
                        in.kernelCandidates());
   }
-  std::string what = !call.empty()     ? fmt::format("the call `{}`", call)
+  std::string what = !call.empty()    ? fmt::format("the call `{}`", call)
                      : !entry.empty() ? fmt::format("the entry '{}'", entry)
                                       : std::string("the file's top level");
   diags.error(module.range, "python-no-kernel",

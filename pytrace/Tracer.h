@@ -52,7 +52,7 @@ struct FoundInstance {
   /// "" for the top level's kernel, "Class::test_x[case]", "func"; "#K" appended for the
   /// K-th kernel (K >= 2) of the same entry.
   std::string id;
-  std::string kernel; ///< the kernel function's name (empty: none was traced)
+  std::string kernel;                 ///< the kernel function's name (empty: none was traced)
   std::optional<std::string> skipped; ///< a skipped test and its reason
   bool failed = false;                ///< the entry stops at an error (reported when traced)
 };

@@ -1,6 +1,6 @@
 // Names of the tracer's value classes, for messages.
-#include "pytrace/ApiObjects.h"
 #include "pytrace/Value.h"
+#include "pytrace/ApiObjects.h"
 
 #include <fmt/format.h>
 
@@ -71,7 +71,7 @@ std::string typeName(const Value &v) {
   case Kind::HostArray:
     return static_cast<const HostArrayV &>(v).isStruct ? "ShapeDtypeStruct"
            : static_cast<const HostArrayV &>(v).numpy  ? "ndarray"
-                                                        : "ArrayImpl";
+                                                       : "ArrayImpl";
   case Kind::Api:
     return apiTypeName(static_cast<const ApiObject &>(v));
   }

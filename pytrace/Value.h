@@ -343,8 +343,8 @@ struct WrapperV final : Value {
   enum class W : uint8_t { Property, StaticMethod, ClassMethod };
   WrapperV(W w, V fn) : Value(kKind), w(w), fn(std::move(fn)) {}
   const W w;
-  const V fn;  ///< the getter of a property
-  V setter;    ///< property.setter
+  const V fn; ///< the getter of a property
+  V setter;   ///< property.setter
 };
 
 //===----------------------------------------------------------------------===//
