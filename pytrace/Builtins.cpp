@@ -1187,7 +1187,7 @@ const MethodTable &setMethods() {
     add(
         "update", +[](Interp &in, CallCtx &c) -> V {
           for (const V &src : c.args.pos)
-            for (const V &x : in.toVector(src, c.range))
+            for (const V &x : in.elementsOf(src, c.range))
               in.dictSet(cast<SetV>(c.self).table, x, nullptr, c.range);
           return none();
         });
@@ -1218,7 +1218,7 @@ const MethodTable &setMethods() {
           V acc = c.self;
           for (const V &o : c.args.pos) {
             auto s = std::make_shared<SetV>(false);
-            for (const V &x : in.toVector(o, c.range))
+            for (const V &x : in.elementsOf(o, c.range))
               in.dictSet(s->table, x, nullptr, c.range);
             acc = in.binop(py::BinOpKind::BitOr, acc, s, c.range);
           }
@@ -1230,7 +1230,7 @@ const MethodTable &setMethods() {
           V acc = c.self;
           for (const V &o : c.args.pos) {
             auto s = std::make_shared<SetV>(false);
-            for (const V &x : in.toVector(o, c.range))
+            for (const V &x : in.elementsOf(o, c.range))
               in.dictSet(s->table, x, nullptr, c.range);
             acc = in.binop(py::BinOpKind::BitAnd, acc, s, c.range);
           }
@@ -1242,7 +1242,7 @@ const MethodTable &setMethods() {
           V acc = c.self;
           for (const V &o : c.args.pos) {
             auto s = std::make_shared<SetV>(false);
-            for (const V &x : in.toVector(o, c.range))
+            for (const V &x : in.elementsOf(o, c.range))
               in.dictSet(s->table, x, nullptr, c.range);
             acc = in.binop(py::BinOpKind::Sub, acc, s, c.range);
           }
@@ -1253,7 +1253,7 @@ const MethodTable &setMethods() {
         "issubset", +[](Interp &in, CallCtx &c) -> V {
           argCount(in, c, 1, 1);
           auto s = std::make_shared<SetV>(false);
-          for (const V &x : in.toVector(c.args.pos[0], c.range))
+          for (const V &x : in.elementsOf(c.args.pos[0], c.range))
             in.dictSet(s->table, x, nullptr, c.range);
           for (const Table::Entry &e : cast<SetV>(c.self).table.entries)
             if (e.live && !in.tableFind(s->table, e.key, e.hash, c.range))
@@ -1263,7 +1263,7 @@ const MethodTable &setMethods() {
     add(
         "issuperset", +[](Interp &in, CallCtx &c) -> V {
           argCount(in, c, 1, 1);
-          for (const V &x : in.toVector(c.args.pos[0], c.range))
+          for (const V &x : in.elementsOf(c.args.pos[0], c.range))
             if (!in.tableFind(cast<SetV>(c.self).table, x, in.hashOf(x, c.range), c.range))
               return boolean(false);
           return boolean(true);
@@ -1756,7 +1756,7 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
     if (v) {
       if (v->kind == Kind::Opaque)
         return opaque("set() of it", r, v);
-      for (const V &x : toVector(v, r))
+      for (const V &x : elementsOf(v, r))
         dictSet(s->table, x, nullptr, r);
     }
     return s;

@@ -449,7 +449,12 @@ V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
   V self = inst;
   if (c->role == ClassRole::BaseException)
     inst->attrs->set("args", tuple(args.pos));
-  if (c->dataclassFields && !lookupClassAttr(c, "__init__")) {
+  // A dataclass's generated __init__, unless a class of it defines one.
+  bool ownInit = false;
+  for (const ClassP &k : c->mro)
+    if (k->role != ClassRole::Object && k->dict->get("__init__"))
+      ownInit = true;
+  if (c->dataclassFields && !ownInit) {
     // The __init__ dataclasses generates: the fields in order, with their defaults.
     std::vector<std::string> fields;
     for (const std::string &n : *c->dataclassFields)

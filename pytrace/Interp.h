@@ -233,6 +233,8 @@ public:
   V next(const V &it, SourceRange r);
   /// Every item of an iterable (a budget counts them).
   std::vector<V> toVector(const V &v, SourceRange r);
+  /// Every item, a set's in any order: for consumers whose result does not depend on it.
+  std::vector<V> elementsOf(const V &v, SourceRange r);
   std::optional<int64_t> lenOf(const V &v, SourceRange r);
   /// repr(v) / str(v); nullopt when dkv does not know the text (an opaque str is made).
   std::optional<std::string> repr(const V &v, SourceRange r);

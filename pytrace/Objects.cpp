@@ -829,8 +829,12 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
               r);
       }
       found = cast<StrV>(b).s.find(cast<StrV>(a).s) != std::string::npos;
-    } else if (b->kind == Kind::Dict || b->kind == Kind::Set) {
-      const Table &t = b->kind == Kind::Dict ? cast<DictV>(b).table : cast<SetV>(b).table;
+    } else if (b->kind == Kind::Dict || b->kind == Kind::Set ||
+               (apiAs<DictViewObj>(b) &&
+                apiAs<DictViewObj>(b)->what == DictViewObj::What::Keys)) {
+      const Table &t = b->kind == Kind::Dict  ? cast<DictV>(b).table
+                       : b->kind == Kind::Set ? cast<SetV>(b).table
+                                              : cast<DictV>(apiAs<DictViewObj>(b)->dict).table;
       found = tableFind(t, a, hashOf(a, r), r).has_value();
     } else if (auto *rg = dynCast<RangeV>(b)) {
       if (isIntLike(a)) {
@@ -1539,6 +1543,19 @@ V Interp::iter(const V &v, SourceRange r) {
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))
       return iter(tuple(p->entries), r);
+    if (auto *d = apiAs<DictViewObj>(v)) {
+      auto s = std::make_unique<DictIter>();
+      s->dict = d->dict;
+      s->size = cast<DictV>(d->dict).table.size;
+      s->what = d->what == DictViewObj::What::Keys     ? DictIter::What::Keys
+                : d->what == DictViewObj::What::Values ? DictIter::What::Values
+                                                       : DictIter::What::Items;
+      return std::make_shared<IteratorV>(d->what == DictViewObj::What::Keys ? "dict_keyiterator"
+                                         : d->what == DictViewObj::What::Values
+                                             ? "dict_valueiterator"
+                                             : "dict_itemiterator",
+                                         std::move(s));
+    }
     break;
   default:
     break;
@@ -1554,6 +1571,13 @@ V Interp::next(const V &it, SourceRange r) {
   if (!v)
     i.done = true;
   return v;
+}
+
+std::vector<V> Interp::elementsOf(const V &v, SourceRange r) {
+  // A set's elements where their order does not matter (set operations, set()).
+  if (auto *s = dynCast<SetV>(v))
+    return tableKeys(s->table);
+  return toVector(v, r);
 }
 
 std::vector<V> Interp::toVector(const V &v, SourceRange r) {
@@ -1604,6 +1628,8 @@ std::optional<int64_t> Interp::lenOf(const V &v, SourceRange r) {
       return static_cast<int64_t>(p->entries.size());
     if (auto *d = apiAs<DeviceArrayObj>(v))
       return d->shape.empty() ? 0 : d->shape[0];
+    if (auto *d = apiAs<DictViewObj>(v))
+      return static_cast<int64_t>(cast<DictV>(d->dict).table.size);
     break;
   case Kind::Traced:
     tracedIndex(cast<TracedV>(v), r, "len() of it");
