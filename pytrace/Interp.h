@@ -319,7 +319,7 @@ public:
   void compareWork(SourceRange r);
   uint64_t steps_ = 0, allocated_ = 0, compared_ = 0;
   static constexpr uint64_t kMaxSteps = 1000000;
-  static constexpr uint64_t kMaxAlloc = uint64_t{1} << 25;   ///< elements and bytes built
+  static constexpr uint64_t kMaxAlloc = uint64_t{1} << 23;   ///< elements and bytes built
   static constexpr uint64_t kMaxCompare = uint64_t{1} << 24; ///< element comparisons
   static constexpr int kMaxDepth = 1000;                     ///< CPython's default recursion limit
 

@@ -433,9 +433,9 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
               fmt::format("can only concatenate {} (not \"{}\") to {}", typeName(*a), typeName(*b),
                           typeName(*a)),
               r);
+      alloc(seqItems(a)->size() + seqItems(b)->size(), r); // before copying
       std::vector<V> items = *seqItems(a);
       const std::vector<V> &more = *seqItems(b);
-      alloc(items.size() + more.size(), r);
       items.insert(items.end(), more.begin(), more.end());
       return a->kind == Kind::List ? list(std::move(items)) : tuple(std::move(items));
     }
