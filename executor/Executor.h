@@ -54,24 +54,16 @@ void confirmFindings(const semantics::Machine &machine, std::vector<report::Find
 /// dtype dkv models.
 double inputValue(uint64_t seed, model::DeviceId device, model::BufferId buffer, int64_t element);
 
-/// Rounds `value` to what a buffer of `type` can hold: f32 and bf16 rounding, integer
-/// truncation with two's-complement wrap-around; non-finite values become 0 in integer
-/// types.
-double roundToType(double value, model::DType type);
-
 /// The elements (row-major) of a store's value (docs/executor.md "Compute"): every
-/// node is evaluated to an array of its shape, `load` gives a Load's region in
-/// row-major order, `reg` a Register's value. `integerDivision`: `/` truncates (the
-/// store's destination is an integer buffer; dividing by zero gives 0). The result
-/// has the root's element count (the store broadcasts a single element).
+/// node is evaluated to an array of its shape by its catalogue record (prim/Ops.def:
+/// element-wise ops with NumPy's broadcasting and the record's function of one element,
+/// then rounded to the node's element type), `load` gives a Load's region in row-major
+/// order, `reg` a Register's value. The result has the root's element count (the store
+/// broadcasts a single element and rounds to the destination's type, prim::roundTo).
 std::vector<double>
 evaluateValue(const model::ValueExpr &value,
               const std::function<std::vector<double>(const model::Region &)> &load,
-              const std::function<double(model::RegisterId)> &reg, bool integerDivision);
-
-/// The value of `value` (first rounded to `from`) with its bits read as `to`; both
-/// types have the same width and neither is f16 (docs/executor.md "Compute").
-double bitcastValue(double value, model::DType from, model::DType to);
+              const std::function<double(model::RegisterId)> &reg);
 
 /// Scheduling policies of one run.
 enum class Policy {

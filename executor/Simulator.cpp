@@ -26,19 +26,6 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double wrap(double value, int bits, bool isSigned) {
-  if (!std::isfinite(value))
-    return 0;
-  double t = std::trunc(value);
-  const double range = std::ldexp(1.0, bits);
-  double m = std::fmod(t, range);
-  if (m < 0)
-    m += range;
-  if (isSigned && m >= range / 2)
-    m -= range;
-  return m;
-}
-
 } // namespace
 
 double inputValue(uint64_t seed, DeviceId device, BufferId buffer, int64_t element) {
@@ -49,90 +36,7 @@ double inputValue(uint64_t seed, DeviceId device, BufferId buffer, int64_t eleme
   return static_cast<double>(1 + h % 9);
 }
 
-double roundToType(double value, DType type) {
-  switch (type) {
-  case DType::F32:
-  case DType::F16: // f16 is held at f32 precision (rounding not modelled)
-    return static_cast<double>(static_cast<float>(value));
-  case DType::BF16: {
-    float f = static_cast<float>(value);
-    if (std::isnan(f))
-      return value;
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    // Round to nearest even on the upper 16 bits.
-    uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-    bits = (bits + rounding) & 0xffff0000u;
-    std::memcpy(&f, &bits, sizeof f);
-    return static_cast<double>(f);
-  }
-  case DType::I32:
-    return wrap(value, 32, true);
-  case DType::I16:
-    return wrap(value, 16, true);
-  case DType::I8:
-    return wrap(value, 8, true);
-  case DType::U8:
-    return wrap(value, 8, false);
-  case DType::U32:
-    return wrap(value, 32, false);
-  }
-  return value;
-}
-
 namespace {
-
-// The bits of `value` held in `type` (a non-f16 type of at most 32 bits).
-uint32_t bitsOf(double value, DType type) {
-  switch (type) {
-  case DType::F32:
-  case DType::BF16: {
-    float f = static_cast<float>(value);
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    return type == DType::F32 ? bits : bits >> 16;
-  }
-  case DType::I32:
-    return static_cast<uint32_t>(static_cast<int32_t>(value));
-  case DType::U32:
-    return static_cast<uint32_t>(value);
-  case DType::I16:
-    return static_cast<uint16_t>(static_cast<int16_t>(value));
-  case DType::I8:
-    return static_cast<uint8_t>(static_cast<int8_t>(value));
-  case DType::U8:
-    return static_cast<uint8_t>(value);
-  case DType::F16:
-    break;
-  }
-  return 0;
-}
-
-double fromBits(uint32_t bits, DType type) {
-  switch (type) {
-  case DType::F32:
-  case DType::BF16: {
-    if (type == DType::BF16)
-      bits <<= 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return static_cast<double>(f);
-  }
-  case DType::I32:
-    return static_cast<double>(static_cast<int32_t>(bits));
-  case DType::U32:
-    return static_cast<double>(bits);
-  case DType::I16:
-    return static_cast<double>(static_cast<int16_t>(static_cast<uint16_t>(bits)));
-  case DType::I8:
-    return static_cast<double>(static_cast<int8_t>(static_cast<uint8_t>(bits)));
-  case DType::U8:
-    return static_cast<double>(static_cast<uint8_t>(bits));
-  case DType::F16:
-    break;
-  }
-  return 0;
-}
 
 int64_t elementsOf(const std::vector<int64_t> &shape) {
   int64_t n = 1;
@@ -141,17 +45,38 @@ int64_t elementsOf(const std::vector<int64_t> &shape) {
   return n;
 }
 
-} // namespace
-
-double bitcastValue(double value, DType from, DType to) {
-  return fromBits(bitsOf(roundToType(value, from), from), to);
+// For each element of an array of shape `out` (row-major), the element of an operand of
+// shape `in` that NumPy's broadcasting pairs with it: dimensions aligned at the end, a
+// missing or extent-1 dimension repeated.
+std::vector<size_t> broadcastIndex(const std::vector<int64_t> &in,
+                                   const std::vector<int64_t> &out) {
+  const size_t count = static_cast<size_t>(elementsOf(out));
+  std::vector<size_t> index(count, 0);
+  const size_t offset = out.size() - std::min(out.size(), in.size());
+  std::vector<size_t> stride(out.size(), 0); // the operand's stride per output dimension
+  size_t s = 1;
+  for (size_t d = out.size(); d-- > offset;) {
+    const int64_t extent = in[d - offset];
+    stride[d] = extent == 1 ? 0 : s;
+    s *= static_cast<size_t>(extent);
+  }
+  for (size_t e = 0; e < count; ++e) {
+    size_t rest = e, flat = 0;
+    for (size_t d = out.size(); d-- > 0;) {
+      const size_t extent = static_cast<size_t>(out[d]);
+      flat += (rest % extent) * stride[d];
+      rest /= extent;
+    }
+    index[e] = flat;
+  }
+  return index;
 }
+
+} // namespace
 
 std::vector<double> evaluateValue(const ValueExpr &value,
                                   const std::function<std::vector<double>(const Region &)> &load,
-                                  const std::function<double(RegisterId)> &reg,
-                                  bool integerDivision) {
-  using Op = ValueNode::Op;
+                                  const std::function<double(RegisterId)> &reg) {
   const std::vector<ValueNode> &nodes = value.nodes;
   std::vector<std::vector<double>> v(nodes.size());
   static const std::vector<double> zero{0.0};
@@ -160,115 +85,58 @@ std::vector<double> evaluateValue(const ValueExpr &value,
   };
   for (size_t n = 0; n < nodes.size(); ++n) {
     const ValueNode &node = nodes[n];
+    const prim::OpRecord &r = prim::record(node.op);
     const size_t count = static_cast<size_t>(elementsOf(node.shape));
     std::vector<double> &out = v[n];
-    const std::vector<double> &a = arg(node.lhs), &b = arg(node.rhs), &c = arg(node.third);
+    const std::vector<double> &a = arg(node.lhs);
     auto at = [](const std::vector<double> &x, size_t e) { return x.size() == 1 ? x[0] : x[e]; };
-    auto elementwise = [&](auto f) {
+    const prim::ElemAttrs attrs{node.dtype, node.from, node.approximate};
+    // Each kind of op by its record's shape rule; one element by its record's function.
+    switch (r.shape) {
+    case prim::ShapeRule::Leaf:
+      if (node.op == ValueNode::Op::Load)
+        out = load(node.region);
+      else if (node.op == ValueNode::Op::Register)
+        out.assign(1, reg(node.reg));
+      else
+        out.assign(1, node.constant);
+      continue; // leaves are not rounded: a constant is a Python number (weak)
+    case prim::ShapeRule::Broadcast: {
+      // Element-wise with NumPy's broadcasting: operands of one element or of the
+      // node's element count are read directly, others through their broadcast index.
+      const std::vector<double> *xs[3] = {&a, &arg(node.rhs), &arg(node.third)};
+      std::vector<size_t> index[3];
+      for (size_t k = 0; k < 3; ++k) {
+        const int32_t o = k == 0 ? node.lhs : k == 1 ? node.rhs : node.third;
+        if (o >= 0 && xs[k]->size() != 1 && xs[k]->size() != count)
+          index[k] = broadcastIndex(nodes[o].shape, node.shape);
+      }
+      auto get = [&](size_t k, size_t e) {
+        return index[k].empty() ? at(*xs[k], e) : (*xs[k])[index[k][e]];
+      };
       out.resize(count);
       for (size_t e = 0; e < count; ++e)
-        out[e] = f(at(a, e), at(b, e), at(c, e));
-    };
-    switch (node.op) {
-    case Op::Const:
-      out.assign(1, node.constant);
+        out[e] = r.fn(get(0, e), get(1, e), get(2, e), attrs);
       break;
-    case Op::Load:
-      out = load(node.region);
-      break;
-    case Op::Register:
-      out.assign(1, reg(node.reg));
-      break;
-    case Op::Neg:
-      elementwise([](double x, double, double) { return -x; });
-      break;
-    case Op::Add:
-      elementwise([](double x, double y, double) { return x + y; });
-      break;
-    case Op::Sub:
-      elementwise([](double x, double y, double) { return x - y; });
-      break;
-    case Op::Mul:
-      elementwise([](double x, double y, double) { return x * y; });
-      break;
-    case Op::Div:
-      // Integer division truncates; dividing an integer by zero gives 0.
-      elementwise([&](double x, double y, double) {
-        return integerDivision ? (y == 0 ? 0.0 : std::trunc(x / y)) : x / y;
-      });
-      break;
-    case Op::Min:
-      elementwise([](double x, double y, double) { return std::min(x, y); });
-      break;
-    case Op::Max:
-      elementwise([](double x, double y, double) { return std::max(x, y); });
-      break;
-    case Op::Lt:
-      elementwise([](double x, double y, double) { return x < y ? 1.0 : 0.0; });
-      break;
-    case Op::Le:
-      elementwise([](double x, double y, double) { return x <= y ? 1.0 : 0.0; });
-      break;
-    case Op::Gt:
-      elementwise([](double x, double y, double) { return x > y ? 1.0 : 0.0; });
-      break;
-    case Op::Ge:
-      elementwise([](double x, double y, double) { return x >= y ? 1.0 : 0.0; });
-      break;
-    case Op::Eq:
-      elementwise([](double x, double y, double) { return x == y ? 1.0 : 0.0; });
-      break;
-    case Op::Ne:
-      elementwise([](double x, double y, double) { return x != y ? 1.0 : 0.0; });
-      break;
-    case Op::Select:
-      elementwise([](double cond, double x, double y) { return cond != 0 ? x : y; });
-      break;
-    case Op::AsType:
-      elementwise([&](double x, double, double) { return roundToType(x, node.dtype); });
-      break;
-    case Op::Bitcast:
-      elementwise([&](double x, double, double) { return bitcastValue(x, node.from, node.dtype); });
-      break;
-    case Op::Reshape:
+    }
+    case prim::ShapeRule::Reshape:
       out = a;
       out.resize(count, a.size() == 1 ? a[0] : 0.0);
       break;
-    case Op::Silu:
-      // jax.nn.silu: x * sigmoid(x).
-      elementwise([](double x, double, double) { return x / (1.0 + std::exp(-x)); });
-      break;
-    case Op::Sigmoid:
-      // jax.nn.sigmoid (lax.logistic): 1 / (1 + exp(-x)).
-      elementwise([](double x, double, double) { return 1.0 / (1.0 + std::exp(-x)); });
-      break;
-    case Op::Gelu:
-      // jax.nn.gelu: approximate=True (the default) is the tanh form, else the erf form.
-      elementwise([&](double x, double, double) {
-        if (node.approximate)
-          return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-        return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-      });
-      break;
-    case Op::And:
-      elementwise([](double x, double y, double) { return x != 0 && y != 0 ? 1.0 : 0.0; });
-      break;
-    case Op::Or:
-      elementwise([](double x, double y, double) { return x != 0 || y != 0 ? 1.0 : 0.0; });
-      break;
-    case Op::Iota: {
-      // Each element's index along `axis` (row-major).
-      const size_t axis = static_cast<size_t>(node.axis);
-      const size_t inner =
-          static_cast<size_t>(elementsOf({node.shape.begin() + node.axis + 1, node.shape.end()}));
-      const size_t len = static_cast<size_t>(node.shape[axis]);
+    case prim::ShapeRule::Create: {
+      // Each element's index along `axis` (row-major), through the record's function
+      // (iota: the index itself).
+      const size_t axis = static_cast<size_t>(std::max(node.axis, 0));
+      const size_t inner = static_cast<size_t>(
+          elementsOf({node.shape.begin() + static_cast<int64_t>(axis) + 1, node.shape.end()}));
+      const size_t len = node.shape.empty() ? 1 : static_cast<size_t>(node.shape[axis]);
       out.resize(count);
       for (size_t e = 0; e < count; ++e)
-        out[e] = static_cast<double>((e / inner) % len);
+        out[e] = r.fn(static_cast<double>((e / inner) % len), 0, 0, attrs);
       break;
     }
-    case Op::Concat:
-    case Op::Slice: {
+    case prim::ShapeRule::Concat:
+    case prim::ShapeRule::Split: {
       // Along `axis`: outer blocks (the dimensions before it) of `len` rows of `inner`
       // elements each.
       const size_t axis = static_cast<size_t>(node.axis);
@@ -278,7 +146,7 @@ std::vector<double> evaluateValue(const ValueExpr &value,
           static_cast<size_t>(elementsOf({node.shape.begin() + node.axis + 1, node.shape.end()}));
       const size_t lenA = static_cast<size_t>(nodes[node.lhs].shape[axis]);
       out.resize(count);
-      if (node.op == Op::Slice) {
+      if (r.shape == prim::ShapeRule::Split) {
         const size_t len = static_cast<size_t>(node.end - node.begin);
         const size_t begin = static_cast<size_t>(node.begin);
         for (size_t o = 0; o < outer; ++o)
@@ -287,6 +155,7 @@ std::vector<double> evaluateValue(const ValueExpr &value,
               out[(o * len + j) * inner + i] = at(a, (o * lenA + begin + j) * inner + i);
         break;
       }
+      const std::vector<double> &b = arg(node.rhs);
       const size_t lenB = static_cast<size_t>(nodes[node.rhs].shape[axis]);
       const size_t len = lenA + lenB;
       for (size_t o = 0; o < outer; ++o)
@@ -296,9 +165,10 @@ std::vector<double> evaluateValue(const ValueExpr &value,
                                                       : at(b, (o * lenB + j - lenA) * inner + i);
       break;
     }
-    case Op::Dot: {
+    case prim::ShapeRule::Contract: {
       // [M, K] x [K, N]: each element is the sum over k in index order, in double
-      // precision (the store or an astype rounds it).
+      // precision, then rounded to the result's type (the hardware accumulates in f32).
+      const std::vector<double> &b = arg(node.rhs);
       const std::vector<int64_t> &as = nodes[node.lhs].shape, &bs = nodes[node.rhs].shape;
       const size_t m = static_cast<size_t>(as[0]), k = static_cast<size_t>(as[1]),
                    cols = static_cast<size_t>(bs[1]);
@@ -312,9 +182,8 @@ std::vector<double> evaluateValue(const ValueExpr &value,
         }
       break;
     }
-    case Op::Sum:
-    case Op::ReduceMax:
-    case Op::ReduceMin: {
+    case prim::ShapeRule::Reduce: {
+      // In index order along the axis (every axis: -1), combined by the record's function.
       const std::vector<int64_t> &s = nodes[node.lhs].shape;
       size_t outer = 1, len = static_cast<size_t>(elementsOf(s)), inner = 1;
       if (node.axis >= 0) {
@@ -326,18 +195,19 @@ std::vector<double> evaluateValue(const ValueExpr &value,
       out.assign(outer * inner, 0.0);
       for (size_t o = 0; o < outer; ++o)
         for (size_t i = 0; i < inner; ++i) {
-          double r = at(a, o * len * inner + i);
-          for (size_t j = 1; j < len; ++j) {
-            double x = at(a, (o * len + j) * inner + i);
-            r = node.op == Op::Sum         ? r + x
-                : node.op == Op::ReduceMax ? std::max(r, x)
-                                           : std::min(r, x);
-          }
-          out[o * inner + i] = r;
+          double acc = at(a, o * len * inner + i);
+          for (size_t j = 1; j < len; ++j)
+            acc = r.fn(acc, at(a, (o * len + j) * inner + i), 0, attrs);
+          out[o * inner + i] = acc;
         }
       break;
     }
     }
+    // A computed value holds its element type (JAX computes in it: an int32 sum wraps
+    // around); a mask holds 1 or 0.
+    if (r.type != prim::TypeRule::Mask)
+      for (double &x : out)
+        x = prim::roundTo(x, node.dtype);
   }
   if (value.root < 0 || static_cast<size_t>(value.root) >= v.size())
     return {};
@@ -395,7 +265,7 @@ Simulator::Simulator(const Machine &machine, uint64_t inputSeed, bool recordTrac
       const DeviceId instance = program_.memoryOf(d, static_cast<BufferId>(b));
       if (buf.role == BufferRole::Input || buf.role == BufferRole::InOut)
         for (size_t e = 0; e < data.size(); ++e)
-          data[e] = roundToType(
+          data[e] = prim::roundTo(
               inputValue(inputSeed, instance, static_cast<BufferId>(b), static_cast<int64_t>(e)),
               buf.dtype);
       memory_[d].push_back(std::move(data));
@@ -473,21 +343,19 @@ void Simulator::scatter(DeviceId d, const Region &region, const std::vector<doub
   std::vector<int64_t> idx = regionElements(buf, region);
   for (size_t i = 0; i < idx.size() && i < values.size(); ++i)
     if (static_cast<size_t>(idx[i]) < data.size())
-      data[idx[i]] = roundToType(values[i], buf.dtype);
+      data[idx[i]] = prim::roundTo(values[i], buf.dtype);
 }
 
 void Simulator::runStore(DeviceId d, const Store &store) {
   if (store.dst.buffer < 0 || static_cast<size_t>(store.dst.buffer) >= program_.buffers.size())
     return;
-  const bool integer = dtypeIsInteger(program_.buffers[store.dst.buffer].dtype);
   const size_t count = regionElements(program_.buffers[store.dst.buffer], store.dst).size();
   // Every load reads memory before the write (a store is atomic).
   std::vector<double> value = evaluateValue(
       store.value, [&](const Region &r) { return gather(d, r); },
       [&](RegisterId r) {
         return r >= 0 && static_cast<size_t>(r) < registers_[d].size() ? registers_[d][r] : 0.0;
-      },
-      integer);
+      });
   std::vector<double> result(count, 0);
   for (size_t e = 0; e < count; ++e)
     result[e] = value.empty() ? 0.0 : value.size() == 1 ? value[0] : value[e % value.size()];

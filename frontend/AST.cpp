@@ -5,75 +5,6 @@
 
 namespace dkv::ast {
 
-std::string_view toString(MemSpace space) {
-  switch (space) {
-  case MemSpace::Hbm:
-    return "hbm";
-  case MemSpace::Vmem:
-    return "vmem";
-  case MemSpace::Smem:
-    return "smem";
-  case MemSpace::Any:
-    return "any";
-  }
-  return "?";
-}
-
-std::string_view toString(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::BF16:
-    return "bf16";
-  case DType::F16:
-    return "f16";
-  case DType::I32:
-    return "i32";
-  case DType::I16:
-    return "i16";
-  case DType::I8:
-    return "i8";
-  case DType::U8:
-    return "u8";
-  case DType::U32:
-    return "u32";
-  }
-  return "?";
-}
-
-bool isInteger(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::BF16:
-  case DType::F16:
-    return false;
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-  case DType::U8:
-  case DType::U32:
-    return true;
-  }
-  return false;
-}
-
-int64_t byteSize(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-  case DType::U32:
-    return 4;
-  case DType::BF16:
-  case DType::F16:
-  case DType::I16:
-    return 2;
-  case DType::I8:
-  case DType::U8:
-    return 1;
-  }
-  return 1;
-}
-
 std::string_view toString(Direction direction) {
   switch (direction) {
   case Direction::None:
@@ -184,42 +115,6 @@ std::string_view toString(DmaMethod method) {
     return "wait_send";
   case DmaMethod::WaitRecv:
     return "wait_recv";
-  }
-  return "?";
-}
-
-std::string_view toString(ComputeOp op) {
-  switch (op) {
-  case ComputeOp::Dot:
-    return "dot";
-  case ComputeOp::AsType:
-    return "astype";
-  case ComputeOp::Sum:
-    return "sum";
-  case ComputeOp::ReduceMax:
-    return "max";
-  case ComputeOp::ReduceMin:
-    return "min";
-  case ComputeOp::Where:
-    return "where";
-  case ComputeOp::Reshape:
-    return "reshape";
-  case ComputeOp::Bitcast:
-    return "bitcast";
-  case ComputeOp::Concatenate:
-    return "concatenate";
-  case ComputeOp::Split:
-    return "split";
-  case ComputeOp::Silu:
-    return "silu";
-  case ComputeOp::Gelu:
-    return "gelu";
-  case ComputeOp::Sigmoid:
-    return "sigmoid";
-  case ComputeOp::Zeros:
-    return "zeros";
-  case ComputeOp::Iota:
-    return "broadcasted_iota";
   }
   return "?";
 }

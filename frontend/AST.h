@@ -1,6 +1,9 @@
 // The dkv abstract syntax tree: what the parser builds, sema annotates and lowering reads.
 #pragma once
 
+#include "prim/DType.h"
+#include "prim/Infer.h"
+#include "prim/Op.h"
 #include "support/Source.h"
 
 #include <cstdint>
@@ -8,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 /// The AST of one `.dk` file.
@@ -43,10 +47,9 @@ using support::SourceRange;
 // Enumerations
 //===----------------------------------------------------------------------===//
 
-/// Memory spaces of buffers.
-enum class MemSpace { Hbm, Vmem, Smem, Any };
-/// Element types (sizes: f32 4, bf16 2, f16 2, i32 4, i16 2, i8 1, u8 1, u32 4 bytes).
-enum class DType { F32, BF16, F16, I32, I16, I8, U8, U32 };
+/// Memory spaces of buffers and element types: the catalogue's (prim/DType.h).
+using prim::DType;
+using prim::MemSpace;
 /// Direction of a kernel parameter; `None` for scratch and run_scoped buffers.
 enum class Direction { None, In, Out, InOut };
 /// Semaphore kinds.
@@ -56,14 +59,11 @@ enum class SemKind { Regular, Dma, Barrier };
 /// slot or of a VMEM operand, never a buffer of its own).
 enum class Storage { KernelParam, Scratch, Scoped, Barrier, PipelineBlock };
 
-std::string_view toString(MemSpace space);
-std::string_view toString(DType dtype);
+using prim::toString; // DType, MemSpace, ComputeOp
 std::string_view toString(Direction direction);
 std::string_view toString(SemKind kind);
-/// Size of one element in bytes.
-int64_t byteSize(DType dtype);
-/// An integer element type (i32, i16, i8, u8, u32); else a float one.
-bool isInteger(DType dtype);
+using prim::byteSize;
+using prim::isInteger;
 
 /// Unary operators.
 enum class UnaryOp { Neg, Not };
@@ -108,25 +108,8 @@ enum class Builtin {
 std::string_view toString(Builtin builtin);
 
 /// Compute on values (jnp / lax / pltpu functions on loaded refs), only in values
-/// stored to refs. docs/language.md "Compute".
-enum class ComputeOp {
-  Dot,         ///< dot(a, b): 2-D contraction (jnp.dot / pl.dot)
-  AsType,      ///< astype(x, dtype): conversion (x.astype)
-  Sum,         ///< sum(x, axis = k): reduction (jnp.sum)
-  ReduceMax,   ///< max(x, axis = k) (jnp.max)
-  ReduceMin,   ///< min(x, axis = k) (jnp.min)
-  Where,       ///< where(cond, a, b): element-wise selection (jnp.where)
-  Reshape,     ///< reshape(x, (d0, d1, ...)) (jnp.reshape, a ref's .reshape read whole)
-  Bitcast,     ///< bitcast(x, dtype): reinterpret the bits (pltpu.bitcast)
-  Concatenate, ///< concatenate([a, b, ...], axis = k) (jnp.concatenate)
-  Split,       ///< one part of split(x, n, axis = k) (jnp.split), in a tuple let
-  Silu,        ///< silu(x) (jax.nn.silu)
-  Gelu,        ///< gelu(x), gelu(x, approximate = false) (jax.nn.gelu)
-  Sigmoid,     ///< sigmoid(x) (jax.nn.sigmoid)
-  Zeros,       ///< zeros((d0, ...), dtype) (jnp.zeros)
-  Iota,        ///< broadcasted_iota(dtype, (d0, ...), k) (lax.broadcasted_iota)
-};
-std::string_view toString(ComputeOp op);
+/// stored to refs: the catalogue's ops (prim/Ops.def, docs/language.md "Compute").
+using ComputeOp = prim::Op;
 
 /// Methods of a DMA descriptor.
 enum class DmaMethod { Start, Wait, WaitSend, WaitRecv };
@@ -156,7 +139,7 @@ std::string_view toString(TypeKind kind);
 struct Type {
   /// A dimension whose extent is not a compile-time constant (e.g. `a:b` with a
   /// per-device `a`); shape checks skip it and lowering checks it per device.
-  static constexpr int64_t kDynamic = -1;
+  static constexpr int64_t kDynamic = prim::kDynamic;
 
   TypeKind kind = TypeKind::Error;
   DType dtype = DType::F32;   ///< Value, Ref
@@ -165,6 +148,9 @@ struct Type {
   size_t semRank = 0;                 ///< Sem, DescriptorVar: array dims not yet indexed (0: one)
   bool remote = false;                ///< Descriptor: remote_copy
   bool runtime = false;               ///< Int: depends on read(sem), known only at run time
+  /// Value: weakly typed (JAX): computed from Python numbers and weak values only by
+  /// promotion, so it takes the type of what it meets (`where(m, 1.0, 0.0)`).
+  bool weak = false;
   /// Int: reads an element of an integer SMEM scratch (BufferDecl::isIntegerScratch): in
   /// a value stored to a ref that read is a load of the element; everywhere else
   /// lowering evaluates the value stored there.
@@ -550,17 +536,19 @@ private:
   bool started_;
 };
 
-/// `dot(a, b)`, `astype(x, bf16)`, `sum(x, axis = 1)`, `max(x, axis = 0)`,
-/// `where(x > 0.0, x, 0.0)`, `reshape(x, (4, 256))`, `bitcast(x, i32)`,
+/// An application of a catalogue op written as a call (prim/Ops.def): `dot(a, b)`,
+/// `astype(x, bf16)`, `sum(x, axis = 1)`, `where(x > 0.0, x, 0.0)`, `maximum(a, b)`,
 /// `concatenate([a, b], axis = 1)`, `split(x, 2, axis = -1)` (one part, in a tuple let),
-/// `silu(x)`, `gelu(x)`, `sigmoid(x)`, `zeros((4, 8), f32)`,
-/// `broadcasted_iota(i32, (4, 8), 0)`: compute on values (only in a value stored to a
-/// ref or bound by a let). The parser binds the arguments: `operands` are the array
-/// operands in order (none for zeros and broadcasted_iota); `dtype` the target /
-/// preferred / created element type; `axis` the reduction, concatenation or split axis
-/// (null: every axis of a reduction, axis 0 of concatenate and split) or the iota
-/// dimension; `dims` the new shape of a reshape, zeros and broadcasted_iota, or the
-/// section count of split (one element).
+/// `gelu(x, approximate = false)`, `zeros((4, 8), f32)`, `broadcasted_iota(i32, (4, 8),
+/// 0)`, ...: compute on values (only in a value stored to a ref or bound by a let). The
+/// arguments are bound to the op's `.dk` signature and kept by the kind of their
+/// parameter (prim::ParamKind): `operands` the `array` / `cond` / `arrays` ones in order
+/// (none for zeros and broadcasted_iota); `dtype` the `dtype` one (the target /
+/// preferred / created element type); `axis` the `axis` one (null: its default: every
+/// axis of a reduction, axis 0 of concatenate and split); `dims` the `shape` one (the new
+/// shape of a reshape, zeros and broadcasted_iota) or the `int` one (the section count
+/// of split, one element); `flag(name)` the `bool` ones given (gelu's `approximate`, a
+/// reduction's `keepdims`).
 class ComputeExpr final : public Expr {
 public:
   ComputeExpr(SourceRange range, ComputeOp op, std::vector<ExprPtr> operands,
@@ -586,9 +574,27 @@ public:
   /// the tuple let).
   int64_t part() const { return part_; }
   void setPart(int64_t part) { part_ = part; }
+  /// A `bool` argument as given (nullopt: absent, its default applies).
+  std::optional<bool> flag(std::string_view name) const {
+    for (const auto &[n, v] : flags_)
+      if (n == name)
+        return v;
+    return std::nullopt;
+  }
+  void setFlag(std::string name, bool value) {
+    for (auto &[n, v] : flags_)
+      if (n == name) {
+        v = value;
+        return;
+      }
+    flags_.emplace_back(std::move(name), value);
+  }
+  const std::vector<std::pair<std::string, bool>> &flags() const { return flags_; }
   /// Gelu: the tanh approximation (jax.nn.gelu's default, approximate=True) or erf.
-  bool approximate() const { return approximate_; }
-  void setApproximate(bool a) { approximate_ = a; }
+  bool approximate() const { return flag("approximate").value_or(true); }
+  void setApproximate(bool a) { setFlag("approximate", a); }
+  /// Reductions: keep the reduced axis with extent 1 (jnp.sum(keepdims=True)).
+  bool keepdims() const { return flag("keepdims").value_or(false); }
   DKV_AST_CLASSOF(ComputeExpr)
 
 private:
@@ -600,7 +606,7 @@ private:
   std::optional<int64_t> axisValue_;
   std::vector<int64_t> dimValues_;
   int64_t part_ = 0;
-  bool approximate_ = true;
+  std::vector<std::pair<std::string, bool>> flags_;
 };
 
 //===----------------------------------------------------------------------===//

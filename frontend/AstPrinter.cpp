@@ -355,10 +355,10 @@ private:
         head += " " + std::string(toString(*c.dtype()));
       if (c.axisValue())
         head += " axis " + std::to_string(*c.axisValue());
-      if (c.op() == ComputeOp::Split)
+      if (prim::record(c.op()).shape == prim::ShapeRule::Split)
         head += " part " + std::to_string(c.part());
-      if (c.op() == ComputeOp::Gelu && !c.approximate())
-        head += " erf";
+      for (const auto &[flag, value] : c.flags())
+        head += " " + flag + (value ? " true" : " false");
       break;
     }
     case Node::Kind::CopyExpr:

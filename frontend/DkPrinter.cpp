@@ -331,48 +331,56 @@ private:
              ", device = " + expr(c.device()) + ")";
     }
     case Node::Kind::ComputeExpr: {
+      // By the op's `.dk` signature: required parameters positionally, optional ones
+      // that are given as `name = value`.
       const auto &c = cast<ComputeExpr>(e);
-      std::string s = std::string(toString(c.op())) + "(";
-      auto dimsTuple = [&] {
-        std::string t = "(";
-        for (size_t k = 0; k < c.dims().size(); ++k)
-          t += (k ? ", " : "") + expr(*c.dims()[k]);
-        return t + (c.dims().size() == 1 ? ",)" : ")");
+      const prim::Signature &sig = prim::dkSignatures(c.op()).front();
+      auto tuple = [&](const std::vector<ExprPtr> &items, bool list) {
+        std::string t = list ? "[" : "(";
+        for (size_t k = 0; k < items.size(); ++k)
+          t += (k ? ", " : "") + expr(*items[k]);
+        return t + (list ? "]" : items.size() == 1 ? ",)" : ")");
       };
-      if (c.op() == ComputeOp::Zeros)
-        return s + dimsTuple() + ", " + std::string(toString(*c.dtype())) + ")";
-      if (c.op() == ComputeOp::Iota)
-        return s + std::string(toString(*c.dtype())) + ", " + dimsTuple() + ", " + expr(*c.axis()) +
-               ")";
-      if (c.op() == ComputeOp::Concatenate) {
-        s += "[";
-        for (size_t k = 0; k < c.operands().size(); ++k)
-          s += (k ? ", " : "") + expr(*c.operands()[k]);
-        s += "]";
-        if (c.axis())
-          s += ", axis = " + expr(*c.axis());
-        return s + ")";
+      std::vector<std::string> args;
+      size_t operand = 0;
+      for (const prim::Param &p : sig.params) {
+        std::string value;
+        switch (p.kind) {
+        case prim::ParamKind::Array:
+        case prim::ParamKind::Cond:
+          value = expr(*c.operands()[operand++]);
+          break;
+        case prim::ParamKind::Arrays:
+          value = tuple(c.operands(), true);
+          break;
+        case prim::ParamKind::Axis:
+          if (c.axis())
+            value = expr(*c.axis());
+          break;
+        case prim::ParamKind::Int:
+          value = expr(*c.dims()[0]);
+          break;
+        case prim::ParamKind::DType:
+          if (c.dtype())
+            value = std::string(toString(*c.dtype()));
+          break;
+        case prim::ParamKind::Shape:
+          value = tuple(c.dims(), false);
+          break;
+        case prim::ParamKind::Bool:
+          if (auto f = c.flag(p.name))
+            value = *f ? "true" : "false";
+          break;
+        case prim::ParamKind::Unsupported:
+          break;
+        }
+        if (value.empty())
+          continue;
+        args.push_back(p.required() ? value : std::string(p.name) + " = " + value);
       }
-      for (size_t k = 0; k < c.operands().size(); ++k)
-        s += (k ? ", " : "") + expr(*c.operands()[k]);
-      if (c.op() == ComputeOp::Split)
-        s += ", " + expr(*c.dims()[0]);
-      if (c.op() == ComputeOp::Gelu && !c.approximate())
-        s += ", approximate = false";
-      if (c.op() == ComputeOp::Reshape) {
-        s += ", (";
-        for (size_t k = 0; k < c.dims().size(); ++k)
-          s += (k ? ", " : "") + expr(*c.dims()[k]);
-        s += c.dims().size() == 1 ? ",)" : ")";
-      }
-      if (c.dtype()) {
-        if (c.op() == ComputeOp::Dot)
-          s += ", preferred_element_type = " + std::string(toString(*c.dtype()));
-        else
-          s += ", " + std::string(toString(*c.dtype()));
-      }
-      if (c.axis())
-        s += ", axis = " + expr(*c.axis());
+      std::string s = std::string(sig.name) + "(";
+      for (size_t k = 0; k < args.size(); ++k)
+        s += (k ? ", " : "") + args[k];
       return s + ")";
     }
     default:

@@ -1,6 +1,8 @@
 // The dkv parser: input checks, ANTLR lexing and parsing, and the parse-tree -> AST transformer.
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "prim/Bind.h"
+#include "support/Invariant.h"
 
 #include "DkvLexer.h"
 #include "DkvParser.h"
@@ -573,14 +575,8 @@ private:
 
   std::optional<ast::MemSpace> memSpace(antlr4::Token *token) {
     std::string s = token->getText();
-    if (s == "hbm")
-      return ast::MemSpace::Hbm;
-    if (s == "vmem")
-      return ast::MemSpace::Vmem;
-    if (s == "smem")
-      return ast::MemSpace::Smem;
-    if (s == "any")
-      return ast::MemSpace::Any;
+    if (auto space = prim::memSpaceFromDk(s))
+      return space;
     diags_.error(range(token), "unknown-type",
                  fmt::format("unknown memory space '{}'; expected hbm, vmem, smem or any", s));
     return std::nullopt;
@@ -591,13 +587,8 @@ private:
   }
 
   std::optional<ast::DType> dtypeNamed(const std::string &s, SourceRange r) {
-    static const std::pair<std::string_view, ast::DType> dtypes[] = {
-        {"f32", ast::DType::F32}, {"bf16", ast::DType::BF16}, {"f16", ast::DType::F16},
-        {"i32", ast::DType::I32}, {"i16", ast::DType::I16},   {"i8", ast::DType::I8},
-        {"u8", ast::DType::U8},   {"u32", ast::DType::U32}};
-    for (const auto &[name, type] : dtypes)
-      if (s == name)
-        return type;
+    if (auto type = prim::dtypeFromDk(s))
+      return type;
     diags_.error(r, "unknown-type",
                  fmt::format("unknown element type '{}'; expected f32, bf16, f16, i32, i16, i8, "
                              "u8 or u32",
@@ -1149,98 +1140,54 @@ private:
   };
 
   static bool isExprFunction(std::string_view name) {
-    for (std::string_view f : {"axis_index",
-                               "axis_size",
-                               "program_id",
-                               "num_programs",
-                               "read",
-                               "min",
-                               "max",
-                               "copy",
-                               "remote_copy",
-                               "dot",
-                               "astype",
-                               "sum",
-                               "where",
-                               "reshape",
-                               "bitcast",
-                               "async_copy",
-                               "async_remote_copy",
-                               "rem",
-                               "select",
-                               "concatenate",
-                               "split",
-                               "silu",
-                               "gelu",
-                               "sigmoid",
-                               "zeros",
-                               "broadcasted_iota"})
+    for (std::string_view f :
+         {"axis_index", "axis_size", "program_id", "num_programs", "read", "min", "max", "copy",
+          "remote_copy", "async_copy", "async_remote_copy", "rem", "select"})
       if (name == f)
         return true;
-    return false;
+    return !prim::findOpsByDkName(name).empty(); // compute (prim/Ops.def)
   }
 
-  // Binds positional and named arguments to `spec`. On success `out` has one entry per
-  // spec entry (null for an absent optional one).
+  // Binds positional and named arguments to `spec` (prim::bindArguments, the binder
+  // the Python tracer shares). On success `out` has one entry per spec entry (null for
+  // an absent optional one).
   bool bindArgs(std::string_view callee, SourceRange callRange, DkvParser::ArgsContext *ctx,
                 std::span<const ArgSpec> spec, std::vector<ast::ExprPtr> &out) {
-    out.clear();
-    out.resize(spec.size());
-    bool ok = true;
-    size_t positional = 0;
-    bool sawNamed = false;
-    std::vector<DkvParser::ArgContext *> args;
+    prim::Signature sig;
+    sig.name = callee;
+    for (const ArgSpec &a : spec)
+      sig.params.push_back(
+          {a.name, prim::ParamKind::Array, false, false, a.required ? "" : "None"});
+    return bindArgs(sig, callRange, ctx, out);
+  }
+
+  bool bindArgs(const prim::Signature &sig, SourceRange callRange, DkvParser::ArgsContext *ctx,
+                std::vector<ast::ExprPtr> &out) {
+    std::vector<DkvParser::ArgContext *> given;
     if (ctx)
-      args = ctx->arg();
-    for (auto *arg : args) {
-      size_t slot = spec.size();
-      if (arg->ID()) {
-        sawNamed = true;
-        std::string name = arg->ID()->getText();
-        for (size_t i = 0; i < spec.size(); ++i)
-          if (spec[i].name == name)
-            slot = i;
-        if (slot == spec.size()) {
-          diags_.error(range(arg->ID()), "bad-argument",
-                       fmt::format("{}() has no argument named '{}'", callee, name));
-          ok = false;
-          continue;
-        }
-        if (out[slot]) {
-          diags_.error(range(arg), "bad-argument",
-                       fmt::format("argument '{}' of {}() given twice", name, callee));
-          ok = false;
-          continue;
-        }
-      } else {
-        if (sawNamed) {
-          diags_.error(range(arg), "bad-argument", "positional argument after a named argument");
-          ok = false;
-          continue;
-        }
-        slot = positional++;
-        if (slot >= spec.size()) {
-          diags_.error(
-              range(arg), "arg-count",
-              fmt::format("too many arguments to {}(): it takes at most {}", callee, spec.size()));
-          return false;
-        }
-      }
-      out[slot] = argValue(arg->argValue());
+      given = ctx->arg();
+    std::vector<std::string> keywords;
+    for (auto *arg : given)
+      keywords.push_back(arg->ID() ? arg->ID()->getText() : "");
+    std::vector<prim::Arg> args;
+    for (const std::string &k : keywords)
+      args.push_back({k});
+    prim::BindResult bound = prim::bindArguments(sig, args);
+    for (const prim::BindError &e : bound.errors) {
+      SourceRange at = e.kind == prim::BindError::Kind::Missing          ? callRange
+                       : e.kind == prim::BindError::Kind::UnknownKeyword ? range(given[e.arg]->ID())
+                                                                         : range(given[e.arg]);
+      diags_.error(at, std::string(prim::dkErrorId(e)), prim::dkErrorMessage(e, sig, args));
     }
-    if (!ok)
+    if (!bound.ok())
       return false;
-    for (size_t i = 0; i < spec.size(); ++i)
-      if (spec[i].required && !out[i]) {
-        size_t required = 0;
-        for (const ArgSpec &s : spec)
-          required += s.required;
-        diags_.error(callRange, "arg-count",
-                     fmt::format("missing argument '{}' of {}() (it takes {}{} argument{})",
-                                 spec[i].name, callee, required == spec.size() ? "" : "at least ",
-                                 required, required == 1 ? "" : "s"));
-        return false;
-      }
+    out.clear();
+    out.resize(sig.params.size());
+    // In argument order, as written (their diagnostics come in that order).
+    for (size_t a = 0; a < given.size(); ++a)
+      for (size_t p = 0; p < sig.params.size(); ++p)
+        if (bound.slot[p] == static_cast<int>(a))
+          out[p] = argValue(given[a]->argValue());
     return true;
   }
 
@@ -1532,139 +1479,102 @@ private:
     return std::make_unique<ast::IndexExpr>(r, std::move(base), std::move(subscripts), false);
   }
 
-  // Compute on values (docs/language.md "Compute"): dot, astype, sum, where, reshape,
-  // bitcast, and min / max with one operand or an `axis` (reductions; with two
-  // positional operands they are element-wise). Null if `name` is none of them; an
+  // Compute on values (docs/language.md "Compute on values"): a call of a catalogue op
+  // (prim/Ops.def), its arguments bound to the op's `.dk` signature and kept by their
+  // parameter's kind (ast::ComputeExpr). Overloads of a name are tried in order and the
+  // first that binds is taken; a name that is also an operator (`max(a, b)`) falls back
+  // to it when none binds. Null if `name` is no op's (or the operator's call); an
   // ErrorExpr after a diagnostic.
   ast::ExprPtr computeExpr(DkvParser::CallExprContext *ctx, const std::string &name, SourceRange r,
                            unsigned &depth) {
+    const std::vector<prim::Op> ops = prim::findOpsByDkName(name);
+    if (ops.empty())
+      return nullptr;
     std::vector<DkvParser::ArgContext *> given;
     if (ctx->args())
       given = ctx->args()->arg();
+    std::vector<std::string> keywords;
+    for (auto *a : given)
+      keywords.push_back(a->ID() ? a->ID()->getText() : "");
+    std::vector<prim::Arg> bindable;
+    for (const std::string &k : keywords)
+      bindable.push_back({k});
+    const prim::Signature *sig = nullptr;
+    prim::Op op = ops.front();
+    for (prim::Op candidate : ops)
+      for (const prim::Signature &s : prim::dkSignatures(candidate))
+        if (s.name == name && !sig && prim::bindArguments(s, bindable).ok())
+          sig = &s, op = candidate;
+    if (!sig) {
+      if (prim::findOpByDkOperator(name, 2))
+        return nullptr; // `max(a, b)`: the operator's call
+      for (const prim::Signature &s : prim::dkSignatures(op))
+        if (s.name == name && !sig)
+          sig = &s; // report against the first overload
+    }
     auto error = [&] { return std::make_unique<ast::ErrorExpr>(r); };
     std::vector<ast::ExprPtr> args;
+    if (!bindArgs(*sig, r, ctx->args(), args))
+      return error();
     std::vector<ast::ExprPtr> operands;
     std::optional<ast::DType> dtype;
     ast::ExprPtr axis;
     std::vector<ast::ExprPtr> dims;
-    bool approximate = true;
-    ast::ComputeOp op = ast::ComputeOp::Dot;
-    if (name == "dot") {
-      static const ArgSpec spec[] = {{"a", true}, {"b", true}, {"preferred_element_type", false}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      if (args[2] && !(dtype = dtypeArg(*args[2])))
-        return error();
-      operands.push_back(std::move(args[0]));
-      operands.push_back(std::move(args[1]));
-    } else if (name == "astype" || name == "bitcast") {
-      op = name == "astype" ? ast::ComputeOp::AsType : ast::ComputeOp::Bitcast;
-      static const ArgSpec spec[] = {{"x", true}, {"dtype", true}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      if (!(dtype = dtypeArg(*args[1])))
-        return error();
-      operands.push_back(std::move(args[0]));
-    } else if (name == "sum" ||
-               ((name == "max" || name == "min") &&
-                (given.size() == 1 || std::any_of(given.begin(), given.end(), [](auto *a) {
-                   return a->ID() && a->ID()->getText() == "axis";
-                 })))) {
-      op = name == "sum"   ? ast::ComputeOp::Sum
-           : name == "max" ? ast::ComputeOp::ReduceMax
-                           : ast::ComputeOp::ReduceMin;
-      static const ArgSpec spec[] = {{"x", true}, {"axis", false}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      operands.push_back(std::move(args[0]));
-      axis = std::move(args[1]);
-    } else if (name == "where") {
-      op = ast::ComputeOp::Where;
-      static const ArgSpec spec[] = {{"cond", true}, {"a", true}, {"b", true}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      for (auto &a : args)
-        operands.push_back(std::move(a));
-    } else if (name == "reshape") {
-      op = ast::ComputeOp::Reshape;
-      static const ArgSpec spec[] = {{"x", true}, {"shape", true}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      auto *tuple = ast::dynCast<ast::TupleExpr>(args[1].get());
-      if (!tuple) {
-        diags_.error(args[1]->range(), "bad-argument",
-                     "reshape() takes the new shape as a tuple: reshape(x, (4, 256)) or "
-                     "reshape(x, (1024,))");
-        return error();
-      }
-      dims = std::move(tuple->elements());
-      operands.push_back(std::move(args[0]));
-    } else if (name == "concatenate") {
-      op = ast::ComputeOp::Concatenate;
-      static const ArgSpec spec[] = {{"arrays", true}, {"axis", false}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      auto *list = ast::dynCast<ast::TupleExpr>(args[0].get());
-      if (!list || list->elements().empty()) {
-        diags_.error(args[0]->range(), "bad-argument",
-                     "concatenate() takes a list of arrays: concatenate([a, b], axis = 1)");
-        return error();
-      }
-      operands = std::move(list->elements());
-      axis = std::move(args[1]);
-    } else if (name == "split") {
-      op = ast::ComputeOp::Split;
-      static const ArgSpec spec[] = {{"x", true}, {"sections", true}, {"axis", false}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      operands.push_back(std::move(args[0]));
-      dims.push_back(std::move(args[1]));
-      axis = std::move(args[2]);
-    } else if (name == "silu" || name == "sigmoid") {
-      op = name == "silu" ? ast::ComputeOp::Silu : ast::ComputeOp::Sigmoid;
-      static const ArgSpec spec[] = {{"x", true}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      operands.push_back(std::move(args[0]));
-    } else if (name == "gelu") {
-      op = ast::ComputeOp::Gelu;
-      static const ArgSpec spec[] = {{"x", true}, {"approximate", false}};
-      if (!bindArgs(name, r, ctx->args(), spec, args))
-        return error();
-      if (args[1]) {
-        auto *b = ast::dynCast<ast::BoolLiteral>(args[1].get());
-        if (!b) {
-          diags_.error(args[1]->range(), "bad-argument",
-                       "gelu()'s approximate is true (the tanh form, jax.nn.gelu's default) or "
-                       "false (the erf form)");
+    std::vector<std::pair<std::string, bool>> flags;
+    for (size_t p = 0; p < sig->params.size(); ++p) {
+      if (!args[p])
+        continue; // absent: its default
+      const prim::Param &param = sig->params[p];
+      ast::ExprPtr &arg = args[p];
+      switch (param.kind) {
+      case prim::ParamKind::Array:
+      case prim::ParamKind::Cond:
+        operands.push_back(std::move(arg));
+        break;
+      case prim::ParamKind::Arrays: {
+        auto *list = ast::dynCast<ast::TupleExpr>(arg.get());
+        if (!list || list->elements().empty()) {
+          diags_.error(
+              arg->range(), "bad-argument",
+              fmt::format("{}() takes a list of arrays as '{}': [a, b]", name, param.name));
           return error();
         }
-        approximate = b->value();
+        operands = std::move(list->elements());
+        break;
       }
-      operands.push_back(std::move(args[0]));
-    } else if (name == "zeros" || name == "broadcasted_iota") {
-      const bool iota = name == "broadcasted_iota";
-      op = iota ? ast::ComputeOp::Iota : ast::ComputeOp::Zeros;
-      static const ArgSpec zerosSpec[] = {{"shape", true}, {"dtype", true}};
-      static const ArgSpec iotaSpec[] = {{"dtype", true}, {"shape", true}, {"dimension", true}};
-      if (!bindArgs(name, r, ctx->args(),
-                    iota ? std::span<const ArgSpec>(iotaSpec) : std::span<const ArgSpec>(zerosSpec),
-                    args))
-        return error();
-      ast::ExprPtr &shapeArg = iota ? args[1] : args[0];
-      if (!(dtype = dtypeArg(*(iota ? args[0] : args[1]))))
-        return error();
-      auto *tuple = ast::dynCast<ast::TupleExpr>(shapeArg.get());
-      if (!tuple || tuple->list()) {
-        diags_.error(shapeArg->range(), "bad-argument",
-                     fmt::format("{}() takes the shape as a tuple: (4, 8) or (8,)", name));
-        return error();
+      case prim::ParamKind::Axis:
+        axis = std::move(arg);
+        break;
+      case prim::ParamKind::Int:
+        dims.push_back(std::move(arg));
+        break;
+      case prim::ParamKind::DType:
+        if (!(dtype = dtypeArg(*arg)))
+          return error();
+        break;
+      case prim::ParamKind::Shape: {
+        auto *tuple = ast::dynCast<ast::TupleExpr>(arg.get());
+        if (!tuple) {
+          diags_.error(arg->range(), "bad-argument",
+                       fmt::format("{}() takes the shape as a tuple: (4, 256) or (1024,)", name));
+          return error();
+        }
+        dims = std::move(tuple->elements());
+        break;
       }
-      dims = std::move(tuple->elements());
-      if (iota)
-        axis = std::move(args[2]);
-    } else {
-      return nullptr;
+      case prim::ParamKind::Bool: {
+        auto *b = ast::dynCast<ast::BoolLiteral>(arg.get());
+        if (!b) {
+          diags_.error(arg->range(), "bad-argument",
+                       fmt::format("{}()'s {} is true or false", name, param.name));
+          return error();
+        }
+        flags.emplace_back(std::string(param.name), b->value());
+        break;
+      }
+      case prim::ParamKind::Unsupported:
+        DKV_UNREACHABLE("no .dk signature has an unsupported parameter");
+      }
     }
     // Operands are whole expressions (bounded by the nesting pre-scan); count the
     // call as one more level.
@@ -1679,7 +1589,8 @@ private:
     }
     auto compute = std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype,
                                                       std::move(axis), std::move(dims));
-    compute->setApproximate(approximate);
+    for (auto &[flagName, value] : flags)
+      compute->setFlag(std::move(flagName), value);
     return compute;
   }
 

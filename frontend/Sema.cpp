@@ -2,6 +2,8 @@
 #include "frontend/Sema.h"
 
 #include "frontend/IntEval.h"
+#include "prim/Infer.h"
+#include "support/Invariant.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -56,14 +58,6 @@ namespace {
 
 bool isScalar(const Type &t) { return t.kind == TypeKind::Int || t.kind == TypeKind::Float; }
 bool isArray(const Type &t) { return t.kind == TypeKind::Ref || t.kind == TypeKind::Value; }
-
-std::string shapeStr(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") +
-         (shape[i] == Type::kDynamic ? std::string("?") : std::to_string(shape[i]));
-  return s + "]";
-}
 
 bool shapesCompatible(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   if (a.size() != b.size())
@@ -715,8 +709,8 @@ private:
           fmt::format("{} contents of table '{}' have shape {}; expected {} (every device) or {} "
                       "(one row "
                       "per device of the {}-device mesh)",
-                      value.origin, b.name(), shapeStr(value.shape), shapeStr(shape),
-                      shapeStr(withDevices(shape)), meshDevices_));
+                      value.origin, b.name(), prim::shapeText(value.shape), prim::shapeText(shape),
+                      prim::shapeText(withDevices(shape)), meshDevices_));
       return;
     }
     b.setTableRows(std::move(rows));
@@ -766,7 +760,7 @@ private:
           diags_.error(init->range(), "unsupported",
                        fmt::format("a var holds an array value of a shape known when the kernel "
                                    "is checked; this one has shape {}",
-                                   shapeStr(t.shape)));
+                                   prim::shapeText(t.shape)));
       } else {
         integerVarValue(*init, v.name(), &t);
       }
@@ -956,7 +950,7 @@ private:
                    fmt::format("a let binds an array value of a shape known when the kernel is "
                                "checked; this one has shape {} (a slice bound known only per "
                                "device): store it to a ref instead",
-                               shapeStr(t.shape)));
+                               prim::shapeText(t.shape)));
     declare(l);
   }
 
@@ -1029,8 +1023,9 @@ private:
       else if (isArray(value) && !shapesCompatible(value.shape, target.shape))
         diags_.error(s.range(), "shape-mismatch",
                      fmt::format("value variable '{}' has shape {}; the value has shape {}",
-                                 v->name(), shapeStr(target.shape), shapeStr(value.shape)));
-      else if (isArray(value) && value.dtype != target.dtype)
+                                 v->name(), prim::shapeText(target.shape),
+                                 prim::shapeText(value.shape)));
+      else if (isArray(value) && value.dtype != target.dtype && !value.weak)
         diags_.error(s.range(), "dtype-mismatch",
                      fmt::format("value variable '{}' holds {} elements; the value has {}",
                                  v->name(), toString(target.dtype), toString(value.dtype)));
@@ -1070,8 +1065,8 @@ private:
       if (!shapesCompatible(target.shape, value.shape))
         diags_.error(s.range(), "shape-mismatch",
                      fmt::format("cannot store a value of shape {} into a slice of shape {}",
-                                 shapeStr(value.shape), shapeStr(target.shape)));
-      else if (value.dtype != target.dtype)
+                                 prim::shapeText(value.shape), prim::shapeText(target.shape)));
+      else if (value.dtype != target.dtype && !value.weak) // a weak value is a Python number's
         diags_.error(s.range(), "dtype-mismatch",
                      fmt::format("cannot store a {} value into a {} buffer", toString(value.dtype),
                                  toString(target.dtype)));
@@ -1443,8 +1438,10 @@ private:
                    fmt::format("'not' needs a condition, not {}", t.str()));
       return Type::error();
     }
-    if (t.kind == TypeKind::Int || t.kind == TypeKind::Float || isArray(t))
-      return asValue(t);
+    if (t.kind == TypeKind::Int || t.kind == TypeKind::Float)
+      return t;
+    if (isArray(t))
+      return valueOp(u, {&t});
     diags_.error(u.range(), "type-mismatch", fmt::format("cannot negate {}", t.str()));
     return Type::error();
   }
@@ -1468,15 +1465,8 @@ private:
           (r.kind == TypeKind::Bool || isOneDescriptorVar(r)))
         return Type::simple(TypeKind::Bool);
       // jnp.logical_and / logical_or of masks (element-wise).
-      if (l.kind == TypeKind::Mask && r.kind == TypeKind::Mask) {
-        if (!shapesCompatible(l.shape, r.shape)) {
-          diags_.error(b.range(), "shape-mismatch",
-                       fmt::format("operands of '{}' have shapes {} and {}", op, shapeStr(l.shape),
-                                   shapeStr(r.shape)));
-          return Type::error();
-        }
-        return l;
-      }
+      if (l.kind == TypeKind::Mask && r.kind == TypeKind::Mask)
+        return valueOp(b, {&l, &r});
       return mismatch();
     case BinaryOp::Eq:
     case BinaryOp::Ne:
@@ -1515,29 +1505,7 @@ private:
       diags_.error(b.range(), "type-mismatch", "'%' is only defined on integers");
       return Type::error();
     }
-    if (isScalar(l) && isScalar(r))
-      return Type::simple(TypeKind::Float);
-    if (isArray(l) && isArray(r)) {
-      if (!shapesCompatible(l.shape, r.shape)) {
-        diags_.error(b.range(), "shape-mismatch",
-                     fmt::format("operands of '{}' have shapes {} and {}", op, shapeStr(l.shape),
-                                 shapeStr(r.shape)));
-        return Type::error();
-      }
-      if (l.dtype != r.dtype) {
-        diags_.error(b.range(), "dtype-mismatch",
-                     fmt::format("operands of '{}' have element types {} and {}", op,
-                                 toString(l.dtype), toString(r.dtype)));
-        return Type::error();
-      }
-      Type t = asValue(l);
-      // Prefer known extents.
-      for (size_t i = 0; i < t.shape.size(); ++i)
-        if (t.shape[i] == Type::kDynamic)
-          t.shape[i] = r.shape[i];
-      return t;
-    }
-    return asValue(isArray(l) ? l : r);
+    return valueOp(b, {&l, &r});
   }
 
   // `x > 0.0` on values: an element-wise mask, only allowed as the condition of
@@ -1547,370 +1515,165 @@ private:
     bool lv = isScalar(l) || isArray(l), rv = isScalar(r) || isArray(r);
     if (!lv || !rv || (!isArray(l) && !isArray(r)))
       return mismatch();
-    Type t = Type::simple(TypeKind::Mask);
-    if (isArray(l) && isArray(r)) {
-      if (!shapesCompatible(l.shape, r.shape)) {
-        diags_.error(b.range(), "shape-mismatch",
-                     fmt::format("operands of '{}' have shapes {} and {}", toString(b.op()),
-                                 shapeStr(l.shape), shapeStr(r.shape)));
-        return Type::error();
-      }
-      if (l.dtype != r.dtype) {
-        diags_.error(b.range(), "dtype-mismatch",
-                     fmt::format("operands of '{}' have element types {} and {}", toString(b.op()),
-                                 toString(l.dtype), toString(r.dtype)));
-        return Type::error();
-      }
-    }
-    t.shape = isArray(l) ? l.shape : r.shape;
-    return t;
+    return valueOp(b, {&l, &r});
   }
 
-  // An array operand of a compute function (a ref is loaded), or an error.
-  Type arrayOperand(Expr &e, std::string_view fn) {
-    Type t = check(e);
-    if (t.isError())
-      return t;
-    if (!isArray(t)) {
-      diags_.error(
-          e.range(), "type-mismatch",
-          fmt::format("{}() needs an array value (a ref or compute on refs), not {}", fn, t.str()));
-      return Type::error();
+  // ---- Compute on values: every rule is the catalogue's (prim/Ops.def, prim::inferType).
+
+  // The catalogue's view of a sema type (a value operand).
+  static prim::ValueType toPrim(const Type &t) {
+    switch (t.kind) {
+    case TypeKind::Int:
+      return prim::ValueType::scalar(prim::kWeakInt);
+    case TypeKind::Float:
+      return prim::ValueType::scalar(prim::kWeakFloat);
+    case TypeKind::Mask:
+      return prim::ValueType::mask(t.shape);
+    case TypeKind::Bool:
+      return prim::ValueType::cond();
+    default:
+      return prim::ValueType::array({t.dtype, t.weak}, t.shape);
     }
-    return asValue(t);
   }
 
-  static int64_t elementCount(const std::vector<int64_t> &shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) {
-      if (d == Type::kDynamic)
-        return Type::kDynamic;
-      if (__builtin_mul_overflow(n, d, &n))
-        return Type::kDynamic;
-    }
-    return n;
-  }
-
-  Type computeOp(ComputeExpr &c) {
-    std::string fn(toString(c.op()));
-    auto &ops = c.operands();
-    switch (c.op()) {
-    case ComputeOp::Dot: {
-      Type a = arrayOperand(*ops[0], fn), b = arrayOperand(*ops[1], fn);
-      if (a.isError() || b.isError())
-        return Type::error();
-      if (a.shape.size() != 2 || b.shape.size() != 2) {
-        diags_.error(c.range(), "shape-mismatch",
-                     fmt::format("dot() contracts two 2-D arrays; the operands have shapes {} "
-                                 "and {}",
-                                 shapeStr(a.shape), shapeStr(b.shape)));
-        return Type::error();
-      }
-      if (a.shape[1] != Type::kDynamic && b.shape[0] != Type::kDynamic &&
-          a.shape[1] != b.shape[0]) {
-        diags_.error(c.range(), "shape-mismatch",
-                     fmt::format("dot() of {} and {}: the contracted dimensions differ ({} and "
-                                 "{})",
-                                 shapeStr(a.shape), shapeStr(b.shape), a.shape[1], b.shape[0]));
-        return Type::error();
-      }
-      if (a.dtype != b.dtype) {
-        diags_.error(c.range(), "dtype-mismatch",
-                     fmt::format("operands of dot() have element types {} and {}",
-                                 toString(a.dtype), toString(b.dtype)));
-        return Type::error();
-      }
-      Type t = a;
-      t.shape = {a.shape[0], b.shape[1]};
-      if (c.dtype())
-        t.dtype = *c.dtype();
-      return t;
-    }
-    case ComputeOp::AsType: {
-      Type t = arrayOperand(*ops[0], fn);
-      if (!t.isError())
-        t.dtype = *c.dtype();
-      return t;
-    }
-    case ComputeOp::Bitcast: {
-      Type t = arrayOperand(*ops[0], fn);
-      if (t.isError())
-        return t;
-      DType to = *c.dtype();
-      if (t.dtype == DType::F16 || to == DType::F16) {
-        diags_.error(c.range(), "unsupported",
-                     "bitcast() from or to f16 is not supported: the executor holds f16 values "
-                     "at f32 precision, so their bits are not modelled");
-        return Type::error();
-      }
-      if (byteSize(t.dtype) != byteSize(to)) {
-        diags_.error(c.range(), "unsupported",
-                     fmt::format("bitcast() from {} to {}: element types of different widths "
-                                 "change the shape by the TPU's packing, which is not modelled; "
-                                 "bitcast between types of the same width",
-                                 toString(t.dtype), toString(to)));
-        return Type::error();
-      }
-      t.dtype = to;
-      return t;
-    }
-    case ComputeOp::Sum:
-    case ComputeOp::ReduceMax:
-    case ComputeOp::ReduceMin: {
-      Type t = arrayOperand(*ops[0], fn);
-      if (t.isError())
-        return t;
-      if (!c.axis()) {
-        t.shape.clear(); // every axis: a scalar
-        return t;
-      }
-      auto axis = constInt(*c.axis(), fmt::format("the axis of {}()", fn));
-      if (!axis)
-        return Type::error();
-      int64_t rank = static_cast<int64_t>(t.shape.size());
-      if (*axis < -rank || *axis >= rank) {
-        diags_.error(c.axis()->range(), "axis-out-of-range",
-                     rank == 0 ? fmt::format("{}() over axis {} of a 0-D value", fn, *axis)
-                               : fmt::format("{}() over axis {} of a {}-D value (axes {}..{})", fn,
-                                             *axis, rank, -rank, rank - 1));
-        return Type::error();
-      }
-      int64_t k = *axis < 0 ? *axis + rank : *axis;
-      c.setAxisValue(k);
-      t.shape.erase(t.shape.begin() + k);
-      return t;
-    }
-    case ComputeOp::Where: {
-      Type cond = check(*ops[0]);
-      Type a = check(*ops[1]);
-      Type b = check(*ops[2]);
-      if (cond.isError() || a.isError() || b.isError())
-        return Type::error();
-      if (cond.kind != TypeKind::Mask && cond.kind != TypeKind::Bool) {
-        diags_.error(ops[0]->range(), "type-mismatch",
-                     fmt::format("the condition of where() is a comparison of values (x > 0.0) "
-                                 "or a condition, not {}",
-                                 cond.str()));
-        return Type::error();
-      }
-      for (const Type *t : {&a, &b})
-        if (!isScalar(*t) && !isArray(*t)) {
-          diags_.error(c.range(), "type-mismatch",
-                       fmt::format("where() selects between values, not {}", t->str()));
-          return Type::error();
-        }
-      if (isArray(a) && isArray(b) && a.dtype != b.dtype) {
-        diags_.error(c.range(), "dtype-mismatch",
-                     fmt::format("operands of where() have element types {} and {}",
-                                 toString(a.dtype), toString(b.dtype)));
-        return Type::error();
-      }
-      std::vector<const std::vector<int64_t> *> shapes;
-      if (cond.kind == TypeKind::Mask)
-        shapes.push_back(&cond.shape);
-      for (const Type *t : {&a, &b})
-        if (isArray(*t))
-          shapes.push_back(&t->shape);
-      for (size_t i = 1; i < shapes.size(); ++i)
-        if (!shapesCompatible(*shapes[0], *shapes[i])) {
-          diags_.error(c.range(), "shape-mismatch",
-                       fmt::format("operands of where() have shapes {} and {}",
-                                   shapeStr(*shapes[0]), shapeStr(*shapes[i])));
-          return Type::error();
-        }
-      if (!isArray(a) && !isArray(b)) {
-        if (cond.kind == TypeKind::Mask) {
-          diags_.error(c.range(), "type-mismatch",
-                       "where() with a mask selects between arrays: give at least one array "
-                       "operand");
-          return Type::error();
-        }
-        return Type::simple(TypeKind::Float);
-      }
-      return asValue(isArray(a) ? a : b);
-    }
-    case ComputeOp::Reshape: {
-      Type t = arrayOperand(*ops[0], fn);
-      if (t.isError())
-        return t;
-      std::vector<int64_t> dims;
-      for (auto &d : c.dims()) {
-        auto v = constInt(*d, "a dimension of reshape()");
-        if (!v)
-          return Type::error();
-        if (*v < 1) {
-          diags_.error(d->range(), "invalid-size",
-                       fmt::format("a dimension of reshape() must be at least 1, not {}", *v));
-          return Type::error();
-        }
-        dims.push_back(*v);
-      }
-      int64_t from = elementCount(t.shape), to = elementCount(dims);
-      if (to == Type::kDynamic) {
-        diags_.error(c.range(), "invalid-size", "reshape() to a shape whose size overflows");
-        return Type::error();
-      }
-      if (from != Type::kDynamic && from != to) {
-        diags_.error(c.range(), "reshape-size",
-                     fmt::format("reshape() of a value of shape {} ({} elements) to {} ({} "
-                                 "elements)",
-                                 shapeStr(t.shape), from, shapeStr(dims), to));
-        return Type::error();
-      }
-      c.setDimValues(dims);
-      t.shape = std::move(dims);
-      return t;
-    }
-    case ComputeOp::Concatenate: {
-      // jnp.concatenate(arrays, axis=0): one element type and rank, the same extents
-      // but along the axis.
-      std::vector<Type> parts;
-      for (auto &o : ops) {
-        Type t = arrayOperand(*o, fn);
-        if (t.isError())
-          return t;
-        parts.push_back(std::move(t));
-      }
-      auto axis = axisOf(c, fn, static_cast<int64_t>(parts[0].shape.size()));
-      if (!axis)
-        return Type::error();
-      Type t = parts[0];
-      for (size_t i = 1; i < parts.size(); ++i) {
-        const Type &p = parts[i];
-        if (p.dtype != t.dtype) {
-          diags_.error(ops[i]->range(), "dtype-mismatch",
-                       fmt::format("operands of concatenate() have element types {} and {}",
-                                   toString(t.dtype), toString(p.dtype)));
-          return Type::error();
-        }
-        bool same = p.shape.size() == t.shape.size();
-        for (size_t d = 0; same && d < p.shape.size(); ++d)
-          same = static_cast<int64_t>(d) == *axis || p.shape[d] == Type::kDynamic ||
-                 t.shape[d] == Type::kDynamic || p.shape[d] == t.shape[d];
-        if (!same) {
-          diags_.error(ops[i]->range(), "shape-mismatch",
-                       fmt::format("operands of concatenate() have shapes {} and {}: they may "
-                                   "differ only along axis {}",
-                                   shapeStr(parts[0].shape), shapeStr(p.shape), *axis));
-          return Type::error();
-        }
-        int64_t &extent = t.shape[static_cast<size_t>(*axis)];
-        const int64_t more = p.shape[static_cast<size_t>(*axis)];
-        if (extent == Type::kDynamic || more == Type::kDynamic)
-          extent = Type::kDynamic;
-        else if (__builtin_add_overflow(extent, more, &extent)) {
-          diags_.error(c.range(), "invalid-size", "concatenate() of extents whose sum overflows");
-          return Type::error();
-        }
-      }
-      c.setAxisValue(*axis);
-      return t;
-    }
-    case ComputeOp::Split: {
-      // jnp.split(x, n, axis=0): n equal parts along the axis; this is part `part`.
-      if (&c != topLetSplit_) {
-        diags_.error(c.range(), "misplaced-expr",
-                     "split() is the value of a let that binds one name per part: 'let a, b "
-                     "= split(x, 2, axis = k)'");
-        return Type::error();
-      }
-      topLetSplit_ = nullptr;
-      Type t = arrayOperand(*ops[0], fn);
-      if (t.isError())
-        return t;
-      auto n = constInt(*c.dims()[0], "the section count of split()");
-      if (!n)
-        return Type::error();
-      if (*n < 1) {
-        diags_.error(c.dims()[0]->range(), "invalid-size",
-                     fmt::format("split() into {} parts: the count must be at least 1", *n));
-        return Type::error();
-      }
-      auto axis = axisOf(c, fn, static_cast<int64_t>(t.shape.size()));
-      if (!axis)
-        return Type::error();
-      int64_t &extent = t.shape[static_cast<size_t>(*axis)];
-      if (extent == Type::kDynamic || extent % *n != 0) {
-        diags_.error(
-            c.range(), "shape-mismatch",
-            fmt::format("split() of a value of shape {} into {} equal parts along axis "
-                        "{}: the extent {} is not a multiple of {}",
-                        shapeStr(t.shape), *n, *axis,
-                        extent == Type::kDynamic ? std::string("?") : std::to_string(extent), *n));
-        return Type::error();
-      }
-      extent /= *n;
-      c.setAxisValue(*axis);
-      c.setDimValues({*n});
-      return t;
-    }
-    case ComputeOp::Silu:
-    case ComputeOp::Gelu:
-    case ComputeOp::Sigmoid:
-      return arrayOperand(*ops[0], fn);
-    case ComputeOp::Zeros:
-    case ComputeOp::Iota: {
-      std::vector<int64_t> dims;
-      for (auto &d : c.dims()) {
-        auto v = constInt(*d, fmt::format("a dimension of {}()", fn));
-        if (!v)
-          return Type::error();
-        if (*v < 1) {
-          diags_.error(d->range(), "invalid-size",
-                       fmt::format("a dimension of {}() must be at least 1, not {}", fn, *v));
-          return Type::error();
-        }
-        dims.push_back(*v);
-      }
-      if (dims.empty()) {
-        diags_.error(c.range(), "invalid-size", fmt::format("{}() needs a shape", fn));
-        return Type::error();
-      }
-      if (elementCount(dims) == Type::kDynamic) {
-        diags_.error(c.range(), "invalid-size",
-                     fmt::format("{}() of a shape whose size overflows", fn));
-        return Type::error();
-      }
-      if (c.op() == ComputeOp::Iota) {
-        auto dim = constInt(*c.axis(), "the dimension of broadcasted_iota()");
-        if (!dim)
-          return Type::error();
-        if (*dim < 0 || *dim >= static_cast<int64_t>(dims.size())) {
-          diags_.error(c.axis()->range(), "axis-out-of-range",
-                       fmt::format("broadcasted_iota() along dimension {} of a {}-D shape", *dim,
-                                   dims.size()));
-          return Type::error();
-        }
-        c.setAxisValue(*dim);
-      }
-      c.setDimValues(dims);
+  static Type fromPrim(const prim::ValueType &v) {
+    switch (v.kind) {
+    case prim::ValueType::Kind::Array: {
       Type t = Type::simple(TypeKind::Value);
-      t.dtype = *c.dtype();
-      t.shape = std::move(dims);
+      t.dtype = v.elem.dtype;
+      t.weak = v.elem.weak;
+      t.shape = v.shape;
       return t;
     }
+    case prim::ValueType::Kind::Scalar:
+      return Type::simple(TypeKind::Float);
+    case prim::ValueType::Kind::Mask: {
+      Type t = Type::simple(TypeKind::Mask);
+      t.shape = v.shape;
+      return t;
+    }
+    case prim::ValueType::Kind::Cond:
+      return Type::simple(TypeKind::Bool);
     }
     return Type::error();
   }
 
-  // The axis of a concatenate or split (0 when absent), in 0..rank-1 (a negative axis
-  // counts from the end), or nullopt after a diagnostic.
-  std::optional<int64_t> axisOf(ComputeExpr &c, const std::string &fn, int64_t rank) {
-    int64_t axis = 0;
+  // The result of an operator on values (`a + b`, `a > b`, `m1 and m2`, `-x`, `max(a,
+  // b)`): its catalogue op by the operator's spelling.
+  Type valueOp(const Expr &e, std::initializer_list<const Type *> operands) {
+    std::string_view spelling =
+        isa<BinaryExpr>(e) ? toString(cast<BinaryExpr>(e).op()) : toString(cast<UnaryExpr>(e).op());
+    auto op = prim::findOpByDkOperator(spelling, static_cast<int>(operands.size()));
+    DKV_INVARIANT(op.has_value(), "every operator on values is a catalogue op");
+    std::vector<prim::ValueType> types;
+    for (const Type *t : operands)
+      types.push_back(toPrim(*t));
+    prim::TypeResult result = prim::inferType(*op, types, {}, fmt::format("'{}'", spelling));
+    if (result.error) {
+      diags_.error(e.range(), result.error->id, result.error->message);
+      return Type::error();
+    }
+    return fromPrim(result.type);
+  }
+
+  // A compute call (`dot(a, b)`, `sum(x, axis = 1)`, ...): its operands checked, its
+  // attributes evaluated by the kind of their parameter, and its type the catalogue's
+  // (prim::inferType: JAX's typing, NumPy's broadcasting, the op's shape rule).
+  Type computeOp(ComputeExpr &c) {
+    const prim::Op op = c.op();
+    const prim::OpRecord &rec = prim::record(op);
+    const std::string fn = fmt::format("{}()", prim::name(op));
+    auto &ops = c.operands();
+    if (rec.shape == prim::ShapeRule::Split) {
+      // jnp.split(x, n, axis=0): n equal parts along the axis; this is part `part`.
+      if (&c != topLetSplit_) {
+        diags_.error(c.range(), "misplaced-expr",
+                     fmt::format("{} is the value of a let that binds one name per part: 'let "
+                                 "a, b = {}(x, 2, axis = k)'",
+                                 fn, prim::name(op)));
+        return Type::error();
+      }
+      topLetSplit_ = nullptr;
+    }
+    // Operands: element-wise ops take numbers too, the others arrays; a `cond`
+    // parameter takes a mask or a per-device condition.
+    std::vector<prim::ValueType> operands;
+    bool failed = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Type t = check(*ops[i]);
+      if (t.isError()) {
+        failed = true;
+        continue;
+      }
+      const bool cond = rec.shape == prim::ShapeRule::Broadcast &&
+                        prim::operandKind(op, i) == prim::ParamKind::Cond;
+      if (cond && t.kind != TypeKind::Mask && t.kind != TypeKind::Bool) {
+        diags_.error(ops[i]->range(), "type-mismatch",
+                     fmt::format("the condition of {} is a comparison of values (x > 0.0) or a "
+                                 "condition, not {}",
+                                 fn, t.str()));
+        failed = true;
+      } else if (!cond && rec.shape == prim::ShapeRule::Broadcast && !isScalar(t) && !isArray(t)) {
+        diags_.error(ops[i]->range(), "type-mismatch",
+                     fmt::format("{} takes values (arrays or numbers), not {}", fn, t.str()));
+        failed = true;
+      } else if (rec.shape != prim::ShapeRule::Broadcast && !isArray(t)) {
+        diags_.error(
+            ops[i]->range(), "type-mismatch",
+            fmt::format("{} needs an array value (a ref or compute on refs), not {}", fn, t.str()));
+        failed = true;
+      }
+      operands.push_back(toPrim(t));
+    }
+    if (failed)
+      return Type::error();
+    // Attributes, by the kind of their parameter in the op's signature.
+    const prim::Signature &sig = prim::dkSignatures(op).front();
+    auto paramName = [&](prim::ParamKind kind) {
+      for (const prim::Param &p : sig.params)
+        if (p.kind == kind)
+          return p.name;
+      return std::string_view("argument");
+    };
+    prim::Attrs attrs;
+    attrs.dtype = c.dtype();
+    attrs.keepdims = c.keepdims();
     if (c.axis()) {
-      auto v = constInt(*c.axis(), fmt::format("the axis of {}()", fn));
+      auto axis =
+          constInt(*c.axis(), fmt::format("the {} of {}", paramName(prim::ParamKind::Axis), fn));
+      if (!axis)
+        return Type::error();
+      attrs.axis = *axis;
+    }
+    const bool shapeDims =
+        rec.shape == prim::ShapeRule::Reshape || rec.shape == prim::ShapeRule::Create;
+    for (auto &d : c.dims()) {
+      std::string what = shapeDims
+                             ? fmt::format("a dimension of {}", fn)
+                             : fmt::format("the {} of {}", paramName(prim::ParamKind::Int), fn);
+      auto v = constInt(*d, what);
       if (!v)
-        return std::nullopt;
-      axis = *v;
+        return Type::error();
+      if (*v < 1) {
+        diags_.error(d->range(), "invalid-size",
+                     fmt::format("{} must be at least 1, not {}", what, *v));
+        return Type::error();
+      }
+      attrs.dims.push_back(*v);
     }
-    if (rank == 0 || axis < -rank || axis >= rank) {
-      diags_.error(c.axis() ? c.axis()->range() : c.range(), "axis-out-of-range",
-                   rank == 0 ? fmt::format("{}() of a 0-D value", fn)
-                             : fmt::format("{}() along axis {} of a {}-D value (axes {}..{})", fn,
-                                           axis, rank, -rank, rank - 1));
-      return std::nullopt;
+    prim::TypeResult result = prim::inferType(op, operands, attrs, fn);
+    if (result.error) {
+      const prim::InferError &e = *result.error;
+      SourceRange at = e.at == prim::InferError::At::Operand            ? ops[e.operand]->range()
+                       : e.at == prim::InferError::At::Axis && c.axis() ? c.axis()->range()
+                                                                        : c.range();
+      diags_.error(at, e.id, e.message);
+      return Type::error();
     }
-    return axis < 0 ? axis + rank : axis;
+    c.setAxisValue(result.axis);
+    if (shapeDims || rec.shape == prim::ShapeRule::Split)
+      c.setDimValues(attrs.dims);
+    return fromPrim(result.type);
   }
 
   Type call(CallExpr &c, bool topOfLet) {
@@ -2258,7 +2021,7 @@ private:
       if (!shapesCompatible(s.shape, d.shape))
         diags_.error(e.range(), "shape-mismatch",
                      fmt::format("DMA source has shape {} but destination has shape {}",
-                                 shapeStr(s.shape), shapeStr(d.shape)));
+                                 prim::shapeText(s.shape), prim::shapeText(d.shape)));
       else if (s.dtype != d.dtype)
         diags_.error(e.range(), "dtype-mismatch",
                      fmt::format("DMA source has element type {} but destination has {}",

@@ -10,9 +10,12 @@
 #include "frontend/IntEval.h"
 #include "frontend/Sema.h"
 #include "model/Builder.h"
+#include "prim/Infer.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
+
+#include <functional>
 
 #include <map>
 #include <set>
@@ -39,42 +42,6 @@ model::SourceLoc closingLocOf(const ast::Node &node) {
   if (end.col > 1)
     --end.col;
   return end;
-}
-
-model::MemSpace toModel(ast::MemSpace s) {
-  switch (s) {
-  case ast::MemSpace::Hbm:
-    return model::MemSpace::Hbm;
-  case ast::MemSpace::Vmem:
-    return model::MemSpace::Vmem;
-  case ast::MemSpace::Smem:
-    return model::MemSpace::Smem;
-  case ast::MemSpace::Any:
-    return model::MemSpace::Any;
-  }
-  DKV_UNREACHABLE("memory space");
-}
-
-model::DType toModel(ast::DType t) {
-  switch (t) {
-  case ast::DType::F32:
-    return model::DType::F32;
-  case ast::DType::BF16:
-    return model::DType::BF16;
-  case ast::DType::F16:
-    return model::DType::F16;
-  case ast::DType::I32:
-    return model::DType::I32;
-  case ast::DType::I16:
-    return model::DType::I16;
-  case ast::DType::I8:
-    return model::DType::I8;
-  case ast::DType::U8:
-    return model::DType::U8;
-  case ast::DType::U32:
-    return model::DType::U32;
-  }
-  DKV_UNREACHABLE("dtype");
 }
 
 model::SemKind toModel(ast::SemKind k) {
@@ -429,7 +396,7 @@ private:
         model::Buffer window;
         window.name = op.block->name();
         window.space = model::MemSpace::Vmem;
-        window.dtype = toModel(op.block->dtype());
+        window.dtype = op.block->dtype();
         window.shape = op.block->shapeValues();
         if (!slots.trivial)
           window.shape.insert(window.shape.begin(), 2);
@@ -471,7 +438,7 @@ private:
     model::Buffer buffer;
     buffer.name = prefix_ + let.name();
     buffer.space = model::MemSpace::Vmem;
-    buffer.dtype = toModel(t.dtype);
+    buffer.dtype = t.dtype;
     buffer.shape = t.shape;
     for (int64_t d : buffer.shape)
       DKV_INVARIANT(d >= 1, "sema checks that a value let has a static shape");
@@ -499,8 +466,8 @@ private:
     }
     model::Buffer buffer;
     buffer.name = prefix_ + b.name();
-    buffer.space = toModel(b.space());
-    buffer.dtype = toModel(b.dtype());
+    buffer.space = b.space();
+    buffer.dtype = b.dtype();
     buffer.shape = b.shapeValues();
     DKV_INVARIANT(buffer.shape.size() == b.shape().size(), "sema sets every buffer shape");
     switch (b.direction()) {
@@ -865,6 +832,7 @@ private:
     store.dst.buffer = id;
     for (int64_t d : buffer.shape)
       store.dst.ranges.push_back({0, d});
+    nodeTypes_.clear();
     int32_t value = buildValue(init, store);
     const std::vector<int64_t> &shape = store.value.nodes[value].shape;
     if (elements(shape) != 1 && shape != buffer.shape)
@@ -885,10 +853,10 @@ private:
     if (srcShape != dstShape || sb.dtype != db.dtype)
       fail(copy, "copy-shape-mismatch",
            fmt::format("copy source {} is {}{} but destination {} is {}{} (on {})",
-                       program().regionName(src), model::dtypeName(sb.dtype), shapeText(srcShape),
-                       program().regionName(dst), model::dtypeName(db.dtype), shapeText(dstShape),
+                       program().regionName(src), prim::dkName(sb.dtype), shapeText(srcShape),
+                       program().regionName(dst), prim::dkName(db.dtype), shapeText(dstShape),
                        here()));
-    int64_t bytes = src.elementCount() * model::dtypeBytes(sb.dtype);
+    int64_t bytes = src.elementCount() * prim::byteSize(sb.dtype);
     if (std::optional<model::BuildError> error = builder_.checkDmaBytes(bytes))
       fail(copy, error->id, error->message);
     return bytes;
@@ -1122,6 +1090,7 @@ private:
     store.dst = dst.region;
     const std::vector<int64_t> &dstShape = dst.shape;
     store.accumulate = stmt.accumulate();
+    nodeTypes_.clear();
     int32_t value = buildValue(stmt.value(), store);
     const std::vector<int64_t> &shape = store.value.nodes[value].shape;
     if (elements(shape) != 1 && shape != dstShape) {
@@ -1135,19 +1104,15 @@ private:
                              shapeText(shape), shapeText(dstShape), here()));
     }
     if (stmt.accumulate()) {
+      // `dst += v` is `dst = dst + v` (Python's in-place add on a ref).
       model::ValueNode load;
       load.op = model::ValueNode::Op::Load;
       load.region = store.dst;
       load.shape = dstShape;
-      store.value.nodes.push_back(load);
+      load.dtype = program().buffers[store.dst.buffer].dtype;
+      const int32_t current = push(store, load, prim::ValueType::array({load.dtype}, dstShape));
       store.reads.push_back(store.dst);
-      model::ValueNode add;
-      add.op = model::ValueNode::Op::Add;
-      add.lhs = static_cast<int32_t>(store.value.nodes.size() - 1);
-      add.rhs = value;
-      add.shape = dstShape;
-      store.value.nodes.push_back(add);
-      value = static_cast<int32_t>(store.value.nodes.size() - 1);
+      value = elementwise(stmt.value(), prim::Op::Add, "'+='", {current, value}, store);
     }
     store.value.root = value;
     // On a TensorCore mesh of several cores, hbm / any buffers are shared by the cores
@@ -1161,7 +1126,7 @@ private:
                          "hbm / any buffers and reach them only by DMA (a TensorCore loads and "
                          "stores VMEM and SMEM); copy it with copy(...) / async_copy(...)",
                          what, program().buffers[r.buffer].name,
-                         model::memSpaceName(program().buffers[r.buffer].space)));
+                         prim::dkName(program().buffers[r.buffer].space)));
     };
     sharedAccess(store.dst, stmt.target(), "a store to");
     for (const Region &r : store.reads)
@@ -1179,273 +1144,196 @@ private:
     return n;
   }
 
-  /// The shape of an element-wise operation on operands of shapes `a` and `b` (an
-  /// operand of one element is broadcast).
-  std::vector<int64_t> elementwiseShape(const ast::Expr &expr, std::string_view what,
-                                        const std::vector<int64_t> &a,
-                                        const std::vector<int64_t> &b) {
-    if (elements(b) == 1 && elements(a) != 1)
-      return a;
-    if (elements(a) == 1)
-      return elements(b) == 1 && b.size() < a.size() ? a : b;
-    if (a != b)
-      fail(expr, "store-shape-mismatch",
-           fmt::format("operands of {} have shapes {} and {} on {}", what, shapeText(a),
-                       shapeText(b), here()));
-    return a;
+  // ---- Values: each node's shape and element type are the catalogue's
+  // (prim::inferType with this device's shapes), as sema's were with the static ones.
+
+  /// Appends `node` of catalogue type `type` to the value; returns its index.
+  int32_t push(model::Store &store, model::ValueNode node, prim::ValueType type) {
+    store.value.nodes.push_back(std::move(node));
+    nodeTypes_.push_back(std::move(type));
+    return static_cast<int32_t>(store.value.nodes.size() - 1);
+  }
+
+  /// The type of `op` on the nodes `operands` with `attrs`, or a diagnostic on this
+  /// device (an extent known only per device that breaks the op's rule).
+  prim::TypeResult infer(const ast::Node &at, prim::Op op, const std::vector<int32_t> &operands,
+                         const prim::Attrs &attrs, std::string_view spelled) {
+    std::vector<prim::ValueType> types;
+    for (int32_t o : operands)
+      types.push_back(nodeTypes_[static_cast<size_t>(o)]);
+    prim::TypeResult t = prim::inferType(op, types, attrs, spelled);
+    if (t.error)
+      fail(at, t.error->id == "reshape-size" ? "reshape-size" : "store-shape-mismatch",
+           fmt::format("{} on {}", t.error->message, here()));
+    return t;
+  }
+
+  /// A node of `op` on the nodes `operands` (element-wise ops, dot: up to three).
+  int32_t apply(const ast::Node &at, prim::Op op, std::string_view spelled,
+                const std::vector<int32_t> &operands, const prim::Attrs &attrs, model::Store &store,
+                const std::function<void(model::ValueNode &)> &more = {}) {
+    prim::TypeResult t = infer(at, op, operands, attrs, spelled);
+    model::ValueNode node;
+    node.op = op;
+    node.lhs = operands.size() > 0 ? operands[0] : -1;
+    node.rhs = operands.size() > 1 ? operands[1] : -1;
+    node.third = operands.size() > 2 ? operands[2] : -1;
+    node.shape = t.type.shape;
+    node.dtype = t.type.elem.dtype;
+    if (t.axis)
+      node.axis = static_cast<int32_t>(*t.axis);
+    if (more)
+      more(node);
+    return push(store, std::move(node), t.type);
+  }
+
+  int32_t elementwise(const ast::Node &at, prim::Op op, std::string_view spelled,
+                      const std::vector<int32_t> &operands, model::Store &store) {
+    return apply(at, op, spelled, operands, {}, store);
   }
 
   /// Appends the nodes of `expr` to `store.value`; returns the index of its root.
   int32_t buildValue(const ast::Expr &expr, model::Store &store) {
     using Op = model::ValueNode::Op;
-    auto push = [&](model::ValueNode node) {
-      store.value.nodes.push_back(std::move(node));
-      return static_cast<int32_t>(store.value.nodes.size() - 1);
+    // A number: a Python number's weak type (an integer computed per device too).
+    auto constant = [&](double value, prim::ElemType type) {
+      model::ValueNode node;
+      node.constant = value;
+      node.dtype = type.dtype;
+      return push(store, std::move(node), prim::ValueType::scalar(type));
     };
-    auto shapeOf = [&](int32_t i) { return store.value.nodes[static_cast<size_t>(i)].shape; };
-    model::ValueNode node;
     if (expr.type().kind == ast::TypeKind::Bool) {
       // A per-device condition (e.g. the condition of `where(me == 0, a, b)`): 1 or 0.
+      model::ValueNode node;
       node.constant = evalBool(expr) ? 1.0 : 0.0;
-      return push(node);
+      return push(store, std::move(node), prim::ValueType::cond());
     }
     switch (expr.kind()) {
     case ast::Node::Kind::FloatLiteral:
-      node.constant = ast::cast<ast::FloatLiteral>(expr).value();
-      return push(node);
+      return constant(ast::cast<ast::FloatLiteral>(expr).value(), prim::kWeakFloat);
     case ast::Node::Kind::IntLiteral:
-      node.constant = static_cast<double>(ast::cast<ast::IntLiteral>(expr).value());
-      return push(node);
+      return constant(static_cast<double>(ast::cast<ast::IntLiteral>(expr).value()),
+                      prim::kWeakInt);
     case ast::Node::Kind::NameExpr:
     case ast::Node::Kind::IndexExpr: {
       const ast::Decl *decl = baseDecl(expr);
       if (const auto *b = ast::dynCast<ast::BufferDecl>(decl);
           (b && !b->isTable()) || valueBuf_.count(decl)) {
+        model::ValueNode node;
         node.op = Op::Load;
         Slice slice = evalSlice(expr);
         node.region = slice.region;
         node.shape = slice.shape;
+        node.dtype = program().buffers[node.region.buffer].dtype;
         store.reads.push_back(node.region);
-        return push(node);
+        prim::ElemType elem{node.dtype, expr.type().weak};
+        std::vector<int64_t> shape = node.shape;
+        return push(store, std::move(node), prim::ValueType::array(elem, std::move(shape)));
       }
       if (auto it = env_.find(decl);
           it != env_.end() && std::holds_alternative<RuntimeValue>(it->second)) {
+        model::ValueNode node;
         node.op = Op::Register;
         node.reg = std::get<RuntimeValue>(it->second).reg;
-        return push(node);
+        node.dtype = prim::kWeakInt.dtype;
+        return push(store, std::move(node), prim::ValueType::scalar(prim::kWeakInt));
       }
-      node.constant = static_cast<double>(evalInt(expr));
-      return push(node);
+      return constant(static_cast<double>(evalInt(expr)), prim::kWeakInt);
     }
     case ast::Node::Kind::UnaryExpr: {
       const auto &u = ast::cast<ast::UnaryExpr>(expr);
-      if (u.op() != ast::UnaryOp::Neg)
+      auto op = prim::findOpByDkOperator(ast::toString(u.op()), 1);
+      if (!op)
         fail(expr, "unsupported", "only '-' applies to stored values");
-      node.op = Op::Neg;
-      node.lhs = buildValue(u.operand(), store);
-      node.shape = shapeOf(node.lhs);
-      return push(node);
+      const int32_t operand = buildValue(u.operand(), store);
+      return elementwise(expr, *op, fmt::format("'{}'", ast::toString(u.op())), {operand}, store);
     }
     case ast::Node::Kind::BinaryExpr: {
       const auto &b = ast::cast<ast::BinaryExpr>(expr);
-      if (b.type().kind == ast::TypeKind::Int && !b.type().runtime && !b.type().scratch) {
+      auto op = prim::findOpByDkOperator(ast::toString(b.op()), 2);
+      if ((b.type().kind == ast::TypeKind::Int && !b.type().runtime && !b.type().scratch) || !op) {
         // An integer sub-expression (e.g. `me % 2`) is a constant per device.
-        node.constant = static_cast<double>(evalInt(expr));
-        return push(node);
+        return constant(static_cast<double>(evalInt(expr)), prim::kWeakInt);
       }
-      switch (b.op()) {
-      case ast::BinaryOp::Add:
-        node.op = Op::Add;
-        break;
-      case ast::BinaryOp::Sub:
-        node.op = Op::Sub;
-        break;
-      case ast::BinaryOp::Mul:
-        node.op = Op::Mul;
-        break;
-      case ast::BinaryOp::Div:
-        node.op = Op::Div;
-        break;
-      case ast::BinaryOp::Min:
-        node.op = Op::Min;
-        break;
-      case ast::BinaryOp::Max:
-        node.op = Op::Max;
-        break;
-      case ast::BinaryOp::Lt:
-        node.op = Op::Lt;
-        break;
-      case ast::BinaryOp::Le:
-        node.op = Op::Le;
-        break;
-      case ast::BinaryOp::Gt:
-        node.op = Op::Gt;
-        break;
-      case ast::BinaryOp::Ge:
-        node.op = Op::Ge;
-        break;
-      case ast::BinaryOp::Eq:
-        node.op = Op::Eq;
-        break;
-      case ast::BinaryOp::Ne:
-        node.op = Op::Ne;
-        break;
-      case ast::BinaryOp::And:
-        node.op = Op::And;
-        break;
-      case ast::BinaryOp::Or:
-        node.op = Op::Or;
-        break;
-      default:
-        node.constant = static_cast<double>(evalInt(expr));
-        return push(node);
-      }
-      node.lhs = buildValue(b.lhs(), store);
-      node.rhs = buildValue(b.rhs(), store);
-      node.shape = elementwiseShape(expr, fmt::format("'{}'", ast::toString(b.op())),
-                                    shapeOf(node.lhs), shapeOf(node.rhs));
-      return push(node);
+      const int32_t lhs = buildValue(b.lhs(), store);
+      const int32_t rhs = buildValue(b.rhs(), store);
+      return elementwise(expr, *op, fmt::format("'{}'", ast::toString(b.op())), {lhs, rhs}, store);
     }
     case ast::Node::Kind::ComputeExpr:
       return buildCompute(ast::cast<ast::ComputeExpr>(expr), store);
     default:
-      node.constant = static_cast<double>(evalInt(expr));
-      return push(node);
+      return constant(static_cast<double>(evalInt(expr)), prim::kWeakInt);
     }
   }
 
+  /// A compute call by its op's shape rule (prim/Ops.def); sema checked its static
+  /// shapes, this device's are checked again by the same inference.
   int32_t buildCompute(const ast::ComputeExpr &c, model::Store &store) {
     using Op = model::ValueNode::Op;
-    auto shapeOf = [&](int32_t i) { return store.value.nodes[static_cast<size_t>(i)].shape; };
-    auto push = [&](model::ValueNode n) {
-      store.value.nodes.push_back(std::move(n));
-      return static_cast<int32_t>(store.value.nodes.size() - 1);
-    };
-    const auto &ops = c.operands();
-    model::ValueNode node;
-    if (c.op() == ast::ComputeOp::Zeros || c.op() == ast::ComputeOp::Iota) {
-      // No operand: a constant 0 broadcast to the shape, or each element's index.
-      node.op = c.op() == ast::ComputeOp::Zeros ? Op::Const : Op::Iota;
-      node.shape = c.dimValues();
-      if (c.axisValue())
-        node.axis = static_cast<int32_t>(*c.axisValue());
-      return push(std::move(node));
+    const prim::OpRecord &rec = prim::record(c.op());
+    const std::string fn = fmt::format("{}()", prim::name(c.op()));
+    prim::Attrs attrs;
+    attrs.axis = c.axisValue();
+    attrs.dtype = c.dtype();
+    attrs.dims = c.dimValues();
+    switch (rec.shape) {
+    case prim::ShapeRule::Leaf:
+      DKV_UNREACHABLE("a leaf is not a call");
+    case prim::ShapeRule::Create: {
+      // No operand: a constant 0 broadcast to the shape (zeros), or each element's
+      // index along the axis (iota).
+      prim::TypeResult t = infer(c, c.op(), {}, attrs, fn);
+      model::ValueNode node;
+      node.op = rec.fn ? c.op() : Op::Const;
+      node.shape = t.type.shape;
+      node.dtype = t.type.elem.dtype;
+      if (t.axis)
+        node.axis = static_cast<int32_t>(*t.axis);
+      return push(store, std::move(node), t.type);
     }
-    node.lhs = buildValue(*ops[0], store);
-    std::vector<int64_t> a = shapeOf(node.lhs);
-    if (c.op() == ast::ComputeOp::Concatenate) {
+    case prim::ShapeRule::Concat: {
       // A left fold of binary concatenations along the axis.
-      DKV_INVARIANT(c.axisValue().has_value(), "sema sets the axis of concatenate");
-      const int32_t axis = static_cast<int32_t>(*c.axisValue());
-      int32_t acc = node.lhs;
-      for (size_t i = 1; i < ops.size(); ++i) {
-        model::ValueNode cat;
-        cat.op = Op::Concat;
-        cat.axis = axis;
-        cat.lhs = acc;
-        cat.rhs = buildValue(*ops[i], store);
-        std::vector<int64_t> l = shapeOf(cat.lhs), r = shapeOf(cat.rhs);
-        bool ok = l.size() == r.size() && static_cast<size_t>(axis) < l.size();
-        for (size_t d = 0; ok && d < l.size(); ++d)
-          ok = static_cast<int32_t>(d) == axis || l[d] == r[d];
-        if (!ok)
-          fail(c, "store-shape-mismatch",
-               fmt::format("concatenate() of shapes {} and {} along axis {} on {}", shapeText(l),
-                           shapeText(r), axis, here()));
-        cat.shape = l;
-        cat.shape[static_cast<size_t>(axis)] += r[static_cast<size_t>(axis)];
-        acc = push(std::move(cat));
+      int32_t acc = buildValue(*c.operands()[0], store);
+      for (size_t i = 1; i < c.operands().size(); ++i) {
+        const int32_t next = buildValue(*c.operands()[i], store);
+        acc = apply(c, c.op(), fn, {acc, next}, attrs, store);
       }
       return acc;
     }
-    switch (c.op()) {
-    case ast::ComputeOp::Split: {
-      DKV_INVARIANT(c.axisValue() && c.dimValues().size() == 1, "sema checks split");
-      const size_t axis = static_cast<size_t>(*c.axisValue());
-      const int64_t n = c.dimValues()[0];
-      if (axis >= a.size() || a[axis] % n != 0)
-        fail(c, "store-shape-mismatch",
-             fmt::format("split() of shape {} into {} parts along axis {} on {}", shapeText(a), n,
-                         axis, here()));
-      const int64_t len = a[axis] / n;
-      node.op = Op::Slice;
-      node.axis = static_cast<int32_t>(axis);
-      node.begin = c.part() * len;
-      node.end = node.begin + len;
-      node.shape = a;
-      node.shape[axis] = len;
+    case prim::ShapeRule::Split: {
+      const int32_t x = buildValue(*c.operands()[0], store);
+      return apply(c, c.op(), fn, {x}, attrs, store, [&](model::ValueNode &node) {
+        const int64_t len = node.shape[static_cast<size_t>(node.axis)];
+        node.begin = c.part() * len;
+        node.end = node.begin + len;
+      });
+    }
+    case prim::ShapeRule::Reduce: {
+      // `keepdims`: the reduction, then a reshape keeping the axis as 1 (the same
+      // elements in the same order).
+      const int32_t x = buildValue(*c.operands()[0], store);
+      const int32_t reduced = apply(c, c.op(), fn, {x}, attrs, store);
+      if (!c.keepdims())
+        return reduced;
+      attrs.keepdims = true;
+      prim::TypeResult kept = infer(c, c.op(), {x}, attrs, fn);
+      prim::Attrs reshape;
+      reshape.dims = kept.type.shape;
+      return apply(c, Op::Reshape, fn, {reduced}, reshape, store);
+    }
+    case prim::ShapeRule::Broadcast:
+    case prim::ShapeRule::Contract:
+    case prim::ShapeRule::Reshape:
       break;
     }
-    case ast::ComputeOp::Silu:
-    case ast::ComputeOp::Gelu:
-    case ast::ComputeOp::Sigmoid:
-      node.op = c.op() == ast::ComputeOp::Silu   ? Op::Silu
-                : c.op() == ast::ComputeOp::Gelu ? Op::Gelu
-                                                 : Op::Sigmoid;
+    std::vector<int32_t> operands;
+    for (const auto &o : c.operands())
+      operands.push_back(buildValue(*o, store));
+    return apply(c, c.op(), fn, operands, attrs, store, [&](model::ValueNode &node) {
       node.approximate = c.approximate();
-      node.shape = a;
-      break;
-    case ast::ComputeOp::Concatenate:
-    case ast::ComputeOp::Zeros:
-    case ast::ComputeOp::Iota:
-      DKV_UNREACHABLE("handled above");
-    case ast::ComputeOp::Dot: {
-      node.op = Op::Dot;
-      node.rhs = buildValue(*ops[1], store);
-      std::vector<int64_t> b = shapeOf(node.rhs);
-      // Sema checked ranks and the static extents; a per-device extent is checked here.
-      if (a.size() != 2 || b.size() != 2 || a[1] != b[0])
-        fail(c, "store-shape-mismatch",
-             fmt::format("dot() of shapes {} and {} on {}: the contracted dimensions "
-                         "differ",
-                         shapeText(a), shapeText(b), here()));
-      node.shape = {a[0], b[1]};
-      break;
-    }
-    case ast::ComputeOp::AsType:
-      node.op = Op::AsType;
-      node.dtype = toModel(*c.dtype());
-      node.shape = a;
-      break;
-    case ast::ComputeOp::Bitcast:
-      node.op = Op::Bitcast;
-      node.dtype = toModel(*c.dtype());
-      node.from = toModel(ops[0]->type().dtype);
-      node.shape = a;
-      break;
-    case ast::ComputeOp::Sum:
-    case ast::ComputeOp::ReduceMax:
-    case ast::ComputeOp::ReduceMin:
-      node.op = c.op() == ast::ComputeOp::Sum         ? Op::Sum
-                : c.op() == ast::ComputeOp::ReduceMax ? Op::ReduceMax
-                                                      : Op::ReduceMin;
-      if (c.axisValue()) {
-        node.axis = static_cast<int32_t>(*c.axisValue());
-        DKV_INVARIANT(static_cast<size_t>(node.axis) < a.size(), "sema checked the axis");
-        node.shape = a;
-        node.shape.erase(node.shape.begin() + node.axis);
-      }
-      break;
-    case ast::ComputeOp::Where: {
-      node.op = Op::Select;
-      node.rhs = buildValue(*ops[1], store);
-      node.third = buildValue(*ops[2], store);
-      node.shape = elementwiseShape(c, "where()", a, shapeOf(node.rhs));
-      node.shape = elementwiseShape(c, "where()", node.shape, shapeOf(node.third));
-      break;
-    }
-    case ast::ComputeOp::Reshape:
-      node.op = Op::Reshape;
-      node.shape = c.dimValues();
-      if (elements(a) != elements(node.shape))
-        fail(c, "reshape-size",
-             fmt::format("reshape() of a value of shape {} to {} on {}: the element "
-                         "counts differ",
-                         shapeText(a), shapeText(node.shape), here()));
-      break;
-    }
-    store.value.nodes.push_back(std::move(node));
-    return static_cast<int32_t>(store.value.nodes.size() - 1);
+      if (rec.type == prim::TypeRule::Reinterpret)
+        node.from = store.value.nodes[static_cast<size_t>(operands[0])].dtype;
+    });
   }
 
   // ---- Evaluation. ----
@@ -1865,7 +1753,7 @@ private:
     d.recvSem = sem;
     d.target = device_;
     d.loc = locOf(where);
-    d.bytes = d.src.elementCount() * model::dtypeBytes(program().buffers[src.buffer].dtype);
+    d.bytes = d.src.elementCount() * prim::byteSize(program().buffers[src.buffer].dtype);
     if (std::optional<model::BuildError> error = builder_.checkDmaBytes(d.bytes))
       fail(where, error->id, error->message);
     return d;
@@ -2187,6 +2075,8 @@ private:
   std::unordered_map<const ast::LetDecl *, model::RegisterId> registerOf_;
   /// The buffer of each let bound to an array value and of each value variable.
   std::unordered_map<const ast::Decl *, model::BufferId> valueBuf_;
+  /// The catalogue type of each node of the value being built (parallel to its nodes).
+  std::vector<prim::ValueType> nodeTypes_;
   std::set<std::tuple<uint32_t, uint32_t, std::string>> reported_;
 
   // Per-device state (per process: a (device, core) pair on a TensorCore mesh).

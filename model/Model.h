@@ -3,6 +3,8 @@
 // executor implement that table and nothing else.
 #pragma once
 
+#include "prim/DType.h"
+#include "prim/Op.h"
 #include "support/Source.h"
 
 #include <cstdint>
@@ -26,19 +28,14 @@ using RegisterId = int32_t;
 
 constexpr ScopeId kKernelScope = -1;
 
-enum class MemSpace { Hbm, Vmem, Smem, Any };
-enum class DType { F32, BF16, F16, I32, I16, I8, U8, U32 };
+/// Memory spaces and element types: the catalogue's (prim/DType.h).
+using prim::DType;
+using prim::MemSpace;
 enum class SemKind { Regular, Dma, Barrier };
 /// How a buffer comes into the kernel: parameters exist on every device for the
 /// whole run (allocated by the caller); scratch only while its owner is inside.
 enum class BufferRole { Input, Output, InOut, Scratch };
 
-/// Size in bytes of one element.
-int dtypeBytes(DType type);
-/// An integer element type (i32, i16, i8, u8, u32); else a float one.
-bool dtypeIsInteger(DType type);
-const char *dtypeName(DType type);
-const char *memSpaceName(MemSpace space);
 const char *semKindName(SemKind kind);
 
 /// Half-open interval of indices [begin, end) along one dimension.
@@ -84,7 +81,7 @@ struct Buffer {
   int32_t liveLast = -1;
 
   int64_t elementCount() const;
-  int64_t byteSize() const { return elementCount() * dtypeBytes(dtype); }
+  int64_t byteSize() const { return elementCount() * prim::byteSize(dtype); }
 };
 
 /// One semaphore (an array of semaphores is flattened: one entry per element, with
@@ -110,58 +107,36 @@ struct Scope {
 
 /// The value a store writes, as a flat expression tree of arrays. Nodes refer to
 /// earlier nodes by index; `root` is the last node evaluated. Every node has a shape
-/// (row-major; empty: one element). Element-wise operations pair their operands'
-/// elements in row-major order; an operand of one element is broadcast.
+/// (row-major; empty: one element) and an element type. The operation is an op of the
+/// catalogue (prim/Ops.def: its record says how the shape follows from the operands'
+/// and what one element is; docs/model.md "Values"); element-wise operations broadcast
+/// their operands as NumPy does (lowering gives each operand its broadcast shape's
+/// rank; an operand of one element is broadcast).
 struct ValueNode {
-  enum class Op {
-    Const,    ///< `constant`
-    Load,     ///< `region` on the storing device, in row-major order
-    Register, ///< a value read from a semaphore
-    Neg,
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Min,
-    Max,
-    Lt, ///< comparisons: 1 or 0 per element
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-    Select,  ///< lhs != 0 ? rhs : third, element-wise (where)
-    Dot,     ///< lhs [M, K] x rhs [K, N] -> [M, N]
-    AsType,  ///< lhs rounded to `dtype`
-    Bitcast, ///< lhs (of element type `from`) with its bits read as `dtype` (same width)
-    Sum,     ///< reductions of lhs over `axis` (-1: every axis)
-    ReduceMax,
-    ReduceMin,
-    Reshape, ///< lhs with `shape` (the same elements in row-major order)
-    Concat,  ///< lhs and rhs joined along `axis` (the other extents equal)
-    Slice,   ///< lhs's elements `begin` .. `end` along `axis` (the other extents whole)
-    Silu,    ///< x * sigmoid(x), element-wise
-    Gelu,    ///< gelu(x): the tanh form if `approximate`, else x / 2 * (1 + erf(x / sqrt 2))
-    Sigmoid, ///< 1 / (1 + exp(-x)), element-wise
-    Iota,    ///< each element's index along `axis` of `shape` (lax.broadcasted_iota)
-    And,     ///< lhs != 0 and rhs != 0: 1 or 0 per element
-    Or,      ///< lhs != 0 or rhs != 0: 1 or 0 per element
-  };
+  using Op = prim::Op;
+  /// Const (`constant`), Load (`region` on the storing device, row-major), Register (a
+  /// value read from a semaphore), or a computing op: element-wise (Neg, Add, ..., Where:
+  /// `lhs`, `rhs`, `third`), Dot, AsType, Bitcast, reductions (Sum, ReduceMax, ReduceMin
+  /// over `axis`, -1: every axis), Reshape (to `shape`), Concatenate (`lhs` and `rhs`
+  /// along `axis`), Split (`lhs`'s elements `begin` .. `end` along `axis`), Iota.
   Op op = Op::Const;
   double constant = 0; ///< Op::Const (broadcast to the node's shape)
   Region region;       ///< Op::Load (on the storing device)
   RegisterId reg = -1; ///< Op::Register (a value read from a semaphore)
   int32_t lhs = -1;    ///< operands: indices into ValueExpr::nodes
   int32_t rhs = -1;
-  int32_t third = -1;         ///< Op::Select: the value where the condition is 0
+  int32_t third = -1;         ///< Op::Where: the value where the condition is 0
   std::vector<int64_t> shape; ///< the node's shape (empty: one element)
-  DType dtype = DType::F32;   ///< Op::AsType, Op::Bitcast: the element type converted to
-  DType from = DType::F32;    ///< Op::Bitcast: the operand's element type
-  int32_t axis = -1;          ///< reductions: the axis of lhs reduced, -1 every axis; Concat,
-                              ///< Slice, Iota: the axis
-  int64_t begin = 0;          ///< Op::Slice: the first element along `axis`
-  int64_t end = 0;            ///< Op::Slice: one past the last
-  bool approximate = true;    ///< Op::Gelu
+  /// The node's element type (JAX's typing, prim::inferType; masks: unused). A computed
+  /// node's elements are rounded to it (prim::roundTo); AsType, Bitcast: the type
+  /// converted to.
+  DType dtype = DType::F32;
+  DType from = DType::F32; ///< Op::Bitcast: the operand's element type
+  int32_t axis = -1;       ///< reductions: the axis of lhs reduced, -1 every axis; Concatenate,
+                           ///< Split, Iota: the axis
+  int64_t begin = 0;       ///< Op::Split: the first element along `axis`
+  int64_t end = 0;         ///< Op::Split: one past the last
+  bool approximate = true; ///< Op::Gelu
 };
 /// A Load region has the element count of its node's shape.
 struct ValueExpr {

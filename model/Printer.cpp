@@ -50,97 +50,53 @@ std::string numberText(double value, bool integer) {
 }
 
 /// `integer`: the value is stored into an integer buffer, whose integral constants print
-/// without a fraction ("= 3", not "= 3.0").
+/// without a fraction ("= 3", not "= 3.0"). Each op prints as its catalogue record says
+/// (prim/Ops.def: `model` is its name): an element-wise op with a Python operator infix
+/// (`(a + b)`, `-a`), any other as a call of its operands and attributes.
 std::string valueText(const Program &program, const ValueExpr &expr, int32_t node, bool integer) {
   DKV_INVARIANT(node >= 0 && static_cast<size_t>(node) < expr.nodes.size(), "value node");
   const ValueNode &n = expr.nodes[node];
-  auto binary = [&](const char *op) {
-    return fmt::format("({} {} {})", valueText(program, expr, n.lhs, integer), op,
-                       valueText(program, expr, n.rhs, integer));
-  };
-  switch (n.op) {
-  case ValueNode::Op::Const:
+  auto operand = [&](int32_t i) { return valueText(program, expr, i, integer); };
+  const prim::OpRecord &r = prim::record(n.op);
+  std::string name(r.model);
+  switch (r.shape) {
+  case prim::ShapeRule::Leaf:
+    if (n.op == ValueNode::Op::Load)
+      return program.regionName(n.region);
+    if (n.op == ValueNode::Op::Register)
+      return fmt::format("r{}", n.reg);
     if (!n.shape.empty())
       return fmt::format("full([{}], {})", fmt::join(n.shape, ", "),
                          numberText(n.constant, integer));
     return numberText(n.constant, integer);
-  case ValueNode::Op::Load:
-    return program.regionName(n.region);
-  case ValueNode::Op::Register:
-    return fmt::format("r{}", n.reg);
-  case ValueNode::Op::Neg:
-    return fmt::format("-{}", valueText(program, expr, n.lhs, integer));
-  case ValueNode::Op::Add:
-    return binary("+");
-  case ValueNode::Op::Sub:
-    return binary("-");
-  case ValueNode::Op::Mul:
-    return binary("*");
-  case ValueNode::Op::Div:
-    return binary("/");
-  case ValueNode::Op::Min:
-    return fmt::format("min({}, {})", valueText(program, expr, n.lhs, integer),
-                       valueText(program, expr, n.rhs, integer));
-  case ValueNode::Op::Max:
-    return fmt::format("max({}, {})", valueText(program, expr, n.lhs, integer),
-                       valueText(program, expr, n.rhs, integer));
-  case ValueNode::Op::Lt:
-    return binary("<");
-  case ValueNode::Op::Le:
-    return binary("<=");
-  case ValueNode::Op::Gt:
-    return binary(">");
-  case ValueNode::Op::Ge:
-    return binary(">=");
-  case ValueNode::Op::Eq:
-    return binary("==");
-  case ValueNode::Op::Ne:
-    return binary("!=");
-  case ValueNode::Op::Select:
-    return fmt::format("where({}, {}, {})", valueText(program, expr, n.lhs, integer),
-                       valueText(program, expr, n.rhs, integer),
-                       valueText(program, expr, n.third, integer));
-  case ValueNode::Op::Dot:
-    return fmt::format("dot({}, {})", valueText(program, expr, n.lhs, integer),
-                       valueText(program, expr, n.rhs, integer));
-  case ValueNode::Op::AsType:
-    return fmt::format("astype({}, {})", valueText(program, expr, n.lhs, integer),
-                       dtypeName(n.dtype));
-  case ValueNode::Op::Bitcast:
-    return fmt::format("bitcast({}, {})", valueText(program, expr, n.lhs, integer),
-                       dtypeName(n.dtype));
-  case ValueNode::Op::Sum:
-  case ValueNode::Op::ReduceMax:
-  case ValueNode::Op::ReduceMin: {
-    const char *name = n.op == ValueNode::Op::Sum         ? "sum"
-                       : n.op == ValueNode::Op::ReduceMax ? "max"
-                                                          : "min";
-    if (n.axis < 0)
-      return fmt::format("{}({})", name, valueText(program, expr, n.lhs, integer));
-    return fmt::format("{}({}, axis={})", name, valueText(program, expr, n.lhs, integer), n.axis);
+  case prim::ShapeRule::Broadcast: {
+    std::vector<std::string> args;
+    for (int32_t i : {n.lhs, n.rhs, n.third})
+      if (i >= 0)
+        args.push_back(operand(i));
+    if (!r.pyOperator.empty())
+      return args.size() == 1 ? fmt::format("{}{}", name, args[0])
+                              : fmt::format("({} {} {})", args[0], name, args[1]);
+    if (r.type == prim::TypeRule::Explicit || r.type == prim::TypeRule::Reinterpret)
+      args.emplace_back(prim::dkName(n.dtype));
+    if (!n.approximate) // gelu's erf form
+      args.emplace_back("approximate=false");
+    return fmt::format("{}({})", name, fmt::join(args, ", "));
   }
-  case ValueNode::Op::Reshape:
-    return fmt::format("reshape({}, [{}])", valueText(program, expr, n.lhs, integer),
-                       fmt::join(n.shape, ", "));
-  case ValueNode::Op::Concat:
-    return fmt::format("concatenate({}, {}, axis={})", valueText(program, expr, n.lhs, integer),
-                       valueText(program, expr, n.rhs, integer), n.axis);
-  case ValueNode::Op::Slice:
-    return fmt::format("slice({}, axis={}, {}:{})", valueText(program, expr, n.lhs, integer),
-                       n.axis, n.begin, n.end);
-  case ValueNode::Op::Silu:
-    return fmt::format("silu({})", valueText(program, expr, n.lhs, integer));
-  case ValueNode::Op::Gelu:
-    return fmt::format("{}({})", n.approximate ? "gelu" : "gelu_erf",
-                       valueText(program, expr, n.lhs, integer));
-  case ValueNode::Op::Sigmoid:
-    return fmt::format("sigmoid({})", valueText(program, expr, n.lhs, integer));
-  case ValueNode::Op::Iota:
-    return fmt::format("iota([{}], axis={})", fmt::join(n.shape, ", "), n.axis);
-  case ValueNode::Op::And:
-    return binary("and");
-  case ValueNode::Op::Or:
-    return binary("or");
+  case prim::ShapeRule::Contract:
+    return fmt::format("{}({}, {})", name, operand(n.lhs), operand(n.rhs));
+  case prim::ShapeRule::Reduce:
+    if (n.axis < 0)
+      return fmt::format("{}({})", name, operand(n.lhs));
+    return fmt::format("{}({}, axis={})", name, operand(n.lhs), n.axis);
+  case prim::ShapeRule::Reshape:
+    return fmt::format("{}({}, [{}])", name, operand(n.lhs), fmt::join(n.shape, ", "));
+  case prim::ShapeRule::Concat:
+    return fmt::format("{}({}, {}, axis={})", name, operand(n.lhs), operand(n.rhs), n.axis);
+  case prim::ShapeRule::Split:
+    return fmt::format("{}({}, axis={}, {}:{})", name, operand(n.lhs), n.axis, n.begin, n.end);
+  case prim::ShapeRule::Create:
+    return fmt::format("{}([{}], axis={})", name, fmt::join(n.shape, ", "), n.axis);
   }
   DKV_UNREACHABLE("value op");
 }
@@ -176,7 +132,7 @@ std::string describeEvent(const Program &program, const Event &event) {
           [&](const Store &e) {
             return fmt::format("store {} = {}", program.regionName(e.dst),
                                valueText(program, e.value, e.value.root,
-                                         dtypeIsInteger(program.buffers[e.dst.buffer].dtype)));
+                                         prim::isInteger(program.buffers[e.dst.buffer].dtype)));
           },
           [&](const DmaStart &e) {
             const Dma &dma = program.dmas[e.dma];
@@ -243,9 +199,9 @@ void printProgram(const Program &program, std::ostream &out) {
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const Buffer &b = program.buffers[i];
     out << fmt::format("  b{} {}: {} {} {}{} ({} B){}{}  @{}\n", i, b.name, roleName(b.role),
-                       memSpaceName(b.space), dtypeName(b.dtype), shapeText(b.shape), b.byteSize(),
-                       scopeText(program, b.scope), owner(b.kernel, b.liveFirst, b.liveLast),
-                       locText(b.loc));
+                       prim::dkName(b.space), prim::dkName(b.dtype), shapeText(b.shape),
+                       b.byteSize(), scopeText(program, b.scope),
+                       owner(b.kernel, b.liveFirst, b.liveLast), locText(b.loc));
   }
   out << "semaphores:\n";
   for (size_t i = 0; i < program.semaphores.size(); ++i) {

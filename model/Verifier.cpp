@@ -1,6 +1,8 @@
 // The model verifier.
 #include "model/Verifier.h"
 
+#include "prim/Infer.h"
+
 #include <fmt/format.h>
 
 namespace dkv::model {
@@ -67,7 +69,6 @@ private:
       problem("{}: store value has no root", what);
       return;
     }
-    using Op = ValueNode::Op;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ValueNode &n = nodes[i];
       for (int32_t d : {n.lhs, n.rhs, n.third})
@@ -75,102 +76,71 @@ private:
           problem("{}: value node {} has operand {}", what, i, d);
           return;
         }
-      auto shapeOf = [&](int32_t d) -> const std::vector<int64_t> & { return nodes[d].shape; };
-      auto fits = [&](int32_t d) {
-        return d >= 0 && (count(shapeOf(d)) == count(n.shape) || count(shapeOf(d)) == 1);
-      };
-      bool ok = true;
-      switch (n.op) {
-      case Op::Const: // broadcast to its shape
-        break;
-      case Op::Register:
-        ok = n.shape.empty();
-        break;
-      case Op::Iota:
-        ok = n.axis >= 0 && static_cast<size_t>(n.axis) < n.shape.size();
-        break;
-      case Op::Silu:
-      case Op::Gelu:
-      case Op::Sigmoid:
-        ok = fits(n.lhs);
-        break;
-      case Op::Concat: {
-        if (n.lhs < 0 || n.rhs < 0) {
-          ok = false;
-          break;
-        }
-        const auto &a = shapeOf(n.lhs), &b = shapeOf(n.rhs);
-        const size_t axis = static_cast<size_t>(n.axis);
-        ok = n.axis >= 0 && a.size() == n.shape.size() && b.size() == n.shape.size() &&
-             axis < n.shape.size();
-        for (size_t d = 0; ok && d < n.shape.size(); ++d)
-          ok = d == axis ? a[d] + b[d] == n.shape[d] : a[d] == n.shape[d] && b[d] == n.shape[d];
-        break;
-      }
-      case Op::Slice: {
-        if (n.lhs < 0) {
-          ok = false;
-          break;
-        }
-        std::vector<int64_t> expect = shapeOf(n.lhs);
-        const size_t axis = static_cast<size_t>(n.axis);
-        ok = n.axis >= 0 && axis < expect.size() && n.begin >= 0 && n.begin <= n.end &&
-             n.end <= expect[axis];
-        if (ok) {
-          expect[axis] = n.end - n.begin;
-          ok = n.shape == expect;
-        }
-        break;
-      }
-      case Op::Load:
-        ok = count(n.shape) == n.region.elementCount();
-        break;
-      case Op::Neg:
-      case Op::AsType:
-        ok = fits(n.lhs);
-        break;
-      case Op::Bitcast:
-      case Op::Reshape:
-        ok = n.lhs >= 0 && count(shapeOf(n.lhs)) == count(n.shape) &&
-             (n.op == Op::Reshape || dtypeBytes(n.dtype) == dtypeBytes(n.from));
-        break;
-      case Op::Select:
-        ok = fits(n.lhs) && fits(n.rhs) && fits(n.third);
-        break;
-      case Op::Dot:
-        ok = n.lhs >= 0 && n.rhs >= 0 && shapeOf(n.lhs).size() == 2 && shapeOf(n.rhs).size() == 2 &&
-             shapeOf(n.lhs)[1] == shapeOf(n.rhs)[0] &&
-             n.shape == std::vector<int64_t>{shapeOf(n.lhs)[0], shapeOf(n.rhs)[1]};
-        break;
-      case Op::Sum:
-      case Op::ReduceMax:
-      case Op::ReduceMin: {
-        if (n.lhs < 0) {
-          ok = false;
-          break;
-        }
-        std::vector<int64_t> expect;
-        if (n.axis >= 0) {
-          expect = shapeOf(n.lhs);
-          if (static_cast<size_t>(n.axis) >= expect.size()) {
-            ok = false;
-            break;
-          }
-          expect.erase(expect.begin() + n.axis);
-        }
-        ok = n.axis >= -1 && n.shape == expect;
-        break;
-      }
-      default: // the binary element-wise operations
-        ok = fits(n.lhs) && fits(n.rhs);
-        break;
-      }
-      if (!ok)
+      if (!fits(nodes, n))
         problem("{}: value node {} does not fit its operands", what, i);
     }
     int64_t root = count(nodes[st.value.root].shape);
     if (root != 1 && root != st.dst.elementCount())
       problem("{}: value of {} elements stored into {}", what, root, st.dst.elementCount());
+  }
+
+  // Whether node `n`'s shape is the one its record's rule gives its operands
+  // (prim::inferType, the function sema and lowering ask).
+  static bool fits(const std::vector<ValueNode> &nodes, const ValueNode &n) {
+    const prim::OpRecord &r = prim::record(n.op);
+    std::vector<prim::ValueType> operands;
+    for (int32_t d : {n.lhs, n.rhs, n.third})
+      if (d >= 0) {
+        const ValueNode &o = nodes[d];
+        // A mask or a per-device condition (a constant) where a condition goes.
+        if (r.shape == prim::ShapeRule::Broadcast &&
+            prim::operandKind(n.op, operands.size()) == prim::ParamKind::Cond)
+          operands.push_back(prim::ValueType::mask(o.shape));
+        else
+          operands.push_back(prim::ValueType::array({o.dtype}, o.shape));
+      }
+    if (r.shape != prim::ShapeRule::Leaf && r.shape != prim::ShapeRule::Create &&
+        static_cast<int>(operands.size()) !=
+            (r.shape == prim::ShapeRule::Broadcast ? prim::arity(n.op)
+             : r.shape == prim::ShapeRule::Contract || r.shape == prim::ShapeRule::Concat ? 2
+                                                                                          : 1))
+      return false;
+    prim::Attrs attrs;
+    if (n.axis >= 0)
+      attrs.axis = n.axis;
+    attrs.dtype = n.dtype;
+    switch (r.shape) {
+    case prim::ShapeRule::Leaf:
+      if (n.op == ValueNode::Op::Register)
+        return n.shape.empty();
+      if (n.op == ValueNode::Op::Load)
+        return count(n.shape) == n.region.elementCount();
+      return true; // a constant is broadcast to its shape
+    case prim::ShapeRule::Split: {
+      // The model's part of a split: elements begin .. end along the axis.
+      std::vector<int64_t> expect = operands[0].shape;
+      const size_t axis = static_cast<size_t>(n.axis);
+      if (n.axis < 0 || axis >= expect.size() || n.begin < 0 || n.begin > n.end ||
+          n.end > expect[axis])
+        return false;
+      expect[axis] = n.end - n.begin;
+      return n.shape == expect;
+    }
+    case prim::ShapeRule::Reshape:
+    case prim::ShapeRule::Create:
+      attrs.dims = n.shape;
+      break;
+    case prim::ShapeRule::Broadcast:
+      if (n.op == ValueNode::Op::Bitcast)
+        operands[0].elem = {n.from};
+      break;
+    case prim::ShapeRule::Contract:
+    case prim::ShapeRule::Reduce:
+    case prim::ShapeRule::Concat:
+      break;
+    }
+    prim::TypeResult t = prim::inferType(n.op, operands, attrs, prim::name(n.op));
+    return !t.error && t.type.shape == n.shape;
   }
 
   void checkRegion(const Region &r, const std::string &what) {

@@ -18,7 +18,7 @@ packages=(
   antlr4 libantlr4-runtime-dev default-jre-headless
   libz3-dev z3 libfmt-dev libcli11-dev nlohmann-json3-dev
   googletest libgtest-dev libgmock-dev spin gcc python3
-  python3-jsonschema python3-yaml
+  python3-jsonschema python3-yaml python3-numpy
 )
 root=$(cd "$(dirname "$0")/.." && pwd)
 

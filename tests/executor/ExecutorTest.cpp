@@ -48,11 +48,11 @@ TEST(Run, InputsAreSmallIntegersFromTheSeed) {
     EXPECT_EQ(v, std::trunc(v));
     EXPECT_EQ(v, inputValue(5, 1, 0, e));
   }
-  EXPECT_EQ(roundToType(2.7, model::DType::I32), 2);
-  EXPECT_EQ(roundToType(-2.7, model::DType::I32), -2);
-  EXPECT_EQ(roundToType(4294967296.0 + 5, model::DType::I32), 5);
-  EXPECT_EQ(roundToType(255 + 2, model::DType::U8), 1);
-  EXPECT_EQ(roundToType(1.0 / 3.0, model::DType::F32), static_cast<double>(1.0f / 3.0f));
+  EXPECT_EQ(prim::roundTo(2.7, model::DType::I32), 2);
+  EXPECT_EQ(prim::roundTo(-2.7, model::DType::I32), -2);
+  EXPECT_EQ(prim::roundTo(4294967296.0 + 5, model::DType::I32), 5);
+  EXPECT_EQ(prim::roundTo(255 + 2, model::DType::U8), 1);
+  EXPECT_EQ(prim::roundTo(1.0 / 3.0, model::DType::F32), static_cast<double>(1.0f / 3.0f));
 }
 
 TEST(Run, ManifestRaceIsReported) {

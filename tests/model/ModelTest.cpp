@@ -28,7 +28,7 @@ TEST(Program, NamesSemaphoresAndRegions) {
   EXPECT_EQ(p.regionName(Region{0, {{0, 8}}}), "input[:]");
   EXPECT_EQ(p.regionName(Region{0, {{2, 3}}}), "input[2]");
   EXPECT_EQ(p.regionName(Region{0, {{2, 6}}}), "input[2:6]");
-  EXPECT_EQ(dtypeBytes(DType::BF16), 2);
+  EXPECT_EQ(prim::byteSize(DType::BF16), 2);
 }
 
 // A sequence of two calls run twice (--invocations 2): invocations 0, 1 are run 0 and
