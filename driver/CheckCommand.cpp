@@ -6,6 +6,7 @@
 #include "driver/Console.h"
 #include "driver/Fix.h"
 #include "driver/Output.h"
+#include "driver/PythonCommand.h"
 #include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
@@ -196,6 +197,8 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
 
 std::string commandOf(const InstanceOptions &o) {
   std::string text = o.file;
+  if (!o.entry.empty())
+    text += (o.entry[0] == '#' ? "" : "::") + o.entry;
   if (o.devices)
     text += fmt::format(" --devices {}", *o.devices);
   if (!o.mesh.empty())
@@ -221,6 +224,12 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --tables " + o.tablesFile;
   if (!o.directives.empty())
     text += " --directives " + o.directives;
+  if (!o.call.empty())
+    text += " --call '" + o.call + "'";
+  for (const std::string &set : o.sets)
+    text += " --set " + set;
+  for (const std::string &dir : o.pythonPath)
+    text += " --python-path " + dir;
   return text;
 }
 
@@ -304,6 +313,28 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
   return ok;
 }
 
+/// Adds `p` to the plan: for a Python file, one instance per kernel its entries trace (its
+/// top level, each test case, its --call; docs/python.md "Entries"), a skipped test case
+/// and an entry that stops at an error each as one instance too.
+void pushPlanned(Planned p, std::vector<Planned> &plan) {
+  if (!isPythonFile(p.options.file)) {
+    plan.push_back(std::move(p));
+    return;
+  }
+  std::vector<PythonInstance> found = discoverPythonInstances(p.options);
+  size_t before = plan.size();
+  for (const PythonInstance &f : found) {
+    if (f.kernel.empty() && !f.failed && !f.skipped)
+      continue; // an entry without a kernel: nothing to check (`dkv list` shows it)
+    Planned q = p;
+    q.options.entry = f.entry;
+    q.command = commandOf(q.options);
+    plan.push_back(std::move(q));
+  }
+  if (plan.size() == before)
+    plan.push_back(std::move(p)); // loading it reports why there is nothing to check
+}
+
 /// The instances of `file` at the device counts and with the options of its
 /// annotations (the command line's instance options apply first, an annotation's
 /// override them).
@@ -361,14 +392,14 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
       p.options = o;
       p.options.devices = n;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
     for (const std::string &mesh : meshes) {
       Planned p;
       p.options = o;
       p.options.mesh = mesh;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
   };
   instances(options, annotations.devices, annotations.meshes);
@@ -449,7 +480,7 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
   const bool text = check.format == "text" || check.format == "short";
   if (text && !rep.several)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
-  if (r.code == support::kExitOk && !check.property.empty() &&
+  if (r.code == support::kExitOk && !r.loaded.skipped && !check.property.empty() &&
       !r.loaded.instance->properties().find(check.property)) {
     // --property names one of the instance's properties (`dkv properties` lists them).
     std::string message = fmt::format("no property '{}' in this instance (dkv properties "
@@ -462,7 +493,7 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     if (text)
       rep.console->writeErr(r.err);
   }
-  if (r.code == support::kExitOk) {
+  if (r.code == support::kExitOk && !r.loaded.skipped) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
     const std::vector<report::Suppression> suppressions = suppressionsOf(r.loaded);
@@ -665,16 +696,21 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     return support::kExitInputError;
 
   std::vector<Planned> plan;
-  for (const std::string &file : files) {
+  for (const std::string &path : files) {
+    // `FILE.py::Class::test_x[case]`, `FILE.py#2`: instances of a Python file.
+    std::string file, entry;
+    splitPythonTarget(path, file, entry);
+    InstanceOptions options = base;
+    options.entry = entry;
     if (check.devicesFromAnnotations) {
-      planFromAnnotations(file, base, plan);
+      planFromAnnotations(file, options, plan);
       continue;
     }
     Planned p;
-    p.options = base;
+    p.options = options;
     p.options.file = file;
     p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
+    pushPlanned(std::move(p), plan);
   }
   const bool several = plan.size() != 1;
   // -j: one instance gets the threads inside it, several run side by side.
@@ -973,6 +1009,29 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     }
     code = worstExitCode(code, r.code);
     ++summary.instances;
+    if (r.loaded.skipped) {
+      // A Python test case that skipped itself: reported with its reason, never verified.
+      ++summary.skipped;
+      if (check.format == "json") {
+        nlohmann::json j = {{"dkv_format", 1},
+                            {"status", "skipped"},
+                            {"file", p.options.file},
+                            {"instance", p.command},
+                            {"reason", *r.loaded.skipped}};
+        if (several)
+          jsonInstances.push_back(j);
+        else
+          out << j.dump(2) << "\n";
+      } else if (check.format == "sarif") {
+        sarif.addNotification("note", p.command + ": skipped: " + *r.loaded.skipped,
+                              p.options.file);
+      } else if (several) { // (one instance: its message went to standard error)
+        console.write(i, "== " + p.command + " ==\n" + r.err);
+      }
+      if (i + 1 == plan.size() || plan[i + 1].options.file != p.options.file)
+        finishFile(i);
+      continue;
+    }
     switch (r.code) {
     case support::kExitOk:
       ++summary.verified;

@@ -205,7 +205,7 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
     return parsePythonCommand(instance, out, err);
   Loaded loaded;
   int code = load(instance, Stage::Sema, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   frontend::printAst(*loaded.module, out);
   return support::kExitOk;
@@ -231,7 +231,7 @@ int annotationsCommand(const std::string &file, std::ostream &out, std::ostream 
 int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   model::printProgram(loaded.instance->program(), out);
   std::vector<report::Finding> findings = model::precheck(loaded.instance->program());
@@ -250,7 +250,7 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   whole.symmetry = InstanceOptions::Symmetry::Off;
   Loaded loaded;
   int code = load(whole, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   // How to take the same schedule again, for the picture's title.
   RunOptions options = run;
@@ -272,7 +272,7 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
                        std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
 }
@@ -281,7 +281,7 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
                    const std::string &outPath, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpSmtCommand(loaded.instance->machine(), propertyId, outPath, out, err);
 }
@@ -304,7 +304,7 @@ int writeDump(const std::string &text, const std::string &path, const std::strin
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   const semantics::Properties &props = loaded.instance->properties();
   std::map<report::FindingKind, int> perKind;

@@ -119,6 +119,21 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                           "for a Python file: a file of `# dkv:` directive lines, instead of its "
                           "sidecar FILE.py.dkv (docs/python.md)"),
           "FILE");
+  metavar(cmd->add_option("--call", o.call,
+                          "for a Python file: the entry is this Python call, evaluated after the "
+                          "file's top level, e.g. 'all_gather(jax.ShapeDtypeStruct((8, 128), "
+                          "jnp.float32), axis_name=\"x\")' (docs/python.md \"Entries\")"),
+          "CALL");
+  metavar(cmd->add_option("--set", o.sets,
+                          "for a Python file: the module global NAME is VALUE (a Python "
+                          "literal), as '# dkv: set NAME=VALUE'"),
+          "NAME=VALUE")
+      ->allow_extra_args(false);
+  metavar(cmd->add_option("--python-path", o.pythonPath,
+                          "for a Python file: a directory to import modules from, after the "
+                          "file's own package"),
+          "DIR")
+      ->allow_extra_args(false);
   if (!modelOptions)
     return devices;
   metavar(cmd->add_option("--invocations", o.model.invocations,
@@ -265,6 +280,10 @@ int realMain(int argc, char **argv) {
   mergeCmd->add_option("--format", mergeFormat, "output: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
 
+  CLI::App *listCmd = app.add_subcommand(
+      "list", "list the instances of a Python file that dkv check checks (kernels, test cases)");
+  addInstanceOptions(listCmd, instance, false);
+
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
   addInstanceOptions(promelaCmd, instance, true);
@@ -296,6 +315,17 @@ int realMain(int argc, char **argv) {
     limits.memoryMb = check.memoryMb;
   support::Watchdog watchdog(limits);
 
+  // `FILE.py::Class::test_x[case]`, `FILE.py#2`: one instance of a Python file.
+  {
+    std::string file, entry;
+    driver::splitPythonTarget(instance.file, file, entry);
+    if (!entry.empty()) {
+      instance.file = file;
+      instance.entry = entry;
+    }
+  }
+  if (listCmd->parsed())
+    return driver::listCommand(instance, std::cout, std::cerr);
   if (parseCmd->parsed() && annotations)
     return driver::annotationsCommand(instance.file, std::cout, std::cerr);
   if (parseCmd->parsed())

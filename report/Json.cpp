@@ -295,6 +295,8 @@ void renderRunJson(std::ostream &out, const std::vector<json> &instances,
             {"root_causes_by_kind", causeKinds},
             {"failing", summary.failing},
             {"exit_code", exitCode}};
+  if (summary.skipped)
+    s["skipped"] = summary.skipped;
   if (timing)
     s["seconds"] = summary.seconds;
   if (summary.stoppedEarly) {

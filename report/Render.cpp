@@ -389,6 +389,8 @@ void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
                      summary.verified, summary.withFindings, kindText, summary.inconclusive,
                      plural(summary.staticErrors, "static error"),
                      plural(summary.internalErrors, "internal error"));
+  if (summary.skipped)
+    out << fmt::format(", {} skipped", summary.skipped);
   if (summary.suppressed)
     out << fmt::format(", {} suppressed", plural(summary.suppressed, "finding"));
   if (timing)

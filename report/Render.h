@@ -145,6 +145,7 @@ struct RunSummary {
   /// One line per instance that did not verify: "FILE --devices 2: 1 root cause (1
   /// exit-violation)", "FILE --devices 3: static error [id] at line L", ...
   std::vector<std::string> failing;
+  size_t skipped = 0; ///< Python test cases that skipped themselves (never verified)
   double seconds = 0; ///< wall time of the whole call (shown only with timing)
   /// --stop-at-first ended the run at an instance with findings; `notChecked`
   /// instances after it were not checked (not counted in `instances`).
@@ -156,7 +157,8 @@ struct RunSummary {
 /// verify) "failing instances (N):" and one line each (RunSummary::failing):
 ///   summary: K kernels, I instances: V verified, F with findings (2 root causes: 1 race,
 ///   1 deadlock; 6 findings),
-///   C inconclusive, S static errors, E internal errors[, N findings suppressed][; T s]
+///   C inconclusive, S static errors, E internal errors[, N skipped][, N findings
+///   suppressed][; T s]
 ///   [; stopped at the first finding (--stop-at-first): N instances not checked]
 /// Kinds with no finding are left out ("(none)" when there are none); the time only
 /// with `timing`.
