@@ -780,6 +780,12 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
   auto sourcesOf = [&](size_t planIndex, const Result &r) -> const support::SourceManager * {
     return plan[planIndex].sources ? plan[planIndex].sources.get() : &r.loaded.sources;
   };
+  // A block is one kernel: a file, or one entry of a Python file (a test case, a call),
+  // its instances consecutive in the plan.
+  auto lastOfBlock = [&](size_t i) {
+    return i + 1 == plan.size() || plan[i + 1].options.file != plan[i].options.file ||
+           plan[i + 1].options.entry != plan[i].options.entry;
+  };
   // Reports the file's block: its root causes over its instances, their fixes, pictures
   // and the report in the chosen format.
   auto finishFile = [&](size_t consoleIndex) {
@@ -1026,9 +1032,10 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
         sarif.addNotification("note", p.command + ": skipped: " + *r.loaded.skipped,
                               p.options.file);
       } else if (several) { // (one instance: its message went to standard error)
-        console.write(i, "== " + p.command + " ==\n" + r.err);
+        console.write(i, std::string(firstBlock ? "" : "\n") + "== " + p.command + " ==\n" + r.err);
+        firstBlock = false;
       }
-      if (i + 1 == plan.size() || plan[i + 1].options.file != p.options.file)
+      if (lastOfBlock(i))
         finishFile(i);
       continue;
     }
@@ -1055,7 +1062,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       first.found(i);
     blockPlan.push_back(i);
     blockResults.push_back(std::move(r));
-    if (i + 1 == plan.size() || plan[i + 1].options.file != p.options.file)
+    if (lastOfBlock(i))
       finishFile(i);
   }
   for (std::thread &t : pool)
