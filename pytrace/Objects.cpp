@@ -830,8 +830,7 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
       }
       found = cast<StrV>(b).s.find(cast<StrV>(a).s) != std::string::npos;
     } else if (b->kind == Kind::Dict || b->kind == Kind::Set ||
-               (apiAs<DictViewObj>(b) &&
-                apiAs<DictViewObj>(b)->what == DictViewObj::What::Keys)) {
+               (apiAs<DictViewObj>(b) && apiAs<DictViewObj>(b)->what == DictViewObj::What::Keys)) {
       const Table &t = b->kind == Kind::Dict  ? cast<DictV>(b).table
                        : b->kind == Kind::Set ? cast<SetV>(b).table
                                               : cast<DictV>(apiAs<DictViewObj>(b)->dict).table;
