@@ -52,10 +52,12 @@ mkdir -p "$work/flagged"
 results=$work/results.txt
 : >"$results"
 
-# The findings' heading lines, sorted; and their property ids, for the results line.
+# The findings' heading lines, sorted; and their property ids, for the results line. A
+# finding of a root cause with several is a note under the cause's heading; which
+# finding leads a cause depends on the witnesses, so "note: " is left out.
 properties() {
   grep -E '^[^ ]*:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
-    sort
+    sed -E 's/^([^ ]*:[0-9]+:[0-9]+: )note: /\1/' | sort -u
 }
 ids() {
   sed -n 's/.* \[\([a-z]*\.[0-9]*\)\]$/\1/p' | tr '\n' ' ' | sed 's/ $//'
