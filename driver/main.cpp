@@ -77,11 +77,9 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                                     "docs/parametric.md holds"),
                     "N|A..")
                 ->check(CLI::Validator(
-                    [](std::string &text) {
-                      int64_t n = 0;
-                      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-                      if (ec == std::errc() && ptr == text.data() + text.size() && n >= 1 &&
-                          n <= 4096)
+                    [count = integerIn(1, 4096)](std::string &text) {
+                      std::string copy = text;
+                      if (count(copy).empty())
                         return std::string();
                       return driver::parseEveryN(text)
                                  ? std::string()
