@@ -4,11 +4,14 @@
 #include "driver/Commands.h"
 
 #include "driver/Console.h"
+#include "driver/Fix.h"
 #include "driver/Output.h"
+#include "driver/PythonCommand.h"
 #include "driver/TracePictures.h"
 #include "frontend/Annotations.h"
 #include "report/Json.h"
 #include "report/Render.h"
+#include "report/RootCause.h"
 #include "report/Sarif.h"
 #include "support/Color.h"
 #include "support/Diagnostics.h"
@@ -29,6 +32,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -64,11 +68,6 @@ struct Result {
   std::optional<report::Verdict> verdict;
   report::VerdictHeading heading;
   double seconds = 0;
-  /// The text report's findings printed as they were found, by property id (each as
-  /// renderFindingBlock and an empty line), and per finding of the verdict whether
-  /// that text is its text (then it is not printed again).
-  std::map<std::string, std::string> streamed;
-  std::vector<bool> shown;
 };
 
 /// `--stop-at-first` over several instances: the first instance (in input order) with
@@ -194,9 +193,12 @@ bool parseOptionWords(const std::vector<std::string> &words, InstanceOptions &o,
   return true;
 }
 
-/// How to check `o` alone: "FILE --devices N [--invocations K] ... [-D X=V]".
+} // namespace
+
 std::string commandOf(const InstanceOptions &o) {
   std::string text = o.file;
+  if (!o.entry.empty())
+    text += (o.entry[0] == '#' ? "" : "::") + o.entry;
   if (o.devices)
     text += fmt::format(" --devices {}", *o.devices);
   if (!o.mesh.empty())
@@ -222,8 +224,16 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --tables " + o.tablesFile;
   if (!o.directives.empty())
     text += " --directives " + o.directives;
+  if (!o.call.empty())
+    text += " --call '" + o.call + "'";
+  for (const std::string &set : o.sets)
+    text += " --set " + set;
+  for (const std::string &dir : o.pythonPath)
+    text += " --python-path " + dir;
   return text;
 }
+
+namespace {
 
 /// What a directory holds for `dkv check DIR`.
 enum class Collected { Kernel, NotKernel, NotRegular };
@@ -303,6 +313,28 @@ bool expandPaths(const std::vector<std::string> &paths, std::vector<std::string>
   return ok;
 }
 
+/// Adds `p` to the plan: for a Python file, one instance per kernel its entries trace (its
+/// top level, each test case, its --call; docs/python.md "Entries"), a skipped test case
+/// and an entry that stops at an error each as one instance too.
+void pushPlanned(Planned p, std::vector<Planned> &plan) {
+  if (!isPythonFile(p.options.file)) {
+    plan.push_back(std::move(p));
+    return;
+  }
+  std::vector<PythonInstance> found = discoverPythonInstances(p.options);
+  size_t before = plan.size();
+  for (const PythonInstance &f : found) {
+    if (f.kernel.empty() && !f.failed && !f.skipped)
+      continue; // an entry without a kernel: nothing to check (`dkv list` shows it)
+    Planned q = p;
+    q.options.entry = f.entry;
+    q.command = commandOf(q.options);
+    plan.push_back(std::move(q));
+  }
+  if (plan.size() == before)
+    plan.push_back(std::move(p)); // loading it reports why there is nothing to check
+}
+
 /// The instances of `file` at the device counts and with the options of its
 /// annotations (the command line's instance options apply first, an annotation's
 /// override them).
@@ -360,14 +392,14 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
       p.options = o;
       p.options.devices = n;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
     for (const std::string &mesh : meshes) {
       Planned p;
       p.options = o;
       p.options.mesh = mesh;
       p.command = commandOf(p.options);
-      plan.push_back(std::move(p));
+      pushPlanned(std::move(p), plan);
     }
   };
   instances(options, annotations.devices, annotations.meshes);
@@ -378,28 +410,6 @@ void planFromAnnotations(const std::string &file, const InstanceOptions &base,
     else
       instances(caseOptions[i], annotations.devices, annotations.meshes);
   }
-}
-
-/// The `// dkv: allow KIND -- reason` comments of the checked file (loading has checked
-/// their form).
-std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
-  std::vector<report::Suppression> out;
-  if (!loaded.module)
-    return out;
-  support::DiagnosticEngine reported(&loaded.sources);
-  for (const frontend::Annotations::Suppression &s :
-       frontend::annotationsOf(*loaded.module, reported).suppressions)
-    for (report::FindingKind kind :
-         {report::FindingKind::Race, report::FindingKind::Deadlock,
-          report::FindingKind::ExitViolation, report::FindingKind::LifetimeViolation})
-      if (s.kind == report::findingKindName(kind))
-        out.push_back({kind, s.reason, s.line, s.range.begin});
-  return out;
-}
-
-/// The beginning of an instance's block in a text report of several instances.
-std::string blockHeader(size_t index, const Planned &p, const std::string &err) {
-  return (index ? "\n" : "") + std::string("== ") + p.command + " ==\n" + err;
 }
 
 /// The verdict of an instance its stop request ended before an engine gave one (during
@@ -434,8 +444,6 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
       // inconclusive verdict, never an internal error.
       stop.request(support::StopCause::Memory, "out of memory: an allocation failed");
       r.loaded = Loaded();
-      r.streamed.clear();
-      r.shown.clear();
       r.verdict.reset();
     }
   }
@@ -467,15 +475,12 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
         support::Diagnostic{support::Severity::Error, {}, message, "bad-define", {}});
   }
   r.err = err.str();
-  // The text report begins before the search: the instance's header (or, for one
-  // instance, its diagnostics on standard error), then its findings as they come.
-  const bool text = check.format == "text";
-  if (text && rep.several)
-    rep.console->write(rep.index, rep.colorOut ? support::colorize(blockHeader(rep.index, p, r.err))
-                                               : blockHeader(rep.index, p, r.err));
-  else if (text)
+  // A single instance's diagnostics go to standard error at once; the report of several
+  // shows each file's diagnostics once, in its block (checkPathsCommand).
+  const bool text = check.format == "text" || check.format == "short";
+  if (text && !rep.several)
     rep.console->writeErr(rep.colorErr ? support::colorize(r.err) : r.err);
-  if (r.code == support::kExitOk && !check.property.empty() &&
+  if (r.code == support::kExitOk && !r.loaded.skipped && !check.property.empty() &&
       !r.loaded.instance->properties().find(check.property)) {
     // --property names one of the instance's properties (`dkv properties` lists them).
     std::string message = fmt::format("no property '{}' in this instance (dkv properties "
@@ -488,23 +493,16 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     if (text)
       rep.console->writeErr(r.err);
   }
-  if (r.code == support::kExitOk) {
+  if (r.code == support::kExitOk && !r.loaded.skipped) {
     const Engine *engine = findEngine(check.engine);
     DKV_INVARIANT(engine, "the command line checks the engine name");
     const std::vector<report::Suppression> suppressions = suppressionsOf(r.loaded);
-    const support::SourceManager *sources = &r.loaded.sources;
     RunEvents events;
     events.finding = [&](const report::Finding &found) {
       report::Verdict one;
       one.findings.push_back(found);
       report::applySuppressions(one, suppressions);
       const report::Finding &f = one.findings[0];
-      if (text) {
-        std::string block =
-            report::renderFindingBlock(f, sources, check.explain, check.width) + "\n";
-        r.streamed[f.property] = block;
-        rep.console->write(rep.index, rep.colorOut ? support::colorize(block) : block);
-      }
       // A merge check wants a yes or no: the first finding that fails the check (not
       // accepted by a suppression, and reproduced by the executor) ends the run.
       const bool stop =
@@ -522,12 +520,6 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     stop.setPhase(checkingPhase(engine->name));
     r.verdict = runEngine(*engine, r.loaded.instance->machine(), check, &events);
     report::applySuppressions(*r.verdict, suppressions);
-    for (const report::Finding &f : r.verdict->findings) {
-      auto it = r.streamed.find(f.property);
-      r.shown.push_back(
-          it != r.streamed.end() &&
-          it->second == report::renderFindingBlock(f, sources, check.explain, check.width) + "\n");
-    }
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
     r.heading.width = check.width;
@@ -586,8 +578,113 @@ int severityOf(int code) {
 
 int worstExitCode(int a, int b) { return severityOf(b) > severityOf(a) ? b : a; }
 
+namespace {
+
+/// The options of an instance's command but its --devices (what a report of several
+/// instances groups device counts by): "" or e.g. "--invocations 2".
+std::string variantOf(const InstanceOptions &o) {
+  InstanceOptions v = o;
+  v.devices.reset();
+  std::string text = commandOf(v).substr(o.file.size());
+  return text.empty() ? text : text.substr(1);
+}
+
+/// The command of an instance without its file: "--devices 2 --invocations 2".
+std::string argsOf(const Planned &p) {
+  std::string args = p.command.substr(std::min(p.command.size(), p.options.file.size()));
+  return args.empty() ? args : args.substr(1);
+}
+
+/// One line per failing instance at the end of the summary.
+std::string failingLine(const report::InstanceReport &r) {
+  auto firstError = [&]() -> std::string {
+    for (const support::Diagnostic &d : r.diagnostics)
+      if (d.severity == support::Severity::Error)
+        return d.range.begin.line > 0 ? fmt::format(" [{}] at line {}", d.id, d.range.begin.line)
+                                      : fmt::format(" [{}]", d.id);
+    return "";
+  };
+  switch (r.code) {
+  case support::kExitFindings: {
+    std::map<report::FindingKind, size_t> kinds;
+    size_t causes = 0;
+    for (const report::RootCause &c : report::rootCauses(r.verdict->findings, r.sources))
+      if (r.verdict->findings[c.findings.front()].suppressed.empty()) {
+        ++kinds[c.kind];
+        ++causes;
+      }
+    std::vector<std::string> parts;
+    for (const auto &[kind, n] : kinds)
+      parts.push_back(fmt::format("{} {}", n, report::findingKindName(kind)));
+    return fmt::format("{}: {} root cause{} ({})", r.command, causes, causes == 1 ? "" : "s",
+                       fmt::join(parts, ", "));
+  }
+  case support::kExitInconclusive:
+    return r.command + ": inconclusive";
+  case support::kExitInternal:
+    return r.command + ": internal error";
+  case support::kExitUsage:
+    return r.command + ": usage error" + firstError();
+  default:
+    return r.command + ": static error" + firstError();
+  }
+}
+
+/// The diagnostics of a file's instances, each distinct one (severity, id and place)
+/// once, in order, with the instances that have it.
+struct SeenDiagnostic {
+  const support::Diagnostic *diagnostic = nullptr;
+  const support::SourceManager *sources = nullptr;
+  std::string text; ///< an instance's error text without diagnostics
+  std::vector<size_t> instances;
+};
+std::vector<SeenDiagnostic>
+distinctDiagnostics(const std::vector<report::InstanceReport> &reports) {
+  std::vector<SeenDiagnostic> out;
+  std::map<std::string, size_t> index;
+  for (size_t n = 0; n < reports.size(); ++n) {
+    const report::InstanceReport &r = reports[n];
+    auto add = [&](const std::string &key, SeenDiagnostic seen) {
+      auto [it, fresh] = index.emplace(key, out.size());
+      if (fresh)
+        out.push_back(std::move(seen));
+      out[it->second].instances.push_back(n);
+    };
+    for (const support::Diagnostic &d : r.diagnostics) {
+      const support::SourceFile *f = r.sources ? r.sources->find(d.range.begin.file) : nullptr;
+      add(fmt::format("{}|{}|{}|{}:{}", static_cast<int>(d.severity), d.id,
+                      f ? f->name() : std::string(), d.range.begin.line, d.range.begin.col),
+          {&d, r.sources, "", {}});
+    }
+    if (r.diagnostics.empty() && !r.errText.empty() && !r.verdict)
+      add("text|" + r.errText, {nullptr, nullptr, r.errText, {}});
+  }
+  return out;
+}
+
+/// "at 3..8 devices (not at 2)": where a root cause (or diagnostic) of a file of several
+/// instances occurs; "" for a file of one instance.
+std::string atText(const std::vector<report::InstanceReport> &reports,
+                   const std::vector<size_t> &which, bool notAt) {
+  if (reports.size() < 2)
+    return "";
+  std::string text = report::describeInstances(reports, which);
+  if (!notAt)
+    return text;
+  std::vector<size_t> others;
+  for (size_t n = 0; n < reports.size(); ++n)
+    if (reports[n].verdict && std::find(which.begin(), which.end(), n) == which.end())
+      others.push_back(n);
+  if (!others.empty())
+    text += " (not at " + report::describeInstances(reports, others) + ")";
+  return text;
+}
+
+} // namespace
+
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
-                      const CheckOptions &options, std::ostream &stdOut, std::ostream &err) {
+                      const CheckOptions &options, std::ostream &stdOut, std::ostream &err,
+                      const FileHook &hook) {
   auto start = std::chrono::steady_clock::now();
   CheckOptions check = options;
   if (!findEngine(check.engine)) {
@@ -599,16 +696,21 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     return support::kExitInputError;
 
   std::vector<Planned> plan;
-  for (const std::string &file : files) {
+  for (const std::string &path : files) {
+    // `FILE.py::Class::test_x[case]`, `FILE.py#2`: instances of a Python file.
+    std::string file, entry;
+    splitPythonTarget(path, file, entry);
+    InstanceOptions options = base;
+    options.entry = entry;
     if (check.devicesFromAnnotations) {
-      planFromAnnotations(file, base, plan);
+      planFromAnnotations(file, options, plan);
       continue;
     }
     Planned p;
-    p.options = base;
+    p.options = options;
     p.options.file = file;
     p.command = commandOf(p.options);
-    plan.push_back(std::move(p));
+    pushPlanned(std::move(p), plan);
   }
   const bool several = plan.size() != 1;
   // -j: one instance gets the threads inside it, several run side by side.
@@ -626,14 +728,15 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     }
   }
   std::ostream &out = check.output.empty() ? stdOut : fileOut.stream();
-  // Colours only for the text report, on a terminal (or --color always).
+  const bool textFormat = check.format == "text" || check.format == "short";
+  // Colours only for the text reports, on a terminal (or --color always).
   const bool colorOut =
-      check.format == "text" && support::colorWanted(check.color, check.output.empty() ? 1 : -1);
-  const bool colorErr = check.format == "text" && support::colorWanted(check.color, 2);
+      textFormat && support::colorWanted(check.color, check.output.empty() ? 1 : -1);
+  const bool colorErr = textFormat && support::colorWanted(check.color, 2);
 
-  // Workers take instances in order; the main thread reports them in order, through
-  // the console, which prints the findings of the instance being reported as they are
-  // found and keeps those of later instances until their turn.
+  // Workers take instances in order; the main thread reports them in order, one kernel
+  // file at a time once all its instances are checked (its root causes are grouped over
+  // them), through the console, which keeps text of later instances until their turn.
   std::vector<std::string> labels;
   for (const Planned &p : plan)
     labels.push_back(p.command);
@@ -664,11 +767,216 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       pool.emplace_back(work);
 
   report::SarifLog sarif(check.toolVersion);
-  std::vector<nlohmann::json> jsonInstances;
+  std::vector<nlohmann::json> jsonInstances, jsonCauses;
   report::RunSummary summary;
   std::set<std::string> kernels;
   std::set<std::string> pictures; ///< --trace-dir: the file names written
   int code = support::kExitOk;
+  bool firstBlock = true;
+
+  // The instances of the kernel file being reported (consecutive in the plan).
+  std::vector<size_t> blockPlan;
+  std::vector<Result> blockResults;
+  auto sourcesOf = [&](size_t planIndex, const Result &r) -> const support::SourceManager * {
+    return plan[planIndex].sources ? plan[planIndex].sources.get() : &r.loaded.sources;
+  };
+  // A block is one kernel: a file, or one entry of a Python file (a test case, a call),
+  // its instances consecutive in the plan.
+  auto lastOfBlock = [&](size_t i) {
+    return i + 1 == plan.size() || plan[i + 1].options.file != plan[i].options.file ||
+           plan[i + 1].options.entry != plan[i].options.entry;
+  };
+  // Reports the file's block: its root causes over its instances, their fixes, pictures
+  // and the report in the chosen format.
+  auto finishFile = [&](size_t consoleIndex) {
+    if (blockPlan.empty())
+      return;
+    const std::string &file = plan[blockPlan.front()].options.file;
+    std::vector<report::InstanceReport> reports;
+    std::vector<FixInstance> fixInstances;
+    for (size_t k = 0; k < blockPlan.size(); ++k) {
+      const Planned &p = plan[blockPlan[k]];
+      Result &r = blockResults[k];
+      report::InstanceReport ir;
+      ir.command = p.command;
+      ir.devices = p.options.devices;
+      ir.variant = variantOf(p.options);
+      ir.code = r.code;
+      ir.verdict = r.verdict ? &*r.verdict : nullptr;
+      ir.sources = sourcesOf(blockPlan[k], r);
+      ir.heading = r.heading;
+      ir.diagnostics = r.loaded.diagnostics;
+      ir.errText = r.err;
+      reports.push_back(std::move(ir));
+      fixInstances.push_back(
+          {p.options, r.verdict ? &r.loaded : nullptr, r.verdict ? &*r.verdict : nullptr});
+    }
+    std::vector<report::FileCause> causes = report::fileCauses(reports);
+    // Verified fixes, one search per root cause that fails the check.
+    // (Not for --stop-at-first, which wants a yes or no: a fix needs complete checks;
+    // nor for the one-line report.)
+    if (check.fix && !check.stopAtFirst && check.format != "short") {
+      size_t searched = 0;
+      for (const report::FileCause &c : causes) {
+        const report::Verdict &v = *reports[c.first].verdict;
+        if (!v.findings[c.mainFinding.front()].suppressed.empty())
+          continue;
+        FixOutcome outcome;
+        if (searched++ < kMaxSearchedCauses)
+          outcome = searchFix(c, reports, fixInstances, check);
+        else
+          outcome.noFix = fmt::format("not searched (dkv searches the first {} root causes of "
+                                      "a kernel)",
+                                      kMaxSearchedCauses);
+        // On every finding of the cause at every instance (a picture of any of them can
+        // show the fix).
+        for (size_t o = 0; o < c.instances.size(); ++o) {
+          report::Verdict &v = *blockResults[c.instances[o]].verdict;
+          const std::vector<report::RootCause> here =
+              report::rootCauses(v.findings, reports[c.instances[o]].sources);
+          for (size_t i : here[c.causeIndex[o]].findings) {
+            v.findings[i].fix = outcome.fix;
+            v.findings[i].noFix = outcome.noFix;
+          }
+        }
+      }
+    }
+    for (const report::FileCause &c : causes)
+      if (reports[c.first].verdict->findings[c.mainFinding.front()].suppressed.empty())
+        ++summary.rootCausesByKind[c.cause.kind];
+    for (const report::InstanceReport &r : reports)
+      if (r.code != support::kExitOk)
+        summary.failing.push_back(failingLine(r));
+    if (hook)
+      hook(file, reports, causes, fixInstances);
+    // Pictures (after the fix search: a page can show the fix).
+    for (size_t k = 0; k < blockPlan.size(); ++k) {
+      const Result &r = blockResults[k];
+      if (!r.verdict || !r.loaded.instance) // no picture of an instance stopped before its check
+        continue;
+      std::ostringstream pictureErr;
+      code = worstExitCode(code, writeTracePictures(check, *r.verdict, file,
+                                                    r.loaded.instance->machine().deviceCount(),
+                                                    reports[k].sources, r.heading.instance,
+                                                    reports[k].command, pictures, pictureErr));
+      console.writeErr(pictureErr.str());
+    }
+
+    const bool shortFormat = check.format == "short";
+    std::vector<SeenDiagnostic> diagnostics = distinctDiagnostics(reports);
+    if (textFormat) {
+      std::ostringstream block;
+      if (several && !shortFormat)
+        block << (firstBlock ? "" : "\n") << "== "
+              << (reports.size() == 1 ? reports[0].command
+                                      : fmt::format("{}: {} instances, {}", file, reports.size(),
+                                                    report::describeInstances(
+                                                        reports,
+                                                        [&] {
+                                                          std::vector<size_t> all(reports.size());
+                                                          std::iota(all.begin(), all.end(), 0);
+                                                          return all;
+                                                        }())))
+              << " ==\n";
+      if (several) {
+        // Each distinct diagnostic once, with the instances it occurs at.
+        for (const SeenDiagnostic &d : diagnostics) {
+          std::string at = atText(reports, d.instances, false);
+          if (!d.diagnostic) {
+            block << d.text;
+          } else if (shortFormat) {
+            support::renderHeading(block, d.sources, d.diagnostic->range.begin,
+                                   d.diagnostic->severity == support::Severity::Error ? "error"
+                                   : d.diagnostic->severity == support::Severity::Warning
+                                       ? "warning"
+                                       : "note",
+                                   d.diagnostic->message);
+            block << " [" << d.diagnostic->id << "]" << (at.empty() ? "" : " at " + at) << "\n";
+            continue;
+          } else {
+            support::renderDiagnostic(block, d.sources, *d.diagnostic);
+          }
+          if (!at.empty())
+            block << "  at " << at << "\n";
+        }
+      }
+      for (const report::FileCause &c : causes) {
+        const report::InstanceReport &r = reports[c.first];
+        std::string at = atText(reports, c.instances, true);
+        block << (shortFormat ? report::shortLine(r.verdict->findings, c.cause, r.sources, at)
+                              : report::renderCauseBlock(r.verdict->findings, c.cause, r.sources,
+                                                         check.explain, at, check.width) +
+                                    "\n");
+      }
+      for (size_t k = 0; k < reports.size(); ++k) {
+        const report::InstanceReport &r = reports[k];
+        if (shortFormat && several)
+          continue; // the summary and its list of failing instances follow
+        // The instance's options, unless the block's header names its one instance.
+        const std::string prefix =
+            several && reports.size() > 1 ? argsOf(plan[blockPlan[k]]) + ": " : "";
+        if (r.verdict)
+          report::renderVerdictStatus(block, *r.verdict, r.sources, r.heading, prefix);
+        else if (several && reports.size() > 1)
+          block << prefix
+                << (r.code == support::kExitInternal ? "internal error"
+                    : r.code == support::kExitUsage  ? "usage error"
+                                                     : "static error")
+                << " (exit code " << r.code << ")\n";
+      }
+      firstBlock = false;
+      console.write(consoleIndex, colorOut ? support::colorize(block.str()) : block.str());
+    } else if (check.format == "json") {
+      for (const report::InstanceReport &r : reports)
+        console.writeErr(r.errText);
+      if (!several && reports[0].verdict) {
+        report::renderVerdictJson(out, *reports[0].verdict, file, reports[0].sources,
+                                  reports[0].heading);
+      } else if (several) {
+        const size_t base = jsonInstances.size();
+        for (const report::InstanceReport &r : reports)
+          jsonInstances.push_back(
+              r.verdict ? report::verdictJson(*r.verdict, file, r.sources, r.heading, false)
+                        : report::staticErrorJson(file, r.command, r.diagnostics, r.sources));
+        for (const report::FileCause &c : causes)
+          jsonCauses.push_back(
+              report::fileCauseJson(c, reports, file, base, jsonCauses.size(), jsonInstances));
+      } else { // one instance that did not load: its object, as in a report of several
+        out << report::staticErrorJson(file, reports[0].command, reports[0].diagnostics,
+                                       reports[0].sources)
+                   .dump(2)
+            << "\n";
+      }
+    } else { // sarif
+      for (const report::InstanceReport &r : reports)
+        console.writeErr(r.errText);
+      for (const report::FileCause &c : causes) {
+        std::vector<std::string> commands;
+        for (size_t n : c.instances)
+          commands.push_back(reports[n].command);
+        const report::InstanceReport &r = reports[c.first];
+        sarif.addCause(r.verdict->findings, c.cause, file, r.sources, commands,
+                       atText(reports, c.instances, true));
+      }
+      for (const report::InstanceReport &r : reports)
+        if (r.verdict)
+          sarif.addVerdict(*r.verdict, file, r.sources, r.heading.instance);
+        else if (r.code == support::kExitInternal)
+          sarif.addNotification("error", r.command + ": internal error: " + r.errText, file);
+      for (const SeenDiagnostic &d : diagnostics) {
+        if (!d.diagnostic)
+          continue;
+        std::vector<std::string> commands;
+        for (size_t n : d.instances)
+          commands.push_back(reports[n].command);
+        sarif.addDiagnostics({*d.diagnostic}, file, d.sources,
+                             fmt::format("{}", fmt::join(commands, "; ")));
+      }
+    }
+    blockPlan.clear();
+    blockResults.clear();
+  };
+
   for (size_t i = 0; i < plan.size(); ++i) {
     // --stop-at-first: an instance before this one has a finding; this one and the
     // rest are not checked (those running are stopped, their output dropped), so the
@@ -676,6 +984,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     if (check.stopAtFirst && first.after(i)) {
       summary.stoppedEarly = true;
       summary.notChecked = plan.size() - i;
+      finishFile(i - 1);
       break;
     }
     const Planned &p = plan[i];
@@ -686,10 +995,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       r.code = *p.failed;
       r.err = p.failText;
       r.loaded.diagnostics = p.diagnostics;
-      if (check.format == "text" && several)
-        console.write(i, colorOut ? support::colorize(blockHeader(i, p, r.err))
-                                  : blockHeader(i, p, r.err));
-      else if (check.format == "text")
+      if (textFormat && !several)
         console.writeErr(colorErr ? support::colorize(r.err) : r.err);
     } else if (jobs > 1) {
       std::unique_lock lock(mutex);
@@ -707,9 +1013,32 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
       console.finish();
       support::dieBySignal(sig);
     }
-    const support::SourceManager *sources = p.sources ? p.sources.get() : &r.loaded.sources;
     code = worstExitCode(code, r.code);
     ++summary.instances;
+    if (r.loaded.skipped) {
+      // A Python test case that skipped itself: reported with its reason, never verified.
+      ++summary.skipped;
+      if (check.format == "json") {
+        nlohmann::json j = {{"dkv_format", 1},
+                            {"status", "skipped"},
+                            {"file", p.options.file},
+                            {"instance", p.command},
+                            {"reason", *r.loaded.skipped}};
+        if (several)
+          jsonInstances.push_back(j);
+        else
+          out << j.dump(2) << "\n";
+      } else if (check.format == "sarif") {
+        sarif.addNotification("note", p.command + ": skipped: " + *r.loaded.skipped,
+                              p.options.file);
+      } else if (several) { // (one instance: its message went to standard error)
+        console.write(i, std::string(firstBlock ? "" : "\n") + "== " + p.command + " ==\n" + r.err);
+        firstBlock = false;
+      }
+      if (lastOfBlock(i))
+        finishFile(i);
+      continue;
+    }
     switch (r.code) {
     case support::kExitOk:
       ++summary.verified;
@@ -729,49 +1058,12 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     if (r.verdict)
       for (const report::Finding &f : r.verdict->findings)
         ++(f.suppressed.empty() ? summary.findingsByKind[f.kind] : summary.suppressed);
-    if (r.verdict && r.loaded.instance) {
-      std::ostringstream pictureErr;
-      code = worstExitCode(code,
-                           writeTracePictures(check, *r.verdict, p.options.file,
-                                              r.loaded.instance->machine().deviceCount(), sources,
-                                              r.heading.instance, p.command, pictures, pictureErr));
-      console.writeErr(pictureErr.str());
-    }
-
-    if (check.format == "text") {
-      // The header, the diagnostics and the findings found during the search are
-      // printed already; the verdict follows them.
-      std::ostringstream block;
-      if (several && !r.verdict && r.err.empty())
-        block << "error: exit code " << r.code << "\n";
-      if (r.verdict)
-        report::renderVerdict(block, *r.verdict, sources, r.heading, &r.shown);
-      console.write(i, colorOut ? support::colorize(block.str()) : block.str());
-    } else if (check.format == "json") {
-      console.writeErr(r.err);
-      if (r.verdict && !several)
-        report::renderVerdictJson(out, *r.verdict, p.options.file, sources, r.heading);
-      else if (r.verdict)
-        jsonInstances.push_back(
-            report::verdictJson(*r.verdict, p.options.file, sources, r.heading));
-      else if (several)
-        jsonInstances.push_back(
-            report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources));
-      else // one instance that did not load: its object, as in a report of several
-        out << report::staticErrorJson(p.options.file, p.command, r.loaded.diagnostics, sources)
-                   .dump(2)
-            << "\n";
-    } else { // sarif
-      console.writeErr(r.err);
-      if (r.verdict)
-        sarif.addVerdict(*r.verdict, p.options.file, sources, r.heading.instance);
-      else if (r.code == support::kExitInternal)
-        sarif.addNotification("error", p.command + ": internal error: " + r.err, p.options.file);
-      else
-        sarif.addDiagnostics(r.loaded.diagnostics, p.options.file, sources, p.command);
-    }
     if (check.stopAtFirst && r.code == support::kExitFindings)
       first.found(i);
+    blockPlan.push_back(i);
+    blockResults.push_back(std::move(r));
+    if (lastOfBlock(i))
+      finishFile(i);
   }
   for (std::thread &t : pool)
     t.join();
@@ -789,19 +1081,16 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     sarif.write(out);
   }
   if (several && check.format == "json")
-    report::renderRunJson(out, jsonInstances, summary, code, check.timing);
+    report::renderRunJson(out, jsonInstances, jsonCauses, summary, code, check.timing);
   if (several) {
     // The summary line: after the text report, or (JSON, SARIF) on standard output
     // when the report goes to a file, else on standard error.
-    if (check.format == "text") {
-      std::ostringstream line;
-      report::renderSummary(line, summary, check.timing);
+    std::ostringstream line;
+    report::renderSummary(line, summary, check.timing);
+    if (textFormat)
       out << "\n" << (colorOut ? support::colorize(line.str()) : line.str());
-    } else {
-      std::ostringstream line;
-      report::renderSummary(line, summary, check.timing);
+    else
       (check.output.empty() ? err : stdOut) << line.str();
-    }
   }
   if (!check.output.empty()) {
     std::string error;

@@ -139,10 +139,14 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
   cmd->add_flag_callback(
       "--no-confirm", [&o] { o.confirm = false; },
       "do not replay witnesses in the executor (no confirmation, no wrong value)");
-  metavar(
-      cmd->add_option("--format", o.format, "output: text (default), json or sarif (SARIF 2.1.0)"),
-      "text|json|sarif")
-      ->check(oneOf({"text", "json", "sarif"}));
+  metavar(cmd->add_option("--format", o.format,
+                          "output: text (default), short (one line per root cause), json or "
+                          "sarif (SARIF 2.1.0)"),
+          "text|short|json|sarif")
+      ->check(oneOf({"text", "short", "json", "sarif"}));
+  cmd->add_flag_callback(
+      "--no-fix", [&o] { o.fix = false; },
+      "do not search for verified fixes of the findings (docs/explain.md \"Verified fixes\")");
   metavar(
       cmd->add_option("-o,--output", o.output, "write the report to this file instead of stdout"),
       "FILE");
@@ -201,7 +205,7 @@ int parseCommand(const InstanceOptions &instance, std::ostream &out, std::ostrea
     return parsePythonCommand(instance, out, err);
   Loaded loaded;
   int code = load(instance, Stage::Sema, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   frontend::printAst(*loaded.module, out);
   return support::kExitOk;
@@ -227,7 +231,7 @@ int annotationsCommand(const std::string &file, std::ostream &out, std::ostream 
 int modelCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   model::printProgram(loaded.instance->program(), out);
   std::vector<report::Finding> findings = model::precheck(loaded.instance->program());
@@ -246,7 +250,7 @@ int runCommand(const InstanceOptions &instance, const RunOptions &run, std::ostr
   whole.symmetry = InstanceOptions::Symmetry::Off;
   Loaded loaded;
   int code = load(whole, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   // How to take the same schedule again, for the picture's title.
   RunOptions options = run;
@@ -268,7 +272,7 @@ int dumpPromelaCommand(const InstanceOptions &instance, const std::string &outPa
                        std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpPromelaCommand(loaded.instance->properties(), outPath, out, err);
 }
@@ -277,7 +281,7 @@ int dumpSmtCommand(const InstanceOptions &instance, const std::string &propertyI
                    const std::string &outPath, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   return dumpSmtCommand(loaded.instance->machine(), propertyId, outPath, out, err);
 }
@@ -300,7 +304,7 @@ int writeDump(const std::string &text, const std::string &path, const std::strin
 int propertiesCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Model, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   const semantics::Properties &props = loaded.instance->properties();
   std::map<report::FindingKind, int> perKind;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "driver/Engines.h"
+#include "driver/Fix.h"
 #include "driver/Pipeline.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -49,8 +51,16 @@ int checkCommand(const InstanceOptions &instance, const CheckOptions &check, std
 /// threads check them), then, for several instances, a summary. One instance prints
 /// exactly what a single-file check always printed. Returns the worst exit code of all
 /// instances (worstExitCode).
+/// Called once per kernel file after its instances are checked and its fixes searched
+/// (`dkv fix` collects the fixes through it).
+using FileHook = std::function<void(
+    const std::string &file, const std::vector<report::InstanceReport> &reports,
+    const std::vector<report::FileCause> &causes, const std::vector<FixInstance> &instances)>;
 int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptions &base,
-                      const CheckOptions &check, std::ostream &out, std::ostream &err);
+                      const CheckOptions &check, std::ostream &out, std::ostream &err,
+                      const FileHook &hook = {});
+/// How to check one instance alone: "FILE --devices N [--invocations K] ... [-D X=V]".
+std::string commandOf(const InstanceOptions &o);
 /// The worse of two exit codes: 6 internal > 3 output error > 1 usage > 2 input error >
 /// 10 findings > 5 inconclusive > 0 ok.
 int worstExitCode(int a, int b);

@@ -1,6 +1,6 @@
-// What `dkv check` prints while it works: the report of each instance in input order,
-// the instance being reported printing its findings as they are found, and a
-// progress line on standard error.
+// What `dkv check` prints while it works: the reports in input order (a kernel file's
+// when all its instances are checked, driver/CheckCommand.cpp), and a progress line on
+// standard error.
 #pragma once
 
 #include "semantics/Witness.h"

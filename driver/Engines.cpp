@@ -46,6 +46,29 @@ double secondsLeft(const semantics::EngineEvents &events, double seconds) {
   return seconds;
 }
 
+/// explore's options for `--max-states` `maxStates` (auto's budget, or the user's).
+executor::ExploreOptions exploreOptions(const CheckOptions &o,
+                                        const semantics::EngineEvents &events, uint64_t maxStates) {
+  executor::ExploreOptions options;
+  options.maxStates = maxStates;
+  options.events = &events;
+  options.memoryBytes = exploreMemory(o);
+  return options;
+}
+
+/// The closure engine's options, within `seconds` (and what is left of the instance's
+/// time limit).
+semantics::ClosureOptions closureOptions(const semantics::Machine &machine, const CheckOptions &o,
+                                         const semantics::EngineEvents &events, double seconds) {
+  semantics::ClosureOptions options;
+  options.events = &events;
+  options.timeoutSeconds = secondsLeft(events, seconds);
+  options.jobs = o.engineJobs;
+  if (!o.property.empty())
+    options.only = machine.properties().find(o.property).value_or(-1);
+  return options;
+}
+
 /// `--engine auto`: explore within `autoStates` states, on meshes of fewer than
 /// kAutoExploreBelow devices; if it searched the whole state space it decided.
 /// Otherwise (its budget or memory ran out, or the mesh is larger) the closure engine
@@ -77,14 +100,11 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
                                           fmt::format("{} devices", machine.deviceCount())};
   const bool exploring = machine.deviceCount() < kAutoExploreBelow;
   if (exploring) {
-    executor::ExploreOptions exploreOptions;
-    exploreOptions.maxStates = o.autoStates;
-    exploreOptions.maxStateBytes = kAutoExploreBytes;
-    exploreOptions.events = &events;
-    exploreOptions.memoryBytes = exploreMemory(o);
+    executor::ExploreOptions options = exploreOptions(o, events, o.autoStates);
+    options.maxStateBytes = kAutoExploreBytes;
     if (!phase("explore"))
       return none;
-    explored = executor::explore(machine, exploreOptions);
+    explored = executor::explore(machine, options);
     // Stopped by the instance's stop request (time, memory, signal): the closure engine
     // would be stopped too, so explore's result is the answer, inconclusive with the
     // request's reason.
@@ -102,17 +122,12 @@ semantics::EngineResult runAuto(const semantics::Machine &machine, const CheckOp
               : std::pair<std::string, std::string>{"explore stopped", explored.reason};
   }
 
-  semantics::ClosureOptions closureOptions;
   const double spent =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  closureOptions.timeoutSeconds = secondsLeft(events, std::max(0.0, o.timeoutSeconds - spent));
-  closureOptions.jobs = o.engineJobs;
-  closureOptions.events = &events;
-  if (!o.property.empty())
-    closureOptions.only = machine.properties().find(o.property).value_or(-1);
   if (!phase("closure"))
     return none;
-  semantics::EngineResult decided = semantics::decideByClosure(machine, closureOptions);
+  semantics::EngineResult decided = semantics::decideByClosure(
+      machine, closureOptions(machine, o, events, std::max(0.0, o.timeoutSeconds - spent)));
 
   semantics::EngineResult result;
   result.complete = decided.complete;
@@ -146,11 +161,7 @@ std::vector<Engine> &table() {
       {"explore", "exhaustive exploration of every schedule (with partial-order reduction)",
        [](const semantics::Machine &machine, const CheckOptions &o,
           const semantics::EngineEvents &events) {
-         executor::ExploreOptions options;
-         options.maxStates = o.maxStates;
-         options.events = &events;
-         options.memoryBytes = exploreMemory(o);
-         return executor::explore(machine, options);
+         return executor::explore(machine, exploreOptions(o, events, o.maxStates));
        },
        /*breadthFirst=*/true},
       {"spin", "the spin model checker on the emitted Promela model",
@@ -169,6 +180,7 @@ std::vector<Engine> &table() {
          smt::SmtOptions options;
          options.events = &events;
          options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
+         options.userTimeoutSeconds = o.timeoutSeconds;
          options.memoryMb = o.memoryMb;
          options.resourceLimit = o.z3Rlimit;
          return smt::checkWithZ3(machine, options);
@@ -177,13 +189,8 @@ std::vector<Engine> &table() {
        "exact decision by greedy closures of the persistent step table (docs/closure.md)",
        [](const semantics::Machine &machine, const CheckOptions &o,
           const semantics::EngineEvents &events) {
-         semantics::ClosureOptions options;
-         options.events = &events;
-         options.timeoutSeconds = secondsLeft(events, o.timeoutSeconds);
-         options.jobs = o.engineJobs;
-         if (!o.property.empty())
-           options.only = machine.properties().find(o.property).value_or(-1);
-         return semantics::decideByClosure(machine, options);
+         return semantics::decideByClosure(machine,
+                                           closureOptions(machine, o, events, o.timeoutSeconds));
        }},
       {"auto",
        "explore within a small state budget, then the closure engine if explore cannot "

@@ -49,7 +49,8 @@ struct CheckOptions {
   bool timing = false;         ///< print time statistics (not byte-identical)
   bool explain = false;        ///< --explain: the pattern and usual fix of each finding
   std::string color = "auto";  ///< --color auto|always|never (text report only)
-  std::string format = "text"; ///< text | json | sarif
+  std::string format = "text"; ///< text | short | json | sarif
+  bool fix = true;             ///< search for a verified fix of every root cause (driver/Fix.h)
   std::string output;          ///< -o: write the report here (empty: standard output)
   unsigned jobs = 1;           ///< -j: instances checked in parallel
   /// Threads inside one instance (the closure engine's independent closures): -j when

@@ -232,7 +232,9 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
         support::Diagnostic{support::Severity::Error, {}, error, "bad-table", {}});
     return support::kExitInputError;
   }
-  std::optional<support::FileId> id = out.sources.load(options.file, error);
+  std::optional<support::FileId> id =
+      options.text ? std::optional(out.sources.add(options.file, *options.text))
+                   : out.sources.load(options.file, error);
   if (!id) {
     err << options.file << ": error: " << error << "\n";
     out.diagnostics.push_back(
@@ -264,7 +266,18 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     }
     out.module = loadPythonModule(out.sources, out.sources.file(*id),
                                   sidecar ? &out.sources.file(*sidecar) : nullptr, options.devices,
-                                  mesh, diags, ok, tables);
+                                  mesh, diags, ok, tables, &options, &out.skipped);
+    if (ok && out.skipped) {
+      // A test case that skipped itself: nothing to check (never "verified").
+      err << options.file << (options.entry.empty() ? "" : "::") << options.entry
+          << ": skipped: " << *out.skipped << "\n";
+      return support::kExitOk;
+    }
+  } else if (!options.entry.empty() || !options.call.empty() || !options.sets.empty() ||
+             !options.pythonPath.empty()) {
+    err << "dkv: error: FILE::ENTRY, --call, --set and --python-path apply to Python files "
+           "(docs/python.md \"Entries\")\n";
+    return support::kExitUsage;
   } else if (!options.directives.empty()) {
     err << "dkv: error: --directives applies to Python files (a .dk file states its kernel's "
            "facts itself)\n";

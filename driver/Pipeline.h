@@ -32,12 +32,22 @@ struct InstanceOptions {
   std::vector<std::string> tables;  ///< -T NAME=JSON, as typed (table contents)
   std::string tablesFile;           ///< --tables FILE: a JSON object {"NAME": [...], ...}
   std::string directives; ///< --directives FILE: `# dkv:` lines for a Python file (docs/python.md)
-  model::Options model;   ///< --invocations, --dma-chunks, ...
+  /// For a Python file: the instance in it, as `dkv check FILE.py::ENTRY` names it
+  /// ("Class::test_x[case]", "func", "#2" for the top level's second kernel); "" is the
+  /// file's top level (docs/python.md "Entries").
+  std::string entry;
+  std::string call;                    ///< --call 'f(...)': a Python file's entry
+  std::vector<std::string> sets;       ///< --set NAME=VALUE, as typed
+  std::vector<std::string> pythonPath; ///< --python-path DIR
+  model::Options model;                ///< --invocations, --dma-chunks, ...
   /// --symmetry: reduce the race obligations by the instance's rotation symmetry
   /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from
   /// kSymmetryFrom devices).
   enum class Symmetry { Auto, On, Off };
   Symmetry symmetry = Symmetry::Auto;
+  /// The file's contents, when they are not to be read from `file` (a repaired kernel
+  /// that the fix search checks, driver/Fix.h); `file` still names it.
+  std::optional<std::string> text;
 };
 
 /// `--symmetry auto` reduces by symmetry from this many devices on: below it every
@@ -61,6 +71,9 @@ struct Loaded {
   /// reports that list them (SARIF, several-instance JSON). An unreadable file gives
   /// one position-less error with id `unreadable-file`.
   std::vector<support::Diagnostic> diagnostics;
+  /// A Python test case that skipped itself (self.skipTest, unittest.skipIf, ...): its
+  /// reason; then there is no module and load() returns kExitOk.
+  std::optional<std::string> skipped;
 };
 
 /// The stage to stop after.

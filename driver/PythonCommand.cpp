@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <sstream>
 
@@ -108,43 +110,181 @@ bool resolveDevices(const pytrace::Directives &d, std::optional<int64_t> devices
 
 } // namespace
 
+void splitPythonTarget(const std::string &path, std::string &file, std::string &entry) {
+  size_t at = path.find(".py::");
+  if (at != std::string::npos) {
+    file = path.substr(0, at + 3);
+    entry = path.substr(at + 5);
+    return;
+  }
+  at = path.rfind(".py#");
+  if (at != std::string::npos && path.find('/', at) == std::string::npos) {
+    file = path.substr(0, at + 3);
+    entry = path.substr(at + 3);
+    return;
+  }
+  file = path;
+  entry.clear();
+}
+
+namespace {
+
+/// What tracing a Python file needs: its syntax tree, directives and trace options.
+struct Prepared {
+  std::unique_ptr<py::Module> parsed;
+  pytrace::Directives directives;
+  pytrace::TraceOptions options;
+};
+
+/// `--set NAME=VALUE` lines, read as `# dkv: set` directives.
+bool readSets(support::SourceManager &sources, const std::vector<std::string> &sets,
+              std::vector<pytrace::SetDirective> &out, support::DiagnosticEngine &diags) {
+  if (sets.empty())
+    return true;
+  std::string text;
+  for (const std::string &set : sets)
+    text += "# dkv: set " + set + "\n";
+  support::FileId id = sources.add("--set", text);
+  pytrace::Directives d;
+  if (!pytrace::readDirectives(sources.file(id), true, d, diags))
+    return false;
+  for (auto &[name, set] : d.sets)
+    out.push_back(set);
+  return true;
+}
+
+std::unique_ptr<Prepared> prepare(support::SourceManager &sources, const support::SourceFile &file,
+                                  const support::SourceFile *sidecar,
+                                  std::optional<int64_t> devices, const frontend::MeshSizes &mesh,
+                                  support::DiagnosticEngine &diags, const frontend::Tables &tables,
+                                  const InstanceOptions *instance) {
+  auto p = std::make_unique<Prepared>();
+  p->parsed = pyfront::parseModule(file, diags);
+  if (!p->parsed || diags.hasErrors())
+    return nullptr;
+  pytrace::readDirectives(file, false, p->directives, diags);
+  if (sidecar)
+    pytrace::readDirectives(*sidecar, true, p->directives, diags);
+  if (diags.hasErrors())
+    return nullptr;
+  if (!resolveDevices(p->directives, devices, mesh, p->options, diags))
+    return nullptr;
+  p->options.directives = &p->directives;
+  p->options.sources = &sources;
+  // Table contents: the directives', then the command line's over them.
+  p->options.tables = p->directives.tables;
+  for (const auto &[name, value] : tables)
+    p->options.tables[name] = value;
+  if (instance) {
+    p->options.call = instance->call;
+    p->options.pythonPath = instance->pythonPath;
+    if (!readSets(sources, instance->sets, p->options.sets, diags))
+      return nullptr;
+  }
+  return p;
+}
+
+} // namespace
+
 std::unique_ptr<ast::Module>
 loadPythonModule(support::SourceManager &sources, const support::SourceFile &file,
                  const support::SourceFile *sidecar, std::optional<int64_t> devices,
                  const frontend::MeshSizes &mesh, support::DiagnosticEngine &diags, bool &ok,
-                 const frontend::Tables &tables) {
+                 const frontend::Tables &tables, const InstanceOptions *instance,
+                 std::optional<std::string> *skipped) {
   ok = false;
-  std::unique_ptr<py::Module> parsed = pyfront::parseModule(file, diags);
-  if (!parsed || diags.hasErrors())
+  std::unique_ptr<Prepared> p =
+      prepare(sources, file, sidecar, devices, mesh, diags, tables, instance);
+  if (!p)
     return nullptr;
-  pytrace::Directives directives;
-  pytrace::readDirectives(file, false, directives, diags);
-  if (sidecar)
-    pytrace::readDirectives(*sidecar, true, directives, diags);
-  if (diags.hasErrors())
+  std::optional<std::string> skip;
+  std::unique_ptr<ast::Module> module = pytrace::traceModule(
+      *p->parsed, file, p->options, diags, instance ? instance->entry : "", &skip);
+  if (skip && !diags.hasErrors()) {
+    if (skipped)
+      *skipped = skip;
+    ok = true;
     return nullptr;
-  pytrace::TraceOptions options;
-  if (!resolveDevices(directives, devices, mesh, options, diags))
-    return nullptr;
-  options.directives = &directives;
-  options.sources = &sources;
-  // Table contents: the directives', then the command line's over them.
-  options.tables = directives.tables;
-  for (const auto &[name, value] : tables)
-    options.tables[name] = value;
-  std::unique_ptr<ast::Module> module = pytrace::traceModule(*parsed, file, options, diags);
+  }
   if (!module || diags.hasErrors())
     return module;
-  bool analyzed = frontend::analyze(*module, frontend::Defines{}, diags, options.tables);
+  bool analyzed = frontend::analyze(*module, frontend::Defines{}, diags, p->options.tables);
   ok = analyzed && !diags.hasErrors();
   return module;
+}
+
+std::vector<PythonInstance> discoverPythonInstances(const InstanceOptions &options) {
+  support::SourceManager sources;
+  std::string error;
+  std::optional<support::FileId> id = sources.load(options.file, error);
+  if (!id)
+    return {};
+  std::optional<support::FileId> sidecar;
+  std::string sidecarPath = options.directives;
+  std::error_code ec;
+  if (sidecarPath.empty() && std::filesystem::is_regular_file(options.file + ".dkv", ec))
+    sidecarPath = options.file + ".dkv";
+  if (!sidecarPath.empty()) {
+    sidecar = sources.load(sidecarPath, error);
+    if (!sidecar)
+      return {};
+  }
+  frontend::MeshSizes mesh;
+  if (!options.mesh.empty() && !frontend::parseMeshSizes(options.mesh, mesh, error))
+    return {};
+  support::DiagnosticEngine diags(&sources);
+  std::unique_ptr<Prepared> p =
+      prepare(sources, sources.file(*id), sidecar ? &sources.file(*sidecar) : nullptr,
+              options.devices, mesh, diags, {}, &options);
+  if (!p)
+    return {};
+  std::vector<PythonInstance> out;
+  for (const pytrace::FoundInstance &f :
+       pytrace::discoverInstances(*p->parsed, sources.file(*id), p->options)) {
+    // An entry given on the command line selects its cases and kernels.
+    const std::string &want = options.entry;
+    bool selected = want.empty() || f.id == want ||
+                    (f.id.size() > want.size() && f.id.compare(0, want.size(), want) == 0 &&
+                     (f.id[want.size()] == '[' || f.id[want.size()] == '#'));
+    if (selected)
+      out.push_back({f.id, f.kernel, f.skipped, f.failed});
+  }
+  return out;
+}
+
+int listCommand(const InstanceOptions &instance, std::ostream &out, std::ostream &err) {
+  if (!isPythonFile(instance.file)) {
+    err << "dkv: error: `dkv list` lists the instances of a Python file (a .dk file is one "
+           "kernel)\n";
+    return support::kExitUsage;
+  }
+  std::vector<PythonInstance> found = discoverPythonInstances(instance);
+  if (found.empty()) {
+    // The file does not load: say why, as `dkv translate` would.
+    Loaded loaded;
+    return load(instance, Stage::Sema, loaded, err);
+  }
+  for (const PythonInstance &f : found) {
+    if (f.entry.empty() && f.kernel.empty() && !f.failed && !f.skipped && found.size() > 1)
+      continue; // a test file's top level traces nothing: its entries follow
+    std::string name = instance.file + (f.entry.empty() || f.entry[0] == '#' ? "" : "::") + f.entry;
+    if (f.failed)
+      out << name << "  (stops at an error: `dkv check " << name << "` shows it)\n";
+    else if (f.skipped)
+      out << name << "  (skipped: " << *f.skipped << ")\n";
+    else if (f.kernel.empty())
+      out << name << "  (no kernel)\n";
+    else
+      out << name << "  " << f.kernel << "\n";
+  }
+  return support::kExitOk;
 }
 
 int translateCommand(const InstanceOptions &instance, const std::string &outPath, std::ostream &out,
                      std::ostream &err) {
   Loaded loaded;
   int code = load(instance, Stage::Sema, loaded, err);
-  if (code != support::kExitOk)
+  if (code != support::kExitOk || loaded.skipped)
     return code;
   std::string base = instance.file.substr(instance.file.find_last_of('/') + 1);
   bool python = isPythonFile(instance.file);
@@ -167,7 +307,10 @@ int translateCommand(const InstanceOptions &instance, const std::string &outPath
   auto comment = [&](const support::SourceRange &r) -> std::string {
     if (!python || r.begin.line == 0)
       return {};
-    return fmt::format("{}:{}", base, r.begin.line);
+    // The file the line is in: the kernel file, or a module it imports.
+    std::string name(loaded.sources.name(r.begin.file));
+    name = name.empty() ? base : name.substr(name.find_last_of('/') + 1);
+    return fmt::format("{}:{}", name, r.begin.line);
   };
   frontend::printDk(*loaded.module, text, comment);
   if (outPath.empty() || outPath == "-") {

@@ -134,7 +134,7 @@ int runImpl(const semantics::Machine &machine, const support::SourceManager &sou
       }
     out << fmt::format("{} finding{}\n", findings.size(), findings.size() == 1 ? "" : "s");
     for (const report::Finding &f : findings)
-      report::renderFinding(out, f, &sources, config.width);
+      report::renderFinding(out, f, &sources, {}, config.width);
     return support::kExitFindings;
   }
   // The inputs as the run saw them, so a reader can check the outputs by hand.

@@ -77,11 +77,9 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                                     "docs/parametric.md holds"),
                     "N|A..")
                 ->check(CLI::Validator(
-                    [](std::string &text) {
-                      int64_t n = 0;
-                      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-                      if (ec == std::errc() && ptr == text.data() + text.size() && n >= 1 &&
-                          n <= 4096)
+                    [count = integerIn(1, 4096)](std::string &text) {
+                      std::string copy = text;
+                      if (count(copy).empty())
                         return std::string();
                       return driver::parseEveryN(text)
                                  ? std::string()
@@ -119,6 +117,21 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                           "for a Python file: a file of `# dkv:` directive lines, instead of its "
                           "sidecar FILE.py.dkv (docs/python.md)"),
           "FILE");
+  metavar(cmd->add_option("--call", o.call,
+                          "for a Python file: the entry is this Python call, evaluated after the "
+                          "file's top level, e.g. 'all_gather(jax.ShapeDtypeStruct((8, 128), "
+                          "jnp.float32), axis_name=\"x\")' (docs/python.md \"Entries\")"),
+          "CALL");
+  metavar(cmd->add_option("--set", o.sets,
+                          "for a Python file: the module global NAME is VALUE (a Python "
+                          "literal), as '# dkv: set NAME=VALUE'"),
+          "NAME=VALUE")
+      ->allow_extra_args(false);
+  metavar(cmd->add_option("--python-path", o.pythonPath,
+                          "for a Python file: a directory to import modules from, after the "
+                          "file's own package"),
+          "DIR")
+      ->allow_extra_args(false);
   if (!modelOptions)
     return devices;
   metavar(cmd->add_option("--invocations", o.model.invocations,
@@ -176,6 +189,15 @@ void addSymmetryOption(CLI::App *cmd, driver::InstanceOptions &o) {
           {"off", driver::InstanceOptions::Symmetry::Off}}));
 }
 
+/// `--devices-from-annotations` of `check` and `fix` (instead of --devices or --mesh).
+void addDevicesFromAnnotations(CLI::App *cmd, CLI::Option *devices, bool &flag) {
+  cmd->add_flag("--devices-from-annotations", flag,
+                "check each kernel at every device count of its `// devices:` annotation, "
+                "with its `// options:` (instead of --devices or --mesh)")
+      ->excludes(devices)
+      ->excludes(cmd->get_option("--mesh"));
+}
+
 int realMain(int argc, char **argv) {
   CLI::App app{"dkv: static race and deadlock verifier for distributed accelerator kernels", "dkv"};
   app.set_version_flag("--version", std::string("dkv ") + DKV_VERSION,
@@ -223,15 +245,21 @@ int realMain(int argc, char **argv) {
       addInstanceOptions(checkCmd, instance, true, &checkPaths, &checkDevicesText);
   driver::addCheckOptions(checkCmd, check);
   addSymmetryOption(checkCmd, instance);
-  checkCmd
-      ->add_flag("--devices-from-annotations", check.devicesFromAnnotations,
-                 "check each kernel at every device count of its `// devices:` annotation, "
-                 "with its `// options:` (instead of --devices or --mesh)")
-      ->excludes(checkDevices)
-      ->excludes(checkCmd->get_option("--mesh"));
+  addDevicesFromAnnotations(checkCmd, checkDevices, check.devicesFromAnnotations);
   check.toolVersion = DKV_VERSION;
   check.width = driver::textWidth();
   run.width = check.width;
+
+  CLI::App *fixCmd = app.add_subcommand(
+      "fix", "check a kernel and write it with the verified fixes of its findings applied");
+  std::vector<std::string> fixPaths;
+  std::string fixOut;
+  CLI::Option *fixDevices = addInstanceOptions(fixCmd, instance, true, &fixPaths);
+  driver::addCheckOptions(fixCmd, check);
+  addSymmetryOption(fixCmd, instance);
+  addDevicesFromAnnotations(fixCmd, fixDevices, check.devicesFromAnnotations);
+  fixCmd->remove_option(fixCmd->get_option("-o"));
+  fixCmd->add_option("-o,--output", fixOut, "write the fixed kernel here instead of over the file");
 
   CLI::App *propertiesCmd = app.add_subcommand(
       "properties", "list the properties (checks, with their ids) of an instance");
@@ -249,6 +277,10 @@ int realMain(int argc, char **argv) {
   mergeCmd->add_option("files", mergeFiles, "the reports (one property each)")->required();
   mergeCmd->add_option("--format", mergeFormat, "output: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}));
+
+  CLI::App *listCmd = app.add_subcommand(
+      "list", "list the instances of a Python file that dkv check checks (kernels, test cases)");
+  addInstanceOptions(listCmd, instance, false);
 
   CLI::App *promelaCmd =
       app.add_subcommand("dump-promela", "write the Promela model of an instance for spin");
@@ -281,6 +313,17 @@ int realMain(int argc, char **argv) {
     limits.memoryMb = check.memoryMb;
   support::Watchdog watchdog(limits);
 
+  // `FILE.py::Class::test_x[case]`, `FILE.py#2`: one instance of a Python file.
+  {
+    std::string file, entry;
+    driver::splitPythonTarget(instance.file, file, entry);
+    if (!entry.empty()) {
+      instance.file = file;
+      instance.entry = entry;
+    }
+  }
+  if (listCmd->parsed())
+    return driver::listCommand(instance, std::cout, std::cerr);
   if (parseCmd->parsed() && annotations)
     return driver::annotationsCommand(instance.file, std::cout, std::cerr);
   if (parseCmd->parsed())
@@ -304,6 +347,8 @@ int realMain(int argc, char **argv) {
       instance.devices = std::stoll(checkDevicesText);
     return driver::checkPathsCommand(checkPaths, instance, check, std::cout, std::cerr);
   }
+  if (fixCmd->parsed())
+    return driver::fixCommand(fixPaths, instance, check, fixOut, std::cout, std::cerr);
   if (propertiesCmd->parsed())
     return driver::propertiesCommand(instance, std::cout, std::cerr);
   if (enginesCmd->parsed())

@@ -354,6 +354,9 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
     SetDirective s;
     uint32_t ncol = in.col();
     s.name = in.name("a name after 'set' ('# dkv: set NAME=VALUE' or 'set NAME()=VALUE')");
+    // A dotted name sets an attribute of a module (`jax._src.test_util.is_device_tpu()`).
+    while (in.accept('.'))
+      s.name += "." + in.name("a name after '.'");
     s.range = SourceRange{file.loc(line, ncol), file.loc(line, in.col())};
     if (in.accept('(')) {
       in.expect(')', "after '(': a 'set NAME()=VALUE' function takes no arguments");
@@ -364,6 +367,13 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
     if (!in.atEnd())
       in.fail("expected the end of the line after the value");
     out.sets[s.name] = std::move(s);
+  } else if (kind == "call") {
+    // `call f(...)`: a Python call, the entry of a library function (as --call).
+    std::string text = in.rest();
+    if (text.find_first_not_of(" \t") == std::string::npos)
+      in.fail("expected a Python call after 'call' ('# dkv: call f(x, axis_name=\"x\")')");
+    out.call = text;
+    out.callRange = whole;
   } else if (kind == "table") {
     // `table NAME=[...]`: a rectangular nested list of ints, as -T NAME=JSON.
     std::string name = in.name("a table (kernel parameter) name");
@@ -408,9 +418,10 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
   } else {
     in.pos_ = begin - 1;
     in.fail(kind.empty()
-                ? std::string("expected a directive after '# dkv:': entry, devices, mesh, "
-                              "set or table")
-                : fmt::format("unknown directive '{}': entry, devices, mesh, set or table", kind));
+                ? std::string("expected a directive after '# dkv:': entry, call, devices, "
+                              "mesh, set or table")
+                : fmt::format("unknown directive '{}': entry, call, devices, mesh, set or table",
+                              kind));
   }
 }
 

@@ -74,6 +74,9 @@ struct Directives {
   /// `# dkv: table NAME=[[...], ...]`: a table's contents (as `-T NAME=JSON`; the
   /// command line's replace them).
   frontend::Tables tables;
+  /// `# dkv: call f(...)`: a Python call, the file's entry (as `--call`).
+  std::string call;
+  support::SourceRange callRange;
 };
 
 /// Reads the `# dkv:` directive lines of `file` into `out` (a fact already in `out` is

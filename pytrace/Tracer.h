@@ -1,5 +1,5 @@
-// The Python tracer: evaluates a Pallas TPU kernel file as JAX does at trace time and
-// emits the kernel language's AST (docs/python.md).
+// The Python tracer: runs a Pallas TPU kernel file as CPython would and traces the kernels
+// it reaches, as JAX does, into the kernel language's AST (docs/python.md).
 #pragma once
 
 #include "frontend/AST.h"
@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,14 +23,12 @@ struct TraceOptions {
   /// `--devices`: what `jax.device_count()`, `jax.local_device_count()` and
   /// `len(jax.devices())` evaluate to. Required.
   int64_t devices = 0;
-  /// Where the helper calls the tracer inlines are recorded (SourceLoc::inlined), so
-  /// that findings and diagnostics at a helper's statements name the calls that reached
-  /// them; null: not recorded.
+  /// The run's sources: the files of imported modules are added here, and the helper
+  /// calls the tracer inlines are recorded (SourceLoc::inlined). Null: imports from disk
+  /// are errors and inlined calls are not recorded.
   support::SourceManager *sources = nullptr;
   /// `-T NAME=JSON` / `--tables FILE`: contents of tables (SMEM integer inputs and
-  /// scalar-prefetch operands), by kernel parameter name. They make a table whose
-  /// contents the call site does not show checkable; sema applies them over the call
-  /// site's contents (docs/python.md "Tables").
+  /// scalar-prefetch operands), by kernel parameter name (docs/python.md "Tables").
   frontend::Tables tables;
   /// The file's `# dkv:` directives (with its sidecar's), or null. With an entry
   /// directive the call site's pallas_call is evaluated but not traced: the entry's
@@ -38,15 +37,45 @@ struct TraceOptions {
   /// The mesh of an entry directive, resolved by the driver (docs/python.md
   /// "Directives": --devices over `# dkv: mesh` / `# dkv: devices`).
   std::vector<std::pair<std::string, int64_t>> mesh;
+  /// `--python-path DIR`: more roots for imports, after the file's own package.
+  std::vector<std::string> pythonPath;
+  /// `--set NAME=VALUE`: module globals, over the directives' `set`s.
+  std::vector<SetDirective> sets;
+  /// `--call 'f(...)'` (or a `# dkv: call` directive): the entry is this call, evaluated
+  /// after the top level.
+  std::string call;
 };
 
-/// Traces `module` (parsed from `file`): runs its top level, and the kernel that the
-/// first `shard_map(pl.pallas_call(kernel, ...), ...)(array)` call reaches, into a `.dk`
-/// module (one mesh, one kernel) whose nodes carry the Python source ranges. On an
-/// unsupported construct, an unknown API or a Python `if` on a traced value, reports one
-/// error (`python-*` ids, docs/diagnostics.md) and returns null. Never throws.
+/// One instance a file holds: a kernel traced by one of its entries (the top level, a
+/// test case, a function, the call), or an entry that stops before one.
+struct FoundInstance {
+  /// "" for the top level's kernel, "Class::test_x[case]", "func"; "#K" appended for the
+  /// K-th kernel (K >= 2) of the same entry.
+  std::string id;
+  std::string kernel;                 ///< the kernel function's name (empty: none was traced)
+  std::optional<std::string> skipped; ///< a skipped test and its reason
+  bool failed = false;                ///< the entry stops at an error (reported when traced)
+};
+
+/// Runs the file's top level and every entry of it (each test case in a fresh run) and
+/// lists the instances `dkv check FILE.py` checks, in order: the top level's kernels,
+/// then the test cases'. An entry that traces no kernel and is not skipped gives no
+/// instance unless it fails; a file with no instance at all gives one failing instance
+/// "" (its error is python-no-kernel). Never throws.
+std::vector<FoundInstance> discoverInstances(const py::Module &module,
+                                             const support::SourceFile &file,
+                                             const TraceOptions &options);
+
+/// Traces the instance `id` (as discoverInstances names it; "" is the top level's first
+/// kernel) into a `.dk` module (one mesh, one kernel) whose nodes carry the Python
+/// source ranges. A skipped test case gives null with `skipped` set and no error. On an
+/// unsupported construct, an opaque value that decides the model, a Python exception or
+/// a Python `if` on a traced value, reports one error (`python-*` ids,
+/// docs/diagnostics.md) and returns null. Never throws.
 std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
                                          const TraceOptions &options,
-                                         support::DiagnosticEngine &diags);
+                                         support::DiagnosticEngine &diags,
+                                         const std::string &id = "",
+                                         std::optional<std::string> *skipped = nullptr);
 
 } // namespace dkv::pytrace

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,82 @@ struct FindingShape {
   int32_t invocations = 1; ///< --invocations of the instance
 };
 
+/// What a finding is about, from its property alone: the same for every engine and every
+/// witness, and (locations being source locations) for every instance of the kernel that
+/// has it. Root-cause grouping (report/RootCause.h) compares these facts, never message
+/// texts. Computed by semantics::findingFacts (engine findings) or the static pre-check.
+struct FindingFacts {
+  enum class What {
+    None,          ///< not computed (a finding built by hand)
+    Race,          ///< an access while a side of another DMA is open
+    ExitDma,       ///< a DMA side still open at a kernel or scope exit
+    ExitSemaphore, ///< a semaphore non-zero at a kernel or scope exit
+    LandOutside,   ///< a DMA lands on a device outside the invocation or scope
+    SignalOutside, ///< a signal reaches a device outside the invocation
+    Other,         ///< scoped slots, deadlocks, the static pre-check
+  };
+  What what = What::None;
+  /// Race: the racing event's location, its access ("store", "load", "dma-source",
+  /// "dma-destination") and the buffer it touches.
+  SourceLoc access;
+  std::string accessRole;
+  std::string buffer;
+  /// Race: the other DMA's start and the side of it that is open (`dst`: its
+  /// destination, being written; else its source, being read). ExitDma: the DMA left
+  /// open and its side (`dst`: the receive side). LandOutside: the DMA that lands.
+  SourceLoc dma;
+  SourceLoc descriptor; ///< where that DMA's descriptor was made
+  bool dst = false;
+  bool local = false; ///< the DMA (ExitDma, LandOutside) is a local copy
+  /// ExitDma, ExitSemaphore: the exit (kernel end or block end) and whether it is the
+  /// kernel's.
+  SourceLoc exit;
+  bool kernelExit = true;
+  /// ExitDma, ExitSemaphore: the program has at least one wait on the semaphore (the
+  /// DMA side's) anywhere: "not waited for before the exit" rather than "never waited".
+  bool waited = false;
+  /// ExitSemaphore, SignalOutside: the semaphore's declaration and name (without an
+  /// index) and whether it is a DMA semaphore.
+  SourceLoc semaphore;
+  std::string semaphoreName;
+  std::string semaphoreElement; ///< ExitSemaphore: the element, e.g. "cap[1]"
+  bool dmaSemaphore = false;
+  /// ExitSemaphore of a DMA semaphore: the starts of the DMAs that count on it (their
+  /// locations, each once, in source order) and, per start, whether it counts its
+  /// receive side there (else its send side).
+  std::vector<SourceLoc> countedBy;
+  std::vector<bool> countedDst;
+  /// ExitSemaphore: the largest value the semaphore may hold at the exit that the
+  /// witness shows (the units to wait for), 0 when unknown.
+  int64_t leftOver = 0;
+};
+
+/// A text edit of the checked file: replace the lines [firstLine, lastLine] (1-based;
+/// lastLine == firstLine - 1 inserts before firstLine) with `lines`.
+struct LineEdit {
+  uint32_t firstLine = 0;
+  uint32_t lastLine = 0;
+  std::vector<std::string> lines;
+};
+
+/// A repair of the kernel source that dkv checked: the repaired kernel, checked with
+/// the same engine and options at every instance where the finding occurred, no longer
+/// has it and has no finding the original did not have (docs/explain.md "Verified
+/// fixes"). Only verified repairs are kept.
+struct Fix {
+  std::string summary;         ///< e.g. "insert 'c.wait()' after line 16"
+  SourceLoc loc;               ///< where the fix-it points (in the checked file)
+  std::string file;            ///< the file repaired (as dkv read it)
+  std::vector<LineEdit> edits; ///< in increasing line order, not overlapping
+  std::string diff;            ///< a unified diff of the file (`--- a`/`+++ b` headers)
+  /// The instances it was verified at, e.g. "2..8 devices".
+  std::string verifiedAt;
+  /// The repaired kernel has no finding at all at those instances (else other root
+  /// causes remain, `remaining` of them at the first).
+  bool kernelVerifies = false;
+  size_t remaining = 0;
+};
+
 struct Finding {
   FindingKind kind = FindingKind::Race;
   /// The violated property's id (semantics::Properties), e.g. "race.0"; empty for a
@@ -179,6 +256,14 @@ struct Finding {
   /// another"; empty when not shown.
   std::string wrongValue;
   FindingShape shape; ///< what `--explain` classifies (report/Explain.h)
+  FindingFacts facts; ///< what root-cause grouping compares (report/RootCause.h)
+  /// The verified fix of the finding's root cause, when dkv found one (a picture or
+  /// page of the finding can show it); set by the driver after the fix search on every
+  /// finding of the root cause (report/RootCause.h).
+  std::optional<Fix> fix;
+  /// Why no fix is shown when the fix search ran and found none verified (the repairs
+  /// tried, or why none applies); empty otherwise.
+  std::string noFix;
   /// The reason of the `// dkv: allow KIND -- reason` comment that accepts this
   /// finding (applySuppressions); empty when it is not suppressed.
   std::string suppressed;

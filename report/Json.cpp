@@ -4,6 +4,7 @@
 
 #include "report/Explain.h"
 #include "report/FileNames.h"
+#include "report/RootCause.h"
 
 #include <nlohmann/json.hpp>
 
@@ -84,24 +85,91 @@ json findingJson(const Finding &f, const Files &files) {
   return j;
 }
 
+json fixJson(const Fix &fix, const Files &files) {
+  json edits = json::array();
+  for (const LineEdit &e : fix.edits)
+    edits.push_back({{"first_line", e.firstLine}, {"last_line", e.lastLine}, {"lines", e.lines}});
+  return {{"summary", fix.summary},
+          {"location", location(files, fix.loc, "")},
+          {"edits", edits},
+          {"diff", fix.diff},
+          {"verified_at", fix.verifiedAt},
+          {"kernel_verifies", fix.kernelVerifies},
+          {"remaining_root_causes", fix.remaining}};
+}
+
+const char *ruleName(RootCause::Rule rule) {
+  switch (rule) {
+  case RootCause::Rule::Single:
+    return "single";
+  case RootCause::Rule::UnwaitedDma:
+    return "unwaited-dma";
+  case RootCause::Rule::UntakenSignal:
+    return "untaken-signal";
+  case RootCause::Rule::RacePair:
+    return "race-pair";
+  }
+  return "single";
+}
+
+/// The keys a root cause has in both JSON forms: id, rule, kind, message, primary,
+/// explain, and its fix or why there is none.
+json causeJson(const RootCause &cause, const std::vector<Finding> &findings, const Files &files,
+               const std::string &id) {
+  const Finding &main = findings[cause.findings.front()];
+  json j = {{"id", id},
+            {"rule", ruleName(cause.rule)},
+            {"kind", findingKindName(cause.kind)},
+            {"message", cause.message},
+            {"primary", location(files, cause.primary.loc, cause.primary.label)},
+            {"explain", explainFinding(main).id}};
+  if (main.fix)
+    j["fix"] = fixJson(*main.fix, files);
+  if (!main.noFix.empty())
+    j["no_fix"] = main.noFix;
+  if (!main.suppressed.empty())
+    j["suppressed"] = main.suppressed;
+  return j;
+}
+
 } // namespace
 
 json verdictJson(const Verdict &verdict, const std::string &file,
-                 const support::SourceManager *sources, const VerdictHeading &heading) {
+                 const support::SourceManager *sources, const VerdictHeading &heading,
+                 bool withFindings) {
   json stats = json::object();
   for (const auto &[key, value] : verdict.stats)
     if (heading.timing || !isTimeStatistic(key))
       stats[key] = value;
-  json findings = json::array();
-  for (const Finding &f : verdict.findings)
-    findings.push_back(findingJson(f, Files{file, sources}));
   json j = {{"dkv_format", 1},
             {"status", verdictStatusName(verdict.status)},
             {"instance", heading.instance},
             {"engine", heading.engine},
             {"file", file},
-            {"stats", stats},
-            {"findings", findings}};
+            {"stats", stats}};
+  if (withFindings) {
+    // The findings, and the root causes that group them (by property id, or by index
+    // for a finding of the static pre-check, which has none).
+    json findings = json::array();
+    for (const Finding &f : verdict.findings)
+      findings.push_back(findingJson(f, Files{file, sources}));
+    j["findings"] = findings;
+    json causes = json::array();
+    if (verdict.status != Verdict::Status::Error)
+      for (const RootCause &c : rootCauses(verdict.findings, sources)) {
+        json cause = causeJson(c, verdict.findings, Files{file, sources},
+                               "rc" + std::to_string(causes.size() + 1));
+        json members = json::array();
+        for (size_t i : c.findings)
+          members.push_back(i);
+        cause["findings"] = members;
+        causes.push_back(cause);
+      }
+    j["root_causes"] = causes;
+  } else {
+    j["finding_count"] = verdict.findings.size();
+    j["root_causes"] = json::array();
+  }
   if (!verdict.reason.empty())
     j["reason"] = verdict.reason;
   if (!heading.assumptions.empty()) {
@@ -179,11 +247,41 @@ json staticErrorJson(const std::string &file, const std::string &instance,
           {"diagnostics", list}};
 }
 
-void renderRunJson(std::ostream &out, const std::vector<json> &instances, const RunSummary &summary,
-                   int exitCode, bool timing) {
+json fileCauseJson(const FileCause &cause, const std::vector<InstanceReport> &reports,
+                   const std::string &file, size_t base, size_t index,
+                   std::vector<json> &instances) {
+  const InstanceReport &first = reports[cause.first];
+  const std::string id = "rc" + std::to_string(index + 1);
+  json j = causeJson(cause.cause, first.verdict->findings, Files{file, first.sources}, id);
+  j["file"] = file;
+  j["at"] = describeInstances(reports, cause.instances);
+  json where = json::array();
+  for (size_t o = 0; o < cause.instances.size(); ++o) {
+    const InstanceReport &r = reports[cause.instances[o]];
+    const RootCause c = rootCauses(r.verdict->findings, r.sources)[cause.causeIndex[o]];
+    json findings = json::array();
+    for (size_t i : c.findings)
+      findings.push_back(findingJson(r.verdict->findings[i], Files{file, r.sources}));
+    where.push_back(
+        {{"instance", base + cause.instances[o]}, {"command", r.command}, {"findings", findings}});
+    instances[base + cause.instances[o]]["root_causes"].push_back(id);
+  }
+  j["instances"] = where;
+  return j;
+}
+
+void renderRunJson(std::ostream &out, const std::vector<json> &instances,
+                   const std::vector<json> &causes, const RunSummary &summary, int exitCode,
+                   bool timing) {
   json kinds = json::object();
   for (const auto &[kind, count] : summary.findingsByKind)
     kinds[findingKindName(kind)] = count;
+  json causeKinds = json::object();
+  size_t causeCount = 0;
+  for (const auto &[kind, count] : summary.rootCausesByKind) {
+    causeKinds[findingKindName(kind)] = count;
+    causeCount += count;
+  }
   json s = {{"kernels", summary.kernels},
             {"instances", summary.instances},
             {"verified", summary.verified},
@@ -193,14 +291,19 @@ void renderRunJson(std::ostream &out, const std::vector<json> &instances, const 
             {"static_errors", summary.staticErrors},
             {"internal_errors", summary.internalErrors},
             {"suppressed", summary.suppressed},
+            {"root_causes", causeCount},
+            {"root_causes_by_kind", causeKinds},
+            {"failing", summary.failing},
             {"exit_code", exitCode}};
+  if (summary.skipped)
+    s["skipped"] = summary.skipped;
   if (timing)
     s["seconds"] = summary.seconds;
   if (summary.stoppedEarly) {
     s["stopped_early"] = true;
     s["not_checked"] = summary.notChecked;
   }
-  json j = {{"dkv_format", 1}, {"instances", instances}, {"summary", s}};
+  json j = {{"dkv_format", 1}, {"root_causes", causes}, {"instances", instances}, {"summary", s}};
   out << j.dump(2) << "\n";
 }
 

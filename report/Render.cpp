@@ -2,6 +2,7 @@
 #include "report/Render.h"
 
 #include "report/Explain.h"
+#include "report/RootCause.h"
 #include "report/Wrap.h"
 #include "support/Diagnostics.h"
 
@@ -173,37 +174,44 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
 }
 
 void renderFinding(std::ostream &out, const Finding &finding, const support::SourceManager *sources,
-                   size_t width) {
-  support::renderHeading(out, sources, finding.primary.loc, findingKindName(finding.kind),
-                         finding.message);
-  if (!finding.property.empty())
+                   const FindingExtras &extras, size_t width) {
+  const bool own = !extras.heading.empty();
+  const SourceLoc at = own ? extras.headingSpan.loc : finding.primary.loc;
+  support::renderHeading(out, sources, at, findingKindName(own ? extras.headingKind : finding.kind),
+                         own ? extras.heading : finding.message);
+  if (!own && !finding.property.empty())
     out << " [" << finding.property << "]";
   out << "\n";
-  support::renderSnippet(out, sources, {finding.primary.loc, finding.primary.loc});
-  support::renderInlineChain(out, sources, finding.primary.loc);
-  if (!finding.detail.empty())
+  support::renderSnippet(out, sources, {at, at});
+  support::renderInlineChain(out, sources, at);
+  out << extras.at;
+  if (!own && !finding.detail.empty())
     out << "  witness: " << finding.detail << "\n";
   if (!finding.suppressed.empty()) {
     // Accepted by the author: the reason instead of the notes and the trace.
     out << "  suppressed: " << finding.suppressed << "\n";
     return;
   }
-  for (const Span &span : finding.secondary) {
-    support::renderHeading(out, sources, span.loc, "note", span.label);
-    out << "\n";
-    support::renderSnippet(out, sources, {span.loc, span.loc});
-    support::renderInlineChain(out, sources, span.loc);
-  }
+  if (!own)
+    for (const Span &span : finding.secondary) {
+      support::renderHeading(out, sources, span.loc, "note", span.label);
+      out << "\n";
+      support::renderSnippet(out, sources, {span.loc, span.loc});
+      support::renderInlineChain(out, sources, span.loc);
+    }
+  out << extras.notes;
   if (!finding.wrongValue.empty())
     out << "  wrong value: " << finding.wrongValue << "\n";
+  out << extras.fix;
   if (!finding.trace.steps.empty()) {
     const size_t steps = finding.trace.steps.size();
     const std::string shortened =
         finding.witnessSteps > 0 && static_cast<size_t>(finding.witnessSteps) != steps
             ? fmt::format(", shortened from {}", finding.witnessSteps)
             : "";
-    out << fmt::format("  trace ({} step{}{}, engine {}{}):\n", steps, steps == 1 ? "" : "s",
-                       shortened, finding.engine,
+    out << fmt::format("  trace{} ({} step{}{}, engine {}{}):\n",
+                       extras.traceOf.empty() ? "" : " of " + extras.traceOf, steps,
+                       steps == 1 ? "" : "s", shortened, finding.engine,
                        finding.confirmed     ? ", replayed in the executor"
                        : finding.replayTried ? ", NOT reproduced by the executor: the engines "
                                                "disagree, please report this"
@@ -266,14 +274,33 @@ std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms) {
 std::string renderFindingBlock(const Finding &finding, const support::SourceManager *sources,
                                bool explain, size_t width) {
   std::ostringstream out;
-  renderFinding(out, finding, sources, width);
+  renderFinding(out, finding, sources, {}, width);
   if (explain && finding.suppressed.empty())
     renderExplanation(out, finding);
   return out.str();
 }
 
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
-                   const VerdictHeading &heading, const std::vector<bool> *shown) {
+                   const VerdictHeading &heading) {
+  // The root causes first (each with its findings): the verdict's line is the last of
+  // the report, after every finding.
+  if (verdict.status != Verdict::Status::Error)
+    for (const RootCause &cause : rootCauses(verdict.findings, sources))
+      out << renderCauseBlock(verdict.findings, cause, sources, heading.explain, "", heading.width)
+          << "\n";
+  renderVerdictStatus(out, verdict, sources, heading);
+}
+
+size_t activeRootCauses(const Verdict &verdict, const support::SourceManager *sources) {
+  size_t n = 0;
+  for (const RootCause &cause : rootCauses(verdict.findings, sources))
+    n += verdict.findings[cause.findings.front()].suppressed.empty() ? 1 : 0;
+  return n;
+}
+
+void renderVerdictStatus(std::ostream &out, const Verdict &verdict,
+                         const support::SourceManager *sources, const VerdictHeading &heading,
+                         const std::string &prefix) {
   const std::string &engine = heading.engine;
   std::string stats = statsLine(verdict, heading.timing);
   std::string suffix = stats.empty() ? fmt::format(" (engine {})", engine)
@@ -291,14 +318,7 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
     if (!verdict.semaphoreForms.empty())
       out << "  semaphore forms: " << semaphoreFormsLine(verdict.semaphoreForms) << "\n";
   };
-  // The findings not printed during the search (those of the static pre-check that
-  // join no engine finding, or all of them without `shown`) come first, as the streamed
-  // ones did: the verdict's line is the last of the report, after every finding.
-  if (verdict.status != Verdict::Status::Error)
-    for (size_t i = 0; i < verdict.findings.size(); ++i)
-      if (!shown || i >= shown->size() || !(*shown)[i])
-        out << renderFindingBlock(verdict.findings[i], sources, heading.explain, heading.width)
-            << "\n";
+  out << prefix;
   switch (verdict.status) {
   case Verdict::Status::Verified:
     out << "verified: " << (heading.instance.empty() ? "" : heading.instance + ": ")
@@ -315,12 +335,14 @@ void renderVerdict(std::ostream &out, const Verdict &verdict, const support::Sou
   case Verdict::Status::Findings: {
     const size_t active = activeFindings(verdict);
     const size_t suppressed = verdict.findings.size() - active;
-    out << fmt::format("{} finding{}", active, active == 1 ? "" : "s")
+    const size_t causes = activeRootCauses(verdict, sources);
+    out << fmt::format("{} finding{}, {} root cause{}", active, active == 1 ? "" : "s", causes,
+                       causes == 1 ? "" : "s")
         << (suppressed ? fmt::format(", {} suppressed", suppressed) : "") << suffix << "\n";
     queries();
     // Findings from an incomplete search: there may be more, of other kinds too.
     if (!verdict.reason.empty())
-      out << "incomplete search: " << verdict.reason << "\n";
+      out << prefix << "incomplete search: " << verdict.reason << "\n";
     break;
   }
   }
@@ -346,23 +368,29 @@ void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
   auto plural = [](size_t n, const char *word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
   };
-  // The findings over all instances, by kind: "(5 findings: 3 race, 2 deadlock)".
+  // The root causes over all kernels, by kind, then the findings of all instances:
+  // "(2 root causes: 1 race, 1 deadlock; 9 findings)".
   std::vector<std::string> kinds;
-  size_t findings = 0;
-  for (const auto &[kind, count] : summary.findingsByKind)
+  size_t causes = 0, findings = 0;
+  for (const auto &[kind, count] : summary.rootCausesByKind)
     if (count > 0) {
       kinds.push_back(fmt::format("{} {}", count, findingKindName(kind)));
-      findings += count;
+      causes += count;
     }
-  std::string kindText =
-      kinds.empty() ? ""
-                    : fmt::format(" ({}: {})", plural(findings, "finding"), fmt::join(kinds, ", "));
+  for (const auto &[kind, count] : summary.findingsByKind)
+    findings += count;
+  std::string kindText = findings == 0
+                             ? ""
+                             : fmt::format(" ({}: {}; {})", plural(causes, "root cause"),
+                                           fmt::join(kinds, ", "), plural(findings, "finding"));
   out << fmt::format("summary: {}, {}: {} verified, {} with findings{}, {} inconclusive, {}, "
                      "{}",
                      plural(summary.kernels, "kernel"), plural(summary.instances, "instance"),
                      summary.verified, summary.withFindings, kindText, summary.inconclusive,
                      plural(summary.staticErrors, "static error"),
                      plural(summary.internalErrors, "internal error"));
+  if (summary.skipped)
+    out << fmt::format(", {} skipped", summary.skipped);
   if (summary.suppressed)
     out << fmt::format(", {} suppressed", plural(summary.suppressed, "finding"));
   if (timing)
@@ -371,6 +399,11 @@ void renderSummary(std::ostream &out, const RunSummary &summary, bool timing) {
     out << fmt::format("; stopped at the first finding (--stop-at-first): {} not checked",
                        plural(summary.notChecked, "instance"));
   out << "\n";
+  if (!summary.failing.empty()) {
+    out << fmt::format("failing instances ({}):\n", summary.failing.size());
+    for (const std::string &line : summary.failing)
+      out << "  " << line << "\n";
+  }
 }
 
 } // namespace dkv::report

@@ -32,8 +32,23 @@ inline constexpr size_t kTextWidth = 100;
 /// Each span is rendered with the name and a snippet of its own file (its
 /// SourceLoc::file in `sources`). `sources` may be null (then locations print as
 /// line:col only, without snippets).
+/// What a root cause adds to its main finding's block (report/RootCause.h): all
+/// optional.
+struct FindingExtras {
+  std::string at;    ///< a line under the heading's snippet ("  at 2..8 devices\n")
+  std::string notes; ///< lines after the finding's notes (the cause's other findings)
+  std::string fix;   ///< lines before the trace (the fix-it, or why there is none)
+  /// A heading of the cause's own instead of the finding's (its notes then replace
+  /// the finding's own secondary spans): kind, message and place, without an id; the
+  /// trace line then names `traceOf`, the finding whose trace it is.
+  std::string heading;
+  FindingKind headingKind = FindingKind::Race;
+  Span headingSpan;
+  std::string traceOf;
+};
+
 void renderFinding(std::ostream &out, const Finding &finding, const support::SourceManager *sources,
-                   size_t width = kTextWidth);
+                   const FindingExtras &extras = {}, size_t width = kTextWidth);
 
 /// Renders a trace as a timeline that fits `width` columns and cuts nothing:
 ///   - a table with a step number and one column per device when each column gets at
@@ -78,23 +93,26 @@ bool isTimeStatistic(const std::string &key);
 /// empty without forms.
 std::string semaphoreFormsLine(const std::vector<SemaphoreForm> &forms);
 
-/// Renders a verdict: its first line starts with "verified", "inconclusive" or
-/// "N finding(s)", names the instance (when verified) and the engine and gives its
-/// statistics; with `timing`, a solver engine's per-query statistics follow, one line
-/// each ("  query 1: ..."), then its semaphore forms ("  semaphore forms: ...",
-/// semaphoreFormsLine). The findings come before that line, each as its
-/// renderFindingBlock followed by an empty line. Without `timing` the output is
+/// Renders a verdict: its root causes (report/RootCause.h, each as renderCauseBlock
+/// followed by an empty line), then renderVerdictStatus. Without `timing` the output is
 /// byte-identical for the same verdict.
-/// Findings accepted by a suppression are counted apart ("1 finding, 2 suppressed")
-/// and shown with their reason instead of their notes and trace; the verdict's
-/// unused suppressions follow as warnings (renderUnusedSuppressions).
-///
-/// With `shown` (one flag per finding), the findings flagged were printed already, in
-/// the same form (the text report streams findings as the engine finds them): only
-/// the others are printed, still before the verdict's first line, so that the verdict
-/// follows every finding.
 void renderVerdict(std::ostream &out, const Verdict &verdict, const support::SourceManager *sources,
-                   const VerdictHeading &heading, const std::vector<bool> *shown = nullptr);
+                   const VerdictHeading &heading);
+
+/// The verdict's own lines, each after `prefix`: the first starts with "verified",
+/// "inconclusive" or "N finding(s), M root cause(s)" (findings accepted by a
+/// suppression counted apart: ", 2 suppressed"), names the instance (when verified)
+/// and the engine and gives its statistics; with `timing`, a solver engine's per-query
+/// statistics follow, one line each ("  query 1: ..."), then its semaphore forms
+/// ("  semaphore forms: ...", semaphoreFormsLine); "incomplete search: ..." when the
+/// search stopped early with findings; the verdict's unused suppressions follow as
+/// warnings (renderUnusedSuppressions).
+void renderVerdictStatus(std::ostream &out, const Verdict &verdict,
+                         const support::SourceManager *sources, const VerdictHeading &heading,
+                         const std::string &prefix = "");
+
+/// The root causes of the verdict's findings that no suppression accepts.
+size_t activeRootCauses(const Verdict &verdict, const support::SourceManager *sources);
 
 /// One finding as the verdict prints it: renderFinding, then with `explain` its
 /// explanation (not for a suppressed finding).
@@ -121,16 +139,26 @@ struct RunSummary {
   size_t staticErrors = 0;   ///< instances that did not load (exit code 2 or 1)
   size_t internalErrors = 0; ///< exit code 6
   size_t suppressed = 0;     ///< findings accepted by a suppression (not in findingsByKind)
-  double seconds = 0;        ///< wall time of the whole call (shown only with timing)
+  /// Root causes (report/RootCause.h) by kind, each counted once per kernel file however
+  /// many of its instances have it; suppressed ones left out.
+  std::map<FindingKind, size_t> rootCausesByKind;
+  /// One line per instance that did not verify: "FILE --devices 2: 1 root cause (1
+  /// exit-violation)", "FILE --devices 3: static error [id] at line L", ...
+  std::vector<std::string> failing;
+  size_t skipped = 0; ///< Python test cases that skipped themselves (never verified)
+  double seconds = 0; ///< wall time of the whole call (shown only with timing)
   /// --stop-at-first ended the run at an instance with findings; `notChecked`
   /// instances after it were not checked (not counted in `instances`).
   bool stoppedEarly = false;
   size_t notChecked = 0;
 };
 
-/// Renders the summary line of several instances:
-///   summary: K kernels, I instances: V verified, F with findings (3 race, 1 deadlock),
-///   C inconclusive, S static errors, E internal errors[, N findings suppressed][; T s]
+/// Renders the summary of several instances: its line, then (when any instance did not
+/// verify) "failing instances (N):" and one line each (RunSummary::failing):
+///   summary: K kernels, I instances: V verified, F with findings (2 root causes: 1 race,
+///   1 deadlock; 6 findings),
+///   C inconclusive, S static errors, E internal errors[, N skipped][, N findings
+///   suppressed][; T s]
 ///   [; stopped at the first finding (--stop-at-first): N instances not checked]
 /// Kinds with no finding are left out ("(none)" when there are none); the time only
 /// with `timing`.

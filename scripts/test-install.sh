@@ -28,7 +28,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$repo/.deps/install-test}
 debroot=$repo/.deps/debian-root
 mkdir -p "$work"
-rm -rf "$work/prefix" "$work/root" "$work/action" "$work/grammar" "$work/src.new"
+rm -rf "$work/prefix" "$work/root" "$work/action" "$work/grammar" "$work/src.new" "$work/hookrepo"
 # The committed state (HEAD) of the repository, so that edits in progress do not mix in.
 # A file that did not change since the last run keeps its time, so that the build of
 # the last run is reused.
@@ -121,6 +121,10 @@ python3 "$root/tests/driver/action_steps.py" "$root" "$work/action" --build
 echo "ok: the Action's steps"
 
 step "5. the pre-commit framework's hook"
-bash "$root/tests/driver/hook_check.sh" "$work/prefix/bin/dkv" "$root" --framework
+# `pre-commit try-repo` reads a git repository: a clone of the tested HEAD.
+rm -rf "$work/hookrepo"
+git clone -q --no-hardlinks "$repo" "$work/hookrepo"
+git -C "$work/hookrepo" checkout -q "$(git -C "$repo" rev-parse HEAD)"
+bash "$root/tests/driver/hook_check.sh" "$work/prefix/bin/dkv" "$work/hookrepo" --framework
 echo
 echo "all install checks passed"

@@ -203,9 +203,9 @@ private:
   void discard();
 
   const model::Program &program_;
+  const Symmetry *symmetry_ = nullptr;
   const support::StopToken *stop_ = nullptr;
   bool complete_ = true;
-  const Symmetry *symmetry_ = nullptr;
   std::vector<Property> properties_;
   std::vector<Obligation> obligations_;
   std::vector<std::vector<std::vector<ObligationIndex>>> atEvent_; ///< [device][pc]

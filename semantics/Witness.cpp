@@ -402,6 +402,131 @@ report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
 
 namespace {
 
+/// Whether any device of the program waits on semaphore `sem` (a SemWait of a positive
+/// amount).
+bool anyWaitOn(const Program &program, SemId sem) {
+  for (const Process &proc : program.processes)
+    for (const Event &e : proc.events)
+      if (const auto *w = std::get_if<SemWait>(&e.kind); w && w->sem == sem && w->amount > 0)
+        return true;
+  return false;
+}
+
+/// "store", "load", "dma-source" or "dma-destination": the access of a race
+/// obligation's event.
+const char *roleName(Shape::Access access) {
+  switch (access) {
+  case Shape::Access::StoreWrite:
+    return "store";
+  case Shape::Access::StoreRead:
+    return "load";
+  case Shape::Access::DmaSource:
+    return "dma-source";
+  case Shape::Access::DmaDestination:
+    return "dma-destination";
+  case Shape::Access::None:
+    break;
+  }
+  return "access";
+}
+
+} // namespace
+
+report::FindingFacts findingFacts(const Machine &machine, ObligationIndex index,
+                                  const ControlState &at) {
+  const Program &program = machine.program();
+  const Obligation &o = machine.properties().obligation(index);
+  using What = report::FindingFacts::What;
+  report::FindingFacts f;
+  auto exitOf = [&] {
+    f.exit = program.processes[o.device].events[o.pc].loc;
+    f.kernelExit = o.scope == kKernelScope;
+  };
+  switch (o.what) {
+  case Obligation::What::Race: {
+    f.what = What::Race;
+    f.access = program.processes[o.device].events[o.pc].loc;
+    Shape::Access access = Shape::Access::None;
+    bool remote = false;
+    const Region *region = accessOf(program, o, access, remote).second;
+    f.accessRole = roleName(access);
+    f.buffer = program.buffers[region->buffer].name;
+    f.dma = program.dmas[o.dma].loc;
+    f.descriptor = program.dmas[o.dma].descriptorLoc;
+    f.dst = o.dst;
+    f.local = program.dmas[o.dma].local;
+    break;
+  }
+  case Obligation::What::ExitSend:
+  case Obligation::What::ExitRecv: {
+    const Dma &dma = program.dmas[o.dma];
+    f.what = What::ExitDma;
+    f.dma = dma.loc;
+    f.descriptor = dma.descriptorLoc;
+    f.dst = o.what == Obligation::What::ExitRecv;
+    f.local = dma.local;
+    exitOf();
+    const std::optional<SemId> sem = f.dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
+    f.waited = sem && anyWaitOn(program, *sem);
+    break;
+  }
+  case Obligation::What::ExitSemaphore: {
+    const Semaphore &sem = program.semaphores[o.sem];
+    f.what = What::ExitSemaphore;
+    exitOf();
+    f.semaphore = sem.loc;
+    f.semaphoreName = sem.name;
+    f.semaphoreElement = program.semName(o.sem);
+    f.dmaSemaphore = sem.kind == SemKind::Dma;
+    f.waited = anyWaitOn(program, o.sem);
+    f.leftOver = machine.semValue(at, o.device, o.sem);
+    if (f.dmaSemaphore) {
+      // The DMA starts that count on it, each once, in source order, with their side.
+      std::vector<std::pair<SourceLoc, bool>> starts;
+      for (const Dma &dma : program.dmas) {
+        if (dma.recvSem == o.sem)
+          starts.push_back({dma.loc, true});
+        if (dma.sendSem && *dma.sendSem == o.sem)
+          starts.push_back({dma.loc, false});
+      }
+      std::sort(starts.begin(), starts.end(), [](const auto &a, const auto &b) {
+        return a.first < b.first || (a.first == b.first && a.second < b.second);
+      });
+      starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+      for (const auto &[loc, dst] : starts) {
+        f.countedBy.push_back(loc);
+        f.countedDst.push_back(dst);
+      }
+    }
+    break;
+  }
+  case Obligation::What::LandInvocation:
+  case Obligation::What::LandScope:
+    f.what = What::LandOutside;
+    f.dma = program.dmas[o.dma].loc;
+    f.dst = true;
+    f.local = program.dmas[o.dma].local;
+    break;
+  case Obligation::What::SignalInvocation: {
+    const Semaphore &sem = program.semaphores[o.sem];
+    f.what = What::SignalOutside;
+    f.access = program.processes[o.device].events[o.pc].loc;
+    f.semaphore = sem.loc;
+    f.semaphoreName = sem.name;
+    break;
+  }
+  case Obligation::What::SlotSignal:
+  case Obligation::What::SlotLand:
+  case Obligation::What::SlotEnter:
+  case Obligation::What::Stuck:
+    f.what = What::Other;
+    break;
+  }
+  return f;
+}
+
+namespace {
+
 /// A race whose device already waited on the semaphore the racing DMA's open side
 /// counts on (FindingShape::waitedOnSharedSemaphore, `--explain` shared-semaphore):
 /// marks the last such wait after the DMA's start, which returned on other DMAs' units
@@ -448,6 +573,7 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   f.secondary = p.secondary;
   f.detail = machine.describe(before, o);
   f.shape = findingShape(machine, o, before);
+  f.facts = findingFacts(machine, o, before);
   f.trace = trace;
   markTrace(machine, props.obligation(o), f.trace);
   if (f.shape.waitedOnSharedSemaphore)

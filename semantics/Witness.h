@@ -127,6 +127,12 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
 report::FindingShape findingShape(const Machine &machine, ObligationIndex o,
                                   const ControlState &at);
 
+/// The facts of obligation `o`'s property (report::FindingFacts, what root-cause
+/// grouping compares), from the program and the property list; `at` (the state its
+/// step runs from, as for findingShape) gives only FindingFacts::leftOver.
+report::FindingFacts findingFacts(const Machine &machine, ObligationIndex o,
+                                  const ControlState &at);
+
 /// The finding of obligation `o`, violated by the last step of `schedule` (taken from
 /// `before`; for Stuck, `before` is the deadlocked state after it): the property's
 /// kind, message and spans, the obligation's detail and shape, and the trace.

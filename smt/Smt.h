@@ -19,6 +19,9 @@ struct SmtOptions {
   /// check gets what is left as Z3's per-check timeout; a query that runs out makes
   /// the result incomplete (never verified).
   double timeoutSeconds = 600;
+  /// The time limit the user gave (`--timeout`), for messages; 0: timeoutSeconds.
+  /// timeoutSeconds is what is left of it when the engine starts.
+  double userTimeoutSeconds = 0;
   /// Z3's memory limit in MB (its global `memory_high_watermark`, at most 4095 MB);
   /// reaching it makes the remaining checks unknown and the result incomplete. 0: no
   /// limit.

@@ -174,6 +174,8 @@ std::string annotate(z3::solver &solver, const std::vector<std::string> &notes) 
 EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &options) {
   EngineResult result;
   const Clock::time_point begin = Clock::now();
+  const double userLimit =
+      options.userTimeoutSeconds > 0 ? options.userTimeoutSeconds : options.timeoutSeconds;
   const semantics::Properties &props = machine.properties();
   const size_t count = props.properties().size();
   semantics::EngineProgress encoding;
@@ -346,8 +348,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
         // its timeout (and was not interrupted: `halted`) reached the resource limit.
         why += fmt::format(", resource limit {} (--z3-rlimit) reached", options.resourceLimit);
       else if (why == "timeout" || why == "canceled")
-        why += fmt::format(", time limit {:g} s, {:.1f} s used", options.timeoutSeconds,
-                           secondsSince(begin));
+        why += fmt::format(", time limit {:g} s, {:.1f} s used", userLimit, secondsSince(begin));
       firstUnknown =
           fmt::format("z3 answered unknown for {} ({})", props.property(group.front()).id, why);
     }
@@ -425,8 +426,7 @@ EngineResult checkImpl(const semantics::Machine &machine, const SmtOptions &opti
   else if (outOfTime && !stopped) {
     result.complete = false;
     result.reason = fmt::format("time limit of {:g} s reached with {} of {} properties decided",
-                                options.timeoutSeconds,
-                                std::count(decided.begin(), decided.end(), true), count);
+                                userLimit, std::count(decided.begin(), decided.end(), true), count);
   }
   if (!firstUnknown.empty())
     result.reason = result.reason.empty() ? firstUnknown : firstUnknown + "; " + result.reason;

@@ -30,6 +30,8 @@ std::string_view labelColor(std::string_view label) {
     return kMagenta;
   if (label == "note")
     return kCyan;
+  if (label == "fix") // a verified fix-it, green as compilers' fix-its
+    return kGreen;
   return {};
 }
 
@@ -68,10 +70,11 @@ std::string colorLine(std::string_view line) {
   if (blank != std::string_view::npos && line[blank] == '^' &&
       line.find_first_not_of("^~", blank) == std::string_view::npos)
     return std::string(line.substr(0, blank)) + paint(kGreen, line.substr(blank));
-  for (std::string_view label : {"  witness:", "  wrong value:", "  suppressed:"})
+  for (std::string_view label : {"  witness:", "    witness:", "  wrong value:", "  suppressed:",
+                                 "  no verified fix:", "  at "})
     if (line.substr(0, label.size()) == label)
       return paint(kPlainCyan, label) + std::string(line.substr(label.size()));
-  if (line.substr(0, 9) == "  trace (")
+  if (line.substr(0, 9) == "  trace (" || line.substr(0, 11) == "  trace of ")
     return paint(kPlainCyan, line);
   if (line.substr(0, 11) == "  explain [") {
     size_t colon = line.find("]: ");

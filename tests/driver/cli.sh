@@ -32,13 +32,13 @@ expect "modle $k" "dkv: error: no command 'modle'; did you mean 'model'?
 (dkv --help lists the commands)"
 expect "frobnicate" "dkv: error: no command 'frobnicate'
 (dkv --help lists the commands)"
-expect "" "dkv: error: a command is required: parse, translate, model, run, check, properties, engines, merge, dump-promela or dump-smt
+expect "" "dkv: error: a command is required: parse, translate, model, run, check, fix, properties, engines, merge, list, dump-promela or dump-smt
 (dkv --help lists the commands)"
 expect "check $k --device 2" "dkv check: error: unknown option '--device'; did you mean '--devices'?
 (dkv check --help lists its options)"
 expect "check $k --devices 2 --trace-svgg x.svg" "dkv check: error: unknown option '--trace-svgg'; did you mean '--trace-svg'?
 (dkv check --help lists its options)"
-expect "run $k --devices 2 --sede 3" "dkv run: error: unknown option '--sede'; did you mean '--seed'?
+expect "run $k --devices 2 --seeed 3" "dkv run: error: unknown option '--seeed'; did you mean '--seed'?
 (dkv run --help lists its options)"
 expect "check $k --devices 2 --frobnicate" "dkv check: error: unknown option '--frobnicate'
 (dkv check --help lists its options)"
@@ -48,7 +48,7 @@ expect "check $k --devices 0" "dkv check: error: --devices takes a number from 1
 (dkv check --help lists its options)"
 expect "check $k --devices 2 --engine z4" "dkv check: error: --engine takes one of explore, spin, z3, closure or auto, got 'z4'; did you mean 'z3'?
 (dkv check --help lists its options)"
-expect "check $k --devices 2 --format jsn" "dkv check: error: --format takes one of text, json or sarif, got 'jsn'; did you mean 'json'?
+expect "check $k --devices 2 --format jsn" "dkv check: error: --format takes one of text, short, json or sarif, got 'jsn'; did you mean 'json'?
 (dkv check --help lists its options)"
 expect "check $k --devices 2 --dma-order lnk" "dkv check: error: --dma-order takes any or link, got 'lnk'; did you mean 'link'?
 (dkv check --help lists its options)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long runs speak while they work (issue 12), on the command line:
-# - the text report prints each finding once, before the verdict line;
+# - the text report prints each finding once, grouped by root cause, before the verdict
+#   line;
 # - --stop-at-first stops at one finding with every engine, on a kernel with findings
 #   of two kinds, says the other properties were not checked, exits 10; over many
 #   kernels it stops at the first instance with a finding, says how many instances
@@ -24,15 +25,15 @@ two_kinds=examples/right_permute_no_wait.dk # exit and lifetime violations at N 
 # Streaming: every finding line once, all before the verdict line.
 "$dkv" check $two_kinds --devices 2 >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 10 ] || fail "check exited $?"
-findings=$(grep -c "^examples/right_permute_no_wait.dk:[0-9]*:[0-9]*: \(exit\|lifetime\)-violation: .*\]$" "$tmp/out")
+findings=$(grep -c "^examples/right_permute_no_wait.dk:[0-9]*:[0-9]*: \(note: \)\?\(exit\|lifetime\)-violation: .*\]$" "$tmp/out")
 [ "$findings" -ge 2 ] || fail "expected at least two findings, got $findings"
-verdict=$(grep -n "^[0-9]* findings (engine" "$tmp/out" | cut -d: -f1)
+verdict=$(grep -n "^[0-9]* findings, [0-9]* root causes\? (engine" "$tmp/out" | cut -d: -f1)
 [ -n "$verdict" ] || fail "no verdict line"
 last=$(grep -n "^examples/.*-violation: .*\]$" "$tmp/out" | tail -1 | cut -d: -f1)
 [ "$last" -lt "$verdict" ] || fail "a finding follows the verdict line"
 dups=$(grep "^examples/.*-violation: .*\]$" "$tmp/out" | sort | uniq -d)
 [ -z "$dups" ] || fail "a finding is printed twice: $dups"
-[ "$(grep -c "^$findings findings (engine" "$tmp/out")" -eq 1 ] || fail "the verdict does not count $findings findings"
+[ "$(grep -c "^$findings findings, 1 root cause (engine" "$tmp/out")" -eq 1 ] || fail "the verdict does not count $findings findings of one root cause"
 [ ! -s "$tmp/err" ] || fail "standard error is not empty without a terminal"
 
 # --stop-at-first with every engine: one finding of the engine, the rest not checked.

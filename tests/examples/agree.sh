@@ -35,11 +35,12 @@ fi
 # shellcheck disable=SC2046
 set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
 run() {
-  "$dkv" check "$file" "${instance[@]}" --engine "$1" "${@:2}" 2>&1
+  "$dkv" check "$file" "${instance[@]}" --engine "$1" --no-fix "${@:2}" 2>&1
 }
-# The heading line of every finding: "FILE:L:C: KIND: MESSAGE [PROPERTY]".
+# The line of every finding: "FILE:L:C: KIND: MESSAGE [PROPERTY]", or, for a finding
+# of a root cause with a heading of its own, "FILE:L:C: note: KIND: MESSAGE [PROPERTY]".
 properties() {
-  grep -E '^[^ ]*:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
+  grep -E '^[^ ]*:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
     sort
 }
 engines=$("$dkv" engines | awk '{ print $1 }')

@@ -37,7 +37,7 @@ if [ -z "$verdicts" ]; then
   exit 1
 fi
 # shellcheck disable=SC2086
-output=$("$dkv" check "$file" --engine "$engine" "${instance[@]}" $options 2>&1)
+output=$("$dkv" check "$file" --engine "$engine" --no-fix "${instance[@]}" $options 2>&1)
 status=$?
 fail() {
   echo "FAIL: $file (engine $engine, $devices devices${case:+, expect comment with options $case}): $1"

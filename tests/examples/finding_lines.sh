@@ -16,7 +16,7 @@ if ! annotations=$("$dkv" parse "$file" --annotations 2>&1); then
 fi
 # shellcheck disable=SC2046
 set -- $(echo "$annotations" | awk '$1 == "options" { $1 = ""; print }') "$@"
-output=$("$dkv" check "$file" --devices "$devices" --engine "$engine" "$@" 2>&1)
+output=$("$dkv" check "$file" --devices "$devices" --engine "$engine" --no-fix "$@" 2>&1)
 status=$?
 name=$(basename "$file")
 got=$(echo "$output" | sed -n "s/^[^ ]*$name:\([0-9]*\):[0-9]*: [a-z-]*: .*\[[a-z]*\.[0-9]*\]$/\1/p" |

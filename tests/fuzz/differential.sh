@@ -52,10 +52,12 @@ mkdir -p "$work/flagged"
 results=$work/results.txt
 : >"$results"
 
-# The findings' heading lines, sorted; and their property ids, for the results line.
+# The findings' heading lines, sorted; and their property ids, for the results line. A
+# finding of a root cause with several is a note under the cause's heading; which
+# finding leads a cause depends on the witnesses, so "note: " is left out.
 properties() {
-  grep -E '^[^ ]*:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
-    sort
+  grep -E '^[^ ]*:[0-9]+:[0-9]+: (note: )?(race|deadlock|exit-violation|lifetime-violation): .* \[[a-z]+\.[0-9]+\]$' |
+    sed -E 's/^([^ ]*:[0-9]+:[0-9]+: )note: /\1/' | sort -u
 }
 ids() {
   sed -n 's/.* \[\([a-z]*\.[0-9]*\)\]$/\1/p' | tr '\n' ' ' | sed 's/ $//'
@@ -103,7 +105,7 @@ for seed in $(seq "$first" "$last"); do
     [[ $done_sets == *"|$opts|"* ]] && continue
     done_sets+="$opts|"
     # shellcheck disable=SC2086
-    explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore $opts 2>&1)
+    explore_out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine explore --no-fix $opts 2>&1)
     es=$?
     if [ "$es" -eq 2 ]; then
       n_static=$((n_static + 1))
@@ -122,7 +124,7 @@ for seed in $(seq "$first" "$last"); do
     { [ "$es" -eq 5 ] || [ "$es" -eq 124 ]; } && any_inconc=1
     for engine in $engines; do
       # shellcheck disable=SC2086
-      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" $opts \
+      out=$(timeout "$tmo" "$dkv" check "$k" --devices "$devices" --engine "$engine" --no-fix $opts \
         ${DKV_FUZZ_ENGINE_OPTIONS:-} 2>&1)
       st=$?
       p=$(echo "$out" | properties)

@@ -43,12 +43,12 @@ for format in text json sarif; do
   fi
   bash "$here/golden.sh" "$golden" "$dkv" check "$example" "${instance[@]}" "${options[@]}" \
     --engine explore --format "$format" || status=1
-  # The text report prints each finding once (streamed or after the verdict line): as
-  # many headings as the verdict line counts, none twice.
+  # The text report prints each finding once (a root cause's heading or one of its
+  # notes): as many finding lines as the verdict line counts, none twice.
   if [ "$format" = text ] && [ -f "$golden" ]; then
-    headings=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): ' "$golden")
+    headings=$(awk -f "$here/../report/finding_lines.awk" "$golden")
     count=$(printf '%s\n' "$headings" | grep -c .)
-    verdict=$(sed -n 's/^\([0-9]*\) findings\{0,1\} (.*/\1/p' "$golden" | head -1)
+    verdict=$(sed -n 's/^\([0-9]*\) findings\{0,1\}, .*/\1/p' "$golden" | head -1)
     if [ -n "$(printf '%s\n' "$headings" | sort | uniq -d)" ] ||
       { [ -n "$verdict" ] && [ "$count" != "$verdict" ]; }; then
       echo "FAIL: $golden: $count finding headings (some twice?), the verdict line says '$verdict'"

@@ -20,12 +20,12 @@ fail=0
 expect() { grep -qE "$1" "$tmp/out" || { echo "FAIL: no line matching: $1"; fail=1; }; }
 [ "$status" = 2 ] || { echo "FAIL: exit $status, expected 2 (the error of no_kernel.py)"; fail=1; }
 for n in 2 3 4; do
-  expect "^verified: kernel permute_kernel on mesh x=$n:"
+  expect "^(--devices [0-9]+: )?verified: kernel permute_kernel on mesh x=$n:"
 done
 expect "library_no_wait.py:[0-9]+:[0-9]+: exit-violation:"
-expect "^verified: kernel chunks_kernel on mesh x=3:"
+expect "^(--devices [0-9]+: )?verified: kernel chunks_kernel on mesh x=3:"
 expect "no_kernel.py:1:1: error: no kernel was traced"
-expect "^verified: kernel right_permute_kernel on mesh x=2:"
+expect "^(--devices [0-9]+: )?verified: kernel right_permute_kernel on mesh x=2:"
 if grep -q "util.py" "$tmp/out"; then echo "FAIL: util.py (no pallas) was collected"; fail=1; fi
 [ "$fail" = 0 ] || cat "$tmp/out"
 [ "$fail" = 0 ] && echo "ok: dkv check DIR with Python kernels"

@@ -68,4 +68,83 @@ printf '%s\ndef k(x_ref, o_ref, sem):\n  pass\n' "$header" >"$tmp/sidecar.py"
 head -c 65536 /dev/urandom >"$tmp/sidecar.py.dkv"
 printf '\0' >>"$tmp/sidecar.py.dkv"
 case_ sidecar python-directive
+
+# The tracer's budgets (issue 25): values built by doubling a list and a string forty
+# times, 10^5 lists of 10^5, `==` on two nested list DAGs (exponential element by element),
+# 90 nested loops (2^90 iterations).
+printf 'a = [1]\nfor _ in range(40):\n  a = a + a\n' >"$tmp/double_list.py"
+case_ double_list python-overflow
+printf 's = "x"\nfor _ in range(40):\n  s = s + s\n' >"$tmp/double_str.py"
+case_ double_str python-overflow
+printf 'x = [[0] * 100000 for _ in range(100000)]\n' >"$tmp/lists.py"
+case_ lists python-overflow
+printf 'a = [1]\nb = [1]\nfor _ in range(60):\n  a = [a, a]\n  b = [b, b]\nprint(a == b)\n' >"$tmp/dag_eq.py"
+case_ dag_eq python-overflow
+{ indent=''; for i in $(seq 0 89); do printf '%sfor i%d in range(2):\n' "$indent" "$i"; indent="$indent "; done; printf '%spass\n' "$indent"; } >"$tmp/nested_loops.py"
+case_ nested_loops python-overflow
+# Imports (docs/python.md "Modules"): a chain of 100 modules each importing the next
+# (more than 64 nested imports), a package 80 directories deep, a cycle whose module reads
+# a name of the partially initialized one (CPython's AttributeError), an imported module
+# over the size limit, one with a syntax error (its own position), an import of itself.
+for i in $(seq 0 99); do printf 'import m%d\n' $((i + 1)) >"$tmp/m$i.py"; done
+printf 'X = 1\n' >"$tmp/m100.py"
+printf 'import m0\n' >"$tmp/chain_main.py"
+case_ chain_main python-import
+dir="$tmp"
+pkg=""
+for i in $(seq 0 79); do dir="$dir/p$i"; mkdir -p "$dir"; : >"$dir/__init__.py"; pkg="$pkg${pkg:+.}p$i"; done
+printf 'import %s\n' "$pkg" >"$tmp/deep_pkg.py"
+case_ deep_pkg python-import
+printf 'import cyc_b\nX = 1\n' >"$tmp/cyc_a.py"
+printf 'import cyc_a\nY = cyc_a.X\n' >"$tmp/cyc_b.py"
+printf 'import cyc_a\n' >"$tmp/cycle.py"
+case_ cycle python-attribute
+{ printf 'x = [\n'; awk 'BEGIN { for (i = 0; i < 200000; i++) print "  1,  # padding padding" }'; printf ']\n'; } >"$tmp/big_mod.py"
+printf 'import big_mod\n' >"$tmp/imports_big.py"
+case_ imports_big file-too-large
+printf 'def f(:\n' >"$tmp/bad_mod.py"
+printf 'import bad_mod\n' >"$tmp/imports_bad.py"
+case_ imports_bad python-syntax
+printf 'import self_import\nX = self_import.Y\nY = 1\n' >"$tmp/self_import.py"
+case_ self_import python-attribute
+# Opaque values in every position that decides the model: a branch, a range, a slice, an
+# index, a dict key, a shape, a device id, a DMA ref, a loop bound, the kernel function,
+# `*` unpacking, and an exception through `with` on one.
+opaque_kernel() {  # opaque_kernel NAME LINE...: a kernel whose body uses `u`, an opaque value
+  local name=$1
+  shift
+  { printf '%s
+%s
+import unknown_mod
+u = unknown_mod.VALUE
+' "$entry" "$header"
+    printf 'def k(x_ref, o_ref, sem):
+'
+    for line in "$@"; do printf '  %s
+' "$line"; done; } >"$tmp/$name.py"
+  case_ "$name" python-opaque
+}
+opaque_kernel opaque_if 'if u:' '  pltpu.semaphore_signal(sem, 1)'
+opaque_kernel opaque_range 'for i in range(u):' '  pltpu.semaphore_signal(sem, 1)'
+opaque_kernel opaque_slice 'o_ref[0:u] = x_ref[0:u]'
+opaque_kernel opaque_index 'o_ref[u] = x_ref[0]'
+opaque_kernel opaque_key 'd = {u: 1}'
+opaque_kernel opaque_device 'pltpu.semaphore_signal(sem, 1, device_id=(u,))'
+opaque_kernel opaque_ref 'pltpu.async_copy(u, o_ref, sem).wait()'
+opaque_kernel opaque_bound 'lax.fori_loop(0, u, lambda i, c: c, 0)'
+opaque_kernel opaque_star 'pltpu.semaphore_signal(*u)'
+opaque_kernel opaque_inc 'pltpu.semaphore_signal(sem, u)'
+opaque_kernel opaque_with 'with u:' '  raise ValueError(1)'
+{ printf '%s
+import jax
+import jax.numpy as jnp
+from jax.experimental.shard_map import shard_map
+import unknown_mod
+' "$header"
+  printf 'mesh = jax.make_mesh((2,), ("x",))
+x = jnp.zeros((16, 128))
+'
+  printf 'shard_map(pl.pallas_call(unknown_mod.kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32)), mesh=mesh, in_specs=jax.sharding.PartitionSpec("x"), out_specs=jax.sharding.PartitionSpec("x"))(x)
+'; } >"$tmp/opaque_kernel_fn.py"
+case_ opaque_kernel_fn python-opaque
 exit $fail

@@ -26,11 +26,11 @@ norm() { grep -E '^[^ ]+\.(py|dk):[0-9]+:[0-9]+: |^verified|^[0-9]+ findings?|^i
 stats() { if [ "$engine" = explore ]; then cat; else sed -E 's/ \(engine [a-z0-9]+: .*\)$//'; fi; }
 fail=0
 for n in "$@"; do
-  "$dkv" check "$py" --devices "$n" --engine "$engine" >"$tmp/py.out" 2>&1; rpy=$?
+  "$dkv" check "$py" --devices "$n" --engine "$engine" --no-fix >"$tmp/py.out" 2>&1; rpy=$?
   # A twin with tables gives their contents for other device counts than its defaults'
   # on a `// twin N=<n>: -T NAME=JSON ...` line (the JSON without spaces).
   # shellcheck disable=SC2046
-  "$dkv" check "$dk" --devices "$n" --engine "$engine" $(sed -n "s|^// twin N=$n: ||p" "$dk") \
+  "$dkv" check "$dk" --devices "$n" --engine "$engine" --no-fix $(sed -n "s|^// twin N=$n: ||p" "$dk") \
     >"$tmp/dk.out" 2>&1; rdk=$?
   if [ "$rpy" != "$want" ] || [ "$rdk" != "$want" ]; then
     echo "FAIL: $kernel N=$n $engine: exit codes py=$rpy dk=$rdk, expected $want ($expect)"
@@ -53,7 +53,7 @@ for n in "$@"; do
   if [ ! -s "$tmp/m.py" ] || ! diff -u "$tmp/m.py" "$tmp/m.t"; then
     echo "FAIL: $kernel N=$n: dkv translate does not give the same model"; fail=1; continue
   fi
-  "$dkv" check "$tmp/t.dk" --engine "$engine" >"$tmp/t.out" 2>&1; rt=$?
+  "$dkv" check "$tmp/t.dk" --engine "$engine" --no-fix >"$tmp/t.out" 2>&1; rt=$?
   if [ "$rt" != "$want" ] || ! diff <(grep -E '^verified|^[0-9]+ findings?' "$tmp/t.out" | stats) \
       <(grep -E '^verified|^[0-9]+ findings?' "$tmp/py.out" | stats); then
     echo "FAIL: $kernel N=$n: the translation's verdict differs (exit $rt)"; fail=1; continue

@@ -41,13 +41,14 @@ TEST(RenderVerdict, FindingsOfAnIncompleteSearchSayWhy) {
   v.findings.push_back(f);
   std::ostringstream out;
   renderVerdict(out, v, nullptr, {"explore", "", false});
-  EXPECT_NE(out.str().find("1 finding (engine explore)\nincomplete search: explored 10 states "
+  EXPECT_NE(out.str().find("1 finding, 1 root cause (engine explore)\nincomplete search: "
+                           "explored 10 states "
                            "(budget 10)\n"),
             std::string::npos)
       << out.str();
 }
 
-TEST(RenderVerdict, FindingsShownDuringTheSearchAreNotRepeated) {
+TEST(RenderVerdict, EveryRootCauseComesBeforeTheVerdictLine) {
   Verdict v;
   v.status = Verdict::Status::Findings;
   for (const char *message : {"first", "second"}) {
@@ -56,13 +57,12 @@ TEST(RenderVerdict, FindingsShownDuringTheSearchAreNotRepeated) {
     f.primary = {{3, 1}, ""};
     v.findings.push_back(f);
   }
-  std::vector<bool> shown = {true, false};
   std::ostringstream out;
-  renderVerdict(out, v, nullptr, {"explore", "", false}, &shown);
-  // The finding not shown yet comes before the verdict's line, which ends the report.
-  EXPECT_EQ(out.str(),
-            renderFindingBlock(v.findings[1], nullptr, false) + "\n2 findings (engine explore)\n");
-  EXPECT_EQ(out.str().find("first"), std::string::npos);
+  renderVerdict(out, v, nullptr, {"explore", "", false});
+  // Two findings without facts are two root causes, each shown as its finding.
+  EXPECT_EQ(out.str(), renderFindingBlock(v.findings[0], nullptr, false) + "\n" +
+                           renderFindingBlock(v.findings[1], nullptr, false) +
+                           "\n2 findings, 2 root causes (engine explore)\n");
 }
 
 TEST(RenderSummary, AStoppedRunSaysHowManyInstancesWereNotChecked) {
@@ -73,13 +73,19 @@ TEST(RenderSummary, AStoppedRunSaysHowManyInstancesWereNotChecked) {
   s.withFindings = 1;
   s.findingsByKind[FindingKind::Race] = 2;
   s.findingsByKind[FindingKind::Deadlock] = 1;
+  s.rootCausesByKind[FindingKind::Race] = 1;
+  s.rootCausesByKind[FindingKind::Deadlock] = 1;
   s.stoppedEarly = true;
   s.notChecked = 3;
+  s.failing = {"k.dk --devices 2: 2 root causes (1 race, 1 deadlock)"};
   std::ostringstream out;
   renderSummary(out, s, false);
-  EXPECT_EQ(out.str(), "summary: 2 kernels, 2 instances: 1 verified, 1 with findings (3 findings: "
-                       "2 race, 1 deadlock), 0 inconclusive, 0 static errors, 0 internal errors; "
-                       "stopped at the first finding (--stop-at-first): 3 instances not checked\n");
+  EXPECT_EQ(out.str(), "summary: 2 kernels, 2 instances: 1 verified, 1 with findings (2 root "
+                       "causes: 1 race, 1 deadlock; 3 findings), 0 inconclusive, 0 static "
+                       "errors, 0 internal errors; stopped at the first finding "
+                       "(--stop-at-first): 3 instances not checked\n"
+                       "failing instances (1):\n"
+                       "  k.dk --devices 2: 2 root causes (1 race, 1 deadlock)\n");
 }
 
 TEST(RenderTrace, ContextOnlyWhereItChangesAndDmaTextNotRepeated) {

@@ -25,7 +25,7 @@ while IFS=$'\x1f' read -r name devices options _; do
   counts=$(tr ' ' '\n' <<<"$devices" | head -n 2)
   for n in $counts; do
     # shellcheck disable=SC2086 # the options are words
-    json=$("$dkv" check "$file" --devices "$n" --engine "$engine" $options --format json 2>/dev/null) || true
+    json=$("$dkv" check "$file" --devices "$n" --engine "$engine" --no-fix $options --format json 2>/dev/null) || true
     entries=$(python3 -c '
 import json, sys
 text = sys.stdin.read()

@@ -1,23 +1,21 @@
 #!/usr/bin/env bash
 # Every finding of a text report is printed once, with every engine:
 #   printed_once.sh DKV FILE ARGS...
-# Runs `DKV check FILE ARGS... --engine E` for every engine E of `dkv engines` and
-# fails if a finding's heading line (file:line:col: kind: ...) appears twice, or if the
-# number of headings is not the count of the verdict line ("N findings"). Findings are
-# printed while the search runs and again after the verdict line only when their final
-# text differs (driver/CheckCommand.cpp), so a finding whose text changes after it was
-# streamed shows up here twice (docs/design.md "Streaming").
+# Runs `DKV check FILE ARGS... --engine E --no-fix` for every engine E of `dkv engines`
+# and fails if a finding's line (file:line:col: kind: ... [id], or file:line:col: note:
+# kind: ... [id] for a finding of a root cause with its own heading) appears twice, or if
+# the number of those lines is not the count of the verdict line ("N findings, M root
+# causes").
 set -u
 dkv=${1:?usage: printed_once.sh DKV FILE ARGS...}
 shift
 fail=0
 for engine in $("$dkv" engines | awk '{ print $1 }'); do
-  out=$("$dkv" check "$@" --engine "$engine" 2>/dev/null)
-  headings=$(printf '%s\n' "$out" |
-    grep -E '^[^ ]+:[0-9]+:[0-9]+: (race|deadlock|exit-violation|lifetime-violation): ')
+  out=$("$dkv" check "$@" --engine "$engine" --no-fix 2>/dev/null)
+  headings=$(printf '%s\n' "$out" | awk -f "$(dirname "$0")/finding_lines.awk")
   count=$(printf '%s\n' "$headings" | grep -c .)
   twice=$(printf '%s\n' "$headings" | sort | uniq -d)
-  verdict=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) findings\{0,1\} (.*/\1/p' | head -1)
+  verdict=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) findings\{0,1\}, .*/\1/p' | head -1)
   if [ -n "$twice" ]; then
     echo "FAIL ($engine): printed twice:"
     printf '%s\n' "$twice"

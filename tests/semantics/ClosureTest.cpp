@@ -191,7 +191,12 @@ TEST(Closure, ResultDoesNotDependOnThreads) {
     EXPECT_EQ(a.witnesses[i].property, b.witnesses[i].property);
     EXPECT_EQ(a.witnesses[i].schedule, b.witnesses[i].schedule);
   }
-  EXPECT_EQ(a.stats, b.stats);
+  // The figures, but the wall time (it differs from run to run).
+  auto figures = [](std::vector<std::pair<std::string, std::string>> stats) {
+    std::erase_if(stats, [](const auto &kv) { return kv.first == "time"; });
+    return stats;
+  };
+  EXPECT_EQ(figures(a.stats), figures(b.stats));
 }
 
 TEST(Symmetry, RingsRotateAndOthersDoNot) {
@@ -251,9 +256,11 @@ TEST(Symmetry, ReducedPropertiesReadTheSame) {
     }
     EXPECT_EQ(reducedRaces * 4, races) << file;
     for (ObligationIndex o = 0;
-         o < static_cast<ObligationIndex>(reduced.properties().obligations().size()); ++o)
-      if (reduced.properties().obligation(o).what == Obligation::What::Race)
+         o < static_cast<ObligationIndex>(reduced.properties().obligations().size()); ++o) {
+      if (reduced.properties().obligation(o).what == Obligation::What::Race) {
         EXPECT_EQ(reduced.properties().obligation(o).device, 0);
+      }
+    }
     EXPECT_EQ(violated(full.machine(), decideByClosure(full.machine(), {})),
               violated(reduced.machine(), decideByClosure(reduced.machine(), {})))
         << file;

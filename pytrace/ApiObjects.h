@@ -1,0 +1,192 @@
+// The objects of the Pallas / JAX API that the tracer models: meshes, partition specs,
+// block and grid specs, compiler parameters, the callables shard_map, pallas_call and
+// pl.kernel make, scratch types, dtypes, ... Each is a struct with named parts; an
+// ApiObject holds one of them.
+#pragma once
+
+#include "frontend/AST.h"
+#include "pytrace/Value.h"
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dkv::pytrace {
+
+/// `jnp.float32`, `np.int32`, ...: an element type; `dtype` is empty for one dkv does
+/// not model (float64, bool, ...), which is an error only where a kernel needs it.
+struct DTypeObj {
+  std::optional<ast::DType> dtype;
+  std::string name; ///< numpy's name: "float32", "bfloat16", ...
+};
+/// `pltpu.VMEM`, `pltpu.ANY`, ... (callable as a scratch type: `pltpu.VMEM(shape, dtype)`).
+struct MemSpaceObj {
+  ast::MemSpace space;
+  std::string name;
+};
+/// `pltpu.SemaphoreType.DMA` / `.REGULAR` (callable with a shape: an array of them).
+struct SemTypeObj {
+  ast::SemKind kind;
+};
+/// `pltpu.DeviceIdType.MESH` / `.LOGICAL`.
+struct DeviceIdTypeObj {
+  bool logical = false;
+};
+/// A device mesh (`jax.make_mesh`, `jax.sharding.Mesh`): axis names and sizes.
+struct MeshObj {
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  int64_t devices() const;
+};
+/// An array of devices of a known shape (`mesh_utils.create_device_mesh`,
+/// `np.array(jax.devices()).reshape(...)`, `jax.devices()[:n]` as an array).
+struct DeviceArrayObj {
+  std::vector<int64_t> shape;
+};
+/// One device (`jax.devices()[i]`).
+struct DeviceObj {
+  int64_t id = 0;
+};
+/// `P(...)`: one entry per dimension (None, an axis name, or a tuple of names).
+struct PSpecObj {
+  std::vector<V> entries;
+};
+struct NamedShardingObj {
+  V mesh, spec;
+};
+struct BlockSpecObj {
+  std::optional<ast::MemSpace> space;
+};
+/// `pltpu.PrefetchScalarGridSpec` / `pl.GridSpec`.
+struct GridSpecObj {
+  V grid, inSpecs, outSpecs, scratchShapes; ///< null when not given
+  int64_t numScalarPrefetch = 0;
+};
+struct CompilerParamsObj {
+  std::optional<int64_t> collectiveId;
+  bool skipDeviceBarrier = false;
+};
+/// `shard_map(f, mesh=..., in_specs=..., out_specs=...)`.
+struct ShardMapObj {
+  V f, mesh, inSpecs, outSpecs;
+};
+/// `pl.pallas_call(kernel, ...)`: the callable it returns.
+struct PallasCallObj {
+  V kernel, outShape, gridSpec, grid, inSpecs, outSpecs, scratchShapes, compilerParams;
+};
+/// `pl.kernel(body, out_type=..., mesh=..., ...)`.
+struct PlKernelObj {
+  V body, outType, mesh, scratchTypes, compilerParams;
+};
+/// `pltpu.VMEM((8, 128), jnp.float32)`: a scratch buffer type.
+struct ScratchObj {
+  ast::MemSpace space;
+  V shape, dtype;
+};
+/// `pltpu.SemaphoreType.DMA((2,))`: an array of semaphores.
+struct SemArrayObj {
+  ast::SemKind kind;
+  V shape;
+};
+/// `pl.ds(start, size)`.
+struct DSliceObj {
+  V start, size;
+};
+/// `pl.when(cond)`: a decorator.
+struct WhenObj {
+  V cond;
+};
+/// `pl.loop(lo, hi, init_carry=...)`: a decorator.
+struct LoopObj {
+  V lo, hi, init; ///< init: NoneV without a carry
+};
+/// `jax.named_scope(name)`: a context manager and decorator that does nothing dkv sees.
+struct NamedScopeObj {};
+/// `pltpu.create_tensorcore_mesh(axis, num_cores=N)`.
+struct TcMeshObj {
+  std::string axis;
+  int64_t cores = 1;
+};
+/// `ref.at`: indexing it makes a view.
+struct AtObj {
+  V ref;
+};
+/// `jax.jit(f)`: calls f; its other attributes (`.lower`, `.trace`) are opaque.
+struct JitObj {
+  V fn;
+};
+/// `# dkv: set NAME()=VALUE`: a function of no arguments.
+struct DirectiveConstObj {
+  std::string name;
+  V value;
+  bool anyArgs = false; ///< a module's function (`--set mod.f()=V`): any arguments, one value
+};
+/// A test method under `parameterized.parameters` / `named_parameters` / `product`:
+/// its cases, each a label (absl's: the index, or the name of a named case) and the
+/// arguments.
+struct ParameterizedObj {
+  V fn;
+  struct Case {
+    std::string label;
+    std::string absltestName; ///< the method name absl generates
+    Args args;
+  };
+  std::vector<Case> cases;
+};
+/// `self.assertRaises(E)` / `assertRaisesRegex(E, ...)` as a context manager.
+struct AssertRaisesObj {
+  V exceptionClass;
+  support::SourceRange range;
+};
+/// `unittest.skipIf(cond, reason)` and kin: a decorator marking a test skipped.
+struct SkipDecoratorObj {
+  bool skip = false;
+  std::string reason;
+};
+
+/// `dataclasses.field(default=..., default_factory=..., init=...)`.
+struct FieldObj {
+  V dflt, factory;
+  bool init = true;
+};
+/// `super()` / `super(C, obj)`: attribute lookup starts after `start` in obj's MRO.
+struct SuperObj {
+  ClassP start;
+  V self;
+};
+/// `enum.auto()`.
+struct AutoObj {};
+/// `d.keys()`, `d.values()`, `d.items()`: live views of a dict.
+struct DictViewObj {
+  V dict;
+  enum class What { Keys, Values, Items } what = What::Keys;
+};
+
+using ApiData =
+    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj, DeviceArrayObj,
+                 DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
+                 CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
+                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
+                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
+                 SuperObj, AutoObj, DictViewObj>;
+
+struct ApiObject final : Value {
+  static constexpr Kind kKind = Kind::Api;
+  explicit ApiObject(ApiData data) : Value(kKind), data(std::move(data)) {}
+  ApiData data;
+};
+
+/// The API object of type T that `v` is, or null.
+template <typename T> T *apiAs(const V &v) {
+  auto *a = dynCast<ApiObject>(v);
+  return a ? std::get_if<T>(&a->data) : nullptr;
+}
+template <typename T> V makeApi(T data) {
+  return std::make_shared<ApiObject>(ApiData(std::move(data)));
+}
+
+/// The Python type name of an API object, for messages ("Mesh", "PartitionSpec", ...).
+std::string apiTypeName(const ApiObject &a);
+
+} // namespace dkv::pytrace

@@ -1,0 +1,770 @@
+// Classes, instances and exceptions: the built-in type objects (for isinstance and
+// construction), user classes with CPython's MRO (C3), attribute lookup with
+// descriptors (methods, property, staticmethod, classmethod), dataclasses and enums,
+// and the exception hierarchy that `try`/`except` catches by.
+#include "pytrace/Interp.h"
+#include "pytrace/Text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dkv::pytrace {
+
+V Namespace::get(const std::string &name) const {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : items[it->second].second;
+}
+void Namespace::set(const std::string &name, V value) {
+  auto it = index.find(name);
+  if (it != index.end()) {
+    items[it->second].second = std::move(value);
+    return;
+  }
+  index[name] = items.size();
+  items.emplace_back(name, std::move(value));
+}
+bool Namespace::erase(const std::string &name) {
+  auto it = index.find(name);
+  if (it == index.end())
+    return false;
+  items.erase(items.begin() + static_cast<long>(it->second));
+  index.clear();
+  for (size_t i = 0; i < items.size(); ++i)
+    index[items[i].first] = i;
+  return true;
+}
+
+ClassP Interp::makeClass(std::string name, std::vector<ClassP> bases, ClassRole role,
+                         std::string module) {
+  auto c = std::make_shared<ClassV>();
+  c->name = std::move(name);
+  c->module = std::move(module);
+  c->role = role;
+  c->bases = std::move(bases);
+  c->mro.push_back(c);
+  for (const ClassP &b : c->bases)
+    for (const ClassP &m : b->mro)
+      if (std::find(c->mro.begin(), c->mro.end(), m) == c->mro.end())
+        c->mro.push_back(m);
+  return c;
+}
+
+void Interp::initClasses() {
+  ClassP object = makeClass("object", {}, ClassRole::Object);
+  roleClasses_[ClassRole::Object] = object;
+  auto add = [&](const char *name, ClassRole role, ClassP base) {
+    ClassP c = makeClass(name, {base}, role);
+    roleClasses_[role] = c;
+    builtinClasses_[name] = c;
+    return c;
+  };
+  builtinClasses_["object"] = object;
+  add("type", ClassRole::Type, object);
+  add("NoneType", ClassRole::NoneType, object);
+  ClassP intC = add("int", ClassRole::Int, object);
+  add("bool", ClassRole::Bool, intC);
+  add("float", ClassRole::Float, object);
+  add("str", ClassRole::Str, object);
+  add("tuple", ClassRole::Tuple, object);
+  add("list", ClassRole::List, object);
+  add("dict", ClassRole::Dict, object);
+  add("set", ClassRole::Set, object);
+  add("frozenset", ClassRole::FrozenSet, object);
+  add("slice", ClassRole::Slice, object);
+  add("range", ClassRole::Range, object);
+  add("function", ClassRole::Function, object);
+  ClassP base = add("BaseException", ClassRole::BaseException, object);
+  auto exc = [&](const char *name, const ClassP &parent) {
+    ClassP c = makeClass(name, {parent}, ClassRole::BaseException);
+    builtinClasses_[name] = c;
+    return c;
+  };
+  ClassP exception = exc("Exception", base);
+  exc("SystemExit", base);
+  exc("KeyboardInterrupt", base);
+  exc("GeneratorExit", base);
+  ClassP arith = exc("ArithmeticError", exception);
+  exc("ZeroDivisionError", arith);
+  exc("OverflowError", arith);
+  exc("FloatingPointError", arith);
+  exc("AssertionError", exception);
+  ClassP attr = exc("AttributeError", exception);
+  ClassP lookup = exc("LookupError", exception);
+  exc("IndexError", lookup);
+  exc("KeyError", lookup);
+  ClassP name = exc("NameError", exception);
+  exc("UnboundLocalError", name);
+  ClassP runtime = exc("RuntimeError", exception);
+  exc("NotImplementedError", runtime);
+  exc("RecursionError", runtime);
+  exc("TypeError", exception);
+  ClassP value = exc("ValueError", exception);
+  exc("UnicodeError", value);
+  ClassP import = exc("ImportError", exception);
+  exc("ModuleNotFoundError", import);
+  exc("StopIteration", exception);
+  exc("OSError", exception);
+  exc("SyntaxError", exception);
+  ClassP warning = exc("Warning", exception);
+  exc("UserWarning", warning);
+  exc("DeprecationWarning", warning);
+  exc("RuntimeWarning", warning);
+  exc("FutureWarning", warning);
+  // unittest.SkipTest and dataclasses.FrozenInstanceError (their modules bind them).
+  ClassP skip = exc("SkipTest", exception);
+  skip->module = "unittest";
+  ClassP frozen = exc("FrozenInstanceError", attr);
+  frozen->module = "dataclasses";
+  arrayClass_ = makeClass("Array", {object}, ClassRole::User, "jax");
+  ndarrayClass_ = makeClass("ndarray", {object}, ClassRole::User, "numpy");
+}
+
+ClassP Interp::builtinClass(ClassRole role) const { return roleClasses_.at(role); }
+
+ClassP Interp::exceptionClass(const std::string &name) const { return builtinClasses_.at(name); }
+
+ClassP Interp::typeOf(const V &v) const {
+  switch (v->kind) {
+  case Kind::None:
+    return builtinClass(ClassRole::NoneType);
+  case Kind::Bool:
+    return builtinClass(ClassRole::Bool);
+  case Kind::Int:
+    return builtinClass(ClassRole::Int);
+  case Kind::Float:
+    return builtinClass(ClassRole::Float);
+  case Kind::Str:
+    return builtinClass(ClassRole::Str);
+  case Kind::Tuple:
+    return builtinClass(ClassRole::Tuple);
+  case Kind::List:
+    return builtinClass(ClassRole::List);
+  case Kind::Dict:
+    return builtinClass(ClassRole::Dict);
+  case Kind::Set:
+    return builtinClass(cast<SetV>(v).frozen ? ClassRole::FrozenSet : ClassRole::Set);
+  case Kind::Slice:
+    return builtinClass(ClassRole::Slice);
+  case Kind::Range:
+    return builtinClass(ClassRole::Range);
+  case Kind::Function:
+    return builtinClass(ClassRole::Function);
+  case Kind::Class:
+    return builtinClass(ClassRole::Type);
+  case Kind::Instance:
+    return cast<InstanceV>(v).cls;
+  case Kind::HostArray:
+    return cast<HostArrayV>(v).numpy ? ndarrayClass_ : arrayClass_;
+  case Kind::Traced:
+    return arrayClass_;
+  case Kind::Api:
+    if (apiAs<PSpecObj>(v))
+      return builtinClass(ClassRole::Tuple); // PartitionSpec is a tuple
+    return nullptr;
+  default:
+    return nullptr;
+  }
+}
+
+bool Interp::isSubclass(const ClassP &c, const ClassP &base) const {
+  if (!c || !base)
+    return false;
+  return std::find(c->mro.begin(), c->mro.end(), base) != c->mro.end();
+}
+
+bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
+  if (auto *t = dynCast<TupleV>(cls)) {
+    for (const V &c : t->items)
+      if (isInstance(v, c, r))
+        return true;
+    return false;
+  }
+  if (cls->kind == Kind::Opaque) {
+    // isinstance(x, SomeUnknownClass): false for every value dkv computes itself (they
+    // are of the classes it models), unknown for an opaque one.
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(cls, r, "isinstance() with it");
+    return false;
+  }
+  auto *c = dynCast<ClassV>(cls);
+  if (!c)
+    raise("TypeError", "isinstance() arg 2 must be a type, a tuple of types, or a union", r);
+  if (v->kind == Kind::Opaque) {
+    if (c->role == ClassRole::Object)
+      return true;
+    opaqueNeeded(v, r, fmt::format("isinstance() of it with {}", c->name));
+  }
+  ClassP t = typeOf(v);
+  if (!t) {
+    // Objects of the API: only `object` (and their own API classes, not modelled here).
+    return c->role == ClassRole::Object;
+  }
+  return isSubclass(t, std::static_pointer_cast<ClassV>(cls));
+}
+
+V Interp::lookupClassAttr(const ClassP &c, const std::string &name) const {
+  for (const ClassP &k : c->mro)
+    if (V v = k->dict->get(name))
+      return v;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Exceptions
+//===----------------------------------------------------------------------===//
+
+V Interp::makeException(const ClassP &cls, Args args) {
+  auto e = std::make_shared<InstanceV>(cls);
+  e->attrs->set("args", tuple(std::move(args.pos)));
+  return e;
+}
+
+void Interp::raise(const std::string &cls, const std::string &message, SourceRange r) {
+  Args args;
+  args.pos.push_back(string(message));
+  throw PyRaise{makeException(exceptionClass(cls), std::move(args)), r, "", {}, 0};
+}
+
+void Interp::raiseId(const std::string &cls, const std::string &message, SourceRange r) {
+  Args args;
+  args.pos.push_back(string(message));
+  throw PyRaise{makeException(exceptionClass(cls), std::move(args)),
+                r,
+                cls == "RecursionError" ? "python-too-deep" : "python-call",
+                {},
+                0};
+}
+
+std::string Interp::exceptionText(const V &exc) {
+  const auto &inst = cast<InstanceV>(exc);
+  std::string text;
+  try {
+    if (auto s = str(exc, {}))
+      text = *s;
+    else
+      text = "(a message dkv does not compute)";
+  } catch (PyRaise &) {
+    text = "(a message dkv does not compute)";
+  }
+  return text.empty() ? inst.cls->name : inst.cls->name + ": " + text;
+}
+
+//===----------------------------------------------------------------------===//
+// Class statements
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// C3 linearization (CPython's MRO); empty when the bases have no consistent order.
+std::vector<ClassP> c3(const ClassP &c) {
+  std::vector<std::vector<ClassP>> seqs;
+  for (const ClassP &b : c->bases)
+    seqs.push_back(b->mro);
+  seqs.push_back(c->bases);
+  std::vector<ClassP> out{c};
+  while (true) {
+    seqs.erase(std::remove_if(seqs.begin(), seqs.end(), [](auto &s) { return s.empty(); }),
+               seqs.end());
+    if (seqs.empty())
+      return out;
+    ClassP head;
+    for (const auto &s : seqs) {
+      ClassP cand = s[0];
+      bool inTail = false;
+      for (const auto &t : seqs)
+        inTail = inTail || std::find(t.begin() + 1, t.end(), cand) != t.end();
+      if (!inTail) {
+        head = cand;
+        break;
+      }
+    }
+    if (!head)
+      return {};
+    out.push_back(head);
+    for (auto &s : seqs)
+      if (!s.empty() && s[0] == head)
+        s.erase(s.begin());
+  }
+}
+
+} // namespace
+
+V Interp::classDef(const py::ClassDef &cd, Frame &f) {
+  if (!cd.typeParams.empty())
+    unsupported(cd.range, "type parameters of a class (PEP 695)");
+  std::vector<V> decorators;
+  for (const py::ExprPtr &d : cd.decorators)
+    decorators.push_back(eval(*d, f));
+  auto cls = std::make_shared<ClassV>();
+  cls->name = cd.name;
+  cls->range = cd.range;
+  V mod = f.globals->dict->get("__name__");
+  cls->module = mod && mod->kind == Kind::Str ? cast<StrV>(mod).s : f.globals->name;
+  for (const py::ExprPtr &b : cd.bases) {
+    if (b->kind == py::ExprKind::Starred)
+      unsupported(b->range, "`*` in a class's bases");
+    V base = eval(*b, f);
+    if (auto *bc = dynCast<ClassV>(base)) {
+      switch (bc->role) {
+      case ClassRole::User:
+      case ClassRole::Object:
+      case ClassRole::BaseException:
+      case ClassRole::TestCase:
+      case ClassRole::Enum:
+        break;
+      default:
+        unsupported(b->range,
+                    fmt::format("a class deriving from the built-in type `{}`", bc->name));
+      }
+      cls->bases.push_back(std::static_pointer_cast<ClassV>(base));
+      if (bc->opaqueBase)
+        cls->opaqueBase = bc->opaqueBase;
+      continue;
+    }
+    if (base->kind == Kind::Opaque) {
+      cls->opaqueBase = base; // a class of a module dkv does not model
+      continue;
+    }
+    raise("TypeError", "bases must be types", b->range);
+  }
+  for (const py::Keyword &k : cd.keywords) {
+    V v = eval(*k.value, f);
+    if (k.name == "metaclass" && v->kind == Kind::Opaque)
+      continue; // abc.ABCMeta and the like: no effect dkv models
+    unsupported(k.range, fmt::format("the class keyword `{}`", k.name));
+  }
+  if (cls->bases.empty())
+    cls->bases.push_back(builtinClass(ClassRole::Object));
+  cls->mro = c3(cls);
+  if (cls->mro.empty())
+    raise("TypeError", "Cannot create a consistent method resolution order (MRO) for bases",
+          cd.range);
+  for (const ClassP &b : cls->mro)
+    if (b->role != ClassRole::User && b->role != ClassRole::Object && cls->role == ClassRole::User)
+      cls->role = b->role;
+  // The body runs in a namespace of its own.
+  Frame cf;
+  cf.scope = &scopeOf(&cd, f.globals);
+  cf.globals = f.globals;
+  cf.classNs = cls->dict;
+  std::map<std::string, CellP> closure;
+  for (const std::string &n : cf.scope->frees) {
+    if (auto it = f.cells.find(n); it != f.cells.end())
+      closure[n] = it->second;
+    else if (f.closure && f.closure->count(n))
+      closure[n] = f.closure->at(n);
+  }
+  cf.closure = &closure;
+  cf.function = f.function;
+  cls->dict->set("__module__", string(cls->module));
+  std::string qual = f.function ? f.function->qualname + ".<locals>." + cd.name : cd.name;
+  if (f.scope && f.scope->type == ScopeInfo::Type::Class)
+    if (auto *q = dynCast<StrV>(f.classNs->get("__qualname__")))
+      qual = q->s + "." + cd.name;
+  cls->dict->set("__qualname__", string(qual));
+  execBody(cd.body, cf);
+  for (auto &[n, v] : cls->dict->items) {
+    FunctionV *fn = dynCast<FunctionV>(v);
+    if (!fn)
+      if (auto *w = dynCast<WrapperV>(v))
+        fn = dynCast<FunctionV>(w->fn);
+    if (fn && fn->definingClass.expired())
+      fn->definingClass = cls;
+  }
+  if (cls->role == ClassRole::Enum) {
+    // Enum members: every plain attribute of the body becomes an instance of the class
+    // with its name and value, in definition order.
+    auto members = std::make_shared<DictV>();
+    int64_t next = 1;
+    std::vector<std::pair<std::string, V>> plain;
+    for (const auto &[n, v] : cls->dict->items) {
+      if (n.size() > 1 && n[0] == '_')
+        continue;
+      if (v->kind == Kind::Function || v->kind == Kind::Wrapper || v->kind == Kind::Builtin)
+        continue;
+      plain.emplace_back(n, v);
+    }
+    for (auto &[n, v] : plain) {
+      V value = v;
+      if (apiAs<AutoObj>(v))
+        value = integer(next);
+      if (auto *i = dynCast<IntV>(value))
+        next = i->i + 1;
+      // A repeated value is an alias of the first member with it.
+      V member;
+      for (const Table::Entry &e : members->table.entries)
+        if (e.live &&
+            equal(cast<InstanceV>(e.value).attrs->get("_value_"), value, cd.range).value_or(false))
+          member = e.value;
+      if (!member) {
+        auto inst = std::make_shared<InstanceV>(cls);
+        inst->attrs->set("_name_", string(n));
+        inst->attrs->set("_value_", value);
+        inst->attrs->set("name", string(n));
+        inst->attrs->set("value", value);
+        member = inst;
+      }
+      dictSet(members->table, string(n), member, cd.range);
+      cls->dict->set(n, member);
+    }
+    cls->dict->set("_member_map_", members);
+  }
+  V out = cls;
+  for (size_t i = decorators.size(); i-- > 0;)
+    out = call(decorators[i], Args{{out}, {}}, cd.decorators[i]->range);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Instances
+//===----------------------------------------------------------------------===//
+
+V Interp::callClass(const ClassP &c, Args args, SourceRange r) {
+  switch (c->role) {
+  case ClassRole::User:
+  case ClassRole::TestCase:
+  case ClassRole::BaseException:
+    return newInstance(c, std::move(args), r);
+  case ClassRole::Enum: {
+    if (args.pos.size() != 1 || !args.kw.empty())
+      unsupported(r, "calling an Enum class other than with one value (a lookup)");
+    V members = lookupClassAttr(c, "_member_map_");
+    if (auto *d = dynCast<DictV>(members))
+      for (const Table::Entry &e : d->table.entries)
+        if (e.live &&
+            equal(cast<InstanceV>(e.value).attrs->get("_value_"), args.pos[0], r).value_or(false))
+          return e.value;
+    auto text = repr(args.pos[0], r);
+    raise("ValueError", fmt::format("{} is not a valid {}", text ? *text : "the value", c->name),
+          r);
+  }
+  default:
+    return constructBuiltin(c->role, std::move(args), r);
+  }
+}
+
+V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
+  auto inst = std::make_shared<InstanceV>(c);
+  V self = inst;
+  if (c->role == ClassRole::BaseException)
+    inst->attrs->set("args", tuple(args.pos));
+  // A dataclass's generated __init__, unless a class of it defines one.
+  bool ownInit = false;
+  for (const ClassP &k : c->mro)
+    if (k->role != ClassRole::Object && k->dict->get("__init__"))
+      ownInit = true;
+  if (c->dataclassFields && !ownInit) {
+    // The __init__ dataclasses generates: the fields in order, with their defaults.
+    std::vector<std::string> fields;
+    for (const std::string &n : *c->dataclassFields)
+      if (std::find(c->noInit.begin(), c->noInit.end(), n) == c->noInit.end())
+        fields.push_back(n);
+    if (args.pos.size() > fields.size())
+      raiseId("TypeError",
+              fmt::format("{}.__init__() takes {} positional argument{} but {} were given", c->name,
+                          fields.size() + 1, fields.size() + 1 == 1 ? "" : "s",
+                          args.pos.size() + 1),
+              r);
+    std::map<std::string, V> given;
+    for (size_t i = 0; i < args.pos.size(); ++i)
+      given[fields[i]] = args.pos[i];
+    for (auto &[k, v] : args.kw) {
+      if (std::find(fields.begin(), fields.end(), k) == fields.end())
+        raiseId("TypeError",
+                fmt::format("{}.__init__() got an unexpected keyword argument '{}'", c->name, k),
+                r);
+      if (given.count(k))
+        raiseId("TypeError",
+                fmt::format("{}.__init__() got multiple values for argument '{}'", c->name, k), r);
+      given[k] = v;
+    }
+    for (const std::string &n : *c->dataclassFields) {
+      V v;
+      if (auto it = given.find(n); it != given.end())
+        v = it->second;
+      else if (auto d = c->fieldDefault.find(n); d != c->fieldDefault.end())
+        v = d->second;
+      else if (auto fac = c->fieldFactory.find(n); fac != c->fieldFactory.end())
+        v = call(fac->second, Args{}, r);
+      else if (std::find(c->noInit.begin(), c->noInit.end(), n) != c->noInit.end())
+        continue;
+      else
+        raiseId(
+            "TypeError",
+            fmt::format("{}.__init__() missing 1 required positional argument: '{}'", c->name, n),
+            r);
+      inst->attrs->set(n, v);
+    }
+    if (lookupClassAttr(c, "__post_init__"))
+      call(getAttr(self, "__post_init__", r), Args{}, r);
+    return self;
+  }
+  V init = lookupClassAttr(c, "__init__");
+  if (init && init->kind == Kind::Function) {
+    V res = call(std::make_shared<BoundMethodV>(self, init), std::move(args), r);
+    if (res->kind != Kind::None)
+      raise("TypeError", fmt::format("__init__() should return None, not '{}'", typeName(*res)), r);
+    return self;
+  }
+  if (init && init->kind == Kind::Builtin) {
+    callBuiltin(*cast<BuiltinV>(init).fn, self, std::move(args), r);
+    return self;
+  }
+  if (c->opaqueBase)
+    return self; // the base's __init__ is not modelled: its attributes stay opaque
+  if (c->role == ClassRole::User && (!args.pos.empty() || !args.kw.empty()))
+    raise("TypeError", fmt::format("{}() takes no arguments", c->name), r);
+  return self;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// The value of an attribute found on a class, seen through an instance (`bound`) or the
+// class itself: functions become bound methods, classmethods bind the class.
+V bindDescriptor(Interp &in, const V &attr, const V &self, const ClassP &cls, SourceRange r) {
+  (void)in;
+  (void)r;
+  switch (attr->kind) {
+  case Kind::Function:
+    return self ? std::make_shared<BoundMethodV>(self, attr) : attr;
+  case Kind::Builtin: {
+    const auto &b = cast<BuiltinV>(attr);
+    return self && !b.self ? std::make_shared<BuiltinV>(b.fn, self) : attr;
+  }
+  case Kind::Wrapper: {
+    const auto &w = cast<WrapperV>(attr);
+    switch (w.w) {
+    case WrapperV::W::StaticMethod:
+      return w.fn;
+    case WrapperV::W::ClassMethod:
+      return std::make_shared<BoundMethodV>(cls, w.fn);
+    case WrapperV::W::Property:
+      return attr;
+    }
+    return attr;
+  }
+  default:
+    return attr;
+  }
+}
+
+} // namespace
+
+V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
+  switch (obj->kind) {
+  case Kind::Instance: {
+    const auto &inst = cast<InstanceV>(obj);
+    if (name == "__class__")
+      return inst.cls;
+    if (name == "__dict__")
+      return opaque("an instance's __dict__", r);
+    V clsAttr = lookupClassAttr(inst.cls, name);
+    if (auto *w = dynCast<WrapperV>(clsAttr); w && w->w == WrapperV::W::Property)
+      return call(w->fn, Args{{obj}, {}}, r);
+    if (V v = inst.attrs->get(name))
+      return v;
+    if (clsAttr)
+      return bindDescriptor(*this, clsAttr, obj, inst.cls, r);
+    if (V ga = lookupClassAttr(inst.cls, "__getattr__"))
+      return call(std::make_shared<BoundMethodV>(obj, ga), Args{{string(name)}, {}}, r);
+    if (inst.cls->opaqueBase)
+      return opaque(fmt::format("the attribute `.{}` of a `{}` object (its class derives from one "
+                                "dkv does not model)",
+                                name, inst.cls->name),
+                    r, inst.cls->opaqueBase);
+    return nullptr;
+  }
+  case Kind::Class: {
+    ClassP cls = std::static_pointer_cast<ClassV>(obj);
+    if (name == "__name__")
+      return string(cls->name);
+    if (name == "__qualname__") {
+      if (V q = cls->dict->get("__qualname__"))
+        return q;
+      return string(cls->name);
+    }
+    if (name == "__module__")
+      return string(cls->module);
+    if (name == "__mro__")
+      return tuple(std::vector<V>(cls->mro.begin(), cls->mro.end()));
+    if (name == "__bases__")
+      return tuple(std::vector<V>(cls->bases.begin(), cls->bases.end()));
+    if (V v = lookupClassAttr(cls, name))
+      return bindDescriptor(*this, v, nullptr, cls, r);
+    if (cls->opaqueBase)
+      return opaque(fmt::format("the attribute `.{}` of class `{}` (it derives from a class dkv "
+                                "does not model)",
+                                name, cls->name),
+                    r, cls->opaqueBase);
+    return nullptr;
+  }
+  case Kind::Module:
+    return moduleAttr(std::static_pointer_cast<ModuleV>(obj), name, r);
+  case Kind::Function: {
+    const auto &fn = cast<FunctionV>(obj);
+    if (name == "__name__")
+      return string(fn.name);
+    if (name == "__qualname__")
+      return string(fn.qualname);
+    if (name == "__module__")
+      return fn.globals->dict->get("__name__");
+    if (name == "__doc__")
+      return none();
+    if (V v = fn.attrs->get(name))
+      return v;
+    return nullptr;
+  }
+  case Kind::BoundMethod: {
+    const auto &m = cast<BoundMethodV>(obj);
+    if (name == "__self__")
+      return m.self;
+    if (name == "__func__")
+      return m.fn;
+    return getAttrOpt(m.fn, name, r);
+  }
+  case Kind::Builtin:
+    if (name == "__name__") {
+      const std::string &n = cast<BuiltinV>(obj).fn->name;
+      return string(n.substr(n.rfind('.') + 1));
+    }
+    return nullptr;
+  case Kind::Partial: {
+    const auto &p = cast<PartialV>(obj);
+    if (name == "func")
+      return p.fn;
+    if (name == "args")
+      return tuple(p.pos);
+    if (name == "keywords") {
+      std::vector<std::pair<V, V>> items;
+      for (const auto &[k, v] : p.kw)
+        items.emplace_back(string(k), v);
+      return newDict(items, r);
+    }
+    return nullptr;
+  }
+  case Kind::Wrapper: {
+    auto &w = cast<WrapperV>(obj);
+    if (w.w == WrapperV::W::Property && name == "setter")
+      return builtinValue(*builtinMethod(obj, "setter"), obj);
+    if (name == "__func__" || name == "fget")
+      return w.fn;
+    return nullptr;
+  }
+  case Kind::Slice: {
+    const auto &s = cast<SliceV>(obj);
+    if (name == "start")
+      return s.lower;
+    if (name == "stop")
+      return s.upper;
+    if (name == "step")
+      return s.step;
+    return nullptr;
+  }
+  case Kind::Range: {
+    const auto &rg = cast<RangeV>(obj);
+    if (name == "start" || name == "stop" || name == "step")
+      return integer(name == "start" ? rg.start : name == "stop" ? rg.stop : rg.step);
+    break;
+  }
+  case Kind::Opaque:
+    return opaque(fmt::format("its attribute `.{}`", name), r, obj);
+  case Kind::Ref:
+  case Kind::Sem:
+    return refAttr(obj, name, r);
+  case Kind::HostArray:
+    return hostArrayAttr(obj, name, r);
+  case Kind::Api:
+    return apiAttr(obj, cast<ApiObject>(obj), name, r);
+  default:
+    break;
+  }
+  if (const BuiltinFn *m = builtinMethod(obj, name))
+    return builtinValue(*m, obj);
+  return nullptr;
+}
+
+V Interp::getAttr(const V &obj, const std::string &name, SourceRange r) {
+  if (V v = getAttrOpt(obj, name, r))
+    return v;
+  if (obj->kind == Kind::Module)
+    raise("AttributeError",
+          fmt::format("module '{}' has no attribute '{}'", cast<ModuleV>(obj).name, name), r);
+  if (obj->kind == Kind::Class)
+    raise("AttributeError",
+          fmt::format("type object '{}' has no attribute '{}'", cast<ClassV>(obj).name, name), r);
+  raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+        r);
+}
+
+void Interp::setAttr(const V &obj, const std::string &name, const V &value, SourceRange r) {
+  switch (obj->kind) {
+  case Kind::Instance: {
+    auto &inst = cast<InstanceV>(obj);
+    V clsAttr = lookupClassAttr(inst.cls, name);
+    if (auto *w = dynCast<WrapperV>(clsAttr); w && w->w == WrapperV::W::Property) {
+      if (!w->setter)
+        raise("AttributeError",
+              fmt::format("property '{}' of '{}' object has no setter", name, inst.cls->name), r);
+      call(w->setter, Args{{obj, value}, {}}, r);
+      return;
+    }
+    if (inst.cls->frozen)
+      raise("FrozenInstanceError", fmt::format("cannot assign to field '{}'", name), r);
+    if (V sa = lookupClassAttr(inst.cls, "__setattr__"); sa && sa->kind == Kind::Function) {
+      call(std::make_shared<BoundMethodV>(obj, sa), Args{{string(name), value}, {}}, r);
+      return;
+    }
+    inst.attrs->set(name, value);
+    return;
+  }
+  case Kind::Class:
+    cast<ClassV>(obj).dict->set(name, value);
+    return;
+  case Kind::Module:
+    cast<ModuleV>(obj).dict->set(name, value);
+    return;
+  case Kind::Function:
+    cast<FunctionV>(obj).attrs->set(name, value);
+    return;
+  case Kind::Opaque:
+    return;
+  default:
+    break;
+  }
+  raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+        r);
+}
+
+void Interp::delAttr(const V &obj, const std::string &name, SourceRange r) {
+  bool ok = false;
+  switch (obj->kind) {
+  case Kind::Instance:
+    if (cast<InstanceV>(obj).cls->frozen)
+      raise("FrozenInstanceError", fmt::format("cannot delete field '{}'", name), r);
+    ok = cast<InstanceV>(obj).attrs->erase(name);
+    break;
+  case Kind::Class:
+    ok = cast<ClassV>(obj).dict->erase(name);
+    break;
+  case Kind::Module:
+    ok = cast<ModuleV>(obj).dict->erase(name);
+    break;
+  case Kind::Function:
+    ok = cast<FunctionV>(obj).attrs->erase(name);
+    break;
+  case Kind::Opaque:
+    return;
+  default:
+    break;
+  }
+  if (!ok)
+    raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+          r);
+}
+
+} // namespace dkv::pytrace

@@ -1,0 +1,186 @@
+// What `dkv check FILE.py` runs (docs/python.md "Entries"): the module's top level, each
+// test method of its unittest / absltest classes (one run per case of absl's
+// parameterized decorators, named `Class::test_x[case]`), a module-level function
+// (`FILE.py::func`) or a call written in Python (`--call`).
+#include "pyfront/Parser.h"
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace dkv::pytrace {
+
+namespace fs = std::filesystem;
+
+Interp::Interp(const TraceOptions &options, support::SourceManager *sources)
+    : options_(options), sources_(sources) {
+  initClasses();
+  initBuiltins();
+}
+
+void Interp::runMain(const py::Module &module, const support::SourceFile &file) {
+  // The search path: the file's directory (as `python FILE.py` has), the directory above
+  // the file's package (its root found through `__init__.py`), then --python-path.
+  // Paths stay relative to the working directory when the file's is (messages and
+  // traces name imported modules by these paths: the same on every machine).
+  std::error_code ec;
+  fs::path dir = fs::path(file.name()).parent_path();
+  if (dir.empty())
+    dir = ".";
+  searchPath_.push_back(dir.string());
+  std::string package;
+  fs::path root = fs::absolute(dir, ec).lexically_normal();
+  while (root.has_relative_path() && fs::is_regular_file(root / "__init__.py", ec)) {
+    package = package.empty() ? root.filename().string() : root.filename().string() + "." + package;
+    root = root.parent_path();
+  }
+  if (!package.empty())
+    searchPath_.push_back(fs::proximate(root, ec).string());
+  for (const std::string &p : options_.pythonPath)
+    searchPath_.push_back(p);
+
+  main_ = std::make_shared<ModuleV>("__main__");
+  main_->file = file.name();
+  // `__name__` is "__main__": `if __name__ == "__main__":` blocks run, as when the file is
+  // run as a script (they call absltest.main(), which does nothing here; the entries are
+  // discovered after the top level).
+  main_->dict->set("__name__", string("__main__"));
+  main_->dict->set("__file__", string(file.name()));
+  main_->dict->set("__package__", package.empty() ? none() : string(package));
+  auto table = std::make_unique<Symtable>(module);
+  moduleSymtable_[main_.get()] = table.get();
+  symtables_[&module] = std::move(table);
+  applySets();
+  Frame f;
+  f.scope = &moduleSymtable_.at(main_.get())->module();
+  f.globals = main_;
+  ++callDepth_;
+  execBody(module.body, f);
+  --callDepth_;
+}
+
+std::optional<std::string> Interp::skipReasonOf(const V &v, SourceRange r) {
+  (void)r;
+  NamespaceP ns;
+  if (auto *f = dynCast<FunctionV>(v))
+    ns = f->attrs;
+  else if (auto *c = dynCast<ClassV>(v))
+    ns = c->dict;
+  if (!ns)
+    return std::nullopt;
+  V skip = ns->get("__unittest_skip__");
+  if (!skip || !(skip->kind == Kind::Bool && cast<BoolV>(skip).b))
+    return std::nullopt;
+  V why = ns->get("__unittest_skip_why__");
+  return why && why->kind == Kind::Str ? cast<StrV>(why).s : std::string();
+}
+
+std::vector<Interp::TestCaseRef> Interp::collectTests() {
+  std::vector<TestCaseRef> out;
+  ClassP base = testCaseClass("unittest");
+  for (const auto &[name, v] : main_->dict->items) {
+    auto *cls = dynCast<ClassV>(v);
+    if (!cls || !isSubclass(std::static_pointer_cast<ClassV>(v), base) ||
+        cls->role != ClassRole::TestCase)
+      continue;
+    ClassP c = std::static_pointer_cast<ClassV>(v);
+    if (c->module != "__main__")
+      continue; // a test class imported from elsewhere is that module's
+    std::vector<std::string> seen;
+    for (const ClassP &k : c->mro) {
+      for (const auto &[m, mv] : k->dict->items) {
+        if (m.rfind("test", 0) != 0 || std::find(seen.begin(), seen.end(), m) != seen.end())
+          continue;
+        seen.push_back(m);
+        if (auto *p = apiAs<ParameterizedObj>(mv)) {
+          for (const ParameterizedObj::Case &cs : p->cases)
+            out.push_back({c, m, fmt::format("{}::{}[{}]", name, m, cs.label),
+                           fmt::format("{}::{}", name,
+                                       cs.absltestName.empty() ? m + cs.label : cs.absltestName),
+                           cs});
+          continue;
+        }
+        if (mv->kind != Kind::Function)
+          continue;
+        out.push_back({c, m, fmt::format("{}::{}", name, m), "", std::nullopt});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Interp::testEntries() {
+  std::vector<std::string> ids;
+  for (const TestCaseRef &t : collectTests())
+    ids.push_back(t.id);
+  return ids;
+}
+
+void Interp::runTest(const TestCaseRef &t) {
+  SourceRange r = t.cls->range;
+  if (auto why = skipReasonOf(t.cls, r)) {
+    result_.skipped = *why;
+    return;
+  }
+  V method = lookupClassAttr(t.cls, t.method);
+  V fn = method;
+  if (auto *p = apiAs<ParameterizedObj>(method))
+    fn = p->fn;
+  if (auto why = skipReasonOf(fn, r)) {
+    result_.skipped = *why;
+    return;
+  }
+  if (auto *f = dynCast<FunctionV>(fn))
+    r = f->range;
+  try {
+    if (V suc = getAttrOpt(t.cls, "setUpClass", r))
+      call(suc, Args{}, r);
+    V inst = callClass(t.cls, Args{{string(t.method)}, {}}, r);
+    call(getAttr(inst, "setUp", r), Args{}, r);
+    Args args;
+    args.pos.push_back(inst);
+    if (t.params) {
+      args.pos.insert(args.pos.end(), t.params->args.pos.begin(), t.params->args.pos.end());
+      args.kw = t.params->args.kw;
+    }
+    call(fn, std::move(args), r);
+    call(getAttr(inst, "tearDown", r), Args{}, r);
+    if (auto *i = dynCast<InstanceV>(inst))
+      if (V cleanups = i->attrs->get("__dkv_cleanups__"))
+        for (auto it = cast<ListV>(cleanups).items.rbegin();
+             it != cast<ListV>(cleanups).items.rend(); ++it)
+          call(*it, Args{}, r);
+  } catch (PyRaise &e) {
+    if (isSubclass(cast<InstanceV>(e.exc).cls, exceptionClass("SkipTest"))) {
+      auto text = str(e.exc, r);
+      result_.skipped = text ? *text : std::string("(a reason dkv does not compute)");
+      return;
+    }
+    throw;
+  }
+}
+
+void Interp::runEntry(const std::string &entry) {
+  if (entry.empty())
+    return;
+  for (const TestCaseRef &t : collectTests())
+    if (t.id == entry || (!t.absltestId.empty() && t.absltestId == entry)) {
+      runTest(t);
+      return;
+    }
+  // `FILE.py::func`: a module-level function, called without arguments.
+  if (entry.find("::") == std::string::npos && entry.find('(') == std::string::npos) {
+    V f = main_->dict->get(entry);
+    if (!f)
+      fail({}, "python-entry",
+           fmt::format("no entry '{}' in the file: it is neither a test (Class::test_x[case]) "
+                       "nor a module-level function",
+                       entry));
+    call(f, Args{}, {});
+    return;
+  }
+  fail({}, "python-entry", fmt::format("no test '{}' in the file", entry));
+}
+
+} // namespace dkv::pytrace

@@ -1,0 +1,937 @@
+// Host-side JAX: devices and meshes, arrays as shape and dtype (with the contents of
+// small integer arrays: tables), shard_map, jit, pallas_call and its specs, the dtypes,
+// memory spaces and semaphore types, as rows of the registry (docs/python.md "At the
+// call site").
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <functional>
+
+namespace dkv::pytrace {
+
+namespace {
+
+bool given(const V &v) { return v && v->kind != Kind::None; }
+
+V need(Interp &in, const CallCtx &c, const std::vector<V> &a, size_t i, const char *name) {
+  if (!a[i])
+    in.raiseId("TypeError", fmt::format("{}() missing required argument: '{}'", c.fn->name, name),
+               c.range);
+  return a[i];
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Arrays
+//===----------------------------------------------------------------------===//
+
+V Interp::makeArray(std::vector<int64_t> shape, ast::DType dtype, bool isStruct) {
+  return std::make_shared<HostArrayV>(std::move(shape), dtype, isStruct);
+}
+
+std::vector<int64_t> Interp::shapeOf(const V &v, SourceRange r, std::string_view what) {
+  std::vector<int64_t> out;
+  if (v->kind == Kind::Int) {
+    out.push_back(cast<IntV>(v).i);
+    return out;
+  }
+  if (v->kind == Kind::Opaque)
+    opaqueNeeded(v, r, what);
+  if (v->kind != Kind::Tuple && v->kind != Kind::List)
+    fail(r, "python-unknown-fact",
+         fmt::format("{}: expected a shape (a tuple of ints), got {}", what, typeName(*v)));
+  for (const V &d : toVector(v, r))
+    out.push_back(toIndex(d, r, what));
+  return out;
+}
+
+ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
+  if (!v || v->kind == Kind::None)
+    return ast::DType::F32;
+  if (v->kind == Kind::Opaque)
+    opaqueNeeded(v, r, "an element type");
+  auto *d = apiAs<DTypeObj>(v);
+  if (!d || !d->dtype)
+    unsupported(r, fmt::format("the element type {} (dkv supports jnp.float32, bfloat16, "
+                               "float16, int32, int16, int8, uint8, uint32)",
+                               d ? d->name : typeName(*v)));
+  return *d->dtype;
+}
+
+// `jnp.array([[0, 1], [2, 3]], dtype=jnp.int32)`, `np.array(...)` or a Python list: an
+// array whose values the file states. Only integer contents are kept (a table's); the
+// default element type is int32, what JAX makes of Python ints.
+V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
+  if (auto *a = dynCast<HostArrayV>(data)) {
+    if (!given(dtype))
+      return data;
+    auto out = std::make_shared<HostArrayV>(a->shape, dtypeArg(dtype, r), a->isStruct);
+    out->contents = a->contents;
+    out->deviceContents = a->deviceContents;
+    return out;
+  }
+  if (apiAs<DeviceArrayObj>(data))
+    return data; // np.array(jax.devices()[:n])
+  // A list of devices: np.array(jax.devices()).
+  if (data->kind == Kind::List || data->kind == Kind::Tuple) {
+    std::vector<V> items = toVector(data, r);
+    if (!items.empty() && apiAs<DeviceObj>(items[0]))
+      return makeApi(DeviceArrayObj{{static_cast<int64_t>(items.size())}});
+  }
+  if (data->kind == Kind::Opaque)
+    return opaque("an array made of it", r, data);
+  ast::DType dt = given(dtype) ? dtypeArg(dtype, r) : ast::DType::I32;
+  std::vector<int64_t> shape;
+  for (const Value *v = data.get(); v && (v->kind == Kind::List || v->kind == Kind::Tuple);) {
+    const std::vector<V> &items = v->kind == Kind::List ? static_cast<const ListV *>(v)->items
+                                                        : static_cast<const TupleV *>(v)->items;
+    shape.push_back(static_cast<int64_t>(items.size()));
+    v = items.empty() ? nullptr : items[0].get();
+  }
+  bool floats = false;
+  std::vector<int64_t> flat;
+  std::function<void(const V &, size_t)> walk = [&](const V &v, size_t depth) {
+    bool seq = v->kind == Kind::List || v->kind == Kind::Tuple;
+    if (seq != (depth < shape.size()) ||
+        (seq && static_cast<int64_t>(toVector(v, r).size()) != shape[depth]))
+      raise("ValueError",
+            "setting an array element with a sequence. The requested array has an inhomogeneous "
+            "shape",
+            r);
+    if (seq) {
+      for (const V &x : toVector(v, r))
+        walk(x, depth + 1);
+      return;
+    }
+    if (v->kind == Kind::Int || v->kind == Kind::Bool) {
+      flat.push_back(v->kind == Kind::Int ? cast<IntV>(v).i : cast<BoolV>(v).b);
+      return;
+    }
+    if (v->kind == Kind::Float) {
+      floats = true;
+      return;
+    }
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(v, r, "an element of an array");
+    fail(r, "python-type",
+         fmt::format("an element of an array must be a number, got {}", typeName(*v)));
+  };
+  walk(data, 0);
+  if (floats && !given(dtype))
+    dt = ast::DType::F32;
+  auto a = std::make_shared<HostArrayV>(shape, dt);
+  if (ast::isInteger(dt) && !floats)
+    a->contents = std::move(flat);
+  return a;
+}
+
+// `array.reshape(d0, d1, ...)` or `array.reshape((d0, d1, ...))`: the same elements in
+// row-major order, one dimension may be -1.
+V Interp::reshapeArray(const HostArrayV &array, const Args &args, SourceRange r) {
+  if (!args.kw.empty() || args.pos.empty())
+    fail(r, "python-call",
+         "`.reshape` takes the new shape (keyword arguments such as `order` are not supported)");
+  V shapeV =
+      args.pos.size() == 1 && (args.pos[0]->kind == Kind::Tuple || args.pos[0]->kind == Kind::List)
+          ? args.pos[0]
+          : tuple(args.pos);
+  std::vector<int64_t> shape;
+  for (const V &d : toVector(shapeV, r))
+    shape.push_back(toIndex(d, r, "a dimension of `.reshape`"));
+  int64_t total = array.size();
+  int64_t known = 1, unknownAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && unknownAt < 0)
+      unknownAt = static_cast<int64_t>(i);
+    else if (shape[i] < 0)
+      raise("ValueError", "can only specify one unknown dimension", r);
+    else
+      known *= shape[i];
+  }
+  if (unknownAt >= 0 && known > 0 && total % known == 0)
+    shape[static_cast<size_t>(unknownAt)] = total / known;
+  int64_t product = 1;
+  for (int64_t d : shape)
+    product *= d;
+  if (product != total || (unknownAt >= 0 && known == 0))
+    raise("ValueError",
+          fmt::format("cannot reshape array of size {} into shape ({})", total,
+                      fmt::join(shape, ", ")),
+          r);
+  auto out = std::make_shared<HostArrayV>(shape, array.dtype, array.isStruct);
+  out->numpy = array.numpy;
+  out->contents = array.contents;
+  out->deviceContents = array.deviceContents;
+  return out;
+}
+
+namespace {
+
+const BuiltinFn &arrayReshape() {
+  static const BuiltinFn fn{"ndarray.reshape",
+                            +[](Interp &in, CallCtx &c) -> V {
+                              return in.reshapeArray(cast<HostArrayV>(c.self), c.args, c.range);
+                            },
+                            "", false};
+  return fn;
+}
+const BuiltinFn &arrayAstype() {
+  static const BuiltinFn fn{"ndarray.astype",
+                            +[](Interp &in, CallCtx &c) -> V {
+                              std::vector<V> a = c.bind(in, {"dtype"});
+                              const auto &arr = cast<HostArrayV>(c.self);
+                              auto out = std::make_shared<HostArrayV>(
+                                  arr.shape, in.dtypeArg(need(in, c, a, 0, "dtype"), c.range));
+                              out->numpy = arr.numpy;
+                              if (ast::isInteger(out->dtype) && ast::isInteger(arr.dtype)) {
+                                out->contents = arr.contents;
+                                out->deviceContents = arr.deviceContents;
+                              }
+                              return out;
+                            },
+                            "", false};
+  return fn;
+}
+
+V dtypeValue(std::optional<ast::DType> dt, std::string name) {
+  return makeApi(DTypeObj{dt, std::move(name)});
+}
+
+} // namespace
+
+V Interp::hostArrayAttr(const V &arr, const std::string &name, SourceRange r) {
+  const auto &a = cast<HostArrayV>(arr);
+  if (name == "shape") {
+    std::vector<V> dims;
+    for (int64_t d : a.shape)
+      dims.push_back(integer(d));
+    return tuple(std::move(dims));
+  }
+  if (name == "dtype")
+    return dtypeValue(a.dtype, std::string(ast::toString(a.dtype)) == "f32"    ? "float32"
+                               : std::string(ast::toString(a.dtype)) == "bf16" ? "bfloat16"
+                               : std::string(ast::toString(a.dtype)) == "f16"  ? "float16"
+                               : std::string(ast::toString(a.dtype)) == "i32"  ? "int32"
+                               : std::string(ast::toString(a.dtype)) == "i16"  ? "int16"
+                               : std::string(ast::toString(a.dtype)) == "i8"   ? "int8"
+                               : std::string(ast::toString(a.dtype)) == "u8"   ? "uint8"
+                                                                               : "uint32");
+  if (name == "ndim")
+    return integer(static_cast<int64_t>(a.shape.size()));
+  if (name == "size")
+    return integer(a.size());
+  if (name == "reshape")
+    return builtinValue(arrayReshape(), arr);
+  if (name == "astype")
+    return builtinValue(arrayAstype(), arr);
+  return opaque(fmt::format("`.{}` of an array (dkv keeps arrays as shapes)", name), r);
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes and calls of API objects
+//===----------------------------------------------------------------------===//
+
+V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r) {
+  if (auto *s = std::get_if<SuperObj>(&a.data)) {
+    // super(): the MRO of the object's class, after the class that called it.
+    ClassP cls =
+        s->self->kind == Kind::Class ? std::static_pointer_cast<ClassV>(s->self) : typeOf(s->self);
+    if (!cls)
+      return nullptr;
+    auto it = std::find(cls->mro.begin(), cls->mro.end(), s->start);
+    if (it == cls->mro.end())
+      raise("TypeError", "super(type, obj): obj must be an instance or subtype of type", r);
+    for (++it; it != cls->mro.end(); ++it)
+      if (V v = (*it)->dict->get(name)) {
+        if (v->kind == Kind::Function)
+          return std::make_shared<BoundMethodV>(s->self, v);
+        if (auto *b = dynCast<BuiltinV>(v))
+          return std::make_shared<BuiltinV>(b->fn, s->self);
+        if (auto *w = dynCast<WrapperV>(v)) {
+          if (w->w == WrapperV::W::ClassMethod)
+            return std::make_shared<BoundMethodV>(cls, w->fn);
+          if (w->w == WrapperV::W::StaticMethod)
+            return w->fn;
+          return call(w->fn, Args{{s->self}, {}}, r);
+        }
+        return v;
+      }
+    if (cls->opaqueBase)
+      return opaque(fmt::format("super().{} (the base class is not modelled)", name), r);
+    return nullptr;
+  }
+  if (auto *m = std::get_if<MeshObj>(&a.data)) {
+    if (name == "shape") {
+      auto d = std::make_shared<DictV>();
+      for (size_t i = 0; i < m->names.size(); ++i)
+        dictSet(d->table, string(m->names[i]), integer(m->sizes[i]), r);
+      return d;
+    }
+    if (name == "size")
+      return integer(m->devices());
+    if (name == "axis_names") {
+      std::vector<V> names;
+      for (const std::string &n : m->names)
+        names.push_back(string(n));
+      return tuple(std::move(names));
+    }
+    if (name == "axis_sizes") {
+      std::vector<V> sizes;
+      for (int64_t s : m->sizes)
+        sizes.push_back(integer(s));
+      return tuple(std::move(sizes));
+    }
+    if (name == "devices")
+      return makeApi(DeviceArrayObj{m->sizes});
+    return opaque(fmt::format("`.{}` of a mesh", name), r);
+  }
+  if (auto *t = std::get_if<TcMeshObj>(&a.data)) {
+    if (name == "num_cores")
+      return integer(t->cores);
+    if (name == "shape") {
+      auto d = std::make_shared<DictV>();
+      dictSet(d->table, string(t->axis), integer(t->cores), r);
+      return d;
+    }
+    if (name == "devices") {
+      std::vector<V> cores;
+      for (int64_t c = 0; c < t->cores; ++c)
+        cores.push_back(makeApi(DeviceObj{c}));
+      return list(std::move(cores));
+    }
+    return opaque(fmt::format("`.{}` of a TensorCore mesh", name), r);
+  }
+  if (auto *d = std::get_if<DeviceObj>(&a.data)) {
+    // The devices dkv models are TPU devices of no particular generation: the tutorial
+    // asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
+    if (name == "device_kind")
+      return string("TPU");
+    if (name == "platform")
+      return string("tpu");
+    if (name == "id")
+      return integer(d->id);
+    return opaque(fmt::format("`.{}` of a device (its TPU generation is not modelled)", name), r);
+  }
+  if (auto *d = std::get_if<DeviceArrayObj>(&a.data)) {
+    if (name == "shape") {
+      std::vector<V> dims;
+      for (int64_t x : d->shape)
+        dims.push_back(integer(x));
+      return tuple(std::move(dims));
+    }
+    if (name == "reshape") {
+      static const BuiltinFn fn{"ndarray.reshape",
+                                +[](Interp &in, CallCtx &c) -> V {
+                                  const auto &devs = *apiAs<DeviceArrayObj>(c.self);
+                                  HostArrayV tmp(devs.shape, ast::DType::I32);
+                                  V res = in.reshapeArray(tmp, c.args, c.range);
+                                  return makeApi(DeviceArrayObj{cast<HostArrayV>(res).shape});
+                                },
+                                "", false};
+      return builtinValue(fn, obj);
+    }
+    if (name == "size" || name == "ndim") {
+      int64_t n = 1;
+      for (int64_t x : d->shape)
+        n *= x;
+      return integer(name == "size" ? n : static_cast<int64_t>(d->shape.size()));
+    }
+    return opaque(fmt::format("`.{}` of an array of devices", name), r);
+  }
+  if (auto *d = std::get_if<DTypeObj>(&a.data)) {
+    if (name == "name")
+      return string(d->name);
+    if (name == "itemsize" && d->dtype)
+      return integer(ast::byteSize(*d->dtype));
+    return opaque(fmt::format("`.{}` of a dtype", name), r);
+  }
+  if (auto *p = std::get_if<PSpecObj>(&a.data)) {
+    (void)p;
+    if (const BuiltinFn *m = builtinMethod(tuple(std::get<PSpecObj>(a.data).entries), name))
+      return builtinValue(*m, tuple(std::get<PSpecObj>(a.data).entries));
+  }
+  if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
+      std::holds_alternative<PallasCallObj>(a.data))
+    return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
+                              "not modelled)",
+                              name),
+                  r);
+  if (auto *v = std::get_if<DictViewObj>(&a.data)) {
+    (void)v;
+    return nullptr;
+  }
+  return opaque(fmt::format("`.{}` of a {} object", name, apiTypeName(a)), r);
+}
+
+V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
+  if (auto *pc = std::get_if<PallasCallObj>(&a.data))
+    return callPallas(*pc, std::move(args), r);
+  if (auto *sm = std::get_if<ShardMapObj>(&a.data))
+    return callShardMap(*sm, std::move(args), r);
+  if (auto *pk = std::get_if<PlKernelObj>(&a.data))
+    return callPlKernel(*pk, std::move(args), r);
+  if (auto *j = std::get_if<JitObj>(&a.data))
+    return call(j->fn, std::move(args), r);
+  if (auto *w = std::get_if<WhenObj>(&a.data))
+    return callWhen(*w, std::move(args), r);
+  if (auto *l = std::get_if<LoopObj>(&a.data)) {
+    if (args.pos.size() != 1 || !args.kw.empty())
+      fail(r, "python-call", "pl.loop(...) decorates one function");
+    bool carried = l->init->kind != Kind::None;
+    return forLoop("pl.loop", l->lo, l->hi, args.pos[0], l->init, carried, r);
+  }
+  if (auto *s = std::get_if<SemTypeObj>(&a.data)) {
+    // pltpu.SemaphoreType.DMA((n,)): an array of semaphores.
+    return makeApi(SemArrayObj{s->kind, args.pos.empty() ? tuple({}) : args.pos[0]});
+  }
+  if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
+    // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
+    if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
+      unsupported(r, fmt::format("pltpu.{}(...) as a scratch shape", m->name));
+    CallCtx c;
+    c.args = args;
+    c.range = r;
+    static const BuiltinFn fn{"pltpu.VMEM", nullptr, "", false};
+    c.fn = &fn;
+    std::vector<V> b = c.bind(*this, {"shape", "dtype"});
+    if (!b[0] || !b[1])
+      raiseId("TypeError", "a scratch type takes a shape and a dtype", r);
+    return makeApi(ScratchObj{m->space, b[0], b[1]});
+  }
+  if (auto *d = std::get_if<DTypeObj>(&a.data)) {
+    // `jnp.int32(x)`: a scalar of that type; a kernel's per-device value keeps its value.
+    if (args.pos.size() != 1 || !args.kw.empty())
+      fail(r, "python-call", fmt::format("{}() takes one value", d->name));
+    const V &x = args.pos[0];
+    bool isInt = d->dtype && ast::isInteger(*d->dtype);
+    if (x->kind == Kind::Traced || x->kind == Kind::Opaque)
+      return x;
+    if (auto *h = dynCast<HostArrayV>(x)) {
+      if (!d->dtype)
+        return opaque(fmt::format("an array of dtype {}", d->name), r);
+      auto out = std::make_shared<HostArrayV>(h->shape, *d->dtype);
+      if (isInt && ast::isInteger(h->dtype))
+        out->contents = h->contents;
+      return out;
+    }
+    if (x->kind == Kind::Int || x->kind == Kind::Bool)
+      return isInt ? integer(x->kind == Kind::Int ? cast<IntV>(x).i : cast<BoolV>(x).b)
+                   : floating(static_cast<double>(x->kind == Kind::Int ? cast<IntV>(x).i
+                                                                       : cast<BoolV>(x).b));
+    if (auto *f = dynCast<FloatV>(x))
+      return isInt ? constructBuiltin(ClassRole::Int, Args{{x}, {}}, r) : floating(f->f);
+    return opaque(fmt::format("{}() of a {}", d->name, typeName(*x)), r);
+  }
+  if (std::holds_alternative<NamedScopeObj>(a.data)) {
+    // `@jax.named_scope("name")` on a function: the function itself.
+    if (args.pos.size() == 1 && args.kw.empty())
+      return args.pos[0];
+    raise("TypeError", "named_scope object takes a function as a decorator", r);
+  }
+  if (auto *d = std::get_if<DirectiveConstObj>(&a.data)) {
+    if (!d->anyArgs && (!args.pos.empty() || !args.kw.empty()))
+      fail(r, "python-call",
+           fmt::format("{}() takes no arguments ('# dkv: set {}()=VALUE')", d->name, d->name));
+    return d->value;
+  }
+  if (auto *s = std::get_if<SkipDecoratorObj>(&a.data)) {
+    if (args.pos.size() != 1)
+      raise("TypeError", "a skip decorator takes one function or class", r);
+    const V &target = args.pos[0];
+    if (s->skip) {
+      if (auto *f = dynCast<FunctionV>(target)) {
+        f->attrs->set("__unittest_skip__", boolean(true));
+        f->attrs->set("__unittest_skip_why__", string(s->reason));
+      } else if (auto *c = dynCast<ClassV>(target)) {
+        c->dict->set("__unittest_skip__", boolean(true));
+        c->dict->set("__unittest_skip_why__", string(s->reason));
+      }
+    }
+    return target;
+  }
+  if (auto *p = std::get_if<ParameterizedObj>(&a.data)) {
+    if (p->fn)
+      raise("RuntimeError",
+            "You appear to be running a parameterized test case without having inherited from "
+            "parameterized.TestCase.",
+            r);
+    if (args.pos.size() != 1 || !args.kw.empty())
+      raise("TypeError", "a parameterized decorator takes the test method", r);
+    ParameterizedObj out = *p;
+    out.fn = args.pos[0];
+    if (args.pos[0]->kind == Kind::Class)
+      unsupported(r, "parameterizing a whole test class (decorate its methods instead)");
+    // absl's names: `test_x_name` for a named case (no `_` when the name starts with one or
+    // the method does not start with `test_`), `test_x{index}` for the others.
+    std::string method;
+    if (auto *f = dynCast<FunctionV>(args.pos[0]))
+      method = f->name;
+    for (ParameterizedObj::Case &c : out.cases) {
+      bool named = c.absltestName == "named";
+      std::string sep =
+          named && method.rfind("test_", 0) == 0 && !c.label.empty() && c.label[0] != '_' ? "_"
+                                                                                          : "";
+      c.absltestName = method + sep + c.label;
+    }
+    return makeApi(std::move(out));
+  }
+  if (auto *at = std::get_if<AssertRaisesObj>(&a.data)) {
+    (void)at;
+    raise("TypeError", "'_AssertRaisesContext' object is not callable", r);
+  }
+  raise("TypeError", fmt::format("'{}' object is not callable", apiTypeName(a)), r);
+}
+
+//===----------------------------------------------------------------------===//
+// The rows
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &names) {
+  std::vector<V> axisNames =
+      names->kind == Kind::Str ? std::vector<V>{names} : in.toVector(names, c.range);
+  if (apiAs<PSpecObj>(names))
+    axisNames = apiAs<PSpecObj>(names)->entries; // Mesh(devices, P('x')): a tuple of names
+  if (axisNames.size() != shape.size())
+    in.raise("ValueError",
+             fmt::format("Mesh requires the ndim of its first argument ({}) to equal the length of "
+                         "its second argument ({})",
+                         shape.size(), axisNames.size()),
+             c.range);
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (n > in.options_.devices)
+    fail(c.range, "python-unknown-fact",
+         fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
+  MeshObj m;
+  m.sizes = shape;
+  for (const V &a : axisNames) {
+    if (a->kind == Kind::Opaque)
+      in.opaqueNeeded(a, c.range, "a mesh axis name");
+    auto *s = dynCast<StrV>(a);
+    if (!s)
+      fail(c.range, "python-type", "mesh axis names are strings");
+    m.names.push_back(s->s);
+  }
+  return makeApi(std::move(m));
+}
+
+V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
+
+} // namespace
+
+void registerHostJax(Registry &reg) {
+  auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &),
+                std::string construct = "") {
+    std::string shortName = names[0];
+    for (const auto &[prefix, alias] : std::vector<std::pair<std::string, std::string>>{
+             {"jax.experimental.pallas.tpu.", "pltpu."},
+             {"jax.experimental.pallas.", "pl."},
+             {"jax.numpy.", "jnp."},
+             {"jax.lax.", "lax."},
+             {"numpy.", "np."}})
+      if (shortName.rfind(prefix, 0) == 0) {
+        shortName = alias + shortName.substr(prefix.size());
+        break;
+      }
+    reg.addRow(
+        ApiRow{std::move(names), BuiltinFn{shortName, h, std::move(construct), false}, nullptr});
+  };
+  auto constant = [&](std::vector<std::string> names, V (*c)(Interp &)) {
+    reg.addRow(ApiRow{std::move(names), BuiltinFn{}, c});
+  };
+  for (const char *m :
+       {"jax", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.experimental",
+        "jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mesh_utils",
+        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing"})
+    reg.addModule(m);
+  reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
+
+  fn(
+      {"jax.device_count", "jax.local_device_count"},
+      +[](Interp &in, CallCtx &) -> V { return integer(in.options_.devices); });
+  fn(
+      {"jax.devices", "jax.local_devices"}, +[](Interp &in, CallCtx &) -> V {
+        std::vector<V> devs;
+        for (int64_t i = 0; i < in.options_.devices; ++i)
+          devs.push_back(makeApi(DeviceObj{i}));
+        return list(std::move(devs));
+      });
+  fn(
+      {"jax.experimental.mesh_utils.create_device_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(
+            in, {"mesh_shape", "devices", "contiguous_submeshes", "allow_split_physical_axes"});
+        std::vector<int64_t> shape =
+            in.shapeOf(need(in, c, a, 0, "mesh_shape"), c.range, "the device mesh shape");
+        int64_t n = 1;
+        for (int64_t d : shape)
+          n *= d;
+        if (n > in.options_.devices)
+          fail(c.range, "python-unknown-fact",
+               fmt::format("create_device_mesh({}) needs {} devices, and --devices is {}",
+                           fmt::join(shape, ", "), n, in.options_.devices));
+        return makeApi(DeviceArrayObj{shape});
+      });
+  fn(
+      {"jax.sharding.Mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"devices", "axis_names", "axis_types"});
+        V devs = need(in, c, a, 0, "devices");
+        std::vector<int64_t> shape;
+        if (auto *d = apiAs<DeviceArrayObj>(devs))
+          shape = d->shape;
+        else if (devs->kind == Kind::List || devs->kind == Kind::Tuple)
+          shape = {static_cast<int64_t>(in.toVector(devs, c.range).size())};
+        else if (devs->kind == Kind::Opaque)
+          in.opaqueNeeded(devs, c.range, "the devices of a mesh");
+        else
+          fail(c.range, "python-unknown-fact",
+               "Mesh(devices, ...): the devices must come from mesh_utils.create_device_mesh, "
+               "jax.devices() or np.array(jax.devices()).reshape(...)");
+        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"));
+      });
+  fn(
+      {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
+        std::vector<int64_t> shape =
+            in.shapeOf(need(in, c, a, 0, "axis_shapes"), c.range, "the mesh shape");
+        int64_t n = 1;
+        for (int64_t d : shape)
+          n *= d;
+        if (n != in.options_.devices)
+          fail(c.range, "python-unknown-fact",
+               fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
+        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"));
+      });
+  fn(
+      {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P"},
+      +[](Interp &, CallCtx &c) -> V { return makeApi(PSpecObj{c.args.pos}); });
+  fn(
+      {"jax.sharding.NamedSharding", "jax.NamedSharding"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh", "spec", "*", "memory_kind"});
+        return makeApi(NamedShardingObj{a[0], a[1]});
+      });
+  fn(
+      {"jax.device_put"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"x", "device", "*", "src", "donate", "may_alias"});
+        return need(in, c, a, 0, "x");
+      });
+  fn(
+      {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"x"});
+        return need(in, c, a, 0, "x");
+      });
+  fn(
+      {"jax.jit"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.empty()) {
+          // `functools.partial(jax.jit, static_argnames=...)` or `@jax.jit(...)` factories.
+          auto p = std::make_shared<PartialV>();
+          static const BuiltinFn self{"jax.jit",
+                                      +[](Interp &i2, CallCtx &c2) -> V {
+                                        if (c2.args.pos.empty())
+                                          i2.raiseId("TypeError", "jit() missing 'fun'", c2.range);
+                                        return makeApi(JitObj{c2.args.pos[0]});
+                                      },
+                                      "", false};
+          p->fn = builtinValue(self);
+          p->kw = c.args.kw;
+          return p;
+        }
+        if (c.args.pos.size() != 1)
+          in.raiseId("TypeError", "jit() takes 1 positional argument", c.range);
+        return makeApi(JitObj{c.args.pos[0]});
+      });
+  fn(
+      {"jax.random.key", "jax.random.PRNGKey"},
+      +[](Interp &in, CallCtx &c) -> V { return in.opaque("a random key", c.range); });
+  fn(
+      {"jax.random.uniform", "jax.random.normal"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "shape", "dtype", "minval", "maxval"});
+        if (!a[1])
+          fail(c.range, "python-unknown-fact",
+               fmt::format("{}: the shape is not given", c.fn->name));
+        return in.makeArray(in.shapeOf(a[1], c.range, "the array shape"),
+                            in.dtypeArg(a[2], c.range));
+      });
+  fn(
+      {"jax.ShapeDtypeStruct"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"shape", "dtype", "*", "sharding", "weak_type", "vma", "manual_axis_type"});
+        return in.makeArray(in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
+                            in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), true);
+      });
+  fn(
+      {"jax.numpy.array", "jax.numpy.asarray", "numpy.array", "numpy.asarray"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"object", "dtype", "*", "copy", "order", "ndmin"});
+        V out = in.knownArray(need(in, c, a, 0, "object"), a[1], c.range);
+        if (auto *h = dynCast<HostArrayV>(out);
+            h && c.fn->name.rfind("np.", 0) == 0 && !h->numpy && out != a[0]) {
+          h->numpy = true;
+        }
+        return out;
+      });
+  fn(
+      {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"start", "stop", "step", "dtype"});
+        V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
+        if (!stop)
+          in.raiseId("TypeError", "arange() missing required argument 'start'", c.range);
+        V step = a[2] ? a[2] : integer(1);
+        bool floats = false;
+        for (const V &v : {start, stop, step}) {
+          if (v->kind == Kind::Opaque)
+            in.opaqueNeeded(v, c.range, "the length of jnp.arange");
+          floats = floats || v->kind == Kind::Float;
+        }
+        int64_t n;
+        if (floats) {
+          auto f = [](const V &v) {
+            return v->kind == Kind::Float
+                       ? cast<FloatV>(v).f
+                       : static_cast<double>(v->kind == Kind::Int ? cast<IntV>(v).i
+                                                                  : cast<BoolV>(v).b);
+          };
+          double len = std::ceil((f(stop) - f(start)) / f(step));
+          n = len > 0 ? static_cast<int64_t>(len) : 0;
+        } else {
+          int64_t lo = in.toIndex(start, c.range, "jnp.arange"),
+                  hi = in.toIndex(stop, c.range, "jnp.arange");
+          int64_t st = in.toIndex(step, c.range, "jnp.arange");
+          if (st == 0)
+            in.raise("ZeroDivisionError", "division by zero", c.range);
+          n = std::max<int64_t>(0, (hi - lo + st + (st > 0 ? -1 : 1)) / st);
+        }
+        ast::DType dt = given(a[3]) ? in.dtypeArg(a[3], c.range)
+                        : floats    ? ast::DType::F32
+                                    : ast::DType::I32;
+        auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{n}, dt);
+        out->numpy = c.fn->name.rfind("np.", 0) == 0;
+        return out;
+      });
+  fn(
+      {"jax.experimental.shard_map.shard_map", "jax.shard_map"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"f", "*", "mesh", "in_specs", "out_specs", "check_rep",
+                                       "check_vma", "axis_names", "auto"});
+        if (!a[0]) {
+          // The decorator form: shard_map(mesh=..., ...)(f).
+          auto p = std::make_shared<PartialV>();
+          p->fn = builtinValue(*c.fn);
+          p->kw = c.args.kw;
+          return p;
+        }
+        return makeApi(ShardMapObj{a[0], a[1], a[2], a[3]});
+      });
+  // Positional mesh/in_specs/out_specs of the older shard_map.
+  fn(
+      {"jax.experimental.pallas.tpu.create_tensorcore_mesh",
+       "jax.experimental.pallas.tpu.TensorCoreMesh"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis_name", "devices", "num_cores"});
+        V axis = a[0];
+        if (!axis)
+          in.raiseId("TypeError", fmt::format("{}() missing 'axis_name'", c.fn->name), c.range);
+        if (axis->kind != Kind::Str)
+          unsupported(c.range, "a TensorCore mesh whose axis name is not a string");
+        if (given(a[1]))
+          unsupported(c.range, fmt::format("{}(devices=...): give num_cores=N", c.fn->name));
+        if (!given(a[2]))
+          fail(c.range, "python-unknown-fact",
+               fmt::format("{}: the number of TensorCores per chip is unknown to dkv (its devices "
+                           "are TPUs of no particular generation); pass num_cores=N",
+                           c.fn->name));
+        int64_t cores = in.toIndex(a[2], c.range, "num_cores");
+        if (cores < 1)
+          fail(c.range, "python-call", "num_cores must be at least 1");
+        return makeApi(TcMeshObj{cast<StrV>(axis).s, cores});
+      });
+  fn(
+      {"jax.experimental.pallas.core_map"}, +[](Interp &, CallCtx &c) -> V {
+        unsupported(c.range,
+                    "pl.core_map (a body that closes over refs made by jax.new_ref or "
+                    "pl.run_state): write the kernel with pl.kernel(body, out_type=..., "
+                    "mesh=pltpu.create_tensorcore_mesh(...), scratch_types=...), which dkv "
+                    "traces (docs/python.md \"TensorCores\")");
+      });
+  fn(
+      {"jax.experimental.pallas.kernel"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"body", "out_type", "*", "mesh", "scratch_types", "compiler_params",
+                        "interpret", "cost_estimate", "debug", "name", "metadata"});
+        V mesh = a[2];
+        if (!mesh)
+          in.raiseId("TypeError", "pl.kernel() missing 'mesh'", c.range);
+        if (!apiAs<TcMeshObj>(mesh))
+          unsupported(c.range,
+                      fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore "
+                                  "mesh (pltpu.create_tensorcore_mesh)",
+                                  typeName(*mesh)));
+        if (!given(a[0])) {
+          // The decorator factory: @pl.kernel(out_type=..., mesh=...) def body(...).
+          auto p = std::make_shared<PartialV>();
+          p->fn = builtinValue(*c.fn);
+          p->kw = c.args.kw;
+          for (size_t i = 1; i < c.args.pos.size(); ++i)
+            p->kw.emplace_back("out_type", c.args.pos[i]);
+          return p;
+        }
+        if (a[0]->kind == Kind::List || a[0]->kind == Kind::Tuple)
+          unsupported(c.range, "pl.kernel with several bodies and meshes (MPMD)");
+        return makeApi(PlKernelObj{a[0], a[1], a[2], a[3], a[4]});
+      });
+  fn(
+      {"jax.experimental.pallas.pallas_call"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"kernel", "out_shape", "*", "grid_spec", "grid", "in_specs", "out_specs",
+                        "scratch_shapes", "input_output_aliases", "compiler_params", "interpret",
+                        "debug", "name", "cost_estimate", "backend", "metadata"});
+        need(in, c, a, 0, "kernel");
+        need(in, c, a, 1, "out_shape");
+        if (a[7] && !(a[7]->kind == Kind::Dict && cast<DictV>(a[7]).table.size == 0))
+          unsupported(c.range, "pallas_call(input_output_aliases=...): aliased operands are not "
+                               "traced yet");
+        return makeApi(PallasCallObj{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]});
+      });
+  fn(
+      {"jax.experimental.pallas.tpu.PrefetchScalarGridSpec", "jax.experimental.pallas.GridSpec"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"num_scalar_prefetch", "grid", "in_specs", "out_specs", "scratch_shapes"});
+        GridSpecObj g{a[1], a[2], a[3], a[4], 0};
+        if (given(a[0])) {
+          g.numScalarPrefetch = in.toIndex(a[0], c.range, "num_scalar_prefetch");
+          if (g.numScalarPrefetch < 0)
+            fail(c.range, "python-call", "num_scalar_prefetch must not be negative");
+        }
+        return makeApi(std::move(g));
+      });
+  fn(
+      {"jax.experimental.pallas.BlockSpec"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"block_shape", "index_map", "*", "memory_space", "pipeline_mode"});
+        if (given(a[0]) || given(a[1]))
+          unsupported(c.range,
+                      "a BlockSpec with a block shape or index map (blocked operands); dkv "
+                      "traces whole operands: pl.BlockSpec(memory_space=...)");
+        BlockSpecObj b;
+        if (given(a[2])) {
+          auto *m = apiAs<MemSpaceObj>(a[2]);
+          if (!m)
+            unsupported(c.range, fmt::format("the memory space {}", typeName(*a[2])));
+          b.space = m->space;
+        }
+        return makeApi(b);
+      });
+  fn(
+      {"jax.experimental.pallas.tpu.CompilerParams",
+       "jax.experimental.pallas.tpu.TPUCompilerParams"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"dimension_semantics", "allow_input_fusion", "vmem_limit_bytes",
+                        "collective_id", "flags", "serialization_format",
+                        "internal_scratch_in_bytes", "disable_bounds_checks", "has_side_effects",
+                        "skip_device_barrier", "kernel_type"});
+        CompilerParamsObj p;
+        if (given(a[3]))
+          p.collectiveId = in.toIndex(a[3], c.range, "collective_id");
+        if (a[9])
+          p.skipDeviceBarrier = in.truth(a[9], c.range, "skip_device_barrier");
+        return makeApi(p);
+      });
+  fn(
+      {"jax.named_scope"}, +[](Interp &, CallCtx &) -> V { return makeApi(NamedScopeObj{}); });
+  fn(
+      {"jax.experimental.pallas.ds", "jax.experimental.pallas.dslice"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"start", "size", "stride"});
+        if (given(a[2]))
+          unsupported(c.range, "pl.ds with a stride");
+        return makeApi(DSliceObj{need(in, c, a, 0, "start"), need(in, c, a, 1, "size")});
+      });
+  fn(
+      {"jax.debug.print", "jax.experimental.pallas.debug_print"},
+      +[](Interp &, CallCtx &) -> V { return none(); });
+  fn(
+      {"jax.tree_util.Partial"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.empty())
+          in.raiseId("TypeError", "Partial() missing the function", c.range);
+        auto p = std::make_shared<PartialV>();
+        p->fn = c.args.pos[0];
+        p->pos.assign(c.args.pos.begin() + 1, c.args.pos.end());
+        p->kw = c.args.kw;
+        return p;
+      });
+  constant(
+      {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
+
+  // Memory spaces, semaphore types, device id types (aliases across JAX versions).
+  constant(
+      {"jax.experimental.pallas.tpu.ANY", "jax.experimental.pallas.ANY",
+       "jax.experimental.pallas.tpu.TPUMemorySpace.ANY",
+       "jax.experimental.pallas.tpu.MemorySpace.ANY", "jax.experimental.pallas.MemorySpace.ANY"},
+      +[](Interp &) { return memSpace(ast::MemSpace::Any, "ANY"); });
+  constant(
+      {"jax.experimental.pallas.tpu.VMEM", "jax.experimental.pallas.tpu.TPUMemorySpace.VMEM",
+       "jax.experimental.pallas.tpu.MemorySpace.VMEM"},
+      +[](Interp &) { return memSpace(ast::MemSpace::Vmem, "VMEM"); });
+  constant(
+      {"jax.experimental.pallas.tpu.SMEM", "jax.experimental.pallas.tpu.TPUMemorySpace.SMEM",
+       "jax.experimental.pallas.tpu.MemorySpace.SMEM"},
+      +[](Interp &) { return memSpace(ast::MemSpace::Smem, "SMEM"); });
+  constant(
+      {"jax.experimental.pallas.tpu.HBM", "jax.experimental.pallas.tpu.MemorySpace.HBM"},
+      +[](Interp &) { return memSpace(ast::MemSpace::Hbm, "HBM"); });
+  constant(
+      {"jax.experimental.pallas.tpu.SemaphoreType.DMA",
+       "jax.experimental.pallas.SemaphoreType.DMA"},
+      +[](Interp &) { return makeApi(SemTypeObj{ast::SemKind::Dma}); });
+  constant(
+      {"jax.experimental.pallas.tpu.SemaphoreType.REGULAR",
+       "jax.experimental.pallas.SemaphoreType.REGULAR"},
+      +[](Interp &) { return makeApi(SemTypeObj{ast::SemKind::Regular}); });
+  constant(
+      {"jax.experimental.pallas.tpu.DeviceIdType.MESH",
+       "jax.experimental.pallas.DeviceIdType.MESH"},
+      +[](Interp &) { return makeApi(DeviceIdTypeObj{false}); });
+  constant(
+      {"jax.experimental.pallas.tpu.DeviceIdType.LOGICAL",
+       "jax.experimental.pallas.DeviceIdType.LOGICAL"},
+      +[](Interp &) { return makeApi(DeviceIdTypeObj{true}); });
+  // Element types (jnp and np spellings); those dkv does not model are still values.
+  struct D {
+    const char *name;
+    std::optional<ast::DType> dt;
+  };
+  static const D dtypes[] = {
+      {"float32", ast::DType::F32}, {"bfloat16", ast::DType::BF16},  {"float16", ast::DType::F16},
+      {"int32", ast::DType::I32},   {"int16", ast::DType::I16},      {"int8", ast::DType::I8},
+      {"uint8", ast::DType::U8},    {"uint32", ast::DType::U32},     {"float64", std::nullopt},
+      {"int64", std::nullopt},      {"uint16", std::nullopt},        {"uint64", std::nullopt},
+      {"bool_", std::nullopt},      {"float8_e4m3fn", std::nullopt}, {"float8_e5m2", std::nullopt},
+      {"int4", std::nullopt}};
+  for (const D &d : dtypes) {
+    std::vector<std::string> names = {std::string("jax.numpy.") + d.name};
+    if (std::string(d.name) != "bfloat16" && std::string(d.name).rfind("float8", 0) != 0 &&
+        std::string(d.name) != "int4")
+      names.push_back(std::string("numpy.") + d.name);
+    // A constant's factory is a plain function pointer: one per dtype, by index.
+    reg.addRow(ApiRow{std::move(names), BuiltinFn{}, nullptr});
+  }
+}
+
+/// The value of a dtype constant (registered without a factory: DTypeObj by its name).
+V dtypeConstant(const std::string &qualified) {
+  std::string name = qualified.substr(qualified.rfind('.') + 1);
+  static const std::map<std::string, ast::DType> known = {
+      {"float32", ast::DType::F32}, {"bfloat16", ast::DType::BF16}, {"float16", ast::DType::F16},
+      {"int32", ast::DType::I32},   {"int16", ast::DType::I16},     {"int8", ast::DType::I8},
+      {"uint8", ast::DType::U8},    {"uint32", ast::DType::U32}};
+  auto it = known.find(name);
+  return makeApi(DTypeObj{it == known.end() ? std::nullopt : std::optional(it->second), name});
+}
+
+} // namespace dkv::pytrace

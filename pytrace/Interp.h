@@ -1,0 +1,442 @@
+// The tracer's interpreter: CPython's semantics over pyfront's AST (values, scopes,
+// calls, classes, exceptions, imports), with the Pallas / JAX API as a registry of rows
+// and the kernel being traced emitted as the kernel language's AST. Internal to
+// pytrace/; split by concern like clang's Sema: Interp.cpp (statements, expressions),
+// Objects.cpp (operators, attributes, items, equality, hashing), Builtins.cpp
+// (builtins and the methods of built-in types), Classes.cpp (classes, instances,
+// exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
+// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), Kernel.cpp
+// (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
+// discovery: test classes, parameterized cases).
+#pragma once
+
+#include "frontend/AST.h"
+#include "frontend/Sema.h"
+#include "pytrace/ApiObjects.h"
+#include "pytrace/Directives.h"
+#include "pytrace/Symtable.h"
+#include "pytrace/Tracer.h"
+#include "pytrace/Value.h"
+#include "support/Diagnostics.h"
+#include "support/Source.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dkv::pytrace {
+
+using support::SourceRange;
+
+/// A dkv error: the trace stops (an unsupported construct, an opaque value deciding the
+/// model, a budget). Never caught by the Python code being run.
+struct TraceError {
+  SourceRange range;
+  std::string id;
+  std::string message;
+  /// The chain of Python calls that led there, innermost first.
+  std::vector<std::pair<SourceRange, std::string>> notes;
+  size_t elided = 0; ///< calls beyond the first kMaxNotes, counted only
+  std::vector<std::pair<SourceRange, std::string>> extra; ///< other notes (origins)
+};
+constexpr size_t kMaxNotes = 8;
+[[noreturn]] void fail(SourceRange r, std::string id, std::string message);
+[[noreturn]] void unsupported(SourceRange r, const std::string &what);
+
+/// A Python exception in flight: `try`/`except` in the file may catch it; uncaught, it
+/// is a dkv error (its id by the exception's class, docs/diagnostics.md).
+struct PyRaise {
+  V exc; ///< an instance of a BaseException class
+  SourceRange range;
+  std::string id; ///< the diagnostic id when uncaught (empty: by the exception's class)
+  std::vector<std::pair<SourceRange, std::string>> notes;
+  size_t elided = 0;
+};
+
+/// Stops the run of an entry once the kernel it was asked for is traced.
+struct StopRun {};
+
+/// The arguments of a call of a BuiltinFn, with Python's binding to its parameters.
+struct CallCtx {
+  Args args;
+  SourceRange range;
+  V self; ///< the bound object of a method, or null
+  const struct BuiltinFn *fn = nullptr;
+  std::string hint; ///< the name the result is assigned to (`x = f(...)`), for lets
+
+  /// Binds the arguments to `names` as Python binds them to a signature (positional
+  /// then keyword, `*` marks keyword-only names); a keyword that is not a parameter is a
+  /// TypeError, as is a positional argument too many. Returns one value per name (null:
+  /// not given).
+  std::vector<V> bind(Interp &in, std::initializer_list<std::string_view> names) const;
+};
+
+/// One function of the registry: a Python builtin, a method of a built-in type, or an
+/// API function (docs/python.md "The Pallas API table").
+struct BuiltinFn {
+  BuiltinFn() = default;
+  BuiltinFn(std::string name, V (*handler)(Interp &, CallCtx &), std::string construct = "",
+            bool kernelOnly = false)
+      : name(std::move(name)), handler(handler), construct(std::move(construct)),
+        kernelOnly(kernelOnly) {}
+  std::string name; ///< the Python name, for messages ("len", "list.append", "pl.ds")
+  V (*handler)(Interp &, CallCtx &) = nullptr;
+  /// The kernel language's construct it becomes, for docs (empty: host only).
+  std::string construct;
+  /// Only meaningful inside a kernel (an error elsewhere).
+  bool kernelOnly = false;
+};
+
+/// One row of the API registry: the qualified Python names (the first is canonical,
+/// the others aliases across JAX versions and re-exporting modules), and either a
+/// function or a constant.
+struct ApiRow {
+  std::vector<std::string> names;
+  BuiltinFn fn;                      ///< a function (fn.handler set)
+  V (*constant)(Interp &) = nullptr; ///< or a constant's value (null: a dtype, by its name)
+};
+
+/// The registry: rows by name, the modules dkv models, their aliases.
+class Registry {
+public:
+  static const Registry &get();
+  /// The function or constant `qualified` (a canonical module path + "." + name), or null.
+  const ApiRow *find(const std::string &qualified) const;
+  /// The canonical path of a module dkv models (resolving aliases such as
+  /// `jax._src.shard_map`), or nullopt.
+  std::optional<std::string> module(const std::string &path) const;
+  bool isModule(const std::string &canonical) const { return modules_.count(canonical) != 0; }
+  void addRow(ApiRow row);
+  void addModule(std::string path, std::vector<std::string> aliases = {});
+  const std::vector<ApiRow> &rows() const { return rows_; }
+
+private:
+  std::vector<ApiRow> rows_;
+  std::map<std::string, size_t> byName_;
+  std::set<std::string> modules_;
+  std::map<std::string, std::string> moduleAliases_;
+};
+
+enum class Flow { Normal, Return, Break, Continue };
+
+/// One activation: a module's top level, a function call, a class body.
+struct Frame {
+  const ScopeInfo *scope = nullptr;
+  ModuleP globals;
+  /// A function's local variables (every name of scope->locals has a cell).
+  std::map<std::string, CellP> cells;
+  const std::map<std::string, CellP> *closure = nullptr;
+  NamespaceP classNs; ///< a class body's namespace
+  FunctionV *function = nullptr;
+  V firstArg; ///< the function's first argument (zero-argument super())
+  V ret;      ///< the value of `return`
+};
+
+/// A kernel the run traced.
+struct TracedKernel {
+  std::unique_ptr<ast::Module> module;
+  std::string name;
+};
+
+/// What one entry's run produced.
+struct EntryResult {
+  std::vector<TracedKernel> kernels;
+  std::optional<std::string> skipped; ///< the reason of a skipped test
+};
+
+class Interp {
+public:
+  Interp(const TraceOptions &options, support::SourceManager *sources);
+
+  //--- running --------------------------------------------------------------------
+  /// Runs the main module's top level (`file`, parsed as `module`).
+  void runMain(const py::Module &module, const support::SourceFile &file);
+  /// The entries after the top level: test methods (with their cases) of the module's
+  /// test classes, by id "Class::test_x[case]".
+  std::vector<std::string> testEntries();
+  /// Runs one entry: "" (nothing more: the top level ran), a test id, a function name,
+  /// or the call text of --call.
+  void runEntry(const std::string &entry);
+
+  TraceOptions options_;
+  support::SourceManager *sources_;
+  /// Kernels are traced (false: a pallas_call is evaluated, its body not traced).
+  bool traceKernels_ = true;
+  /// Stop the run (StopRun) when this many kernels are traced (0: never).
+  size_t stopAfter_ = 0;
+  /// Inside `with self.assertRaises(...)`: its kernels are kept until it ends.
+  int insideAssertRaises_ = 0;
+  EntryResult result_;
+
+  //--- statements and expressions (Interp.cpp) ---------------------------------
+  Flow execBody(const py::Body &body, Frame &f);
+  Flow exec(const py::Stmt &s, Frame &f);
+  V eval(const py::Expr &e, Frame &f);
+  V evalInner(const py::Expr &e, Frame &f);
+  void assign(const py::Expr &target, const V &v, Frame &f, SourceRange r);
+  void del(const py::Expr &target, Frame &f, SourceRange r);
+  V lookup(const std::string &id, Frame &f, SourceRange r);
+  void bind(const std::string &id, V v, Frame &f, SourceRange r);
+  void unbind(const std::string &id, Frame &f, SourceRange r);
+  V evalCall(const py::Call &c, Frame &f);
+  V makeFunction(const std::string &name, const void *node, const std::vector<py::Param> &params,
+                 const py::Body *body, const py::Expr *lambda, SourceRange range, Frame &f);
+  V comprehension(const py::Expr &e, Frame &f);
+  V comprehensionValue(const py::Expr &e, IterState &state);
+  Flow execTry(const py::Try &t, Frame &f);
+  Flow execWith(const py::With &w, size_t i, Frame &f);
+  Flow execMatch(const py::Match &m, Frame &f);
+  bool matchPattern(const py::Pattern &p, const V &v, Frame &f);
+  void execImport(const py::Stmt &s, Frame &f);
+  V classDef(const py::ClassDef &c, Frame &f);
+
+  //--- calls ------------------------------------------------------------------------
+  V call(const V &fn, Args args, SourceRange r);
+  V callFunction(FunctionV &fn, Args args, SourceRange r);
+  V callBuiltin(const BuiltinFn &fn, const V &self, Args args, SourceRange r);
+  /// Binds `args` to a function's parameters as CPython does (TypeErrors in its words).
+  void bindParams(FunctionV &fn, Args args, Frame &frame, SourceRange r);
+  int callDepth_ = 0;
+  std::string nameHint_;
+  uint32_t inlined_ = 0; ///< the helper call being traced (SourceLoc::inlined), 0: none
+
+  //--- objects (Objects.cpp) -----------------------------------------------------------
+  V binop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V inplace(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V unary(py::UnaryOpKind op, const V &v, SourceRange r);
+  V compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
+  /// `a == b` on concrete values (containers element by element, counted against the
+  /// comparison budget), or nullopt when one side is opaque or traced.
+  std::optional<bool> equal(const V &a, const V &b, SourceRange r);
+  /// `a < b` (and the other orders) on concrete values; TypeError otherwise.
+  bool less(const V &a, const V &b, SourceRange r);
+  bool truth(const V &v, SourceRange r, std::string_view what);
+  Hash hashOf(const V &v, SourceRange r);
+  V getAttr(const V &obj, const std::string &name, SourceRange r);
+  /// getattr that returns null instead of raising AttributeError.
+  V getAttrOpt(const V &obj, const std::string &name, SourceRange r);
+  void setAttr(const V &obj, const std::string &name, const V &value, SourceRange r);
+  void delAttr(const V &obj, const std::string &name, SourceRange r);
+  V getItem(const V &obj, const V &key, SourceRange r);
+  void setItem(const V &obj, const V &key, const V &value, SourceRange r);
+  void delItem(const V &obj, const V &key, SourceRange r);
+  int64_t toIndex(const V &v, SourceRange r, std::string_view what);
+  /// An iterator over `v` (CPython's iter()).
+  V iter(const V &v, SourceRange r);
+  /// The next item of an iterator, null at its end.
+  V next(const V &it, SourceRange r);
+  /// Every item of an iterable (a budget counts them).
+  std::vector<V> toVector(const V &v, SourceRange r);
+  /// Every item, a set's in any order: for consumers whose result does not depend on it.
+  std::vector<V> elementsOf(const V &v, SourceRange r);
+  std::optional<int64_t> lenOf(const V &v, SourceRange r);
+  /// repr(v) / str(v); nullopt when dkv does not know the text (an opaque str is made).
+  std::optional<std::string> repr(const V &v, SourceRange r);
+  std::optional<std::string> str(const V &v, SourceRange r);
+  // Dicts and sets.
+  V dictGet(const Table &t, const V &key, SourceRange r);
+  void dictSet(Table &t, const V &key, const V &value, SourceRange r);
+  bool dictDel(Table &t, const V &key, SourceRange r);
+  std::optional<size_t> tableFind(const Table &t, const V &key, Hash h, SourceRange r);
+  std::vector<V> tableKeys(const Table &t) const;
+  V newDict(const std::vector<std::pair<V, V>> &items, SourceRange r);
+
+  //--- classes and exceptions (Classes.cpp) --------------------------------------------
+  ClassP builtinClass(ClassRole role) const;
+  ClassP exceptionClass(const std::string &name) const;
+  ClassP typeOf(const V &v) const;
+  bool isSubclass(const ClassP &c, const ClassP &base) const;
+  bool isInstance(const V &v, const V &cls, SourceRange r);
+  V lookupClassAttr(const ClassP &c, const std::string &name) const;
+  V newInstance(const ClassP &c, Args args, SourceRange r);
+  V callClass(const ClassP &c, Args args, SourceRange r);
+  ClassP makeClass(std::string name, std::vector<ClassP> bases, ClassRole role,
+                   std::string module = "builtins");
+  /// Calls a built-in type (int(x), list(it), ...): Builtins.cpp.
+  V constructBuiltin(ClassRole role, Args args, SourceRange r);
+  /// The method `name` of a value of a built-in type (list.append, str.join, ...), or
+  /// null: Builtins.cpp.
+  const BuiltinFn *builtinMethod(const V &self, const std::string &name) const;
+  /// Classes of the API that isinstance knows (jax.Array, np.ndarray).
+  ClassP arrayClass_, ndarrayClass_;
+  /// The frames being run, innermost last (zero-argument super()).
+  std::vector<Frame *> frames_;
+  /// The exceptions being handled, innermost last (a bare `raise`).
+  std::vector<V> handling_;
+  [[noreturn]] void raise(const std::string &cls, const std::string &message, SourceRange r);
+  [[noreturn]] void raiseId(const std::string &cls, const std::string &message, SourceRange r);
+  V makeException(const ClassP &cls, Args args);
+  std::string exceptionText(const V &exc);
+  std::map<std::string, ClassP> builtinClasses_;
+  std::map<ClassRole, ClassP> roleClasses_;
+  void initClasses();
+
+  //--- opaque values ----------------------------------------------------------------
+  V opaque(std::string what, SourceRange r, const V &from = nullptr);
+  /// The source text of `r` when it is on one line and short (for messages), else "".
+  std::string snippet(SourceRange r) const;
+  /// `text` of `r` in backquotes, or `fallback`.
+  std::string quoted(SourceRange r, const std::string &fallback) const;
+  /// The error for an opaque value that decides what the model needs.
+  [[noreturn]] void opaqueNeeded(const V &v, SourceRange r, std::string_view what);
+  /// If `v` is opaque, the error; used where a concrete value is required.
+  void requireConcrete(const V &v, SourceRange r, std::string_view what);
+
+  //--- modules (Modules.cpp) ----------------------------------------------------------
+  /// `import name` (level 0) or a relative import from `from`: the module object (its
+  /// top-level package when `top`).
+  ModuleP importModule(const std::string &name, const ModuleP &from, unsigned level, SourceRange r);
+  ModuleP loadFromDisk(const std::string &name, const std::string &path, bool package,
+                       SourceRange r);
+  std::optional<std::pair<std::string, bool>> findOnDisk(const std::string &name) const;
+  ModuleP modelledModule(const std::string &canonical, const std::string &name);
+  V moduleAttr(const ModuleP &m, const std::string &name, SourceRange r);
+  std::map<std::string, ModuleP> modules_; ///< sys.modules
+  /// The value of each constant row, made once per run (two aliases give one object).
+  std::map<const ApiRow *, V> constants_;
+  /// unittest.TestCase's stand-in and its subclasses (Testing.cpp).
+  std::map<std::string, ClassP> testClasses_;
+  ClassP testCaseClass(const std::string &which);
+  std::vector<std::string> searchPath_;
+  std::vector<std::unique_ptr<py::Module>> parsedModules_;
+  std::map<const py::Module *, std::unique_ptr<Symtable>> symtables_;
+  const ScopeInfo &scopeOf(const void *node, const ModuleP &m);
+  std::map<const ModuleV *, const Symtable *> moduleSymtable_;
+  int importDepth_ = 0;
+  ModuleP main_;
+  NamespaceP builtins_;
+  void initBuiltins();
+
+  //--- budgets ----------------------------------------------------------------------
+  void step(SourceRange r);
+  void alloc(uint64_t units, SourceRange r);
+  void compareWork(SourceRange r);
+  uint64_t steps_ = 0, allocated_ = 0, compared_ = 0;
+  static constexpr uint64_t kMaxSteps = 1000000;
+  static constexpr uint64_t kMaxAlloc = uint64_t{1} << 23;   ///< elements and bytes built
+  static constexpr uint64_t kMaxCompare = uint64_t{1} << 24; ///< element comparisons
+  static constexpr int kMaxDepth = 1000;                     ///< CPython's default recursion limit
+
+  //--- the kernel being traced (Kernel.cpp, KernelApi.cpp) ----------------------------
+  bool inKernel_ = false;
+  std::vector<std::vector<ast::StmtPtr> *> blocks_;
+  std::set<std::string> used_;
+  uint64_t emitted_ = 0; ///< statements that may write a ref
+  uint64_t kernelStmts_ = 0;
+  static constexpr uint64_t kMaxKernelStmts = 20000;
+  V mesh_;   ///< the mesh of the enclosing shard_map (MeshObj)
+  V tcMesh_; ///< the TensorCore mesh of the pl.kernel being traced, or null
+  std::vector<int64_t> grid_;
+  bool hasCollective_ = false;
+  bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
+  std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`
+
+  std::string fresh(std::string base);
+  void emit(ast::StmtPtr s, bool writes = true);
+  V letTraced(const V &v, const std::string &hint, SourceRange r);
+  [[noreturn]] void tracedBool(const TracedV &v, SourceRange r, std::string_view what);
+  [[noreturn]] void tracedIndex(const TracedV &v, SourceRange r, std::string_view what);
+  TE intTE(const V &v, SourceRange r, std::string_view what);
+  TE condTE(const V &v, SourceRange r);
+  V valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
+  V view(const V &base, const std::vector<V> &items, SourceRange r);
+  std::vector<V> indexItems(const V &key);
+  TE refTE(const RefV &ref, SourceRange r);
+  void store(const V &ref, const V &key, const V &value, bool accumulate, SourceRange r,
+             SourceRange indexRange);
+  V refAttr(const V &ref, const std::string &name, SourceRange r);
+  V tableRead(const V &table, const std::vector<V> &items, SourceRange r);
+  V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
+                 std::optional<int64_t> axis, SourceRange r, std::string_view api);
+  V forLoop(const std::string &api, const V &lo, const V &hi, const V &body, const V &init,
+            bool withCarry, SourceRange r);
+  V condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops, SourceRange r);
+  V callShardMap(const ShardMapObj &sm, Args args, SourceRange r);
+  V callPallas(const PallasCallObj &pc, Args args, SourceRange r);
+  V callPlKernel(const PlKernelObj &pk, Args args, SourceRange r);
+  V callWhen(const WhenObj &w, Args args, SourceRange r);
+  TE deviceTE(const V &id, const V &type, SourceRange r);
+  std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
+                                         ast::Storage storage, V &bound);
+  struct CompilerParams {
+    int64_t collective = -1;
+    bool skipBarrier = false;
+  };
+  CompilerParams compilerParams(const V &cp, SourceRange r);
+  V paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr, ast::Direction dir,
+                ast::MemSpace space, std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
+  void beginKernel();
+  void finishKernel(const FunctionV &kf, SourceRange r,
+                    std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
+                    std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
+                    int64_t collective, bool skipBarrier);
+  /// The kernel function of a pallas_call / pl.kernel (a Python function, or a
+  /// functools.partial of one whose bound arguments are passed along).
+  struct KernelFn {
+    FunctionV *fn = nullptr;
+    Args bound;
+  };
+  KernelFn kernelFunction(const V &k, SourceRange r, std::string_view api);
+
+  //--- host JAX (HostJax.cpp) -------------------------------------------------------
+  V makeArray(std::vector<int64_t> shape, ast::DType dtype, bool isStruct = false);
+  std::vector<int64_t> shapeOf(const V &v, SourceRange r, std::string_view what);
+  ast::DType dtypeArg(const V &v, SourceRange r);
+  V knownArray(const V &data, const V &dtype, SourceRange r);
+  V reshapeArray(const HostArrayV &a, const Args &args, SourceRange r);
+  V hostArrayAttr(const V &arr, const std::string &name, SourceRange r);
+  V apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r);
+  V callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r);
+
+  //--- tables (Tables.cpp) ----------------------------------------------------------
+  void shardContents(const HostArrayV &global, HostArrayV &local, const PSpecObj &spec,
+                     const MeshObj &mesh, SourceRange r);
+  void makeTable(ast::BufferDecl &decl, const HostArrayV &arr, const std::vector<int64_t> &shape,
+                 SourceRange r, bool scalarPrefetch);
+
+  //--- directives -------------------------------------------------------------------
+  void applySets();
+  void traceEntryDirective(const Entry &entry);
+  std::string kernelCandidates() const;
+
+  //--- entries (Entries.cpp) ----------------------------------------------------------
+  struct TestCaseRef {
+    ClassP cls;
+    std::string method;     ///< the method's name in the class
+    std::string id;         ///< "Class::test_x[case]"
+    std::string absltestId; ///< "Class::test_x_case" (absl's generated name)
+    std::optional<ParameterizedObj::Case> params;
+  };
+  std::vector<TestCaseRef> collectTests();
+  void runTest(const TestCaseRef &t);
+  std::optional<std::string> skipReasonOf(const V &fnOrClass, SourceRange r);
+};
+
+//--- helpers shared by the files of the interpreter ------------------------------------
+V none();
+V boolean(bool b);
+V integer(int64_t i);
+V floating(double f);
+V string(std::string s);
+V tuple(std::vector<V> items);
+V list(std::vector<V> items);
+V ellipsis();
+V builtinValue(const BuiltinFn &fn, V self = nullptr);
+/// CPython's repr of a float.
+std::string floatRepr(double f);
+/// A constant's value for `# dkv: set` (pytrace/Directives.h).
+V literalValue(const Literal &l);
+/// The value of a dtype constant of the registry (`jnp.float32`: a DTypeObj by its name).
+V dtypeConstant(const std::string &qualified);
+/// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
+const BuiltinFn *kernelMethod(const V &self, const std::string &name);
+
+} // namespace dkv::pytrace

@@ -1,0 +1,706 @@
+// Tracing a kernel: shard_map's division of operands, pallas_call's and pl.kernel's
+// operands, outputs and scratch as the kernel's parameters, the kernel function run once
+// with them (its statements emitted as the kernel language's), and the `# dkv: entry`
+// directive that stands for a call site (docs/python.md "Tracing", "Directives").
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dkv::pytrace {
+
+Interp::KernelFn Interp::kernelFunction(const V &k, SourceRange r, std::string_view api) {
+  KernelFn out;
+  V fn = k;
+  // functools.partial(kernel, axis_name=..., mesh=...): the bound arguments go with the refs.
+  while (auto *p = dynCast<PartialV>(fn)) {
+    out.bound.pos.insert(out.bound.pos.begin(), p->pos.begin(), p->pos.end());
+    for (const auto &kv : p->kw)
+      out.bound.kw.push_back(kv);
+    fn = p->fn;
+  }
+  if (auto *j = apiAs<JitObj>(fn))
+    fn = j->fn;
+  out.fn = dynCast<FunctionV>(fn);
+  if (!out.fn) {
+    if (fn->kind == Kind::Opaque)
+      opaqueNeeded(fn, r, fmt::format("the kernel function of {}", api));
+    unsupported(
+        r, fmt::format("a {} kernel that is not a Python function (got {})", api, typeName(*fn)));
+  }
+  return out;
+}
+
+V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
+  auto *mesh = apiAs<MeshObj>(sm.mesh);
+  if (!mesh) {
+    if (sm.mesh && sm.mesh->kind == Kind::Opaque)
+      opaqueNeeded(sm.mesh, r, "the mesh of shard_map");
+    fail(r, "python-unknown-fact",
+         "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
+         "built in this file)");
+  }
+  if (!sm.inSpecs)
+    fail(r, "python-unknown-fact", "shard_map: in_specs is not given");
+  if (!args.kw.empty())
+    unsupported(r, "keyword arguments to a shard_map'ed function");
+  std::vector<V> local;
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    V arr = args.pos[i];
+    if (arr->kind == Kind::List || arr->kind == Kind::Tuple)
+      arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
+    auto *a = dynCast<HostArrayV>(arr);
+    if (!a) {
+      if (arr->kind == Kind::Opaque)
+        opaqueNeeded(arr, r, fmt::format("shard_map argument {} (its shape and dtype)", i + 1));
+      fail(r, "python-unknown-fact",
+           fmt::format("shard_map argument {}: its shape and dtype are unknown (got {}); pass an "
+                       "array made in this file (jax.random.uniform, jnp.zeros, ...)",
+                       i + 1, typeName(*arr)));
+    }
+    V spec = sm.inSpecs;
+    if (sm.inSpecs->kind == Kind::Tuple || sm.inSpecs->kind == Kind::List) {
+      std::vector<V> specs = toVector(sm.inSpecs, r);
+      if (i >= specs.size())
+        fail(r, "python-call", "shard_map: fewer in_specs than arguments");
+      spec = specs[i];
+    }
+    auto *ps = apiAs<PSpecObj>(spec);
+    if (!ps)
+      fail(r, "python-unknown-fact", "shard_map: an in_spec is not a PartitionSpec");
+    std::vector<int64_t> shape = a->shape;
+    if (ps->entries.size() > shape.size())
+      fail(r, "python-call", "shard_map: the PartitionSpec has more entries than the array dims");
+    for (size_t d = 0; d < ps->entries.size(); ++d) {
+      const V &entry = ps->entries[d];
+      if (entry->kind == Kind::None)
+        continue;
+      std::vector<V> axes = entry->kind == Kind::Str ? std::vector<V>{entry} : toVector(entry, r);
+      for (const V &ax : axes) {
+        auto *axName = dynCast<StrV>(ax);
+        if (!axName)
+          fail(r, "python-type", "a PartitionSpec entry names mesh axes");
+        int64_t size = -1;
+        for (size_t j = 0; j < mesh->names.size(); ++j)
+          if (mesh->names[j] == axName->s)
+            size = mesh->sizes[j];
+        if (size < 0)
+          fail(r, "python-call", fmt::format("shard_map: '{}' is not a mesh axis", axName->s));
+        if (shape[d] % size != 0)
+          fail(r, "python-call",
+               fmt::format("shard_map: dimension {} of size {} does not divide over axis '{}' of "
+                           "size {}",
+                           d, shape[d], axName->s, size));
+        shape[d] /= size;
+      }
+    }
+    auto l = std::make_shared<HostArrayV>(shape, a->dtype, a->isStruct);
+    shardContents(*a, *l, *ps, *mesh, r);
+    local.push_back(l);
+  }
+  V saved = mesh_;
+  mesh_ = sm.mesh;
+  V out;
+  try {
+    out = call(sm.f, Args{local, {}}, r);
+  } catch (...) {
+    mesh_ = saved;
+    throw;
+  }
+  mesh_ = saved;
+  // The result outside: each per-device output concatenated along the dimensions its
+  // out_spec names (their shapes; the data is not computed).
+  auto global = [&](const V &v, const V &spec) -> V {
+    auto *a = dynCast<HostArrayV>(v);
+    auto *ps = spec ? apiAs<PSpecObj>(spec) : nullptr;
+    if (!a || !ps || ps->entries.size() > a->shape.size())
+      return opaque("the result of a shard_map'ed function (dkv knows its per-device shape)", r);
+    std::vector<int64_t> shape = a->shape;
+    for (size_t d = 0; d < ps->entries.size(); ++d) {
+      const V &entry = ps->entries[d];
+      if (entry->kind == Kind::None)
+        continue;
+      for (const V &ax : entry->kind == Kind::Str ? std::vector<V>{entry} : toVector(entry, r)) {
+        auto *name = dynCast<StrV>(ax);
+        if (!name)
+          return opaque("the result of a shard_map'ed function", r);
+        for (size_t j = 0; j < mesh->names.size(); ++j)
+          if (mesh->names[j] == name->s)
+            shape[d] *= mesh->sizes[j];
+      }
+    }
+    return std::make_shared<HostArrayV>(shape, a->dtype);
+  };
+  if (out->kind == Kind::Tuple || out->kind == Kind::List) {
+    std::vector<V> items = toVector(out, r);
+    std::vector<V> specs;
+    if (sm.outSpecs && (sm.outSpecs->kind == Kind::Tuple || sm.outSpecs->kind == Kind::List))
+      specs = toVector(sm.outSpecs, r);
+    std::vector<V> res;
+    for (size_t i = 0; i < items.size(); ++i)
+      res.push_back(global(items[i], i < specs.size() ? specs[i] : sm.outSpecs));
+    return out->kind == Kind::Tuple ? tuple(std::move(res)) : list(std::move(res));
+  }
+  return global(out, sm.outSpecs);
+}
+
+namespace {
+
+// The leaves of a pytree of specs (tuples, lists and dicts of scratch types).
+void leaves(Interp &in, const V &v, std::vector<V> &out, SourceRange r) {
+  if (v->kind == Kind::Tuple || v->kind == Kind::List) {
+    for (const V &x : in.toVector(v, r))
+      leaves(in, x, out, r);
+    return;
+  }
+  if (auto *d = dynCast<DictV>(v)) {
+    for (const Table::Entry &e : d->table.entries)
+      if (e.live)
+        leaves(in, e.value, out, r);
+    return;
+  }
+  out.push_back(v);
+}
+
+} // namespace
+
+V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
+  if (!mesh_)
+    fail(r, "python-unknown-fact",
+         "pl.pallas_call is called outside a shard_map: dkv takes the mesh of the devices from "
+         "the enclosing shard_map(..., mesh=...)");
+  if (inKernel_)
+    unsupported(r, "a pallas_call inside a kernel");
+  KernelFn kfn = kernelFunction(pc.kernel, r, "pallas_call");
+  const FunctionV &kf = *kfn.fn;
+  auto given = [](const V &v) { return v && v->kind != Kind::None ? v : nullptr; };
+  GridSpecObj *gridSpec = nullptr;
+  if (given(pc.gridSpec)) {
+    gridSpec = apiAs<GridSpecObj>(pc.gridSpec);
+    if (!gridSpec)
+      fail(r, "python-type", "grid_spec must be a pltpu.PrefetchScalarGridSpec or pl.GridSpec");
+  }
+  auto field = [&](V GridSpecObj::*gs, const V &direct) -> V {
+    if (gridSpec && given(gridSpec->*gs))
+      return gridSpec->*gs;
+    return given(direct);
+  };
+  std::vector<int64_t> grid;
+  if (V g = field(&GridSpecObj::grid, pc.grid))
+    grid = shapeOf(g, r, "the grid");
+  const CompilerParams cparams = compilerParams(given(pc.compilerParams), r);
+  // Outputs.
+  std::vector<V> outs;
+  V outShape = pc.outShape;
+  bool outTuple = outShape->kind == Kind::Tuple || outShape->kind == Kind::List;
+  for (const V &o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
+    if (!dynCast<HostArrayV>(o)) {
+      if (o->kind == Kind::Opaque)
+        opaqueNeeded(o, r, "a pallas_call out_shape");
+      fail(r, "python-unknown-fact",
+           fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct or an array, got {}",
+                       typeName(*o)));
+    }
+    outs.push_back(o);
+  }
+  auto result = [&]() -> V { return outTuple ? tuple(outs) : outs[0]; };
+  // With an entry directive, the directive's facts replace the call site's: the call is
+  // evaluated (its arguments must still be supported) but not traced; likewise for a
+  // pallas_call that is not the instance being traced.
+  if (entryMode_ || !traceKernels_)
+    return result();
+  auto specs = [&](V GridSpecObj::*gs, const V &direct, size_t n, const char *what) {
+    std::vector<V> out(n, nullptr);
+    V s = field(gs, direct);
+    if (!s)
+      return out;
+    if (s->kind == Kind::Tuple || s->kind == Kind::List) {
+      std::vector<V> items = toVector(s, r);
+      if (items.size() != n)
+        fail(r, "python-call",
+             fmt::format("pallas_call {}: {} specs for {} operands", what, items.size(), n));
+      return items;
+    }
+    return std::vector<V>(n, s);
+  };
+  // Scalar prefetch: the first num_scalar_prefetch operands are SMEM tables, before the
+  // operands that in_specs describe.
+  size_t prefetch = gridSpec ? static_cast<size_t>(gridSpec->numScalarPrefetch) : 0;
+  if (prefetch > args.pos.size())
+    fail(r, "python-call",
+         fmt::format("pallas_call: num_scalar_prefetch={} but only {} operands are passed",
+                     prefetch, args.pos.size()));
+  for (V &a : args.pos)
+    if (a->kind == Kind::List || a->kind == Kind::Tuple)
+      a = knownArray(a, nullptr, r); // a Python list of ints: a table's values
+  std::vector<V> inSpecs =
+      specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
+  std::vector<V> outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
+  std::vector<V> scratch;
+  if (V s = field(&GridSpecObj::scratchShapes, pc.scratchShapes))
+    scratch = toVector(s, r);
+  const auto &params = *kf.params;
+  size_t total = args.pos.size() + outs.size() + scratch.size();
+  size_t positional = 0;
+  bool varargs = false;
+  for (const py::Param &p : params) {
+    if (p.kind == py::ParamKind::Positional || p.kind == py::ParamKind::PositionalOnly)
+      ++positional;
+    else if (p.kind == py::ParamKind::VarArgs)
+      varargs = true;
+  }
+  size_t boundPos = kfn.bound.pos.size();
+  size_t free = positional >= boundPos ? positional - boundPos : 0;
+  // Keyword-only parameters must come from the partial; positional ones left over keep
+  // their defaults.
+  size_t required = 0;
+  for (size_t i = boundPos; i < params.size(); ++i)
+    if ((params[i].kind == py::ParamKind::Positional ||
+         params[i].kind == py::ParamKind::PositionalOnly) &&
+        !kf.defaults[i])
+      ++required;
+  if ((!varargs && (total > free || total < required)) || (varargs && total < required))
+    fail(kf.range, "python-call",
+         fmt::format("the kernel {}() takes {} refs, and pallas_call passes {} ({} inputs, {} "
+                     "outputs, {} scratch)",
+                     kf.name, free, total, args.pos.size(), outs.size(), scratch.size()));
+  auto paramName = [&](size_t i) {
+    size_t p = i + boundPos;
+    if (p < params.size() && params[p].kind != py::ParamKind::VarArgs &&
+        params[p].kind != py::ParamKind::KeywordOnly &&
+        params[p].kind != py::ParamKind::VarKeywords)
+      return params[p].name;
+    std::string base = "ref";
+    for (const py::Param &q : params)
+      if (q.kind == py::ParamKind::VarArgs)
+        base = q.name;
+    return fmt::format("{}_{}", base, i);
+  };
+  auto paramRange = [&](size_t i) {
+    size_t p = i + boundPos;
+    return p < params.size() ? params[p].range : kf.range;
+  };
+
+  grid_ = grid;
+  hasCollective_ = cparams.collective >= 0;
+  beginKernel();
+  std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  Args kargs = kfn.bound;
+  size_t idx = 0;
+  auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch) {
+    const auto &arr = cast<HostArrayV>(arrV);
+    ast::MemSpace space = scalarPrefetch ? ast::MemSpace::Smem : ast::MemSpace::Vmem;
+    if (spec) {
+      auto *bs = apiAs<BlockSpecObj>(spec);
+      if (!bs)
+        fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
+      if (bs->space)
+        space = *bs->space;
+    }
+    SourceRange pr = paramRange(idx);
+    V ref = paramBuffer(arr, fresh(paramName(idx)), pr, dir, space, bufs);
+    auto &rv = static_cast<RefV &>(*ref);
+    if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
+        (ast::isInteger(rv.dtype) || scalarPrefetch)) {
+      makeTable(*bufs.back(), arr, rv.dims, pr, scalarPrefetch);
+      rv.table = true;
+    }
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
+    ++idx;
+  };
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    if (!dynCast<HostArrayV>(args.pos[i])) {
+      if (args.pos[i]->kind == Kind::Opaque)
+        opaqueNeeded(args.pos[i], r,
+                     fmt::format("pallas_call operand {} (its shape and dtype)", i + 1));
+      fail(r, "python-unknown-fact",
+           fmt::format("pallas_call operand {}: its shape and dtype are unknown (got {})", i + 1,
+                       typeName(*args.pos[i])));
+    }
+    addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
+              i < prefetch);
+  }
+  for (size_t i = 0; i < outs.size(); ++i)
+    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
+  std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
+  for (const V &s : scratch) {
+    std::vector<V> parts;
+    leaves(*this, s, parts, r);
+    bool tree = s->kind == Kind::Tuple || s->kind == Kind::List || s->kind == Kind::Dict;
+    std::vector<V> bounds;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      V bound;
+      std::string base = paramName(idx);
+      scratchDecls.push_back(scratchDecl(parts[k],
+                                         fresh(tree ? fmt::format("{}_{}", base, k) : base),
+                                         paramRange(idx), ast::Storage::Scratch, bound));
+      bounds.push_back(bound);
+    }
+    V arg;
+    if (!tree) {
+      arg = bounds[0];
+    } else {
+      // Rebuild the pytree with the refs at its leaves.
+      size_t next = 0;
+      std::function<V(const V &)> rebuild = [&](const V &v) -> V {
+        if (v->kind == Kind::Tuple || v->kind == Kind::List) {
+          std::vector<V> items;
+          for (const V &x : toVector(v, r))
+            items.push_back(rebuild(x));
+          return v->kind == Kind::Tuple ? tuple(std::move(items)) : list(std::move(items));
+        }
+        if (auto *d = dynCast<DictV>(v)) {
+          auto out = std::make_shared<DictV>();
+          for (const Table::Entry &e : d->table.entries)
+            if (e.live)
+              dictSet(out->table, e.key, rebuild(e.value), r);
+          return out;
+        }
+        return bounds[next++];
+      };
+      arg = rebuild(s);
+    }
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), arg);
+    ++idx;
+  }
+  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+               cparams.collective, cparams.skipBarrier);
+  return result();
+}
+
+// pl.kernel(body, out_type=..., mesh=tc_mesh, scratch_types=..., compiler_params=...)
+// called on arrays inside a shard_map (jax/_src/pallas/helpers.py `kernel`, which runs
+// mpmd_map over the mesh): the body runs once on every core of every device, with the
+// refs of the inputs, then of the outputs, then the scratch, in that order; operands are
+// in the TensorCore mesh's default memory space, ANY. It becomes a kernel over
+// `tensorcore_mesh` (docs/language.md "TensorCores").
+V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
+  if (!mesh_)
+    fail(r, "python-unknown-fact",
+         "pl.kernel is called outside a shard_map: dkv takes the mesh of the devices from the "
+         "enclosing shard_map(..., mesh=...)");
+  if (inKernel_)
+    unsupported(r, "a pl.kernel inside a kernel");
+  KernelFn kfn = kernelFunction(pk.body, r, "pl.kernel");
+  const FunctionV &kf = *kfn.fn;
+  auto given = [](const V &v) { return v && v->kind != Kind::None ? v : nullptr; };
+  const CompilerParams cparams = compilerParams(given(pk.compilerParams), r);
+  if (!args.kw.empty())
+    unsupported(r, "keyword arguments to a pl.kernel");
+  std::vector<V> outs;
+  V outType = given(pk.outType);
+  const bool outSeq = outType && (outType->kind == Kind::Tuple || outType->kind == Kind::List);
+  if (outType)
+    for (const V &o : outSeq ? toVector(outType, r) : std::vector<V>{outType}) {
+      if (!dynCast<HostArrayV>(o))
+        fail(r, "python-unknown-fact",
+             fmt::format("pl.kernel out_type: expected jax.ShapeDtypeStruct or an array, got {}",
+                         typeName(*o)));
+      outs.push_back(o);
+    }
+  auto result = [&]() -> V { return outSeq ? tuple(outs) : outs.empty() ? none() : outs[0]; };
+  if (entryMode_ || !traceKernels_)
+    return result();
+  std::vector<V> scratch;
+  if (V st = given(pk.scratchTypes)) {
+    if (st->kind == Kind::Dict)
+      unsupported(r, "pl.kernel scratch_types given as a dict (keyword refs)");
+    scratch = toVector(st, r);
+  }
+  const auto &params = *kf.params;
+  size_t total = args.pos.size() + outs.size() + scratch.size();
+  for (const py::Param &p : params)
+    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly)
+      unsupported(p.range, "keyword-only or variadic parameters of a pl.kernel body");
+  if (params.size() != total + kfn.bound.pos.size())
+    fail(kf.range, "python-call",
+         fmt::format("the kernel {}() takes {} refs, and pl.kernel passes {} ({} inputs, {} "
+                     "outputs, {} scratch)",
+                     kf.name, params.size(), total, args.pos.size(), outs.size(), scratch.size()));
+  grid_.clear();
+  hasCollective_ = cparams.collective >= 0;
+  tcMesh_ = pk.mesh;
+  beginKernel();
+  std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  Args kargs = kfn.bound;
+  size_t idx = kfn.bound.pos.size();
+  auto addBuffer = [&](const V &arr, ast::Direction dir) {
+    if (!dynCast<HostArrayV>(arr))
+      unsupported(r, fmt::format("pl.kernel operand {} of type {} (a pytree of operands is not "
+                                 "supported; pass arrays)",
+                                 idx + 1, typeName(*arr)));
+    kargs.pos.push_back(paramBuffer(cast<HostArrayV>(arr), fresh(params[idx].name),
+                                    params[idx].range, dir, ast::MemSpace::Any, bufs));
+    ++idx;
+  };
+  for (const V &a : args.pos)
+    addBuffer(a, ast::Direction::In);
+  for (const V &o : outs)
+    addBuffer(o, ast::Direction::Out);
+  std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
+  for (const V &sc : scratch) {
+    V bound;
+    scratchDecls.push_back(
+        scratchDecl(sc, fresh(params[idx].name), params[idx].range, ast::Storage::Scratch, bound));
+    kargs.pos.push_back(bound);
+    ++idx;
+  }
+  try {
+    finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+                 cparams.collective, cparams.skipBarrier);
+  } catch (...) {
+    tcMesh_ = nullptr;
+    throw;
+  }
+  tcMesh_ = nullptr;
+  return result();
+}
+
+Interp::CompilerParams Interp::compilerParams(const V &cp, SourceRange r) {
+  CompilerParams out;
+  if (!cp)
+    return out;
+  auto *p = apiAs<CompilerParamsObj>(cp);
+  if (!p)
+    unsupported(r, "compiler_params other than pltpu.CompilerParams(...)");
+  if (p->collectiveId)
+    out.collective = *p->collectiveId;
+  out.skipBarrier = p->skipDeviceBarrier;
+  return out;
+}
+
+V Interp::paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr,
+                      ast::Direction dir, ast::MemSpace space,
+                      std::vector<std::unique_ptr<ast::BufferDecl>> &bufs) {
+  std::vector<ast::ExprPtr> de;
+  for (int64_t d : arr.shape)
+    de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+  bufs.push_back(std::make_unique<ast::BufferDecl>(pr, name, pr, ast::Storage::KernelParam, dir,
+                                                   space, arr.dtype, std::move(de)));
+  auto ref = std::make_shared<RefV>(Kind::Ref);
+  ref->name = name, ref->dims = arr.shape, ref->dtype = arr.dtype;
+  return ref;
+}
+
+void Interp::beginKernel() {
+  inKernel_ = true;
+  used_.clear();
+  emitted_ = 0;
+  kernelStmts_ = 0;
+  for (const std::string &axis : apiAs<MeshObj>(mesh_)->names)
+    used_.insert(axis);
+  if (auto *tc = apiAs<TcMeshObj>(tcMesh_))
+    used_.insert(tc->axis);
+  if (hasCollective_)
+    used_.insert("barrier");
+}
+
+void Interp::finishKernel(const FunctionV &kf, SourceRange r,
+                          std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
+                          std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
+                          int64_t collective, bool skipBarrier) {
+  std::vector<ast::StmtPtr> body;
+  if (!scratchDecls.empty())
+    body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));
+  blocks_ = {&body};
+  emitted_ = 0;
+  try {
+    callFunction(const_cast<FunctionV &>(kf), std::move(kargs), r);
+  } catch (...) {
+    blocks_.clear();
+    inKernel_ = false;
+    throw;
+  }
+  blocks_.clear();
+  inKernel_ = false;
+
+  // The module: the mesh, then the kernel.
+  const auto &mesh = *apiAs<MeshObj>(mesh_);
+  std::vector<std::unique_ptr<ast::AxisDecl>> axes;
+  for (size_t i = 0; i < mesh.names.size(); ++i)
+    axes.push_back(std::make_unique<ast::AxisDecl>(
+        r, mesh.names[i], r, std::make_unique<ast::IntLiteral>(r, mesh.sizes[i]), i));
+  std::vector<ast::ExprPtr> grid;
+  for (int64_t g : grid_)
+    grid.push_back(std::make_unique<ast::IntLiteral>(r, g));
+  ast::ExprPtr cid;
+  std::unique_ptr<ast::SemDecl> barrier;
+  if (hasCollective_) {
+    cid = std::make_unique<ast::IntLiteral>(r, collective);
+    barrier = std::make_unique<ast::SemDecl>(r, "barrier", r, ast::Storage::Barrier,
+                                             ast::SemKind::Barrier, std::vector<ast::ExprPtr>{});
+  }
+  auto kernelDecl = std::make_unique<ast::KernelDecl>(
+      kf.range, kf.name, std::move(bufs), std::move(grid), std::move(cid), std::move(barrier),
+      std::make_unique<ast::Block>(kf.range, std::move(body)));
+  if (skipBarrier)
+    kernelDecl->setSkipDeviceBarrier(std::make_unique<ast::BoolLiteral>(r, true));
+  std::vector<std::unique_ptr<ast::Node>> items;
+  items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
+  if (auto *tc = apiAs<TcMeshObj>(tcMesh_)) {
+    std::vector<std::unique_ptr<ast::AxisDecl>> core;
+    core.push_back(std::make_unique<ast::AxisDecl>(
+        r, tc->axis, r, std::make_unique<ast::IntLiteral>(r, tc->cores), 0));
+    items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(core), /*tensorCore=*/true));
+  }
+  items.push_back(std::move(kernelDecl));
+  result_.kernels.push_back(TracedKernel{
+      std::make_unique<ast::Module>(kf.range, std::move(items)), kf.name});
+  if (stopAfter_ && !insideAssertRaises_ && result_.kernels.size() >= stopAfter_)
+    throw StopRun{};
+}
+
+//===----------------------------------------------------------------------===//
+// Directives (pytrace/Directives.h)
+//===----------------------------------------------------------------------===//
+
+void Interp::applySets() {
+  auto apply = [&](const SetDirective &set) {
+    if (set.name.find('.') != std::string::npos)
+      return; // a module's attribute (moduleAttr)
+    V v = literalValue(set.value);
+    if (set.call)
+      v = makeApi(DirectiveConstObj{set.name, v});
+    main_->dict->set(set.name, v);
+    pinned_.insert(set.name);
+  };
+  if (options_.directives)
+    for (const auto &[name, set] : options_.directives->sets)
+      apply(set);
+  for (const SetDirective &set : options_.sets)
+    apply(set);
+}
+
+std::string Interp::kernelCandidates() const {
+  // Functions of the module with a parameter named like a ref: the likely kernels.
+  std::vector<std::pair<uint32_t, std::string>> found;
+  for (const auto &[name, v] : main_->dict->items) {
+    auto *f = dynCast<FunctionV>(v);
+    if (!f || !f->params || f->globals != main_)
+      continue;
+    for (const py::Param &p : *f->params)
+      if (p.name.size() >= 3 && p.name.compare(p.name.size() - 3, 3, "ref") == 0) {
+        found.emplace_back(f->range.begin.line, name);
+        break;
+      }
+  }
+  if (found.empty())
+    return "";
+  std::sort(found.begin(), found.end());
+  std::string names;
+  for (size_t i = 0; i < found.size() && i < 5; ++i)
+    names += fmt::format("{}{}()", i ? ", " : "", found[i].second);
+  return fmt::format("; functions with ref parameters here: {}{}", names,
+                     found.size() > 5 ? ", ..." : "");
+}
+
+void Interp::traceEntryDirective(const Entry &entry) {
+  const SourceRange r = entry.range;
+  V kv = main_->dict->get(entry.kernel);
+  if (!kv)
+    fail(r, "python-directive",
+         fmt::format("'# dkv: entry {}(...)': the file defines no {}{}", entry.kernel, entry.kernel,
+                     kernelCandidates()));
+  auto *kfp = dynCast<FunctionV>(kv);
+  if (!kfp || !kfp->params)
+    fail(r, "python-directive",
+         fmt::format("'# dkv: entry {}(...)': {} is {}, not a Python function", entry.kernel,
+                     entry.kernel, typeName(*kv)));
+  const FunctionV &kf = *kfp;
+  if (options_.mesh.empty())
+    fail(r, "python-unknown-fact",
+         fmt::format("no mesh for the entry {}(): add '# dkv: mesh x=N' (the shard_map's mesh: "
+                     "its axis names and sizes)",
+                     entry.kernel));
+  MeshObj mesh;
+  for (const auto &[axis, size] : options_.mesh) {
+    mesh.names.push_back(axis);
+    mesh.sizes.push_back(size);
+  }
+  mesh_ = makeApi(std::move(mesh));
+  grid_ = entry.grid;
+  hasCollective_ = entry.collectiveId.has_value();
+
+  // The kernel's parameters, one to one with the entry's (a trailing parameter with a
+  // default may be left out: it keeps its default).
+  const auto &params = *kf.params;
+  auto example = [&](const std::string &name) {
+    return fmt::format("'# dkv: entry {}(..., in {}: f32[8, 128] @any, ...)' for an input ('out' "
+                       "for an output, '{}: dma_sem' for a semaphore)",
+                       entry.kernel, name, name);
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    const py::Param &p = params[i];
+    if (p.kind == py::ParamKind::VarArgs || p.kind == py::ParamKind::VarKeywords)
+      unsupported(p.range, "*args and **kwargs parameters of an entry kernel");
+    bool positional =
+        p.kind == py::ParamKind::Positional || p.kind == py::ParamKind::PositionalOnly;
+    if (positional && i < entry.params.size()) {
+      const EntryParam &e = entry.params[i];
+      if (e.name != p.name)
+        fail(e.range, "python-directive",
+             fmt::format("parameter {} of {}() is '{}', and the entry directive names '{}' (the "
+                         "entry lists the kernel's parameters in order, by their names)",
+                         i + 1, entry.kernel, p.name, e.name));
+      if (!e.typed)
+        fail(e.range, "python-unknown-fact",
+             fmt::format("no shape for parameter '{}' of {}: add its type to the entry, e.g. {}",
+                         p.name, entry.kernel, example(p.name)));
+      continue;
+    }
+    if (!(i < kf.defaults.size() && kf.defaults[i]))
+      fail(r, "python-unknown-fact",
+           fmt::format("no shape for parameter '{}' of {}: add it to the entry, e.g. {}", p.name,
+                       entry.kernel, example(p.name)));
+  }
+  if (entry.params.size() > params.size())
+    fail(entry.params[params.size()].range, "python-directive",
+         fmt::format("{}() has {} parameters, and the entry directive lists {}", entry.kernel,
+                     params.size(), entry.params.size()));
+  for (size_t i = 0; i < entry.params.size(); ++i)
+    if (params[i].kind != py::ParamKind::Positional &&
+        params[i].kind != py::ParamKind::PositionalOnly)
+      fail(entry.params[i].range, "python-directive",
+           fmt::format("'{}' is a keyword-only parameter of {}(); pallas_call passes refs "
+                       "positionally",
+                       params[i].name, entry.kernel));
+
+  beginKernel();
+  std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
+  Args kargs;
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    const EntryParam &e = entry.params[i];
+    SourceRange pr = params[i].range;
+    std::string n = fresh(e.name);
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : e.dims)
+      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+    if (e.isSem) {
+      auto bound = std::make_shared<RefV>(Kind::Sem);
+      bound->name = n, bound->semKind = e.semKind, bound->dims = e.dims;
+      scratchDecls.push_back(std::make_unique<ast::SemDecl>(pr, n, pr, ast::Storage::Scratch,
+                                                            e.semKind, std::move(de)));
+      kargs.pos.push_back(bound);
+      continue;
+    }
+    auto ref = std::make_shared<RefV>(Kind::Ref);
+    ref->name = n, ref->dims = e.dims, ref->dtype = e.dtype;
+    kargs.pos.push_back(ref);
+    if (e.role == EntryParam::Role::Scratch) {
+      scratchDecls.push_back(std::make_unique<ast::BufferDecl>(
+          pr, n, pr, ast::Storage::Scratch, ast::Direction::None, e.space, e.dtype, std::move(de)));
+      continue;
+    }
+    bufs.push_back(std::make_unique<ast::BufferDecl>(
+        pr, n, pr, ast::Storage::KernelParam,
+        e.role == EntryParam::Role::In ? ast::Direction::In : ast::Direction::Out, e.space, e.dtype,
+        std::move(de)));
+  }
+  // The mesh and the barrier sit at the kernel's def (the directive may be in a sidecar).
+  finishKernel(kf, kf.range, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+               entry.collectiveId.value_or(-1), entry.skipDeviceBarrier);
+}
+
+} // namespace dkv::pytrace

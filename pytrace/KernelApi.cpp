@@ -1,0 +1,1333 @@
+// The kernel side: per-device values (lax.axis_index, pl.program_id, table elements,
+// loaded refs) as kernel-language expressions, ref views, stores, DMAs, semaphores,
+// pl.when, loops, lax.cond and compute on values, as rows of the registry
+// (docs/python.md "The Pallas API table").
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dkv::pytrace {
+
+namespace {
+
+const std::set<std::string> &reservedWords() {
+  static const std::set<std::string> r = {
+      "param",      "const", "mesh",  "kernel", "in",   "out", "inout", "scratch",
+      "run_scoped", "let",   "var",   "if",     "else", "for", "sem",   "dma_sem",
+      "barrier",    "true",  "false", "and",    "or",   "not"};
+  return r;
+}
+
+std::string tracedShape(const TracedV &v) {
+  return v.tk == TKind::Bool ? "bool[]" : v.tk == TKind::Int ? "int32[]" : "float32[...]";
+}
+
+bool isTracedValue(const V &v) {
+  auto *t = dynCast<TracedV>(v);
+  return t && t->tk == TKind::Value;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Names and emission
+//===----------------------------------------------------------------------===//
+
+std::string Interp::fresh(std::string base) {
+  if (base.empty() || base == "_")
+    base = "v";
+  if (reservedWords().count(base))
+    base += "_";
+  std::string name = base;
+  for (int n = 1; used_.count(name); ++n)
+    name = fmt::format("{}_{}", base, n);
+  used_.insert(name);
+  return name;
+}
+
+void Interp::emit(ast::StmtPtr s, bool writes) {
+  if (!inKernel_ || blocks_.empty())
+    fail(s->range(), "python-unsupported",
+         "kernel operations are only allowed inside the kernel that pl.pallas_call traces");
+  // A statement made inside an inlined helper call carries that call (statements of
+  // nested blocks were emitted, and stamped, while their call was current).
+  if (inlined_ != 0 && s->range().begin.inlined == 0) {
+    SourceRange range = s->range();
+    range.begin.inlined = range.end.inlined = inlined_;
+    s->setRange(range);
+  }
+  if (writes)
+    ++emitted_;
+  if (++kernelStmts_ > kMaxKernelStmts)
+    fail(s->range(), "python-overflow",
+         fmt::format("the kernel traces to more than {} statements (unrolled Python loops "
+                     "and inlined calls); dkv checks kernels of realistic size, and a trace "
+                     "this long would not finish",
+                     kMaxKernelStmts));
+  blocks_.back()->push_back(std::move(s));
+}
+
+V Interp::letTraced(const V &v, const std::string &hint, SourceRange r) {
+  const auto &t = cast<TracedV>(v);
+  if (t.te->k == TExpr::K::Name || t.te->k == TExpr::K::Int)
+    return v;
+  std::string name = fresh(hint);
+  emit(std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, name, r, build(*t.te))),
+       false);
+  return std::make_shared<TracedV>(teName(r, name), t.tk);
+}
+
+void Interp::tracedBool(const TracedV &v, SourceRange r, std::string_view what) {
+  fail(r, "python-traced-branch",
+       fmt::format("Attempted boolean conversion of traced array with shape {} ({}): the value "
+                   "depends on the device (lax.axis_index, pl.program_id or a ref load), so "
+                   "Python cannot decide it when JAX traces the kernel and JAX raises "
+                   "TracerBoolConversionError here; use @pl.when(...) or jnp.where",
+                   tracedShape(v), what));
+}
+
+void Interp::tracedIndex(const TracedV &v, SourceRange r, std::string_view what) {
+  fail(r, "python-traced-branch",
+       fmt::format("The __index__() method was called on traced array with shape {} ({}): "
+                   "the value depends on the device, so it is not a Python int when JAX "
+                   "traces the kernel (JAX raises TracerIntegerConversionError here)",
+                   tracedShape(v), what));
+}
+
+TE Interp::intTE(const V &v, SourceRange r, std::string_view what) {
+  if (auto *i = dynCast<IntV>(v))
+    return teInt(r, i->i);
+  if (auto *b = dynCast<BoolV>(v))
+    return teInt(r, b->b);
+  if (auto *t = dynCast<TracedV>(v); t && t->tk == TKind::Int)
+    return t->te;
+  if (v->kind == Kind::Opaque)
+    opaqueNeeded(v, r, what);
+  fail(r, "python-type", fmt::format("{}: expected an integer, got {}", what, typeName(*v)));
+}
+
+TE Interp::condTE(const V &v, SourceRange r) {
+  if (auto *b = dynCast<BoolV>(v))
+    return teBool(r, b->b);
+  if (auto *t = dynCast<TracedV>(v); t && t->tk == TKind::Bool)
+    return t->te;
+  if (v->kind == Kind::Opaque)
+    opaqueNeeded(v, r, "a condition");
+  fail(r, "python-type", fmt::format("expected a condition, got {}", typeName(*v)));
+}
+
+//===----------------------------------------------------------------------===//
+// Arithmetic on per-device values
+//===----------------------------------------------------------------------===//
+
+V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
+  using py::BinOpKind;
+  if (isTracedValue(a) || isTracedValue(b))
+    return valueBinop(op, a, b, r);
+  auto tk = [](const V &v) {
+    auto *t = dynCast<TracedV>(v);
+    return t ? t->tk : TKind::Int;
+  };
+  if (tk(a) == TKind::Bool || tk(b) == TKind::Bool) {
+    if ((a->kind == Kind::Traced && tk(a) == TKind::Bool) ||
+        (b->kind == Kind::Traced && tk(b) == TKind::Bool)) {
+      if (op != BinOpKind::BitAnd && op != BinOpKind::BitOr)
+        unsupported(r, fmt::format("`{}` on a traced condition", py::toString(op)));
+      return std::make_shared<TracedV>(
+          teBinary(r, op == BinOpKind::BitAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
+                   condTE(a, r), condTE(b, r)),
+          TKind::Bool);
+    }
+  }
+  if (a->kind == Kind::Float || b->kind == Kind::Float)
+    unsupported(r, fmt::format("`{}` of a per-device integer and a float", py::toString(op)));
+  TE x = intTE(a, r, "an operand"), y = intTE(b, r, "an operand");
+  ast::BinaryOp bop;
+  switch (op) {
+  case BinOpKind::Add:
+    bop = ast::BinaryOp::Add;
+    break;
+  case BinOpKind::Sub:
+    bop = ast::BinaryOp::Sub;
+    break;
+  case BinOpKind::Mult:
+    bop = ast::BinaryOp::Mul;
+    break;
+  case BinOpKind::FloorDiv:
+    bop = ast::BinaryOp::Div;
+    break;
+  case BinOpKind::Mod:
+    bop = ast::BinaryOp::Mod;
+    break;
+  case BinOpKind::BitAnd:
+    bop = ast::BinaryOp::BitAnd;
+    break;
+  case BinOpKind::BitOr:
+    bop = ast::BinaryOp::BitOr;
+    break;
+  case BinOpKind::BitXor:
+    bop = ast::BinaryOp::BitXor;
+    break;
+  case BinOpKind::LShift:
+    bop = ast::BinaryOp::Shl;
+    break;
+  case BinOpKind::RShift:
+    bop = ast::BinaryOp::Shr;
+    break;
+  case BinOpKind::Div:
+    unsupported(r, "true division `/` of traced integers (a float array); use `//` or lax.div");
+  default:
+    unsupported(r, fmt::format("`{}` on a traced integer", py::toString(op)));
+  }
+  return std::make_shared<TracedV>(teBinary(r, bop, x, y), TKind::Int);
+}
+
+V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
+  auto operand = [&](const V &v) -> TE {
+    if (isTracedValue(v))
+      return cast<TracedV>(v).te;
+    if (auto *i = dynCast<IntV>(v))
+      return teInt(r, i->i);
+    if (auto *f = dynCast<FloatV>(v))
+      return teFloat(r, f->f, floatRepr(f->f));
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(v, r, "arithmetic on loaded values");
+    fail(r, "python-type",
+         fmt::format("an operand of arithmetic on loaded values must be a loaded ref or a "
+                     "number, got {}",
+                     typeName(*v)));
+  };
+  ast::BinaryOp bop;
+  switch (op) {
+  case py::BinOpKind::Add:
+    bop = ast::BinaryOp::Add;
+    break;
+  case py::BinOpKind::Sub:
+    bop = ast::BinaryOp::Sub;
+    break;
+  case py::BinOpKind::Mult:
+    bop = ast::BinaryOp::Mul;
+    break;
+  case py::BinOpKind::Div:
+    bop = ast::BinaryOp::Div;
+    break;
+  case py::BinOpKind::MatMult:
+    return computeValue(ast::ComputeOp::Dot, {a, b}, std::nullopt, std::nullopt, r, "`@`");
+  default:
+    unsupported(r, fmt::format("`{}` on loaded values (supported: + - * / @)", py::toString(op)));
+  }
+  uint64_t stamp = UINT64_MAX;
+  for (const V &v : {a, b})
+    if (auto *t = dynCast<TracedV>(v))
+      stamp = std::min(stamp, t->stamp);
+  return std::make_shared<TracedV>(teBinary(r, bop, operand(a), operand(b)), TKind::Value, stamp);
+}
+
+V Interp::tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
+  using py::CmpOpKind;
+  if (isTracedValue(a) || isTracedValue(b))
+    unsupported(r, "comparisons of loaded values (element-wise masks)");
+  TE x = intTE(a, r, "a comparison operand"), y = intTE(b, r, "a comparison operand");
+  ast::BinaryOp bop = op == CmpOpKind::Eq      ? ast::BinaryOp::Eq
+                      : op == CmpOpKind::NotEq ? ast::BinaryOp::Ne
+                      : op == CmpOpKind::Lt    ? ast::BinaryOp::Lt
+                      : op == CmpOpKind::LtE   ? ast::BinaryOp::Le
+                      : op == CmpOpKind::Gt    ? ast::BinaryOp::Gt
+                                               : ast::BinaryOp::Ge;
+  return std::make_shared<TracedV>(teBinary(r, bop, x, y), TKind::Bool);
+}
+
+//===----------------------------------------------------------------------===//
+// Refs
+//===----------------------------------------------------------------------===//
+
+std::vector<V> Interp::indexItems(const V &key) {
+  if (auto *t = dynCast<TupleV>(key))
+    return t->items;
+  return {key};
+}
+
+V Interp::view(const V &baseV, const std::vector<V> &items, SourceRange r) {
+  const RefV &base = *dynRef(baseV);
+  auto out = std::make_shared<RefV>(baseV->kind);
+  out->name = base.name, out->dims = base.dims, out->subs = base.subs, out->dtype = base.dtype;
+  out->semKind = base.semKind, out->table = base.table;
+  // The dims of the view: every base dim that no Index has dropped.
+  std::vector<size_t> kept;
+  for (size_t d = 0; d < base.dims.size(); ++d)
+    if (d >= base.subs.size() || base.subs[d].kind != ast::Subscript::Kind::Index)
+      kept.push_back(d);
+  size_t viewRank = kept.size();
+  size_t n = 0;
+  bool sawEllipsis = false;
+  for (const V &it : items) {
+    if (it->kind == Kind::Ellipsis) {
+      if (sawEllipsis)
+        raise("IndexError", "an index can only have a single ellipsis ('...')", r);
+      sawEllipsis = true;
+      size_t explicitCount = items.size() - 1;
+      if (explicitCount > viewRank)
+        raise("IndexError", "too many indices for the ref", r);
+      n += viewRank - explicitCount;
+      continue;
+    }
+    if (n >= viewRank)
+      raise("IndexError", fmt::format("too many indices: the ref has {} dimensions", viewRank), r);
+    size_t d = kept[n++];
+    while (out->subs.size() <= d)
+      out->subs.push_back(TSub{});
+    TSub &cur = out->subs[d];
+    int64_t extent = base.dims[d];
+    if (cur.kind == ast::Subscript::Kind::Range && cur.lo && cur.hi && cur.lo->k == TExpr::K::Int &&
+        cur.hi->k == TExpr::K::Int)
+      extent = cur.hi->i - cur.lo->i;
+    TE lo0 = cur.kind == ast::Subscript::Kind::Range && cur.lo ? cur.lo : nullptr;
+    auto offset = [&](TE e) -> TE {
+      if (!lo0)
+        return e;
+      if (lo0->k == TExpr::K::Int && e->k == TExpr::K::Int)
+        return teInt(r, lo0->i + e->i);
+      return teBinary(r, ast::BinaryOp::Add, lo0, e);
+    };
+    // A negative concrete index or bound counts from the end of the dimension, as
+    // numpy's and Pallas's indexing do.
+    auto fromEnd = [&](TE e) -> TE {
+      if (e && e->k == TExpr::K::Int && e->i < 0)
+        return teInt(r, std::clamp<int64_t>(e->i + extent, 0, extent));
+      return e;
+    };
+    if (auto *s = dynCast<SliceV>(it)) {
+      if (s->step->kind != Kind::None &&
+          !(s->step->kind == Kind::Int && cast<IntV>(s->step).i == 1))
+        unsupported(r, "a ref slice with a step other than 1");
+      TE lo = s->lower->kind == Kind::None ? nullptr : fromEnd(intTE(s->lower, r, "a slice start"));
+      TE hi = s->upper->kind == Kind::None ? nullptr : fromEnd(intTE(s->upper, r, "a slice end"));
+      if (hi && hi->k == TExpr::K::Int && hi->i > extent)
+        hi = teInt(r, extent);
+      if (!lo && !hi)
+        continue; // `:` keeps the current subscript
+      TSub sub;
+      sub.kind = ast::Subscript::Kind::Range;
+      sub.lo = lo ? offset(lo) : (lo0 ? lo0 : nullptr);
+      sub.hi = hi ? offset(hi) : cur.hi;
+      if (!hi && !cur.hi && lo0 == nullptr)
+        sub.hi = nullptr;
+      cur = sub;
+    } else if (auto *ds = apiAs<DSliceObj>(it)) {
+      TE start = intTE(ds->start, r, "pl.ds start");
+      TE size = intTE(ds->size, r, "pl.ds size");
+      TSub sub;
+      sub.kind = ast::Subscript::Kind::Range;
+      sub.lo = offset(start);
+      sub.hi = sub.lo->k == TExpr::K::Int && size->k == TExpr::K::Int
+                   ? teInt(r, sub.lo->i + size->i)
+               : sub.lo->k == TExpr::K::Int && sub.lo->i == 0
+                   ? size // pl.ds(0, n): `0:n`
+                   : teBinary(r, ast::BinaryOp::Add, sub.lo, size);
+      cur = sub;
+    } else {
+      TSub sub;
+      sub.kind = ast::Subscript::Kind::Index;
+      sub.lo = offset(fromEnd(intTE(it, r, "an index")));
+      cur = sub;
+    }
+  }
+  return out;
+}
+
+TE Interp::refTE(const RefV &ref, SourceRange r) {
+  auto e = std::make_shared<TExpr>();
+  e->k = TExpr::K::Index;
+  e->range = r;
+  e->text = ref.name;
+  e->subs = ref.subs;
+  // Trailing subscripts that are whole are dropped; Full ones before others stay `:`.
+  while (!e->subs.empty() && e->subs.back().kind == ast::Subscript::Kind::Full)
+    e->subs.pop_back();
+  if (e->subs.empty()) {
+    if (ref.kind == Kind::Sem)
+      return teName(r, ref.name);
+    e->ellipsis = true;
+  }
+  return e;
+}
+
+void Interp::store(const V &refV, const V &key, const V &value, bool accumulate, SourceRange r,
+                   SourceRange indexRange) {
+  V target = view(refV, indexItems(key), indexRange);
+  TE rhs;
+  if (auto *i = dynCast<IntV>(value))
+    rhs = teInt(r, i->i);
+  else if (auto *f = dynCast<FloatV>(value))
+    rhs = teFloat(r, f->f, floatRepr(f->f));
+  else if (auto *t = dynCast<TracedV>(value); t && t->tk == TKind::Value) {
+    if (t->stamp != emitted_)
+      unsupported(r, "a value loaded from a ref is stored after other kernel operations "
+                     "(DMAs, signals, waits or stores) ran since the load; dkv reads a ref "
+                     "where the value is stored, so store it before any other kernel operation");
+    rhs = t->te;
+  } else if (t && t->tk == TKind::Int) {
+    rhs = t->te; // a per-device integer, e.g. pltpu.semaphore_read's value
+  } else if (value->kind == Kind::Ref) {
+    unsupported(r, "storing a ref (load it with `x_ref[...]`)");
+  } else if (value->kind == Kind::Opaque) {
+    opaqueNeeded(value, r, "the value stored into a ref");
+  } else {
+    fail(r, "python-type",
+         fmt::format("the value stored into a ref must be a loaded ref or a number, got {}",
+                     typeName(*value)));
+  }
+  emit(std::make_unique<ast::StoreStmt>(r, build(*refTE(static_cast<RefV &>(*target), indexRange)),
+                                        accumulate, build(*rhs)));
+}
+
+namespace {
+
+const BuiltinFn &descMethod(ast::DmaMethod m) {
+  static const BuiltinFn start{
+      "AsyncCopyDescriptor.start",
+      +[](Interp &in, CallCtx &c) -> V {
+        // `.start(priority=p)` (AsyncCopyDescriptor.start(priority=0, *,
+        // add=False)): the priority, a Python int; sema checks it.
+        std::vector<V> a = c.bind(in, {"priority", "*", "add"});
+        if (a[1] && in.truth(a[1], c.range, "add"))
+          unsupported(c.range, "an accumulating DMA (start(add=True))");
+        ast::ExprPtr priority;
+        if (a[0])
+          priority = std::make_unique<ast::IntLiteral>(
+              c.range, in.toIndex(a[0], c.range, "the DMA priority"));
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::Start, std::move(priority)));
+        return none();
+      },
+      "", true};
+  static auto waiter = [](ast::DmaMethod dm) {
+    return +[](Interp &in, CallCtx &c) -> V {
+      (void)in;
+      return none();
+    };
+  };
+  (void)waiter;
+  static const BuiltinFn wait{
+      "AsyncCopyDescriptor.wait",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait()`");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::Wait));
+        return none();
+      },
+      "", true};
+  static const BuiltinFn waitSend{
+      "AsyncCopyDescriptor.wait_send",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait_send()`");
+        if (!cast<DescV>(c.self).remote)
+          fail(c.range, "python-call",
+               "`.wait_send()` needs a remote copy "
+               "(pltpu.make_async_remote_copy)");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::WaitSend));
+        return none();
+      },
+      "", true};
+  static const BuiltinFn waitRecv{
+      "AsyncCopyDescriptor.wait_recv",
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          unsupported(c.range, "arguments of `.wait_recv()`");
+        if (!cast<DescV>(c.self).remote)
+          fail(c.range, "python-call",
+               "`.wait_recv()` needs a remote copy "
+               "(pltpu.make_async_remote_copy)");
+        in.emit(std::make_unique<ast::DmaStmt>(
+            c.range, std::make_unique<ast::NameExpr>(c.range, cast<DescV>(c.self).let),
+            ast::DmaMethod::WaitRecv));
+        return none();
+      },
+      "", true};
+  switch (m) {
+  case ast::DmaMethod::Start:
+    return start;
+  case ast::DmaMethod::Wait:
+    return wait;
+  case ast::DmaMethod::WaitSend:
+    return waitSend;
+  case ast::DmaMethod::WaitRecv:
+    return waitRecv;
+  }
+  return wait;
+}
+
+const BuiltinFn &valueAstype() {
+  static const BuiltinFn fn{"Array.astype",
+                            +[](Interp &in, CallCtx &c) -> V {
+                              if (c.args.pos.size() != 1 || !c.args.kw.empty())
+                                fail(c.range, "python-call",
+                                     "`.astype(dtype)` takes one element type");
+                              return in.computeValue(ast::ComputeOp::AsType, {c.self},
+                                                     in.dtypeArg(c.args.pos[0], c.range),
+                                                     std::nullopt, c.range, "astype");
+                            },
+                            "", true};
+  return fn;
+}
+
+} // namespace
+
+V Interp::refAttr(const V &refV, const std::string &name, SourceRange r) {
+  const RefV &ref = *dynRef(refV);
+  if (name == "at")
+    return makeApi(AtObj{refV});
+  if (name == "shape" && refV->kind == Kind::Ref) {
+    std::vector<V> dims;
+    for (size_t d = 0; d < ref.dims.size(); ++d) {
+      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
+        continue;
+      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
+        const TSub &s = ref.subs[d];
+        int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
+        int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
+        if (lo < 0 || hi < 0)
+          unsupported(r, "the shape of a ref view with a per-device slice");
+        dims.push_back(integer(hi - lo));
+      } else {
+        dims.push_back(integer(ref.dims[d]));
+      }
+    }
+    return tuple(std::move(dims));
+  }
+  if (name == "ndim" && refV->kind == Kind::Ref) {
+    size_t n = 0;
+    for (size_t d = 0; d < ref.dims.size(); ++d)
+      n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
+    return integer(static_cast<int64_t>(n));
+  }
+  unsupported(r, fmt::format("`.{}` of a {}", name, typeName(*refV)));
+}
+
+//===----------------------------------------------------------------------===//
+// pl.when, loops, lax.cond
+//===----------------------------------------------------------------------===//
+
+V Interp::callWhen(const WhenObj &w, Args args, SourceRange r) {
+  if (args.pos.size() != 1 || !args.kw.empty() || args.pos[0]->kind != Kind::Function)
+    fail(r, "python-call", "pl.when(...) decorates a function without parameters");
+  const V &cond = w.cond;
+  auto &fn = cast<FunctionV>(args.pos[0]);
+  if (cond->kind != Kind::Traced) {
+    if (truth(cond, r, "pl.when"))
+      callFunction(fn, {}, r);
+    return none();
+  }
+  TE c = condTE(cond, r);
+  auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+  blocks_.push_back(body.get());
+  try {
+    callFunction(fn, {}, r);
+  } catch (...) {
+    blocks_.pop_back();
+    throw;
+  }
+  blocks_.pop_back();
+  std::vector<ast::IfStmt::Branch> branches;
+  branches.push_back({build(*c), std::make_unique<ast::Block>(fn.range, std::move(*body))});
+  emit(std::make_unique<ast::IfStmt>(r, std::move(branches), nullptr));
+  return none();
+}
+
+// `lax.fori_loop` / `pl.loop` as a kernel-language `for` (the body traced once with a traced
+// loop variable, as JAX traces it), or unrolled when the bounds are concrete and a value is
+// carried (`init` not None): then the body runs for each concrete index.
+V Interp::forLoop(const std::string &api, const V &loV, const V &hiV, const V &body, const V &init,
+                  bool withCarry, SourceRange r) {
+  bool concrete = loV->kind != Kind::Traced && hiV->kind != Kind::Traced;
+  bool carried = withCarry && init->kind != Kind::None;
+  if (concrete && (carried || !inKernel_)) {
+    int64_t lo = toIndex(loV, r, fmt::format("the lower bound of {}", api));
+    int64_t hi = toIndex(hiV, r, fmt::format("the upper bound of {}", api));
+    if (hi - lo > 100000)
+      fail(r, "python-overflow", fmt::format("{} of more than 100000 iterations", api));
+    V carry = init;
+    for (int64_t i = lo; i < hi; ++i) {
+      step(r);
+      carry = withCarry ? call(body, Args{{integer(i), carry}, {}}, r)
+                        : call(body, Args{{integer(i)}, {}}, r);
+    }
+    return withCarry ? carry : none();
+  }
+  TE lo = intTE(loV, r, fmt::format("the lower bound of {}", api));
+  TE hi = intTE(hiV, r, fmt::format("the upper bound of {}", api));
+  std::string var = "i";
+  SourceRange fr = r;
+  if (auto *f = dynCast<FunctionV>(body)) {
+    fr = f->range;
+    if (f->params && !f->params->empty())
+      var = (*f->params)[0].name;
+  }
+  var = fresh(var);
+  auto stmts = std::make_unique<std::vector<ast::StmtPtr>>();
+  blocks_.push_back(stmts.get());
+  V index = std::make_shared<TracedV>(teName(r, var), TKind::Int);
+  V out;
+  try {
+    out = withCarry ? call(body, Args{{index, init}, {}}, r) : call(body, Args{{index}, {}}, r);
+  } catch (...) {
+    blocks_.pop_back();
+    throw;
+  }
+  blocks_.pop_back();
+  if (carried &&
+      !(out == init || (out->kind != Kind::Traced && equal(out, init, r).value_or(false))))
+    unsupported(r, fmt::format("{} with a per-device bound whose body changes the carried value "
+                               "(dkv writes it as a `for`, which carries no values; with "
+                               "concrete bounds it is unrolled)",
+                               api));
+  if (!carried && out->kind != Kind::None)
+    fail(r, "python-type",
+         fmt::format("the body of {} returns a value but the loop carries none (init is None)",
+                     api));
+  emit(std::make_unique<ast::ForStmt>(r, std::make_unique<ast::LoopVarDecl>(r, var), build(*lo),
+                                      build(*hi),
+                                      std::make_unique<ast::Block>(fr, std::move(*stmts))));
+  return withCarry ? init : none();
+}
+
+// `lax.cond(pred, true_fun, false_fun, *operands)`: a concrete predicate calls one branch;
+// a traced one traces both into `if pred { ... } else { ... }`. Values returned by the
+// branches must be concrete and equal (a kernel-language `if` returns nothing).
+V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops,
+                       SourceRange r) {
+  if (pred->kind != Kind::Traced)
+    return call(truth(pred, r, "lax.cond") ? t : f, Args{ops, {}}, r);
+  TE c = condTE(pred, r);
+  auto tb = std::make_unique<std::vector<ast::StmtPtr>>();
+  auto fb = std::make_unique<std::vector<ast::StmtPtr>>();
+  blocks_.push_back(tb.get());
+  V tv;
+  try {
+    tv = call(t, Args{ops, {}}, r);
+  } catch (...) {
+    blocks_.pop_back();
+    throw;
+  }
+  blocks_.pop_back();
+  blocks_.push_back(fb.get());
+  V fv;
+  try {
+    fv = call(f, Args{ops, {}}, r);
+  } catch (...) {
+    blocks_.pop_back();
+    throw;
+  }
+  blocks_.pop_back();
+  if (tv->kind == Kind::Traced || fv->kind == Kind::Traced || !equal(tv, fv, r).value_or(false))
+    unsupported(r, "lax.cond on a per-device predicate whose branches return different or "
+                   "per-device values (dkv writes it as `if`/`else`, which returns nothing; "
+                   "store results into refs instead)");
+  auto range = [&](const V &fn) {
+    auto *fv2 = dynCast<FunctionV>(fn);
+    return fv2 ? fv2->range : r;
+  };
+  std::vector<ast::IfStmt::Branch> branches;
+  branches.push_back({build(*c), std::make_unique<ast::Block>(range(t), std::move(*tb))});
+  std::unique_ptr<ast::Block> elseBody;
+  if (!fb->empty())
+    elseBody = std::make_unique<ast::Block>(range(f), std::move(*fb));
+  emit(std::make_unique<ast::IfStmt>(r, std::move(branches), std::move(elseBody)));
+  return tv;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute on values
+//===----------------------------------------------------------------------===//
+
+// A compute statement's value (docs/language.md "Compute on values"): the operands are
+// loaded values (at least one), numbers or (where's condition) a per-device condition.
+V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
+                       std::optional<int64_t> axis, SourceRange r, std::string_view api) {
+  auto e = std::make_shared<TExpr>();
+  e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
+  uint64_t stamp = UINT64_MAX;
+  bool anyValue = false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const V &v = operands[i];
+    auto *t = dynCast<TracedV>(v);
+    if (t && t->tk == TKind::Value) {
+      anyValue = true;
+      stamp = std::min(stamp, t->stamp);
+      e->kids.push_back(t->te);
+    } else if (op == ast::ComputeOp::Where && i == 0 && t && t->tk == TKind::Bool) {
+      e->kids.push_back(t->te);
+    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Int) {
+      e->kids.push_back(teInt(r, cast<IntV>(v).i));
+    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Float) {
+      e->kids.push_back(teFloat(r, cast<FloatV>(v).f, floatRepr(cast<FloatV>(v).f)));
+    } else {
+      if (v->kind == Kind::Opaque)
+        opaqueNeeded(v, r, fmt::format("operand {} of {}", i + 1, api));
+      fail(r, "python-type",
+           fmt::format("{}: operand {} must be a value loaded from a ref{}, got {}", api, i + 1,
+                       op == ast::ComputeOp::Where ? " or a number (the condition: a per-device "
+                                                     "condition)"
+                                                   : "",
+                       typeName(*v)));
+    }
+  }
+  if (!anyValue)
+    fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
+  return std::make_shared<TracedV>(e, TKind::Value, stamp);
+}
+
+//===----------------------------------------------------------------------===//
+// Device ids and scratch
+//===----------------------------------------------------------------------===//
+
+TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
+  bool logical = false;
+  if (type && type->kind != Kind::None) {
+    auto *t = apiAs<DeviceIdTypeObj>(type);
+    if (!t)
+      unsupported(r, "device_id_type other than pltpu.DeviceIdType.MESH or LOGICAL");
+    logical = t->logical;
+  }
+  if (id->kind == Kind::Tuple || id->kind == Kind::List) {
+    if (logical)
+      fail(r, "python-call", "a LOGICAL device id is one integer, not a tuple");
+    auto e = std::make_shared<TExpr>();
+    e->k = TExpr::K::Tuple, e->range = r;
+    for (const V &c : toVector(id, r))
+      e->kids.push_back(intTE(c, r, "a device coordinate"));
+    return e;
+  }
+  if (auto *d = dynCast<DictV>(id)) {
+    auto e = std::make_shared<TExpr>();
+    e->k = TExpr::K::Mapping, e->range = r;
+    for (const Table::Entry &en : d->table.entries) {
+      if (!en.live)
+        continue;
+      auto *k = dynCast<StrV>(en.key);
+      if (!k)
+        unsupported(r, "a device id dict whose key is not one axis name (a tuple of axes)");
+      e->keys.push_back(k->s);
+      e->kids.push_back(intTE(en.value, r, "a device coordinate"));
+    }
+    return e;
+  }
+  return intTE(id, r, "a device id");
+}
+
+std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string &name,
+                                               SourceRange r, ast::Storage storage, V &bound) {
+  auto mkSem = [&](ast::SemKind sk, std::vector<int64_t> dims) {
+    auto s = std::make_shared<RefV>(Kind::Sem);
+    s->name = name, s->semKind = sk, s->dims = dims;
+    bound = s;
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : dims)
+      de.push_back(std::make_unique<ast::IntLiteral>(r, d));
+    return std::make_unique<ast::SemDecl>(r, name, r, storage, sk, std::move(de));
+  };
+  if (auto *st = apiAs<SemTypeObj>(spec))
+    return mkSem(st->kind, {});
+  if (auto *sa = apiAs<SemArrayObj>(spec))
+    return mkSem(sa->kind, shapeOf(sa->shape, r, "a semaphore array shape"));
+  if (auto *sc = apiAs<ScratchObj>(spec)) {
+    std::vector<int64_t> dims = shapeOf(sc->shape, r, "a scratch shape");
+    ast::DType dt = dtypeArg(sc->dtype, r);
+    auto ref = std::make_shared<RefV>(Kind::Ref);
+    ref->name = name, ref->dims = dims, ref->dtype = dt;
+    bound = ref;
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : dims)
+      de.push_back(std::make_unique<ast::IntLiteral>(r, d));
+    return std::make_unique<ast::BufferDecl>(r, name, r, storage, ast::Direction::None, sc->space,
+                                             dt, std::move(de));
+  }
+  if (spec->kind == Kind::Opaque)
+    opaqueNeeded(spec, r, "a scratch shape");
+  unsupported(r, fmt::format("the scratch shape {} (supported: pltpu.SemaphoreType.DMA / "
+                             "REGULAR, with a shape, and pltpu.VMEM / SMEM(shape, dtype))",
+                             typeName(*spec)));
+}
+
+//===----------------------------------------------------------------------===//
+// The rows
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+V need(Interp &in, const CallCtx &c, const std::vector<V> &a, size_t i, const char *name) {
+  if (!a[i])
+    in.raiseId("TypeError", fmt::format("{}() missing required argument: '{}'", c.fn->name, name),
+               c.range);
+  return a[i];
+}
+bool given(const V &v) { return v && v->kind != Kind::None; }
+RefV &refArg(Interp &in, const V &v, SourceRange r, std::string_view what) {
+  if (v->kind != Kind::Ref) {
+    if (v->kind == Kind::Opaque)
+      in.opaqueNeeded(v, r, what);
+    fail(r, "python-type", fmt::format("{}: expected a ref, got {}", what, typeName(*v)));
+  }
+  return static_cast<RefV &>(*v);
+}
+RefV &semArg(Interp &in, const V &v, SourceRange r, std::string_view what) {
+  if (v->kind != Kind::Sem) {
+    if (v->kind == Kind::Opaque)
+      in.opaqueNeeded(v, r, what);
+    fail(r, "python-type", fmt::format("{}: expected a semaphore, got {}", what, typeName(*v)));
+  }
+  return static_cast<RefV &>(*v);
+}
+void noneOr(Interp &in, const CallCtx &c, const V &v, const char *name, const std::string &what) {
+  if (v && v->kind != Kind::None && !(v->kind == Kind::Bool && !cast<BoolV>(v).b))
+    unsupported(c.range, fmt::format("argument `{}` of {} ({})", name, c.fn->name, what));
+  (void)in;
+}
+
+V remoteCopy(Interp &in, CallCtx &c, bool started) {
+  std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "send_sem", "recv_sem", "device_id",
+                                 "device_id_type", "priority"});
+  RefV &src = refArg(in, need(in, c, a, 0, "src_ref"), c.range, "src_ref");
+  RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
+  RefV &send = semArg(in, need(in, c, a, 2, "send_sem"), c.range, "send_sem");
+  RefV &recv = semArg(in, need(in, c, a, 3, "recv_sem"), c.range, "recv_sem");
+  TE dev = in.deviceTE(need(in, c, a, 4, "device_id"), a[5], c.range);
+  if (given(a[6]))
+    unsupported(c.range, "a remote copy's priority argument");
+  SourceRange r = c.range;
+  auto expr = std::make_unique<ast::RemoteCopyExpr>(
+      r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)), build(*in.refTE(send, r)),
+      build(*in.refTE(recv, r)), build(*dev), started);
+  std::string let = in.fresh(c.hint.empty() ? "dma" : c.hint);
+  in.emit(
+      std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
+      started);
+  return std::make_shared<DescV>(true, let);
+}
+
+V localCopy(Interp &in, CallCtx &c, bool started) {
+  std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "sem", "*", "priority", "add"});
+  RefV &src = refArg(in, need(in, c, a, 0, "src_ref"), c.range, "src_ref");
+  RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
+  RefV &sem = semArg(in, need(in, c, a, 2, "sem"), c.range, "sem");
+  noneOr(in, c, a[4], "add", "an accumulating DMA");
+  SourceRange r = c.range;
+  auto expr = std::make_unique<ast::CopyExpr>(r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)),
+                                              build(*in.refTE(sem, r)), started);
+  std::string let = in.fresh(c.hint.empty() ? "dma" : c.hint);
+  in.emit(
+      std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, let, r, std::move(expr))),
+      started);
+  return std::make_shared<DescV>(false, let);
+}
+
+std::optional<ast::DType> preferred(Interp &in, const V &v, SourceRange r) {
+  if (!given(v))
+    return std::nullopt;
+  return in.dtypeArg(v, r);
+}
+
+V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
+  std::vector<V> a = c.bind(in, {"a", "axis", "dtype", "out", "keepdims", "initial", "where"});
+  noneOr(in, c, a[2], "dtype", "a reduction with its own element type");
+  noneOr(in, c, a[3], "out", "an output array");
+  noneOr(in, c, a[4], "keepdims", "keepdims=True");
+  noneOr(in, c, a[5], "initial", "an initial value");
+  noneOr(in, c, a[6], "where", "a mask");
+  std::optional<int64_t> axis;
+  if (given(a[1])) {
+    if (a[1]->kind != Kind::Int)
+      unsupported(c.range, fmt::format("the axis of {} other than one int", c.fn->name));
+    axis = cast<IntV>(a[1]).i;
+  }
+  return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name);
+}
+
+} // namespace
+
+void registerKernelApi(Registry &reg) {
+  auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &), std::string construct,
+                bool kernelOnly) {
+    std::string shortName = names[0];
+    for (const auto &[prefix, alias] : std::vector<std::pair<std::string, std::string>>{
+             {"jax.experimental.pallas.tpu.", "pltpu."},
+             {"jax.experimental.pallas.", "pl."},
+             {"jax.numpy.", "jnp."},
+             {"jax.lax.", "lax."}})
+      if (shortName.rfind(prefix, 0) == 0) {
+        shortName = alias + shortName.substr(prefix.size());
+        break;
+      }
+    reg.addRow(ApiRow{std::move(names), BuiltinFn{shortName, h, std::move(construct), kernelOnly},
+                      nullptr});
+  };
+  const std::string PL = "jax.experimental.pallas.", TPU = "jax.experimental.pallas.tpu.";
+
+  fn(
+      {"jax.lax.axis_index"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis_name"});
+        V axis = need(in, c, a, 0, "axis_name");
+        if (axis->kind != Kind::Str)
+          unsupported(c.range, "lax.axis_index of several axes (a tuple)");
+        const std::string &name = cast<StrV>(axis).s;
+        bool known = false;
+        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
+          known = tc->axis == name; // the core of a pl.kernel
+        if (auto *m = apiAs<MeshObj>(in.mesh_))
+          known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
+        if (!known)
+          in.raise("NameError",
+                   fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
+                   c.range);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::AxisIndex;
+        e->kids = {teName(c.range, name)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "axis_index(x)", true);
+  fn(
+      {"jax.lax.axis_size", "jax.lax.psum"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool psum = c.fn->name == "lax.psum";
+        V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
+        for (const auto &[k, v] : c.args.kw)
+          if (k == "axis_name")
+            axis = v;
+        if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
+                      cast<IntV>(c.args.pos[0]).i == 1))
+          return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
+        if (!axis || axis->kind != Kind::Str)
+          fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+        const std::string &name = cast<StrV>(axis).s;
+        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+          return integer(tc->cores);
+        if (auto *m = apiAs<MeshObj>(in.mesh_))
+          for (size_t i = 0; i < m->names.size(); ++i)
+            if (m->names[i] == name)
+              return integer(m->sizes[i]);
+        in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
+      },
+      "the axis size (an int)", false);
+  fn(
+      {PL + "program_id", PL + "num_programs"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"axis"});
+        int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
+        if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
+          fail(c.range, "python-call",
+               fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
+        if (c.fn->name == "pl.num_programs")
+          return integer(in.grid_[static_cast<size_t>(d)]);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
+        e->kids = {teInt(c.range, d)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "program_id(d), the grid size", true);
+  fn(
+      {"jax.lax.rem"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 2 || !c.args.kw.empty())
+          fail(c.range, "python-call", "lax.rem takes two arguments");
+        const V &a = c.args.pos[0], &b = c.args.pos[1];
+        if (a->kind == Kind::Int && b->kind == Kind::Int) {
+          int64_t x = cast<IntV>(a).i, y = cast<IntV>(b).i;
+          if (y == 0)
+            fail(c.range, "python-zero-division", "lax.rem by zero");
+          return integer(y == -1 ? 0 : x % y);
+        }
+        if (a->kind == Kind::Opaque || b->kind == Kind::Opaque || a->kind == Kind::HostArray ||
+            b->kind == Kind::HostArray)
+          return in.opaque("lax.rem of arrays", c.range);
+        return std::make_shared<TracedV>(teBinary(c.range, ast::BinaryOp::Rem,
+                                                  in.intTE(a, c.range, "lax.rem"),
+                                                  in.intTE(b, c.range, "lax.rem")),
+                                         TKind::Int);
+      },
+      "rem(a, b)", false);
+  fn(
+      {"jax.numpy.logical_and", "jax.numpy.logical_or"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 2)
+          fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
+        bool isAnd = c.fn->name == "jnp.logical_and";
+        if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced)
+          return boolean(isAnd ? in.truth(c.args.pos[0], c.range, c.fn->name) &&
+                                     in.truth(c.args.pos[1], c.range, c.fn->name)
+                               : in.truth(c.args.pos[0], c.range, c.fn->name) ||
+                                     in.truth(c.args.pos[1], c.range, c.fn->name));
+        return std::make_shared<TracedV>(
+            teBinary(c.range, isAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
+                     in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
+            TKind::Bool);
+      },
+      "a and b, a or b", false);
+  fn(
+      {"jax.numpy.logical_not"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1)
+          fail(c.range, "python-call", "jnp.logical_not takes one argument");
+        if (c.args.pos[0]->kind != Kind::Traced)
+          return boolean(!in.truth(c.args.pos[0], c.range, c.fn->name));
+        return std::make_shared<TracedV>(
+            teUnary(c.range, ast::UnaryOp::Not, in.condTE(c.args.pos[0], c.range)), TKind::Bool);
+      },
+      "not a", false);
+  fn(
+      {PL + "when"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1 || !c.args.kw.empty())
+          fail(c.range, "python-call", "pl.when takes one condition");
+        (void)in;
+        return makeApi(WhenObj{c.args.pos[0]});
+      },
+      "if c { ... }", false);
+  fn(
+      {"jax.lax.fori_loop"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"lower", "upper", "body_fun", "init_val", "*", "unroll"});
+        if (!a[2] || !a[3]) {
+          // `@functools.partial(lax.fori_loop, 0, n, init_val=None)` leaves the body last.
+          need(in, c, a, 2, "body_fun");
+          need(in, c, a, 3, "init_val");
+        }
+        return in.forLoop("lax.fori_loop", need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"),
+                          a[2], a[3], true, c.range);
+      },
+      "for i in lo .. hi { body }", false);
+  fn(
+      {PL + "loop"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"lower", "upper", "*", "step", "init_carry", "unroll"});
+        if (given(a[2]) && !(a[2]->kind == Kind::Int && cast<IntV>(a[2]).i == 1))
+          unsupported(c.range, "pl.loop with a step other than 1");
+        return makeApi(
+            LoopObj{need(in, c, a, 0, "lower"), need(in, c, a, 1, "upper"), a[3] ? a[3] : none()});
+      },
+      "for i in lo .. hi { body }", false);
+  fn(
+      {"jax.lax.cond"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() < 3 || !c.args.kw.empty())
+          fail(c.range, "python-call", "lax.cond takes (pred, true_fun, false_fun, *operands)");
+        return in.condBranches(c.args.pos[0], c.args.pos[1], c.args.pos[2],
+                               std::vector<V>(c.args.pos.begin() + 3, c.args.pos.end()), c.range);
+      },
+      "if pred { true_fun } else { false_fun }", false);
+  fn(
+      {"jax.numpy.where", "jax.lax.select"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"condition", "x", "y"});
+        V cond = need(in, c, a, 0, "condition"), x = need(in, c, a, 1, "x"),
+          y = need(in, c, a, 2, "y");
+        if (cond->kind == Kind::Opaque || cond->kind == Kind::HostArray)
+          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+        bool values = isTracedValue(x) || isTracedValue(y);
+        if (cond->kind != Kind::Traced)
+          return in.truth(cond, c.range, c.fn->name) ? x : y;
+        if (values)
+          return in.computeValue(ast::ComputeOp::Where, {cond, x, y}, std::nullopt, std::nullopt,
+                                 c.range, c.fn->name);
+        auto e = std::make_shared<TExpr>();
+        e->k = TExpr::K::Select, e->range = c.range;
+        e->kids = {in.condTE(cond, c.range), in.intTE(x, c.range, c.fn->name),
+                   in.intTE(y, c.range, c.fn->name)};
+        return std::make_shared<TracedV>(e, TKind::Int);
+      },
+      "select(c, a, b), where(c, a, b)", false);
+  fn(
+      {TPU + "make_async_remote_copy", PL + "make_async_remote_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, false); },
+      "let c = remote_copy(src, dst, send, recv, device = ...)", true);
+  fn(
+      {TPU + "async_remote_copy", PL + "async_remote_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return remoteCopy(in, c, true); },
+      "async_remote_copy(...)", true);
+  fn(
+      {TPU + "make_async_copy", PL + "make_async_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, false); }, "copy(...)", true);
+  fn(
+      {TPU + "async_copy", PL + "async_copy"},
+      +[](Interp &in, CallCtx &c) -> V { return localCopy(in, c, true); }, "async_copy(...)", true);
+  fn(
+      {TPU + "semaphore_signal", PL + "semaphore_signal"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"sem_or_view", "inc", "device_id", "device_id_type", "core_index"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        ast::ExprPtr incE = a[1] ? build(*in.intTE(a[1], c.range, "inc")) : nullptr;
+        ast::ExprPtr devE = given(a[2]) ? build(*in.deviceTE(a[2], a[3], c.range)) : nullptr;
+        ast::ExprPtr coreE = given(a[4]) ? build(*in.intTE(a[4], c.range, "core_index")) : nullptr;
+        in.emit(std::make_unique<ast::SignalStmt>(c.range, build(*in.refTE(sem, c.range)),
+                                                  std::move(incE), std::move(devE),
+                                                  std::move(coreE)));
+        return none();
+      },
+      "signal(sem, inc, device = ...)", true);
+  fn(
+      {TPU + "semaphore_wait", PL + "semaphore_wait"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"sem_or_view", "value", "*", "decrement"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        if (a[2] && !in.truth(a[2], c.range, "decrement"))
+          unsupported(c.range, "a semaphore wait that does not decrement");
+        in.emit(std::make_unique<ast::WaitStmt>(c.range, build(*in.refTE(sem, c.range)),
+                                                a[1] ? build(*in.intTE(a[1], c.range, "value"))
+                                                     : nullptr));
+        return none();
+      },
+      "wait(sem, value)", true);
+  fn(
+      {TPU + "semaphore_read", PL + "semaphore_read"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"sem_or_view"});
+        RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
+        std::string let = in.fresh(c.hint.empty() ? "value" : c.hint);
+        auto read = std::make_unique<ast::CallExpr>(c.range, ast::Builtin::Read,
+                                                    build(*in.refTE(sem, c.range)));
+        in.emit(
+            std::make_unique<ast::LetStmt>(
+                c.range, std::make_unique<ast::LetDecl>(c.range, let, c.range, std::move(read))),
+            false);
+        return std::make_shared<TracedV>(teName(c.range, let), TKind::Int);
+      },
+      "let v = read(sem)", true);
+  fn(
+      {TPU + "get_barrier_semaphore"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.hasCollective_)
+          fail(c.range, "python-call",
+               "pltpu.get_barrier_semaphore() needs the pallas_call's "
+               "compiler_params=pltpu.CompilerParams(collective_id=...)");
+        auto s = std::make_shared<RefV>(Kind::Sem);
+        s->name = "barrier";
+        s->semKind = ast::SemKind::Barrier;
+        return s;
+      },
+      "barrier", true);
+  fn(
+      {PL + "run_scoped", TPU + "run_scoped"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.empty() || c.args.pos[0]->kind != Kind::Function)
+          fail(c.range, "python-call", "pl.run_scoped takes the function to run first");
+        auto &f = cast<FunctionV>(c.args.pos[0]);
+        Args inner;
+        std::vector<std::unique_ptr<ast::Decl>> decls;
+        std::vector<std::string> paramNames;
+        for (const py::Param &p : *f.params)
+          paramNames.push_back(p.name);
+        for (size_t i = 1; i < c.args.pos.size(); ++i) {
+          std::string pn = i - 1 < paramNames.size() ? paramNames[i - 1] : "scoped";
+          V bound;
+          decls.push_back(
+              in.scratchDecl(c.args.pos[i], in.fresh(pn), c.range, ast::Storage::Scoped, bound));
+          inner.pos.push_back(bound);
+        }
+        for (auto &[k, spec] : c.args.kw) {
+          V bound;
+          decls.push_back(in.scratchDecl(spec, in.fresh(k), c.range, ast::Storage::Scoped, bound));
+          inner.kw.emplace_back(k, bound);
+        }
+        auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+        in.blocks_.push_back(body.get());
+        V result;
+        try {
+          result = in.callFunction(f, std::move(inner), c.range);
+        } catch (...) {
+          in.blocks_.pop_back();
+          throw;
+        }
+        in.blocks_.pop_back();
+        in.emit(std::make_unique<ast::RunScopedStmt>(
+            c.range, std::move(decls), std::make_unique<ast::Block>(f.range, std::move(*body))));
+        return result;
+      },
+      "run_scoped(name: type, ...) { body of f }", true);
+  fn(
+      {TPU + "sync_copy"},
+      +[](Interp &in, CallCtx &c) -> V {
+        // Pallas: run_scoped(sem=DMA) { make_async_copy(src, dst, sem).start(); ....wait() }.
+        std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "add"});
+        noneOr(in, c, a[2], "add", "an accumulating DMA");
+        RefV &src = refArg(in, need(in, c, a, 0, "src_ref"), c.range, "src_ref");
+        RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
+        V sem;
+        std::vector<std::unique_ptr<ast::Decl>> decls;
+        SourceRange r = c.range;
+        decls.push_back(in.scratchDecl(makeApi(SemTypeObj{ast::SemKind::Dma}), in.fresh("sync_sem"),
+                                       r, ast::Storage::Scoped, sem));
+        auto body = std::make_unique<std::vector<ast::StmtPtr>>();
+        in.blocks_.push_back(body.get());
+        std::string let = in.fresh("sync");
+        in.emit(std::make_unique<ast::LetStmt>(
+                    r, std::make_unique<ast::LetDecl>(
+                           r, let, r,
+                           std::make_unique<ast::CopyExpr>(
+                               r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)),
+                               build(*in.refTE(static_cast<RefV &>(*sem), r)), false))),
+                false);
+        for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait})
+          in.emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, let), m));
+        in.blocks_.pop_back();
+        in.emit(std::make_unique<ast::RunScopedStmt>(
+            r, std::move(decls), std::make_unique<ast::Block>(r, std::move(*body))));
+        return none();
+      },
+      "run_scoped(sync_sem: dma_sem) { copy, start, wait }", true);
+  // Host arrays outside kernels; a value broadcast to the stored region inside.
+  fn(
+      {"jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "numpy.zeros", "numpy.ones",
+       "numpy.empty"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool ones = c.fn->name.find("ones") != std::string::npos;
+        if (in.inKernel_ && c.fn->name.rfind("jnp.", 0) == 0)
+          return integer(ones ? 1 : 0);
+        std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
+        auto arr = std::make_shared<HostArrayV>(
+            in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
+            given(a[1])                       ? in.dtypeArg(a[1], c.range)
+            : c.fn->name.rfind("np.", 0) == 0 ? ast::DType::F32
+                                              : ast::DType::F32);
+        arr->numpy = c.fn->name.rfind("np.", 0) == 0;
+        // An integer array of zeros or ones: a table of known values (small ones).
+        if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
+            arr->size() <= 100000 && arr->size() >= 0)
+          arr->contents = std::vector<int64_t>(static_cast<size_t>(arr->size()), ones ? 1 : 0);
+        return arr;
+      },
+      "0, 1 (broadcast to the stored region)", false);
+  fn(
+      {"jax.numpy.zeros_like", "jax.numpy.ones_like"},
+      +[](Interp &in, CallCtx &c) -> V {
+        bool ones = c.fn->name.find("ones") != std::string::npos;
+        if (in.inKernel_)
+          return integer(ones ? 1 : 0);
+        return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
+      },
+      "0, 1 (broadcast to the stored region)", false);
+  fn(
+      {"jax.numpy.dot", "jax.numpy.matmul", PL + "dot"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+        bool pl = c.fn->name == "pl.dot";
+        std::vector<V> a = pl ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32",
+                                            "precision", "preferred_element_type"})
+                              : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
+        if (pl) {
+          noneOr(in, c, a[2], "trans_a", "a transposed operand");
+          noneOr(in, c, a[3], "trans_b", "a transposed operand");
+          noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
+        } else {
+          noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
+        }
+        V pt = pl ? a[6] : a[3];
+        return in.computeValue(ast::ComputeOp::Dot,
+                               {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
+                               preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
+      },
+      "dot(a, b, preferred_element_type = t)", false);
+  fn(
+      {"jax.lax.dot_general"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("lax.dot_general of arrays", c.range);
+        std::vector<V> a = c.bind(in, {"lhs", "rhs", "dimension_numbers", "precision",
+                                       "preferred_element_type", "out_sharding"});
+        noneOr(in, c, a[3], "precision", "dkv models regions, not precision");
+        // Only the plain matmul: (((1,), (0,)), ((), ())).
+        auto ints = [&](const V &v) {
+          std::vector<int64_t> out;
+          if (v->kind != Kind::Tuple && v->kind != Kind::List)
+            return std::vector<int64_t>{-1};
+          for (const V &x : in.toVector(v, c.range))
+            out.push_back(x->kind == Kind::Int ? cast<IntV>(x).i : -1);
+          return out;
+        };
+        V dn = need(in, c, a, 2, "dimension_numbers");
+        bool plain = false;
+        if (dn->kind == Kind::Tuple || dn->kind == Kind::List) {
+          std::vector<V> top = in.toVector(dn, c.range);
+          if (top.size() == 2 && (top[0]->kind == Kind::Tuple || top[0]->kind == Kind::List) &&
+              (top[1]->kind == Kind::Tuple || top[1]->kind == Kind::List)) {
+            std::vector<V> contract = in.toVector(top[0], c.range),
+                           batch = in.toVector(top[1], c.range);
+            plain = contract.size() == 2 && batch.size() == 2 &&
+                    ints(contract[0]) == std::vector<int64_t>{1} &&
+                    ints(contract[1]) == std::vector<int64_t>{0} && ints(batch[0]).empty() &&
+                    ints(batch[1]).empty();
+          }
+        }
+        if (!plain)
+          unsupported(c.range,
+                      "lax.dot_general with dimension numbers other than (((1,), (0,)), ((), "
+                      "())) (a plain 2-D matmul)");
+        return in.computeValue(ast::ComputeOp::Dot,
+                               {need(in, c, a, 0, "lhs"), need(in, c, a, 1, "rhs")},
+                               preferred(in, a[4], c.range), std::nullopt, c.range, c.fn->name);
+      },
+      "dot(a, b)", false);
+  fn(
+      {"jax.numpy.astype", "jax.lax.convert_element_type"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"x", "dtype"});
+        if (!in.inKernel_)
+          return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
+        return in.computeValue(ast::ComputeOp::AsType, {need(in, c, a, 0, "x")},
+                               in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), std::nullopt,
+                               c.range, c.fn->name);
+      },
+      "astype(x, t)", false);
+  fn(
+      {"jax.numpy.sum"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.sum of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::Sum);
+      },
+      "sum(x, axis = k)", false);
+  fn(
+      {"jax.numpy.max", "jax.numpy.amax"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.max of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::ReduceMax);
+      },
+      "max(x, axis = k)", false);
+  fn(
+      {"jax.numpy.min", "jax.numpy.amin"},
+      +[](Interp &in, CallCtx &c) -> V {
+        if (!in.inKernel_)
+          return in.opaque("jnp.min of an array", c.range);
+        return reduction(in, c, ast::ComputeOp::ReduceMin);
+      },
+      "min(x, axis = k)", false);
+}
+
+/// The methods of kernel values: a DMA descriptor's start/wait, a loaded value's astype.
+const BuiltinFn *kernelMethod(const V &self, const std::string &name) {
+  if (self->kind == Kind::Desc) {
+    if (name == "start")
+      return &descMethod(ast::DmaMethod::Start);
+    if (name == "wait")
+      return &descMethod(ast::DmaMethod::Wait);
+    if (name == "wait_send")
+      return &descMethod(ast::DmaMethod::WaitSend);
+    if (name == "wait_recv")
+      return &descMethod(ast::DmaMethod::WaitRecv);
+  }
+  if (isTracedValue(self) && name == "astype")
+    return &valueAstype();
+  return nullptr;
+}
+
+} // namespace dkv::pytrace

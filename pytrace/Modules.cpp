@@ -1,0 +1,309 @@
+// Imports as Python resolves them (docs/python.md "Modules"): modules dkv models (JAX,
+// Pallas, numpy and the standard library that kernel files use) come from the registry;
+// the file's own package and its siblings are read from disk (the package root found
+// through `__init__.py`, `--python-path` roots after it); anything else is an opaque
+// module. Cycles see the partially initialized module, as in CPython.
+#include "pyfront/Parser.h"
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace dkv::pytrace {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr int kMaxImportDepth = 64;
+constexpr size_t kMaxModules = 256;
+} // namespace
+
+ModuleP Interp::modelledModule(const std::string &canonical, const std::string &name) {
+  auto m = std::make_shared<ModuleV>(name);
+  m->modelled = true;
+  m->dict->set("__name__", string(name));
+  m->dict->set("__dkv_canonical__", string(canonical));
+  return m;
+}
+
+V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
+  if (V v = m->dict->get(name))
+    return v;
+  if (!m->modelled)
+    return nullptr;
+  // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
+  // models or does not know, given on the command line or in a directive.
+  auto applySet = [&](const SetDirective &set) -> V {
+    V v = literalValue(set.value);
+    if (set.call)
+      v = makeApi(DirectiveConstObj{set.name, v, true});
+    m->dict->set(name, v);
+    return v;
+  };
+  std::string dotted = m->name + "." + name;
+  for (const SetDirective &set : options_.sets)
+    if (set.name == dotted)
+      return applySet(set);
+  if (options_.directives)
+    if (auto it = options_.directives->sets.find(dotted); it != options_.directives->sets.end())
+      return applySet(it->second);
+  const std::string &canonical = cast<StrV>(m->dict->get("__dkv_canonical__")).s;
+  std::string q = canonical + "." + name;
+  const Registry &reg = Registry::get();
+  if (const ApiRow *row = reg.find(q)) {
+    V v;
+    if (row->fn.handler) {
+      v = builtinValue(row->fn);
+    } else {
+      V &cached = constants_[row];
+      if (!cached)
+        cached = row->constant ? row->constant(*this) : dtypeConstant(row->names[0]);
+      v = cached;
+    }
+    m->dict->set(name, v);
+    return v;
+  }
+  if (reg.isModule(q)) {
+    ModuleP sub = importModule(m->name + "." + name, nullptr, 0, r);
+    return sub;
+  }
+  // A name of a modelled module that dkv does not model: opaque (an error only where it
+  // decides something; a call inside a kernel or given a function is an error).
+  V v = m->dict->get("__dkv_opaque__")
+            ? opaque(fmt::format("`{}.{}` of the module `{}`, which dkv does not model (not "
+                                 "found beside the file nor on --python-path)",
+                                 m->name, name, m->name),
+                     r)
+            : opaque(fmt::format("{}, which dkv does not model",
+                                 quoted(r, "`" + m->name + "." + name + "`")),
+                     r);
+  auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
+  origin->settable = dotted;
+  return std::make_shared<OpaqueV>(origin);
+}
+
+std::optional<std::pair<std::string, bool>> Interp::findOnDisk(const std::string &name) const {
+  std::string rel;
+  for (char c : name)
+    rel += c == '.' ? '/' : c;
+  std::error_code ec;
+  for (const std::string &root : searchPath_) {
+    fs::path base = (fs::path(root) / rel).lexically_normal();
+    if (fs::is_regular_file(base / "__init__.py", ec))
+      return std::make_pair((base / "__init__.py").string(), true);
+    fs::path file = base;
+    file += ".py";
+    if (fs::is_regular_file(file, ec))
+      return std::make_pair(file.string(), false);
+    if (fs::is_directory(base, ec))
+      return std::make_pair(base.string(), true); // a namespace package (no __init__.py)
+  }
+  return std::nullopt;
+}
+
+ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, bool package,
+                             SourceRange r) {
+  auto m = std::make_shared<ModuleV>(name);
+  m->file = path;
+  m->dict->set("__name__", string(name));
+  m->dict->set("__file__", string(path));
+  std::string pkg =
+      package ? name : name.substr(0, name.rfind('.') == std::string::npos ? 0 : name.rfind('.'));
+  m->dict->set("__package__", string(pkg));
+  if (package)
+    m->dict->set("__path__", list({string(path)}));
+  modules_[name] = m;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return m; // a namespace package: no code
+  if (!sources_)
+    fail(r, "python-import",
+         fmt::format("cannot read module '{}' ({}): no source manager", name, path));
+  if (modules_.size() > kMaxModules)
+    fail(r, "python-import",
+         fmt::format("more than {} modules imported (a package this large is not a kernel's)",
+                     kMaxModules));
+  std::string error;
+  std::optional<support::FileId> id = sources_->load(path, error);
+  if (!id)
+    fail(r, "python-import", fmt::format("cannot read module '{}' ({}): {}", name, path, error));
+  support::DiagnosticEngine diags(sources_);
+  std::unique_ptr<py::Module> parsed = pyfront::parseModule(sources_->file(*id), diags);
+  if (!parsed || diags.hasErrors()) {
+    // The module's own syntax error, at its position, with the import as a note.
+    const support::Diagnostic &d = diags.diagnostics().front();
+    TraceError err{d.range, d.id, d.message, {}, 0, {}};
+    err.extra.emplace_back(r, fmt::format("in the module '{}', imported here", name));
+    throw err;
+  }
+  auto table = std::make_unique<Symtable>(*parsed);
+  moduleSymtable_[m.get()] = table.get();
+  const py::Module &code = *parsed;
+  symtables_[parsed.get()] = std::move(table);
+  parsedModules_.push_back(std::move(parsed));
+  if (callDepth_ + 1 > kMaxDepth)
+    raiseId("RecursionError", "maximum recursion depth exceeded while importing", r);
+  ++callDepth_;
+  m->initializing = true;
+  Frame f;
+  f.scope = &moduleSymtable_.at(m.get())->module();
+  f.globals = m;
+  try {
+    execBody(code.body, f);
+  } catch (TraceError &e) {
+    --callDepth_;
+    e.notes.emplace_back(r, fmt::format("in the module '{}', imported here", name));
+    throw;
+  } catch (PyRaise &e) {
+    --callDepth_;
+    modules_.erase(name); // CPython removes a module whose import failed
+    e.notes.emplace_back(r, fmt::format("in the module '{}', imported here", name));
+    throw;
+  }
+  --callDepth_;
+  m->initializing = false;
+  return m;
+}
+
+ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, unsigned level,
+                             SourceRange r) {
+  std::string name = rawName;
+  if (level > 0) {
+    // A relative import: from the importing module's package.
+    std::string pkg;
+    if (from)
+      if (auto *p = dynCast<StrV>(from->dict->get("__package__")))
+        pkg = p->s;
+    if (pkg.empty())
+      raise("ImportError", "attempted relative import with no known parent package", r);
+    for (unsigned l = 1; l < level; ++l) {
+      size_t dot = pkg.rfind('.');
+      if (dot == std::string::npos)
+        raise("ImportError", "attempted relative import beyond top-level package", r);
+      pkg = pkg.substr(0, dot);
+    }
+    name = rawName.empty() ? pkg : pkg + "." + rawName;
+  }
+  if (auto it = modules_.find(name); it != modules_.end())
+    return it->second;
+  if (++importDepth_ > kMaxImportDepth) {
+    --importDepth_;
+    fail(r, "python-import",
+         fmt::format("imports nest more than {} deep (importing '{}')", kMaxImportDepth, name));
+  }
+  struct Leave {
+    int &d;
+    ~Leave() { --d; }
+  } leave{importDepth_};
+  // Parents first: `import a.b.c` imports a, then a.b, then a.b.c.
+  ModuleP parent;
+  size_t dot = name.rfind('.');
+  if (dot != std::string::npos)
+    parent = importModule(name.substr(0, dot), nullptr, 0, r);
+  if (auto it = modules_.find(name); it != modules_.end())
+    return it->second;
+  ModuleP m;
+  if (auto canon = Registry::get().module(name)) {
+    m = modelledModule(*canon, name);
+    modules_[name] = m;
+  } else if (parent && (!parent->modelled || !Registry::get().module(parent->name)) &&
+             parent->dict->get("__path__")) {
+    // A submodule of a package read from disk: in the package's directory.
+    std::string rel = name.substr(dot + 1);
+    std::error_code ec;
+    fs::path dir = cast<StrV>(cast<ListV>(parent->dict->get("__path__")).items[0]).s;
+    if (!fs::is_directory(dir, ec))
+      dir = dir.parent_path();
+    fs::path pkgInit = dir / rel / "__init__.py", file = dir / (rel + ".py");
+    if (fs::is_regular_file(pkgInit, ec))
+      m = loadFromDisk(name, pkgInit.string(), true, r);
+    else if (fs::is_regular_file(file, ec))
+      m = loadFromDisk(name, file.string(), false, r);
+    else if (fs::is_directory(dir / rel, ec))
+      m = loadFromDisk(name, (dir / rel).string(), true, r);
+  } else if (!parent || !parent->modelled) {
+    if (auto found = findOnDisk(name))
+      m = loadFromDisk(name, found->first, found->second, r);
+  }
+  if (!m) {
+    // Not modelled and not found: an opaque module (absl.flags, an uninstalled package).
+    m = std::make_shared<ModuleV>(name);
+    m->modelled = true;
+    m->dict->set("__name__", string(name));
+    m->dict->set("__dkv_canonical__", string("<opaque>." + name));
+    m->dict->set("__dkv_opaque__", boolean(true));
+    modules_[name] = m;
+  }
+  if (parent)
+    parent->dict->set(name.substr(dot + 1), m);
+  return m;
+}
+
+void Interp::execImport(const py::Stmt &s, Frame &f) {
+  if (s.kind == py::StmtKind::Import) {
+    for (const py::Alias &a : py::cast<py::Import>(s).names) {
+      ModuleP m = importModule(a.name, nullptr, 0, a.range);
+      if (!a.asname.empty()) {
+        bind(a.asname, m, f, a.range);
+      } else {
+        std::string top = a.name.substr(0, a.name.find('.'));
+        bind(top, modules_.at(top), f, a.range);
+      }
+    }
+    return;
+  }
+  const auto &imp = py::cast<py::ImportFrom>(s);
+  ModuleP m = importModule(imp.module, f.globals, imp.level, s.range);
+  for (const py::Alias &a : imp.names) {
+    if (a.name == "*") {
+      if (m->modelled)
+        unsupported(a.range, fmt::format("`from {} import *` of a module dkv models (its names "
+                                         "are not listed)",
+                                         m->name));
+      V all = m->dict->get("__all__");
+      if (all) {
+        for (const V &n : toVector(all, a.range))
+          if (auto *ns = dynCast<StrV>(n))
+            bind(ns->s, getAttr(m, ns->s, a.range), f, a.range);
+      } else {
+        for (const auto &[n, v] : std::vector<std::pair<std::string, V>>(m->dict->items))
+          if (!n.empty() && n[0] != '_')
+            bind(n, v, f, a.range);
+      }
+      continue;
+    }
+    std::string bound = a.asname.empty() ? a.name : a.asname;
+    V v = m->dict->get(a.name);
+    if (!v && !m->modelled) {
+      // A submodule not imported yet.
+      std::string sub = m->name + "." + a.name;
+      if (m->dict->get("__path__"))
+        if (ModuleP sm = importModule(sub, nullptr, 0, a.range);
+            sm && !sm->dict->get("__dkv_opaque__"))
+          v = sm;
+    }
+    if (!v && m->modelled) {
+      std::string opaqueFlag;
+      if (m->dict->get("__dkv_opaque__"))
+        v = opaque(fmt::format("`{}` of module `{}`, which dkv does not model (not found beside "
+                               "the file nor on --python-path)",
+                               a.name, m->name),
+                   a.range);
+      else if (Registry::get().isModule(cast<StrV>(m->dict->get("__dkv_canonical__")).s + "." +
+                                        a.name) ||
+               Registry::get().module(m->name + "." + a.name))
+        v = importModule(m->name + "." + a.name, nullptr, 0, a.range);
+      else
+        v = moduleAttr(m, a.name, a.range);
+    }
+    if (!v)
+      raise("ImportError",
+            fmt::format("cannot import name '{}' from '{}' ({})", a.name, m->name,
+                        m->file.empty() ? "unknown location" : m->file),
+            a.range);
+    bind(bound, v, f, a.range);
+  }
+}
+
+} // namespace dkv::pytrace

@@ -1,0 +1,2 @@
+# A module found only through --python-path (docs/python.md "Modules").
+BLOCK = (8, 128)

@@ -1,0 +1,3 @@
+# Constants of the package, imported by absolute and relative imports.
+ROWS = 8
+COLS = 128
