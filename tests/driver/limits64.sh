@@ -8,16 +8,8 @@
 # It prints each engine's exit code and wall time; docs/performance.md has the figures.
 set -u
 dkv=$1 dir=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib.sh"
 set -m # background jobs get their own process group and SIGINT is not ignored
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
-now() { date +%s.%N; }
-longer() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 
 k=$dir/all_reduce.dk
 # NAME|OPTIONS: every engine at 64 devices; the closure engine and auto decide all_reduce
