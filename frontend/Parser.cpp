@@ -1531,9 +1531,9 @@ namespace {
 std::unique_ptr<ast::Module> emptyModule(const SourceFile &file,
                                          std::vector<ast::Comment> comments) {
   SourceLoc end = file.locForOffset(file.text().size());
-  auto module = std::make_unique<ast::Module>(SourceRange{file.loc(1, 1), end},
-                                              std::vector<std::unique_ptr<ast::Node>>{},
-                                              std::move(comments));
+  auto module =
+      std::make_unique<ast::Module>(SourceRange{file.loc(1, 1), end},
+                                    std::vector<std::unique_ptr<ast::Node>>{}, std::move(comments));
   module->setComplete(false);
   return module;
 }

@@ -996,19 +996,17 @@ private:
       const SemId sem = land ? dma.recvSem : *dma.sendSem;
       for (const auto &at : props_.semReaders(owner, sem))
         observedAt(at, [&](const Obligation &o) {
-          return semantics::reads(semantics::violation(o), semantics::Fact::Kind::SemNonZero,
-                                  [&](const semantics::Fact &f) {
-                                    return f.device == owner && f.sem == sem;
-                                  });
+          return semantics::reads(
+              semantics::violation(o), semantics::Fact::Kind::SemNonZero,
+              [&](const semantics::Fact &f) { return f.device == owner && f.sem == sem; });
         });
     }
     if (c + 1 == chunks)
       for (const auto &at : props_.sideReaders(dma.id, land))
         observedAt(at, [&](const Obligation &o) {
-          return semantics::reads(semantics::violation(o), semantics::Fact::Kind::SideOpen,
-                                  [&](const semantics::Fact &f) {
-                                    return f.dma == dma.id && f.dst == land;
-                                  });
+          return semantics::reads(
+              semantics::violation(o), semantics::Fact::Kind::SideOpen,
+              [&](const semantics::Fact &f) { return f.dma == dma.id && f.dst == land; });
         });
     const auto &landChecks = props_.atLand(dma.id);
     if (land && std::any_of(landChecks.begin(), landChecks.end(),

@@ -545,8 +545,8 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
     items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(core), /*tensorCore=*/true));
   }
   items.push_back(std::move(kernelDecl));
-  result_.kernels.push_back(TracedKernel{
-      std::make_unique<ast::Module>(kf.range, std::move(items)), kf.name});
+  result_.kernels.push_back(
+      TracedKernel{std::make_unique<ast::Module>(kf.range, std::move(items)), kf.name});
   if (stopAfter_ && !insideAssertRaises_ && result_.kernels.size() >= stopAfter_)
     throw StopRun{};
 }

@@ -28,7 +28,7 @@ using semantics::PropertyIndex;
 Encoder::EventRole Encoder::roleOf(const model::Event &event) {
   EventRole role;
   std::visit(support::Overloaded{
-                 [&](const SemWait &w) { role.wait = &w; },   // blocks; takes units
+                 [&](const SemWait &w) { role.wait = &w; },      // blocks; takes units
                  [&](const Signal &sig) { role.signal = &sig; }, // adds units
                  [&](const DeviceBarrier &b) { role.barrier = &b; },
                  // Ordered by program order only; what they change is read through
@@ -759,8 +759,8 @@ z3::expr Encoder::fact(const z3::expr &condition, const semantics::Fact &f,
   case Kind::SideOpen:
     return condition && started(f.dma) && !closed(f.dma, f.dst);
   case Kind::SemNonZero:
-    return condition && !exactly(incrementsInPrefix(f.device, f.sem),
-                                 waitsBefore(f.device, ob.pc, f.sem));
+    return condition &&
+           !exactly(incrementsInPrefix(f.device, f.sem), waitsBefore(f.device, ob.pc, f.sem));
   case Kind::Within:
   case Kind::InScope:
   case Kind::Stuck:
@@ -799,8 +799,9 @@ void Encoder::buildChecks(PropertyIndex p) {
     // The obligation's predicate (semantics/Obligations.h), fact by fact; where it is
     // checked decides the step it is checked at.
     const semantics::Predicate predicate = semantics::violation(ob);
-    const bool onlyPc = std::all_of(predicate.all.begin(), predicate.all.end(),
-                                    [](const semantics::Literal &l) { return l.fact.readsOnlyPc(); });
+    const bool onlyPc =
+        std::all_of(predicate.all.begin(), predicate.all.end(),
+                    [](const semantics::Literal &l) { return l.fact.readsOnlyPc(); });
     switch (semantics::checkedAt(ob)) {
     case semantics::CheckedAt::Deadlock:
       if (deadlockFree_)
@@ -837,9 +838,8 @@ void Encoder::buildChecks(PropertyIndex p) {
         // Facts of where one device is (a signal's target): a function of its pc. The
         // event (d, pc) is next: d's event pc - 1 has run, pc has not.
         const DeviceId t = predicate.all.front().fact.device;
-        std::optional<z3::expr> where =
-            byPc(t, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1,
-                 eventStep_[ob.device][ob.pc]);
+        std::optional<z3::expr> where = byPc(
+            t, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1, eventStep_[ob.device][ob.pc]);
         if (where)
           out.push_back({o, device, at(ob.device, ob.pc) && *where});
         else

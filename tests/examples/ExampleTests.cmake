@@ -25,6 +25,14 @@ function(dkv_in devices wanted out)
   set(${out} ${result} PARENT_SCOPE)
 endfunction()
 
+# An instance "VALUE|TAG" of a case: sets value (a count or a mesh) and itag (its tag in
+# test names) in the caller's scope.
+macro(dkv_instance_fields inst)
+  string(REPLACE "|" ";" fields_ "${inst}")
+  list(GET fields_ 0 value)
+  list(GET fields_ 1 itag)
+endmacro()
+
 # The tests of every case of an example (CASES of dkv_example), named
 # example.NAME.KIND.INSTANCE.with_TAG: the verdict with explore, z3 and auto at each
 # count of 2..4 (or mesh), spin and the agreement of every engine at 2 and 3 (or the
@@ -74,9 +82,7 @@ function(dkv_example_case_tests name example file_counts file_meshes cases)
       endif()
     endif()
     foreach(inst ${checked})
-      string(REPLACE "|" ";" inst "${inst}")
-      list(GET inst 0 value)
-      list(GET inst 1 itag)
+      dkv_instance_fields("${inst}")
       foreach(engine explore z3 auto)
         set(test example.${name}.${engine}.${itag}.with_${tag})
         add_test(${test} ${DKV_CHECK_EXAMPLE} ${DKV} ${example} ${engine} ${value} ""
@@ -92,9 +98,7 @@ function(dkv_example_case_tests name example file_counts file_meshes cases)
       endforeach()
     endforeach()
     foreach(inst ${spun})
-      string(REPLACE "|" ";" inst "${inst}")
-      list(GET inst 0 value)
-      list(GET inst 1 itag)
+      dkv_instance_fields("${inst}")
       if(NOT static)
         add_test(example.${name}.promela.${itag}.with_${tag} ${DKV_SOURCE_DIR}/tests/promela/compile_example.sh
                          ${DKV} ${example} ${value} --case ${k})

@@ -342,7 +342,8 @@ TEST(Explore, ReductionKeepsEveryExamplesFindings) {
     ASSERT_TRUE(id) << error;
     support::DiagnosticEngine diags(&sources);
     frontend::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
-    if (!a.meshes.empty() || (a.expect && a.expect->verdict == frontend::ExpectedVerdict::StaticError))
+    if (!a.meshes.empty() ||
+        (a.expect && a.expect->verdict == frontend::ExpectedVerdict::StaticError))
       continue;
     int64_t n = 0;
     for (int64_t candidate : {2, 3, 4})

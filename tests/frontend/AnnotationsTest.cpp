@@ -1,7 +1,7 @@
 // Unit tests of the annotations in comments (frontend/Annotations.h): the parser hands
 // the comments over with the module, annotationsOf reads them.
-#include "TestUtil.h"
 #include "frontend/Annotations.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -39,7 +39,7 @@ TEST(Annotations, TheParserHandsCommentsOver) {
 
 TEST(Annotations, Annotations) {
   auto r = annotate("// expect: deadlock at 14\n// devices: 2..4\n// options: --invocations 2\n"
-                     "// options: --dma-chunks 2\nmesh x = 2\nkernel k() {}\n");
+                    "// options: --dma-chunks 2\nmesh x = 2\nkernel k() {}\n");
   ASSERT_TRUE(r.ok) << r.rendered();
   const Annotations &a = r.annotations;
   ASSERT_TRUE(a.expect.has_value());
@@ -64,9 +64,9 @@ TEST(Annotations, MeshAnnotation) {
 // its own device counts or meshes (docs/examples.md "Verdicts under options").
 TEST(Annotations, ExpectWithOptions) {
   auto r = annotate("// expect: race at 9\n// expect: ok with --dma-order link --devices 3\n"
-                     "// expect: deadlock at 4 with --devices=2..4 -T t=[1,2]\n"
-                     "// expect: ok with --invocations 1\n// devices: 3..4\n"
-                     "// options: --invocations 2\nmesh x = 2\nkernel k() {}\n");
+                    "// expect: deadlock at 4 with --devices=2..4 -T t=[1,2]\n"
+                    "// expect: ok with --invocations 1\n// devices: 3..4\n"
+                    "// options: --invocations 2\nmesh x = 2\nkernel k() {}\n");
   ASSERT_TRUE(r.ok) << r.rendered();
   const Annotations &a = r.annotations;
   ASSERT_TRUE(a.expect.has_value());
@@ -120,7 +120,7 @@ TEST(Annotations, MalformedAnnotations) {
 
 TEST(Annotations, Suppressions) {
   auto r = annotate("mesh x = 2\nkernel k() {\n  // dkv: allow race -- known, see issue 7\n"
-                     "  let a = 1  //dkv:  allow   exit-violation   --  kept  \n}\n");
+                    "  let a = 1  //dkv:  allow   exit-violation   --  kept  \n}\n");
   ASSERT_TRUE(r.ok) << r.rendered();
   const auto &s = r.annotations.suppressions;
   ASSERT_EQ(s.size(), 2u);
@@ -133,8 +133,7 @@ TEST(Annotations, Suppressions) {
   EXPECT_EQ(s[1].reason, "kept");
   EXPECT_EQ(s[1].line, 4u);
   // The first line of the file, alone: line 2.
-  EXPECT_EQ(annotate("// dkv: allow deadlock -- x\n").annotations.suppressions[0].line,
-            2u);
+  EXPECT_EQ(annotate("// dkv: allow deadlock -- x\n").annotations.suppressions[0].line, 2u);
 }
 
 TEST(Annotations, MalformedSuppressions) {

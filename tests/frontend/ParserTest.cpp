@@ -174,7 +174,6 @@ TEST(Parser, Subscripts) {
   EXPECT_EQ(b.subscripts()[2].kind, Subscript::Kind::Full);
 }
 
-
 TEST(Parser, SyntaxErrorsAllReported) {
   auto r = parseOnly("mesh x = 2\nkernel k() {\n  let = 1\n  let b = 2 +\n  wait(\n}\n");
   EXPECT_FALSE(r.ok);

@@ -560,7 +560,8 @@ TEST(Shorten, EveryExampleWitnessShortensToAReplayOfTheSameObligation) {
     ASSERT_TRUE(id) << error;
     support::DiagnosticEngine diags(&sources);
     frontend::Annotations annotations = frontend::readAnnotations(sources.file(*id), diags);
-    if (!annotations.expect || annotations.expect->verdict == frontend::ExpectedVerdict::StaticError ||
+    if (!annotations.expect ||
+        annotations.expect->verdict == frontend::ExpectedVerdict::StaticError ||
         annotations.expect->verdict == frontend::ExpectedVerdict::Ok || !annotations.meshes.empty())
       continue;
     model::Options options;
