@@ -47,6 +47,7 @@
 // cut to what the violation depends on (sliceRun).
 #include "semantics/Closure.h"
 
+#include "semantics/Obligations.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -65,7 +66,6 @@ namespace dkv::semantics {
 
 using namespace model;
 using report::ScheduleStep;
-using What = Obligation::What;
 
 int32_t Actors::of(const ScheduleStep &step) const {
   switch (step.kind) {
@@ -514,6 +514,48 @@ std::vector<std::pair<int32_t, int32_t>> violatingRanges(const Machine &m, Oblig
   return ranges;
 }
 
+/// How the decision treats an obligation, read from its predicate (semantics/Obligations.h)
+/// and not from its kind: the fact the predicate is about decides it.
+struct Form {
+  enum class Kind {
+    SideOpen,   ///< a DMA side open at the obligation's event (`fact`: the side)
+    SemNonZero, ///< a semaphore non-zero at the event (`fact`: the semaphore)
+    Where,      ///< where another device is (Within, InScope) at the event
+    Land,       ///< where the DMA's target is at its land chunks (no event)
+    Stuck,      ///< the greatest state decides it
+  };
+  Kind kind = Kind::Stuck;
+  Fact fact;
+};
+
+Form formOf(const Obligation &ob) {
+  const Predicate p = violation(ob);
+  switch (checkedAt(ob)) {
+  case CheckedAt::Deadlock:
+    return {Form::Kind::Stuck, p.all.front().fact};
+  case CheckedAt::Land:
+    DKV_INVARIANT(p.all.front().fact.readsOnlyPc(), "a land check reads where its target is");
+    return {Form::Kind::Land, p.all.front().fact};
+  case CheckedAt::Event:
+    break;
+  }
+  // At an event, the predicate is one fact of the state (a side, a semaphore) or facts
+  // of where one device is.
+  const Fact &f = p.all.front().fact;
+  switch (f.kind) {
+  case Fact::Kind::SideOpen:
+    return {Form::Kind::SideOpen, f};
+  case Fact::Kind::SemNonZero:
+    return {Form::Kind::SemNonZero, f};
+  case Fact::Kind::Within:
+  case Fact::Kind::InScope:
+    return {Form::Kind::Where, f};
+  case Fact::Kind::Stuck:
+    break;
+  }
+  DKV_UNREACHABLE("a Stuck fact is checked in a deadlock");
+}
+
 /// One check of the decision: an obligation with, for Land and Signal checks, one
 /// range of the target's violating pcs (and a land chunk); violated when both parts
 /// hold (see the rules at the top of this file).
@@ -672,22 +714,22 @@ void Decider::plan() {
     if (options_.only >= 0 && ob.property != options_.only)
       continue;
     const int32_t id = static_cast<int32_t>(checks_.size());
-    switch (ob.what) {
-    case What::Race:
-    case What::ExitSend:
-    case What::ExitRecv: {
-      const bool dst = ob.what == What::Race ? ob.dst : ob.what == What::ExitRecv;
-      const Dma &dma = m_.program().dmas[ob.dma];
-      const int32_t start = props_.startPc(ob.dma);
+    const Form form = formOf(ob);
+    switch (form.kind) {
+    case Form::Kind::SideOpen: {
+      const bool dst = form.fact.dst;
+      const DmaId k = form.fact.dma;
+      const Dma &dma = m_.program().dmas[k];
+      const int32_t start = props_.startPc(k);
       if (start < 0)
         continue; // never started: never open
       checks_.push_back({o});
-      const int32_t side = dst ? actors.land(ob.dma) : actors.send(ob.dma);
+      const int32_t side = dst ? actors.land(k) : actors.send(k);
       // The side's semaphore is on the device checked, which must pass its waits on it:
       // without the last chunk's units it may not get there at all.
       const std::optional<SemId> sem = dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
       const DeviceId owner = dst ? dma.target : dma.issuer;
-      const int32_t last = m_.chunks(ob.dma) - 1;
+      const int32_t last = m_.chunks(k) - 1;
       const int64_t units =
           static_cast<size_t>(last) < dma.chunkUnits.size() ? dma.chunkUnits[last] : 0;
       if (!(sem && owner == ob.device && starved(ob.device, ob.pc, *sem, units)))
@@ -695,27 +737,27 @@ void Decider::plan() {
       if (dma.issuer == ob.device)
         checks_.back().b = start < ob.pc;
       else
-        addSweep(ob.device, ob.pc, {Query::Kind::Started, false, id, ob.dma, 0});
+        addSweep(ob.device, ob.pc, {Query::Kind::Started, false, id, k, 0});
       break;
     }
-    case What::ExitSemaphore:
-    case What::SlotEnter:
+    case Form::Kind::SemNonZero:
+      DKV_INVARIANT(form.fact.device == ob.device, "a semaphore checked on its own device");
       checks_.push_back({o});
       checks_.back().a = true;
-      addSweep(ob.device, ob.pc, {Query::Kind::NonZero, false, id, ob.device, ob.pc, ob.sem});
+      addSweep(ob.device, ob.pc,
+               {Query::Kind::NonZero, false, id, ob.device, ob.pc, form.fact.sem});
       break;
-    case What::SignalInvocation:
-    case What::SlotSignal:
-      for (const auto &[low, high] : violatingRanges(m_, o, ob.target)) {
+    case Form::Kind::Where: {
+      const DeviceId t = form.fact.device;
+      for (const auto &[low, high] : violatingRanges(m_, o, t)) {
         const int32_t check = static_cast<int32_t>(checks_.size());
         checks_.push_back({o, 0, low, high});
-        addSweep(ob.target, high, {Query::Kind::Reach, true, check, ob.device, ob.pc});
-        addSweep(ob.device, ob.pc, {Query::Kind::Reach, false, check, ob.target, low});
+        addSweep(t, high, {Query::Kind::Reach, true, check, ob.device, ob.pc});
+        addSweep(ob.device, ob.pc, {Query::Kind::Reach, false, check, t, low});
       }
       break;
-    case What::LandInvocation:
-    case What::LandScope:
-    case What::SlotLand: {
+    }
+    case Form::Kind::Land: {
       if (props_.startPc(ob.dma) < 0)
         continue;
       const Dma &dma = m_.program().dmas[ob.dma];
@@ -735,7 +777,7 @@ void Decider::plan() {
         }
       break;
     }
-    case What::Stuck:
+    case Form::Kind::Stuck:
       break; // the greatest state decides every Stuck obligation
     }
   }
@@ -772,30 +814,28 @@ void Decider::witness(int32_t check) {
   Needs needs;
   std::optional<ScheduleStep> last;
   bool holds = false;
-  switch (ob.what) {
-  case What::Race:
-  case What::ExitSend:
-  case What::ExitRecv: {
-    const bool dst = ob.what == What::Race ? ob.dst : ob.what == What::ExitRecv;
+  const Form form = formOf(ob);
+  switch (form.kind) {
+  case Form::Kind::SideOpen: {
+    const DmaId k = form.fact.dma;
     closure_.capDevice(ob.device, ob.pc);
-    if (dst)
-      closure_.capLands(ob.dma, m_.chunks(ob.dma) - 1);
+    if (form.fact.dst)
+      closure_.capLands(k, m_.chunks(k) - 1);
     else
-      closure_.capSends(ob.dma, m_.chunks(ob.dma) - 1);
+      closure_.capSends(k, m_.chunks(k) - 1);
     closure_.run();
-    const DeviceId issuer = m_.program().dmas[ob.dma].issuer;
-    holds = closure_.state().pc[ob.device] == ob.pc && m_.started(closure_.state(), ob.dma);
-    needs = {{actors.device(ob.device), ob.pc},
-             {actors.device(issuer), props_.startPc(ob.dma) + 1}};
+    const DeviceId issuer = m_.program().dmas[k].issuer;
+    holds = closure_.state().pc[ob.device] == ob.pc && m_.started(closure_.state(), k);
+    needs = {{actors.device(ob.device), ob.pc}, {actors.device(issuer), props_.startPc(k) + 1}};
     last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
     break;
   }
-  case What::ExitSemaphore:
-  case What::SlotEnter: {
+  case Form::Kind::SemNonZero: {
+    const SemId sem = form.fact.sem;
     closure_.capDevice(ob.device, ob.pc);
     closure_.run();
     holds = closure_.state().pc[ob.device] == ob.pc &&
-            m_.semValue(closure_.state(), ob.device, ob.sem) != 0;
+            m_.semValue(closure_.state(), ob.device, sem) != 0;
     needs = {{actors.device(ob.device), ob.pc}};
     // Every increment of the semaphore the run made: the value stays above the waits.
     std::vector<int32_t> count(actors.count(), 0);
@@ -807,12 +847,12 @@ void Decider::witness(int32_t check) {
       bool adds = false;
       if (step.kind == ScheduleStep::Kind::Device) {
         const auto *sig = std::get_if<Signal>(&m_.program().processes[step.id].events[index].kind);
-        adds = sig && sig->target == ob.device && sig->sem == ob.sem && sig->amount > 0;
+        adds = sig && sig->target == ob.device && sig->sem == sem && sig->amount > 0;
       } else {
         const Dma &dma = m_.program().dmas[step.id];
         adds = step.kind == ScheduleStep::Kind::Send
-                   ? dma.sendSem && *dma.sendSem == ob.sem && dma.issuer == ob.device
-                   : dma.recvSem == ob.sem && dma.target == ob.device;
+                   ? dma.sendSem && *dma.sendSem == sem && dma.issuer == ob.device
+                   : dma.recvSem == sem && dma.target == ob.device;
       }
       if (adds)
         needs.push_back({actor, index + 1});
@@ -820,21 +860,19 @@ void Decider::witness(int32_t check) {
     last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
     break;
   }
-  case What::SignalInvocation:
-  case What::SlotSignal: {
+  case Form::Kind::Where: {
+    const DeviceId t = form.fact.device;
     closure_.capDevice(ob.device, ob.pc);
-    if (ob.target != ob.device)
-      closure_.capDevice(ob.target, c.high);
+    if (t != ob.device)
+      closure_.capDevice(t, c.high);
     closure_.run();
     const ControlState &s = closure_.state();
-    holds = s.pc[ob.device] == ob.pc && s.pc[ob.target] >= c.low && s.pc[ob.target] <= c.high;
-    needs = {{actors.device(ob.device), ob.pc}, {actors.device(ob.target), c.low}};
+    holds = s.pc[ob.device] == ob.pc && s.pc[t] >= c.low && s.pc[t] <= c.high;
+    needs = {{actors.device(ob.device), ob.pc}, {actors.device(t), c.low}};
     last = ScheduleStep{ScheduleStep::Kind::Device, ob.device};
     break;
   }
-  case What::LandInvocation:
-  case What::LandScope:
-  case What::SlotLand: {
+  case Form::Kind::Land: {
     const DeviceId t = m_.program().dmas[ob.dma].target;
     closure_.capDevice(t, c.high);
     closure_.capLands(ob.dma, c.chunk);
@@ -850,7 +888,7 @@ void Decider::witness(int32_t check) {
     last = ScheduleStep{ScheduleStep::Kind::Land, ob.dma};
     break;
   }
-  case What::Stuck:
+  case Form::Kind::Stuck:
     DKV_UNREACHABLE("a Stuck obligation's witness is the greatest state's run");
   }
   ++closuresRun_;
