@@ -445,6 +445,15 @@ Result runInstance(const Planned &p, const CheckOptions &check, const Reporting 
       stop.request(support::StopCause::Memory, "out of memory: an allocation failed");
       r.loaded = Loaded();
       r.verdict.reset();
+    } catch (const std::exception &e) {
+      // Any other exception is a dkv bug (a std::logic_error, an out_of_range): exit
+      // code 6 with its message, never an input error's 2 or a verdict.
+      r.loaded = Loaded();
+      r.verdict.reset();
+      r.code = support::kExitInternal;
+      r.err = fmt::format("dkv: internal error: {}\n", e.what());
+      if (!rep.several)
+        rep.console->writeErr(r.err);
     }
   }
   if (stop.requested() && !r.verdict) {
