@@ -35,7 +35,6 @@ std::string_view toString(ExpectedVerdict verdict) {
   return "?";
 }
 
-
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -170,8 +169,8 @@ void parseSuppression(std::string_view body, SourceRange range, bool alone,
       {std::string(words[1]), std::string(reason), range.begin.line + (alone ? 1u : 0u), range});
 }
 
-void parseAnnotation(std::string_view body, SourceRange range, bool alone,
-                     Annotations &annotations, DiagnosticEngine &diags) {
+void parseAnnotation(std::string_view body, SourceRange range, bool alone, Annotations &annotations,
+                     DiagnosticEngine &diags) {
   body = trim(body);
   auto startsWith = [&](std::string_view prefix) {
     return body.substr(0, prefix.size()) == prefix;
@@ -294,6 +293,20 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
     checkCases(annotations, range, diags, &annotations.cases.back());
     return;
   }
+  // The devices or the mesh comment: once per file, and not both.
+  auto setInstances = [&](auto &field, auto values, SourceRange &at, const char *what,
+                          bool otherGiven) {
+    if (!field.empty()) {
+      diags.error(range, "bad-annotation", fmt::format("duplicate {} comment", what));
+      return;
+    }
+    field = std::move(values);
+    at = range;
+    if (otherGiven)
+      diags.error(range, "bad-annotation",
+                  "a file has a devices comment or a mesh comment, not both");
+    checkCases(annotations, range, diags);
+  };
   if (startsWith("devices:")) {
     std::vector<int64_t> devices;
     std::string error;
@@ -304,16 +317,8 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
                               error));
       return;
     }
-    if (!annotations.devices.empty()) {
-      diags.error(range, "bad-annotation", "duplicate devices comment");
-      return;
-    }
-    annotations.devices = std::move(devices);
-    annotations.devicesRange = range;
-    if (!annotations.meshes.empty())
-      diags.error(range, "bad-annotation",
-                  "a file has a devices comment or a mesh comment, not both");
-    checkCases(annotations, range, diags);
+    setInstances(annotations.devices, std::move(devices), annotations.devicesRange, "devices",
+                 !annotations.meshes.empty());
     return;
   }
   if (startsWith("mesh:")) {
@@ -333,16 +338,8 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
       }
       meshes.push_back(frontend::meshSizesText(sizes));
     }
-    if (!annotations.meshes.empty()) {
-      diags.error(range, "bad-annotation", "duplicate mesh comment");
-      return;
-    }
-    annotations.meshes = std::move(meshes);
-    annotations.meshRange = range;
-    if (!annotations.devices.empty())
-      diags.error(range, "bad-annotation",
-                  "a file has a devices comment or a mesh comment, not both");
-    checkCases(annotations, range, diags);
+    setInstances(annotations.meshes, std::move(meshes), annotations.meshRange, "mesh",
+                 !annotations.devices.empty());
     return;
   }
   if (startsWith("options:")) {
@@ -357,7 +354,6 @@ void parseAnnotation(std::string_view body, SourceRange range, bool alone,
       annotations.optionsRange = range;
   }
 }
-
 
 /// The name a `-D NAME=V` / `-T NAME=JSON` option word sets (also `-DNAME=V`,
 /// `--define NAME=V`, `--table NAME=...`), or "" for another word. `words[i]` is the
@@ -379,7 +375,6 @@ std::string definedName(const std::vector<std::string> &words, size_t i, char &k
   }
   return value.substr(0, value.find('='));
 }
-
 
 } // namespace
 
@@ -407,7 +402,6 @@ void checkCaseOverrides(const Annotations &annotations, DiagnosticEngine &diags)
     }
 }
 
-
 void parseAnnotationComment(std::string_view body, SourceRange range, bool alone,
                             Annotations &annotations, DiagnosticEngine &diags) {
   parseAnnotation(body, range, alone, annotations, diags);
@@ -420,7 +414,7 @@ namespace {
 /// comments of a `.dk` file. `# dkv:` lines are the tracer's directives
 /// (pytrace/Directives.h), not annotations.
 Annotations readPythonAnnotations(const support::SourceFile &file,
-                                       support::DiagnosticEngine &diags) {
+                                  support::DiagnosticEngine &diags) {
   Annotations annotations;
   for (uint32_t line = 1; line <= file.lineCount(); ++line) {
     std::string_view text = file.lineText(line);
@@ -498,4 +492,3 @@ void printAnnotations(const Annotations &annotations, std::ostream &out) {
 }
 
 } // namespace dkv::frontend
-

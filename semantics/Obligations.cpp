@@ -11,36 +11,16 @@ Literal is(Fact f) { return {f, false}; }
 Literal isNot(Fact f) { return {f, true}; }
 
 Fact sideOpen(model::DmaId dma, bool dst) {
-  Fact f;
-  f.kind = Fact::Kind::SideOpen;
-  f.dma = dma;
-  f.dst = dst;
-  return f;
+  return {.kind = Fact::Kind::SideOpen, .dma = dma, .dst = dst};
 }
-
 Fact semNonZero(model::DeviceId device, model::SemId sem) {
-  Fact f;
-  f.kind = Fact::Kind::SemNonZero;
-  f.device = device;
-  f.sem = sem;
-  return f;
+  return {.kind = Fact::Kind::SemNonZero, .device = device, .sem = sem};
 }
-
 Fact within(model::DeviceId device, int32_t first, int32_t last) {
-  Fact f;
-  f.kind = Fact::Kind::Within;
-  f.device = device;
-  f.first = first;
-  f.last = last;
-  return f;
+  return {.kind = Fact::Kind::Within, .device = device, .first = first, .last = last};
 }
-
 Fact inScope(model::DeviceId device, model::ScopeId scope) {
-  Fact f;
-  f.kind = Fact::Kind::InScope;
-  f.device = device;
-  f.scope = scope;
-  return f;
+  return {.kind = Fact::Kind::InScope, .device = device, .scope = scope};
 }
 
 } // namespace
@@ -68,13 +48,8 @@ Predicate violation(const Obligation &o) {
     return {{is(within(o.device, o.invocation, o.invocation)), is(inScope(o.device, o.scope))}};
   case What::SlotEnter: // entering a scope whose slot still holds units
     return {{is(semNonZero(o.device, o.sem))}};
-  case What::Stuck: {
-    Fact f;
-    f.kind = Fact::Kind::Stuck;
-    f.device = o.device;
-    f.pc = o.pc;
-    return {{is(f)}};
-  }
+  case What::Stuck:
+    return {{is({.kind = Fact::Kind::Stuck, .device = o.device, .pc = o.pc})}};
   }
   DKV_UNREACHABLE("obligation kind");
 }
