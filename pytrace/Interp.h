@@ -144,6 +144,14 @@ struct TracedKernel {
   std::string name;
 };
 
+/// What JAX's TPU-generation predicates have answered in one run: a lower bound, or one
+/// generation (`jtu.is_device_tpu(5, "e")`).
+struct TpuGeneration {
+  int64_t atLeast = 0;
+  std::optional<int64_t> version;
+  std::string variant;
+};
+
 /// What one entry's run produced.
 struct EntryResult {
   std::vector<TracedKernel> kernels;
@@ -173,6 +181,8 @@ public:
   /// Inside `with self.assertRaises(...)`: its kernels are kept until it ends.
   int insideAssertRaises_ = 0;
   EntryResult result_;
+  /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
+  TpuGeneration tpuGeneration_;
 
   //--- statements and expressions (Interp.cpp) ---------------------------------
   Flow execBody(const py::Body &body, Frame &f);
