@@ -521,6 +521,18 @@ V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &na
   return makeApi(std::move(m));
 }
 
+/// A mesh of `shape` over every device (`jax.make_mesh`): the shape must use them all.
+V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names) {
+  std::vector<int64_t> shape = in.shapeOf(shapeV, c.range, "the mesh shape");
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (n != in.options_.devices)
+    fail(c.range, "python-unknown-fact",
+         fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
+  return meshFrom(in, c, shape, names);
+}
+
 V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
 
 } // namespace
@@ -597,15 +609,16 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
-        std::vector<int64_t> shape =
-            in.shapeOf(need(in, c, a, 0, "axis_shapes"), c.range, "the mesh shape");
-        int64_t n = 1;
-        for (int64_t d : shape)
-          n *= d;
-        if (n != in.options_.devices)
-          fail(c.range, "python-unknown-fact",
-               fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
-        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"));
+        return meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"),
+                           need(in, c, a, 1, "axis_names"));
+      });
+  // JAX's test utility `jtu.create_mesh(mesh_shape, axis_names, iota_order, axis_types)`:
+  // a mesh of every device, as jax.make_mesh makes it (the device order is no fact dkv
+  // models: device ids are mesh positions).
+  fn(
+      {"jax._src.test_util.create_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh_shape", "axis_names", "iota_order", "axis_types"});
+        return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"));
       });
   fn(
       {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P"},

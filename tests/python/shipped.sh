@@ -122,7 +122,8 @@ ragged 4 '[[0, 2, 4, 6, 8, 10, 12, 14], [0, 1, 4, 6, 8, 10, 12, 14], [0, 3, 4, 5
 
 tests "$jax/tests/pallas/tpu_pallas_distributed_test.py" "2 3 4 8"
 # CPU-only tests of TPU interpret mode: JAX's CPU CI runs them (setUp skips elsewhere).
-tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" --platform cpu
+tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" \
+  --set 'jax._src.test_util.device_under_test()="cpu"'
 
 for ti in "$dir/tpu-inference-rs" "$dir/tpu-inference"; do
   col=$ti/tpu_inference/kernels/collectives
