@@ -353,6 +353,28 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (const BuiltinFn *m = builtinMethod(tuple(std::get<PSpecObj>(a.data).entries), name))
       return builtinValue(*m, tuple(std::get<PSpecObj>(a.data).entries));
   }
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data)) {
+    // `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as
+    // JAX's; the rules only matter to differentiation, which dkv does not model.
+    static const BuiltinFn defvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "",
+                                  false};
+    static const BuiltinFn defjvp{"defjvp",
+                                  +[](Interp &in, CallCtx &c) -> V {
+                                    if (c.args.pos.size() != 1)
+                                      in.raiseId("TypeError", "defjvp() takes one jvp function",
+                                                 c.range);
+                                    return c.args.pos[0];
+                                  },
+                                  "", false};
+    if (name == "fun")
+      return cd->fn;
+    if (cd->vjp && name == "defvjp")
+      return builtinValue(defvjp);
+    if (!cd->vjp && name == "defjvp")
+      return builtinValue(defjvp);
+    if (!cd->vjp && name == "defjvps")
+      return builtinValue(defvjp);
+  }
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
     return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
@@ -375,6 +397,8 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return callPlKernel(*pk, std::move(args), r);
   if (auto *j = std::get_if<JitObj>(&a.data))
     return call(j->fn, std::move(args), r);
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
+    return call(cd->fn, std::move(args), r);
   if (auto *w = std::get_if<WhenObj>(&a.data))
     return callWhen(*w, std::move(args), r);
   if (auto *l = std::get_if<LoopObj>(&a.data)) {
@@ -637,6 +661,17 @@ void registerHostJax(Registry &reg) {
       {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"x"});
         return need(in, c, a, 0, "x");
+      });
+  // `jax.custom_vjp(fun, nondiff_argnums=...)`, `jax.custom_jvp(...)`: calling it calls fun.
+  fn(
+      {"jax.custom_vjp"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "nondiff_argnums"});
+        return makeApi(CustomDerivObj{need(in, c, a, 0, "fun"), true});
+      });
+  fn(
+      {"jax.custom_jvp"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "nondiff_argnums"});
+        return makeApi(CustomDerivObj{need(in, c, a, 0, "fun"), false});
       });
   fn(
       {"jax.jit"}, +[](Interp &in, CallCtx &c) -> V {
