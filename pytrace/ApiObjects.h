@@ -123,6 +123,11 @@ struct CustomDerivObj {
   V fn;
   bool vjp = true;
 };
+/// `checkify.checkify(f)`: a call calls f and returns `(error, result)`, the error opaque
+/// (dkv does not model JAX's run-time checks).
+struct CheckifyObj {
+  V fn;
+};
 /// `# dkv: set NAME()=VALUE`: a function of no arguments.
 struct DirectiveConstObj {
   std::string name;
@@ -175,7 +180,7 @@ using ApiData =
                  DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
                  SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
-                 CustomDerivObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
+                 CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
                  SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj>;
 
 struct ApiObject final : Value {

@@ -399,6 +399,11 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return call(j->fn, std::move(args), r);
   if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
     return call(cd->fn, std::move(args), r);
+  if (auto *ck = std::get_if<CheckifyObj>(&a.data)) {
+    V result = call(ck->fn, std::move(args), r);
+    return tuple(
+        {opaque("the error of checkify (JAX's run-time checks are not modelled)", r), result});
+  }
   if (auto *w = std::get_if<WhenObj>(&a.data))
     return callWhen(*w, std::move(args), r);
   if (auto *l = std::get_if<LoopObj>(&a.data)) {
@@ -584,7 +589,8 @@ void registerHostJax(Registry &reg) {
   for (const char *m :
        {"jax", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.experimental",
         "jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mesh_utils",
-        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing"})
+        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing",
+        "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
 
@@ -661,6 +667,11 @@ void registerHostJax(Registry &reg) {
       {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"x"});
         return need(in, c, a, 0, "x");
+      });
+  fn(
+      {"jax.experimental.checkify.checkify"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"f", "errors"});
+        return makeApi(CheckifyObj{need(in, c, a, 0, "f")});
       });
   // `jax.custom_vjp(fun, nondiff_argnums=...)`, `jax.custom_jvp(...)`: calling it calls fun.
   fn(
