@@ -36,6 +36,9 @@ verdict() {  # verdict OUTFILE RC
   if [ "$rc" = 124 ]; then echo "timeout after ${limit}s"; return; fi
   line=$(grep -m1 -E '^(verified|[0-9]+ findings?|inconclusive|skipped|passed|lowered only|failed)' "$out")
   if [ -z "$line" ]; then
+    line=$(grep -m1 -E ': skipped: ' "$out" | sed -E 's/^.*: (skipped: )/\1/')
+  fi
+  if [ -z "$line" ]; then
     line=$(grep -m1 -E 'error: ' "$out" | sed -E 's/^[^ ]*:([0-9]+):[0-9]+: error: /line \1: /')
   fi
   [ -n "$line" ] || line="exit $rc: $(head -1 "$out")"
