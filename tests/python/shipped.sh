@@ -11,6 +11,9 @@
 #   DIR/tpu-inference-rs/      vllm-project/tpu-inference: tpu_inference/ with
 #                              kernels/collectives/{all_gather_matmul,reduce_scatter_matmul,util}.py
 #   DIR/tpu-inference/         vllm-project/tpu-inference: tpu_inference/kernels/fused_moe/v1/kernel.py
+#                            (both tpu-inference copies also hold the modules that
+#                            tpu_inference/__init__.py imports: env_override.py, envs.py,
+#                            tpu_info.py, logger.py, from the same commit)
 # (a file that is absent is listed as such). Test files are checked one entry at a time
 # (`dkv list FILE`, then `dkv check FILE::ENTRY`); library kernels through the `--call`
 # lines below, which state what a caller passes (shapes, the mesh, keyword arguments).
