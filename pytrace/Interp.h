@@ -102,6 +102,30 @@ struct ApiRow {
   V (*constant)(Interp &) = nullptr; ///< or a constant's value (null: a dtype, by its name)
 };
 
+/// One attribute of an object kind (`Obj`, held by the value `self`): its name and its
+/// getter. Each kind's attributes are one table (`__name__` of a class, `.shape` of a
+/// mesh, ...) that getAttrOpt and apiAttr look up once.
+template <class Obj> struct AttrRow {
+  std::string_view name;
+  V (*get)(Interp &in, const Obj &obj, const V &self, SourceRange r);
+};
+/// The row of `name` in a kind's table, or null (the kind's fallback applies: its
+/// class's attributes, an opaque value, an AttributeError).
+template <class Obj, size_t N>
+const AttrRow<Obj> *findAttr(const AttrRow<Obj> (&rows)[N], std::string_view name) {
+  for (const AttrRow<Obj> &row : rows)
+    if (row.name == name)
+      return &row;
+  return nullptr;
+}
+/// The attribute `name` of `self` (an `Obj`) by its kind's table, or null if it has none.
+template <class Obj, size_t N>
+V readAttr(const AttrRow<Obj> (&rows)[N], Interp &in, const V &self, std::string_view name,
+           SourceRange r) {
+  const AttrRow<Obj> *a = findAttr(rows, name);
+  return a ? a->get(in, static_cast<const Obj &>(*self), self, r) : nullptr;
+}
+
 /// The registry: rows by name, the modules dkv models, their aliases.
 class Registry {
 public:

@@ -4,6 +4,8 @@
 // (docs/python.md "The Pallas API table").
 #include "pytrace/Interp.h"
 
+#include "prim/Op.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -479,36 +481,47 @@ const BuiltinFn &valueAstype() {
   return fn;
 }
 
+// The attributes of refs and semaphores (`.shape` and `.ndim` of a ref only: of its
+// view, without the dimensions an index removed).
+const AttrRow<RefV> kRefAttrs[] = {
+    {"at", [](Interp &, const RefV &, const V &self, SourceRange) { return makeApi(AtObj{self}); }},
+    {"shape",
+     [](Interp &, const RefV &ref, const V &self, SourceRange r) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       std::vector<V> dims;
+       for (size_t d = 0; d < ref.dims.size(); ++d) {
+         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
+           continue;
+         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
+           const TSub &s = ref.subs[d];
+           int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
+           int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
+           if (lo < 0 || hi < 0)
+             unsupported(r, "the shape of a ref view with a per-device slice");
+           dims.push_back(integer(hi - lo));
+         } else {
+           dims.push_back(integer(ref.dims[d]));
+         }
+       }
+       return tuple(std::move(dims));
+     }},
+    {"ndim",
+     [](Interp &, const RefV &ref, const V &self, SourceRange) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       size_t n = 0;
+       for (size_t d = 0; d < ref.dims.size(); ++d)
+         n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
+       return integer(static_cast<int64_t>(n));
+     }},
+};
+
 } // namespace
 
 V Interp::refAttr(const V &refV, const std::string &name, SourceRange r) {
-  const RefV &ref = *dynRef(refV);
-  if (name == "at")
-    return makeApi(AtObj{refV});
-  if (name == "shape" && refV->kind == Kind::Ref) {
-    std::vector<V> dims;
-    for (size_t d = 0; d < ref.dims.size(); ++d) {
-      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
-        continue;
-      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
-        const TSub &s = ref.subs[d];
-        int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
-        int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
-        if (lo < 0 || hi < 0)
-          unsupported(r, "the shape of a ref view with a per-device slice");
-        dims.push_back(integer(hi - lo));
-      } else {
-        dims.push_back(integer(ref.dims[d]));
-      }
-    }
-    return tuple(std::move(dims));
-  }
-  if (name == "ndim" && refV->kind == Kind::Ref) {
-    size_t n = 0;
-    for (size_t d = 0; d < ref.dims.size(); ++d)
-      n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
-    return integer(static_cast<int64_t>(n));
-  }
+  if (V v = readAttr(kRefAttrs, *this, refV, name, r))
+    return v;
   unsupported(r, fmt::format("`.{}` of a {}", name, typeName(*refV)));
 }
 
@@ -851,6 +864,77 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
   return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name);
 }
 
+// lax.axis_size('x'), and lax.psum(1, 'x') (the same number); lax.psum of anything
+// else is a collective dkv does not compute.
+V axisSize(Interp &in, CallCtx &c, bool psum) {
+  V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
+  for (const auto &[k, v] : c.args.kw)
+    if (k == "axis_name")
+      axis = v;
+  if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
+                cast<IntV>(c.args.pos[0]).i == 1))
+    return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
+  if (!axis || axis->kind != Kind::Str)
+    fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+  const std::string &name = cast<StrV>(axis).s;
+  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+    return integer(tc->cores);
+  if (auto *m = apiAs<MeshObj>(in.mesh_))
+    for (size_t i = 0; i < m->names.size(); ++i)
+      if (m->names[i] == name)
+        return integer(m->sizes[i]);
+  in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
+}
+
+// pl.program_id(d) (a traced int) and pl.num_programs(d) (the grid's extent, an int).
+V programId(Interp &in, CallCtx &c, bool count) {
+  std::vector<V> a = c.bind(in, {"axis"});
+  int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
+  if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
+    fail(c.range, "python-call",
+         fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
+  if (count)
+    return integer(in.grid_[static_cast<size_t>(d)]);
+  auto e = std::make_shared<TExpr>();
+  e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
+  e->kids = {teInt(c.range, d)};
+  return std::make_shared<TracedV>(e, TKind::Int);
+}
+
+// jnp.logical_and / logical_or (`op`) of two conditions: a Python bool when neither is
+// traced.
+V logical(Interp &in, CallCtx &c, ast::BinaryOp op) {
+  if (c.args.pos.size() != 2)
+    fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
+  if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced) {
+    bool x = in.truth(c.args.pos[0], c.range, c.fn->name);
+    return boolean(op == ast::BinaryOp::And ? x && in.truth(c.args.pos[1], c.range, c.fn->name)
+                                            : x || in.truth(c.args.pos[1], c.range, c.fn->name));
+  }
+  return std::make_shared<TracedV>(
+      teBinary(c.range, op, in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
+      TKind::Bool);
+}
+
+// jnp.dot / jnp.matmul, and pl.dot (`pallas`: its own parameters, the transposes).
+V dot(Interp &in, CallCtx &c, bool pallas) {
+  if (!in.inKernel_)
+    return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  std::vector<V> a = pallas ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
+                                          "preferred_element_type"})
+                            : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
+  if (pallas) {
+    noneOr(in, c, a[2], "trans_a", "a transposed operand");
+    noneOr(in, c, a[3], "trans_b", "a transposed operand");
+    noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
+  } else {
+    noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
+  }
+  V pt = pallas ? a[6] : a[3];
+  return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
+                         preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
+}
+
 } // namespace
 
 void registerKernelApi(Registry &reg) {
@@ -895,44 +979,25 @@ void registerKernelApi(Registry &reg) {
       },
       "axis_index(x)", true);
   fn(
-      {"jax.lax.axis_size", "jax.lax.psum"},
-      +[](Interp &in, CallCtx &c) -> V {
-        bool psum = c.fn->name == "lax.psum";
-        V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
-        for (const auto &[k, v] : c.args.kw)
-          if (k == "axis_name")
-            axis = v;
-        if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
-                      cast<IntV>(c.args.pos[0]).i == 1))
-          return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
-        if (!axis || axis->kind != Kind::Str)
-          fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
-        const std::string &name = cast<StrV>(axis).s;
-        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
-          return integer(tc->cores);
-        if (auto *m = apiAs<MeshObj>(in.mesh_))
-          for (size_t i = 0; i < m->names.size(); ++i)
-            if (m->names[i] == name)
-              return integer(m->sizes[i]);
-        in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
-      },
+      {"jax.lax.axis_size"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, false); },
       "the axis size (an int)", false);
   fn(
-      {PL + "program_id", PL + "num_programs"},
-      +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"axis"});
-        int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
-        if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
-          fail(c.range, "python-call",
-               fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
-        if (c.fn->name == "pl.num_programs")
-          return integer(in.grid_[static_cast<size_t>(d)]);
-        auto e = std::make_shared<TExpr>();
-        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
-        e->kids = {teInt(c.range, d)};
-        return std::make_shared<TracedV>(e, TKind::Int);
-      },
-      "program_id(d), the grid size", true);
+      {"jax.lax.psum"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, true); },
+      "the axis size (an int)", false);
+  fn(
+      {PL + "program_id"}, +[](Interp &in, CallCtx &c) -> V { return programId(in, c, false); },
+      "program_id(d)", true);
+  fn(
+      {PL + "num_programs"}, +[](Interp &in, CallCtx &c) -> V { return programId(in, c, true); },
+      "the grid size", true);
+  fn(
+      {"jax.numpy.logical_and"},
+      +[](Interp &in, CallCtx &c) -> V { return logical(in, c, ast::BinaryOp::And); }, "a and b",
+      false);
+  fn(
+      {"jax.numpy.logical_or"},
+      +[](Interp &in, CallCtx &c) -> V { return logical(in, c, ast::BinaryOp::Or); }, "a or b",
+      false);
   fn(
       {"jax.lax.rem"},
       +[](Interp &in, CallCtx &c) -> V {
@@ -954,23 +1019,6 @@ void registerKernelApi(Registry &reg) {
                                          TKind::Int);
       },
       "rem(a, b)", false);
-  fn(
-      {"jax.numpy.logical_and", "jax.numpy.logical_or"},
-      +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 2)
-          fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
-        bool isAnd = c.fn->name == "jnp.logical_and";
-        if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced)
-          return boolean(isAnd ? in.truth(c.args.pos[0], c.range, c.fn->name) &&
-                                     in.truth(c.args.pos[1], c.range, c.fn->name)
-                               : in.truth(c.args.pos[0], c.range, c.fn->name) ||
-                                     in.truth(c.args.pos[1], c.range, c.fn->name));
-        return std::make_shared<TracedV>(
-            teBinary(c.range, isAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
-                     in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
-            TKind::Bool);
-      },
-      "a and b, a or b", false);
   fn(
       {"jax.numpy.logical_not"},
       +[](Interp &in, CallCtx &c) -> V {
@@ -1215,26 +1263,11 @@ void registerKernelApi(Registry &reg) {
       },
       "0, 1 (broadcast to the stored region)", false);
   fn(
-      {"jax.numpy.dot", "jax.numpy.matmul", PL + "dot"},
-      +[](Interp &in, CallCtx &c) -> V {
-        if (!in.inKernel_)
-          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-        bool pl = c.fn->name == "pl.dot";
-        std::vector<V> a = pl ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32",
-                                            "precision", "preferred_element_type"})
-                              : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
-        if (pl) {
-          noneOr(in, c, a[2], "trans_a", "a transposed operand");
-          noneOr(in, c, a[3], "trans_b", "a transposed operand");
-          noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
-        } else {
-          noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
-        }
-        V pt = pl ? a[6] : a[3];
-        return in.computeValue(ast::ComputeOp::Dot,
-                               {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
-                               preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
-      },
+      {"jax.numpy.dot", "jax.numpy.matmul"},
+      +[](Interp &in, CallCtx &c) -> V { return dot(in, c, false); },
+      "dot(a, b, preferred_element_type = t)", false);
+  fn(
+      {PL + "dot"}, +[](Interp &in, CallCtx &c) -> V { return dot(in, c, true); },
       "dot(a, b, preferred_element_type = t)", false);
   fn(
       {"jax.lax.dot_general"},
@@ -1315,17 +1348,14 @@ void registerKernelApi(Registry &reg) {
 
 /// The methods of kernel values: a DMA descriptor's start/wait, a loaded value's astype.
 const BuiltinFn *kernelMethod(const V &self, const std::string &name) {
-  if (self->kind == Kind::Desc) {
-    if (name == "start")
-      return &descMethod(ast::DmaMethod::Start);
-    if (name == "wait")
-      return &descMethod(ast::DmaMethod::Wait);
-    if (name == "wait_send")
-      return &descMethod(ast::DmaMethod::WaitSend);
-    if (name == "wait_recv")
-      return &descMethod(ast::DmaMethod::WaitRecv);
-  }
-  if (isTracedValue(self) && name == "astype")
+  // A descriptor's methods are spelled as the kernel language's DMA statements.
+  if (self->kind == Kind::Desc)
+    for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait, ast::DmaMethod::WaitSend,
+                             ast::DmaMethod::WaitRecv})
+      if (ast::toString(m) == name)
+        return &descMethod(m);
+  // A loaded value's methods are the catalogue's (`.astype`: prim/Ops.def).
+  if (isTracedValue(self) && prim::findOpByPythonName("." + name) == prim::Op::AsType)
     return &valueAstype();
   return nullptr;
 }
