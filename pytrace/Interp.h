@@ -368,7 +368,7 @@ public:
   [[noreturn]] void tracedIndex(const TracedV &v, SourceRange r, std::string_view what);
   TE intTE(const V &v, SourceRange r, std::string_view what);
   TE condTE(const V &v, SourceRange r);
-  V valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V valueBinop(std::string_view op, const V &a, const V &b, SourceRange r);
   V tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
   V tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
   V view(const V &base, const std::vector<V> &items, SourceRange r);
@@ -379,7 +379,9 @@ public:
   V refAttr(const V &ref, const std::string &name, SourceRange r);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r);
   V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
-                 std::optional<int64_t> axis, SourceRange r, std::string_view api);
+                 std::optional<int64_t> axis, SourceRange r, std::string_view api,
+                 std::vector<std::pair<std::string, bool>> flags = {},
+                 std::vector<int64_t> dims = {});
   V forLoop(const std::string &api, const V &lo, const V &hi, const V &body, const V &init,
             bool withCarry, SourceRange r);
   V condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops, SourceRange r);

@@ -4,6 +4,7 @@
 // (docs/python.md "The Pallas API table").
 #include "pytrace/Interp.h"
 
+#include "prim/Bind.h"
 #include "prim/Op.h"
 
 #include <fmt/format.h>
@@ -127,7 +128,7 @@ TE Interp::condTE(const V &v, SourceRange r) {
 V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
   if (isTracedValue(a) || isTracedValue(b))
-    return valueBinop(op, a, b, r);
+    return valueBinop(py::toString(op), a, b, r);
   auto tk = [](const V &v) {
     auto *t = dynCast<TracedV>(v);
     return t ? t->tk : TKind::Int;
@@ -186,7 +187,10 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   return std::make_shared<TracedV>(teBinary(r, bop, x, y), TKind::Int);
 }
 
-V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
+// An operator on loaded values (`+`, `<`, `&`, `@`, ...): the catalogue's op of the
+// Python operator, written with its kernel-language operator (a mask for comparisons,
+// mask logic for `&` / `|`), or a compute (`@` is dot).
+V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r) {
   auto operand = [&](const V &v) -> TE {
     if (isTracedValue(v))
       return cast<TracedV>(v).te;
@@ -201,25 +205,16 @@ V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
                      "number, got {}",
                      typeName(*v)));
   };
-  ast::BinaryOp bop;
-  switch (op) {
-  case py::BinOpKind::Add:
-    bop = ast::BinaryOp::Add;
-    break;
-  case py::BinOpKind::Sub:
-    bop = ast::BinaryOp::Sub;
-    break;
-  case py::BinOpKind::Mult:
-    bop = ast::BinaryOp::Mul;
-    break;
-  case py::BinOpKind::Div:
-    bop = ast::BinaryOp::Div;
-    break;
-  case py::BinOpKind::MatMult:
-    return computeValue(ast::ComputeOp::Dot, {a, b}, std::nullopt, std::nullopt, r, "`@`");
-  default:
-    unsupported(r, fmt::format("`{}` on loaded values (supported: + - * / @)", py::toString(op)));
-  }
+  std::optional<prim::Op> cop = prim::findOpByPythonOperator(op, 2);
+  if (!cop)
+    unsupported(r,
+                fmt::format("`{}` on loaded values (supported: + - * / @, comparisons, & |)", op));
+  std::string_view dk = prim::record(*cop).dkOperator;
+  if (dk.empty())
+    return computeValue(*cop, {a, b}, std::nullopt, std::nullopt, r, fmt::format("`{}`", op));
+  auto bop = ast::BinaryOp::Add;
+  while (ast::toString(bop) != dk && bop != ast::BinaryOp::Shr)
+    bop = static_cast<ast::BinaryOp>(static_cast<int>(bop) + 1);
   uint64_t stamp = UINT64_MAX;
   for (const V &v : {a, b})
     if (auto *t = dynCast<TracedV>(v))
@@ -230,7 +225,7 @@ V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 V Interp::tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
   using py::CmpOpKind;
   if (isTracedValue(a) || isTracedValue(b))
-    unsupported(r, "comparisons of loaded values (element-wise masks)");
+    return valueBinop(py::toString(op), a, b, r); // an element-wise mask
   TE x = intTE(a, r, "a comparison operand"), y = intTE(b, r, "a comparison operand");
   ast::BinaryOp bop = op == CmpOpKind::Eq      ? ast::BinaryOp::Eq
                       : op == CmpOpKind::NotEq ? ast::BinaryOp::Ne
@@ -662,11 +657,14 @@ V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<
 //===----------------------------------------------------------------------===//
 
 // A compute statement's value (docs/language.md "Compute on values"): the operands are
-// loaded values (at least one), numbers or (where's condition) a per-device condition.
+// loaded values (at least one), numbers (NumPy broadcasts them; sema types them as JAX
+// types Python numbers) or (where's condition) a per-device condition.
 V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
-                       std::optional<int64_t> axis, SourceRange r, std::string_view api) {
+                       std::optional<int64_t> axis, SourceRange r, std::string_view api,
+                       std::vector<std::pair<std::string, bool>> flags, std::vector<int64_t> dims) {
   auto e = std::make_shared<TExpr>();
   e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
+  e->flags = std::move(flags), e->dims = std::move(dims);
   uint64_t stamp = UINT64_MAX;
   bool anyValue = false;
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -678,22 +676,22 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
       e->kids.push_back(t->te);
     } else if (op == ast::ComputeOp::Where && i == 0 && t && t->tk == TKind::Bool) {
       e->kids.push_back(t->te);
-    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Int) {
+    } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Int) {
       e->kids.push_back(teInt(r, cast<IntV>(v).i));
-    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Float) {
+    } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Float) {
       e->kids.push_back(teFloat(r, cast<FloatV>(v).f, floatRepr(cast<FloatV>(v).f)));
     } else {
       if (v->kind == Kind::Opaque)
         opaqueNeeded(v, r, fmt::format("operand {} of {}", i + 1, api));
       fail(r, "python-type",
-           fmt::format("{}: operand {} must be a value loaded from a ref{}, got {}", api, i + 1,
-                       op == ast::ComputeOp::Where ? " or a number (the condition: a per-device "
-                                                     "condition)"
-                                                   : "",
-                       typeName(*v)));
+           fmt::format(
+               "{}: operand {} must be a value loaded from a ref or a number{}, got {}", api, i + 1,
+               op == ast::ComputeOp::Where ? " (the condition: a per-device condition)" : "",
+               typeName(*v)));
     }
   }
-  if (!anyValue)
+  // An op that creates an array (broadcasted_iota) has no operand.
+  if (!anyValue && prim::record(op).shape != prim::ShapeRule::Create)
     fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
   return std::make_shared<TracedV>(e, TKind::Value, stamp);
 }
@@ -852,7 +850,6 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
   std::vector<V> a = c.bind(in, {"a", "axis", "dtype", "out", "keepdims", "initial", "where"});
   noneOr(in, c, a[2], "dtype", "a reduction with its own element type");
   noneOr(in, c, a[3], "out", "an output array");
-  noneOr(in, c, a[4], "keepdims", "keepdims=True");
   noneOr(in, c, a[5], "initial", "an initial value");
   noneOr(in, c, a[6], "where", "a mask");
   std::optional<int64_t> axis;
@@ -861,7 +858,11 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
       unsupported(c.range, fmt::format("the axis of {} other than one int", c.fn->name));
     axis = cast<IntV>(a[1]).i;
   }
-  return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name);
+  std::vector<std::pair<std::string, bool>> flags;
+  if (given(a[4]))
+    flags.emplace_back("keepdims", in.truth(a[4], c.range, "keepdims"));
+  return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name,
+                         std::move(flags));
 }
 
 // lax.axis_size('x'), and lax.psum(1, 'x') (the same number); lax.psum of anything
@@ -933,6 +934,80 @@ V dot(Interp &in, CallCtx &c, bool pallas) {
   V pt = pallas ? a[6] : a[3];
   return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
                          preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
+}
+
+// A catalogue op called by one of its Python names (prim/Ops.def): the arguments bound
+// to that spelling's signature. An op the Python operators spell (jnp.add: `+`,
+// jnp.negative: unary `-`) is that operator; any other is element-wise here: its
+// `array` / `cond` arguments are the operands, `dtype` the element type, `bool` ones
+// flags (gelu's `approximate`), `unsupported` ones accepted only when absent.
+V catalogueCall(Interp &in, CallCtx &c) {
+  const prim::PySpelling &s = *prim::findPythonSpelling(c.fn->name);
+  const prim::OpRecord &op = prim::record(s.op);
+  std::vector<prim::Arg> args;
+  std::vector<V> values = c.args.pos;
+  args.resize(values.size());
+  for (const auto &[k, v] : c.args.kw) {
+    args.push_back(prim::Arg{k});
+    values.push_back(v);
+  }
+  prim::BindResult b = prim::bindArguments(s.signature, args);
+  if (!b.ok())
+    in.raiseId(
+        "TypeError",
+        fmt::format("{}(): {}", c.fn->name, prim::dkErrorMessage(b.errors[0], s.signature, args)),
+        c.range);
+  auto arg = [&](size_t i) { return b.slot[i] < 0 ? V() : values[static_cast<size_t>(b.slot[i])]; };
+  if (!op.pyOperator.empty()) {
+    if (s.signature.params.size() == 1)
+      return in.unary(py::UnaryOpKind::USub, arg(0), c.range);
+    for (int k = 0; k <= static_cast<int>(py::BinOpKind::FloorDiv); ++k)
+      if (py::toString(static_cast<py::BinOpKind>(k)) == op.pyOperator)
+        return in.binop(static_cast<py::BinOpKind>(k), arg(0), arg(1), c.range);
+  }
+  if (!in.inKernel_)
+    return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  std::vector<V> operands;
+  std::optional<ast::DType> dtype;
+  std::optional<int64_t> axis;
+  std::vector<int64_t> dims;
+  std::vector<std::pair<std::string, bool>> flags;
+  for (size_t i = 0; i < s.signature.params.size(); ++i) {
+    const prim::Param &p = s.signature.params[i];
+    std::string name(p.name);
+    switch (p.kind) {
+    case prim::ParamKind::Array:
+    case prim::ParamKind::Cond:
+      operands.push_back(arg(i));
+      break;
+    case prim::ParamKind::DType:
+      if (given(arg(i)))
+        dtype = in.dtypeArg(arg(i), c.range);
+      break;
+    case prim::ParamKind::Bool:
+      if (given(arg(i)))
+        flags.emplace_back(name, in.truth(arg(i), c.range, name));
+      break;
+    case prim::ParamKind::Unsupported:
+      noneOr(in, c, arg(i), name.c_str(), "dkv does not model it");
+      break;
+    case prim::ParamKind::Arrays:
+      for (const V &v : in.toVector(arg(i), c.range))
+        operands.push_back(v);
+      break;
+    case prim::ParamKind::Axis:
+      if (given(arg(i)))
+        axis = in.toIndex(arg(i), c.range, name);
+      break;
+    case prim::ParamKind::Shape:
+      dims = in.shapeOf(arg(i), c.range, name);
+      break;
+    case prim::ParamKind::Int:
+      unsupported(c.range, fmt::format("the argument `{}` of {}", name, c.fn->name));
+    }
+  }
+  return in.computeValue(s.op, std::move(operands), dtype, axis, c.range, c.fn->name,
+                         std::move(flags), std::move(dims));
 }
 
 } // namespace
@@ -1079,7 +1154,7 @@ void registerKernelApi(Registry &reg) {
           y = need(in, c, a, 2, "y");
         if (cond->kind == Kind::Opaque || cond->kind == Kind::HostArray)
           return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-        bool values = isTracedValue(x) || isTracedValue(y);
+        bool values = isTracedValue(cond) || isTracedValue(x) || isTracedValue(y);
         if (cond->kind != Kind::Traced)
           return in.truth(cond, c.range, c.fn->name) ? x : y;
         if (values)
@@ -1344,6 +1419,26 @@ void registerKernelApi(Registry &reg) {
         return reduction(in, c, ast::ComputeOp::ReduceMin);
       },
       "min(x, axis = k)", false);
+  // The catalogue's other Python spellings (jnp.maximum, jax.nn.gelu, jnp.add,
+  // jnp.reshape, ...): one row each.
+  for (const prim::OpRecord &op : prim::records()) {
+    // split has several results (a tuple let in the kernel language): not yet.
+    if (op.shape == prim::ShapeRule::Split)
+      continue;
+    for (const prim::PySpelling &s : prim::pythonSpellings(op.id)) {
+      std::string name(s.name);
+      for (const auto &[alias, prefix] : {std::pair{"pltpu.", TPU}, std::pair{"pl.", PL},
+                                          std::pair{"jnp.", std::string("jax.numpy.")},
+                                          std::pair{"lax.", std::string("jax.lax.")}})
+        if (name.rfind(alias, 0) == 0) {
+          name = prefix + name.substr(std::string_view(alias).size());
+          break;
+        }
+      if (name[0] != '.' && !reg.find(name))
+        fn({name}, catalogueCall, std::string(op.dk.empty() ? op.dkOperator : prim::name(op.id)),
+           false);
+    }
+  }
 }
 
 /// The methods of kernel values: a DMA descriptor's start/wait, a loaded value's astype.
