@@ -18,25 +18,25 @@ from jax.sharding import PartitionSpec as P
 num_devices = jax.device_count()
 
 
-def kernel(x_ref, o_ref, send_sem, recv_sem):
-  right = lax.rem(lax.axis_index('x') + 1, num_devices)
+def spellings_kernel(x_ref, o_ref, sems):
   pairs = list(itertools.permutations([1, 2, 3], 2))
   row = len(pairs) // 3 + int(jnp.logical_or(False, True)) - 1
-  copy = pltpu.make_async_remote_copy(x_ref.at[0], o_ref.at[row], send_sem, recv_sem,
-                                      device_id=(right,))
-  copy.start()
+  neighbour = lax.rem(lax.axis_index('x') + 1, num_devices)
+  dma = pltpu.make_async_remote_copy(src_ref=x_ref.at[0], dst_ref=o_ref.at[row],
+                                     send_sem=sems.at[0], recv_sem=sems.at[1],
+                                     device_id=(neighbour,))
+  dma.start()
   o_ref[0] = x_ref[1]
-  copy.wait()
+  dma.wait()
 
 
-mesh = jax.make_mesh((num_devices,), ('x',))
-x = jnp.zeros((4 * num_devices, 128), jnp.float32)
-shard_map(
-    pl.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct((4, 128), jnp.float32),
-        in_specs=[pl.BlockSpec(memory_space=pltpu.ANY)],
-        out_specs=pl.BlockSpec(memory_space=pltpu.ANY),
-        scratch_shapes=[pltpu.SemaphoreType.DMA] * 2,
-    ),
-    mesh=mesh, in_specs=P('x'), out_specs=P('x'), check_rep=False)(x)
+blocks = jnp.zeros((4 * num_devices, 128), jnp.float32)
+spellings = pl.pallas_call(
+    spellings_kernel,
+    out_shape=jax.ShapeDtypeStruct((4, 128), blocks.dtype),
+    in_specs=[pl.BlockSpec(memory_space=pltpu.ANY)],
+    out_specs=pl.BlockSpec(memory_space=pltpu.ANY),
+    scratch_shapes=[pltpu.SemaphoreType.DMA((2,))],
+)
+shard_map(spellings, mesh=jax.make_mesh((num_devices,), ('x',)), in_specs=P('x'),
+          out_specs=P('x'), check_rep=False)(blocks)
