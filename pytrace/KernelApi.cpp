@@ -1003,11 +1003,37 @@ V catalogueCall(Interp &in, CallCtx &c) {
       dims = in.shapeOf(arg(i), c.range, name);
       break;
     case prim::ParamKind::Int:
-      unsupported(c.range, fmt::format("the argument `{}` of {}", name, c.fn->name));
+      dims = {in.toIndex(arg(i), c.range, name)};
+      break;
     }
   }
-  return in.computeValue(s.op, std::move(operands), dtype, axis, c.range, c.fn->name,
-                         std::move(flags), std::move(dims));
+  V value = in.computeValue(s.op, std::move(operands), dtype, axis, c.range, c.fn->name,
+                            std::move(flags), std::move(dims));
+  if (op.shape != prim::ShapeRule::Split)
+    return value;
+  // Several results: the kernel language's `let a, b = split(x, 2, axis = k)`, one let
+  // per part, and a Python list of their names.
+  const auto &whole = cast<TracedV>(value);
+  int64_t n = whole.te->dims[0];
+  if (n < 1)
+    fail(c.range, "python-call",
+         fmt::format("{}: the number of sections must be positive", c.fn->name));
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < n; ++i)
+    names.push_back(in.fresh(c.hint.empty() ? "part" : c.hint));
+  std::vector<V> parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ast::ExprPtr part = build(*whole.te);
+    static_cast<ast::ComputeExpr &>(*part).setPart(static_cast<int64_t>(i));
+    auto let = std::make_unique<ast::LetStmt>(
+        c.range, std::make_unique<ast::LetDecl>(c.range, names[i], c.range, std::move(part)), i,
+        names.size());
+    let->setTupleNames(names);
+    in.emit(std::move(let), false);
+    parts.push_back(
+        std::make_shared<TracedV>(teName(c.range, names[i]), TKind::Value, whole.stamp));
+  }
+  return list(std::move(parts));
 }
 
 } // namespace
@@ -1422,9 +1448,6 @@ void registerKernelApi(Registry &reg) {
   // The catalogue's other Python spellings (jnp.maximum, jax.nn.gelu, jnp.add,
   // jnp.reshape, ...): one row each.
   for (const prim::OpRecord &op : prim::records()) {
-    // split has several results (a tuple let in the kernel language): not yet.
-    if (op.shape == prim::ShapeRule::Split)
-      continue;
     for (const prim::PySpelling &s : prim::pythonSpellings(op.id)) {
       std::string name(s.name);
       for (const auto &[alias, prefix] : {std::pair{"pltpu.", TPU}, std::pair{"pl.", PL},

@@ -46,7 +46,8 @@ def catalogue_kernel(a_ref, i_ref, bcast, colsum, rowmean, mixed, ints, quot, ex
   mm[...] = jnp.dot(la[...], jnp.reshape(la[...], (4, 4)))                     # numpy: la @ la.reshape(4, 4)
   mmbf[...] = pl.dot(la[...].astype(jnp.bfloat16), la[...].astype(jnp.bfloat16), preferred_element_type=jnp.float32)  # numpy: la @ la
   cat[...] = jnp.concatenate([la[0:2], la[3:4]])                               # numpy: np.concatenate([la[0:2], la[3:4]])
-  prod[...] = la[:, 0:2] * la[:, 2:4]                                          # numpy: la[:, 0:2] * la[:, 2:4]
+  g, u = jnp.split(la[...], 2, axis=-1)
+  prod[...] = g * u                                                            # numpy: la[:, 0:2] * la[:, 2:4]
   iota[...] = lax.broadcasted_iota(jnp.int32, (4, 4), 1) + li[...]             # numpy: np.arange(4) + li
   zero[...] = jnp.zeros((4, 4), jnp.float32) + la[...]                         # numpy: la
   bits[...] = pltpu.bitcast(la[...], jnp.int32)                                # numpy: la.view(np.int32)
