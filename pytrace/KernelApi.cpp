@@ -964,6 +964,10 @@ V catalogueCall(Interp &in, CallCtx &c) {
     for (int k = 0; k <= static_cast<int>(py::BinOpKind::FloorDiv); ++k)
       if (py::toString(static_cast<py::BinOpKind>(k)) == op.pyOperator)
         return in.binop(static_cast<py::BinOpKind>(k), arg(0), arg(1), c.range);
+    for (int k = 0; k <= static_cast<int>(py::CmpOpKind::GtE); ++k)
+      if (py::toString(static_cast<py::CmpOpKind>(k)) == op.pyOperator)
+        return in.compare(static_cast<py::CmpOpKind>(k), arg(0), arg(1), c.range);
+    unsupported(c.range, fmt::format("{} (the operator `{}`)", c.fn->name, op.pyOperator));
   }
   if (!in.inKernel_)
     return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);

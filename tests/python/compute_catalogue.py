@@ -40,7 +40,7 @@ def catalogue_kernel(a_ref, i_ref, bcast, colsum, rowmean, mixed, ints, quot, ex
   ex[...] = jnp.exp(la[...] / 9.0) + lax.abs(la[...] - 5.0)                    # numpy: np.exp(la / 9.0) + np.abs(la - 5.0)
   act[...] = jax.nn.silu(la[...] / 4.0) + jax.nn.gelu(la[...] / 4.0) + jax.nn.gelu(la[...] / 4.0, approximate=False) + jax.nn.sigmoid(li[...])  # numpy: silu(la / 4.0) + gelu(la / 4.0) + gelu_erf(la / 4.0) + sigmoid(li)
   sel[...] = jnp.where(la[...] > li[...], la[...], li[...]) + jnp.where(la[...] >= 5.0, 1.0, 0.0)  # numpy: np.where(la > li, la, li) + np.where(la >= 5.0, 1.0, 0.0)
-  logic[...] = jnp.where((la[...] < 3.0) & (li[...] != 4) | (la[...] == 9.0), la[...], -la[...])  # numpy: np.where(((la < 3.0) & (li != 4)) | (la == 9.0), la, -la)
+  logic[...] = jnp.where((la[...] < 3.0) & (li[...] != 4) | jnp.less_equal(la[...], 1.0) | (la[...] == 9.0), la[...], -la[...])  # numpy: np.where(((la < 3.0) & (li != 4)) | (la <= 1.0) | (la == 9.0), la, -la)
   spread[...] = jnp.max(la[...], axis=1) - jnp.min(la[...], axis=-1)          # numpy: la.max(axis=1) - la.min(axis=-1)
   colmax[...] = jnp.max(la[...], axis=0, keepdims=True)                        # numpy: la.max(axis=0, keepdims=True)
   mm[...] = jnp.dot(la[...], jnp.reshape(la[...], (4, 4)))                     # numpy: la @ la.reshape(4, 4)
@@ -51,7 +51,7 @@ def catalogue_kernel(a_ref, i_ref, bcast, colsum, rowmean, mixed, ints, quot, ex
   iota[...] = lax.broadcasted_iota(jnp.int32, (4, 4), 1) + li[...]             # numpy: np.arange(4) + li
   zero[...] = jnp.zeros((4, 4), jnp.float32) + la[...]                         # numpy: la
   bits[...] = pltpu.bitcast(la[...], jnp.int32)                                # numpy: la.view(np.int32)
-  neg[...] = -la[...] + la[...] * la[...]                                      # numpy: -la + la * la
+  neg[...] = jnp.negative(la[...]) + la[...] * la[...]                         # numpy: -la + la * la
   half[...] = (la[...] / 3.0).astype(jnp.bfloat16)                             # numpy: bf16(la / 3.0)
   ca.wait_send()
   ci.wait_send()
