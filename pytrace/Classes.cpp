@@ -556,48 +556,42 @@ V bindDescriptor(Interp &in, const V &attr, const V &self, const ClassP &cls, So
 // The attributes of each object kind that dkv models (CPython's names); any other
 // falls back to the kind's own lookup below.
 const AttrRow<InstanceV> kInstanceAttrs[] = {
-    {"__class__", [](Interp &, const InstanceV &o, const V &, SourceRange) -> V { return o.cls; }},
-    {"__dict__", [](Interp &in, const InstanceV &, const V &,
-                    SourceRange r) { return in.opaque("an instance's __dict__", r); }},
+    {"__class__", [](auto &, auto &o, auto &, auto) -> V { return o.cls; }},
+    {"__dict__",
+     [](auto &in, auto &, auto &, auto r) { return in.opaque("an instance's __dict__", r); }},
 };
 const AttrRow<ClassV> kClassAttrs[] = {
-    {"__name__", [](Interp &, const ClassV &c, const V &, SourceRange) { return string(c.name); }},
+    {"__name__", [](auto &, auto &c, auto &, auto) { return string(c.name); }},
     {"__qualname__",
-     [](Interp &, const ClassV &c, const V &, SourceRange) {
+     [](auto &, auto &c, auto &, auto) {
        V q = c.dict->get("__qualname__");
        return q ? q : string(c.name);
      }},
-    {"__module__",
-     [](Interp &, const ClassV &c, const V &, SourceRange) { return string(c.module); }},
-    {"__mro__", [](Interp &, const ClassV &c, const V &,
-                   SourceRange) { return tuple(std::vector<V>(c.mro.begin(), c.mro.end())); }},
-    {"__bases__",
-     [](Interp &, const ClassV &c, const V &, SourceRange) {
-       return tuple(std::vector<V>(c.bases.begin(), c.bases.end()));
-     }},
+    {"__module__", [](auto &, auto &c, auto &, auto) { return string(c.module); }},
+    {"__mro__", [](auto &, auto &c, auto &,
+                   auto) { return tuple(std::vector<V>(c.mro.begin(), c.mro.end())); }},
+    {"__bases__", [](auto &, auto &c, auto &,
+                     auto) { return tuple(std::vector<V>(c.bases.begin(), c.bases.end())); }},
 };
 const AttrRow<FunctionV> kFunctionAttrs[] = {
-    {"__name__",
-     [](Interp &, const FunctionV &f, const V &, SourceRange) { return string(f.name); }},
-    {"__qualname__",
-     [](Interp &, const FunctionV &f, const V &, SourceRange) { return string(f.qualname); }},
-    {"__module__", [](Interp &, const FunctionV &f, const V &,
-                      SourceRange) { return f.globals->dict->get("__name__"); }},
-    {"__doc__", [](Interp &, const FunctionV &, const V &, SourceRange) { return none(); }},
+    {"__name__", [](auto &, auto &f, auto &, auto) { return string(f.name); }},
+    {"__qualname__", [](auto &, auto &f, auto &, auto) { return string(f.qualname); }},
+    {"__module__", [](auto &, auto &f, auto &, auto) { return f.globals->dict->get("__name__"); }},
+    {"__doc__", [](auto &, auto &, auto &, auto) { return none(); }},
 };
 const AttrRow<BoundMethodV> kBoundMethodAttrs[] = {
-    {"__self__", [](Interp &, const BoundMethodV &m, const V &, SourceRange) { return m.self; }},
-    {"__func__", [](Interp &, const BoundMethodV &m, const V &, SourceRange) { return m.fn; }},
+    {"__self__", [](auto &, auto &m, auto &, auto) { return m.self; }},
+    {"__func__", [](auto &, auto &m, auto &, auto) { return m.fn; }},
 };
 const AttrRow<BuiltinV> kBuiltinAttrs[] = {
-    {"__name__", [](Interp &, const BuiltinV &b, const V &,
-                    SourceRange) { return string(b.fn->name.substr(b.fn->name.rfind('.') + 1)); }},
+    {"__name__", [](auto &, auto &b, auto &,
+                    auto) { return string(b.fn->name.substr(b.fn->name.rfind('.') + 1)); }},
 };
 const AttrRow<PartialV> kPartialAttrs[] = {
-    {"func", [](Interp &, const PartialV &p, const V &, SourceRange) { return p.fn; }},
-    {"args", [](Interp &, const PartialV &p, const V &, SourceRange) { return tuple(p.pos); }},
+    {"func", [](auto &, auto &p, auto &, auto) { return p.fn; }},
+    {"args", [](auto &, auto &p, auto &, auto) { return tuple(p.pos); }},
     {"keywords",
-     [](Interp &in, const PartialV &p, const V &, SourceRange r) {
+     [](auto &in, auto &p, auto &, auto r) {
        std::vector<std::pair<V, V>> items;
        for (const auto &[k, v] : p.kw)
          items.emplace_back(string(k), v);
@@ -606,22 +600,22 @@ const AttrRow<PartialV> kPartialAttrs[] = {
 };
 const AttrRow<WrapperV> kWrapperAttrs[] = {
     {"setter",
-     [](Interp &in, const WrapperV &w, const V &self, SourceRange) -> V {
+     [](auto &in, auto &w, auto &self, auto) -> V {
        return w.w == WrapperV::W::Property ? builtinValue(*in.builtinMethod(self, "setter"), self)
                                            : nullptr;
      }},
-    {"__func__", [](Interp &, const WrapperV &w, const V &, SourceRange) { return w.fn; }},
-    {"fget", [](Interp &, const WrapperV &w, const V &, SourceRange) { return w.fn; }},
+    {"__func__", [](auto &, auto &w, auto &, auto) { return w.fn; }},
+    {"fget", [](auto &, auto &w, auto &, auto) { return w.fn; }},
 };
 const AttrRow<SliceV> kSliceAttrs[] = {
-    {"start", [](Interp &, const SliceV &s, const V &, SourceRange) { return s.lower; }},
-    {"stop", [](Interp &, const SliceV &s, const V &, SourceRange) { return s.upper; }},
-    {"step", [](Interp &, const SliceV &s, const V &, SourceRange) { return s.step; }},
+    {"start", [](auto &, auto &s, auto &, auto) { return s.lower; }},
+    {"stop", [](auto &, auto &s, auto &, auto) { return s.upper; }},
+    {"step", [](auto &, auto &s, auto &, auto) { return s.step; }},
 };
 const AttrRow<RangeV> kRangeAttrs[] = {
-    {"start", [](Interp &, const RangeV &g, const V &, SourceRange) { return integer(g.start); }},
-    {"stop", [](Interp &, const RangeV &g, const V &, SourceRange) { return integer(g.stop); }},
-    {"step", [](Interp &, const RangeV &g, const V &, SourceRange) { return integer(g.step); }},
+    {"start", [](auto &, auto &g, auto &, auto) { return integer(g.start); }},
+    {"stop", [](auto &, auto &g, auto &, auto) { return integer(g.stop); }},
+    {"step", [](auto &, auto &g, auto &, auto) { return integer(g.step); }},
 };
 
 } // namespace

@@ -209,54 +209,48 @@ V dims(const std::vector<int64_t> &shape) {
 
 // The attributes of host-side objects dkv models; any other is opaque.
 const AttrRow<HostArrayV> kHostArrayAttrs[] = {
-    {"shape", [](Interp &, const HostArrayV &a, const V &, SourceRange) { return dims(a.shape); }},
+    {"shape", [](auto &, auto &a, auto &, auto) { return dims(a.shape); }},
     {"dtype",
-     [](Interp &, const HostArrayV &a, const V &, SourceRange) {
+     [](auto &, auto &a, auto &, auto) {
        std::string_view py = prim::pythonName(a.dtype); // jnp.float32: its name is float32
        return dtypeValue(a.dtype, std::string(py.substr(py.find('.') + 1)));
      }},
-    {"ndim", [](Interp &, const HostArrayV &a, const V &,
-                SourceRange) { return integer(static_cast<int64_t>(a.shape.size())); }},
-    {"size",
-     [](Interp &, const HostArrayV &a, const V &, SourceRange) { return integer(a.size()); }},
-    {"reshape", [](Interp &, const HostArrayV &, const V &self,
-                   SourceRange) { return builtinValue(arrayReshape(), self); }},
-    {"astype", [](Interp &, const HostArrayV &, const V &self,
-                  SourceRange) { return builtinValue(arrayAstype(), self); }},
+    {"ndim",
+     [](auto &, auto &a, auto &, auto) { return integer(static_cast<int64_t>(a.shape.size())); }},
+    {"size", [](auto &, auto &a, auto &, auto) { return integer(a.size()); }},
+    {"reshape",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(arrayReshape(), self); }},
+    {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
 };
 const AttrRow<MeshObj> kMeshAttrs[] = {
     {"shape",
-     [](Interp &in, const MeshObj &m, const V &, SourceRange r) -> V {
+     [](auto &in, auto &m, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
        for (size_t i = 0; i < m.names.size(); ++i)
          in.dictSet(d->table, string(m.names[i]), integer(m.sizes[i]), r);
        return d;
      }},
-    {"size",
-     [](Interp &, const MeshObj &m, const V &, SourceRange) { return integer(m.devices()); }},
+    {"size", [](auto &, auto &m, auto &, auto) { return integer(m.devices()); }},
     {"axis_names",
-     [](Interp &, const MeshObj &m, const V &, SourceRange) {
+     [](auto &, auto &m, auto &, auto) {
        std::vector<V> names;
        for (const std::string &n : m.names)
          names.push_back(string(n));
        return tuple(std::move(names));
      }},
-    {"axis_sizes",
-     [](Interp &, const MeshObj &m, const V &, SourceRange) { return dims(m.sizes); }},
-    {"devices", [](Interp &, const MeshObj &m, const V &,
-                   SourceRange) { return makeApi(DeviceArrayObj{m.sizes}); }},
+    {"axis_sizes", [](auto &, auto &m, auto &, auto) { return dims(m.sizes); }},
+    {"devices", [](auto &, auto &m, auto &, auto) { return makeApi(DeviceArrayObj{m.sizes}); }},
 };
 const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
-    {"num_cores",
-     [](Interp &, const TcMeshObj &t, const V &, SourceRange) { return integer(t.cores); }},
+    {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.cores); }},
     {"shape",
-     [](Interp &in, const TcMeshObj &t, const V &, SourceRange r) -> V {
+     [](auto &in, auto &t, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
        in.dictSet(d->table, string(t.axis), integer(t.cores), r);
        return d;
      }},
     {"devices",
-     [](Interp &, const TcMeshObj &t, const V &, SourceRange) {
+     [](auto &, auto &t, auto &, auto) {
        std::vector<V> cores;
        for (int64_t c = 0; c < t.cores; ++c)
          cores.push_back(makeApi(DeviceObj{c}));
@@ -266,16 +260,14 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
 // The devices dkv models are TPU devices of no particular generation: the tutorial
 // asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
 const AttrRow<DeviceObj> kDeviceAttrs[] = {
-    {"device_kind",
-     [](Interp &, const DeviceObj &, const V &, SourceRange) { return string("TPU"); }},
-    {"platform", [](Interp &, const DeviceObj &, const V &, SourceRange) { return string("tpu"); }},
-    {"id", [](Interp &, const DeviceObj &d, const V &, SourceRange) { return integer(d.id); }},
+    {"device_kind", [](auto &, auto &, auto &, auto) { return string("TPU"); }},
+    {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
+    {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
-    {"shape",
-     [](Interp &, const DeviceArrayObj &d, const V &, SourceRange) { return dims(d.shape); }},
+    {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
     {"reshape",
-     [](Interp &, const DeviceArrayObj &, const V &self, SourceRange) {
+     [](auto &, auto &, auto &self, auto) {
        static const BuiltinFn fn{"ndarray.reshape",
                                  +[](Interp &in, CallCtx &c) -> V {
                                    const auto &devs = *apiAs<DeviceArrayObj>(c.self);
@@ -287,19 +279,19 @@ const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
        return builtinValue(fn, self);
      }},
     {"size",
-     [](Interp &, const DeviceArrayObj &d, const V &, SourceRange) {
+     [](auto &, auto &d, auto &, auto) {
        int64_t n = 1;
        for (int64_t x : d.shape)
          n *= x;
        return integer(n);
      }},
-    {"ndim", [](Interp &, const DeviceArrayObj &d, const V &,
-                SourceRange) { return integer(static_cast<int64_t>(d.shape.size())); }},
+    {"ndim",
+     [](auto &, auto &d, auto &, auto) { return integer(static_cast<int64_t>(d.shape.size())); }},
 };
 const AttrRow<DTypeObj> kDTypeAttrs[] = {
-    {"name", [](Interp &, const DTypeObj &d, const V &, SourceRange) { return string(d.name); }},
+    {"name", [](auto &, auto &d, auto &, auto) { return string(d.name); }},
     {"itemsize",
-     [](Interp &, const DTypeObj &d, const V &, SourceRange) -> V {
+     [](auto &, auto &d, auto &, auto) -> V {
        return d.dtype ? integer(ast::byteSize(*d.dtype)) : nullptr;
      }},
 };

@@ -479,9 +479,9 @@ const BuiltinFn &valueAstype() {
 // The attributes of refs and semaphores (`.shape` and `.ndim` of a ref only: of its
 // view, without the dimensions an index removed).
 const AttrRow<RefV> kRefAttrs[] = {
-    {"at", [](Interp &, const RefV &, const V &self, SourceRange) { return makeApi(AtObj{self}); }},
+    {"at", [](auto &, auto &, auto &self, auto) { return makeApi(AtObj{self}); }},
     {"shape",
-     [](Interp &, const RefV &ref, const V &self, SourceRange r) -> V {
+     [](auto &, auto &ref, auto &self, auto r) -> V {
        if (self->kind != Kind::Ref)
          return nullptr;
        std::vector<V> dims;
@@ -502,7 +502,7 @@ const AttrRow<RefV> kRefAttrs[] = {
        return tuple(std::move(dims));
      }},
     {"ndim",
-     [](Interp &, const RefV &ref, const V &self, SourceRange) -> V {
+     [](auto &, auto &ref, auto &self, auto) -> V {
        if (self->kind != Kind::Ref)
          return nullptr;
        size_t n = 0;
