@@ -135,6 +135,8 @@ public:
   std::string run() {
     analyse();
     analyseFusion();
+    if (stopped())
+      return "";
     header();
     declarations();
     for (const Process &proc : p_.processes)
@@ -1036,6 +1038,9 @@ private:
     return true;
   }
 
+  /// Whether the run asked to stop (EmitOptions::stop): the time limit is looked at too.
+  bool stopped() const { return o_.stop && o_.stop->poll(); }
+
   /// Whether obligation `index` has an assert in the model (its property is not skipped).
   bool live(ObligationIndex index) const {
     return !o_.skip.count(props_.obligation(index).property);
@@ -1053,6 +1058,8 @@ private:
     semantics::StaticOrder order(props_);
     std::vector<int32_t> chunks(p_.dmas.size());
     for (const Dma &dma : p_.dmas) {
+      if (stopped())
+        return;
       chunks[dma.id] = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
       int32_t &sends = fusedSends_[dma.id];
       while (sends < chunks[dma.id] && chunkOrdered(order, dma, false, sends))

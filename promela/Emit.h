@@ -4,6 +4,7 @@
 #include "model/Model.h"
 #include "report/Finding.h"
 #include "semantics/Properties.h"
+#include "support/Stop.h"
 
 #include <cstdint>
 #include <map>
@@ -24,6 +25,10 @@ struct EmitOptions {
   /// and the waits of a skipped deadlock property are labelled as valid end states
   /// (checkWithSpin searches again for the others).
   std::set<semantics::PropertyIndex> skip;
+  /// The run's stop request (time limit, signal): emitting a large model takes seconds,
+  /// so it is polled between DMAs, and a stopped emission returns "" (the caller reports
+  /// the stop). nullptr: not stopped.
+  const support::StopToken *stop = nullptr;
 };
 
 /// What one `assert` of the emitted model checks: an obligation of the property list

@@ -171,7 +171,10 @@ private:
   /// Writes the model with the current skip set; "" on success, else why not.
   std::string writeModel(const WorkDir &dir) {
     emit_.modelFileName = kModelFile;
+    emit_.stop = o_.events ? o_.events->stop : nullptr;
     std::string text = emitPromela(m_.properties(), emit_, &map_);
+    if (semantics::stopRequested(o_.events))
+      return o_.events->stop->reason() + " while writing the Promela model";
     if (o_.depth <= 0)
       depth_ = map_.depthBound;
     std::ofstream out(dir.file(kModelFile), std::ios::binary);

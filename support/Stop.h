@@ -127,7 +127,7 @@ class Watchdog {
 public:
   struct Options {
     int64_t memoryMb = 0; ///< the resident memory ceiling; 0: none
-    double grace = 0.9;   ///< seconds a stopped run may take to wind down
+    double grace = 0.6;   ///< seconds a stopped run may take to wind down
   };
   explicit Watchdog(Options options);
   ~Watchdog();

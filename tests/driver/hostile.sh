@@ -12,13 +12,7 @@
 #   hostile.sh DKV SOURCE_DIR
 set -u
 dkv=$1 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+source "$(dirname "$0")/lib.sh"
 kernel=$src/examples/right_permute.dk
 
 deep=$(python3 -c 'print("[" * 60000 + "]" * 60000)')

@@ -13,16 +13,8 @@
 #   limits.sh DKV EXAMPLES_DIR
 set -u
 dkv=$1 dir=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib.sh"
 set -m # background jobs get their own process group and SIGINT is not ignored
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
-now() { date +%s.%N; }
-longer() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 
 # Instances that run for minutes without a limit.
 explore_long=("$dir/all_reduce.dk" --devices 8 --engine explore --max-states 100000000)

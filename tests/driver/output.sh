@@ -11,13 +11,7 @@
 #   output.sh DKV SOURCE_DIR
 set -u
 dkv=$1 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+source "$(dirname "$0")/lib.sh"
 ok=$src/examples/right_permute.dk
 racy=$src/examples/zero_dst_race.dk
 py=$src/tests/python/reduce_scatter.py # its translation is longer than 1024 bytes
