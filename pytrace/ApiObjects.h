@@ -116,6 +116,18 @@ struct AtObj {
 struct JitObj {
   V fn;
 };
+/// `jax.custom_vjp(fun)` / `jax.custom_jvp(fun)`: a call is a call of `fun` (the forward
+/// pass, what a caller that does not differentiate runs); `defvjp` / `defjvp` record rules
+/// that only differentiation uses.
+struct CustomDerivObj {
+  V fn;
+  bool vjp = true;
+};
+/// `checkify.checkify(f)`: a call calls f and returns `(error, result)`, the error opaque
+/// (dkv does not model JAX's run-time checks).
+struct CheckifyObj {
+  V fn;
+};
 /// `# dkv: set NAME()=VALUE`: a function of no arguments.
 struct DirectiveConstObj {
   std::string name;
@@ -168,8 +180,8 @@ using ApiData =
                  DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
                  SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
-                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
-                 SuperObj, AutoObj, DictViewObj>;
+                 CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
+                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

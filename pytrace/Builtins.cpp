@@ -1531,6 +1531,12 @@ const BuiltinFn &propertySetter() {
   return fn;
 }
 
+// A property's (and any wrapper's) methods.
+const MethodTable &wrapperMethods() {
+  static const MethodTable t{{{"setter", propertySetter()}}, {}};
+  return t;
+}
+
 } // namespace
 
 const BuiltinFn *Interp::builtinMethod(const V &self, const std::string &name) const {
@@ -1559,7 +1565,8 @@ const BuiltinFn *Interp::builtinMethod(const V &self, const std::string &name) c
     t = &floatMethods();
     break;
   case Kind::Wrapper:
-    return name == "setter" ? &propertySetter() : nullptr;
+    t = &wrapperMethods();
+    break;
   case Kind::Desc:
   case Kind::Traced:
     if (const BuiltinFn *k = kernelMethod(self, name))

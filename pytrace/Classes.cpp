@@ -553,16 +553,79 @@ V bindDescriptor(Interp &in, const V &attr, const V &self, const ClassP &cls, So
   }
 }
 
+// The attributes of each object kind that dkv models (CPython's names); any other
+// falls back to the kind's own lookup below.
+const AttrRow<InstanceV> kInstanceAttrs[] = {
+    {"__class__", [](auto &, auto &o, auto &, auto) -> V { return o.cls; }},
+    {"__dict__",
+     [](auto &in, auto &, auto &, auto r) { return in.opaque("an instance's __dict__", r); }},
+};
+const AttrRow<ClassV> kClassAttrs[] = {
+    {"__name__", [](auto &, auto &c, auto &, auto) { return string(c.name); }},
+    {"__qualname__",
+     [](auto &, auto &c, auto &, auto) {
+       V q = c.dict->get("__qualname__");
+       return q ? q : string(c.name);
+     }},
+    {"__module__", [](auto &, auto &c, auto &, auto) { return string(c.module); }},
+    {"__mro__", [](auto &, auto &c, auto &,
+                   auto) { return tuple(std::vector<V>(c.mro.begin(), c.mro.end())); }},
+    {"__bases__", [](auto &, auto &c, auto &,
+                     auto) { return tuple(std::vector<V>(c.bases.begin(), c.bases.end())); }},
+};
+const AttrRow<FunctionV> kFunctionAttrs[] = {
+    {"__name__", [](auto &, auto &f, auto &, auto) { return string(f.name); }},
+    {"__qualname__", [](auto &, auto &f, auto &, auto) { return string(f.qualname); }},
+    {"__module__", [](auto &, auto &f, auto &, auto) { return f.globals->dict->get("__name__"); }},
+    {"__doc__", [](auto &, auto &, auto &, auto) { return none(); }},
+};
+const AttrRow<BoundMethodV> kBoundMethodAttrs[] = {
+    {"__self__", [](auto &, auto &m, auto &, auto) { return m.self; }},
+    {"__func__", [](auto &, auto &m, auto &, auto) { return m.fn; }},
+};
+const AttrRow<BuiltinV> kBuiltinAttrs[] = {
+    {"__name__", [](auto &, auto &b, auto &,
+                    auto) { return string(b.fn->name.substr(b.fn->name.rfind('.') + 1)); }},
+};
+const AttrRow<PartialV> kPartialAttrs[] = {
+    {"func", [](auto &, auto &p, auto &, auto) { return p.fn; }},
+    {"args", [](auto &, auto &p, auto &, auto) { return tuple(p.pos); }},
+    {"keywords",
+     [](auto &in, auto &p, auto &, auto r) {
+       std::vector<std::pair<V, V>> items;
+       for (const auto &[k, v] : p.kw)
+         items.emplace_back(string(k), v);
+       return in.newDict(items, r);
+     }},
+};
+const AttrRow<WrapperV> kWrapperAttrs[] = {
+    {"setter",
+     [](auto &in, auto &w, auto &self, auto) -> V {
+       return w.w == WrapperV::W::Property ? builtinValue(*in.builtinMethod(self, "setter"), self)
+                                           : nullptr;
+     }},
+    {"__func__", [](auto &, auto &w, auto &, auto) { return w.fn; }},
+    {"fget", [](auto &, auto &w, auto &, auto) { return w.fn; }},
+};
+const AttrRow<SliceV> kSliceAttrs[] = {
+    {"start", [](auto &, auto &s, auto &, auto) { return s.lower; }},
+    {"stop", [](auto &, auto &s, auto &, auto) { return s.upper; }},
+    {"step", [](auto &, auto &s, auto &, auto) { return s.step; }},
+};
+const AttrRow<RangeV> kRangeAttrs[] = {
+    {"start", [](auto &, auto &g, auto &, auto) { return integer(g.start); }},
+    {"stop", [](auto &, auto &g, auto &, auto) { return integer(g.stop); }},
+    {"step", [](auto &, auto &g, auto &, auto) { return integer(g.step); }},
+};
+
 } // namespace
 
 V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
   switch (obj->kind) {
   case Kind::Instance: {
     const auto &inst = cast<InstanceV>(obj);
-    if (name == "__class__")
-      return inst.cls;
-    if (name == "__dict__")
-      return opaque("an instance's __dict__", r);
+    if (auto *a = findAttr(kInstanceAttrs, name))
+      return a->get(*this, inst, obj, r);
     V clsAttr = lookupClassAttr(inst.cls, name);
     if (auto *w = dynCast<WrapperV>(clsAttr); w && w->w == WrapperV::W::Property)
       return call(w->fn, Args{{obj}, {}}, r);
@@ -581,19 +644,8 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
   }
   case Kind::Class: {
     ClassP cls = std::static_pointer_cast<ClassV>(obj);
-    if (name == "__name__")
-      return string(cls->name);
-    if (name == "__qualname__") {
-      if (V q = cls->dict->get("__qualname__"))
-        return q;
-      return string(cls->name);
-    }
-    if (name == "__module__")
-      return string(cls->module);
-    if (name == "__mro__")
-      return tuple(std::vector<V>(cls->mro.begin(), cls->mro.end()));
-    if (name == "__bases__")
-      return tuple(std::vector<V>(cls->bases.begin(), cls->bases.end()));
+    if (auto *a = findAttr(kClassAttrs, name))
+      return a->get(*this, *cls, obj, r);
     if (V v = lookupClassAttr(cls, name))
       return bindDescriptor(*this, v, nullptr, cls, r);
     if (cls->opaqueBase)
@@ -607,70 +659,30 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     return moduleAttr(std::static_pointer_cast<ModuleV>(obj), name, r);
   case Kind::Function: {
     const auto &fn = cast<FunctionV>(obj);
-    if (name == "__name__")
-      return string(fn.name);
-    if (name == "__qualname__")
-      return string(fn.qualname);
-    if (name == "__module__")
-      return fn.globals->dict->get("__name__");
-    if (name == "__doc__")
-      return none();
+    if (auto *a = findAttr(kFunctionAttrs, name))
+      return a->get(*this, fn, obj, r);
     if (V v = fn.attrs->get(name))
       return v;
     return nullptr;
   }
   case Kind::BoundMethod: {
     const auto &m = cast<BoundMethodV>(obj);
-    if (name == "__self__")
-      return m.self;
-    if (name == "__func__")
-      return m.fn;
+    if (auto *a = findAttr(kBoundMethodAttrs, name))
+      return a->get(*this, m, obj, r);
     return getAttrOpt(m.fn, name, r);
   }
   case Kind::Builtin:
-    if (name == "__name__") {
-      const std::string &n = cast<BuiltinV>(obj).fn->name;
-      return string(n.substr(n.rfind('.') + 1));
-    }
-    return nullptr;
-  case Kind::Partial: {
-    const auto &p = cast<PartialV>(obj);
-    if (name == "func")
-      return p.fn;
-    if (name == "args")
-      return tuple(p.pos);
-    if (name == "keywords") {
-      std::vector<std::pair<V, V>> items;
-      for (const auto &[k, v] : p.kw)
-        items.emplace_back(string(k), v);
-      return newDict(items, r);
-    }
-    return nullptr;
-  }
-  case Kind::Wrapper: {
-    auto &w = cast<WrapperV>(obj);
-    if (w.w == WrapperV::W::Property && name == "setter")
-      return builtinValue(*builtinMethod(obj, "setter"), obj);
-    if (name == "__func__" || name == "fget")
-      return w.fn;
-    return nullptr;
-  }
-  case Kind::Slice: {
-    const auto &s = cast<SliceV>(obj);
-    if (name == "start")
-      return s.lower;
-    if (name == "stop")
-      return s.upper;
-    if (name == "step")
-      return s.step;
-    return nullptr;
-  }
-  case Kind::Range: {
-    const auto &rg = cast<RangeV>(obj);
-    if (name == "start" || name == "stop" || name == "step")
-      return integer(name == "start" ? rg.start : name == "stop" ? rg.stop : rg.step);
+    return readAttr(kBuiltinAttrs, *this, obj, name, r);
+  case Kind::Partial:
+    return readAttr(kPartialAttrs, *this, obj, name, r);
+  case Kind::Wrapper:
+    return readAttr(kWrapperAttrs, *this, obj, name, r);
+  case Kind::Slice:
+    return readAttr(kSliceAttrs, *this, obj, name, r);
+  case Kind::Range:
+    if (auto *a = findAttr(kRangeAttrs, name))
+      return a->get(*this, cast<RangeV>(obj), obj, r);
     break;
-  }
   case Kind::Opaque:
     return opaque(fmt::format("its attribute `.{}`", name), r, obj);
   case Kind::Ref:

@@ -200,33 +200,107 @@ V dtypeValue(std::optional<ast::DType> dt, std::string name) {
   return makeApi(DTypeObj{dt, std::move(name)});
 }
 
+V dims(const std::vector<int64_t> &shape) {
+  std::vector<V> out;
+  for (int64_t d : shape)
+    out.push_back(integer(d));
+  return tuple(std::move(out));
+}
+
+// The attributes of host-side objects dkv models; any other is opaque.
+const AttrRow<HostArrayV> kHostArrayAttrs[] = {
+    {"shape", [](auto &, auto &a, auto &, auto) { return dims(a.shape); }},
+    {"dtype",
+     [](auto &, auto &a, auto &, auto) {
+       std::string_view py = prim::pythonName(a.dtype); // jnp.float32: its name is float32
+       return dtypeValue(a.dtype, std::string(py.substr(py.find('.') + 1)));
+     }},
+    {"ndim",
+     [](auto &, auto &a, auto &, auto) { return integer(static_cast<int64_t>(a.shape.size())); }},
+    {"size", [](auto &, auto &a, auto &, auto) { return integer(a.size()); }},
+    {"reshape",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(arrayReshape(), self); }},
+    {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
+};
+const AttrRow<MeshObj> kMeshAttrs[] = {
+    {"shape",
+     [](auto &in, auto &m, auto &, auto r) -> V {
+       auto d = std::make_shared<DictV>();
+       for (size_t i = 0; i < m.names.size(); ++i)
+         in.dictSet(d->table, string(m.names[i]), integer(m.sizes[i]), r);
+       return d;
+     }},
+    {"size", [](auto &, auto &m, auto &, auto) { return integer(m.devices()); }},
+    {"axis_names",
+     [](auto &, auto &m, auto &, auto) {
+       std::vector<V> names;
+       for (const std::string &n : m.names)
+         names.push_back(string(n));
+       return tuple(std::move(names));
+     }},
+    {"axis_sizes", [](auto &, auto &m, auto &, auto) { return dims(m.sizes); }},
+    {"devices", [](auto &, auto &m, auto &, auto) { return makeApi(DeviceArrayObj{m.sizes}); }},
+};
+const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
+    {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.cores); }},
+    {"shape",
+     [](auto &in, auto &t, auto &, auto r) -> V {
+       auto d = std::make_shared<DictV>();
+       in.dictSet(d->table, string(t.axis), integer(t.cores), r);
+       return d;
+     }},
+    {"devices",
+     [](auto &, auto &t, auto &, auto) {
+       std::vector<V> cores;
+       for (int64_t c = 0; c < t.cores; ++c)
+         cores.push_back(makeApi(DeviceObj{c}));
+       return list(std::move(cores));
+     }},
+};
+// The devices dkv models are TPU devices of no particular generation: the tutorial
+// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
+const AttrRow<DeviceObj> kDeviceAttrs[] = {
+    {"device_kind", [](auto &, auto &, auto &, auto) { return string("TPU"); }},
+    {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
+    {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
+};
+const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
+    {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
+    {"reshape",
+     [](auto &, auto &, auto &self, auto) {
+       static const BuiltinFn fn{"ndarray.reshape",
+                                 +[](Interp &in, CallCtx &c) -> V {
+                                   const auto &devs = *apiAs<DeviceArrayObj>(c.self);
+                                   HostArrayV tmp(devs.shape, ast::DType::I32);
+                                   V res = in.reshapeArray(tmp, c.args, c.range);
+                                   return makeApi(DeviceArrayObj{cast<HostArrayV>(res).shape});
+                                 },
+                                 "", false};
+       return builtinValue(fn, self);
+     }},
+    {"size",
+     [](auto &, auto &d, auto &, auto) {
+       int64_t n = 1;
+       for (int64_t x : d.shape)
+         n *= x;
+       return integer(n);
+     }},
+    {"ndim",
+     [](auto &, auto &d, auto &, auto) { return integer(static_cast<int64_t>(d.shape.size())); }},
+};
+const AttrRow<DTypeObj> kDTypeAttrs[] = {
+    {"name", [](auto &, auto &d, auto &, auto) { return string(d.name); }},
+    {"itemsize",
+     [](auto &, auto &d, auto &, auto) -> V {
+       return d.dtype ? integer(ast::byteSize(*d.dtype)) : nullptr;
+     }},
+};
+
 } // namespace
 
 V Interp::hostArrayAttr(const V &arr, const std::string &name, SourceRange r) {
-  const auto &a = cast<HostArrayV>(arr);
-  if (name == "shape") {
-    std::vector<V> dims;
-    for (int64_t d : a.shape)
-      dims.push_back(integer(d));
-    return tuple(std::move(dims));
-  }
-  if (name == "dtype")
-    return dtypeValue(a.dtype, std::string(ast::toString(a.dtype)) == "f32"    ? "float32"
-                               : std::string(ast::toString(a.dtype)) == "bf16" ? "bfloat16"
-                               : std::string(ast::toString(a.dtype)) == "f16"  ? "float16"
-                               : std::string(ast::toString(a.dtype)) == "i32"  ? "int32"
-                               : std::string(ast::toString(a.dtype)) == "i16"  ? "int16"
-                               : std::string(ast::toString(a.dtype)) == "i8"   ? "int8"
-                               : std::string(ast::toString(a.dtype)) == "u8"   ? "uint8"
-                                                                               : "uint32");
-  if (name == "ndim")
-    return integer(static_cast<int64_t>(a.shape.size()));
-  if (name == "size")
-    return integer(a.size());
-  if (name == "reshape")
-    return builtinValue(arrayReshape(), arr);
-  if (name == "astype")
-    return builtinValue(arrayAstype(), arr);
+  if (V v = readAttr(kHostArrayAttrs, *this, arr, name, r))
+    return v;
   return opaque(fmt::format("`.{}` of an array (dkv keeps arrays as shapes)", name), r);
 }
 
@@ -264,94 +338,57 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     return nullptr;
   }
   if (auto *m = std::get_if<MeshObj>(&a.data)) {
-    if (name == "shape") {
-      auto d = std::make_shared<DictV>();
-      for (size_t i = 0; i < m->names.size(); ++i)
-        dictSet(d->table, string(m->names[i]), integer(m->sizes[i]), r);
-      return d;
-    }
-    if (name == "size")
-      return integer(m->devices());
-    if (name == "axis_names") {
-      std::vector<V> names;
-      for (const std::string &n : m->names)
-        names.push_back(string(n));
-      return tuple(std::move(names));
-    }
-    if (name == "axis_sizes") {
-      std::vector<V> sizes;
-      for (int64_t s : m->sizes)
-        sizes.push_back(integer(s));
-      return tuple(std::move(sizes));
-    }
-    if (name == "devices")
-      return makeApi(DeviceArrayObj{m->sizes});
+    if (auto *at = findAttr(kMeshAttrs, name))
+      return at->get(*this, *m, obj, r);
     return opaque(fmt::format("`.{}` of a mesh", name), r);
   }
   if (auto *t = std::get_if<TcMeshObj>(&a.data)) {
-    if (name == "num_cores")
-      return integer(t->cores);
-    if (name == "shape") {
-      auto d = std::make_shared<DictV>();
-      dictSet(d->table, string(t->axis), integer(t->cores), r);
-      return d;
-    }
-    if (name == "devices") {
-      std::vector<V> cores;
-      for (int64_t c = 0; c < t->cores; ++c)
-        cores.push_back(makeApi(DeviceObj{c}));
-      return list(std::move(cores));
-    }
+    if (auto *at = findAttr(kTcMeshAttrs, name))
+      return at->get(*this, *t, obj, r);
     return opaque(fmt::format("`.{}` of a TensorCore mesh", name), r);
   }
   if (auto *d = std::get_if<DeviceObj>(&a.data)) {
-    // The devices dkv models are TPU devices of no particular generation: the tutorial
-    // asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
-    if (name == "device_kind")
-      return string("TPU");
-    if (name == "platform")
-      return string("tpu");
-    if (name == "id")
-      return integer(d->id);
+    if (auto *at = findAttr(kDeviceAttrs, name))
+      return at->get(*this, *d, obj, r);
     return opaque(fmt::format("`.{}` of a device (its TPU generation is not modelled)", name), r);
   }
   if (auto *d = std::get_if<DeviceArrayObj>(&a.data)) {
-    if (name == "shape") {
-      std::vector<V> dims;
-      for (int64_t x : d->shape)
-        dims.push_back(integer(x));
-      return tuple(std::move(dims));
-    }
-    if (name == "reshape") {
-      static const BuiltinFn fn{"ndarray.reshape",
-                                +[](Interp &in, CallCtx &c) -> V {
-                                  const auto &devs = *apiAs<DeviceArrayObj>(c.self);
-                                  HostArrayV tmp(devs.shape, ast::DType::I32);
-                                  V res = in.reshapeArray(tmp, c.args, c.range);
-                                  return makeApi(DeviceArrayObj{cast<HostArrayV>(res).shape});
-                                },
-                                "", false};
-      return builtinValue(fn, obj);
-    }
-    if (name == "size" || name == "ndim") {
-      int64_t n = 1;
-      for (int64_t x : d->shape)
-        n *= x;
-      return integer(name == "size" ? n : static_cast<int64_t>(d->shape.size()));
-    }
+    if (auto *at = findAttr(kDeviceArrayAttrs, name))
+      return at->get(*this, *d, obj, r);
     return opaque(fmt::format("`.{}` of an array of devices", name), r);
   }
   if (auto *d = std::get_if<DTypeObj>(&a.data)) {
-    if (name == "name")
-      return string(d->name);
-    if (name == "itemsize" && d->dtype)
-      return integer(ast::byteSize(*d->dtype));
+    if (auto *at = findAttr(kDTypeAttrs, name))
+      if (V v = at->get(*this, *d, obj, r)) // itemsize: none for an unknown type
+        return v;
     return opaque(fmt::format("`.{}` of a dtype", name), r);
   }
   if (auto *p = std::get_if<PSpecObj>(&a.data)) {
     (void)p;
     if (const BuiltinFn *m = builtinMethod(tuple(std::get<PSpecObj>(a.data).entries), name))
       return builtinValue(*m, tuple(std::get<PSpecObj>(a.data).entries));
+  }
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data)) {
+    // `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as
+    // JAX's; the rules only matter to differentiation, which dkv does not model.
+    static const BuiltinFn defvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "",
+                                  false};
+    static const BuiltinFn defjvp{"defjvp",
+                                  +[](Interp &in, CallCtx &c) -> V {
+                                    if (c.args.pos.size() != 1)
+                                      in.raiseId("TypeError", "defjvp() takes one jvp function",
+                                                 c.range);
+                                    return c.args.pos[0];
+                                  },
+                                  "", false};
+    if (name == "fun")
+      return cd->fn;
+    if (cd->vjp && name == "defvjp")
+      return builtinValue(defvjp);
+    if (!cd->vjp && name == "defjvp")
+      return builtinValue(defjvp);
+    if (!cd->vjp && name == "defjvps")
+      return builtinValue(defvjp);
   }
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
@@ -375,6 +412,13 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return callPlKernel(*pk, std::move(args), r);
   if (auto *j = std::get_if<JitObj>(&a.data))
     return call(j->fn, std::move(args), r);
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
+    return call(cd->fn, std::move(args), r);
+  if (auto *ck = std::get_if<CheckifyObj>(&a.data)) {
+    V result = call(ck->fn, std::move(args), r);
+    return tuple(
+        {opaque("the error of checkify (JAX's run-time checks are not modelled)", r), result});
+  }
   if (auto *w = std::get_if<WhenObj>(&a.data))
     return callWhen(*w, std::move(args), r);
   if (auto *l = std::get_if<LoopObj>(&a.data)) {
@@ -521,6 +565,18 @@ V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &na
   return makeApi(std::move(m));
 }
 
+/// A mesh of `shape` over every device (`jax.make_mesh`): the shape must use them all.
+V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names) {
+  std::vector<int64_t> shape = in.shapeOf(shapeV, c.range, "the mesh shape");
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (n != in.options_.devices)
+    fail(c.range, "python-unknown-fact",
+         fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
+  return meshFrom(in, c, shape, names);
+}
+
 V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
 
 } // namespace
@@ -548,7 +604,8 @@ void registerHostJax(Registry &reg) {
   for (const char *m :
        {"jax", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.experimental",
         "jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mesh_utils",
-        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing"})
+        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing",
+        "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
 
@@ -597,15 +654,16 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
-        std::vector<int64_t> shape =
-            in.shapeOf(need(in, c, a, 0, "axis_shapes"), c.range, "the mesh shape");
-        int64_t n = 1;
-        for (int64_t d : shape)
-          n *= d;
-        if (n != in.options_.devices)
-          fail(c.range, "python-unknown-fact",
-               fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
-        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"));
+        return meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"),
+                           need(in, c, a, 1, "axis_names"));
+      });
+  // JAX's test utility `jtu.create_mesh(mesh_shape, axis_names, iota_order, axis_types)`:
+  // a mesh of every device, as jax.make_mesh makes it (the device order is no fact dkv
+  // models: device ids are mesh positions).
+  fn(
+      {"jax._src.test_util.create_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh_shape", "axis_names", "iota_order", "axis_types"});
+        return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"));
       });
   fn(
       {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P"},
@@ -624,6 +682,22 @@ void registerHostJax(Registry &reg) {
       {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"x"});
         return need(in, c, a, 0, "x");
+      });
+  fn(
+      {"jax.experimental.checkify.checkify"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"f", "errors"});
+        return makeApi(CheckifyObj{need(in, c, a, 0, "f")});
+      });
+  // `jax.custom_vjp(fun, nondiff_argnums=...)`, `jax.custom_jvp(...)`: calling it calls fun.
+  fn(
+      {"jax.custom_vjp"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "nondiff_argnums"});
+        return makeApi(CustomDerivObj{need(in, c, a, 0, "fun"), true});
+      });
+  fn(
+      {"jax.custom_jvp"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "nondiff_argnums"});
+        return makeApi(CustomDerivObj{need(in, c, a, 0, "fun"), false});
       });
   fn(
       {"jax.jit"}, +[](Interp &in, CallCtx &c) -> V {

@@ -102,6 +102,30 @@ struct ApiRow {
   V (*constant)(Interp &) = nullptr; ///< or a constant's value (null: a dtype, by its name)
 };
 
+/// One attribute of an object kind (`Obj`, held by the value `self`): its name and its
+/// getter. Each kind's attributes are one table (`__name__` of a class, `.shape` of a
+/// mesh, ...) that getAttrOpt and apiAttr look up once.
+template <class Obj> struct AttrRow {
+  std::string_view name;
+  V (*get)(Interp &in, const Obj &obj, const V &self, SourceRange r);
+};
+/// The row of `name` in a kind's table, or null (the kind's fallback applies: its
+/// class's attributes, an opaque value, an AttributeError).
+template <class Obj, size_t N>
+const AttrRow<Obj> *findAttr(const AttrRow<Obj> (&rows)[N], std::string_view name) {
+  for (const AttrRow<Obj> &row : rows)
+    if (row.name == name)
+      return &row;
+  return nullptr;
+}
+/// The attribute `name` of `self` (an `Obj`) by its kind's table, or null if it has none.
+template <class Obj, size_t N>
+V readAttr(const AttrRow<Obj> (&rows)[N], Interp &in, const V &self, std::string_view name,
+           SourceRange r) {
+  const AttrRow<Obj> *a = findAttr(rows, name);
+  return a ? a->get(in, static_cast<const Obj &>(*self), self, r) : nullptr;
+}
+
 /// The registry: rows by name, the modules dkv models, their aliases.
 class Registry {
 public:
@@ -144,6 +168,14 @@ struct TracedKernel {
   std::string name;
 };
 
+/// What JAX's TPU-generation predicates have answered in one run: a lower bound, or one
+/// generation (`jtu.is_device_tpu(5, "e")`).
+struct TpuGeneration {
+  int64_t atLeast = 0;
+  std::optional<int64_t> version;
+  std::string variant;
+};
+
 /// What one entry's run produced.
 struct EntryResult {
   std::vector<TracedKernel> kernels;
@@ -173,6 +205,8 @@ public:
   /// Inside `with self.assertRaises(...)`: its kernels are kept until it ends.
   int insideAssertRaises_ = 0;
   EntryResult result_;
+  /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
+  TpuGeneration tpuGeneration_;
 
   //--- statements and expressions (Interp.cpp) ---------------------------------
   Flow execBody(const py::Body &body, Frame &f);
@@ -344,7 +378,7 @@ public:
   [[noreturn]] void tracedIndex(const TracedV &v, SourceRange r, std::string_view what);
   TE intTE(const V &v, SourceRange r, std::string_view what);
   TE condTE(const V &v, SourceRange r);
-  V valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  V valueBinop(std::string_view op, const V &a, const V &b, SourceRange r);
   V tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
   V tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
   V view(const V &base, const std::vector<V> &items, SourceRange r);
@@ -355,7 +389,9 @@ public:
   V refAttr(const V &ref, const std::string &name, SourceRange r);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r);
   V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
-                 std::optional<int64_t> axis, SourceRange r, std::string_view api);
+                 std::optional<int64_t> axis, SourceRange r, std::string_view api,
+                 std::vector<std::pair<std::string, bool>> flags = {},
+                 std::vector<int64_t> dims = {});
   V forLoop(const std::string &api, const V &lo, const V &hi, const V &body, const V &init,
             bool withCarry, SourceRange r);
   V condBranches(const V &pred, const V &t, const V &f, const std::vector<V> &ops, SourceRange r);

@@ -4,6 +4,9 @@
 // (docs/python.md "The Pallas API table").
 #include "pytrace/Interp.h"
 
+#include "prim/Bind.h"
+#include "prim/Op.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -125,7 +128,7 @@ TE Interp::condTE(const V &v, SourceRange r) {
 V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
   if (isTracedValue(a) || isTracedValue(b))
-    return valueBinop(op, a, b, r);
+    return valueBinop(py::toString(op), a, b, r);
   auto tk = [](const V &v) {
     auto *t = dynCast<TracedV>(v);
     return t ? t->tk : TKind::Int;
@@ -184,7 +187,10 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   return std::make_shared<TracedV>(teBinary(r, bop, x, y), TKind::Int);
 }
 
-V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
+// An operator on loaded values (`+`, `<`, `&`, `@`, ...): the catalogue's op of the
+// Python operator, written with its kernel-language operator (a mask for comparisons,
+// mask logic for `&` / `|`), or a compute (`@` is dot).
+V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r) {
   auto operand = [&](const V &v) -> TE {
     if (isTracedValue(v))
       return cast<TracedV>(v).te;
@@ -199,25 +205,16 @@ V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
                      "number, got {}",
                      typeName(*v)));
   };
-  ast::BinaryOp bop;
-  switch (op) {
-  case py::BinOpKind::Add:
-    bop = ast::BinaryOp::Add;
-    break;
-  case py::BinOpKind::Sub:
-    bop = ast::BinaryOp::Sub;
-    break;
-  case py::BinOpKind::Mult:
-    bop = ast::BinaryOp::Mul;
-    break;
-  case py::BinOpKind::Div:
-    bop = ast::BinaryOp::Div;
-    break;
-  case py::BinOpKind::MatMult:
-    return computeValue(ast::ComputeOp::Dot, {a, b}, std::nullopt, std::nullopt, r, "`@`");
-  default:
-    unsupported(r, fmt::format("`{}` on loaded values (supported: + - * / @)", py::toString(op)));
-  }
+  std::optional<prim::Op> cop = prim::findOpByPythonOperator(op, 2);
+  if (!cop)
+    unsupported(r,
+                fmt::format("`{}` on loaded values (supported: + - * / @, comparisons, & |)", op));
+  std::string_view dk = prim::record(*cop).dkOperator;
+  if (dk.empty())
+    return computeValue(*cop, {a, b}, std::nullopt, std::nullopt, r, fmt::format("`{}`", op));
+  auto bop = ast::BinaryOp::Add;
+  while (ast::toString(bop) != dk && bop != ast::BinaryOp::Shr)
+    bop = static_cast<ast::BinaryOp>(static_cast<int>(bop) + 1);
   uint64_t stamp = UINT64_MAX;
   for (const V &v : {a, b})
     if (auto *t = dynCast<TracedV>(v))
@@ -228,7 +225,7 @@ V Interp::valueBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 V Interp::tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
   using py::CmpOpKind;
   if (isTracedValue(a) || isTracedValue(b))
-    unsupported(r, "comparisons of loaded values (element-wise masks)");
+    return valueBinop(py::toString(op), a, b, r); // an element-wise mask
   TE x = intTE(a, r, "a comparison operand"), y = intTE(b, r, "a comparison operand");
   ast::BinaryOp bop = op == CmpOpKind::Eq      ? ast::BinaryOp::Eq
                       : op == CmpOpKind::NotEq ? ast::BinaryOp::Ne
@@ -479,36 +476,47 @@ const BuiltinFn &valueAstype() {
   return fn;
 }
 
+// The attributes of refs and semaphores (`.shape` and `.ndim` of a ref only: of its
+// view, without the dimensions an index removed).
+const AttrRow<RefV> kRefAttrs[] = {
+    {"at", [](auto &, auto &, auto &self, auto) { return makeApi(AtObj{self}); }},
+    {"shape",
+     [](auto &, auto &ref, auto &self, auto r) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       std::vector<V> dims;
+       for (size_t d = 0; d < ref.dims.size(); ++d) {
+         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
+           continue;
+         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
+           const TSub &s = ref.subs[d];
+           int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
+           int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
+           if (lo < 0 || hi < 0)
+             unsupported(r, "the shape of a ref view with a per-device slice");
+           dims.push_back(integer(hi - lo));
+         } else {
+           dims.push_back(integer(ref.dims[d]));
+         }
+       }
+       return tuple(std::move(dims));
+     }},
+    {"ndim",
+     [](auto &, auto &ref, auto &self, auto) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       size_t n = 0;
+       for (size_t d = 0; d < ref.dims.size(); ++d)
+         n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
+       return integer(static_cast<int64_t>(n));
+     }},
+};
+
 } // namespace
 
 V Interp::refAttr(const V &refV, const std::string &name, SourceRange r) {
-  const RefV &ref = *dynRef(refV);
-  if (name == "at")
-    return makeApi(AtObj{refV});
-  if (name == "shape" && refV->kind == Kind::Ref) {
-    std::vector<V> dims;
-    for (size_t d = 0; d < ref.dims.size(); ++d) {
-      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
-        continue;
-      if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
-        const TSub &s = ref.subs[d];
-        int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
-        int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
-        if (lo < 0 || hi < 0)
-          unsupported(r, "the shape of a ref view with a per-device slice");
-        dims.push_back(integer(hi - lo));
-      } else {
-        dims.push_back(integer(ref.dims[d]));
-      }
-    }
-    return tuple(std::move(dims));
-  }
-  if (name == "ndim" && refV->kind == Kind::Ref) {
-    size_t n = 0;
-    for (size_t d = 0; d < ref.dims.size(); ++d)
-      n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
-    return integer(static_cast<int64_t>(n));
-  }
+  if (V v = readAttr(kRefAttrs, *this, refV, name, r))
+    return v;
   unsupported(r, fmt::format("`.{}` of a {}", name, typeName(*refV)));
 }
 
@@ -649,11 +657,14 @@ V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<
 //===----------------------------------------------------------------------===//
 
 // A compute statement's value (docs/language.md "Compute on values"): the operands are
-// loaded values (at least one), numbers or (where's condition) a per-device condition.
+// loaded values (at least one), numbers (NumPy broadcasts them; sema types them as JAX
+// types Python numbers) or (where's condition) a per-device condition.
 V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
-                       std::optional<int64_t> axis, SourceRange r, std::string_view api) {
+                       std::optional<int64_t> axis, SourceRange r, std::string_view api,
+                       std::vector<std::pair<std::string, bool>> flags, std::vector<int64_t> dims) {
   auto e = std::make_shared<TExpr>();
   e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
+  e->flags = std::move(flags), e->dims = std::move(dims);
   uint64_t stamp = UINT64_MAX;
   bool anyValue = false;
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -665,22 +676,22 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
       e->kids.push_back(t->te);
     } else if (op == ast::ComputeOp::Where && i == 0 && t && t->tk == TKind::Bool) {
       e->kids.push_back(t->te);
-    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Int) {
+    } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Int) {
       e->kids.push_back(teInt(r, cast<IntV>(v).i));
-    } else if (op == ast::ComputeOp::Where && i > 0 && v->kind == Kind::Float) {
+    } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Float) {
       e->kids.push_back(teFloat(r, cast<FloatV>(v).f, floatRepr(cast<FloatV>(v).f)));
     } else {
       if (v->kind == Kind::Opaque)
         opaqueNeeded(v, r, fmt::format("operand {} of {}", i + 1, api));
       fail(r, "python-type",
-           fmt::format("{}: operand {} must be a value loaded from a ref{}, got {}", api, i + 1,
-                       op == ast::ComputeOp::Where ? " or a number (the condition: a per-device "
-                                                     "condition)"
-                                                   : "",
-                       typeName(*v)));
+           fmt::format(
+               "{}: operand {} must be a value loaded from a ref or a number{}, got {}", api, i + 1,
+               op == ast::ComputeOp::Where ? " (the condition: a per-device condition)" : "",
+               typeName(*v)));
     }
   }
-  if (!anyValue)
+  // An op that creates an array (broadcasted_iota) has no operand.
+  if (!anyValue && prim::record(op).shape != prim::ShapeRule::Create)
     fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
   return std::make_shared<TracedV>(e, TKind::Value, stamp);
 }
@@ -839,7 +850,6 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
   std::vector<V> a = c.bind(in, {"a", "axis", "dtype", "out", "keepdims", "initial", "where"});
   noneOr(in, c, a[2], "dtype", "a reduction with its own element type");
   noneOr(in, c, a[3], "out", "an output array");
-  noneOr(in, c, a[4], "keepdims", "keepdims=True");
   noneOr(in, c, a[5], "initial", "an initial value");
   noneOr(in, c, a[6], "where", "a mask");
   std::optional<int64_t> axis;
@@ -848,7 +858,186 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
       unsupported(c.range, fmt::format("the axis of {} other than one int", c.fn->name));
     axis = cast<IntV>(a[1]).i;
   }
-  return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name);
+  std::vector<std::pair<std::string, bool>> flags;
+  if (given(a[4]))
+    flags.emplace_back("keepdims", in.truth(a[4], c.range, "keepdims"));
+  return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name,
+                         std::move(flags));
+}
+
+// lax.axis_size('x'), and lax.psum(1, 'x') (the same number); lax.psum of anything
+// else is a collective dkv does not compute.
+V axisSize(Interp &in, CallCtx &c, bool psum) {
+  V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
+  for (const auto &[k, v] : c.args.kw)
+    if (k == "axis_name")
+      axis = v;
+  if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
+                cast<IntV>(c.args.pos[0]).i == 1))
+    return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
+  if (!axis || axis->kind != Kind::Str)
+    fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+  const std::string &name = cast<StrV>(axis).s;
+  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+    return integer(tc->cores);
+  if (auto *m = apiAs<MeshObj>(in.mesh_))
+    for (size_t i = 0; i < m->names.size(); ++i)
+      if (m->names[i] == name)
+        return integer(m->sizes[i]);
+  in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
+}
+
+// pl.program_id(d) (a traced int) and pl.num_programs(d) (the grid's extent, an int).
+V programId(Interp &in, CallCtx &c, bool count) {
+  std::vector<V> a = c.bind(in, {"axis"});
+  int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
+  if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
+    fail(c.range, "python-call",
+         fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
+  if (count)
+    return integer(in.grid_[static_cast<size_t>(d)]);
+  auto e = std::make_shared<TExpr>();
+  e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
+  e->kids = {teInt(c.range, d)};
+  return std::make_shared<TracedV>(e, TKind::Int);
+}
+
+// jnp.logical_and / logical_or (`op`) of two conditions: a Python bool when neither is
+// traced.
+V logical(Interp &in, CallCtx &c, ast::BinaryOp op) {
+  if (c.args.pos.size() != 2)
+    fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
+  if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced) {
+    bool x = in.truth(c.args.pos[0], c.range, c.fn->name);
+    return boolean(op == ast::BinaryOp::And ? x && in.truth(c.args.pos[1], c.range, c.fn->name)
+                                            : x || in.truth(c.args.pos[1], c.range, c.fn->name));
+  }
+  return std::make_shared<TracedV>(
+      teBinary(c.range, op, in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
+      TKind::Bool);
+}
+
+// jnp.dot / jnp.matmul, and pl.dot (`pallas`: its own parameters, the transposes).
+V dot(Interp &in, CallCtx &c, bool pallas) {
+  if (!in.inKernel_)
+    return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  std::vector<V> a = pallas ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
+                                          "preferred_element_type"})
+                            : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
+  if (pallas) {
+    noneOr(in, c, a[2], "trans_a", "a transposed operand");
+    noneOr(in, c, a[3], "trans_b", "a transposed operand");
+    noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
+  } else {
+    noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
+  }
+  V pt = pallas ? a[6] : a[3];
+  return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
+                         preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
+}
+
+// A catalogue op called by one of its Python names (prim/Ops.def): the arguments bound
+// to that spelling's signature. An op the Python operators spell (jnp.add: `+`,
+// jnp.negative: unary `-`) is that operator; any other is element-wise here: its
+// `array` / `cond` arguments are the operands, `dtype` the element type, `bool` ones
+// flags (gelu's `approximate`), `unsupported` ones accepted only when absent.
+V catalogueCall(Interp &in, CallCtx &c) {
+  const prim::PySpelling &s = *prim::findPythonSpelling(c.fn->name);
+  const prim::OpRecord &op = prim::record(s.op);
+  std::vector<prim::Arg> args;
+  std::vector<V> values = c.args.pos;
+  args.resize(values.size());
+  for (const auto &[k, v] : c.args.kw) {
+    args.push_back(prim::Arg{k});
+    values.push_back(v);
+  }
+  prim::BindResult b = prim::bindArguments(s.signature, args);
+  if (!b.ok())
+    in.raiseId(
+        "TypeError",
+        fmt::format("{}(): {}", c.fn->name, prim::dkErrorMessage(b.errors[0], s.signature, args)),
+        c.range);
+  auto arg = [&](size_t i) { return b.slot[i] < 0 ? V() : values[static_cast<size_t>(b.slot[i])]; };
+  if (!op.pyOperator.empty()) {
+    if (s.signature.params.size() == 1)
+      return in.unary(py::UnaryOpKind::USub, arg(0), c.range);
+    for (int k = 0; k <= static_cast<int>(py::BinOpKind::FloorDiv); ++k)
+      if (py::toString(static_cast<py::BinOpKind>(k)) == op.pyOperator)
+        return in.binop(static_cast<py::BinOpKind>(k), arg(0), arg(1), c.range);
+    for (int k = 0; k <= static_cast<int>(py::CmpOpKind::GtE); ++k)
+      if (py::toString(static_cast<py::CmpOpKind>(k)) == op.pyOperator)
+        return in.compare(static_cast<py::CmpOpKind>(k), arg(0), arg(1), c.range);
+    unsupported(c.range, fmt::format("{} (the operator `{}`)", c.fn->name, op.pyOperator));
+  }
+  if (!in.inKernel_)
+    return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  std::vector<V> operands;
+  std::optional<ast::DType> dtype;
+  std::optional<int64_t> axis;
+  std::vector<int64_t> dims;
+  std::vector<std::pair<std::string, bool>> flags;
+  for (size_t i = 0; i < s.signature.params.size(); ++i) {
+    const prim::Param &p = s.signature.params[i];
+    std::string name(p.name);
+    switch (p.kind) {
+    case prim::ParamKind::Array:
+    case prim::ParamKind::Cond:
+      operands.push_back(arg(i));
+      break;
+    case prim::ParamKind::DType:
+      if (given(arg(i)))
+        dtype = in.dtypeArg(arg(i), c.range);
+      break;
+    case prim::ParamKind::Bool:
+      if (given(arg(i)))
+        flags.emplace_back(name, in.truth(arg(i), c.range, name));
+      break;
+    case prim::ParamKind::Unsupported:
+      noneOr(in, c, arg(i), name.c_str(), "dkv does not model it");
+      break;
+    case prim::ParamKind::Arrays:
+      for (const V &v : in.toVector(arg(i), c.range))
+        operands.push_back(v);
+      break;
+    case prim::ParamKind::Axis:
+      if (given(arg(i)))
+        axis = in.toIndex(arg(i), c.range, name);
+      break;
+    case prim::ParamKind::Shape:
+      dims = in.shapeOf(arg(i), c.range, name);
+      break;
+    case prim::ParamKind::Int:
+      dims = {in.toIndex(arg(i), c.range, name)};
+      break;
+    }
+  }
+  V value = in.computeValue(s.op, std::move(operands), dtype, axis, c.range, c.fn->name,
+                            std::move(flags), std::move(dims));
+  if (op.shape != prim::ShapeRule::Split)
+    return value;
+  // Several results: the kernel language's `let a, b = split(x, 2, axis = k)`, one let
+  // per part, and a Python list of their names.
+  const auto &whole = cast<TracedV>(value);
+  int64_t n = whole.te->dims[0];
+  if (n < 1)
+    fail(c.range, "python-call",
+         fmt::format("{}: the number of sections must be positive", c.fn->name));
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < n; ++i)
+    names.push_back(in.fresh(c.hint.empty() ? "part" : c.hint));
+  std::vector<V> parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ast::ExprPtr part = build(*whole.te);
+    static_cast<ast::ComputeExpr &>(*part).setPart(static_cast<int64_t>(i));
+    auto let = std::make_unique<ast::LetStmt>(
+        c.range, std::make_unique<ast::LetDecl>(c.range, names[i], c.range, std::move(part)), i,
+        names.size());
+    let->setTupleNames(names);
+    in.emit(std::move(let), false);
+    parts.push_back(
+        std::make_shared<TracedV>(teName(c.range, names[i]), TKind::Value, whole.stamp));
+  }
+  return list(std::move(parts));
 }
 
 } // namespace
@@ -895,44 +1084,25 @@ void registerKernelApi(Registry &reg) {
       },
       "axis_index(x)", true);
   fn(
-      {"jax.lax.axis_size", "jax.lax.psum"},
-      +[](Interp &in, CallCtx &c) -> V {
-        bool psum = c.fn->name == "lax.psum";
-        V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
-        for (const auto &[k, v] : c.args.kw)
-          if (k == "axis_name")
-            axis = v;
-        if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
-                      cast<IntV>(c.args.pos[0]).i == 1))
-          return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
-        if (!axis || axis->kind != Kind::Str)
-          fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
-        const std::string &name = cast<StrV>(axis).s;
-        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
-          return integer(tc->cores);
-        if (auto *m = apiAs<MeshObj>(in.mesh_))
-          for (size_t i = 0; i < m->names.size(); ++i)
-            if (m->names[i] == name)
-              return integer(m->sizes[i]);
-        in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
-      },
+      {"jax.lax.axis_size"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, false); },
       "the axis size (an int)", false);
   fn(
-      {PL + "program_id", PL + "num_programs"},
-      +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"axis"});
-        int64_t d = in.toIndex(need(in, c, a, 0, "axis"), c.range, c.fn->name);
-        if (d < 0 || d >= static_cast<int64_t>(in.grid_.size()))
-          fail(c.range, "python-call",
-               fmt::format("{}({}): the grid has {} dimensions", c.fn->name, d, in.grid_.size()));
-        if (c.fn->name == "pl.num_programs")
-          return integer(in.grid_[static_cast<size_t>(d)]);
-        auto e = std::make_shared<TExpr>();
-        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::ProgramId;
-        e->kids = {teInt(c.range, d)};
-        return std::make_shared<TracedV>(e, TKind::Int);
-      },
-      "program_id(d), the grid size", true);
+      {"jax.lax.psum"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, true); },
+      "the axis size (an int)", false);
+  fn(
+      {PL + "program_id"}, +[](Interp &in, CallCtx &c) -> V { return programId(in, c, false); },
+      "program_id(d)", true);
+  fn(
+      {PL + "num_programs"}, +[](Interp &in, CallCtx &c) -> V { return programId(in, c, true); },
+      "the grid size", true);
+  fn(
+      {"jax.numpy.logical_and"},
+      +[](Interp &in, CallCtx &c) -> V { return logical(in, c, ast::BinaryOp::And); }, "a and b",
+      false);
+  fn(
+      {"jax.numpy.logical_or"},
+      +[](Interp &in, CallCtx &c) -> V { return logical(in, c, ast::BinaryOp::Or); }, "a or b",
+      false);
   fn(
       {"jax.lax.rem"},
       +[](Interp &in, CallCtx &c) -> V {
@@ -954,23 +1124,6 @@ void registerKernelApi(Registry &reg) {
                                          TKind::Int);
       },
       "rem(a, b)", false);
-  fn(
-      {"jax.numpy.logical_and", "jax.numpy.logical_or"},
-      +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 2)
-          fail(c.range, "python-call", fmt::format("{} takes two arguments", c.fn->name));
-        bool isAnd = c.fn->name == "jnp.logical_and";
-        if (c.args.pos[0]->kind != Kind::Traced && c.args.pos[1]->kind != Kind::Traced)
-          return boolean(isAnd ? in.truth(c.args.pos[0], c.range, c.fn->name) &&
-                                     in.truth(c.args.pos[1], c.range, c.fn->name)
-                               : in.truth(c.args.pos[0], c.range, c.fn->name) ||
-                                     in.truth(c.args.pos[1], c.range, c.fn->name));
-        return std::make_shared<TracedV>(
-            teBinary(c.range, isAnd ? ast::BinaryOp::And : ast::BinaryOp::Or,
-                     in.condTE(c.args.pos[0], c.range), in.condTE(c.args.pos[1], c.range)),
-            TKind::Bool);
-      },
-      "a and b, a or b", false);
   fn(
       {"jax.numpy.logical_not"},
       +[](Interp &in, CallCtx &c) -> V {
@@ -1031,7 +1184,7 @@ void registerKernelApi(Registry &reg) {
           y = need(in, c, a, 2, "y");
         if (cond->kind == Kind::Opaque || cond->kind == Kind::HostArray)
           return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-        bool values = isTracedValue(x) || isTracedValue(y);
+        bool values = isTracedValue(cond) || isTracedValue(x) || isTracedValue(y);
         if (cond->kind != Kind::Traced)
           return in.truth(cond, c.range, c.fn->name) ? x : y;
         if (values)
@@ -1215,26 +1368,11 @@ void registerKernelApi(Registry &reg) {
       },
       "0, 1 (broadcast to the stored region)", false);
   fn(
-      {"jax.numpy.dot", "jax.numpy.matmul", PL + "dot"},
-      +[](Interp &in, CallCtx &c) -> V {
-        if (!in.inKernel_)
-          return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
-        bool pl = c.fn->name == "pl.dot";
-        std::vector<V> a = pl ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32",
-                                            "precision", "preferred_element_type"})
-                              : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
-        if (pl) {
-          noneOr(in, c, a[2], "trans_a", "a transposed operand");
-          noneOr(in, c, a[3], "trans_b", "a transposed operand");
-          noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
-        } else {
-          noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
-        }
-        V pt = pl ? a[6] : a[3];
-        return in.computeValue(ast::ComputeOp::Dot,
-                               {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
-                               preferred(in, pt, c.range), std::nullopt, c.range, c.fn->name);
-      },
+      {"jax.numpy.dot", "jax.numpy.matmul"},
+      +[](Interp &in, CallCtx &c) -> V { return dot(in, c, false); },
+      "dot(a, b, preferred_element_type = t)", false);
+  fn(
+      {PL + "dot"}, +[](Interp &in, CallCtx &c) -> V { return dot(in, c, true); },
       "dot(a, b, preferred_element_type = t)", false);
   fn(
       {"jax.lax.dot_general"},
@@ -1311,21 +1449,35 @@ void registerKernelApi(Registry &reg) {
         return reduction(in, c, ast::ComputeOp::ReduceMin);
       },
       "min(x, axis = k)", false);
+  // The catalogue's other Python spellings (jnp.maximum, jax.nn.gelu, jnp.add,
+  // jnp.reshape, ...): one row each.
+  for (const prim::OpRecord &op : prim::records()) {
+    for (const prim::PySpelling &s : prim::pythonSpellings(op.id)) {
+      std::string name(s.name);
+      for (const auto &[alias, prefix] : {std::pair{"pltpu.", TPU}, std::pair{"pl.", PL},
+                                          std::pair{"jnp.", std::string("jax.numpy.")},
+                                          std::pair{"lax.", std::string("jax.lax.")}})
+        if (name.rfind(alias, 0) == 0) {
+          name = prefix + name.substr(std::string_view(alias).size());
+          break;
+        }
+      if (name[0] != '.' && !reg.find(name))
+        fn({name}, catalogueCall, std::string(op.dk.empty() ? op.dkOperator : prim::name(op.id)),
+           false);
+    }
+  }
 }
 
 /// The methods of kernel values: a DMA descriptor's start/wait, a loaded value's astype.
 const BuiltinFn *kernelMethod(const V &self, const std::string &name) {
-  if (self->kind == Kind::Desc) {
-    if (name == "start")
-      return &descMethod(ast::DmaMethod::Start);
-    if (name == "wait")
-      return &descMethod(ast::DmaMethod::Wait);
-    if (name == "wait_send")
-      return &descMethod(ast::DmaMethod::WaitSend);
-    if (name == "wait_recv")
-      return &descMethod(ast::DmaMethod::WaitRecv);
-  }
-  if (isTracedValue(self) && name == "astype")
+  // A descriptor's methods are spelled as the kernel language's DMA statements.
+  if (self->kind == Kind::Desc)
+    for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait, ast::DmaMethod::WaitSend,
+                             ast::DmaMethod::WaitRecv})
+      if (ast::toString(m) == name)
+        return &descMethod(m);
+  // A loaded value's methods are the catalogue's (`.astype`: prim/Ops.def).
+  if (isTracedValue(self) && prim::findOpByPythonName("." + name) == prim::Op::AsType)
     return &valueAstype();
   return nullptr;
 }

@@ -30,8 +30,12 @@ ModuleP Interp::modelledModule(const std::string &canonical, const std::string &
 V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   if (V v = m->dict->get(name))
     return v;
-  if (!m->modelled)
+  if (!m->modelled) {
+    // PEP 562: a module's own `__getattr__(name)` gives the attributes it lacks.
+    if (V hook = m->dict->get("__getattr__"))
+      return call(hook, Args{{string(name)}, {}}, r);
     return nullptr;
+  }
   // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
   // models or does not know, given on the command line or in a directive.
   auto applySet = [&](const SetDirective &set) -> V {
@@ -275,6 +279,15 @@ void Interp::execImport(const py::Stmt &s, Frame &f) {
     }
     std::string bound = a.asname.empty() ? a.name : a.asname;
     V v = m->dict->get(a.name);
+    if (!v && !m->modelled && m->dict->get("__getattr__")) {
+      // PEP 562: CPython asks the module's `__getattr__` before importing a submodule.
+      try {
+        v = moduleAttr(m, a.name, a.range);
+      } catch (PyRaise &e) {
+        if (!isSubclass(cast<InstanceV>(e.exc).cls, exceptionClass("AttributeError")))
+          throw;
+      }
+    }
     if (!v && !m->modelled) {
       // A submodule not imported yet.
       std::string sub = m->name + "." + a.name;

@@ -233,6 +233,43 @@ V abcClass(Interp &in, const char *name, std::vector<ClassRole> roles) {
   return c;
 }
 
+// itertools.combinations and, with `perm`, itertools.permutations (r defaults to the
+// pool's length there; combinations requires it).
+V combinations(Interp &in, CallCtx &c, bool perm) {
+  std::vector<V> a = c.bind(in, {"iterable", "r"});
+  std::vector<V> pool = in.toVector(a[0], c.range);
+  int64_t n = static_cast<int64_t>(pool.size());
+  int64_t r = a[1] && a[1]->kind != Kind::None ? in.toIndex(a[1], c.range, "r") : (perm ? n : -1);
+  if (r < 0)
+    in.raiseId("TypeError", "combinations() missing required argument 'r'", c.range);
+  auto s = std::make_unique<ListIter>();
+  std::vector<size_t> pick;
+  std::vector<bool> used(pool.size(), false);
+  std::function<void()> rec = [&]() {
+    if (static_cast<int64_t>(pick.size()) == r) {
+      std::vector<V> t;
+      for (size_t i : pick)
+        t.push_back(pool[i]);
+      in.alloc(t.size(), c.range);
+      s->items.push_back(tuple(std::move(t)));
+      return;
+    }
+    size_t from = perm || pick.empty() ? 0 : pick.back() + 1;
+    for (size_t i = from; i < pool.size(); ++i) {
+      if (perm && used[i])
+        continue;
+      used[i] = true;
+      pick.push_back(i);
+      rec();
+      pick.pop_back();
+      used[i] = false;
+    }
+  };
+  if (r <= n)
+    rec();
+  return iterOf(perm ? "permutations" : "combinations", std::move(s));
+}
+
 } // namespace
 
 void registerStdlib(Registry &reg) {
@@ -562,42 +599,11 @@ void registerStdlib(Registry &reg) {
         return iterOf("zip_longest", std::move(s));
       });
   fn(
-      {"itertools.combinations", "itertools.permutations"}, +[](Interp &in, CallCtx &c) -> V {
-        bool perm = c.fn->name == "itertools.permutations";
-        std::vector<V> a = c.bind(in, {"iterable", "r"});
-        std::vector<V> pool = in.toVector(a[0], c.range);
-        int64_t n = static_cast<int64_t>(pool.size());
-        int64_t r =
-            a[1] && a[1]->kind != Kind::None ? in.toIndex(a[1], c.range, "r") : (perm ? n : -1);
-        if (r < 0)
-          in.raiseId("TypeError", "combinations() missing required argument 'r'", c.range);
-        auto s = std::make_unique<ListIter>();
-        std::vector<size_t> pick;
-        std::vector<bool> used(pool.size(), false);
-        std::function<void()> rec = [&]() {
-          if (static_cast<int64_t>(pick.size()) == r) {
-            std::vector<V> t;
-            for (size_t i : pick)
-              t.push_back(pool[i]);
-            in.alloc(t.size(), c.range);
-            s->items.push_back(tuple(std::move(t)));
-            return;
-          }
-          size_t from = perm || pick.empty() ? 0 : pick.back() + 1;
-          for (size_t i = from; i < pool.size(); ++i) {
-            if (perm && used[i])
-              continue;
-            used[i] = true;
-            pick.push_back(i);
-            rec();
-            pick.pop_back();
-            used[i] = false;
-          }
-        };
-        if (r <= n)
-          rec();
-        return iterOf(perm ? "permutations" : "combinations", std::move(s));
-      });
+      {"itertools.combinations"},
+      +[](Interp &in, CallCtx &c) -> V { return combinations(in, c, false); });
+  fn(
+      {"itertools.permutations"},
+      +[](Interp &in, CallCtx &c) -> V { return combinations(in, c, true); });
 
   // dataclasses.
   fn(

@@ -4,6 +4,8 @@
 // (docs/python.md "Tables").
 #include "pytrace/Interp.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace dkv::pytrace {
@@ -89,6 +91,11 @@ void Interp::makeTable(ast::BufferDecl &decl, const HostArrayV &arr,
 V Interp::tableRead(const V &table, const std::vector<V> &items, SourceRange r) {
   V v = view(table, items, r);
   const RefV &ref = *dynRef(v);
+  // `ids = ids_ref[:]` / `ids_ref[...]`: the whole table, whose elements are then read
+  // one at a time (`ids[i, 0]`), as the same table reads.
+  if (std::all_of(ref.subs.begin(), ref.subs.end(),
+                  [](const TSub &s) { return s.kind == ast::Subscript::Kind::Full; }))
+    return v;
   for (size_t d = 0; d < ref.dims.size(); ++d)
     if (d >= ref.subs.size() || ref.subs[d].kind != ast::Subscript::Kind::Index)
       unsupported(r, fmt::format("reading table '{}' other than one element at a time (one "

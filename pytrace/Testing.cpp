@@ -316,6 +316,22 @@ V parameterized(Interp &in, CallCtx &c, bool named) {
   return makeApi(std::move(p));
 }
 
+// The platform of the devices under test: "tpu", or what `--set
+// 'jax._src.test_util.device_under_test()="cpu"'` (or the same `# dkv: set`) gives.
+std::string platformUnderTest(Interp &in) {
+  const std::string name = "jax._src.test_util.device_under_test";
+  const SetDirective *set = nullptr;
+  if (in.options_.directives)
+    if (auto it = in.options_.directives->sets.find(name); it != in.options_.directives->sets.end())
+      set = &it->second;
+  for (const SetDirective &s : in.options_.sets)
+    if (s.name == name)
+      set = &s;
+  if (set && set->call && set->value.k == Literal::K::Str)
+    return set->value.s;
+  return "tpu";
+}
+
 } // namespace
 
 ClassP Interp::testCaseClass(const std::string &which) {
@@ -491,7 +507,72 @@ void registerTesting(Registry &reg) {
       });
   fn(
       {"jax._src.test_util.device_under_test"},
-      +[](Interp &, CallCtx &) -> V { return string("tpu"); });
+      +[](Interp &in, CallCtx &) -> V { return string(platformUnderTest(in)); });
+  // `jtu.test_device_matches(["cpu", ...])`: JAX's "gpu" also matches CUDA and ROCm.
+  fn(
+      {"jax._src.test_util.test_device_matches"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1)
+          in.raiseId("TypeError", "test_device_matches() takes 1 positional argument", c.range);
+        std::string platform = platformUnderTest(in);
+        for (const V &d : in.toVector(c.args.pos[0], c.range)) {
+          if (d->kind != Kind::Str)
+            return in.opaque("`jtu.test_device_matches` of a value that is not a str", c.range);
+          const std::string &s = cast<StrV>(d).s;
+          if (s == platform || (s == "gpu" && (platform == "cuda" || platform == "rocm")))
+            return boolean(true);
+        }
+        return boolean(false);
+      });
+  // The TPU generation: the kernel is verified on the TPU the test targets (docs/python.md
+  // "TPU generations"). `is_device_tpu_at_least(v)` is true unless an earlier answer fixed
+  // an older generation; `is_device_tpu(v, variant)` fixes the generation unless an
+  // earlier answer excludes it. So the answers are those of one TPU, and a test skipped on
+  // every generation (v5e and v6+) is skipped.
+  fn(
+      {"jax._src.test_util.is_device_tpu_at_least"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1 || !c.args.kw.empty() || c.args.pos[0]->kind != Kind::Int)
+          return in.opaque("`jtu.is_device_tpu_at_least` of a value that is not an int", c.range);
+        if (platformUnderTest(in) != "tpu")
+          return boolean(false);
+        int64_t v = cast<IntV>(c.args.pos[0]).i;
+        TpuGeneration &g = in.tpuGeneration_;
+        if (g.version)
+          return boolean(*g.version >= v);
+        g.atLeast = std::max(g.atLeast, v);
+        return boolean(true);
+      });
+  fn(
+      {"jax._src.test_util.is_device_tpu"}, +[](Interp &in, CallCtx &c) -> V {
+        V version = c.args.pos.size() > 0 ? c.args.pos[0] : none();
+        V variant = c.args.pos.size() > 1 ? c.args.pos[1] : string("");
+        for (const auto &[k, v] : c.args.kw) {
+          if (k == "version")
+            version = v;
+          else if (k == "variant")
+            variant = v;
+          else
+            in.raiseId("TypeError",
+                       fmt::format("is_device_tpu() got an unexpected keyword argument '{}'", k),
+                       c.range);
+        }
+        if ((version->kind != Kind::Int && version->kind != Kind::None) ||
+            variant->kind != Kind::Str)
+          return in.opaque("`jtu.is_device_tpu` of a version that is not an int", c.range);
+        if (platformUnderTest(in) != "tpu")
+          return boolean(false);
+        if (version->kind == Kind::None)
+          return boolean(true);
+        int64_t v = cast<IntV>(version).i;
+        const std::string &var = cast<StrV>(variant).s;
+        TpuGeneration &g = in.tpuGeneration_;
+        if (g.version)
+          return boolean(*g.version == v && (var.empty() || g.variant == var));
+        if (v < g.atLeast)
+          return boolean(false);
+        g.version = v;
+        g.variant = var;
+        return boolean(true);
+      });
 }
 
 } // namespace dkv::pytrace

@@ -94,8 +94,14 @@ ast::ExprPtr build(const TExpr &e) {
                                std::make_unique<ast::IntLiteral>(e.range, -*e.axis)))
                          : std::make_unique<ast::IntLiteral>(e.range, *e.axis);
     }
-    return std::make_unique<ast::ComputeExpr>(e.range, e.cop, std::move(operands), e.dtype,
-                                              std::move(axis), std::vector<ast::ExprPtr>{});
+    std::vector<ast::ExprPtr> dims;
+    for (int64_t d : e.dims)
+      dims.push_back(std::make_unique<ast::IntLiteral>(e.range, d));
+    auto out = std::make_unique<ast::ComputeExpr>(e.range, e.cop, std::move(operands), e.dtype,
+                                                  std::move(axis), std::move(dims));
+    for (const auto &[name, value] : e.flags)
+      out->setFlag(name, value);
+    return out;
   }
   }
   return std::make_unique<ast::ErrorExpr>(e.range);

@@ -54,6 +54,8 @@ struct TExpr {
   ast::ComputeOp cop = ast::ComputeOp::Dot;
   std::optional<ast::DType> dtype;
   std::optional<int64_t> axis;
+  std::vector<std::pair<std::string, bool>> flags; ///< Compute: its `bool` arguments given
+  std::vector<int64_t> dims; ///< Compute: its `shape` argument (reshape, broadcasted_iota)
 };
 
 TE teInt(support::SourceRange r, int64_t v);

@@ -3,10 +3,11 @@
 check every output that carries a `// numpy: EXPR` comment against EXPR evaluated by
 NumPy on the run's inputs (docs/executor.md "Compute").
 
-    numpy_oracle.py DKV KERNEL.dk DEVICES
+    numpy_oracle.py DKV KERNEL.dk|KERNEL.py DEVICES
 
-The kernel's names in EXPR are its landing buffers, each `la` / `li` the input `a` /
-`i` of the device on the left (the catalogue example's right permute: device d
+A Python kernel carries `# numpy: EXPR` comments and its declarations are read from
+`dkv translate`. The kernel's names in EXPR are its landing buffers, each `la` / `li`
+the first / second input of the device on the left (the catalogue example's right permute: device d
 receives from device d - 1). Floats are compared to 1e-6 relative (NumPy computes in
 float64 where JAX, and the executor, compute in float32); integers exactly.
 """
@@ -53,12 +54,23 @@ def parse_list(text):
 def main():
     dkv, kernel, devices = sys.argv[1], sys.argv[2], int(sys.argv[3])
     source = open(kernel).read()
+    python = kernel.endswith(".py")
+    header = source
+    if python:
+        translated = subprocess.run([dkv, "translate", kernel, "--devices", str(devices)],
+                                    capture_output=True, text=True)
+        if translated.returncode != 0:
+            sys.exit("numpy_oracle: dkv translate failed:\n%s" % translated.stderr)
+        header = translated.stdout
     decls = {m.group(2): (m.group(1), m.group(3), [int(d) for d in m.group(4).split(",")])
-             for m in re.finditer(r"\b(in|out)\s+(\w+):\s*\w+\s+(\w+)\[([0-9, ]+)\]", source)}
+             for m in re.finditer(r"\b(in|out)\s+(\w+):\s*\w+\s+(\w+)\[([0-9, ]+)\]", header)}
+    inputs = [name for name, (role, _, _) in decls.items() if role == "in"]
+    comment = "#" if python else "//"
     oracle = {m.group(1): m.group(2).strip()
-              for m in re.finditer(r"^\s*(\w+)\[\.\.\.\]\s*=.*//\s*numpy:\s*(.*)$", source, re.M)}
+              for m in re.finditer(r"^\s*(\w+)\[\.\.\.\]\s*=.*%s\s*numpy:\s*(.*)$" % comment,
+                                   source, re.M)}
     if not oracle:
-        sys.exit("numpy_oracle: no `// numpy:` comment in %s" % kernel)
+        sys.exit("numpy_oracle: no `%s numpy:` comment in %s" % (comment, kernel))
     run = subprocess.run([dkv, "run", kernel, "--devices", str(devices)], capture_output=True,
                          text=True)
     if run.returncode != 0:
@@ -72,7 +84,7 @@ def main():
         left = (d - 1) % devices
         env = {"np": np, "sigmoid": sigmoid, "silu": silu, "gelu": gelu, "gelu_erf": gelu_erf,
                "bf16": bf16}
-        for name, landing in (("a", "la"), ("i", "li")):
+        for name, landing in zip(inputs, ("la", "li")):
             role, dtype, shape = decls[name]
             env[landing] = np.array(values[(left, name)], dtype=DTYPES[dtype]).reshape(shape)
         for out, expr in sorted(oracle.items()):

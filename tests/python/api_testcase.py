@@ -6,7 +6,8 @@
 # lowers its kernel. What each instance must give, at 2 / 3 / 4 devices:
 #   test_permute[left], test_permute[right]        verified / verified / verified
 #   test_pairs_2d                                  verified / skipped (odd count) / verified
-#   test_gate                                      skipped: needs TPU v7 (with --tpu v7x: race)
+#   test_gate                                      runs as on a TPU v7 (docs/python.md "TPU
+#                                                  generations"); its aliased kernel: race
 #   test_vma_error                                 passed, ValueError as asserted, no kernel
 #   test_races                                     run 1 verified, run 2 race, both as asserted
 #   test_sizes[0] .. test_sizes[3] (product)       verified (rows 8 and 16, ANY and VMEM)

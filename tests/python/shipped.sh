@@ -11,6 +11,9 @@
 #   DIR/tpu-inference-rs/      vllm-project/tpu-inference: tpu_inference/ with
 #                              kernels/collectives/{all_gather_matmul,reduce_scatter_matmul,util}.py
 #   DIR/tpu-inference/         vllm-project/tpu-inference: tpu_inference/kernels/fused_moe/v1/kernel.py
+#                            (both tpu-inference copies also hold the modules that
+#                            tpu_inference/__init__.py imports: env_override.py, envs.py,
+#                            tpu_info.py, logger.py, from the same commit)
 # (a file that is absent is listed as such). Test files are checked one entry at a time
 # (`dkv list FILE`, then `dkv check FILE::ENTRY`); library kernels through the `--call`
 # lines below, which state what a caller passes (shapes, the mesh, keyword arguments).
@@ -35,6 +38,9 @@ verdict() {  # verdict OUTFILE RC
   local out=$1 rc=$2 line
   if [ "$rc" = 124 ]; then echo "timeout after ${limit}s"; return; fi
   line=$(grep -m1 -E '^(verified|[0-9]+ findings?|inconclusive|skipped|passed|lowered only|failed)' "$out")
+  if [ -z "$line" ]; then
+    line=$(grep -m1 -E ': skipped: ' "$out" | sed -E 's/^.*: (skipped: )/\1/')
+  fi
   if [ -z "$line" ]; then
     line=$(grep -m1 -E 'error: ' "$out" | sed -E 's/^[^ ]*:([0-9]+):[0-9]+: error: /line \1: /')
   fi
@@ -122,7 +128,8 @@ ragged 4 '[[0, 2, 4, 6, 8, 10, 12, 14], [0, 1, 4, 6, 8, 10, 12, 14], [0, 3, 4, 5
 
 tests "$jax/tests/pallas/tpu_pallas_distributed_test.py" "2 3 4 8"
 # CPU-only tests of TPU interpret mode: JAX's CPU CI runs them (setUp skips elsewhere).
-tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" --platform cpu
+tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" \
+  --set 'jax._src.test_util.device_under_test()="cpu"'
 
 for ti in "$dir/tpu-inference-rs" "$dir/tpu-inference"; do
   col=$ti/tpu_inference/kernels/collectives

@@ -1,4 +1,4 @@
-# Error: jnp.where on an element-wise mask of loaded values (not supported yet).
+# Error: `%` on loaded values (the catalogue has no op for it).
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -12,7 +12,7 @@ num_devices = jax.local_device_count()
 
 def kernel(x_ref, o_ref):
   me = lax.axis_index('x')
-  o_ref[...] = jnp.where(x_ref[...] > 0.0, x_ref[...], 0.0)
+  o_ref[...] = jnp.where(x_ref[...] > 0.0, x_ref[...] % 2.0, 0.0)
 
 
 mesh = jax.make_mesh((num_devices,), ('x',))
