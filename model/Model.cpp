@@ -2,6 +2,7 @@
 #include "model/Model.h"
 
 #include "report/Finding.h"
+#include "support/IntArith.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -171,10 +172,8 @@ std::vector<int64_t> Program::incrementTotals() const {
   std::vector<int64_t> totals;
   for (const std::vector<Increment> &incs : increments()) {
     int64_t t = 0;
-    for (const Increment &inc : incs) {
-      const int64_t u = std::max<int64_t>(0, inc.units);
-      t = t > std::numeric_limits<int64_t>::max() - u ? std::numeric_limits<int64_t>::max() : t + u;
-    }
+    for (const Increment &inc : incs)
+      t = support::saturatingAdd(t, std::max<int64_t>(0, inc.units));
     totals.push_back(t);
   }
   return totals;

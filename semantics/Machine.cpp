@@ -3,6 +3,7 @@
 
 #include "model/Printer.h"
 #include "semantics/Text.h"
+#include "support/IntArith.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -18,15 +19,7 @@ using report::ScheduleStep;
 using support::Overloaded;
 using What = Obligation::What;
 
-namespace {
-
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b)
-    return std::numeric_limits<int64_t>::max();
-  return a + b;
-}
-
-} // namespace
+using support::saturatingAdd;
 
 Machine::Machine(const Program &program, const Properties &properties)
     : program_(program), properties_(properties), dmas_(program.dmas),

@@ -1,6 +1,7 @@
 // The static must-happen-before relation of one instance (semantics/MustOrder.h).
 #include "semantics/MustOrder.h"
 
+#include "support/IntArith.h"
 #include "support/Overloaded.h"
 
 #include <algorithm>
@@ -10,15 +11,7 @@ namespace dkv::semantics {
 
 using namespace model;
 
-namespace {
-
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b)
-    return std::numeric_limits<int64_t>::max();
-  return a + b;
-}
-
-} // namespace
+using support::saturatingAdd;
 
 MustOrder::MustOrder(const Properties &properties, const support::StopToken *stop)
     : stop_(stop), props_(properties), program_(properties.program()),
