@@ -719,6 +719,13 @@ void registerHostJax(Registry &reg) {
           in.raiseId("TypeError", "jit() takes 1 positional argument", c.range);
         return makeApi(JitObj{c.args.pos[0]});
       });
+  // `jax.named_call(fun, *, name=None)` (a decorator too): a call is a call of `fun` under
+  // a name for profiles, which dkv does not model.
+  fn(
+      {"jax.named_call"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "*", "name"});
+        return makeApi(JitObj{need(in, c, a, 0, "fun")});
+      });
   fn(
       {"jax.random.key", "jax.random.PRNGKey"},
       +[](Interp &in, CallCtx &c) -> V { return in.opaque("a random key", c.range); });
