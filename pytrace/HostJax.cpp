@@ -434,7 +434,11 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
     // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
     if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
-      unsupported(r, fmt::format("pltpu.{}(...) as a scratch shape", m->name));
+      unsupported(r, fmt::format("pltpu.{0}(shape, dtype), a buffer typed by its memory space "
+                                 "(dkv models the VMEM and SMEM ones, as scratch shapes; a "
+                                 "pallas_call output in {0} memory is a jax.ShapeDtypeStruct "
+                                 "with out_specs=pl.BlockSpec(memory_space=pltpu.{0}))",
+                                 m->name));
     CallCtx c;
     c.args = args;
     c.range = r;
@@ -718,6 +722,13 @@ void registerHostJax(Registry &reg) {
         if (c.args.pos.size() != 1)
           in.raiseId("TypeError", "jit() takes 1 positional argument", c.range);
         return makeApi(JitObj{c.args.pos[0]});
+      });
+  // `jax.named_call(fun, *, name=None)` (a decorator too): a call is a call of `fun` under
+  // a name for profiles, which dkv does not model.
+  fn(
+      {"jax.named_call"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "*", "name"});
+        return makeApi(JitObj{need(in, c, a, 0, "fun")});
       });
   fn(
       {"jax.random.key", "jax.random.PRNGKey"},
