@@ -288,6 +288,24 @@ const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"ndim",
      [](auto &, auto &d, auto &, auto) { return integer(static_cast<int64_t>(d.shape.size())); }},
 };
+// `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as JAX's;
+// the rules only matter to differentiation, which dkv does not model.
+const BuiltinFn kDefvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "", false};
+const BuiltinFn kDefjvp{"defjvp",
+                        +[](Interp &in, CallCtx &c) -> V {
+                          if (c.args.pos.size() != 1)
+                            in.raiseId("TypeError", "defjvp() takes one jvp function", c.range);
+                          return c.args.pos[0];
+                        },
+                        "", false};
+/// The attributes of `jax.custom_vjp(fun)` / `jax.custom_jvp(fun)`.
+const AttrRow<CustomDerivObj> kCustomDerivAttrs[] = {
+    {"fun", [](auto &, auto &cd, auto &, auto) { return cd.fn; }},
+    {"defvjp", [](auto &, auto &cd, auto &, auto) { return cd.vjp ? builtinValue(kDefvjp) : V(); }},
+    {"defjvp", [](auto &, auto &cd, auto &, auto) { return cd.vjp ? V() : builtinValue(kDefjvp); }},
+    {"defjvps",
+     [](auto &, auto &cd, auto &, auto) { return cd.vjp ? V() : builtinValue(kDefvjp); }},
+};
 const AttrRow<DTypeObj> kDTypeAttrs[] = {
     {"name", [](auto &, auto &d, auto &, auto) { return string(d.name); }},
     {"itemsize",
@@ -368,28 +386,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (const BuiltinFn *m = builtinMethod(tuple(std::get<PSpecObj>(a.data).entries), name))
       return builtinValue(*m, tuple(std::get<PSpecObj>(a.data).entries));
   }
-  if (auto *cd = std::get_if<CustomDerivObj>(&a.data)) {
-    // `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as
-    // JAX's; the rules only matter to differentiation, which dkv does not model.
-    static const BuiltinFn defvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "",
-                                  false};
-    static const BuiltinFn defjvp{"defjvp",
-                                  +[](Interp &in, CallCtx &c) -> V {
-                                    if (c.args.pos.size() != 1)
-                                      in.raiseId("TypeError", "defjvp() takes one jvp function",
-                                                 c.range);
-                                    return c.args.pos[0];
-                                  },
-                                  "", false};
-    if (name == "fun")
-      return cd->fn;
-    if (cd->vjp && name == "defvjp")
-      return builtinValue(defvjp);
-    if (!cd->vjp && name == "defjvp")
-      return builtinValue(defjvp);
-    if (!cd->vjp && name == "defjvps")
-      return builtinValue(defvjp);
-  }
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
+    if (auto *at = findAttr(kCustomDerivAttrs, name))
+      if (V v = at->get(*this, *cd, obj, r)) // defvjp of a custom_jvp: none
+        return v;
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
     return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
