@@ -12,6 +12,7 @@ namespace dkv::pytrace {
 void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
 void registerStdlib(Registry &reg);
+void registerRe(Registry &reg);
 void registerTesting(Registry &reg);
 
 const Registry &Registry::get() {
@@ -20,6 +21,7 @@ const Registry &Registry::get() {
     registerHostJax(r);
     registerKernelApi(r);
     registerStdlib(r);
+    registerRe(r);
     registerTesting(r);
     return r;
   }();

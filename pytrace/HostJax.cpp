@@ -400,6 +400,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     (void)v;
     return nullptr;
   }
+  bool isRe = false;
+  if (V v = reObjectAttr(*this, obj, name, r, isRe); v || isRe)
+    return v; // null: an AttributeError, as CPython's
+
   return opaque(fmt::format("`.{}` of a {} object", name, apiTypeName(a)), r);
 }
 
