@@ -13,6 +13,7 @@ void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
 void registerStdlib(Registry &reg);
 void registerRe(Registry &reg);
+void registerJaxSrc(Registry &reg);
 void registerTesting(Registry &reg);
 
 const Registry &Registry::get() {
@@ -22,6 +23,7 @@ const Registry &Registry::get() {
     registerKernelApi(r);
     registerStdlib(r);
     registerRe(r);
+    registerJaxSrc(r);
     registerTesting(r);
     return r;
   }();

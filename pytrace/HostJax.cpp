@@ -258,9 +258,23 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
      }},
 };
 // The devices dkv models are TPU devices of no particular generation: the tutorial
-// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
+// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md). `--set
+// 'jax.Device.device_kind="TPU v6 lite"'` (or the same `# dkv: set`) names one.
+V deviceKind(Interp &in) {
+  const std::string name = "jax.Device.device_kind";
+  const SetDirective *set = nullptr;
+  if (in.options_.directives)
+    if (auto it = in.options_.directives->sets.find(name); it != in.options_.directives->sets.end())
+      set = &it->second;
+  for (const SetDirective &s : in.options_.sets)
+    if (s.name == name)
+      set = &s;
+  if (set && !set->call)
+    return literalValue(set->value);
+  return string("TPU");
+}
 const AttrRow<DeviceObj> kDeviceAttrs[] = {
-    {"device_kind", [](auto &, auto &, auto &, auto) { return string("TPU"); }},
+    {"device_kind", [](auto &in, auto &, auto &, auto) { return deviceKind(in); }},
     {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };

@@ -331,7 +331,17 @@ public:
   std::optional<std::pair<std::string, bool>> findOnDisk(const std::string &name) const;
   ModuleP modelledModule(const std::string &canonical, const std::string &name);
   V moduleAttr(const ModuleP &m, const std::string &name, SourceRange r);
-  std::map<std::string, ModuleP> modules_; ///< sys.modules
+  std::map<std::string, ModuleP> modules_; ///< the modules loaded, by name
+  /// `sys.modules`: the modules loaded so far in load order, a dict the file may read
+  /// and change (made at the first load; an import looks in it once the file has read it).
+  std::shared_ptr<DictV> sysModules_;
+  bool sysModulesRead_ = false;
+  /// Records a module loaded (modules_ and sys.modules).
+  void noteModule(const std::string &name, const ModuleP &m);
+  /// The module `name` of sys.modules (CPython's first step of an import), or null.
+  ModuleP loadedModule(const std::string &name, SourceRange r);
+  /// `sys.modules` as the file sees it.
+  V sysModules();
   /// The value of each constant row, made once per run (two aliases give one object).
   std::map<const ApiRow *, V> constants_;
   /// unittest.TestCase's stand-in and its subclasses (Testing.cpp).

@@ -1,0 +1,83 @@
+// Small host helpers of JAX that library kernels use (docs/python.md "Modules"):
+// `jax._src.dtypes` (`itemsize_bits`, `bit_width`; its other names are opaque, like every
+// name of a modelled module that dkv does not model) and `pl.cdiv`.
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+namespace dkv::pytrace {
+
+namespace {
+
+// The bits of one element of a dtype argument (a dtype, a scalar type such as
+// jnp.float32, or anything with a `.dtype`), as jax._src.dtypes computes them.
+V itemsizeBits(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"dtype"});
+  if (!a[0])
+    in.raise("TypeError",
+             fmt::format("{}() missing 1 required positional argument: 'dtype'", c.fn->name),
+             c.range);
+  V d = a[0];
+  if (auto *h = dynCast<HostArrayV>(d))
+    return integer(8 * static_cast<int64_t>(ast::byteSize(h->dtype)));
+  if (isa<OpaqueV>(d))
+    return in.opaque(fmt::format("{}() of it", c.fn->name), c.range, d);
+  return integer(8 * static_cast<int64_t>(ast::byteSize(in.dtypeArg(d, c.range))));
+}
+
+// `pl.cdiv(a, b)`: JAX's `-(-a // b)` on two Python ints, `(a + b - 1) // b` on a traced
+// value (lax.div, which truncates: the same on the non-negative sizes kernels divide).
+V cdiv(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"a", "b"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "cdiv() missing a required positional argument", c.range);
+  using B = py::BinOpKind;
+  auto isInt = [](const V &v) { return isa<IntV>(v) || isa<BoolV>(v); };
+  if (isInt(a[0]) && isInt(a[1])) {
+    V neg = in.unary(py::UnaryOpKind::USub, a[0], c.range);
+    return in.unary(py::UnaryOpKind::USub, in.binop(B::FloorDiv, neg, a[1], c.range), c.range);
+  }
+  V sum = in.binop(B::Sub, in.binop(B::Add, a[0], a[1], c.range), integer(1), c.range);
+  return in.binop(B::FloorDiv, sum, a[1], c.range);
+}
+
+// `jnp.dtype(x)` / `np.dtype(x)`: the dtype of a dtype or scalar type (jnp.float32), or
+// of one of the names dkv models ("float32", "bfloat16", ...).
+V dtypeOf(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"dtype", "align", "copy"});
+  if (!a[0])
+    in.raise("TypeError", "dtype() missing required argument 'dtype' (pos 0)", c.range);
+  if (apiAs<DTypeObj>(a[0]))
+    return a[0];
+  if (isa<OpaqueV>(a[0]))
+    return in.opaque("jnp.dtype() of it", c.range, a[0]);
+  if (auto *s = dynCast<StrV>(a[0])) {
+    V d = dtypeConstant(s->s);
+    if (apiAs<DTypeObj>(d)->dtype)
+      return d;
+    unsupported(c.range, fmt::format("the dtype name '{}' (dkv knows float32, bfloat16, "
+                                     "float16, int32, int16, int8, uint8, uint32)",
+                                     s->s));
+  }
+  if (isa<HostArrayV>(a[0]))
+    in.raise("TypeError", "Cannot interpret an array as a data type", c.range);
+  unsupported(c.range, fmt::format("jnp.dtype() of a {}", typeName(*a[0])));
+}
+
+} // namespace
+
+void registerJaxSrc(Registry &reg) {
+  reg.addModule("jax._src.dtypes");
+  reg.addRow(ApiRow{{"jax._src.dtypes.itemsize_bits"},
+                    BuiltinFn{"dtypes.itemsize_bits", itemsizeBits, "", false},
+                    nullptr});
+  reg.addRow(ApiRow{
+      {"jax.numpy.dtype", "numpy.dtype"}, BuiltinFn{"jnp.dtype", dtypeOf, "", false}, nullptr});
+  reg.addRow(
+      ApiRow{{"jax.experimental.pallas.cdiv"}, BuiltinFn{"pl.cdiv", cdiv, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax._src.dtypes.bit_width"},
+                    BuiltinFn{"dtypes.bit_width", itemsizeBits, "", false},
+                    nullptr});
+}
+
+} // namespace dkv::pytrace
