@@ -253,12 +253,18 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   size_t boundPos = kfn.bound.pos.size();
   size_t free = positional >= boundPos ? positional - boundPos : 0;
   // Keyword-only parameters must come from the partial; positional ones left over keep
-  // their defaults.
+  // their defaults or are given by the partial's keywords.
+  auto boundByKeyword = [&](const py::Param &p) {
+    for (const auto &kw : kfn.bound.kw)
+      if (kw.first == p.name)
+        return true;
+    return false;
+  };
   size_t required = 0;
   for (size_t i = boundPos; i < params.size(); ++i)
     if ((params[i].kind == py::ParamKind::Positional ||
          params[i].kind == py::ParamKind::PositionalOnly) &&
-        !kf.defaults[i])
+        !kf.defaults[i] && !boundByKeyword(params[i]))
       ++required;
   if ((!varargs && (total > free || total < required)) || (varargs && total < required))
     fail(kf.range, "python-call",

@@ -501,6 +501,13 @@ const AttrRow<RefV> kRefAttrs[] = {
        }
        return tuple(std::move(dims));
      }},
+    {"dtype",
+     [](auto &, auto &ref, auto &self, auto) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       std::string_view py = prim::pythonName(ref.dtype); // "jnp.float32"
+       return makeApi(DTypeObj{ref.dtype, std::string(py.substr(py.find('.') + 1))});
+     }},
     {"ndim",
      [](auto &, auto &ref, auto &self, auto) -> V {
        if (self->kind != Kind::Ref)
