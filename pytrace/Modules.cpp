@@ -198,8 +198,11 @@ ModuleP Interp::loadedModule(const std::string &name, SourceRange r) {
     modules_.erase(name);
     return nullptr;
   }
-  if (isa<ModuleV>(v))
-    return std::static_pointer_cast<ModuleV>(v);
+  if (isa<ModuleV>(v)) {
+    auto m = std::static_pointer_cast<ModuleV>(v);
+    modules_[name] = m;
+    return m;
+  }
   if (isa<NoneV>(v))
     raise("ModuleNotFoundError", fmt::format("import of {} halted; None in sys.modules", name), r);
   unsupported(r, fmt::format("importing '{}', which sys.modules maps to a {} (dkv imports "
@@ -289,7 +292,7 @@ void Interp::execImport(const py::Stmt &s, Frame &f) {
         bind(a.asname, m, f, a.range);
       } else {
         std::string top = a.name.substr(0, a.name.find('.'));
-        bind(top, modules_.at(top), f, a.range);
+        bind(top, importModule(top, nullptr, 0, a.range), f, a.range);
       }
     }
     return;
