@@ -64,9 +64,92 @@ V dtypeOf(Interp &in, CallCtx &c) {
   unsupported(c.range, fmt::format("jnp.dtype() of a {}", typeName(*a[0])));
 }
 
+// `jnp.pad(x, pad_width, ...)` on the host: the padded array's shape (numpy's pad_width
+// forms: n, (before, after), or one pair per dimension); its values are not kept.
+V pad(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"array", "pad_width", "mode", "*", "constant_values", "stat_length",
+                       "end_values", "reflect_type"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "pad() missing a required argument", c.range);
+  if (!in.inKernel_ && isa<OpaqueV>(a[0]))
+    return in.opaque("jnp.pad() of it", c.range, a[0]);
+  auto *x = dynCast<HostArrayV>(a[0]);
+  if (!x)
+    unsupported(c.range, fmt::format("jnp.pad of a {}", typeName(*a[0])));
+  size_t n = x->shape.size();
+  // Each dimension's (before, after).
+  std::vector<std::pair<int64_t, int64_t>> widths;
+  auto pairOf = [&](const V &v) -> std::pair<int64_t, int64_t> {
+    if (isa<IntV>(v)) {
+      int64_t w = in.toIndex(v, c.range, "a pad width");
+      return {w, w};
+    }
+    std::vector<V> p = in.toVector(v, c.range);
+    if (p.size() == 1)
+      p.push_back(p[0]);
+    if (p.size() != 2)
+      in.raise("ValueError", "operands could not be broadcast together", c.range);
+    return {in.toIndex(p[0], c.range, "a pad width"), in.toIndex(p[1], c.range, "a pad width")};
+  };
+  if (isa<OpaqueV>(a[1]))
+    in.opaqueNeeded(a[1], c.range, "the pad widths of jnp.pad");
+  if (isa<IntV>(a[1])) {
+    widths.assign(n, pairOf(a[1]));
+  } else {
+    std::vector<V> items = in.toVector(a[1], c.range);
+    bool nested = !items.empty() && !isa<IntV>(items[0]);
+    if (!nested) {
+      widths.assign(n, pairOf(a[1]));
+    } else if (items.size() == 1) {
+      widths.assign(n, pairOf(items[0]));
+    } else {
+      if (items.size() != n)
+        in.raise("ValueError", "operands could not be broadcast together", c.range);
+      for (const V &it : items)
+        widths.push_back(pairOf(it));
+    }
+  }
+  std::vector<int64_t> shape = x->shape;
+  for (size_t d = 0; d < n; ++d) {
+    if (widths[d].first < 0 || widths[d].second < 0)
+      in.raise("ValueError", "index can't contain negative values", c.range);
+    shape[d] += widths[d].first + widths[d].second;
+  }
+  auto out = std::make_shared<HostArrayV>(shape, x->dtype);
+  out->numpy = x->numpy;
+  return out;
+}
+
+// `pl.empty(shape, dtype)` on the host: an array of that shape (uninitialized, no values).
+V plEmpty(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"shape", "dtype", "*", "memory_space", "interpret"});
+  if (in.inKernel_)
+    unsupported(c.range, "pl.empty inside a kernel");
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "empty() missing a required argument", c.range);
+  return in.makeArray(in.shapeOf(a[0], c.range, "the array shape"), in.dtypeArg(a[1], c.range));
+}
+
+// `pltpu.with_memory_space_constraint(x, space)`: x itself (a placement hint to XLA; the
+// pallas_call's BlockSpec gives the kernel's ref its memory space).
+V withMemorySpace(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "memory_space"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "with_memory_space_constraint() missing a required argument", c.range);
+  if (in.inKernel_)
+    unsupported(c.range, "pltpu.with_memory_space_constraint inside a kernel");
+  return a[0];
+}
+
 } // namespace
 
 void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.experimental.pallas.tpu.with_memory_space_constraint"},
+                    BuiltinFn{"pltpu.with_memory_space_constraint", withMemorySpace, "", false},
+                    nullptr});
+  reg.addRow(ApiRow{
+      {"jax.experimental.pallas.empty"}, BuiltinFn{"pl.empty", plEmpty, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax.numpy.pad", "numpy.pad"}, BuiltinFn{"jnp.pad", pad, "", false}, nullptr});
   reg.addModule("jax._src.dtypes");
   reg.addRow(ApiRow{{"jax._src.dtypes.itemsize_bits"},
                     BuiltinFn{"dtypes.itemsize_bits", itemsizeBits, "", false},

@@ -48,6 +48,10 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
   std::vector<V> local;
   for (size_t i = 0; i < args.pos.size(); ++i) {
     V arr = args.pos[i];
+    if (arr->kind == Kind::None) {
+      local.push_back(arr); // an empty pytree (an optional operand not given): no leaves
+      continue;
+    }
     if (arr->kind == Kind::List || arr->kind == Kind::Tuple)
       arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
     auto *a = dynCast<HostArrayV>(arr);
@@ -315,7 +319,17 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
     ++idx;
   };
+  // None (an empty pytree: an optional operand or scratch not given) has no leaves; the
+  // kernel gets None in its place, as Pallas unflattens it.
+  auto noneArg = [&]() {
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), none());
+    ++idx;
+  };
   for (size_t i = 0; i < args.pos.size(); ++i) {
+    if (args.pos[i]->kind == Kind::None && i >= prefetch) {
+      noneArg();
+      continue;
+    }
     if (!dynCast<HostArrayV>(args.pos[i])) {
       if (args.pos[i]->kind == Kind::Opaque)
         opaqueNeeded(args.pos[i], r,
@@ -331,6 +345,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &s : scratch) {
+    if (s->kind == Kind::None) {
+      noneArg();
+      continue;
+    }
     std::vector<V> parts;
     leaves(*this, s, parts, r);
     bool tree = s->kind == Kind::Tuple || s->kind == Kind::List || s->kind == Kind::Dict;
