@@ -697,6 +697,12 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
   }
   if (const BuiltinFn *m = builtinMethod(obj, name))
     return builtinValue(*m, obj);
+  // A kernel value is a jax.Array, which has attributes (`.shape`, `.T`, ...) that dkv does
+  // not model: refused, never CPython's AttributeError that JAX would not raise.
+  if (obj->kind == Kind::Traced)
+    unsupported(r, fmt::format("`.{}` of a {} (dkv does not track the shapes and attributes of "
+                               "values computed in a kernel)",
+                               name, typeName(*obj)));
   return nullptr;
 }
 

@@ -141,9 +141,20 @@ V withMemorySpace(Interp &in, CallCtx &c) {
   return a[0];
 }
 
+// `pl.multiple_of(x, m)`: x (a hint to the compiler that x is a multiple of m).
+V multipleOf(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "values"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "multiple_of() missing a required argument", c.range);
+  return a[0];
+}
+
 } // namespace
 
 void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.experimental.pallas.multiple_of"},
+                    BuiltinFn{"pl.multiple_of", multipleOf, "", false},
+                    nullptr});
   reg.addRow(ApiRow{{"jax.experimental.pallas.tpu.with_memory_space_constraint"},
                     BuiltinFn{"pltpu.with_memory_space_constraint", withMemorySpace, "", false},
                     nullptr});
