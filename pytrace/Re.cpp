@@ -139,7 +139,9 @@ private:
                                 "\"Regular expressions\" lists the syntax dkv models)",
                                 quote(), i_, what));
   }
-  std::string quote() const { return "'" + p_ + "'"; }
+  std::string quote() const {
+    return p_.size() <= 60 ? "'" + p_ + "'" : "'" + p_.substr(0, 57) + "...'";
+  }
   bool at(char c) const { return i_ < p_.size() && p_[i_] == c; }
 
   NodeP alt() {
@@ -349,6 +351,8 @@ private:
 
   NodeP group() {
     size_t open = i_++;
+    if (++nesting_ > kMaxNesting)
+      refuse(fmt::format("groups nested more than {} deep", kMaxNesting));
     int index = 0;
     if (at('?')) {
       ++i_;
@@ -383,6 +387,7 @@ private:
       refuse("a missing ')' (re.error)");
     }
     ++i_;
+    --nesting_;
     return n;
   }
 
@@ -463,6 +468,8 @@ private:
   SourceRange r_;
   size_t i_ = 0;
   int groups_ = 0;
+  int nesting_ = 0;
+  static constexpr int kMaxNesting = 200;
   ReProgram *prog_ = nullptr;
 };
 
