@@ -25,8 +25,9 @@ V itemsizeBits(Interp &in, CallCtx &c) {
   return integer(8 * static_cast<int64_t>(ast::byteSize(in.dtypeArg(d, c.range))));
 }
 
-// `pl.cdiv(a, b)`: JAX's `-(-a // b)` on two Python ints, `(a + b - 1) // b` on a traced
-// value (lax.div, which truncates: the same on the non-negative sizes kernels divide).
+// `pl.cdiv(a, b)`: JAX's `-(-a // b)` on two Python ints, else `lax.div(a + b - 1, b)`,
+// whose truncating quotient is written exactly as `(x - lax.rem(x, b)) // b` (the
+// kernel language's `/` floors; the dividend is then a multiple of b).
 V cdiv(Interp &in, CallCtx &c) {
   auto a = c.bind(in, {"a", "b"});
   if (!a[0] || !a[1])
@@ -37,8 +38,10 @@ V cdiv(Interp &in, CallCtx &c) {
     V neg = in.unary(py::UnaryOpKind::USub, a[0], c.range);
     return in.unary(py::UnaryOpKind::USub, in.binop(B::FloorDiv, neg, a[1], c.range), c.range);
   }
-  V sum = in.binop(B::Sub, in.binop(B::Add, a[0], a[1], c.range), integer(1), c.range);
-  return in.binop(B::FloorDiv, sum, a[1], c.range);
+  V x = in.binop(B::Sub, in.binop(B::Add, a[0], a[1], c.range), integer(1), c.range);
+  const ApiRow *rem = Registry::get().find("jax.lax.rem");
+  V r = in.callBuiltin(rem->fn, nullptr, Args{{x, a[1]}, {}}, c.range);
+  return in.binop(B::FloorDiv, in.binop(B::Sub, x, r, c.range), a[1], c.range);
 }
 
 // `jnp.dtype(x)` / `np.dtype(x)`: the dtype of a dtype or scalar type (jnp.float32), or

@@ -2,8 +2,8 @@
 # is None (an empty pytree) is passed through shard_map and pallas_call, its in_spec and
 # its scratch buffer are None too, and the kernel gets None for them and skips their
 # DMAs. The operands go through pltpu.with_memory_space_constraint; the gate is padded
-# with jnp.pad to a multiple of 128 columns, its shard is fetched whole; a scratch
-# output comes from pl.empty; the row offset is hinted with pl.multiple_of.
+# with jnp.pad to 128 columns; a scratch output comes from pl.empty; the row offset is
+# pl.cdiv of a negative traced value (lax.div truncates), hinted with pl.multiple_of.
 # expect: race
 # devices: 2..3
 import functools
@@ -21,7 +21,7 @@ def moe_kernel(x_ref, bias_ref, gate_ref, a2a_ref, o_ref, x_vmem, bias_vmem, gat
                *, rows):
   me = lax.axis_index('x')
   right = lax.rem(me + 1, lax.axis_size('x'))
-  start = pl.multiple_of(me * 0, rows)
+  start = pl.multiple_of((pl.cdiv(me - me - 4, 2) + 1) * rows, rows)  # lax.div truncates: 0
   pltpu.sync_copy(x_ref.at[pl.ds(start, rows)], x_vmem)
   if bias_ref is not None:
     pltpu.sync_copy(bias_ref, bias_vmem)
