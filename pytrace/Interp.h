@@ -12,6 +12,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Sema.h"
+#include "prim/Infer.h"
 #include "pytrace/ApiObjects.h"
 #include "pytrace/Directives.h"
 #include "pytrace/Symtable.h"
@@ -398,6 +399,17 @@ public:
              SourceRange indexRange);
   V refAttr(const V &ref, const std::string &name, SourceRange r);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r);
+  /// The element type and shape of kernel values where dkv knows them (a load of a ref
+  /// view with static bounds, and the catalogue's inference over compute on them): what
+  /// `.shape`, `.ndim`, `.size` and `.dtype` of a kernel value give.
+  std::map<const TExpr *, std::pair<TE, prim::ValueType>> valueTypes_;
+  std::optional<prim::ValueType> valueType(const V &v) const;
+  /// Records the type of a kernel value (nothing if unknown); returns the value.
+  V typed(V v, std::optional<prim::ValueType> t);
+  /// The type of `op` on `operands`, if dkv knows every operand's.
+  std::optional<prim::ValueType> inferValue(ast::ComputeOp op, const std::vector<V> &operands,
+                                            const prim::Attrs &attrs, std::string_view api) const;
+  V tracedAttr(const V &v, const std::string &name, SourceRange r);
   V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
                  std::optional<int64_t> axis, SourceRange r, std::string_view api,
                  std::vector<std::pair<std::string, bool>> flags = {},
@@ -482,6 +494,8 @@ std::string floatRepr(double f);
 V literalValue(const Literal &l);
 /// The value of a dtype constant of the registry (`jnp.float32`: a DTypeObj by its name).
 V dtypeConstant(const std::string &qualified);
+/// The shape of a ref view, or nullopt when a per-device slice leaves it unknown.
+std::optional<std::vector<int64_t>> viewShape(const RefV &ref);
 /// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
 const BuiltinFn *kernelMethod(const V &self, const std::string &name);
 

@@ -1157,7 +1157,11 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     if (ref.table)
       return tableRead(obj, items, r);
     V v = view(obj, items, r);
-    return std::make_shared<TracedV>(refTE(static_cast<RefV &>(*v), r), TKind::Value, emitted_);
+    const auto &viewRef = static_cast<RefV &>(*v);
+    std::optional<prim::ValueType> type;
+    if (std::optional<std::vector<int64_t>> shape = viewShape(viewRef))
+      type = prim::ValueType::array(prim::ElemType{viewRef.dtype, false}, *shape);
+    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_), type);
   }
   case Kind::List:
   case Kind::Tuple:
