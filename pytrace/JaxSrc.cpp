@@ -1,4 +1,5 @@
-// Small host helpers of JAX that library kernels use (docs/python.md "Modules"):
+// Small helpers of JAX that library kernels use (docs/python.md "Modules"; jax.nn.softmax
+// in a kernel, written with the compute catalogue):
 // `jax._src.dtypes` (`itemsize_bits`, `bit_width`; its other names are opaque, like every
 // name of a modelled module that dkv does not model) and `pl.cdiv`.
 #include "pytrace/Interp.h"
@@ -152,9 +153,38 @@ V multipleOf(Interp &in, CallCtx &c) {
   return a[0];
 }
 
+// `jax.nn.softmax(x, axis=-1)` in a kernel: JAX's own definition with the catalogue's ops,
+// `e = exp(x - max(x, axis, keepdims=True)); e / sum(e, axis, keepdims=True)`.
+V softmax(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "axis", "where", "initial"});
+  if (!a[0])
+    in.raise("TypeError", "softmax() missing 1 required positional argument: 'x'", c.range);
+  if (!in.inKernel_)
+    return in.opaque("jax.nn.softmax of an array", c.range);
+  if ((a[2] && !isa<NoneV>(a[2])) || (a[3] && !isa<NoneV>(a[3])))
+    unsupported(c.range, "jax.nn.softmax with `where` or `initial`");
+  int64_t axis = -1;
+  if (a[1] && !isa<NoneV>(a[1])) {
+    if (!isa<IntV>(a[1]))
+      unsupported(c.range, "jax.nn.softmax over several axes");
+    axis = cast<IntV>(a[1]).i;
+  } else if (a[1]) {
+    unsupported(c.range, "jax.nn.softmax over every axis (axis=None)");
+  }
+  using Op = ast::ComputeOp;
+  const std::string api = "jax.nn.softmax";
+  V max = in.computeValue(Op::ReduceMax, {a[0]}, std::nullopt, axis, c.range, api,
+                          {{"keepdims", true}});
+  V e = in.computeValue(Op::Exp, {in.valueBinop("-", a[0], max, c.range)}, std::nullopt,
+                        std::nullopt, c.range, api);
+  V sum = in.computeValue(Op::Sum, {e}, std::nullopt, axis, c.range, api, {{"keepdims", true}});
+  return in.valueBinop("/", e, sum, c.range);
+}
+
 } // namespace
 
 void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.nn.softmax"}, BuiltinFn{"jax.nn.softmax", softmax, "", false}, nullptr});
   reg.addRow(ApiRow{{"jax.experimental.pallas.multiple_of"},
                     BuiltinFn{"pl.multiple_of", multipleOf, "", false},
                     nullptr});

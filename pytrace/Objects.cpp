@@ -576,7 +576,8 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return opaque("a unary operator on an array", r);
   if (auto *t = dynCast<TracedV>(v)) {
     if (op == UnaryOpKind::USub && t->tk != TKind::Bool)
-      return std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp);
+      return typed(std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp),
+                   t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
     if (op == UnaryOpKind::UAdd)
       return v;
     if (op == UnaryOpKind::Invert && t->tk == TKind::Bool)

@@ -16,7 +16,7 @@ def kernel(x_ref, o_ref):
   assert x_ref[0].shape == (128,) and x_ref[:, 0:8].shape == (128, 8)
   y = jnp.sum(x, axis=0, keepdims=True) * 2
   assert y.shape == (1, 128) and y.dtype == jnp.float32
-  assert (x + y).shape == (4, 128) and (x < 1).shape == (4, 128)
+  assert (x + y).shape == (4, 128) and (x < 1).shape == (4, 128) and (-x).shape == (4, 128)
   assert x.astype(jnp.bfloat16).dtype == jnp.bfloat16
   assert jnp.dot(x, x_ref[0:128, 0:8].astype(jnp.float32)).shape == (4, 8)
   assert me.shape == () and me.ndim == 0 and me.dtype == jnp.int32
