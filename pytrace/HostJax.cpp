@@ -261,14 +261,7 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
 // asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md). `--set
 // 'jax.Device.device_kind="TPU v6 lite"'` (or the same `# dkv: set`) names one.
 V deviceKind(Interp &in) {
-  const std::string name = "jax.Device.device_kind";
-  const SetDirective *set = nullptr;
-  if (in.options_.directives)
-    if (auto it = in.options_.directives->sets.find(name); it != in.options_.directives->sets.end())
-      set = &it->second;
-  for (const SetDirective &s : in.options_.sets)
-    if (s.name == name)
-      set = &s;
+  const SetDirective *set = in.findSet("jax.Device.device_kind");
   if (set && !set->call)
     return literalValue(set->value);
   return string("TPU");

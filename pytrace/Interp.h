@@ -462,6 +462,8 @@ public:
 
   //--- directives -------------------------------------------------------------------
   void applySets();
+  /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
+  const SetDirective *findSet(const std::string &name) const;
   void traceEntryDirective(const Entry &entry);
   std::string kernelCandidates() const;
 

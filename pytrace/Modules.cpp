@@ -27,6 +27,17 @@ ModuleP Interp::modelledModule(const std::string &canonical, const std::string &
   return m;
 }
 
+const SetDirective *Interp::findSet(const std::string &name) const {
+  const SetDirective *set = nullptr;
+  if (options_.directives)
+    if (auto it = options_.directives->sets.find(name); it != options_.directives->sets.end())
+      set = &it->second;
+  for (const SetDirective &s : options_.sets)
+    if (s.name == name)
+      set = &s;
+  return set;
+}
+
 V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   if (V v = m->dict->get(name))
     return v;

@@ -933,7 +933,10 @@ const BuiltinFn kPFindall{
 const BuiltinFn kPSub{"sub", +[](Interp &in, CallCtx &c) -> V {
                         auto a = c.bind(in, {"repl", "string", "count"});
                         if (!a[0] || !a[1])
-                          in.raise("TypeError", "sub() missing required argument", c.range);
+                          in.raise("TypeError",
+                                   fmt::format("sub() missing required argument '{}' (pos {})",
+                                               a[0] ? "string" : "repl", a[0] ? 2 : 1),
+                                   c.range);
                         return sub(in, c, c.self, a[0], a[1], a[2], nullptr);
                       }};
 
@@ -990,51 +993,65 @@ V reObjectAttr(Interp &in, const V &obj, const std::string &name, SourceRange r,
   return nullptr;
 }
 
+namespace {
+
+/// CPython's TypeError for required parameters not given: "search() missing 1 required
+/// positional argument: 'string'" (2: "'pattern' and 'string'").
+void required(Interp &in, CallCtx &c, const std::vector<V> &a,
+              std::initializer_list<const char *> names) {
+  std::vector<std::string> missing;
+  size_t i = 0;
+  for (const char *n : names)
+    if (!a[i++])
+      missing.push_back(fmt::format("'{}'", n));
+  if (missing.empty())
+    return;
+  std::string list = missing.back();
+  if (missing.size() > 1) {
+    list = missing[0];
+    for (size_t k = 1; k + 1 < missing.size(); ++k)
+      list += ", " + missing[k];
+    list += (missing.size() > 2 ? ", and " : " and ") + missing.back();
+  }
+  std::string name = c.fn->name.substr(c.fn->name.find('.') + 1);
+  in.raise("TypeError",
+           fmt::format("{}() missing {} required positional argument{}: {}", name, missing.size(),
+                       missing.size() == 1 ? "" : "s", list),
+           c.range);
+}
+
+template <Mode M> V moduleMatch(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"pattern", "string", "flags"});
+  required(in, c, a, {"pattern", "string"});
+  return doMatch(in, c, M, a[0], a[1], a[2]);
+}
+
+} // namespace
+
 void registerRe(Registry &reg) {
   auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &)) {
     std::string shortName = names[0];
     reg.addRow(ApiRow{std::move(names), BuiltinFn{shortName, h, "", false}, nullptr});
   };
-  fn(
-      {"re.search"}, +[](Interp &in, CallCtx &c) -> V {
-        auto a = c.bind(in, {"pattern", "string", "flags"});
-        if (!a[0] || !a[1])
-          in.raise("TypeError", "search() missing required argument", c.range);
-        return doMatch(in, c, Mode::Search, a[0], a[1], a[2]);
-      });
-  fn(
-      {"re.match"}, +[](Interp &in, CallCtx &c) -> V {
-        auto a = c.bind(in, {"pattern", "string", "flags"});
-        if (!a[0] || !a[1])
-          in.raise("TypeError", "match() missing required argument", c.range);
-        return doMatch(in, c, Mode::Match, a[0], a[1], a[2]);
-      });
-  fn(
-      {"re.fullmatch"}, +[](Interp &in, CallCtx &c) -> V {
-        auto a = c.bind(in, {"pattern", "string", "flags"});
-        if (!a[0] || !a[1])
-          in.raise("TypeError", "fullmatch() missing required argument", c.range);
-        return doMatch(in, c, Mode::Full, a[0], a[1], a[2]);
-      });
+  fn({"re.search"}, moduleMatch<Mode::Search>);
+  fn({"re.match"}, moduleMatch<Mode::Match>);
+  fn({"re.fullmatch"}, moduleMatch<Mode::Full>);
   fn(
       {"re.findall"}, +[](Interp &in, CallCtx &c) -> V {
         auto a = c.bind(in, {"pattern", "string", "flags"});
-        if (!a[0] || !a[1])
-          in.raise("TypeError", "findall() missing required argument", c.range);
+        required(in, c, a, {"pattern", "string"});
         return findall(in, c, a[0], a[1], a[2]);
       });
   fn(
       {"re.sub"}, +[](Interp &in, CallCtx &c) -> V {
         auto a = c.bind(in, {"pattern", "repl", "string", "count", "flags"});
-        if (!a[0] || !a[1] || !a[2])
-          in.raise("TypeError", "sub() missing required argument", c.range);
+        required(in, c, a, {"pattern", "repl", "string"});
         return sub(in, c, a[0], a[1], a[2], a[3], a[4]);
       });
   fn(
       {"re.compile"}, +[](Interp &in, CallCtx &c) -> V {
         auto a = c.bind(in, {"pattern", "flags"});
-        if (!a[0])
-          in.raise("TypeError", "compile() missing required argument 'pattern' (pos 1)", c.range);
+        required(in, c, a, {"pattern"});
         if (apiAs<RePatternObj>(a[0])) {
           program(in, a[0], a[1], c); // flags with a compiled pattern: ValueError
           return a[0];
