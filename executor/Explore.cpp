@@ -449,19 +449,14 @@ semantics::EngineResult exploreImpl(const Machine &machine, const ExploreOptions
 } // namespace
 
 semantics::EngineResult explore(const Machine &machine, const ExploreOptions &options) {
-  // No exception leaves the library; the one to expect is running out of memory with
-  // a large budget.
+  // Running out of memory with a large budget is inconclusive; any other exception is
+  // a dkv bug and leaves the library, to end the run as an internal error (exit 6).
   try {
     return exploreImpl(machine, options);
   } catch (const std::bad_alloc &) {
     semantics::EngineResult result;
     result.complete = false;
     result.reason = "out of memory: an allocation failed (lower --max-states or --memory)";
-    return result;
-  } catch (const std::exception &e) {
-    semantics::EngineResult result;
-    result.complete = false;
-    result.reason = fmt::format("the search failed: {}", e.what());
     return result;
   }
 }

@@ -2,6 +2,7 @@
 #include "model/Model.h"
 
 #include "report/Finding.h"
+#include "support/IntArith.h"
 #include "support/Invariant.h"
 
 #include <fmt/format.h>
@@ -147,24 +148,34 @@ std::string Program::semName(SemId sem) const {
   return fmt::format("{}[{}]", s.name, fmt::join(s.index, ", "));
 }
 
-std::vector<int64_t> Program::incrementTotals() const {
+std::vector<std::vector<Increment>> Program::increments() const {
   const size_t semCount = semaphores.size();
-  std::vector<int64_t> totals(processes.size() * semCount, 0);
-  auto add = [&](DeviceId d, SemId s, int64_t units) {
-    int64_t &t = totals[static_cast<size_t>(d) * semCount + s];
-    const int64_t u = std::max<int64_t>(0, units);
-    t = t > std::numeric_limits<int64_t>::max() - u ? std::numeric_limits<int64_t>::max() : t + u;
-  };
-  for (const Dma &dma : dmas)
-    for (int64_t units : dma.chunkUnits) {
-      add(dma.target, dma.recvSem, units);
-      if (dma.sendSem)
-        add(dma.issuer, *dma.sendSem, units);
-    }
+  std::vector<std::vector<Increment>> out(processes.size() * semCount);
   for (const Process &proc : processes)
-    for (const Event &e : proc.events)
-      if (const auto *sig = std::get_if<Signal>(&e.kind))
-        add(sig->target, sig->sem, sig->amount);
+    for (size_t i = 0; i < proc.events.size(); ++i)
+      if (const auto *sig = std::get_if<Signal>(&proc.events[i].kind))
+        out[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
+            {Increment::Source::Signal, proc.device, static_cast<int32_t>(i), sig->amount});
+  for (const Dma &dma : dmas)
+    for (size_t c = 0; c < dma.chunkUnits.size(); ++c) {
+      const auto chunk = static_cast<int32_t>(c);
+      if (dma.sendSem)
+        out[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
+            {Increment::Source::Send, dma.id, chunk, dma.chunkUnits[c]});
+      out[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
+          {Increment::Source::Land, dma.id, chunk, dma.chunkUnits[c]});
+    }
+  return out;
+}
+
+std::vector<int64_t> Program::incrementTotals() const {
+  std::vector<int64_t> totals;
+  for (const std::vector<Increment> &incs : increments()) {
+    int64_t t = 0;
+    for (const Increment &inc : incs)
+      t = support::saturatingAdd(t, std::max<int64_t>(0, inc.units));
+    totals.push_back(t);
+  }
   return totals;
 }
 

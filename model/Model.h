@@ -297,6 +297,17 @@ struct Window {
   int32_t last = 0;
 };
 
+/// One increment of a semaphore (Program::increments): a Signal event of device `who`
+/// at pc `index`, or chunk `index` of DMA `who` on its send side (the issuer's send
+/// semaphore) or its land side (the target's receive semaphore).
+struct Increment {
+  enum class Source { Signal, Send, Land };
+  Source source = Source::Signal;
+  int32_t who = 0;
+  int32_t index = 0;
+  int64_t units = 0;
+};
+
 struct Program {
   std::string file;           ///< source file name, for locations
   std::string kernel;         ///< kernel name (of a sequence: the names of its calls)
@@ -371,12 +382,17 @@ struct Program {
   std::string semName(SemId sem) const;
   /// "buf[0:4, 2]" in the buffer's own dimensions.
   std::string regionName(const Region &region) const;
+  /// Who adds units to each semaphore of each device: the one definition that the
+  /// static pre-check (incrementTotals), explore's reduction (semantics::Machine), the
+  /// static order (semantics::MustOrder) and the SMT encoding read. Indexed [device *
+  /// semaphores.size() + sem]; in each, the signals in program order (device by device),
+  /// then the DMAs' chunks (DMA by DMA, chunk by chunk, the send side's before the land
+  /// side's). Every DMA is listed, started or not; amounts and units may be 0.
+  std::vector<std::vector<Increment>> increments() const;
   /// The units that can ever reach each semaphore of each device, whether or not the
-  /// events that add them run: every DMA's chunk units (on the target's receive
-  /// semaphore and the issuer's send semaphore) and every signal's amount, indexed
-  /// [device * semaphores.size() + sem], saturating at INT64_MAX. The one tally of the
-  /// static pre-check, the step table's bound (semantics::Machine::semBound) and the
-  /// findings' shapes.
+  /// events that add them run: the sum of increments() (negative amounts count 0),
+  /// saturating at INT64_MAX. The one tally of the static pre-check, the step table's
+  /// bound (semantics::Machine::semBound) and the findings' shapes.
   std::vector<int64_t> incrementTotals() const;
 };
 

@@ -5,7 +5,7 @@
 //   one atomic step (a d_step, guarded when the step can block), grouped into atomic
 //   sequences by Lipton's reduction (FUSE_STEPS: waits with the step they lead to);
 // - the chunks of a DMA that no step can observe before them run inside its start's
-//   d_step (FUSE_DMAS, decided with semantics::StaticOrder for the generated options);
+//   d_step (FUSE_DMAS, decided with semantics::MustOrder for the generated options);
 // - one `active proctype dmas()` whose do-loop offers, for every DMA, its next send
 //   chunk and its next land chunk. A DMA side is an interval: `snd[k]` counts the
 //   send chunks still to leave and `rcv[k]` the land chunks still to land; both are 0
@@ -22,8 +22,8 @@
 #include "promela/Emit.h"
 
 #include "model/Printer.h"
+#include "semantics/MustOrder.h"
 #include "semantics/Obligations.h"
-#include "semantics/StaticOrder.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -973,10 +973,9 @@ private:
   /// (the semaphore it adds to, if it carries units; its side, if it is the side's last
   /// chunk) or what its own checks read (for a land chunk with lifetime checks, the
   /// target's enter and exit events) runs before the DMA starts or after the chunk
-  /// (semantics::StaticOrder). Then the chunk can run right after the step that enables
+  /// (semantics::MustOrder::after). Then the chunk can run right after the step that enables
   /// it without changing any assert's outcome or any reachable end state.
-  bool chunkOrdered(const semantics::StaticOrder &order, const Dma &dma, bool land,
-                    int32_t c) const {
+  bool chunkOrdered(const semantics::MustOrder &order, const Dma &dma, bool land, int32_t c) const {
     const int32_t start = props_.startPc(dma.id);
     if (start < 0)
       return false;
@@ -1047,7 +1046,7 @@ private:
     fusedLands_.assign(p_.dmas.size(), 0);
     if (p_.dmas.empty())
       return;
-    semantics::StaticOrder order(props_);
+    semantics::MustOrder order(props_);
     std::vector<int32_t> chunks(p_.dmas.size());
     for (const Dma &dma : p_.dmas) {
       if (stopped())

@@ -427,16 +427,17 @@ semantics::EngineResult checkWithSpin(const semantics::Machine &machine,
   // A signal to dkv reaches the run as its stop request (EngineEvents::stop): the run
   // kills its programs and removes its work directory; the caller ends the process by
   // the signal.
-  semantics::EngineResult r;
-  r.complete = false;
+  // Running out of memory is inconclusive; any other exception is a dkv bug and leaves
+  // the library (the work directory is removed on the way), to end the run as an
+  // internal error (exit 6).
   try {
     return SpinRun(machine, options).run();
-  } catch (const std::exception &e) {
-    r.reason = std::string("internal error in the spin engine: ") + e.what();
-  } catch (...) {
-    r.reason = "internal error in the spin engine";
+  } catch (const std::bad_alloc &) {
+    semantics::EngineResult r;
+    r.complete = false;
+    r.reason = "out of memory: an allocation failed";
+    return r;
   }
-  return r;
 }
 
 } // namespace dkv::promela

@@ -1169,6 +1169,22 @@ V catalogueCall(Interp &in, CallCtx &c) {
   return list(std::move(parts));
 }
 
+// jnp.zeros / ones / empty and their NumPy spellings on the host: an array of that
+// shape and type (integer ones of known contents when small).
+V hostArray(Interp &in, CallCtx &c) {
+  bool ones = c.fn->name.find("ones") != std::string::npos;
+  std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
+  auto arr = std::make_shared<HostArrayV>(
+      in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
+      given(a[1]) ? in.dtypeArg(a[1], c.range) : ast::DType::F32);
+  arr->numpy = c.fn->name.rfind("np.", 0) == 0;
+  // An integer array of zeros or ones: a table of known values (small ones).
+  if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
+      arr->size() <= 100000 && arr->size() >= 0)
+    arr->contents = std::vector<int64_t>(static_cast<size_t>(arr->size()), ones ? 1 : 0);
+  return arr;
+}
+
 } // namespace
 
 void registerKernelApi(Registry &reg) {
@@ -1465,28 +1481,23 @@ void registerKernelApi(Registry &reg) {
         return none();
       },
       "run_scoped(sync_sem: dma_sem) { copy, start, wait }", true);
-  // Host arrays outside kernels; a value broadcast to the stored region inside.
+  // Host arrays outside kernels. Inside a kernel, jnp.zeros is the catalogue's `zeros`
+  // (an array of its shape and type) and jnp.ones the number 1, broadcast where it is
+  // stored or combined.
   fn(
-      {"jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "numpy.zeros", "numpy.ones",
-       "numpy.empty"},
+      {"jax.numpy.zeros"},
       +[](Interp &in, CallCtx &c) -> V {
-        bool ones = c.fn->name.find("ones") != std::string::npos;
-        if (in.inKernel_ && c.fn->name.rfind("jnp.", 0) == 0)
-          return integer(ones ? 1 : 0);
-        std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
-        auto arr = std::make_shared<HostArrayV>(
-            in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
-            given(a[1])                       ? in.dtypeArg(a[1], c.range)
-            : c.fn->name.rfind("np.", 0) == 0 ? ast::DType::F32
-                                              : ast::DType::F32);
-        arr->numpy = c.fn->name.rfind("np.", 0) == 0;
-        // An integer array of zeros or ones: a table of known values (small ones).
-        if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
-            arr->size() <= 100000 && arr->size() >= 0)
-          arr->contents = std::vector<int64_t>(static_cast<size_t>(arr->size()), ones ? 1 : 0);
-        return arr;
+        return in.inKernel_ ? catalogueCall(in, c) : hostArray(in, c);
       },
-      "0, 1 (broadcast to the stored region)", false);
+      "zeros(shape, dtype)", false);
+  fn(
+      {"jax.numpy.ones", "jax.numpy.empty"},
+      +[](Interp &in, CallCtx &c) -> V {
+        return in.inKernel_ ? integer(c.fn->name.find("ones") != std::string::npos ? 1 : 0)
+                            : hostArray(in, c);
+      },
+      "1 (broadcast to the stored region)", false);
+  fn({"numpy.zeros", "numpy.ones", "numpy.empty"}, hostArray, "host arrays", false);
   fn(
       {"jax.numpy.zeros_like", "jax.numpy.ones_like"},
       +[](Interp &in, CallCtx &c) -> V {

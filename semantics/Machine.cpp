@@ -3,6 +3,7 @@
 
 #include "model/Printer.h"
 #include "semantics/Text.h"
+#include "support/IntArith.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -18,15 +19,7 @@ using report::ScheduleStep;
 using support::Overloaded;
 using What = Obligation::What;
 
-namespace {
-
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b)
-    return std::numeric_limits<int64_t>::max();
-  return a + b;
-}
-
-} // namespace
+using support::saturatingAdd;
 
 Machine::Machine(const Program &program, const Properties &properties)
     : program_(program), properties_(properties), dmas_(program.dmas),
@@ -35,12 +28,7 @@ Machine::Machine(const Program &program, const Properties &properties)
   const int32_t n = deviceCount_;
   for (const Dma &dma : dmas_)
     chunks_.push_back(std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size())));
-  issuedBy_.resize(n);
-  targeting_.resize(n);
-  for (const Dma &dma : dmas_) {
-    issuedBy_[dma.issuer].push_back(dma.id);
-    targeting_[dma.target].push_back(dma.id);
-  }
+  increments_ = program.increments();
   const size_t scopeCount = program.scopes.size();
   scopeRanges_.assign(n, std::vector<std::vector<std::pair<int32_t, int32_t>>>(scopeCount));
   scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
@@ -48,7 +36,6 @@ Machine::Machine(const Program &program, const Properties &properties)
   semBound_ = program.incrementTotals();
   for (const Obligation &o : properties.obligations())
     predicates_.push_back(violation(o));
-  signalsTo_.assign(static_cast<size_t>(n) * semCount_, {});
 
   for (DeviceId d = 0; d < n; ++d) {
     const std::vector<Event> &events = program.processes[d].events;
@@ -69,8 +56,6 @@ Machine::Machine(const Program &program, const Properties &properties)
                          }
                      },
                      [&](const Signal &e) {
-                       signalsTo_[static_cast<size_t>(e.target) * semCount_ + e.sem].push_back(
-                           {d, pc, e.amount});
                        const Semaphore &sem = program.semaphores[e.sem];
                        if (e.target != d && sem.scope != kKernelScope)
                          scopeRemoteSignal_[e.target][sem.scope] = true;
@@ -613,26 +598,21 @@ bool Machine::isSafeDmaStep(const ControlState &s, const ScheduleStep &step, boo
   if (!w || w->sem != sem)
     return false;
   const int32_t chunk = send ? s.sent[k] : s.landed[k];
-  auto units = [&](const Dma &d, int32_t from) {
-    int64_t sum = 0;
-    for (size_t c = static_cast<size_t>(std::max(0, from)); c < d.chunkUnits.size(); ++c)
-      sum = saturatingAdd(sum, d.chunkUnits[c]);
-    return sum;
-  };
   // Every chunk but this one that can still add to (owner, sem): the send chunks of
   // DMAs the owner issues with it as send semaphore and the land chunks of DMAs landing
-  // on the owner with it as receive semaphore. Both lists matter whichever side this
-  // chunk is: a semaphore can be one DMA's send and another's receive semaphore, and a
-  // copy to its own device can use one semaphore for both sides (including this DMA's
-  // other side).
+  // on the owner with it as receive semaphore (Program::increments). Both sides matter
+  // whichever side this chunk is: a semaphore can be one DMA's send and another's
+  // receive semaphore, and a copy to its own device can use one semaphore for both sides
+  // (including this DMA's other side).
   int64_t available = semValue(s, owner, sem);
-  for (DmaId j : issuedBy_[owner])
-    if (dmas_[j].sendSem && *dmas_[j].sendSem == sem)
-      available = saturatingAdd(available, units(dmas_[j], s.sent[j] + (send && j == k ? 1 : 0)));
-  for (DmaId j : targeting_[owner])
-    if (dmas_[j].recvSem == sem)
-      available =
-          saturatingAdd(available, units(dmas_[j], s.landed[j] + (!send && j == k ? 1 : 0)));
+  for (const Increment &inc : increments_[static_cast<size_t>(owner) * semCount_ + sem]) {
+    const bool sendSide = inc.source == Increment::Source::Send;
+    if (inc.source == Increment::Source::Signal)
+      continue;
+    const int32_t done = sendSide ? s.sent[inc.who] : s.landed[inc.who];
+    if (inc.index >= done + (sendSide == send && inc.who == k ? 1 : 0))
+      available = saturatingAdd(available, inc.units);
+  }
   if (available >= w->amount)
     return false;
   // Closing side (k, !send) changes the race check of every DmaStart against it
@@ -683,52 +663,47 @@ bool isLocalCopyDma(const Dma &dma) {
 
 bool Machine::isLocalCopy(const Dma &dma) const { return isLocalCopyDma(dma); }
 
-int64_t Machine::pendingSignals(const ControlState &s, DeviceId d, SemId x, DeviceId except) const {
-  int64_t sum = 0;
-  for (const SignalAt &sig : signalsTo_[static_cast<size_t>(d) * semCount_ + x])
-    if (sig.device != except && s.pc[sig.device] <= sig.pc)
-      sum = saturatingAdd(sum, std::max<int64_t>(0, sig.amount));
-  return sum;
-}
-
 // A wait of e that cannot pass while the frozen actor does not move: passing every wait
 // of e on x from pc[e] up to it consumes `need` units of (e, x), and only e's waits take
 // units away. On a path on which the frozen actor does not move, (e, x) can still receive
-// at most supplyWithout(e, x): its value, the remaining send chunks of DMAs e issues with
-// x as send semaphore, the remaining land chunks of the DMAs landing on e with x as
-// receive semaphore (unstarted DMAs count whole, whoever issues them), and every signal
-// to (e, x) that has not run; less what the frozen actor would add: a frozen DMA side
-// adds none of its chunks (chunks of one side run in order), a frozen send side none of
-// its land chunks not yet sent (chunk c lands only after it is sent), a frozen device
-// none of its signals and no chunk of a DMA it has not started (it starts them only by
-// moving). If that is less than `need`, e cannot pass the wait, nor reach any event after
-// it, before the frozen actor moves. A device barrier that the frozen device has not
-// reached blocks e the same way (it opens only when every device has reached it).
+// at most supplyWithout(e, x) (over Program::increments): its value, the remaining send chunks of
+// DMAs e issues with x as send semaphore, the remaining land chunks of the DMAs landing on e with x
+// as receive semaphore (unstarted DMAs count whole, whoever issues them), and every signal to (e,
+// x) that has not run; less what the frozen actor would add: a frozen DMA side adds none of its
+// chunks (chunks of one side run in order), a frozen send side none of its land chunks not yet sent
+// (chunk c lands only after it is sent), a frozen device none of its signals and no chunk of a DMA
+// it has not started (it starts them only by moving). If that is less than `need`, e cannot pass
+// the wait, nor reach any event after it, before the frozen actor moves. A device barrier that the
+// frozen device has not reached blocks e the same way (it opens only when every device has reached
+// it).
 int64_t Machine::supplyWithout(const ControlState &s, const Frozen &frozen, DeviceId e,
                                SemId x) const {
-  // Units of chunks [from, to) of a DMA.
-  auto units = [](const Dma &j, int32_t from, int32_t to) {
-    int64_t sum = 0;
-    for (int32_t c = std::max(0, from); c < to && static_cast<size_t>(c) < j.chunkUnits.size(); ++c)
-      sum = saturatingAdd(sum, j.chunkUnits[c]);
-    return sum;
-  };
   const bool device = frozen.kind == Frozen::Kind::Device;
   const bool frozenSend = frozen.kind == Frozen::Kind::Send;
   const bool frozenLand = frozen.kind == Frozen::Kind::Land;
   // A DMA the frozen device has not started adds nothing.
   auto held = [&](DmaId j) { return device && dmas_[j].issuer == frozen.id && !started(s, j); };
   int64_t sum = semValue(s, e, x);
-  for (DmaId j : issuedBy_[e])
-    if (dmas_[j].sendSem && *dmas_[j].sendSem == x && !(frozenSend && j == frozen.id) && !held(j))
-      sum = saturatingAdd(sum, units(dmas_[j], s.sent[j], chunks_[j]));
-  for (DmaId j : targeting_[e]) {
-    if (dmas_[j].recvSem != x || held(j) || (frozenLand && j == frozen.id))
-      continue;
-    sum = saturatingAdd(
-        sum, units(dmas_[j], s.landed[j], frozenSend && j == frozen.id ? s.sent[j] : chunks_[j]));
+  for (const Increment &inc : increments_[static_cast<size_t>(e) * semCount_ + x]) {
+    bool counts = false;
+    switch (inc.source) {
+    case Increment::Source::Signal:
+      counts = !(device && inc.who == frozen.id) && s.pc[inc.who] <= inc.index;
+      break;
+    case Increment::Source::Send:
+      counts =
+          !(frozenSend && inc.who == frozen.id) && !held(inc.who) && inc.index >= s.sent[inc.who];
+      break;
+    case Increment::Source::Land:
+      counts = !(frozenLand && inc.who == frozen.id) && !held(inc.who) &&
+               inc.index >= s.landed[inc.who] &&
+               !(frozenSend && inc.who == frozen.id && inc.index >= s.sent[inc.who]);
+      break;
+    }
+    if (counts)
+      sum = saturatingAdd(sum, std::max<int64_t>(0, inc.units));
   }
-  return saturatingAdd(sum, pendingSignals(s, e, x, device ? frozen.id : -1));
+  return sum;
 }
 
 bool Machine::blockedBefore(const ControlState &s, const Frozen &frozen, DeviceId e,

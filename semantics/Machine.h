@@ -196,10 +196,6 @@ private:
   /// The first event of device e at or after pc that changes where[e] or scopes[e], or
   /// INT32_MAX.
   int32_t nextPositionEvent(model::DeviceId e, int32_t pc) const;
-  /// Units that can still reach (d, x) in `s` from signals not yet run, except those of
-  /// device `except` (-1: none excepted).
-  int64_t pendingSignals(const ControlState &s, model::DeviceId d, model::SemId x,
-                         model::DeviceId except = -1) const;
 
   const model::Program &program_;
   const Properties &properties_;
@@ -211,20 +207,15 @@ private:
   std::vector<int32_t> eventCount_;
   /// [device][scope] -> pc ranges (begin, end] in which the device is inside.
   std::vector<std::vector<std::vector<std::pair<int32_t, int32_t>>>> scopeRanges_;
-  std::vector<int64_t> semBound_;                               ///< [device * semCount + sem]
-  std::vector<std::vector<model::DmaId>> issuedBy_, targeting_; ///< per device
+  std::vector<int64_t> semBound_; ///< [device * semCount + sem]
+  /// [device * semCount + sem]: who adds units to it (model::Program::increments, the
+  /// definition the pre-check and semantics::MustOrder read too).
+  std::vector<std::vector<model::Increment>> increments_;
   /// [device][scope]: some signal from another device, or some DMA, can reach a
   /// semaphore or buffer of this scope on this device (ScopeEnter is then not safe).
   std::vector<std::vector<std::vector<model::DmaId>>> scopeDmas_;
   std::vector<std::vector<bool>> scopeRemoteSignal_;
   std::vector<bool> scopeSharesSlots_; ///< per scope
-  /// [target * semCount + sem]: every Signal to it, as (device, pc, amount).
-  struct SignalAt {
-    model::DeviceId device;
-    int32_t pc;
-    int64_t amount;
-  };
-  std::vector<std::vector<SignalAt>> signalsTo_;
   /// [dma][side (0 source, 1 destination)]: the (device, pc) of every Race obligation
   /// that reads whether that side is open.
   std::vector<std::array<std::vector<std::pair<model::DeviceId, int32_t>>, 2>> sideReaders_;

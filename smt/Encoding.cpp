@@ -48,79 +48,39 @@ Encoder::EventRole Encoder::roleOf(const model::Event &event) {
 Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analyse,
                  const support::StopToken *stop)
     : stop_(stop), ctx_(ctx), m_(machine), program_(machine.program()),
-      props_(machine.properties()), base_(ctx) {
+      props_(machine.properties()), order_(machine.properties(), stop), base_(ctx) {
   const int32_t n = m_.deviceCount();
   const int32_t semCount = m_.semCount();
-  auto addStep = [&](ScheduleStep step, bool wait, const std::string &name) {
+  // The steps, numbered by semantics::MustOrder: a Boolean and a position each.
+  std::vector<int32_t> nextPc(n, 0), nextChunk(m_.dmaCount(), 0);
+  for (int32_t i = 0; i < order_.stepCount(); ++i) {
+    const ScheduleStep &step = order_.step(i);
+    std::string name;
+    bool wait = false;
+    if (step.kind == ScheduleStep::Kind::Device) {
+      const int32_t pc = nextPc[step.id]++;
+      wait = roleOf(program_.processes[step.id].events[pc]).wait != nullptr;
+      name = fmt::format("d{}_{}", step.id, pc);
+    } else if (step.kind == ScheduleStep::Kind::Send) {
+      name = fmt::format("s{}_{}", step.id, nextChunk[step.id]);
+    } else {
+      name = fmt::format("l{}_{}", step.id, nextChunk[step.id]++);
+    }
     steps_.push_back({step, wait, ctx_.bool_const(("x_" + name).c_str()),
                       ctx_.real_const(("p_" + name).c_str())});
-    return static_cast<int32_t>(steps_.size()) - 1;
-  };
-  eventStep_.resize(n);
-  for (DeviceId d = 0; d < n; ++d)
-    for (int32_t i = 0; i < m_.eventCount(d); ++i) {
-      bool wait = roleOf(program_.processes[d].events[i]).wait != nullptr;
-      eventStep_[d].push_back(
-          addStep({ScheduleStep::Kind::Device, d}, wait, fmt::format("d{}_{}", d, i)));
-    }
-  // A DMA that is never started has no chunk steps (it never runs).
-  sendStep_.resize(m_.dmaCount());
-  landStep_.resize(m_.dmaCount());
-  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (props_.startPc(k) < 0)
-      continue;
-    for (int32_t c = 0; c < m_.chunks(k); ++c) {
-      sendStep_[k].push_back(
-          addStep({ScheduleStep::Kind::Send, k}, false, fmt::format("s{}_{}", k, c)));
-      landStep_[k].push_back(
-          addStep({ScheduleStep::Kind::Land, k}, false, fmt::format("l{}_{}", k, c)));
-    }
-  }
-
-  // Every increment of every semaphore, per (device, semaphore), in the order of its
-  // source (program order for signals, chunk order for a DMA).
-  increments_.resize(static_cast<size_t>(n) * semCount);
-  for (DeviceId d = 0; d < n; ++d)
-    for (int32_t i = 0; i < m_.eventCount(d); ++i)
-      if (const auto *sig = roleOf(program_.processes[d].events[i]).signal)
-        if (sig->amount > 0)
-          increments_[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
-              {eventStep_[d][i], sig->amount});
-  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    const Dma &dma = program_.dmas[k];
-    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
-      const int64_t units = c < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0;
-      if (units <= 0)
-        continue;
-      if (dma.sendSem)
-        increments_[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
-            {sendStep_[k][c], units});
-      increments_[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
-          {landStep_[k][c], units});
-    }
   }
   checks_.resize(props_.properties().size());
 
   // Every wait with a positive amount, with W and whether its semaphore has one ordered
   // source of increments (counting form).
-  for (DeviceId e = 0; e < n; ++e) {
-    const std::vector<Event> &events = program_.processes[e].events;
-    std::vector<int64_t> running(semCount, 0);
-    for (int32_t i = 0; i < static_cast<int32_t>(events.size()); ++i) {
-      const auto *w = roleOf(events[i]).wait;
-      if (!w)
-        continue;
-      running[w->sem] += w->amount;
-      if (w->amount <= 0) // a zero wait never blocks (and is implied by earlier ones)
-        continue;
-      const std::vector<Increment> &incs = increments_[static_cast<size_t>(e) * semCount + w->sem];
-      bool chain = true;
-      for (const Increment &inc : incs) {
-        const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
-        chain = chain && a.kind == b.kind && a.id == b.id;
-      }
-      waits_.push_back({e, w->sem, eventStep_[e][i], running[w->sem], chain});
+  for (const semantics::MustOrder::Wait &w : order_.waits()) {
+    const std::vector<Increment> &incs = order_.increments(w.device, w.sem);
+    bool chain = true;
+    for (const Increment &inc : incs) {
+      const ScheduleStep &a = steps_[incs.front().step].step, &b = steps_[inc.step].step;
+      chain = chain && a.kind == b.kind && a.id == b.id;
     }
+    waits_.push_back({w.device, w.sem, w.step, w.need, chain});
   }
   // The form of each (device, semaphore) pair with waits, by semaphore then device:
   // counting when its waits have one ordered source (the same for all of them).
@@ -132,7 +92,7 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
       if (first == waits_.end())
         continue;
       report::SemaphoreForm form{program_.semName(sem), e, first->chain, {}};
-      for (const Increment &inc : increments_[static_cast<size_t>(e) * semCount + sem]) {
+      for (const Increment &inc : order_.increments(e, sem)) {
         std::string source = sourceName(steps_[inc.step].step);
         if (std::find(form.sources.begin(), form.sources.end(), source) == form.sources.end())
           form.sources.push_back(std::move(source));
@@ -140,8 +100,11 @@ Encoder::Encoder(z3::context &ctx, const semantics::Machine &machine, bool analy
       forms_.push_back(std::move(form));
     }
 
-  if (analyse && !support::stopRequested(stop_))
-    analyseOrder();
+  if (analyse && !support::stopRequested(stop_)) {
+    order_.close();
+    derivedEdges_ = static_cast<int64_t>(order_.semaphoreEdges().size());
+    deadlockFree_ = order_.deadlockFree();
+  }
   if (support::stopRequested(stop_))
     return;
   note("program order, and each DMA's chunks after its start and in order");
@@ -174,9 +137,9 @@ std::string Encoder::sourceName(const ScheduleStep &step) const {
 z3::expr Encoder::executed(DeviceId d, int32_t i) const {
   if (i < 0)
     return ctx_.bool_val(true);
-  if (i >= static_cast<int32_t>(eventStep_[d].size()))
+  if (i >= static_cast<int32_t>(order_.eventSteps(d).size()))
     return ctx_.bool_val(false);
-  return steps_[eventStep_[d][i]].x;
+  return steps_[order_.eventStep(d, i)].x;
 }
 
 z3::expr Encoder::at(DeviceId d, int32_t pc) const {
@@ -192,7 +155,7 @@ std::optional<z3::expr> Encoder::pcIn(DeviceId d, Member member, int32_t ran,
   // must run before event a - 1 (so a - 1 has not run), or a - 1 can never run.
   z3::expr_vector ranges(ctx_);
   const int32_t count = m_.eventCount(d);
-  auto precedes = [&](int32_t a, int32_t b) { return a == b || mustPrecede(a, b); };
+  auto precedes = [&](int32_t a, int32_t b) { return a == b || order_.mustPrecede(a, b); };
   for (int32_t j = 0; j <= count;) {
     if (!member(j)) {
       ++j;
@@ -201,9 +164,10 @@ std::optional<z3::expr> Encoder::pcIn(DeviceId d, Member member, int32_t ran,
     int32_t end = j;
     while (end + 1 <= count && member(end + 1))
       ++end;
-    const bool ranPast = end < count && ran >= 0 && precedes(eventStep_[d][end], ran);
-    const bool notYet = j >= 1 && ((pending >= 0 && precedes(pending, eventStep_[d][j - 1])) ||
-                                   (!dead_.empty() && dead_[eventStep_[d][j - 1]]));
+    const bool ranPast = end < count && ran >= 0 && precedes(order_.eventStep(d, end), ran);
+    const bool notYet =
+        j >= 1 && ((pending >= 0 && precedes(pending, order_.eventStep(d, j - 1))) ||
+                   order_.dead(order_.eventStep(d, j - 1)));
     if (!ranPast && !notYet)
       ranges.push_back(executed(d, j - 1) && !executed(d, end));
     j = end + 1;
@@ -219,13 +183,13 @@ z3::expr Encoder::started(DmaId k) const {
 }
 
 z3::expr Encoder::closed(DmaId k, bool dst) const {
-  const std::vector<int32_t> &chunks = dst ? landStep_[k] : sendStep_[k];
+  const std::vector<int32_t> &chunks = dst ? order_.landSteps(k) : order_.sendSteps(k);
   return chunks.empty() ? ctx_.bool_val(false) : steps_[chunks.back()].x;
 }
 
 Encoder::Weighted Encoder::incrementsInPrefix(DeviceId d, SemId s) const {
   Weighted terms;
-  for (const Increment &inc : increments_[static_cast<size_t>(d) * m_.semCount() + s])
+  for (const Increment &inc : order_.increments(d, s))
     terms.push_back({steps_[inc.step].x, inc.units});
   return terms;
 }
@@ -313,249 +277,6 @@ z3::expr Encoder::exactly(const Weighted &terms, int64_t bound) const {
   return z3::pbeq(es, t.coeffs.data(), static_cast<int>(bound / g));
 }
 
-int64_t Encoder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
-  int64_t total = 0;
-  const std::vector<Event> &events = program_.processes[d].events;
-  for (int32_t i = 0; i < pc && i < static_cast<int32_t>(events.size()); ++i)
-    if (const auto *w = roleOf(events[i]).wait)
-      if (w->sem == s)
-        total += w->amount;
-  return total;
-}
-
-// The static must-happen-before relation: an edge a -> b says "in every run prefix,
-// if b ran then a ran before it" (x(b) => x(a) and p(a) < p(b) follows from the
-// constraints). Edges: program order, a DMA's chunk order, the events before every
-// device's barrier -> each barrier event, and from semaphores: for a wait w with
-// need W, the increments that can precede w are those not after it (not w ->+ j)
-// and not dead; if they sum to A and A - units(j) < W, j must run before w (without
-// j the units before w cannot reach W). New edges can exclude more increments, so the
-// semaphore rule runs to a fixpoint. Steps on a cycle of edges, and steps after them,
-// can never run (dead). Used to leave out obligations that can never be violated
-// (orderedStatically) and, for the derived semaphore edges, as redundant constraints
-// that spare the solver rediscovering them in every query. The relation is kept as
-// one bitset per step, so it is skipped for very large instances.
-void Encoder::analyseOrder() {
-  const size_t n = steps_.size();
-  if (n == 0 || n > 30000)
-    return;
-  preds_.assign(n, {});
-  for (DeviceId d = 0; d < m_.deviceCount(); ++d)
-    for (size_t i = 1; i < eventStep_[d].size(); ++i)
-      preds_[eventStep_[d][i]].push_back(eventStep_[d][i - 1]);
-  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (sendStep_[k].empty())
-      continue;
-    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
-    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
-      preds_[sendStep_[k][c]].push_back(c == 0 ? start : sendStep_[k][c - 1]);
-      preds_[landStep_[k][c]].push_back(sendStep_[k][c]);
-      if (c > 0)
-        preds_[landStep_[k][c]].push_back(landStep_[k][c - 1]);
-    }
-    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !landStep_[j].empty())
-      preds_[landStep_[k][0]].push_back(landStep_[j].back());
-  }
-  const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
-  for (DeviceId e = 0; e < m_.deviceCount(); ++e)
-    for (int32_t j = 0; j < m_.eventCount(e); ++j) {
-      const auto *b = roleOf(program_.processes[e].events[j]).barrier;
-      if (!b || b->invocation < 0 || barrierPc.empty() ||
-          static_cast<size_t>(b->invocation) >= barrierPc[0].size())
-        continue;
-      for (DeviceId f = 0; f < m_.deviceCount(); ++f) {
-        const int32_t at = barrierPc[f][b->invocation];
-        if (at > 0 && !(f == e && at - 1 >= j))
-          preds_[eventStep_[e][j]].push_back(eventStep_[f][at - 1]);
-      }
-    }
-  std::vector<std::vector<bool>> known(waits_.size());
-  for (int round = 0; round < 64; ++round) {
-    if (support::stopRequested(stop_))
-      return;
-    closeOrder();
-    bool added = false;
-    for (size_t wi = 0; wi < waits_.size(); ++wi) {
-      const WaitInfo &w = waits_[wi];
-      if (dead_[w.step])
-        continue;
-      const std::vector<Increment> &incs =
-          increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem];
-      known[wi].resize(incs.size(), false);
-      int64_t available = 0;
-      for (const Increment &inc : incs)
-        if (!dead_[inc.step] && !mustPrecede(w.step, inc.step))
-          available += inc.units;
-      for (size_t j = 0; j < incs.size(); ++j) {
-        const Increment &inc = incs[j];
-        if (known[wi][j] || dead_[inc.step] || mustPrecede(w.step, inc.step) ||
-            available - inc.units >= w.need)
-          continue;
-        known[wi][j] = true;
-        if (!mustPrecede(inc.step, w.step)) {
-          preds_[w.step].push_back(inc.step);
-          added = true;
-        }
-        semEdges_.push_back({inc.step, w.step});
-      }
-    }
-    if (!added)
-      break;
-  }
-  closeOrder();
-  derivedEdges_ = static_cast<int64_t>(semEdges_.size());
-  deadlockFree_ = deadlockFreeStatically();
-}
-
-// No run deadlocks if no step is dead and every wait's need is covered by increments
-// that must precede it. Proof: in a state with no enabled step, take a device that
-// has not finished; it is at a wait or a barrier b that is not enabled, and b has a
-// must-predecessor that has not run (a wait: otherwise the increments that must
-// precede it, all run, would give it its need; a barrier: an event before some
-// device's barrier). Follow must-predecessors that have not run: a device event
-// that has not run has its device at it or at an earlier (must-preceding) event that
-// is blocked, so again a wait or a barrier with a must-predecessor that has not run;
-// a DMA chunk that has not run has a must-predecessor (its start, the previous chunk,
-// its send) that has not run, else it would be enabled. Each step of this walk goes
-// to a strict predecessor in the must relation, which has no cycle (no dead step), so
-// the walk cannot go on forever: no such state exists.
-// ExitSemaphore at (d, pc) on s: when d is next at pc, the increments of (d, s) that
-// must precede d's event pc - 1 have all run, and none that must come after event pc
-// (or is dead) has. If those two sums are equal (every increment that can have run
-// must have) and equal the amounts of d's waits on s before pc, the value is 0.
-bool Encoder::exitSemaphoreZeroStatically(const semantics::Obligation &o) const {
-  if (reach_.empty() || o.pc < 1)
-    return false;
-  const int32_t before = eventStep_[o.device][o.pc - 1], self = eventStep_[o.device][o.pc];
-  int64_t must = 0, can = 0;
-  for (const Increment &inc : increments_[static_cast<size_t>(o.device) * m_.semCount() + o.sem]) {
-    if (mustPrecede(inc.step, before))
-      must += inc.units;
-    if (!dead_[inc.step] && !mustPrecede(self, inc.step))
-      can += inc.units;
-  }
-  return must == can && must == waitsBefore(o.device, o.pc, o.sem);
-}
-
-bool Encoder::deadlockFreeStatically() const {
-  if (reach_.empty() || std::find(dead_.begin(), dead_.end(), true) != dead_.end())
-    return false;
-  for (const WaitInfo &w : waits_) {
-    int64_t covered = 0;
-    for (const Increment &inc : increments_[static_cast<size_t>(w.device) * m_.semCount() + w.sem])
-      if (mustPrecede(inc.step, w.step))
-        covered += inc.units;
-    if (covered < w.need)
-      return false;
-  }
-  return true;
-}
-
-// Transitive closure of preds_ over its strongly connected components (Tarjan),
-// in topological order; a step on a cycle, or after a dead step, is dead.
-void Encoder::closeOrder() {
-  const int32_t n = static_cast<int32_t>(steps_.size());
-  words_ = (static_cast<size_t>(n) + 63) / 64;
-  reach_.assign(static_cast<size_t>(n) * words_, 0);
-  dead_.assign(n, false);
-  // Tarjan on the predecessor graph: components come out with every predecessor
-  // component first, which is the order the closure needs.
-  std::vector<int32_t> index(n, -1), low(n, 0), stack, component(n, -1);
-  std::vector<bool> onStack(n, false);
-  std::vector<std::vector<int32_t>> components;
-  int32_t counter = 0;
-  std::vector<std::pair<int32_t, size_t>> frames;
-  for (int32_t root = 0; root < n; ++root) {
-    if (index[root] >= 0)
-      continue;
-    frames.push_back({root, 0});
-    index[root] = low[root] = counter++;
-    stack.push_back(root);
-    onStack[root] = true;
-    while (!frames.empty()) {
-      auto &[v, next] = frames.back();
-      if (next < preds_[v].size()) {
-        const int32_t w = preds_[v][next++];
-        if (index[w] < 0) {
-          index[w] = low[w] = counter++;
-          stack.push_back(w);
-          onStack[w] = true;
-          frames.push_back({w, 0});
-        } else if (onStack[w]) {
-          low[v] = std::min(low[v], index[w]);
-        }
-        continue;
-      }
-      const int32_t done = v;
-      frames.pop_back();
-      if (!frames.empty())
-        low[frames.back().first] = std::min(low[frames.back().first], low[done]);
-      if (low[done] == index[done]) {
-        std::vector<int32_t> members;
-        int32_t w;
-        do {
-          w = stack.back();
-          stack.pop_back();
-          onStack[w] = false;
-          component[w] = static_cast<int32_t>(components.size());
-          members.push_back(w);
-        } while (w != done);
-        components.push_back(std::move(members));
-      }
-    }
-  }
-  for (const std::vector<int32_t> &members : components) {
-    bool cyclic = members.size() > 1;
-    std::vector<uint64_t> row(words_, 0);
-    bool deadIn = false;
-    for (int32_t v : members)
-      for (int32_t a : preds_[v]) {
-        if (a == v)
-          cyclic = true;
-        if (component[a] == component[v])
-          continue;
-        const uint64_t *from = &reach_[static_cast<size_t>(a) * words_];
-        for (size_t i = 0; i < words_; ++i)
-          row[i] |= from[i];
-        row[a / 64] |= uint64_t{1} << (a % 64);
-        deadIn = deadIn || dead_[a];
-      }
-    if (cyclic)
-      for (int32_t v : members)
-        row[v / 64] |= uint64_t{1} << (v % 64);
-    for (int32_t v : members) {
-      std::copy(row.begin(), row.end(), reach_.begin() + static_cast<std::ptrdiff_t>(v * words_));
-      dead_[v] = cyclic || deadIn;
-    }
-  }
-}
-
-// An obligation "the access (d, pc) runs while DMA k's side is open" (its predicate:
-// a race, or an exit with k's side open) is never violated when the static relation orders them:
-// k's last chunk of that side must run before d's event pc - 1 (so it has run when d
-// is at pc), or k's start must come after d's event pc (so k has not started while d
-// is at pc), or d can never reach pc.
-bool Encoder::orderedStatically(const semantics::Obligation &o) const {
-  if (reach_.empty())
-    return false;
-  // Its predicate is "a side of DMA k is open" (semantics/Obligations.h).
-  const semantics::Predicate predicate = semantics::violation(o);
-  if (predicate.all.size() != 1 || predicate.all[0].negated ||
-      predicate.all[0].fact.kind != semantics::Fact::Kind::SideOpen)
-    return false;
-  const bool dst = predicate.all[0].fact.dst;
-  const std::vector<int32_t> &side = dst ? landStep_[o.dma] : sendStep_[o.dma];
-  if (side.empty())
-    return true; // never started: never open
-  if (o.pc > 0) {
-    const int32_t before = eventStep_[o.device][o.pc - 1];
-    if (dead_[before] || mustPrecede(side.back(), before))
-      return true;
-  }
-  const int32_t start = eventStep_[program_.dmas[o.dma].issuer][props_.startPc(o.dma)];
-  return mustPrecede(eventStep_[o.device][o.pc], start);
-}
-
 // Program order, and each DMA as one agent: its send chunks after its start and in
 // order, land chunk c after send chunk c and after land chunk c - 1 (docs/model.md:
 // `sent` and `landed` count up, `landed <= sent`); with `--dma-order link`, a DMA's
@@ -568,23 +289,23 @@ void Encoder::encodeOrder() {
   for (DeviceId d = 0; d < m_.deviceCount(); ++d) {
     if (support::stopRequested(stop_))
       return;
-    for (size_t i = 1; i < eventStep_[d].size(); ++i)
-      base_.push_back(after(eventStep_[d][i - 1], eventStep_[d][i]));
+    for (size_t i = 1; i < order_.eventSteps(d).size(); ++i)
+      base_.push_back(after(order_.eventStep(d, i - 1), order_.eventStep(d, i)));
   }
   for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (sendStep_[k].empty() || (k % 256 == 0 && support::stopRequested(stop_)))
+    if (order_.sendSteps(k).empty() || (k % 256 == 0 && support::stopRequested(stop_)))
       continue;
-    const int32_t start = eventStep_[program_.dmas[k].issuer][props_.startPc(k)];
-    for (size_t c = 0; c < sendStep_[k].size(); ++c) {
-      base_.push_back(after(c == 0 ? start : sendStep_[k][c - 1], sendStep_[k][c]));
-      base_.push_back(after(sendStep_[k][c], landStep_[k][c]));
+    const int32_t start = order_.eventStep(program_.dmas[k].issuer, props_.startPc(k));
+    for (size_t c = 0; c < order_.sendSteps(k).size(); ++c) {
+      base_.push_back(after(c == 0 ? start : order_.sendSteps(k)[c - 1], order_.sendSteps(k)[c]));
+      base_.push_back(after(order_.sendSteps(k)[c], order_.landSteps(k)[c]));
       if (c > 0)
-        base_.push_back(after(landStep_[k][c - 1], landStep_[k][c]));
+        base_.push_back(after(order_.landSteps(k)[c - 1], order_.landSteps(k)[c]));
     }
     // --dma-order link (docs/model.md, "DMA order"): k's first land chunk (so every
     // one) after the last land chunk of the DMA started before it on its link.
-    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !landStep_[j].empty())
-      base_.push_back(after(landStep_[j].back(), landStep_[k][0]));
+    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !order_.landSteps(j).empty())
+      base_.push_back(after(order_.landSteps(j).back(), order_.landSteps(k)[0]));
   }
 }
 
@@ -607,7 +328,7 @@ void Encoder::encodeBarriers() {
       const int32_t b = barrierPc[f][inv];
       if (b <= 0)
         continue;
-      const Step &pre = steps_[eventStep_[f][b - 1]];
+      const Step &pre = steps_[order_.eventStep(f, b - 1)];
       reached.push_back(pre.x);
       base_.push_back(pre.pos < time);
     }
@@ -617,7 +338,7 @@ void Encoder::encodeBarriers() {
         const auto *b = roleOf(program_.processes[e].events[j]).barrier;
         if (!b || b->invocation != static_cast<int32_t>(inv))
           continue;
-        const Step &step = steps_[eventStep_[e][j]];
+        const Step &step = steps_[order_.eventStep(e, j)];
         base_.push_back(z3::implies(step.x, *barrierOpen_[inv] && time <= step.pos));
       }
   }
@@ -653,9 +374,10 @@ void Encoder::encodeSemaphores() {
                        sources.size(), sources.size() == 1 ? "source" : "sources",
                        sources.empty() ? "" : ": " + fmt::format("{}", fmt::join(sources, ", "))));
     }
-    const std::vector<Increment> &incs = increments_[key];
+    const std::vector<Increment> &incs = order_.increments(wait.device, wait.sem);
     const Step &w = steps_[wait.step];
-    const int32_t pc = wait.step - eventStep_[wait.device][0]; // a device's steps are contiguous
+    const int32_t pc =
+        wait.step - order_.eventStep(wait.device, 0); // a device's steps are contiguous
     note(fmt::format("{}: wait at event {} of {} (its waits on it need {} in all), {} form", name,
                      pc, program_.processName(wait.device), wait.need,
                      wait.chain ? "counting" : "sum"));
@@ -682,16 +404,17 @@ void Encoder::encodeSemaphores() {
     for (const Increment &inc : incs) {
       // Increments that must come after the wait (its device's own later events, the
       // chunks of DMAs started after it, ...) or can never run are left out.
-      if (reach_.empty()) {
+      if (!order_.closed()) {
         // Without the analysis (very large instances): only what program order gives.
         const ScheduleStep &src = steps_[inc.step].step;
-        const bool later = src.kind == ScheduleStep::Kind::Device
-                               ? src.id == wait.device && inc.step > wait.step
-                               : program_.dmas[src.id].issuer == wait.device &&
-                                     eventStep_[wait.device][props_.startPc(src.id)] > wait.step;
+        const bool later =
+            src.kind == ScheduleStep::Kind::Device
+                ? src.id == wait.device && inc.step > wait.step
+                : program_.dmas[src.id].issuer == wait.device &&
+                      order_.eventStep(wait.device, props_.startPc(src.id)) > wait.step;
         if (later)
           continue;
-      } else if (dead_[inc.step] || mustPrecede(wait.step, inc.step)) {
+      } else if (order_.dead(inc.step) || order_.mustPrecede(wait.step, inc.step)) {
         continue;
       }
       const Step &i = steps_[inc.step];
@@ -706,14 +429,14 @@ void Encoder::encodeSemaphores() {
   }
   // Redundant: the semaphore edges of the static analysis (implied by the constraints
   // above, but the solver would rediscover them in every query), and the dead steps.
-  if (!semEdges_.empty())
+  if (!order_.semaphoreEdges().empty())
     note("redundant: the must-precede edges the static analysis derived from the waits");
-  for (const auto &[a, b] : semEdges_)
+  for (const auto &[a, b] : order_.semaphoreEdges())
     base_.push_back(z3::implies(steps_[b].x, steps_[a].x && steps_[a].pos < steps_[b].pos));
-  if (std::find(dead_.begin(), dead_.end(), true) != dead_.end())
+  if (order_.anyDead())
     note("redundant: the steps the static analysis found can never run");
-  for (size_t i = 0; i < dead_.size(); ++i)
-    if (dead_[i])
+  for (int32_t i = 0; i < order_.stepCount(); ++i)
+    if (order_.dead(i))
       base_.push_back(!steps_[i].x);
   notes_.resize(base_.size());
 }
@@ -726,7 +449,7 @@ z3::expr Encoder::deadlocked() {
     return *deadlocked_;
   z3::expr_vector all(ctx_);
   for (DmaId k = 0; k < m_.dmaCount(); ++k)
-    if (!landStep_[k].empty())
+    if (!order_.landSteps(k).empty())
       all.push_back(z3::implies(started(k), closed(k, true)));
   for (DeviceId e = 0; e < m_.deviceCount(); ++e) {
     const std::vector<Event> &events = program_.processes[e].events;
@@ -737,7 +460,7 @@ z3::expr Encoder::deadlocked() {
         continue; // never blocks
       if (const auto *w = roleOf(events[j]).wait) {
         still.push_back(at(e, j) && !atLeast(incrementsInPrefix(e, w->sem),
-                                             waitsBefore(e, j, w->sem) + w->amount));
+                                             order_.waitsBefore(e, j, w->sem) + w->amount));
       } else if (const auto *b = roleOf(events[j]).barrier) {
         if (b->invocation >= 0 && static_cast<size_t>(b->invocation) < barrierOpen_.size())
           still.push_back(at(e, j) && !*barrierOpen_[b->invocation]);
@@ -759,8 +482,8 @@ z3::expr Encoder::fact(const z3::expr &condition, const semantics::Fact &f,
   case Kind::SideOpen:
     return condition && started(f.dma) && !closed(f.dma, f.dst);
   case Kind::SemNonZero:
-    return condition &&
-           !exactly(incrementsInPrefix(f.device, f.sem), waitsBefore(f.device, ob.pc, f.sem));
+    return condition && !exactly(incrementsInPrefix(f.device, f.sem),
+                                 order_.waitsBefore(f.device, ob.pc, f.sem));
   case Kind::Within:
   case Kind::InScope:
   case Kind::Stuck:
@@ -791,7 +514,7 @@ void Encoder::buildChecks(PropertyIndex p) {
     if (!props_.represented(o))
       continue;
     const semantics::Obligation &ob = props_.obligation(o);
-    if (orderedStatically(ob)) {
+    if (order_.neverViolated(ob)) {
       ++staticallyOrdered_;
       continue;
     }
@@ -814,18 +537,21 @@ void Encoder::buildChecks(PropertyIndex p) {
       // pc). Land chunk c is the next step: chunks before it landed, it has been sent.
       DKV_INVARIANT(onlyPc, "a land check reads where its DMA's target is");
       bool any = false;
-      for (size_t c = 0; c < landStep_[ob.dma].size(); ++c) {
+      for (size_t c = 0; c < order_.landSteps(ob.dma).size(); ++c) {
         std::optional<z3::expr> where =
-            byPc(program_.dmas[ob.dma].target, o, sendStep_[ob.dma][c], landStep_[ob.dma][c]);
+            byPc(program_.dmas[ob.dma].target, o, order_.sendSteps(ob.dma)[c],
+                 order_.landSteps(ob.dma)[c]);
         if (!where)
           continue;
         // With --dma-order link the first chunk also needs its link predecessor landed
         // (later chunks have it through chunk c - 1).
         z3::expr ready = ctx_.bool_val(true);
         if (const DmaId j = props_.linkPredecessor(ob.dma); c == 0 && j >= 0)
-          ready = landStep_[j].empty() ? ctx_.bool_val(false) : steps_[landStep_[j].back()].x;
-        z3::expr next = (c == 0 ? ready : steps_[landStep_[ob.dma][c - 1]].x) &&
-                        !steps_[landStep_[ob.dma][c]].x && steps_[sendStep_[ob.dma][c]].x;
+          ready = order_.landSteps(j).empty() ? ctx_.bool_val(false)
+                                              : steps_[order_.landSteps(j).back()].x;
+        z3::expr next = (c == 0 ? ready : steps_[order_.landSteps(ob.dma)[c - 1]].x) &&
+                        !steps_[order_.landSteps(ob.dma)[c]].x &&
+                        steps_[order_.sendSteps(ob.dma)[c]].x;
         out.push_back({o, ScheduleStep{ScheduleStep::Kind::Land, ob.dma}, next && *where});
         any = true;
       }
@@ -838,8 +564,9 @@ void Encoder::buildChecks(PropertyIndex p) {
         // Facts of where one device is (a signal's target): a function of its pc. The
         // event (d, pc) is next: d's event pc - 1 has run, pc has not.
         const DeviceId t = predicate.all.front().fact.device;
-        std::optional<z3::expr> where = byPc(
-            t, o, ob.pc > 0 ? eventStep_[ob.device][ob.pc - 1] : -1, eventStep_[ob.device][ob.pc]);
+        std::optional<z3::expr> where =
+            byPc(t, o, ob.pc > 0 ? order_.eventStep(ob.device, ob.pc - 1) : -1,
+                 order_.eventStep(ob.device, ob.pc));
         if (where)
           out.push_back({o, device, at(ob.device, ob.pc) && *where});
         else
@@ -848,7 +575,7 @@ void Encoder::buildChecks(PropertyIndex p) {
       }
       if (semantics::reads(predicate, semantics::Fact::Kind::SemNonZero,
                            [](const semantics::Fact &) { return true; }) &&
-          exitSemaphoreZeroStatically(ob)) {
+          order_.exitSemaphoreZero(ob)) {
         ++staticallyOrdered_;
         break;
       }

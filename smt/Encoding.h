@@ -6,6 +6,7 @@
 
 #include "report/Finding.h"
 #include "semantics/Machine.h"
+#include "semantics/MustOrder.h"
 #include "semantics/Obligations.h"
 #include "semantics/Properties.h"
 #include "support/Stop.h"
@@ -49,7 +50,7 @@ public:
 
   size_t stepCount() const { return steps_.size(); }
   /// Obligations left out of the queries because the static happens-before orders
-  /// them (see orderedStatically in Encoding.cpp).
+  /// them (semantics::MustOrder::neverViolated).
   int64_t staticallyOrdered() const { return staticallyOrdered_; }
   /// Must-precede edges the static analysis derived from semaphore waits (each also
   /// asserted as a redundant constraint).
@@ -72,11 +73,7 @@ private:
     z3::expr x;        ///< executed before the violating step
     z3::expr pos;      ///< its position (Real)
   };
-  /// An increment of a semaphore: a Signal event, a send chunk or a land chunk.
-  struct Increment {
-    int32_t step = 0;
-    int64_t units = 0;
-  };
+  using Increment = semantics::MustOrder::Increment;
 
   z3::expr executed(model::DeviceId d, int32_t i) const;
   /// Device d has run exactly events [0, pc): its next event is pc.
@@ -97,21 +94,7 @@ private:
   z3::expr exactly(const Weighted &terms, int64_t bound) const;
   /// The increments of (d, s) as weighted "executed" terms.
   Weighted incrementsInPrefix(model::DeviceId d, model::SemId s) const;
-  /// Sum of the amounts of d's waits on s at events before pc.
-  int64_t waitsBefore(model::DeviceId d, int32_t pc, model::SemId s) const;
   z3::expr deadlocked();
-  /// The static "must happen before" relation (see Encoding.cpp): edges a -> b meaning
-  /// "if b runs, a ran before it", closed transitively, with the steps that can never
-  /// run.
-  void analyseOrder();
-  void closeOrder();
-  /// a ->+ b: whenever b runs, a has run before it.
-  bool mustPrecede(int32_t a, int32_t b) const {
-    return !reach_.empty() && (reach_[static_cast<size_t>(b) * words_ + a / 64] >> (a % 64)) & 1;
-  }
-  bool orderedStatically(const semantics::Obligation &o) const;
-  /// The semaphore of an ExitSemaphore obligation is 0 in every run (see Encoding.cpp).
-  bool exitSemaphoreZeroStatically(const semantics::Obligation &o) const;
   /// What the encoding reads of an event: the wait, signal or device barrier it is, if
   /// any (roleOf visits every kind of event).
   struct EventRole {
@@ -123,8 +106,6 @@ private:
   /// `condition` and fact `f` at obligation `ob`'s event (Encoding.cpp).
   z3::expr fact(const z3::expr &condition, const semantics::Fact &f,
                 const semantics::Obligation &ob) const;
-  /// No run can deadlock, by the static relation alone (see Encoding.cpp).
-  bool deadlockFreeStatically() const;
   /// (e, s, wait pc) for each SemWait with a positive amount: its W.
   struct WaitInfo {
     model::DeviceId device = 0;
@@ -146,20 +127,14 @@ private:
   const semantics::Machine &m_;
   const model::Program &program_;
   const semantics::Properties &props_;
+  /// The steps' numbering and the static must-happen-before relation (the one ordering
+  /// analysis, semantics/MustOrder.h).
+  semantics::MustOrder order_;
   std::vector<Step> steps_;
-  std::vector<std::vector<int32_t>> eventStep_;      ///< [device][pc]
-  std::vector<std::vector<int32_t>> sendStep_;       ///< [dma][chunk]; empty if never started
-  std::vector<std::vector<int32_t>> landStep_;       ///< [dma][chunk]
-  std::vector<std::vector<Increment>> increments_;   ///< [device * semCount + sem]
   std::vector<std::optional<z3::expr>> barrierOpen_; ///< per invocation, cached
   std::optional<z3::expr> deadlocked_;
   std::vector<std::optional<std::vector<Check>>> checks_; ///< per property
   std::vector<WaitInfo> waits_;
-  std::vector<std::vector<int32_t>> preds_;           ///< [step]: must-precede predecessors
-  std::vector<std::pair<int32_t, int32_t>> semEdges_; ///< derived (increment, wait)
-  std::vector<uint64_t> reach_;                       ///< [step * words_]: bitset of a ->+ step
-  size_t words_ = 0;
-  std::vector<bool> dead_; ///< steps that can never run
   bool deadlockFree_ = false;
   int64_t staticallyOrdered_ = 0;
   int64_t derivedEdges_ = 0;

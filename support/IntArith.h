@@ -51,4 +51,12 @@ IntResult bitXor(int64_t a, int64_t b);
 /// The product of `values` (1 for none), or Overflow.
 IntResult checkedProduct(std::span<const int64_t> values);
 
+/// a + b for counts that only grow (semaphore units): saturates at INT64_MAX for b > 0
+/// (b <= 0 is added as is).
+inline int64_t saturatingAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b)
+    return INT64_MAX;
+  return a + b;
+}
+
 } // namespace dkv::support

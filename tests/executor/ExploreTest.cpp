@@ -467,5 +467,24 @@ TEST(Explore, ObserverReduction) {
   }
 }
 
+// Running out of memory is inconclusive with its reason; any other exception inside the
+// search is a dkv bug and leaves explore (the driver turns it into exit 6), never a
+// verdict (thrown here from the witness callback, which the search calls).
+TEST(Explore, OnlyOutOfMemoryIsInconclusiveOtherExceptionsLeave) {
+  model::Program program = testing::permute(true, true);
+  semantics::Instance instance(program);
+  semantics::EngineEvents events;
+  ExploreOptions options;
+  options.events = &events;
+  events.witness = [](const semantics::Witness &) -> bool { throw std::bad_alloc(); };
+  semantics::EngineResult oom = executor::explore(instance.machine(), options);
+  EXPECT_FALSE(oom.complete);
+  EXPECT_NE(oom.reason.find("out of memory"), std::string::npos) << oom.reason;
+  events.witness = [](const semantics::Witness &) -> bool {
+    throw std::logic_error("a broken invariant");
+  };
+  EXPECT_THROW(executor::explore(instance.machine(), options), std::logic_error);
+}
+
 } // namespace
 } // namespace dkv::executor
