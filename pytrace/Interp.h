@@ -5,9 +5,10 @@
 // Objects.cpp (operators, attributes, items, equality, hashing), Builtins.cpp
 // (builtins and the methods of built-in types), Classes.cpp (classes, instances,
 // exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
-// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), Kernel.cpp
-// (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
-// discovery: test classes, parameterized cases).
+// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), JaxSrc.cpp
+// (small helpers library kernels use), Re.cpp (`re`), Kernel.cpp (pallas_call and
+// pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry discovery: test classes,
+// parameterized cases).
 #pragma once
 
 #include "frontend/AST.h"
