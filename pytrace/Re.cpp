@@ -445,8 +445,11 @@ private:
         refuse("a set that CPython warns may change meaning (FutureWarning)");
       first = false;
       int lo = 0;
-      if (!classItem(*n, lo))
+      if (!classItem(*n, lo)) {
+        if (at('-') && i_ + 1 < p_.size() && p_[i_ + 1] != ']')
+          refuse("a range from a class escape (re.error: bad character range)");
         continue;
+      }
       if (at('-') && i_ + 1 < p_.size() && p_[i_ + 1] != ']') {
         ++i_;
         int hi = 0;

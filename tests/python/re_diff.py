@@ -86,6 +86,10 @@ FIXED = [
     r"norm(re.search(r'a{,2}b', 'aaab'))",
     r"norm(re.search(r'a{1,3}?', 'aaaa'))",
     r"norm(re.search(r'a{', 'xa{'))",
+    r"norm(re.fullmatch(r'a{,}', 'aaa'))",
+    r"norm(re.fullmatch(r'a{ 1}', 'a{ 1}'))",
+    r"norm(re.fullmatch(r'a{1,2', 'a{1,2'))",
+    r"norm(re.fullmatch(r'a{0}b', 'b'))",
     r"norm(re.search(r'a{x}', 'a{x}'))",
     r"norm(re.search(r'a.c', 'a\nc abc'))",
     r"norm(re.search(r'(?P<major>\d+)\.(?P<minor>\d+)', 'v 3.11'))",
@@ -142,6 +146,8 @@ REFUSED = [
     r"re.search(r'(a', 'a')",
     r"re.search(r'\q', 'a')",
     r"re.search(r'é', 'é')",
+    r"re.search(r'[\d-z]', '-')",
+    r"re.search(r'x{2}{3}', 'x')",
 ]
 
 
