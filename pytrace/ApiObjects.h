@@ -5,6 +5,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "pytrace/Re.h"
 #include "pytrace/Value.h"
 
 #include <optional>
@@ -175,13 +176,13 @@ struct DictViewObj {
   enum class What { Keys, Values, Items } what = What::Keys;
 };
 
-using ApiData =
-    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj, DeviceArrayObj,
-                 DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
-                 CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
-                 CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
-                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj>;
+using ApiData = std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj,
+                             DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj,
+                             GridSpecObj, CompilerParamsObj, ShardMapObj, PallasCallObj,
+                             PlKernelObj, ScratchObj, SemArrayObj, DSliceObj, WhenObj, LoopObj,
+                             NamedScopeObj, TcMeshObj, AtObj, JitObj, CustomDerivObj, CheckifyObj,
+                             DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj,
+                             FieldObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;
