@@ -728,29 +728,38 @@ std::optional<prim::ValueType> Interp::inferValue(ast::ComputeOp op, const std::
   return res.type;
 }
 
-// `.shape`, `.ndim`, `.size`, `.dtype` of a kernel value whose type dkv knows; null if it
-// is another attribute or the type is unknown.
+namespace {
+
+/// `.shape`, `.ndim`, `.size`, `.dtype` of a kernel value of a known, static type.
+const AttrRow<prim::ValueType> kValueAttrs[] = {
+    {"shape", [](auto &, auto &t, auto &, auto) { return dims(t.shape); }},
+    {"ndim",
+     [](auto &, auto &t, auto &, auto) { return integer(static_cast<int64_t>(t.shape.size())); }},
+    {"size", [](auto &, auto &t, auto &, auto) { return integer(prim::elementCount(t.shape)); }},
+    {"dtype",
+     [](auto &, auto &t, auto &, auto) -> V {
+       if (t.kind == prim::ValueType::Kind::Mask || t.kind == prim::ValueType::Kind::Cond)
+         return nullptr; // bool: dkv's jnp.bool_ is not a dtype it models
+       std::string_view py = prim::pythonName(t.elem.dtype); // "jnp.float32"
+       return makeApi(DTypeObj{t.elem.dtype, std::string(py.substr(py.find('.') + 1))});
+     }},
+};
+
+} // namespace
+
+// The attribute `name` of a kernel value whose type dkv knows (kValueAttrs); null if it is
+// another attribute or the type is unknown.
 V Interp::tracedAttr(const V &v, const std::string &name, SourceRange r) {
-  (void)r;
-  if (name != "shape" && name != "ndim" && name != "size" && name != "dtype")
+  const AttrRow<prim::ValueType> *a = findAttr(kValueAttrs, name);
+  if (!a)
     return nullptr;
   std::optional<prim::ValueType> t = valueType(v);
   if (!t)
     return nullptr;
-  const std::vector<int64_t> &shape = t->shape;
-  for (int64_t d : shape)
+  for (int64_t d : t->shape)
     if (d < 0)
       return nullptr;
-  if (name == "shape")
-    return dims(shape);
-  if (name == "ndim")
-    return integer(static_cast<int64_t>(shape.size()));
-  if (name == "size")
-    return integer(prim::elementCount(shape));
-  if (t->kind == prim::ValueType::Kind::Mask || t->kind == prim::ValueType::Kind::Cond)
-    return nullptr; // bool: dkv's jnp.bool_ is not a dtype it models
-  std::string_view py = prim::pythonName(t->elem.dtype); // "jnp.float32"
-  return makeApi(DTypeObj{t->elem.dtype, std::string(py.substr(py.find('.') + 1))});
+  return a->get(*this, *t, v, r);
 }
 
 V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,

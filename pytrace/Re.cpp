@@ -945,53 +945,47 @@ const BuiltinFn kPSub{"sub", +[](Interp &in, CallCtx &c) -> V {
 
 } // namespace
 
+namespace {
+
+/// The attributes of a match object and of a compiled pattern (CPython's re).
+const AttrRow<ReMatchObj> kMatchAttrs[] = {
+    {"group", [](auto &, auto &, auto &self, auto) { return builtinValue(kGroup, self); }},
+    {"groups", [](auto &, auto &, auto &self, auto) { return builtinValue(kGroups, self); }},
+    {"groupdict", [](auto &, auto &, auto &self, auto) { return builtinValue(kGroupDict, self); }},
+    {"start", [](auto &, auto &, auto &self, auto) { return builtinValue(kStart, self); }},
+    {"end", [](auto &, auto &, auto &self, auto) { return builtinValue(kEnd, self); }},
+    {"span", [](auto &, auto &, auto &self, auto) { return builtinValue(kSpan, self); }},
+    {"string", [](auto &, auto &m, auto &, auto) { return m.subject; }},
+    {"re", [](auto &, auto &m, auto &, auto) { return makeApi(RePatternObj{m.prog}); }},
+    {"pos", [](auto &, auto &, auto &, auto) { return integer(0); }},
+    {"endpos", [](auto &, auto &m, auto &,
+                  auto) { return integer(static_cast<int64_t>(matchStr(m).size())); }},
+};
+const AttrRow<RePatternObj> kPatternAttrs[] = {
+    {"search", [](auto &, auto &, auto &self, auto) { return builtinValue(kPSearch, self); }},
+    {"match", [](auto &, auto &, auto &self, auto) { return builtinValue(kPMatch, self); }},
+    {"fullmatch", [](auto &, auto &, auto &self, auto) { return builtinValue(kPFull, self); }},
+    {"findall", [](auto &, auto &, auto &self, auto) { return builtinValue(kPFindall, self); }},
+    {"sub", [](auto &, auto &, auto &self, auto) { return builtinValue(kPSub, self); }},
+    {"pattern", [](auto &, auto &p, auto &, auto) { return string(p.prog->pattern); }},
+    {"groups", [](auto &, auto &p, auto &, auto) { return integer(p.prog->groups); }},
+    // re.UNICODE, what CPython gives a str pattern.
+    {"flags", [](auto &, auto &, auto &, auto) { return integer(32); }},
+};
+
+} // namespace
+
 V reObjectAttr(Interp &in, const V &obj, const std::string &name, SourceRange r, bool &isRe) {
-  (void)in;
-  (void)r;
   isRe = false;
   if (auto *m = apiAs<ReMatchObj>(obj)) {
     isRe = true;
-    if (name == "group")
-      return builtinValue(kGroup, obj);
-    if (name == "groups")
-      return builtinValue(kGroups, obj);
-    if (name == "groupdict")
-      return builtinValue(kGroupDict, obj);
-    if (name == "start")
-      return builtinValue(kStart, obj);
-    if (name == "end")
-      return builtinValue(kEnd, obj);
-    if (name == "span")
-      return builtinValue(kSpan, obj);
-    if (name == "string")
-      return m->subject;
-    if (name == "re")
-      return makeApi(RePatternObj{m->prog});
-    if (name == "pos")
-      return integer(0);
-    if (name == "endpos")
-      return integer(static_cast<int64_t>(matchStr(*m).size()));
-    return nullptr;
+    const AttrRow<ReMatchObj> *a = findAttr(kMatchAttrs, name);
+    return a ? a->get(in, *m, obj, r) : nullptr;
   }
   if (auto *p = apiAs<RePatternObj>(obj)) {
     isRe = true;
-    if (name == "search")
-      return builtinValue(kPSearch, obj);
-    if (name == "match")
-      return builtinValue(kPMatch, obj);
-    if (name == "fullmatch")
-      return builtinValue(kPFull, obj);
-    if (name == "findall")
-      return builtinValue(kPFindall, obj);
-    if (name == "sub")
-      return builtinValue(kPSub, obj);
-    if (name == "pattern")
-      return string(p->prog->pattern);
-    if (name == "groups")
-      return integer(p->prog->groups);
-    if (name == "flags")
-      return integer(32); // re.UNICODE, what CPython gives a str pattern
-    return nullptr;
+    const AttrRow<RePatternObj> *a = findAttr(kPatternAttrs, name);
+    return a ? a->get(in, *p, obj, r) : nullptr;
   }
   return nullptr;
 }
