@@ -74,6 +74,7 @@ struct ShardMapObj {
 /// `pl.pallas_call(kernel, ...)`: the callable it returns.
 struct PallasCallObj {
   V kernel, outShape, gridSpec, grid, inSpecs, outSpecs, scratchShapes, compilerParams;
+  V aliases; ///< input_output_aliases: a dict {input index: output index}, or null
 };
 /// `pl.kernel(body, out_type=..., mesh=..., ...)`.
 struct PlKernelObj {

@@ -865,10 +865,7 @@ void registerHostJax(Registry &reg) {
                         "debug", "name", "cost_estimate", "backend", "metadata"});
         need(in, c, a, 0, "kernel");
         need(in, c, a, 1, "out_shape");
-        if (a[7] && !(a[7]->kind == Kind::Dict && cast<DictV>(a[7]).table.size == 0))
-          unsupported(c.range, "pallas_call(input_output_aliases=...): aliased operands are not "
-                               "traced yet");
-        return makeApi(PallasCallObj{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]});
+        return makeApi(PallasCallObj{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8], a[7]});
       });
   fn(
       {"jax.experimental.pallas.tpu.PrefetchScalarGridSpec", "jax.experimental.pallas.GridSpec"},

@@ -1084,6 +1084,34 @@ void registerKernelApi(Registry &reg) {
         if (axis->kind != Kind::Str)
           unsupported(c.range, "lax.axis_index of several axes (a tuple)");
         const std::string &name = cast<StrV>(axis).s;
+        if (!in.inKernel_) {
+          // On the host inside shard_map: each device's index along the axis, a
+          // per-device int32 scalar (what JAX's trace of the shard_map'ed body gives it).
+          auto *m = apiAs<MeshObj>(in.mesh_);
+          if (!m)
+            fail(c.range, "python-unknown-api",
+                 "`lax.axis_index` is only meaningful inside shard_map or a kernel that "
+                 "pl.pallas_call traces");
+          int64_t stride = 1, size = -1;
+          for (size_t j = m->names.size(); j-- > 0;) {
+            if (m->names[j] == name) {
+              size = m->sizes[j];
+              break;
+            }
+            stride *= m->sizes[j];
+          }
+          if (size < 0)
+            in.raise("NameError",
+                     fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)",
+                                 name),
+                     c.range);
+          std::vector<std::vector<int64_t>> per;
+          for (int64_t d = 0; d < m->devices(); ++d)
+            per.push_back({(d / stride) % size});
+          auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
+          out->deviceContents = std::move(per);
+          return out;
+        }
         bool known = false;
         if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
           known = tc->axis == name; // the core of a pl.kernel
@@ -1098,7 +1126,7 @@ void registerKernelApi(Registry &reg) {
         e->kids = {teName(c.range, name)};
         return std::make_shared<TracedV>(e, TKind::Int);
       },
-      "axis_index(x)", true);
+      "axis_index(x)", false);
   fn(
       {"jax.lax.axis_size"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, false); },
       "the axis size (an int)", false);
