@@ -3,6 +3,7 @@
 // memory spaces and semaphore types, as rows of the registry (docs/python.md "At the
 // call site").
 #include "pytrace/Interp.h"
+#include "support/IntArith.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -196,6 +197,124 @@ const BuiltinFn &arrayAstype() {
   return fn;
 }
 
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    st[d - 1] = st[d] * shape[d];
+  return st;
+}
+
+// An axis argument as numpy normalizes it (negative from the end).
+int64_t axisArg(Interp &in, const V &v, size_t ndim, SourceRange r) {
+  int64_t ax = in.toIndex(v, r, "an axis");
+  int64_t n = static_cast<int64_t>(ndim);
+  if (ax < -n || ax >= n)
+    in.raise("ValueError",
+             fmt::format("axis {} is out of bounds for array of dimension {}", ax, n), r);
+  return ax < 0 ? ax + n : ax;
+}
+
+// `a.transpose(axes)` / `a.transpose(*axes)` / `a.T`-like reversal without axes.
+const BuiltinFn &arrayTranspose() {
+  static const BuiltinFn fn{
+      "ndarray.transpose",
+      +[](Interp &in, CallCtx &c) -> V {
+        const auto &arr = cast<HostArrayV>(c.self);
+        if (!c.args.kw.empty())
+          in.raiseId("TypeError", "transpose() takes no keyword arguments", c.range);
+        std::vector<V> axes = c.args.pos;
+        if (axes.size() == 1 && (axes[0]->kind == Kind::Tuple || axes[0]->kind == Kind::List))
+          axes = in.toVector(axes[0], c.range);
+        else if (axes.size() == 1 && axes[0]->kind == Kind::None)
+          axes.clear();
+        size_t n = arr.shape.size();
+        std::vector<size_t> perm;
+        if (axes.empty())
+          for (size_t d = n; d-- > 0;)
+            perm.push_back(d);
+        else
+          for (const V &ax : axes)
+            perm.push_back(static_cast<size_t>(axisArg(in, ax, n, c.range)));
+        std::vector<bool> seen(n, false);
+        for (size_t p : perm) {
+          if (perm.size() != n || seen[p])
+            in.raise("ValueError", "axes don't match array", c.range);
+          seen[p] = true;
+        }
+        std::vector<int64_t> shape;
+        for (size_t p : perm)
+          shape.push_back(arr.shape[p]);
+        std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(shape);
+        in.alloc(static_cast<uint64_t>(arr.size()), c.range);
+        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(v.size());
+          for (size_t flat = 0; flat < out.size(); ++flat) {
+            size_t from = 0;
+            for (size_t d = 0; d < n; ++d)
+              from += static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] *
+                                          src[perm[d]]);
+            out[flat] = v[from];
+          }
+          return out;
+        });
+      },
+      "", false};
+  return fn;
+}
+
+// `a.sum(axis=None, dtype=None, out=None, keepdims=False)` of an integer array.
+const BuiltinFn &arraySum() {
+  static const BuiltinFn fn{
+      "ndarray.sum",
+      +[](Interp &in, CallCtx &c) -> V {
+        const auto &arr = cast<HostArrayV>(c.self);
+        std::vector<V> a = c.bind(in, {"axis", "dtype", "out", "keepdims"});
+        if (given(a[1]) || given(a[2]))
+          unsupported(c.range, "sum(dtype=..., out=...) of an array");
+        if (!ast::isInteger(arr.dtype))
+          return in.opaque("the sum of a float array (dkv keeps its shape)", c.range);
+        size_t n = arr.shape.size();
+        std::vector<bool> reduce(n, !given(a[0]));
+        if (given(a[0]))
+          for (const V &ax : a[0]->kind == Kind::Tuple || a[0]->kind == Kind::List
+                                 ? in.toVector(a[0], c.range)
+                                 : std::vector<V>{a[0]}) {
+            size_t d = static_cast<size_t>(axisArg(in, ax, n, c.range));
+            if (reduce[d])
+              in.raise("ValueError", "duplicate value in 'axis'", c.range);
+            reduce[d] = true;
+          }
+        bool keep = a[3] && in.truth(a[3], c.range, "keepdims");
+        std::vector<int64_t> shape, outDims(n);
+        for (size_t d = 0; d < n; ++d) {
+          outDims[d] = reduce[d] ? 1 : arr.shape[d];
+          if (!reduce[d] || keep)
+            shape.push_back(outDims[d]);
+        }
+        std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(outDims);
+        int64_t outSize = 1;
+        for (int64_t x : outDims)
+          outSize *= x;
+        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
+          for (size_t flat = 0; flat < v.size(); ++flat) {
+            size_t to = 0;
+            for (size_t d = 0; d < n; ++d)
+              if (!reduce[d])
+                to += static_cast<size_t>((static_cast<int64_t>(flat) / src[d]) % arr.shape[d] *
+                                          dst[d]);
+            auto sum = support::checkedAdd(out[to], v[flat]);
+            if (!sum.ok())
+              fail(c.range, "python-overflow", "an array sum beyond 64 bits");
+            out[to] = sum.value;
+          }
+          return out;
+        });
+      },
+      "", false};
+  return fn;
+}
+
 V dtypeValue(std::optional<ast::DType> dt, std::string name) {
   return makeApi(DTypeObj{dt, std::move(name)});
 }
@@ -221,6 +340,9 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"reshape",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayReshape(), self); }},
     {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
+    {"transpose",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
+    {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
 const AttrRow<MeshObj> kMeshAttrs[] = {
     {"shape",
@@ -750,6 +872,60 @@ void registerHostJax(Registry &reg) {
         return out;
       });
   fn(
+      {"jax.numpy.cumulative_sum", "numpy.cumulative_sum"}, +[](Interp &in, CallCtx &c) -> V {
+        // numpy 2 / the array API: cumulative_sum(x, /, *, axis=None, dtype=None,
+        // include_initial=False); axis may be left out for a 1-d array only.
+        std::vector<V> a = c.bind(in, {"x", "*", "axis", "dtype", "include_initial"});
+        auto *arr = dynCast<HostArrayV>(need(in, c, a, 0, "x"));
+        if (!arr)
+          return in.opaque("jnp.cumulative_sum of a value that is not an array", c.range);
+        if (given(a[2]))
+          unsupported(c.range, "cumulative_sum(dtype=...)");
+        size_t n = arr->shape.size();
+        if (n == 0)
+          in.raise("ValueError", "The input must be non-scalar to take a cumulative sum",
+                   c.range);
+        if (!given(a[1]) && n != 1)
+          in.raise("ValueError",
+                   "axis must be specified in cumulative_sum for more than one dimension",
+                   c.range);
+        size_t axis = given(a[1]) ? static_cast<size_t>(axisArg(in, a[1], n, c.range)) : 0;
+        bool initial = a[3] && in.truth(a[3], c.range, "include_initial");
+        if (!ast::isInteger(arr->dtype))
+          return in.opaque("the cumulative sum of a float array", c.range);
+        std::vector<int64_t> shape = arr->shape;
+        if (initial)
+          ++shape[axis];
+        std::vector<int64_t> src = stridesOf(arr->shape), dst = stridesOf(shape);
+        int64_t outSize = 1;
+        for (int64_t x : shape)
+          outSize *= x;
+        in.alloc(static_cast<uint64_t>(outSize), c.range);
+        return in.mapContents(*arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
+          for (size_t flat = 0; flat < out.size(); ++flat) {
+            int64_t pos = (static_cast<int64_t>(flat) / dst[axis]) % shape[axis];
+            int64_t from = initial ? pos - 1 : pos;
+            if (from < 0)
+              continue; // the initial zero
+            size_t base = 0;
+            for (size_t d = 0; d < n; ++d)
+              if (d != axis)
+                base += static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] *
+                                            src[d]);
+            int64_t acc = 0;
+            for (int64_t k = 0; k <= from; ++k) {
+              auto sum = support::checkedAdd(acc, v[base + static_cast<size_t>(k * src[axis])]);
+              if (!sum.ok())
+                fail(c.range, "python-overflow", "a cumulative sum beyond 64 bits");
+              acc = sum.value;
+            }
+            out[flat] = acc;
+          }
+          return out;
+        });
+      });
+  fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"start", "stop", "step", "dtype"});
         V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
@@ -938,6 +1114,8 @@ void registerHostJax(Registry &reg) {
       });
   constant(
       {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
+  constant(
+      {"jax.numpy.newaxis", "numpy.newaxis"}, +[](Interp &) -> V { return none(); });
 
   // Memory spaces, semaphore types, device id types (aliases across JAX versions).
   constant(
