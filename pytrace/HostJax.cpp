@@ -209,8 +209,8 @@ int64_t axisArg(Interp &in, const V &v, size_t ndim, SourceRange r) {
   int64_t ax = in.toIndex(v, r, "an axis");
   int64_t n = static_cast<int64_t>(ndim);
   if (ax < -n || ax >= n)
-    in.raise("ValueError",
-             fmt::format("axis {} is out of bounds for array of dimension {}", ax, n), r);
+    in.raise("ValueError", fmt::format("axis {} is out of bounds for array of dimension {}", ax, n),
+             r);
   return ax < 0 ? ax + n : ax;
 }
 
@@ -313,6 +313,110 @@ const BuiltinFn &arraySum() {
       },
       "", false};
   return fn;
+}
+
+// JAX's pytrees as dkv knows them: tuples, lists and dicts are nodes (a dict's children
+// in sorted key order), None is a node with no children, anything else a leaf. An
+// instance of a class may be a registered pytree node, which dkv does not track: refused.
+// `isLeaf` is the is_leaf= predicate, or null.
+std::vector<const Table::Entry *> sortedEntries(Interp &in, const DictV &d, SourceRange r) {
+  std::vector<const Table::Entry *> es;
+  bool strs = true, ints = true;
+  for (const Table::Entry &e : d.table.entries)
+    if (e.live) {
+      es.push_back(&e);
+      strs = strs && e.key->kind == Kind::Str;
+      ints = ints && e.key->kind == Kind::Int;
+    }
+  if (!strs && !ints)
+    unsupported(r, "a pytree dict whose keys are not all strings or all ints");
+  std::stable_sort(es.begin(), es.end(), [&](const Table::Entry *a, const Table::Entry *b) {
+    return strs ? cast<StrV>(a->key).s < cast<StrV>(b->key).s
+                : cast<IntV>(a->key).i < cast<IntV>(b->key).i;
+  });
+  (void)in;
+  return es;
+}
+
+bool treeLeaf(Interp &in, const V &v, const V &isLeaf, SourceRange r) {
+  if (isLeaf && in.truth(in.call(isLeaf, Args{{v}, {}}, r), r, "is_leaf"))
+    return true;
+  if (v->kind == Kind::Instance)
+    unsupported(r, "a pytree holding an instance of a class (it may be a registered pytree "
+                   "node, which dkv does not track)");
+  return !(v->kind == Kind::Tuple || v->kind == Kind::List || v->kind == Kind::Dict ||
+           v->kind == Kind::None);
+}
+
+// The leaves of `v`; false if an opaque value stands where the structure is decided.
+bool treeLeaves(Interp &in, const V &v, const V &isLeaf, std::vector<V> &out, SourceRange r) {
+  if (v->kind == Kind::Opaque)
+    return false;
+  if (treeLeaf(in, v, isLeaf, r)) {
+    out.push_back(v);
+    return true;
+  }
+  if (v->kind == Kind::None)
+    return true;
+  if (auto *d = dynCast<DictV>(v)) {
+    for (const Table::Entry *e : sortedEntries(in, *d, r))
+      if (!treeLeaves(in, e->value, isLeaf, out, r))
+        return false;
+    return true;
+  }
+  for (const V &x : in.toVector(v, r))
+    if (!treeLeaves(in, x, isLeaf, out, r))
+      return false;
+  return true;
+}
+
+// jax.tree.map: `f` on the leaves of `tree` and the subtrees of `rest` at the same places.
+V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, const V &isLeaf,
+          SourceRange r) {
+  for (const V &x : rest)
+    if (x->kind == Kind::Opaque)
+      return in.opaque("jax.tree.map over a value dkv does not compute", r, x);
+  if (tree->kind == Kind::Opaque)
+    return in.opaque("jax.tree.map over a value dkv does not compute", r, tree);
+  if (treeLeaf(in, tree, isLeaf, r)) {
+    std::vector<V> args{tree};
+    args.insert(args.end(), rest.begin(), rest.end());
+    return in.call(f, Args{std::move(args), {}}, r);
+  }
+  for (const V &x : rest)
+    if (x->kind != tree->kind)
+      unsupported(r, "jax.tree.map over trees of different structure");
+  if (tree->kind == Kind::None)
+    return tree;
+  if (auto *d = dynCast<DictV>(tree)) {
+    auto out = std::make_shared<DictV>();
+    for (const Table::Entry *e : sortedEntries(in, *d, r)) {
+      std::vector<V> sub;
+      for (const V &x : rest) {
+        V v = in.dictGet(cast<DictV>(x).table, e->key, r);
+        if (!v || cast<DictV>(x).table.size != d->table.size)
+          unsupported(r, "jax.tree.map over trees of different structure");
+        sub.push_back(v);
+      }
+      in.dictSet(out->table, e->key, treeMap(in, f, e->value, sub, isLeaf, r), r);
+    }
+    return out;
+  }
+  std::vector<V> items = in.toVector(tree, r);
+  std::vector<std::vector<V>> others;
+  for (const V &x : rest) {
+    others.push_back(in.toVector(x, r));
+    if (others.back().size() != items.size())
+      unsupported(r, "jax.tree.map over trees of different structure");
+  }
+  std::vector<V> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::vector<V> sub;
+    for (const auto &o : others)
+      sub.push_back(o[i]);
+    out.push_back(treeMap(in, f, items[i], sub, isLeaf, r));
+  }
+  return tree->kind == Kind::Tuple ? tuple(std::move(out)) : list(std::move(out));
 }
 
 V dtypeValue(std::optional<ast::DType> dt, std::string name) {
@@ -726,7 +830,7 @@ void registerHostJax(Registry &reg) {
   for (const char *m :
        {"jax", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.experimental",
         "jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mesh_utils",
-        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing",
+        "jax.tree_util", "jax.tree", "jax.debug", "jax.nn", "numpy", "numpy.testing",
         "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
@@ -883,12 +987,10 @@ void registerHostJax(Registry &reg) {
           unsupported(c.range, "cumulative_sum(dtype=...)");
         size_t n = arr->shape.size();
         if (n == 0)
-          in.raise("ValueError", "The input must be non-scalar to take a cumulative sum",
-                   c.range);
+          in.raise("ValueError", "The input must be non-scalar to take a cumulative sum", c.range);
         if (!given(a[1]) && n != 1)
           in.raise("ValueError",
-                   "axis must be specified in cumulative_sum for more than one dimension",
-                   c.range);
+                   "axis must be specified in cumulative_sum for more than one dimension", c.range);
         size_t axis = given(a[1]) ? static_cast<size_t>(axisArg(in, a[1], n, c.range)) : 0;
         bool initial = a[3] && in.truth(a[3], c.range, "include_initial");
         if (!ast::isInteger(arr->dtype))
@@ -911,8 +1013,8 @@ void registerHostJax(Registry &reg) {
             size_t base = 0;
             for (size_t d = 0; d < n; ++d)
               if (d != axis)
-                base += static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] *
-                                            src[d]);
+                base +=
+                    static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] * src[d]);
             int64_t acc = 0;
             for (int64_t k = 0; k <= from; ++k) {
               auto sum = support::checkedAdd(acc, v[base + static_cast<size_t>(k * src[axis])]);
@@ -1102,6 +1204,29 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.debug.print", "jax.experimental.pallas.debug_print"},
       +[](Interp &, CallCtx &) -> V { return none(); });
+  fn(
+      {"jax.tree.map", "jax.tree_util.tree_map"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() < 2)
+          in.raiseId("TypeError", "map() missing required arguments: 'f' and 'tree'", c.range);
+        V isLeaf;
+        for (const auto &[k, v] : c.args.kw) {
+          if (k != "is_leaf")
+            in.raiseId("TypeError", fmt::format("map() got an unexpected keyword argument '{}'", k),
+                       c.range);
+          isLeaf = given(v) ? v : nullptr;
+        }
+        std::vector<V> rest(c.args.pos.begin() + 2, c.args.pos.end());
+        return treeMap(in, c.args.pos[0], c.args.pos[1], rest, isLeaf, c.range);
+      });
+  fn(
+      {"jax.tree.leaves", "jax.tree_util.tree_leaves"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"tree", "is_leaf"});
+        V tree = need(in, c, a, 0, "tree");
+        std::vector<V> out;
+        if (!treeLeaves(in, tree, given(a[1]) ? a[1] : nullptr, out, c.range))
+          return in.opaque("jax.tree.leaves of a value dkv does not compute", c.range, tree);
+        return list(std::move(out));
+      });
   fn(
       {"jax.tree_util.Partial"}, +[](Interp &in, CallCtx &c) -> V {
         if (c.args.pos.empty())

@@ -22,7 +22,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>

@@ -1101,10 +1101,10 @@ void registerKernelApi(Registry &reg) {
             stride *= m->sizes[j];
           }
           if (size < 0)
-            in.raise("NameError",
-                     fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)",
-                                 name),
-                     c.range);
+            in.raise(
+                "NameError",
+                fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
+                c.range);
           std::vector<std::vector<int64_t>> per;
           for (int64_t d = 0; d < m->devices(); ++d)
             per.push_back({(d / stride) % size});

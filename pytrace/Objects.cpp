@@ -1277,9 +1277,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
   raise("TypeError", fmt::format("'{}' object is not subscriptable", typeName(*obj)), r);
 }
 
-V Interp::mapContents(
-    const HostArrayV &a, std::vector<int64_t> shape,
-    const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f) {
+V Interp::mapContents(const HostArrayV &a, std::vector<int64_t> shape,
+                      const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f) {
   auto out = std::make_shared<HostArrayV>(std::move(shape), a.dtype);
   out->numpy = a.numpy;
   if (a.deviceContents) {
@@ -1364,7 +1363,8 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
       picks.push_back(std::move(idx));
     }
   };
-  auto gather = [&](const std::vector<int64_t> &src, const std::vector<std::vector<int64_t>> &picks) {
+  auto gather = [&](const std::vector<int64_t> &src,
+                    const std::vector<std::vector<int64_t>> &picks) {
     std::vector<int64_t> strides(a.shape.size(), 1);
     for (size_t d = a.shape.size(); d-- > 1;)
       strides[d - 1] = strides[d] * a.shape[d];
@@ -1662,9 +1662,20 @@ V Interp::iter(const V &v, SourceRange r) {
          fmt::format("iteration over a traced array with shape {}: its length depends on the "
                      "device (JAX raises TracerIntegerConversionError here)",
                      cast<TracedV>(v).tk == TKind::Bool ? "bool[]" : "int32[]"));
-  case Kind::HostArray:
+  case Kind::HostArray: {
+    // An array of known values: its rows, as indexing gives them.
+    const auto &a = cast<HostArrayV>(v);
+    if (a.shape.empty())
+      raise("TypeError", "iteration over a 0-d array", r);
+    if (a.contents || a.deviceContents) {
+      std::vector<V> rows;
+      for (int64_t i = 0; i < a.shape[0]; ++i)
+        rows.push_back(indexArray(a, integer(i), r));
+      return iter(tuple(std::move(rows)), r);
+    }
     opaqueNeeded(opaque("the rows of an array (dkv keeps arrays as shapes)", r), r,
                  "iterating over it");
+  }
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))
       return iter(tuple(p->entries), r);
