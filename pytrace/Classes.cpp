@@ -671,8 +671,19 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
       return a->get(*this, m, obj, r);
     return getAttrOpt(m.fn, name, r);
   }
-  case Kind::Builtin:
-    return readAttr(kBuiltinAttrs, *this, obj, name, r);
+  case Kind::Builtin: {
+    if (V v = readAttr(kBuiltinAttrs, *this, obj, name, r))
+      return v;
+    // A function or class of JAX or NumPy that dkv models as a function: the library has
+    // attributes dkv does not model (`jax.ShapeDtypeStruct.like`), so an unknown one is
+    // opaque, never an AttributeError Python would not raise. The standard library's and
+    // Python's own builtins are modelled whole: their unknown attributes do not exist.
+    const std::string &fn = cast<BuiltinV>(obj).fn->name;
+    for (std::string_view library : {"jax.", "jnp.", "lax.", "pl.", "pltpu.", "np.", "numpy."})
+      if (fn.rfind(library, 0) == 0 && !cast<BuiltinV>(obj).self)
+        return opaque(fmt::format("`{}.{}`, which dkv does not model", fn, name), r);
+    return nullptr;
+  }
   case Kind::Partial:
     return readAttr(kPartialAttrs, *this, obj, name, r);
   case Kind::Wrapper:

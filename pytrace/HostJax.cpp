@@ -514,6 +514,24 @@ const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"ndim",
      [](auto &, auto &d, auto &, auto) { return integer(static_cast<int64_t>(d.shape.size())); }},
 };
+// `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as JAX's;
+// the rules only matter to differentiation, which dkv does not model.
+const BuiltinFn kDefvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "", false};
+const BuiltinFn kDefjvp{"defjvp",
+                        +[](Interp &in, CallCtx &c) -> V {
+                          if (c.args.pos.size() != 1)
+                            in.raiseId("TypeError", "defjvp() takes one jvp function", c.range);
+                          return c.args.pos[0];
+                        },
+                        "", false};
+/// The attributes of `jax.custom_vjp(fun)` / `jax.custom_jvp(fun)`.
+const AttrRow<CustomDerivObj> kCustomDerivAttrs[] = {
+    {"fun", [](auto &, auto &cd, auto &, auto) { return cd.fn; }},
+    {"defvjp", [](auto &, auto &cd, auto &, auto) { return cd.vjp ? builtinValue(kDefvjp) : V(); }},
+    {"defjvp", [](auto &, auto &cd, auto &, auto) { return cd.vjp ? V() : builtinValue(kDefjvp); }},
+    {"defjvps",
+     [](auto &, auto &cd, auto &, auto) { return cd.vjp ? V() : builtinValue(kDefvjp); }},
+};
 const AttrRow<DTypeObj> kDTypeAttrs[] = {
     {"name", [](auto &, auto &d, auto &, auto) { return string(d.name); }},
     {"itemsize",
@@ -594,28 +612,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (const BuiltinFn *m = builtinMethod(tuple(std::get<PSpecObj>(a.data).entries), name))
       return builtinValue(*m, tuple(std::get<PSpecObj>(a.data).entries));
   }
-  if (auto *cd = std::get_if<CustomDerivObj>(&a.data)) {
-    // `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as
-    // JAX's; the rules only matter to differentiation, which dkv does not model.
-    static const BuiltinFn defvjp{"defvjp", +[](Interp &, CallCtx &) -> V { return none(); }, "",
-                                  false};
-    static const BuiltinFn defjvp{"defjvp",
-                                  +[](Interp &in, CallCtx &c) -> V {
-                                    if (c.args.pos.size() != 1)
-                                      in.raiseId("TypeError", "defjvp() takes one jvp function",
-                                                 c.range);
-                                    return c.args.pos[0];
-                                  },
-                                  "", false};
-    if (name == "fun")
-      return cd->fn;
-    if (cd->vjp && name == "defvjp")
-      return builtinValue(defvjp);
-    if (!cd->vjp && name == "defjvp")
-      return builtinValue(defjvp);
-    if (!cd->vjp && name == "defjvps")
-      return builtinValue(defvjp);
-  }
+  if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
+    if (auto *at = findAttr(kCustomDerivAttrs, name))
+      if (V v = at->get(*this, *cd, obj, r)) // defvjp of a custom_jvp: none
+        return v;
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
     return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
@@ -660,7 +660,11 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
     // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
     if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
-      unsupported(r, fmt::format("pltpu.{}(...) as a scratch shape", m->name));
+      unsupported(r, fmt::format("pltpu.{0}(shape, dtype), a buffer typed by its memory space "
+                                 "(dkv models the VMEM and SMEM ones, as scratch shapes; a "
+                                 "pallas_call output in {0} memory is a jax.ShapeDtypeStruct "
+                                 "with out_specs=pl.BlockSpec(memory_space=pltpu.{0}))",
+                                 m->name));
     CallCtx c;
     c.args = args;
     c.range = r;
@@ -944,6 +948,13 @@ void registerHostJax(Registry &reg) {
         if (c.args.pos.size() != 1)
           in.raiseId("TypeError", "jit() takes 1 positional argument", c.range);
         return makeApi(JitObj{c.args.pos[0]});
+      });
+  // `jax.named_call(fun, *, name=None)` (a decorator too): a call is a call of `fun` under
+  // a name for profiles, which dkv does not model.
+  fn(
+      {"jax.named_call"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"fun", "*", "name"});
+        return makeApi(JitObj{need(in, c, a, 0, "fun")});
       });
   fn(
       {"jax.random.key", "jax.random.PRNGKey"},

@@ -15,15 +15,20 @@ namespace dkv::pytrace {
 Interp::KernelFn Interp::kernelFunction(const V &k, SourceRange r, std::string_view api) {
   KernelFn out;
   V fn = k;
-  // functools.partial(kernel, axis_name=..., mesh=...): the bound arguments go with the refs.
-  while (auto *p = dynCast<PartialV>(fn)) {
-    out.bound.pos.insert(out.bound.pos.begin(), p->pos.begin(), p->pos.end());
-    for (const auto &kv : p->kw)
-      out.bound.kw.push_back(kv);
-    fn = p->fn;
+  // functools.partial(kernel, axis_name=..., mesh=...): the bound arguments go with the
+  // refs; jax.jit and jax.named_call wrap the function they call (in any nesting).
+  for (;;) {
+    if (auto *p = dynCast<PartialV>(fn)) {
+      out.bound.pos.insert(out.bound.pos.begin(), p->pos.begin(), p->pos.end());
+      for (const auto &kv : p->kw)
+        out.bound.kw.push_back(kv);
+      fn = p->fn;
+    } else if (auto *j = apiAs<JitObj>(fn)) {
+      fn = j->fn;
+    } else {
+      break;
+    }
   }
-  if (auto *j = apiAs<JitObj>(fn))
-    fn = j->fn;
   out.fn = dynCast<FunctionV>(fn);
   if (!out.fn) {
     if (fn->kind == Kind::Opaque)

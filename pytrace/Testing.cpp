@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dkv::pytrace {
 
 namespace {
@@ -69,6 +71,9 @@ V assertOrder(Interp &in, CallCtx &c, py::CmpOpKind op, const char *words) {
 }
 
 V skipped(Interp &, CallCtx &) { return none(); }
+
+/// The methods of TestCase that are class methods.
+constexpr std::string_view kClassMethods[] = {"setUpClass", "tearDownClass"};
 
 const std::vector<BuiltinFn> &testCaseMethods() {
   static const std::vector<BuiltinFn> fns = {
@@ -342,7 +347,8 @@ ClassP Interp::testCaseClass(const std::string &which) {
     c = makeClass("TestCase", {builtinClass(ClassRole::Object)}, ClassRole::TestCase, "unittest");
     for (const BuiltinFn &fn : testCaseMethods()) {
       V v = builtinValue(fn);
-      if (fn.name == "setUpClass" || fn.name == "tearDownClass")
+      if (std::find(std::begin(kClassMethods), std::end(kClassMethods), fn.name) !=
+          std::end(kClassMethods))
         v = std::make_shared<WrapperV>(WrapperV::W::ClassMethod, v);
       c->dict->set(fn.name, v);
     }
