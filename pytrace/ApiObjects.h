@@ -33,6 +33,11 @@ struct SemTypeObj {
 struct DeviceIdTypeObj {
   bool logical = false;
 };
+/// A member of `pltpu.CoreType` (`TC`, `SC_SCALAR_SUBCORE`, `SC_VECTOR_SUBCORE`): an
+/// enum value, compared by identity as Python compares enum members.
+struct CoreTypeObj {
+  std::string name;
+};
 /// A device mesh (`jax.make_mesh`, `jax.sharding.Mesh`): axis names and sizes.
 struct MeshObj {
   std::vector<std::string> names;
@@ -177,8 +182,8 @@ struct DictViewObj {
 };
 
 using ApiData =
-    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj, DeviceArrayObj,
-                 DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
+    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
+                 DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
                  SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
                  CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,

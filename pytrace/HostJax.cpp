@@ -1286,6 +1286,16 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.tpu.DeviceIdType.LOGICAL",
        "jax.experimental.pallas.DeviceIdType.LOGICAL"},
       +[](Interp &) { return makeApi(DeviceIdTypeObj{true}); });
+  // pltpu.CoreType's members: one object each per run (a test compares them with `is`).
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.TC"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"TC"}); });
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.SC_SCALAR_SUBCORE"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"SC_SCALAR_SUBCORE"}); });
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.SC_VECTOR_SUBCORE"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"SC_VECTOR_SUBCORE"}); });
   // Element types (jnp and np spellings); those dkv does not model are still values.
   struct D {
     const char *name;

@@ -1,7 +1,7 @@
 # Joint axes: lax.axis_index and lax.axis_size of a tuple of mesh axes (the index over
 # their product, the first axis major) and a device id dict keyed by that tuple, on a
 # (2, N/2) mesh for even N and (1, N) otherwise. Each device sends its block to the next
-# device in the joint order and waits for the block it receives.
+# device in the joint order and waits for the block it receives. And pltpu.CoreType.
 # expect: ok
 # devices: 2..4
 import jax
@@ -13,6 +13,9 @@ from jax.experimental.pallas import tpu as pltpu
 P = jax.sharding.PartitionSpec
 n = jax.device_count()
 rows = 2 if n % 2 == 0 else 1
+core_type = pltpu.CoreType.TC  # pltpu.CoreType's members compare by identity
+if core_type is pltpu.CoreType.SC_SCALAR_SUBCORE or core_type is not pltpu.CoreType.TC:
+  raise ValueError('a TensorCore is a TensorCore')
 
 
 def joint_kernel(x_ref, o_ref, send_sem, recv_sem):
