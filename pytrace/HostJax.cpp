@@ -1026,14 +1026,12 @@ void registerHostJax(Registry &reg) {
               if (d != axis)
                 base +=
                     static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] * src[d]);
-            int64_t acc = 0;
-            for (int64_t k = 0; k <= from; ++k) {
-              auto sum = support::checkedAdd(acc, v[base + static_cast<size_t>(k * src[axis])]);
-              if (!sum.ok())
-                fail(c.range, "python-overflow", "a cumulative sum beyond 64 bits");
-              acc = sum.value;
-            }
-            out[flat] = acc;
+            // Row-major order: the previous element along the axis is already summed.
+            int64_t prev = pos > 0 ? out[flat - static_cast<size_t>(dst[axis])] : 0;
+            auto sum = support::checkedAdd(prev, v[base + static_cast<size_t>(from * src[axis])]);
+            if (!sum.ok())
+              fail(c.range, "python-overflow", "a cumulative sum beyond 64 bits");
+            out[flat] = sum.value;
           }
           return out;
         });
