@@ -12,6 +12,8 @@ namespace dkv::pytrace {
 void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
 void registerStdlib(Registry &reg);
+void registerRe(Registry &reg);
+void registerJaxSrc(Registry &reg);
 void registerTesting(Registry &reg);
 
 const Registry &Registry::get() {
@@ -20,6 +22,8 @@ const Registry &Registry::get() {
     registerHostJax(r);
     registerKernelApi(r);
     registerStdlib(r);
+    registerRe(r);
+    registerJaxSrc(r);
     registerTesting(r);
     return r;
   }();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "pytrace/Re.h"
 #include "pytrace/Value.h"
 
 #include <optional>
@@ -187,7 +188,8 @@ using ApiData =
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
                  SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
                  CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
-                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj>;
+                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj, RePatternObj,
+                 ReMatchObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -706,8 +706,18 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
   default:
     break;
   }
+  if (obj->kind == Kind::Traced)
+    if (V v = tracedAttr(obj, name, r))
+      return v;
   if (const BuiltinFn *m = builtinMethod(obj, name))
     return builtinValue(*m, obj);
+  // A kernel value is a jax.Array, which has attributes (`.shape`, `.T`, ...) that dkv does
+  // not model: refused, never CPython's AttributeError that JAX would not raise.
+  if (obj->kind == Kind::Traced)
+    unsupported(r, fmt::format("`.{}` of a {} (of a value computed in a kernel, dkv models "
+                               "`.shape`, `.ndim`, `.size` and `.dtype` where it knows its shape, "
+                               "and no other attribute)",
+                               name, typeName(*obj)));
   return nullptr;
 }
 

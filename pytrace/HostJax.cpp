@@ -484,9 +484,16 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
      }},
 };
 // The devices dkv models are TPU devices of no particular generation: the tutorial
-// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md).
+// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md). `--set
+// 'jax.Device.device_kind="TPU v6 lite"'` (or the same `# dkv: set`) names one.
+V deviceKind(Interp &in) {
+  const SetDirective *set = in.findSet("jax.Device.device_kind");
+  if (set && !set->call)
+    return literalValue(set->value);
+  return string("TPU");
+}
 const AttrRow<DeviceObj> kDeviceAttrs[] = {
-    {"device_kind", [](auto &, auto &, auto &, auto) { return string("TPU"); }},
+    {"device_kind", [](auto &in, auto &, auto &, auto) { return deviceKind(in); }},
     {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };
@@ -626,6 +633,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     (void)v;
     return nullptr;
   }
+  bool isRe = false;
+  if (V v = reObjectAttr(*this, obj, name, r, isRe); v || isRe)
+    return v; // null: an AttributeError, as CPython's
+
   return opaque(fmt::format("`.{}` of a {} object", name, apiTypeName(a)), r);
 }
 

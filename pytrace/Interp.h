@@ -5,13 +5,15 @@
 // Objects.cpp (operators, attributes, items, equality, hashing), Builtins.cpp
 // (builtins and the methods of built-in types), Classes.cpp (classes, instances,
 // exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
-// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), Kernel.cpp
-// (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
-// discovery: test classes, parameterized cases).
+// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), JaxSrc.cpp
+// (small helpers library kernels use), Re.cpp (`re`), Kernel.cpp (pallas_call and
+// pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry discovery: test classes,
+// parameterized cases).
 #pragma once
 
 #include "frontend/AST.h"
 #include "frontend/Sema.h"
+#include "prim/Infer.h"
 #include "pytrace/ApiObjects.h"
 #include "pytrace/Directives.h"
 #include "pytrace/Symtable.h"
@@ -331,7 +333,17 @@ public:
   std::optional<std::pair<std::string, bool>> findOnDisk(const std::string &name) const;
   ModuleP modelledModule(const std::string &canonical, const std::string &name);
   V moduleAttr(const ModuleP &m, const std::string &name, SourceRange r);
-  std::map<std::string, ModuleP> modules_; ///< sys.modules
+  std::map<std::string, ModuleP> modules_; ///< the modules loaded, by name
+  /// `sys.modules`: the modules loaded so far in load order, a dict the file may read
+  /// and change (made at the first load; an import looks in it once the file has read it).
+  std::shared_ptr<DictV> sysModules_;
+  bool sysModulesRead_ = false;
+  /// Records a module loaded (modules_ and sys.modules).
+  void noteModule(const std::string &name, const ModuleP &m);
+  /// The module `name` of sys.modules (CPython's first step of an import), or null.
+  ModuleP loadedModule(const std::string &name, SourceRange r);
+  /// `sys.modules` as the file sees it.
+  V sysModules();
   /// The value of each constant row, made once per run (two aliases give one object).
   std::map<const ApiRow *, V> constants_;
   /// unittest.TestCase's stand-in and its subclasses (Testing.cpp).
@@ -388,6 +400,17 @@ public:
              SourceRange indexRange);
   V refAttr(const V &ref, const std::string &name, SourceRange r);
   V tableRead(const V &table, const std::vector<V> &items, SourceRange r);
+  /// The element type and shape of kernel values where dkv knows them (a load of a ref
+  /// view with static bounds, and the catalogue's inference over compute on them): what
+  /// `.shape`, `.ndim`, `.size` and `.dtype` of a kernel value give.
+  std::map<const TExpr *, std::pair<TE, prim::ValueType>> valueTypes_;
+  std::optional<prim::ValueType> valueType(const V &v) const;
+  /// Records the type of a kernel value (nothing if unknown); returns the value.
+  V typed(V v, std::optional<prim::ValueType> t);
+  /// The type of `op` on `operands`, if dkv knows every operand's.
+  std::optional<prim::ValueType> inferValue(ast::ComputeOp op, const std::vector<V> &operands,
+                                            const prim::Attrs &attrs, std::string_view api) const;
+  V tracedAttr(const V &v, const std::string &name, SourceRange r);
   V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
                  std::optional<int64_t> axis, SourceRange r, std::string_view api,
                  std::vector<std::pair<std::string, bool>> flags = {},
@@ -447,6 +470,8 @@ public:
 
   //--- directives -------------------------------------------------------------------
   void applySets();
+  /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
+  const SetDirective *findSet(const std::string &name) const;
   void traceEntryDirective(const Entry &entry);
   std::string kernelCandidates() const;
 
@@ -479,6 +504,8 @@ std::string floatRepr(double f);
 V literalValue(const Literal &l);
 /// The value of a dtype constant of the registry (`jnp.float32`: a DTypeObj by its name).
 V dtypeConstant(const std::string &qualified);
+/// The shape of a ref view, or nullopt when a per-device slice leaves it unknown.
+std::optional<std::vector<int64_t>> viewShape(const RefV &ref);
 /// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
 const BuiltinFn *kernelMethod(const V &self, const std::string &name);
 

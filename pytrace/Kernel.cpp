@@ -55,6 +55,10 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
   std::vector<V> local;
   for (size_t i = 0; i < args.pos.size(); ++i) {
     V arr = args.pos[i];
+    if (arr->kind == Kind::None) {
+      local.push_back(arr); // an empty pytree (an optional operand not given): no leaves
+      continue;
+    }
     if (arr->kind == Kind::List || arr->kind == Kind::Tuple)
       arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
     auto *a = dynCast<HostArrayV>(arr);
@@ -262,12 +266,18 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   size_t boundPos = kfn.bound.pos.size();
   size_t free = positional >= boundPos ? positional - boundPos : 0;
   // Keyword-only parameters must come from the partial; positional ones left over keep
-  // their defaults.
+  // their defaults or are given by the partial's keywords.
+  auto boundByKeyword = [&](const py::Param &p) {
+    for (const auto &kw : kfn.bound.kw)
+      if (kw.first == p.name)
+        return true;
+    return false;
+  };
   size_t required = 0;
   for (size_t i = boundPos; i < params.size(); ++i)
     if ((params[i].kind == py::ParamKind::Positional ||
          params[i].kind == py::ParamKind::PositionalOnly) &&
-        !kf.defaults[i])
+        !kf.defaults[i] && !boundByKeyword(params[i]))
       ++required;
   if ((!varargs && (total > free || total < required)) || (varargs && total < required))
     fail(kf.range, "python-call",
@@ -342,8 +352,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
         fail(r, "python-call",
              fmt::format("pallas_call input_output_aliases: output {} is aliased twice", o));
       const auto *in = dynCast<HostArrayV>(args.pos[static_cast<size_t>(i)]);
-      const auto &out = cast<HostArrayV>(outs[static_cast<size_t>(o)]);
-      if (in && (in->shape != out.shape || in->dtype != out.dtype))
+      const auto *out = dynCast<HostArrayV>(outs[static_cast<size_t>(o)]);
+      if (!in || !out)
+        unsupported(r, "input_output_aliases of an operand or output that is not an array");
+      if (in->shape != out->shape || in->dtype != out->dtype)
         raise("ValueError",
               fmt::format("input_output_aliases: operand {} and output {} differ in shape or "
                           "dtype",
@@ -355,11 +367,21 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     }
   }
   std::vector<std::pair<size_t, size_t>> aliasSlots; // kargs position, output index
+  // None (an empty pytree: an optional operand or scratch not given) has no leaves; the
+  // kernel gets None in its place, as Pallas unflattens it.
+  auto noneArg = [&]() {
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), none());
+    ++idx;
+  };
   for (size_t i = 0; i < args.pos.size(); ++i) {
     if (auto it = aliasOf.find(i); it != aliasOf.end()) {
       aliasSlots.emplace_back(boundPos + idx, it->second);
       kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), nullptr);
       ++idx;
+      continue;
+    }
+    if (args.pos[i]->kind == Kind::None && i >= prefetch) {
+      noneArg();
       continue;
     }
     if (!dynCast<HostArrayV>(args.pos[i])) {
@@ -380,6 +402,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos[slot] = kargs.pos[firstOut + o];
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &s : scratch) {
+    if (s->kind == Kind::None) {
+      noneArg();
+      continue;
+    }
     std::vector<V> parts;
     leaves(*this, s, parts, r);
     bool tree = s->kind == Kind::Tuple || s->kind == Kind::List || s->kind == Kind::Dict;

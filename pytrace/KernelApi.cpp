@@ -219,7 +219,9 @@ V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r)
   for (const V &v : {a, b})
     if (auto *t = dynCast<TracedV>(v))
       stamp = std::min(stamp, t->stamp);
-  return std::make_shared<TracedV>(teBinary(r, bop, operand(a), operand(b)), TKind::Value, stamp);
+  return typed(
+      std::make_shared<TracedV>(teBinary(r, bop, operand(a), operand(b)), TKind::Value, stamp),
+      inferValue(*cop, {a, b}, prim::Attrs{}, op));
 }
 
 V Interp::tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
@@ -329,6 +331,30 @@ V Interp::view(const V &baseV, const std::vector<V> &items, SourceRange r) {
       sub.kind = ast::Subscript::Kind::Index;
       sub.lo = offset(fromEnd(intTE(it, r, "an index")));
       cur = sub;
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> viewShape(const RefV &ref) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < ref.dims.size(); ++d) {
+    const TSub *s = d < ref.subs.size() ? &ref.subs[d] : nullptr;
+    if (s && s->kind == ast::Subscript::Kind::Index)
+      continue;
+    if (!s || s->kind != ast::Subscript::Kind::Range) {
+      out.push_back(ref.dims[d]);
+      continue;
+    }
+    int64_t lo = s->lo ? (s->lo->k == TExpr::K::Int ? s->lo->i : -1) : 0;
+    int64_t hi = s->hi ? (s->hi->k == TExpr::K::Int ? s->hi->i : -1) : ref.dims[d];
+    if (lo >= 0 && hi >= 0) {
+      out.push_back(hi - lo);
+    } else if (s->lo && s->hi && s->hi->k == TExpr::K::Binary && s->hi->bop == ast::BinaryOp::Add &&
+               s->hi->kids[0] == s->lo && s->hi->kids[1]->k == TExpr::K::Int) {
+      out.push_back(s->hi->kids[1]->i); // pl.ds(start, n) with a per-device start
+    } else {
+      return std::nullopt;
     }
   }
   return out;
@@ -476,6 +502,13 @@ const BuiltinFn &valueAstype() {
   return fn;
 }
 
+V dims(const std::vector<int64_t> &shape) {
+  std::vector<V> out;
+  for (int64_t d : shape)
+    out.push_back(integer(d));
+  return tuple(std::move(out));
+}
+
 // The attributes of refs and semaphores (`.shape` and `.ndim` of a ref only: of its
 // view, without the dimensions an index removed).
 const AttrRow<RefV> kRefAttrs[] = {
@@ -484,22 +517,17 @@ const AttrRow<RefV> kRefAttrs[] = {
      [](auto &, auto &ref, auto &self, auto r) -> V {
        if (self->kind != Kind::Ref)
          return nullptr;
-       std::vector<V> dims;
-       for (size_t d = 0; d < ref.dims.size(); ++d) {
-         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index)
-           continue;
-         if (d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Range) {
-           const TSub &s = ref.subs[d];
-           int64_t lo = s.lo ? (s.lo->k == TExpr::K::Int ? s.lo->i : -1) : 0;
-           int64_t hi = s.hi ? (s.hi->k == TExpr::K::Int ? s.hi->i : -1) : ref.dims[d];
-           if (lo < 0 || hi < 0)
-             unsupported(r, "the shape of a ref view with a per-device slice");
-           dims.push_back(integer(hi - lo));
-         } else {
-           dims.push_back(integer(ref.dims[d]));
-         }
-       }
-       return tuple(std::move(dims));
+       std::optional<std::vector<int64_t>> shape = viewShape(ref);
+       if (!shape)
+         unsupported(r, "the shape of a ref view with a per-device slice");
+       return dims(*shape);
+     }},
+    {"dtype",
+     [](auto &, auto &ref, auto &self, auto) -> V {
+       if (self->kind != Kind::Ref)
+         return nullptr;
+       std::string_view py = prim::pythonName(ref.dtype); // "jnp.float32"
+       return makeApi(DTypeObj{ref.dtype, std::string(py.substr(py.find('.') + 1))});
      }},
     {"ndim",
      [](auto &, auto &ref, auto &self, auto) -> V {
@@ -659,9 +687,92 @@ V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<
 // A compute statement's value (docs/language.md "Compute on values"): the operands are
 // loaded values (at least one), numbers (NumPy broadcasts them; sema types them as JAX
 // types Python numbers) or (where's condition) a per-device condition.
+std::optional<prim::ValueType> Interp::valueType(const V &v) const {
+  if (auto *t = dynCast<TracedV>(v)) {
+    if (t->tk == TKind::Int)
+      return prim::ValueType::scalar(prim::ElemType{ast::DType::I32, false});
+    if (t->tk == TKind::Bool)
+      return prim::ValueType::cond();
+    auto it = valueTypes_.find(t->te.get());
+    if (it == valueTypes_.end())
+      return std::nullopt;
+    return it->second.second;
+  }
+  if (isa<IntV>(v) || isa<BoolV>(v))
+    return prim::ValueType::scalar(prim::kWeakInt);
+  if (isa<FloatV>(v))
+    return prim::ValueType::scalar(prim::kWeakFloat);
+  return std::nullopt;
+}
+
+V Interp::typed(V v, std::optional<prim::ValueType> t) {
+  if (t)
+    if (auto *tv = dynCast<TracedV>(v))
+      valueTypes_[tv->te.get()] = {tv->te, std::move(*t)};
+  return v;
+}
+
+std::optional<prim::ValueType> Interp::inferValue(ast::ComputeOp op, const std::vector<V> &operands,
+                                                  const prim::Attrs &attrs,
+                                                  std::string_view api) const {
+  std::vector<prim::ValueType> types;
+  for (const V &v : operands) {
+    std::optional<prim::ValueType> t = valueType(v);
+    if (!t)
+      return std::nullopt;
+    types.push_back(std::move(*t));
+  }
+  prim::TypeResult res = prim::inferType(op, types, attrs, api);
+  if (res.error)
+    return std::nullopt; // lowering reports it, at the statement that uses the value
+  return res.type;
+}
+
+namespace {
+
+/// `.shape`, `.ndim`, `.size`, `.dtype` of a kernel value of a known, static type.
+const AttrRow<prim::ValueType> kValueAttrs[] = {
+    {"shape", [](auto &, auto &t, auto &, auto) { return dims(t.shape); }},
+    {"ndim",
+     [](auto &, auto &t, auto &, auto) { return integer(static_cast<int64_t>(t.shape.size())); }},
+    {"size", [](auto &, auto &t, auto &, auto) { return integer(prim::elementCount(t.shape)); }},
+    {"dtype",
+     [](auto &, auto &t, auto &, auto) -> V {
+       if (t.kind == prim::ValueType::Kind::Mask || t.kind == prim::ValueType::Kind::Cond)
+         return nullptr; // bool: dkv's jnp.bool_ is not a dtype it models
+       std::string_view py = prim::pythonName(t.elem.dtype); // "jnp.float32"
+       return makeApi(DTypeObj{t.elem.dtype, std::string(py.substr(py.find('.') + 1))});
+     }},
+};
+
+} // namespace
+
+// The attribute `name` of a kernel value whose type dkv knows (kValueAttrs); null if it is
+// another attribute or the type is unknown.
+V Interp::tracedAttr(const V &v, const std::string &name, SourceRange r) {
+  const AttrRow<prim::ValueType> *a = findAttr(kValueAttrs, name);
+  if (!a)
+    return nullptr;
+  std::optional<prim::ValueType> t = valueType(v);
+  if (!t)
+    return nullptr;
+  for (int64_t d : t->shape)
+    if (d < 0)
+      return nullptr;
+  return a->get(*this, *t, v, r);
+}
+
 V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
                        std::optional<int64_t> axis, SourceRange r, std::string_view api,
                        std::vector<std::pair<std::string, bool>> flags, std::vector<int64_t> dims) {
+  prim::Attrs attrs;
+  attrs.axis = axis;
+  attrs.dtype = dtype;
+  attrs.dims = dims;
+  for (const auto &[k, b] : flags)
+    if (k == "keepdims")
+      attrs.keepdims = b;
+  std::optional<prim::ValueType> type = inferValue(op, operands, attrs, api);
   auto e = std::make_shared<TExpr>();
   e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
   e->flags = std::move(flags), e->dims = std::move(dims);
@@ -693,7 +804,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
   // An op that creates an array (broadcasted_iota) has no operand.
   if (!anyValue && prim::record(op).shape != prim::ShapeRule::Create)
     fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
-  return std::make_shared<TracedV>(e, TKind::Value, stamp);
+  return typed(std::make_shared<TracedV>(e, TKind::Value, stamp), std::move(type));
 }
 
 //===----------------------------------------------------------------------===//
@@ -875,6 +986,33 @@ std::optional<ast::DType> preferred(Interp &in, const V &v, SourceRange r) {
   if (!given(v))
     return std::nullopt;
   return in.dtypeArg(v, r);
+}
+
+// `lax.dot_general(a, b, (((1,), (1,)), ((), ())))`, a @ b.T for a [M, K] and b [N, K]: the
+// catalogue has no transpose, so it is written with its ops as the same sum of products,
+// in f32 (as the MXU accumulates): sum(reshape(f32(a), [M, 1, K]) * reshape(f32(b), [1, N,
+// K]), axis = -1), then the result type (the preferred one, else the operands' promoted
+// type). Null if a shape is unknown.
+V dotTransposed(Interp &in, const V &a, const V &b, std::optional<ast::DType> pref, SourceRange r) {
+  std::optional<prim::ValueType> ta = in.valueType(a), tb = in.valueType(b);
+  if (!ta || !tb || ta->kind != prim::ValueType::Kind::Array ||
+      tb->kind != prim::ValueType::Kind::Array || ta->shape.size() != 2 || tb->shape.size() != 2)
+    return nullptr;
+  int64_t m = ta->shape[0], k = ta->shape[1], n = tb->shape[0];
+  if (tb->shape[1] != k || m < 0 || n < 0 || k < 0)
+    return nullptr;
+  const std::string api = "lax.dot_general";
+  using Op = ast::ComputeOp;
+  V fa = in.computeValue(Op::AsType, {a}, ast::DType::F32, std::nullopt, r, api);
+  V fb = in.computeValue(Op::AsType, {b}, ast::DType::F32, std::nullopt, r, api);
+  V ra = in.computeValue(Op::Reshape, {fa}, std::nullopt, std::nullopt, r, api, {}, {m, 1, k});
+  V rb = in.computeValue(Op::Reshape, {fb}, std::nullopt, std::nullopt, r, api, {}, {1, n, k});
+  V prod = in.valueBinop("*", ra, rb, r);
+  V sum = in.computeValue(Op::Sum, {prod}, std::nullopt, -1, r, api);
+  ast::DType out = pref ? *pref : prim::promote(ta->elem, tb->elem).dtype;
+  if (out == ast::DType::F32)
+    return sum;
+  return in.computeValue(Op::AsType, {sum}, out, std::nullopt, r, api);
 }
 
 V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
@@ -1492,7 +1630,7 @@ void registerKernelApi(Registry &reg) {
           return out;
         };
         V dn = need(in, c, a, 2, "dimension_numbers");
-        bool plain = false;
+        bool plain = false, transposed = false;
         if (dn->kind == Kind::Tuple || dn->kind == Kind::List) {
           std::vector<V> top = in.toVector(dn, c.range);
           if (top.size() == 2 && (top[0]->kind == Kind::Tuple || top[0]->kind == Kind::List) &&
@@ -1503,12 +1641,21 @@ void registerKernelApi(Registry &reg) {
                     ints(contract[0]) == std::vector<int64_t>{1} &&
                     ints(contract[1]) == std::vector<int64_t>{0} && ints(batch[0]).empty() &&
                     ints(batch[1]).empty();
+            transposed = contract.size() == 2 && batch.size() == 2 &&
+                         ints(contract[0]) == std::vector<int64_t>{1} &&
+                         ints(contract[1]) == std::vector<int64_t>{1} && ints(batch[0]).empty() &&
+                         ints(batch[1]).empty();
           }
         }
+        if (transposed)
+          if (V v = dotTransposed(in, need(in, c, a, 0, "lhs"), need(in, c, a, 1, "rhs"),
+                                  preferred(in, a[4], c.range), c.range))
+            return v;
         if (!plain)
           unsupported(c.range,
                       "lax.dot_general with dimension numbers other than (((1,), (0,)), ((), "
-                      "())) (a plain 2-D matmul)");
+                      "())) (a plain 2-D matmul) or (((1,), (1,)), ((), ())) on 2-D values "
+                      "whose shapes dkv knows");
         return in.computeValue(ast::ComputeOp::Dot,
                                {need(in, c, a, 0, "lhs"), need(in, c, a, 1, "rhs")},
                                preferred(in, a[4], c.range), std::nullopt, c.range, c.fn->name);

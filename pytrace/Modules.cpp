@@ -27,6 +27,17 @@ ModuleP Interp::modelledModule(const std::string &canonical, const std::string &
   return m;
 }
 
+const SetDirective *Interp::findSet(const std::string &name) const {
+  const SetDirective *set = nullptr;
+  if (options_.directives)
+    if (auto it = options_.directives->sets.find(name); it != options_.directives->sets.end())
+      set = &it->second;
+  for (const SetDirective &s : options_.sets)
+    if (s.name == name)
+      set = &s;
+  return set;
+}
+
 V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   if (V v = m->dict->get(name))
     return v;
@@ -117,7 +128,7 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
   m->dict->set("__package__", string(pkg));
   if (package)
     m->dict->set("__path__", list({string(path)}));
-  modules_[name] = m;
+  noteModule(name, m);
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return m; // a namespace package: no code
@@ -162,12 +173,52 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
   } catch (PyRaise &e) {
     --callDepth_;
     modules_.erase(name); // CPython removes a module whose import failed
+    if (sysModules_)
+      dictDel(sysModules_->table, string(name), r);
     e.notes.emplace_back(r, fmt::format("in the module '{}', imported here", name));
     throw;
   }
   --callDepth_;
   m->initializing = false;
   return m;
+}
+
+void Interp::noteModule(const std::string &name, const ModuleP &m) {
+  modules_[name] = m;
+  if (!sysModules_)
+    sysModules_ = std::make_shared<DictV>();
+  dictSet(sysModules_->table, string(name), m, SourceRange{});
+}
+
+V Interp::sysModules() {
+  sysModulesRead_ = true;
+  if (!sysModules_)
+    sysModules_ = std::make_shared<DictV>();
+  return sysModules_;
+}
+
+ModuleP Interp::loadedModule(const std::string &name, SourceRange r) {
+  if (!sysModulesRead_) {
+    auto it = modules_.find(name);
+    return it == modules_.end() ? nullptr : it->second;
+  }
+  // Once the file has sys.modules, it is what CPython's import looks in first: an entry
+  // the file added is imported, one it deleted is loaded again.
+  V v = dictGet(sysModules_->table, string(name), r);
+  if (!v) {
+    modules_.erase(name);
+    return nullptr;
+  }
+  if (isa<ModuleV>(v)) {
+    auto m = std::static_pointer_cast<ModuleV>(v);
+    modules_[name] = m;
+    return m;
+  }
+  if (isa<NoneV>(v))
+    raise("ModuleNotFoundError", fmt::format("import of {} halted; None in sys.modules", name), r);
+  unsupported(r, fmt::format("importing '{}', which sys.modules maps to a {} (dkv imports "
+                             "modules only)",
+                             name, typeName(*v)));
 }
 
 ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, unsigned level,
@@ -189,8 +240,8 @@ ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, un
     }
     name = rawName.empty() ? pkg : pkg + "." + rawName;
   }
-  if (auto it = modules_.find(name); it != modules_.end())
-    return it->second;
+  if (ModuleP loaded = loadedModule(name, r))
+    return loaded;
   if (++importDepth_ > kMaxImportDepth) {
     --importDepth_;
     fail(r, "python-import",
@@ -205,12 +256,12 @@ ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, un
   size_t dot = name.rfind('.');
   if (dot != std::string::npos)
     parent = importModule(name.substr(0, dot), nullptr, 0, r);
-  if (auto it = modules_.find(name); it != modules_.end())
-    return it->second;
+  if (ModuleP loaded = loadedModule(name, r))
+    return loaded;
   ModuleP m;
   if (auto canon = Registry::get().module(name)) {
     m = modelledModule(*canon, name);
-    modules_[name] = m;
+    noteModule(name, m);
   } else if (parent && (!parent->modelled || !Registry::get().module(parent->name)) &&
              parent->dict->get("__path__")) {
     // A submodule of a package read from disk: in the package's directory.
@@ -237,7 +288,7 @@ ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, un
     m->dict->set("__name__", string(name));
     m->dict->set("__dkv_canonical__", string("<opaque>." + name));
     m->dict->set("__dkv_opaque__", boolean(true));
-    modules_[name] = m;
+    noteModule(name, m);
   }
   if (parent)
     parent->dict->set(name.substr(dot + 1), m);
@@ -252,7 +303,7 @@ void Interp::execImport(const py::Stmt &s, Frame &f) {
         bind(a.asname, m, f, a.range);
       } else {
         std::string top = a.name.substr(0, a.name.find('.'));
-        bind(top, modules_.at(top), f, a.range);
+        bind(top, importModule(top, nullptr, 0, a.range), f, a.range);
       }
     }
     return;

@@ -576,7 +576,8 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return opaque("a unary operator on an array", r);
   if (auto *t = dynCast<TracedV>(v)) {
     if (op == UnaryOpKind::USub && t->tk != TKind::Bool)
-      return std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp);
+      return typed(std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp),
+                   t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
     if (op == UnaryOpKind::UAdd)
       return v;
     if (op == UnaryOpKind::Invert && t->tk == TKind::Bool)
@@ -1157,7 +1158,11 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     if (ref.table)
       return tableRead(obj, items, r);
     V v = view(obj, items, r);
-    return std::make_shared<TracedV>(refTE(static_cast<RefV &>(*v), r), TKind::Value, emitted_);
+    const auto &viewRef = static_cast<RefV &>(*v);
+    std::optional<prim::ValueType> type;
+    if (std::optional<std::vector<int64_t>> shape = viewShape(viewRef))
+      type = prim::ValueType::array(prim::ElemType{viewRef.dtype, false}, *shape);
+    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_), type);
   }
   case Kind::List:
   case Kind::Tuple:

@@ -754,6 +754,29 @@ void registerStdlib(Registry &reg) {
       });
   constant(
       {"sys.maxsize"}, +[](Interp &) { return integer(INT64_MAX); });
+  // sys.modules: the modules the file loaded so far (docs/python.md "Modules").
+  constant(
+      {"sys.modules"}, +[](Interp &in) { return in.sysModules(); });
+  fn(
+      {"types.ModuleType"}, +[](Interp &in, CallCtx &c) -> V {
+        auto a = c.bind(in, {"name", "doc"});
+        auto *name = a[0] ? dynCast<StrV>(a[0]) : nullptr;
+        if (!a[0])
+          in.raise("TypeError", "module.__init__() missing required argument 'name' (pos 1)",
+                   c.range);
+        if (!name)
+          in.raise(
+              "TypeError",
+              fmt::format("module.__init__() argument 'name' must be str, not {}", typeName(*a[0])),
+              c.range);
+        auto m = std::make_shared<ModuleV>(name->s);
+        m->dict->set("__name__", a[0]);
+        m->dict->set("__doc__", a[1] ? a[1] : none());
+        m->dict->set("__package__", none());
+        m->dict->set("__loader__", none());
+        m->dict->set("__spec__", none());
+        return m;
+      });
 }
 
 } // namespace dkv::pytrace

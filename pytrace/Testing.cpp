@@ -324,14 +324,7 @@ V parameterized(Interp &in, CallCtx &c, bool named) {
 // The platform of the devices under test: "tpu", or what `--set
 // 'jax._src.test_util.device_under_test()="cpu"'` (or the same `# dkv: set`) gives.
 std::string platformUnderTest(Interp &in) {
-  const std::string name = "jax._src.test_util.device_under_test";
-  const SetDirective *set = nullptr;
-  if (in.options_.directives)
-    if (auto it = in.options_.directives->sets.find(name); it != in.options_.directives->sets.end())
-      set = &it->second;
-  for (const SetDirective &s : in.options_.sets)
-    if (s.name == name)
-      set = &s;
+  const SetDirective *set = in.findSet("jax._src.test_util.device_under_test");
   if (set && set->call && set->value.k == Literal::K::Str)
     return set->value.s;
   return "tpu";

@@ -114,6 +114,8 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const FieldObj &) { return "Field"; }
     std::string operator()(const SuperObj &) { return "super"; }
     std::string operator()(const AutoObj &) { return "auto"; }
+    std::string operator()(const RePatternObj &) { return "Pattern"; }
+    std::string operator()(const ReMatchObj &) { return "Match"; }
     std::string operator()(const DictViewObj &d) {
       return d.what == DictViewObj::What::Keys     ? "dict_keys"
              : d.what == DictViewObj::What::Values ? "dict_values"

@@ -102,6 +102,19 @@ MustOrder::MustOrder(const Properties &properties, const support::StopToken *sto
   for (size_t s = 0; s < steps; ++s)
     for (int32_t p : preds_[s])
       succs_[p].push_back(static_cast<int32_t>(s));
+  stepIncrement_.assign(steps, {-1, 0});
+  supplyTotal_.assign(increments_.size(), 0);
+  for (size_t key = 0; key < increments_.size(); ++key)
+    for (const Increment &inc : increments_[key]) {
+      stepIncrement_[inc.step] = {static_cast<int32_t>(key), inc.units};
+      supplyTotal_[key] = saturatingAdd(supplyTotal_[key], inc.units);
+    }
+  waitsByNeed_.assign(increments_.size(), {});
+  for (const Wait &w : waits_)
+    waitsByNeed_[static_cast<size_t>(w.device) * semCount_ + w.sem].push_back(&w);
+  for (std::vector<const Wait *> &ws : waitsByNeed_)
+    std::stable_sort(ws.begin(), ws.end(),
+                     [](const Wait *a, const Wait *b) { return a->need > b->need; });
 }
 
 int64_t MustOrder::waitsBefore(DeviceId d, int32_t pc, SemId s) const {
@@ -332,20 +345,19 @@ bool MustOrder::neverViolated(const Obligation &o) const {
 // A is closed under program order, so its events of device f are a suffix of f's events,
 // from the threshold on.
 std::vector<int32_t> MustOrder::after(const OrderSource &source) const {
+  // One pass over a worklist: a step joins A once (hold); its base successors follow it,
+  // and the units it would add leave its key's supply, which holds every wait of that key
+  // whose need the supply no longer covers (the key's waits by need, largest first, so
+  // those are a prefix). This is the least fixpoint of the rounds above, in time linear
+  // in the steps and edges.
   std::vector<char> held(steps_.size(), 0);
+  std::vector<int64_t> supply = supplyTotal_;
+  std::vector<size_t> next(waitsByNeed_.size(), 0); ///< per key: its waits held so far
   std::vector<int32_t> work;
   auto hold = [&](int32_t s) {
     if (!held[s]) {
       held[s] = 1;
       work.push_back(s);
-    }
-  };
-  auto spread = [&] {
-    while (!work.empty()) {
-      const int32_t s = work.back();
-      work.pop_back();
-      for (int32_t t : succs_[s])
-        hold(t);
     }
   };
   switch (source.kind) {
@@ -362,22 +374,26 @@ std::vector<int32_t> MustOrder::after(const OrderSource &source) const {
       hold(landStep_[source.dma][source.chunk]);
     break;
   }
-  spread();
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Wait &w : waits_) {
-      if (held[w.step])
-        continue;
-      int64_t supply = 0;
-      for (const Increment &inc : increments(w.device, w.sem))
-        if (!held[inc.step])
-          supply = saturatingAdd(supply, inc.units);
-      if (supply < w.need) {
-        hold(w.step);
-        spread();
-        changed = true;
-      }
-    }
+  // The waits of a key that its supply does not cover (at first: those that even every
+  // increment cannot pass, which nothing runs before). A saturated total stays so: it
+  // covers every need.
+  auto uncovered = [&](size_t key) {
+    const std::vector<const Wait *> &ws = waitsByNeed_[key];
+    for (size_t &i = next[key]; i < ws.size() && ws[i]->need > supply[key]; ++i)
+      hold(ws[i]->step);
+  };
+  for (size_t key = 0; key < waitsByNeed_.size(); ++key)
+    uncovered(key);
+  while (!work.empty()) {
+    const int32_t s = work.back();
+    work.pop_back();
+    for (int32_t t : succs_[s])
+      hold(t);
+    const auto [key, units] = stepIncrement_[s];
+    if (key < 0 || supply[key] == std::numeric_limits<int64_t>::max())
+      continue;
+    supply[key] -= units;
+    uncovered(static_cast<size_t>(key));
   }
   std::vector<int32_t> h(eventStep_.size());
   for (size_t f = 0; f < eventStep_.size(); ++f) {

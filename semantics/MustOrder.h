@@ -123,6 +123,11 @@ private:
   std::vector<Wait> waits_;
   std::vector<std::vector<int32_t>> preds_; ///< [step]: must-precede predecessors
   std::vector<std::vector<int32_t>> succs_; ///< [step]: the base edges reversed (after)
+  /// For after(): the increment a step makes, as (device * semCount + sem, units), or
+  /// (-1, 0); the positive units of every key; each key's waits by need, largest first.
+  std::vector<std::pair<int32_t, int64_t>> stepIncrement_;
+  std::vector<int64_t> supplyTotal_;
+  std::vector<std::vector<const Wait *>> waitsByNeed_;
   std::vector<std::pair<int32_t, int32_t>> semEdges_;
   std::vector<uint64_t> reach_; ///< [step * words_]: bitset of a ->+ step
   size_t words_ = 0;

@@ -147,4 +147,24 @@ x = jnp.zeros((16, 128))
   printf 'shard_map(pl.pallas_call(unknown_mod.kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32)), mesh=mesh, in_specs=jax.sharding.PartitionSpec("x"), out_specs=jax.sharding.PartitionSpec("x"))(x)
 '; } >"$tmp/opaque_kernel_fn.py"
 case_ opaque_kernel_fn python-opaque
+# Regular expressions (docs/python.md "Regular expressions"): groups nested 100000 deep,
+# a repeat over a 5000-character string (the backtracking depth), catastrophic
+# backtracking, a huge alternation; and sys.modules mapping a name to a non-module.
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+open(f'{d}/re_deep.py', 'w').write('import re\nre.search("' + '(' * 100000 + 'a' + ')' * 100000 + '", "a")\n')
+open(f'{d}/re_long.py', 'w').write('import re\nre.search(r"a+", "' + 'a' * 5000 + '")\n')
+open(f'{d}/re_exponential.py', 'w').write('import re\nre.search(r"(a|a)+b", "' + 'a' * 40 + '")\n')
+open(f'{d}/re_alternation.py', 'w').write(
+    'import re\nif re.findall(r"' + '|'.join(f'x{i}' for i in range(20000)) +
+    '", "x5 x19999") != ["x5", "x1"]:\n  u = undefined\n')
+open(f'{d}/sys_modules.py', 'w').write(
+    'import sys\nsys.modules["m"] = 1\nimport m\n')
+PY
+case_ re_deep python-unsupported
+case_ re_long python-unsupported
+case_ re_exponential python-unsupported
+case_ re_alternation python-no-kernel
+case_ sys_modules python-unsupported
 exit $fail

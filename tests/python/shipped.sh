@@ -131,19 +131,28 @@ tests "$jax/tests/pallas/tpu_pallas_distributed_test.py" "2 3 4 8"
 tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" \
   --set 'jax._src.test_util.device_under_test()="cpu"'
 
+# tpu-inference's package reads the environment (envs.py: os.getenv) when it loads, and
+# dkv's verdict must not depend on the shell: every variable reads as set to the empty
+# string, which envs.py takes as unset (its defaults; JAX_PLATFORMS "" is not the Pathways
+# proxy). all_gather_matmul looks its tuned block sizes up by the TPU generation parsed
+# from the device kind (re.search(r'\d+', kind)): a v6e, the generation of its table
+# (the sizes are given by bn=, bk= anyway). docs/python.md "Shipped kernels".
+ENV=(--set 'os.getenv()=""')
+KIND=(--set 'jax.Device.device_kind="TPU v6 lite"')
 for ti in "$dir/tpu-inference-rs" "$dir/tpu-inference"; do
   col=$ti/tpu_inference/kernels/collectives
   [ -f "$col/all_gather_matmul.py" ] || continue
   for t in False True; do
     if [ $t = True ]; then y="(128 * $N, 256)"; else y="(256, 128 * $N)"; fi
     call "$col/all_gather_matmul.py" "all_gather_matmul(rhs_transpose=$t)" "2 3 4" \
-      "all_gather_matmul(jax.ShapeDtypeStruct((16 * $N, 256), jnp.bfloat16), jax.ShapeDtypeStruct($y, jnp.bfloat16), $MESH, 'x', bn=128, bk=128, rhs_transpose=$t)"
+      "all_gather_matmul(jax.ShapeDtypeStruct((16 * $N, 256), jnp.bfloat16), jax.ShapeDtypeStruct($y, jnp.bfloat16), $MESH, 'x', bn=128, bk=128, rhs_transpose=$t)" \
+      "${ENV[@]}" "${KIND[@]}"
   done
   [ "$ti" = "$dir/tpu-inference-rs" ] && break
 done
 col=$dir/tpu-inference-rs/tpu_inference/kernels/collectives
 call "$col/reduce_scatter_matmul.py" "reduce_scatter_matmul" "2 3 4" \
-  "jax.shard_map(functools.partial(reduce_scatter_matmul, mesh=None, axis_name='x', scatter_dim=0), mesh=$MESH, in_specs=(jax.sharding.PartitionSpec(None, 'x'), jax.sharding.PartitionSpec(None, 'x')), out_specs=jax.sharding.PartitionSpec('x', None), check_vma=False)(jax.ShapeDtypeStruct((256 * $N, 128 * $N), jnp.float32), jax.ShapeDtypeStruct((512, 128 * $N), jnp.float32))"
+  "jax.shard_map(functools.partial(reduce_scatter_matmul, mesh=None, axis_name='x', scatter_dim=0), mesh=$MESH, in_specs=(jax.sharding.PartitionSpec(None, 'x'), jax.sharding.PartitionSpec(None, 'x')), out_specs=jax.sharding.PartitionSpec('x', None), check_vma=False)(jax.ShapeDtypeStruct((256 * $N, 128 * $N), jnp.float32), jax.ShapeDtypeStruct((512, 128 * $N), jnp.float32))" "${ENV[@]}"
 moe=$dir/tpu-inference/tpu_inference/kernels/fused_moe/v1/kernel.py
 call "$moe" "fused_ep_moe" "2 4" \
-  "fused_ep_moe(jax.make_mesh((1, $N), ('data', 'model')), jax.ShapeDtypeStruct((16 * $N, 256), jnp.bfloat16), jax.ShapeDtypeStruct((2 * $N, 2, 256, 256), jnp.bfloat16), jax.ShapeDtypeStruct((2 * $N, 256, 256), jnp.bfloat16), jax.ShapeDtypeStruct((16 * $N, 2 * $N), jnp.bfloat16), 2, bt=16, bf=256, bd1=256, bd2=256, btc=16, bfc=256, bd1c=256, bd2c=256)"
+  "fused_ep_moe(jax.make_mesh((1, $N), ('data', 'model')), jax.ShapeDtypeStruct((16 * $N, 256), jnp.bfloat16), jax.ShapeDtypeStruct((2 * $N, 2, 256, 256), jnp.bfloat16), jax.ShapeDtypeStruct((2 * $N, 256, 256), jnp.bfloat16), jax.ShapeDtypeStruct((16 * $N, 2 * $N), jnp.bfloat16), 2, bt=16, bf=256, bd1=256, bd2=256, btc=16, bfc=256, bd1c=256, bd2c=256)" "${ENV[@]}"

@@ -1,0 +1,210 @@
+// Small helpers of JAX that library kernels use (docs/python.md "Modules"; jax.nn.softmax
+// in a kernel, written with the compute catalogue):
+// `jax._src.dtypes` (`itemsize_bits`, `bit_width`; its other names are opaque, like every
+// name of a modelled module that dkv does not model) and `pl.cdiv`.
+#include "pytrace/Interp.h"
+
+#include <fmt/format.h>
+
+namespace dkv::pytrace {
+
+namespace {
+
+// The bits of one element of a dtype argument (a dtype, a scalar type such as
+// jnp.float32, or anything with a `.dtype`), as jax._src.dtypes computes them.
+V itemsizeBits(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"dtype"});
+  if (!a[0])
+    in.raise("TypeError",
+             fmt::format("{}() missing 1 required positional argument: 'dtype'", c.fn->name),
+             c.range);
+  V d = a[0];
+  if (auto *h = dynCast<HostArrayV>(d))
+    return integer(8 * static_cast<int64_t>(ast::byteSize(h->dtype)));
+  if (isa<OpaqueV>(d))
+    return in.opaque(fmt::format("{}() of it", c.fn->name), c.range, d);
+  return integer(8 * static_cast<int64_t>(ast::byteSize(in.dtypeArg(d, c.range))));
+}
+
+// `pl.cdiv(a, b)`: JAX's `-(-a // b)` on two Python ints, else `lax.div(a + b - 1, b)`,
+// whose truncating quotient is written exactly as `(x - lax.rem(x, b)) // b` (the
+// kernel language's `/` floors; the dividend is then a multiple of b).
+V cdiv(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"a", "b"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "cdiv() missing a required positional argument", c.range);
+  using B = py::BinOpKind;
+  auto isInt = [](const V &v) { return isa<IntV>(v) || isa<BoolV>(v); };
+  if (isInt(a[0]) && isInt(a[1])) {
+    V neg = in.unary(py::UnaryOpKind::USub, a[0], c.range);
+    return in.unary(py::UnaryOpKind::USub, in.binop(B::FloorDiv, neg, a[1], c.range), c.range);
+  }
+  V x = in.binop(B::Sub, in.binop(B::Add, a[0], a[1], c.range), integer(1), c.range);
+  const ApiRow *rem = Registry::get().find("jax.lax.rem");
+  V r = in.callBuiltin(rem->fn, nullptr, Args{{x, a[1]}, {}}, c.range);
+  return in.binop(B::FloorDiv, in.binop(B::Sub, x, r, c.range), a[1], c.range);
+}
+
+// `jnp.dtype(x)` / `np.dtype(x)`: the dtype of a dtype or scalar type (jnp.float32), or
+// of one of the names dkv models ("float32", "bfloat16", ...).
+V dtypeOf(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"dtype", "align", "copy"});
+  if (!a[0])
+    in.raise("TypeError", "dtype() missing required argument 'dtype' (pos 0)", c.range);
+  if (apiAs<DTypeObj>(a[0]))
+    return a[0];
+  if (isa<OpaqueV>(a[0]))
+    return in.opaque("jnp.dtype() of it", c.range, a[0]);
+  if (auto *s = dynCast<StrV>(a[0])) {
+    V d = dtypeConstant(s->s);
+    if (apiAs<DTypeObj>(d)->dtype)
+      return d;
+    unsupported(c.range, fmt::format("the dtype name '{}' (dkv knows float32, bfloat16, "
+                                     "float16, int32, int16, int8, uint8, uint32)",
+                                     s->s));
+  }
+  if (isa<HostArrayV>(a[0]))
+    in.raise("TypeError", "Cannot interpret an array as a data type", c.range);
+  unsupported(c.range, fmt::format("jnp.dtype() of a {}", typeName(*a[0])));
+}
+
+// `jnp.pad(x, pad_width, ...)` on the host: the padded array's shape (numpy's pad_width
+// forms: n, (before, after), or one pair per dimension); its values are not kept.
+V pad(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"array", "pad_width", "mode", "*", "constant_values", "stat_length",
+                       "end_values", "reflect_type"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "pad() missing a required argument", c.range);
+  if (!in.inKernel_ && isa<OpaqueV>(a[0]))
+    return in.opaque("jnp.pad() of it", c.range, a[0]);
+  auto *x = dynCast<HostArrayV>(a[0]);
+  if (!x)
+    unsupported(c.range, fmt::format("jnp.pad of a {}", typeName(*a[0])));
+  size_t n = x->shape.size();
+  // Each dimension's (before, after).
+  std::vector<std::pair<int64_t, int64_t>> widths;
+  auto pairOf = [&](const V &v) -> std::pair<int64_t, int64_t> {
+    if (isa<IntV>(v)) {
+      int64_t w = in.toIndex(v, c.range, "a pad width");
+      return {w, w};
+    }
+    std::vector<V> p = in.toVector(v, c.range);
+    if (p.size() == 1)
+      p.push_back(p[0]);
+    if (p.size() != 2)
+      in.raise("ValueError", "operands could not be broadcast together", c.range);
+    return {in.toIndex(p[0], c.range, "a pad width"), in.toIndex(p[1], c.range, "a pad width")};
+  };
+  if (isa<OpaqueV>(a[1]))
+    in.opaqueNeeded(a[1], c.range, "the pad widths of jnp.pad");
+  if (isa<IntV>(a[1])) {
+    widths.assign(n, pairOf(a[1]));
+  } else {
+    std::vector<V> items = in.toVector(a[1], c.range);
+    bool nested = !items.empty() && !isa<IntV>(items[0]);
+    if (!nested) {
+      widths.assign(n, pairOf(a[1]));
+    } else if (items.size() == 1) {
+      widths.assign(n, pairOf(items[0]));
+    } else {
+      if (items.size() != n)
+        in.raise("ValueError", "operands could not be broadcast together", c.range);
+      for (const V &it : items)
+        widths.push_back(pairOf(it));
+    }
+  }
+  std::vector<int64_t> shape = x->shape;
+  for (size_t d = 0; d < n; ++d) {
+    if (widths[d].first < 0 || widths[d].second < 0)
+      in.raise("ValueError", "index can't contain negative values", c.range);
+    shape[d] += widths[d].first + widths[d].second;
+  }
+  auto out = std::make_shared<HostArrayV>(shape, x->dtype);
+  out->numpy = x->numpy;
+  return out;
+}
+
+// `pl.empty(shape, dtype)` on the host: an array of that shape (uninitialized, no values).
+V plEmpty(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"shape", "dtype", "*", "memory_space", "interpret"});
+  if (in.inKernel_)
+    unsupported(c.range, "pl.empty inside a kernel");
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "empty() missing a required argument", c.range);
+  return in.makeArray(in.shapeOf(a[0], c.range, "the array shape"), in.dtypeArg(a[1], c.range));
+}
+
+// `pltpu.with_memory_space_constraint(x, space)`: x itself (a placement hint to XLA; the
+// pallas_call's BlockSpec gives the kernel's ref its memory space).
+V withMemorySpace(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "memory_space"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "with_memory_space_constraint() missing a required argument", c.range);
+  if (in.inKernel_)
+    unsupported(c.range, "pltpu.with_memory_space_constraint inside a kernel");
+  return a[0];
+}
+
+// `pl.multiple_of(x, m)`: x (a hint to the compiler that x is a multiple of m).
+V multipleOf(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "values"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "multiple_of() missing a required argument", c.range);
+  return a[0];
+}
+
+// `jax.nn.softmax(x, axis=-1)` in a kernel: JAX's own definition with the catalogue's ops,
+// `e = exp(x - max(x, axis, keepdims=True)); e / sum(e, axis, keepdims=True)`.
+V softmax(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"x", "axis", "where", "initial"});
+  if (!a[0])
+    in.raise("TypeError", "softmax() missing 1 required positional argument: 'x'", c.range);
+  if (!in.inKernel_)
+    return in.opaque("jax.nn.softmax of an array", c.range);
+  if ((a[2] && !isa<NoneV>(a[2])) || (a[3] && !isa<NoneV>(a[3])))
+    unsupported(c.range, "jax.nn.softmax with `where` or `initial`");
+  int64_t axis = -1;
+  if (a[1] && !isa<NoneV>(a[1])) {
+    if (!isa<IntV>(a[1]))
+      unsupported(c.range, "jax.nn.softmax over several axes");
+    axis = cast<IntV>(a[1]).i;
+  } else if (a[1]) {
+    unsupported(c.range, "jax.nn.softmax over every axis (axis=None)");
+  }
+  using Op = ast::ComputeOp;
+  const std::string api = "jax.nn.softmax";
+  V max = in.computeValue(Op::ReduceMax, {a[0]}, std::nullopt, axis, c.range, api,
+                          {{"keepdims", true}});
+  V e = in.computeValue(Op::Exp, {in.valueBinop("-", a[0], max, c.range)}, std::nullopt,
+                        std::nullopt, c.range, api);
+  V sum = in.computeValue(Op::Sum, {e}, std::nullopt, axis, c.range, api, {{"keepdims", true}});
+  return in.valueBinop("/", e, sum, c.range);
+}
+
+} // namespace
+
+void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.nn.softmax"}, BuiltinFn{"jax.nn.softmax", softmax, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax.experimental.pallas.multiple_of"},
+                    BuiltinFn{"pl.multiple_of", multipleOf, "", false},
+                    nullptr});
+  reg.addRow(ApiRow{{"jax.experimental.pallas.tpu.with_memory_space_constraint"},
+                    BuiltinFn{"pltpu.with_memory_space_constraint", withMemorySpace, "", false},
+                    nullptr});
+  reg.addRow(ApiRow{
+      {"jax.experimental.pallas.empty"}, BuiltinFn{"pl.empty", plEmpty, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax.numpy.pad", "numpy.pad"}, BuiltinFn{"jnp.pad", pad, "", false}, nullptr});
+  reg.addModule("jax._src.dtypes");
+  reg.addRow(ApiRow{{"jax._src.dtypes.itemsize_bits"},
+                    BuiltinFn{"dtypes.itemsize_bits", itemsizeBits, "", false},
+                    nullptr});
+  reg.addRow(ApiRow{
+      {"jax.numpy.dtype", "numpy.dtype"}, BuiltinFn{"jnp.dtype", dtypeOf, "", false}, nullptr});
+  reg.addRow(
+      ApiRow{{"jax.experimental.pallas.cdiv"}, BuiltinFn{"pl.cdiv", cdiv, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax._src.dtypes.bit_width"},
+                    BuiltinFn{"dtypes.bit_width", itemsizeBits, "", false},
+                    nullptr});
+}
+
+} // namespace dkv::pytrace
