@@ -34,6 +34,11 @@ struct SemTypeObj {
 struct DeviceIdTypeObj {
   bool logical = false;
 };
+/// A member of `pltpu.CoreType` (`TC`, `SC_SCALAR_SUBCORE`, `SC_VECTOR_SUBCORE`): an
+/// enum value, compared by identity as Python compares enum members.
+struct CoreTypeObj {
+  std::string name;
+};
 /// A device mesh (`jax.make_mesh`, `jax.sharding.Mesh`): axis names and sizes.
 struct MeshObj {
   std::vector<std::string> names;
@@ -75,6 +80,7 @@ struct ShardMapObj {
 /// `pl.pallas_call(kernel, ...)`: the callable it returns.
 struct PallasCallObj {
   V kernel, outShape, gridSpec, grid, inSpecs, outSpecs, scratchShapes, compilerParams;
+  V aliases; ///< input_output_aliases: a dict {input index: output index}, or null
 };
 /// `pl.kernel(body, out_type=..., mesh=..., ...)`.
 struct PlKernelObj {
@@ -176,13 +182,14 @@ struct DictViewObj {
   enum class What { Keys, Values, Items } what = What::Keys;
 };
 
-using ApiData = std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, MeshObj,
-                             DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj,
-                             GridSpecObj, CompilerParamsObj, ShardMapObj, PallasCallObj,
-                             PlKernelObj, ScratchObj, SemArrayObj, DSliceObj, WhenObj, LoopObj,
-                             NamedScopeObj, TcMeshObj, AtObj, JitObj, CustomDerivObj, CheckifyObj,
-                             DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj,
-                             FieldObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj>;
+using ApiData =
+    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
+                 DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
+                 CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
+                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
+                 CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
+                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj, RePatternObj,
+                 ReMatchObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -1661,8 +1661,14 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
               r);
       return integer(*n);
     }
+    case Kind::HostArray: {
+      // A 0-d array of one known value (not one that differs per device).
+      const auto &a = cast<HostArrayV>(v);
+      if (a.shape.empty() && a.contents && a.contents->size() == 1)
+        return integer((*a.contents)[0]);
+      return opaque("int() of it", r, v);
+    }
     case Kind::Opaque:
-    case Kind::HostArray:
       return opaque("int() of it", r, v);
     case Kind::Traced:
       tracedIndex(cast<TracedV>(v), r, "int() of it");

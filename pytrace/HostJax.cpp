@@ -3,6 +3,7 @@
 // memory spaces and semaphore types, as rows of the registry (docs/python.md "At the
 // call site").
 #include "pytrace/Interp.h"
+#include "support/IntArith.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -196,6 +197,228 @@ const BuiltinFn &arrayAstype() {
   return fn;
 }
 
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    st[d - 1] = st[d] * shape[d];
+  return st;
+}
+
+// An axis argument as numpy normalizes it (negative from the end).
+int64_t axisArg(Interp &in, const V &v, size_t ndim, SourceRange r) {
+  int64_t ax = in.toIndex(v, r, "an axis");
+  int64_t n = static_cast<int64_t>(ndim);
+  if (ax < -n || ax >= n)
+    in.raise("ValueError", fmt::format("axis {} is out of bounds for array of dimension {}", ax, n),
+             r);
+  return ax < 0 ? ax + n : ax;
+}
+
+// `a.transpose(axes)` / `a.transpose(*axes)` / `a.T`-like reversal without axes.
+const BuiltinFn &arrayTranspose() {
+  static const BuiltinFn fn{
+      "ndarray.transpose",
+      +[](Interp &in, CallCtx &c) -> V {
+        const auto &arr = cast<HostArrayV>(c.self);
+        if (!c.args.kw.empty())
+          in.raiseId("TypeError", "transpose() takes no keyword arguments", c.range);
+        std::vector<V> axes = c.args.pos;
+        if (axes.size() == 1 && (axes[0]->kind == Kind::Tuple || axes[0]->kind == Kind::List))
+          axes = in.toVector(axes[0], c.range);
+        else if (axes.size() == 1 && axes[0]->kind == Kind::None)
+          axes.clear();
+        size_t n = arr.shape.size();
+        std::vector<size_t> perm;
+        if (axes.empty())
+          for (size_t d = n; d-- > 0;)
+            perm.push_back(d);
+        else
+          for (const V &ax : axes)
+            perm.push_back(static_cast<size_t>(axisArg(in, ax, n, c.range)));
+        std::vector<bool> seen(n, false);
+        for (size_t p : perm) {
+          if (perm.size() != n || seen[p])
+            in.raise("ValueError", "axes don't match array", c.range);
+          seen[p] = true;
+        }
+        std::vector<int64_t> shape;
+        for (size_t p : perm)
+          shape.push_back(arr.shape[p]);
+        std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(shape);
+        in.alloc(static_cast<uint64_t>(arr.size()), c.range);
+        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(v.size());
+          for (size_t flat = 0; flat < out.size(); ++flat) {
+            size_t from = 0;
+            for (size_t d = 0; d < n; ++d)
+              from += static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] *
+                                          src[perm[d]]);
+            out[flat] = v[from];
+          }
+          return out;
+        });
+      },
+      "", false};
+  return fn;
+}
+
+// `a.sum(axis=None, dtype=None, out=None, keepdims=False)` of an integer array.
+const BuiltinFn &arraySum() {
+  static const BuiltinFn fn{
+      "ndarray.sum",
+      +[](Interp &in, CallCtx &c) -> V {
+        const auto &arr = cast<HostArrayV>(c.self);
+        std::vector<V> a = c.bind(in, {"axis", "dtype", "out", "keepdims"});
+        if (given(a[1]) || given(a[2]))
+          unsupported(c.range, "sum(dtype=..., out=...) of an array");
+        if (!ast::isInteger(arr.dtype))
+          return in.opaque("the sum of a float array (dkv keeps its shape)", c.range);
+        size_t n = arr.shape.size();
+        std::vector<bool> reduce(n, !given(a[0]));
+        if (given(a[0]))
+          for (const V &ax : a[0]->kind == Kind::Tuple || a[0]->kind == Kind::List
+                                 ? in.toVector(a[0], c.range)
+                                 : std::vector<V>{a[0]}) {
+            size_t d = static_cast<size_t>(axisArg(in, ax, n, c.range));
+            if (reduce[d])
+              in.raise("ValueError", "duplicate value in 'axis'", c.range);
+            reduce[d] = true;
+          }
+        bool keep = a[3] && in.truth(a[3], c.range, "keepdims");
+        std::vector<int64_t> shape, outDims(n);
+        for (size_t d = 0; d < n; ++d) {
+          outDims[d] = reduce[d] ? 1 : arr.shape[d];
+          if (!reduce[d] || keep)
+            shape.push_back(outDims[d]);
+        }
+        std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(outDims);
+        int64_t outSize = 1;
+        for (int64_t x : outDims)
+          outSize *= x;
+        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
+          for (size_t flat = 0; flat < v.size(); ++flat) {
+            size_t to = 0;
+            for (size_t d = 0; d < n; ++d)
+              if (!reduce[d])
+                to += static_cast<size_t>((static_cast<int64_t>(flat) / src[d]) % arr.shape[d] *
+                                          dst[d]);
+            auto sum = support::checkedAdd(out[to], v[flat]);
+            if (!sum.ok())
+              fail(c.range, "python-overflow", "an array sum beyond 64 bits");
+            out[to] = sum.value;
+          }
+          return out;
+        });
+      },
+      "", false};
+  return fn;
+}
+
+// JAX's pytrees as dkv knows them: tuples, lists and dicts are nodes (a dict's children
+// in sorted key order), None is a node with no children, anything else a leaf. An
+// instance of a class may be a registered pytree node, which dkv does not track: refused.
+// `isLeaf` is the is_leaf= predicate, or null.
+std::vector<const Table::Entry *> sortedEntries(Interp &in, const DictV &d, SourceRange r) {
+  std::vector<const Table::Entry *> es;
+  bool strs = true, ints = true;
+  for (const Table::Entry &e : d.table.entries)
+    if (e.live) {
+      es.push_back(&e);
+      strs = strs && e.key->kind == Kind::Str;
+      ints = ints && e.key->kind == Kind::Int;
+    }
+  if (!strs && !ints)
+    unsupported(r, "a pytree dict whose keys are not all strings or all ints");
+  std::stable_sort(es.begin(), es.end(), [&](const Table::Entry *a, const Table::Entry *b) {
+    return strs ? cast<StrV>(a->key).s < cast<StrV>(b->key).s
+                : cast<IntV>(a->key).i < cast<IntV>(b->key).i;
+  });
+  (void)in;
+  return es;
+}
+
+bool treeLeaf(Interp &in, const V &v, const V &isLeaf, SourceRange r) {
+  if (isLeaf && in.truth(in.call(isLeaf, Args{{v}, {}}, r), r, "is_leaf"))
+    return true;
+  if (v->kind == Kind::Instance)
+    unsupported(r, "a pytree holding an instance of a class (it may be a registered pytree "
+                   "node, which dkv does not track)");
+  return !(v->kind == Kind::Tuple || v->kind == Kind::List || v->kind == Kind::Dict ||
+           v->kind == Kind::None);
+}
+
+// The leaves of `v`; false if an opaque value stands where the structure is decided.
+bool treeLeaves(Interp &in, const V &v, const V &isLeaf, std::vector<V> &out, SourceRange r) {
+  if (v->kind == Kind::Opaque)
+    return false;
+  if (treeLeaf(in, v, isLeaf, r)) {
+    out.push_back(v);
+    return true;
+  }
+  if (v->kind == Kind::None)
+    return true;
+  if (auto *d = dynCast<DictV>(v)) {
+    for (const Table::Entry *e : sortedEntries(in, *d, r))
+      if (!treeLeaves(in, e->value, isLeaf, out, r))
+        return false;
+    return true;
+  }
+  for (const V &x : in.toVector(v, r))
+    if (!treeLeaves(in, x, isLeaf, out, r))
+      return false;
+  return true;
+}
+
+// jax.tree.map: `f` on the leaves of `tree` and the subtrees of `rest` at the same places.
+V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, const V &isLeaf,
+          SourceRange r) {
+  for (const V &x : rest)
+    if (x->kind == Kind::Opaque)
+      return in.opaque("jax.tree.map over a value dkv does not compute", r, x);
+  if (tree->kind == Kind::Opaque)
+    return in.opaque("jax.tree.map over a value dkv does not compute", r, tree);
+  if (treeLeaf(in, tree, isLeaf, r)) {
+    std::vector<V> args{tree};
+    args.insert(args.end(), rest.begin(), rest.end());
+    return in.call(f, Args{std::move(args), {}}, r);
+  }
+  for (const V &x : rest)
+    if (x->kind != tree->kind)
+      unsupported(r, "jax.tree.map over trees of different structure");
+  if (tree->kind == Kind::None)
+    return tree;
+  if (auto *d = dynCast<DictV>(tree)) {
+    auto out = std::make_shared<DictV>();
+    for (const Table::Entry *e : sortedEntries(in, *d, r)) {
+      std::vector<V> sub;
+      for (const V &x : rest) {
+        V v = in.dictGet(cast<DictV>(x).table, e->key, r);
+        if (!v || cast<DictV>(x).table.size != d->table.size)
+          unsupported(r, "jax.tree.map over trees of different structure");
+        sub.push_back(v);
+      }
+      in.dictSet(out->table, e->key, treeMap(in, f, e->value, sub, isLeaf, r), r);
+    }
+    return out;
+  }
+  std::vector<V> items = in.toVector(tree, r);
+  std::vector<std::vector<V>> others;
+  for (const V &x : rest) {
+    others.push_back(in.toVector(x, r));
+    if (others.back().size() != items.size())
+      unsupported(r, "jax.tree.map over trees of different structure");
+  }
+  std::vector<V> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::vector<V> sub;
+    for (const auto &o : others)
+      sub.push_back(o[i]);
+    out.push_back(treeMap(in, f, items[i], sub, isLeaf, r));
+  }
+  return tree->kind == Kind::Tuple ? tuple(std::move(out)) : list(std::move(out));
+}
+
 V dtypeValue(std::optional<ast::DType> dt, std::string name) {
   return makeApi(DTypeObj{dt, std::move(name)});
 }
@@ -221,6 +444,9 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"reshape",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayReshape(), self); }},
     {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
+    {"transpose",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
+    {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
 const AttrRow<MeshObj> kMeshAttrs[] = {
     {"shape",
@@ -619,7 +845,7 @@ void registerHostJax(Registry &reg) {
   for (const char *m :
        {"jax", "jax.numpy", "jax.lax", "jax.random", "jax.sharding", "jax.experimental",
         "jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mesh_utils",
-        "jax.tree_util", "jax.debug", "jax.nn", "numpy", "numpy.testing",
+        "jax.tree_util", "jax.tree", "jax.debug", "jax.nn", "numpy", "numpy.testing",
         "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
@@ -772,6 +998,56 @@ void registerHostJax(Registry &reg) {
         return out;
       });
   fn(
+      {"jax.numpy.cumulative_sum", "numpy.cumulative_sum"}, +[](Interp &in, CallCtx &c) -> V {
+        // numpy 2 / the array API: cumulative_sum(x, /, *, axis=None, dtype=None,
+        // include_initial=False); axis may be left out for a 1-d array only.
+        std::vector<V> a = c.bind(in, {"x", "*", "axis", "dtype", "include_initial"});
+        auto *arr = dynCast<HostArrayV>(need(in, c, a, 0, "x"));
+        if (!arr)
+          return in.opaque("jnp.cumulative_sum of a value that is not an array", c.range);
+        if (given(a[2]))
+          unsupported(c.range, "cumulative_sum(dtype=...)");
+        size_t n = arr->shape.size();
+        if (n == 0)
+          in.raise("ValueError", "The input must be non-scalar to take a cumulative sum", c.range);
+        if (!given(a[1]) && n != 1)
+          in.raise("ValueError",
+                   "axis must be specified in cumulative_sum for more than one dimension", c.range);
+        size_t axis = given(a[1]) ? static_cast<size_t>(axisArg(in, a[1], n, c.range)) : 0;
+        bool initial = a[3] && in.truth(a[3], c.range, "include_initial");
+        if (!ast::isInteger(arr->dtype))
+          return in.opaque("the cumulative sum of a float array", c.range);
+        std::vector<int64_t> shape = arr->shape;
+        if (initial)
+          ++shape[axis];
+        std::vector<int64_t> src = stridesOf(arr->shape), dst = stridesOf(shape);
+        int64_t outSize = 1;
+        for (int64_t x : shape)
+          outSize *= x;
+        in.alloc(static_cast<uint64_t>(outSize), c.range);
+        return in.mapContents(*arr, shape, [&](const std::vector<int64_t> &v) {
+          std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
+          for (size_t flat = 0; flat < out.size(); ++flat) {
+            int64_t pos = (static_cast<int64_t>(flat) / dst[axis]) % shape[axis];
+            int64_t from = initial ? pos - 1 : pos;
+            if (from < 0)
+              continue; // the initial zero
+            size_t base = 0;
+            for (size_t d = 0; d < n; ++d)
+              if (d != axis)
+                base +=
+                    static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] * src[d]);
+            // Row-major order: the previous element along the axis is already summed.
+            int64_t prev = pos > 0 ? out[flat - static_cast<size_t>(dst[axis])] : 0;
+            auto sum = support::checkedAdd(prev, v[base + static_cast<size_t>(from * src[axis])]);
+            if (!sum.ok())
+              fail(c.range, "python-overflow", "a cumulative sum beyond 64 bits");
+            out[flat] = sum.value;
+          }
+          return out;
+        });
+      });
+  fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"start", "stop", "step", "dtype"});
         V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
@@ -887,10 +1163,7 @@ void registerHostJax(Registry &reg) {
                         "debug", "name", "cost_estimate", "backend", "metadata"});
         need(in, c, a, 0, "kernel");
         need(in, c, a, 1, "out_shape");
-        if (a[7] && !(a[7]->kind == Kind::Dict && cast<DictV>(a[7]).table.size == 0))
-          unsupported(c.range, "pallas_call(input_output_aliases=...): aliased operands are not "
-                               "traced yet");
-        return makeApi(PallasCallObj{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8]});
+        return makeApi(PallasCallObj{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[8], a[7]});
       });
   fn(
       {"jax.experimental.pallas.tpu.PrefetchScalarGridSpec", "jax.experimental.pallas.GridSpec"},
@@ -952,6 +1225,29 @@ void registerHostJax(Registry &reg) {
       {"jax.debug.print", "jax.experimental.pallas.debug_print"},
       +[](Interp &, CallCtx &) -> V { return none(); });
   fn(
+      {"jax.tree.map", "jax.tree_util.tree_map"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() < 2)
+          in.raiseId("TypeError", "map() missing required arguments: 'f' and 'tree'", c.range);
+        V isLeaf;
+        for (const auto &[k, v] : c.args.kw) {
+          if (k != "is_leaf")
+            in.raiseId("TypeError", fmt::format("map() got an unexpected keyword argument '{}'", k),
+                       c.range);
+          isLeaf = given(v) ? v : nullptr;
+        }
+        std::vector<V> rest(c.args.pos.begin() + 2, c.args.pos.end());
+        return treeMap(in, c.args.pos[0], c.args.pos[1], rest, isLeaf, c.range);
+      });
+  fn(
+      {"jax.tree.leaves", "jax.tree_util.tree_leaves"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"tree", "is_leaf"});
+        V tree = need(in, c, a, 0, "tree");
+        std::vector<V> out;
+        if (!treeLeaves(in, tree, given(a[1]) ? a[1] : nullptr, out, c.range))
+          return in.opaque("jax.tree.leaves of a value dkv does not compute", c.range, tree);
+        return list(std::move(out));
+      });
+  fn(
       {"jax.tree_util.Partial"}, +[](Interp &in, CallCtx &c) -> V {
         if (c.args.pos.empty())
           in.raiseId("TypeError", "Partial() missing the function", c.range);
@@ -963,6 +1259,8 @@ void registerHostJax(Registry &reg) {
       });
   constant(
       {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
+  constant(
+      {"jax.numpy.newaxis", "numpy.newaxis"}, +[](Interp &) -> V { return none(); });
 
   // Memory spaces, semaphore types, device id types (aliases across JAX versions).
   constant(
@@ -997,6 +1295,16 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.tpu.DeviceIdType.LOGICAL",
        "jax.experimental.pallas.DeviceIdType.LOGICAL"},
       +[](Interp &) { return makeApi(DeviceIdTypeObj{true}); });
+  // pltpu.CoreType's members: one object each per run (a test compares them with `is`).
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.TC"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"TC"}); });
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.SC_SCALAR_SUBCORE"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"SC_SCALAR_SUBCORE"}); });
+  constant(
+      {"jax.experimental.pallas.tpu.CoreType.SC_VECTOR_SUBCORE"},
+      +[](Interp &) { return makeApi(CoreTypeObj{"SC_VECTOR_SUBCORE"}); });
   // Element types (jnp and np spellings); those dkv does not model are still values.
   struct D {
     const char *name;

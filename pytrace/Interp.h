@@ -451,6 +451,13 @@ public:
   ast::DType dtypeArg(const V &v, SourceRange r);
   V knownArray(const V &data, const V &dtype, SourceRange r);
   V reshapeArray(const HostArrayV &a, const Args &args, SourceRange r);
+  /// `a[key]` on an array of known integer values (per device after shard_map or a
+  /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the
+  /// values are unknown or the key is another kind (the caller keeps it opaque).
+  V indexArray(const HostArrayV &a, const V &key, SourceRange r);
+  /// Apply `f` to the values of each device (or to the one set of values).
+  V mapContents(const HostArrayV &a, std::vector<int64_t> shape,
+                const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f);
   V hostArrayAttr(const V &arr, const std::string &name, SourceRange r);
   V apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r);
   V callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r);

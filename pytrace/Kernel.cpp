@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace dkv::pytrace {
 
@@ -75,7 +77,9 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
         fail(r, "python-call", "shard_map: fewer in_specs than arguments");
       spec = specs[i];
     }
-    auto *ps = apiAs<PSpecObj>(spec);
+    // `None` as an in_spec is P(): the argument is replicated (JAX's shard_map).
+    static const PSpecObj replicated{};
+    const PSpecObj *ps = spec->kind == Kind::None ? &replicated : apiAs<PSpecObj>(spec);
     if (!ps)
       fail(r, "python-unknown-fact", "shard_map: an in_spec is not a PartitionSpec");
     std::vector<int64_t> shape = a->shape;
@@ -324,6 +328,45 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
     ++idx;
   };
+  // input_output_aliases={i: o}: operand i is output o's buffer (JAX donates it), so the
+  // kernel's parameter for operand i is bound to the output's ref: every access through
+  // either name is an access to the one buffer. Its data is not carried over.
+  std::map<size_t, size_t> aliasOf; // operand index -> output index
+  if (given(pc.aliases)) {
+    auto *d = dynCast<DictV>(pc.aliases);
+    if (!d)
+      fail(r, "python-type", "pallas_call input_output_aliases must be a dict");
+    std::set<size_t> outsTaken;
+    for (const Table::Entry &e : d->table.entries) {
+      if (!e.live)
+        continue;
+      int64_t i = toIndex(e.key, r, "an input_output_aliases key");
+      int64_t o = toIndex(e.value, r, "an input_output_aliases value");
+      if (i < 0 || static_cast<size_t>(i) >= args.pos.size() || o < 0 ||
+          static_cast<size_t>(o) >= outs.size())
+        fail(r, "python-call",
+             fmt::format("pallas_call input_output_aliases {{{}: {}}}: there are {} operands and "
+                         "{} outputs",
+                         i, o, args.pos.size(), outs.size()));
+      if (!outsTaken.insert(static_cast<size_t>(o)).second)
+        fail(r, "python-call",
+             fmt::format("pallas_call input_output_aliases: output {} is aliased twice", o));
+      const auto *in = dynCast<HostArrayV>(args.pos[static_cast<size_t>(i)]);
+      const auto *out = dynCast<HostArrayV>(outs[static_cast<size_t>(o)]);
+      if (!in || !out)
+        unsupported(r, "input_output_aliases of an operand or output that is not an array");
+      if (in->shape != out->shape || in->dtype != out->dtype)
+        raise("ValueError",
+              fmt::format("input_output_aliases: operand {} and output {} differ in shape or "
+                          "dtype",
+                          i, o),
+              r);
+      if (static_cast<size_t>(i) < prefetch)
+        unsupported(r, "aliasing a scalar-prefetch operand to an output");
+      aliasOf[static_cast<size_t>(i)] = static_cast<size_t>(o);
+    }
+  }
+  std::vector<std::pair<size_t, size_t>> aliasSlots; // kargs position, output index
   // None (an empty pytree: an optional operand or scratch not given) has no leaves; the
   // kernel gets None in its place, as Pallas unflattens it.
   auto noneArg = [&]() {
@@ -331,6 +374,12 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     ++idx;
   };
   for (size_t i = 0; i < args.pos.size(); ++i) {
+    if (auto it = aliasOf.find(i); it != aliasOf.end()) {
+      aliasSlots.emplace_back(boundPos + idx, it->second);
+      kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), nullptr);
+      ++idx;
+      continue;
+    }
     if (args.pos[i]->kind == Kind::None && i >= prefetch) {
       noneArg();
       continue;
@@ -346,8 +395,11 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
               i < prefetch);
   }
+  const size_t firstOut = boundPos + idx;
   for (size_t i = 0; i < outs.size(); ++i)
     addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
+  for (const auto &[slot, o] : aliasSlots)
+    kargs.pos[slot] = kargs.pos[firstOut + o];
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &s : scratch) {
     if (s->kind == Kind::None) {

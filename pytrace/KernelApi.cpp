@@ -834,11 +834,42 @@ TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
     for (const Table::Entry &en : d->table.entries) {
       if (!en.live)
         continue;
-      auto *k = dynCast<StrV>(en.key);
-      if (!k)
-        unsupported(r, "a device id dict whose key is not one axis name (a tuple of axes)");
-      e->keys.push_back(k->s);
-      e->kids.push_back(intTE(en.value, r, "a device coordinate"));
+      if (auto *k = dynCast<StrV>(en.key)) {
+        e->keys.push_back(k->s);
+        e->kids.push_back(intTE(en.value, r, "a device coordinate"));
+        continue;
+      }
+      // {('y', 'x'): i}: i is an index over the joint axes, the first major; each axis
+      // gets its coordinate (i / (product of the later sizes)) % size.
+      if (en.key->kind != Kind::Tuple)
+        fail(r, "python-type", "a device id dict's keys are axis names or tuples of them");
+      std::vector<V> axes = toVector(en.key, r);
+      std::vector<int64_t> sizes;
+      for (const V &ax : axes) {
+        auto *name = dynCast<StrV>(ax);
+        if (!name)
+          fail(r, "python-type", "a device id dict's keys are axis names or tuples of them");
+        int64_t size = -1;
+        if (auto *m = apiAs<MeshObj>(mesh_))
+          for (size_t j = 0; j < m->names.size(); ++j)
+            if (m->names[j] == name->s)
+              size = m->sizes[j];
+        if (size < 0)
+          raise("NameError", fmt::format("unbound axis name: {}", name->s), r);
+        sizes.push_back(size);
+      }
+      TE joint = intTE(en.value, r, "a device coordinate");
+      const auto at = static_cast<long>(e->keys.size());
+      int64_t later = 1;
+      for (size_t k = axes.size(); k-- > 0;) {
+        TE coord =
+            teBinary(r, ast::BinaryOp::Mod,
+                     later == 1 ? joint : teBinary(r, ast::BinaryOp::Div, joint, teInt(r, later)),
+                     teInt(r, sizes[k]));
+        e->keys.insert(e->keys.begin() + at, cast<StrV>(axes[k]).s);
+        e->kids.insert(e->kids.begin() + at, coord);
+        later *= sizes[k];
+      }
     }
     return e;
   }
@@ -1005,6 +1036,90 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
 
 // lax.axis_size('x'), and lax.psum(1, 'x') (the same number); lax.psum of anything
 // else is a collective dkv does not compute.
+// The size of one mesh axis (or the core axis of the pl.kernel being traced).
+int64_t axisSizeOf(Interp &in, const std::string &name, SourceRange r) {
+  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+    return tc->cores;
+  if (auto *m = apiAs<MeshObj>(in.mesh_))
+    for (size_t i = 0; i < m->names.size(); ++i)
+      if (m->names[i] == name)
+        return m->sizes[i];
+  in.raise("NameError", fmt::format("unbound axis name: {}", name), r);
+}
+
+// The axis names of an axis_name argument: one name or a tuple of them (JAX's joint
+// axes, major to minor).
+std::vector<std::string> axisNames(Interp &in, const V &axis, CallCtx &c) {
+  std::vector<std::string> names;
+  if (axis->kind == Kind::Str)
+    return {cast<StrV>(axis).s};
+  if (axis->kind != Kind::Tuple && axis->kind != Kind::List)
+    fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+  for (const V &v : in.toVector(axis, c.range)) {
+    if (v->kind != Kind::Str)
+      fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
+    names.push_back(cast<StrV>(v).s);
+  }
+  return names;
+}
+
+// lax.axis_index(name): in a kernel the traced axis_index(x); on the host inside
+// shard_map each device's index along the axis, a per-device int32 scalar (what JAX's
+// trace of the shard_map'ed body gives it). Of a tuple of axes, the index over their
+// product, the first axis major: axis_index(('y', 'x')) = y * size(x) + x.
+V axisIndex(Interp &in, CallCtx &c) {
+  std::vector<V> a = c.bind(in, {"axis_name"});
+  std::vector<std::string> names = axisNames(in, need(in, c, a, 0, "axis_name"), c);
+  if (!in.inKernel_) {
+    auto *m = apiAs<MeshObj>(in.mesh_);
+    if (!m)
+      fail(c.range, "python-unknown-api",
+           "`lax.axis_index` is only meaningful inside shard_map or a kernel that "
+           "pl.pallas_call traces");
+    std::vector<std::vector<int64_t>> per(static_cast<size_t>(m->devices()), {0});
+    for (const std::string &name : names) {
+      int64_t stride = 1, size = -1;
+      for (size_t j = m->names.size(); j-- > 0;) {
+        if (m->names[j] == name) {
+          size = m->sizes[j];
+          break;
+        }
+        stride *= m->sizes[j];
+      }
+      if (size < 0)
+        in.raise("NameError",
+                 fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
+                 c.range);
+      for (size_t d = 0; d < per.size(); ++d)
+        per[d][0] = per[d][0] * size + (static_cast<int64_t>(d) / stride) % size;
+    }
+    auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
+    out->deviceContents = std::move(per);
+    return out;
+  }
+  TE acc;
+  for (const std::string &name : names) {
+    bool known = false;
+    if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
+      known = tc->axis == name; // the core of a pl.kernel
+    if (auto *m = apiAs<MeshObj>(in.mesh_))
+      known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
+    if (!known)
+      in.raise("NameError",
+               fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
+               c.range);
+    auto e = std::make_shared<TExpr>();
+    e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::AxisIndex;
+    e->kids = {teName(c.range, name)};
+    acc = acc ? teBinary(c.range, ast::BinaryOp::Add,
+                         teBinary(c.range, ast::BinaryOp::Mul, acc,
+                                  teInt(c.range, axisSizeOf(in, name, c.range))),
+                         e)
+              : TE(e);
+  }
+  return std::make_shared<TracedV>(acc, TKind::Int);
+}
+
 V axisSize(Interp &in, CallCtx &c, bool psum) {
   V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
   for (const auto &[k, v] : c.args.kw)
@@ -1013,16 +1128,12 @@ V axisSize(Interp &in, CallCtx &c, bool psum) {
   if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
                 cast<IntV>(c.args.pos[0]).i == 1))
     return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
-  if (!axis || axis->kind != Kind::Str)
+  if (!axis)
     fail(c.range, "python-call", fmt::format("{}: expected an axis name", c.fn->name));
-  const std::string &name = cast<StrV>(axis).s;
-  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
-    return integer(tc->cores);
-  if (auto *m = apiAs<MeshObj>(in.mesh_))
-    for (size_t i = 0; i < m->names.size(); ++i)
-      if (m->names[i] == name)
-        return integer(m->sizes[i]);
-  in.raise("NameError", fmt::format("unbound axis name: {}", name), c.range);
+  int64_t size = 1; // of a tuple of axes, their product
+  for (const std::string &name : axisNames(in, axis, c))
+    size *= axisSizeOf(in, name, c.range);
+  return integer(size);
 }
 
 // pl.program_id(d) (a traced int) and pl.num_programs(d) (the grid's extent, an int).
@@ -1214,29 +1325,7 @@ void registerKernelApi(Registry &reg) {
   };
   const std::string PL = "jax.experimental.pallas.", TPU = "jax.experimental.pallas.tpu.";
 
-  fn(
-      {"jax.lax.axis_index"},
-      +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"axis_name"});
-        V axis = need(in, c, a, 0, "axis_name");
-        if (axis->kind != Kind::Str)
-          unsupported(c.range, "lax.axis_index of several axes (a tuple)");
-        const std::string &name = cast<StrV>(axis).s;
-        bool known = false;
-        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
-          known = tc->axis == name; // the core of a pl.kernel
-        if (auto *m = apiAs<MeshObj>(in.mesh_))
-          known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
-        if (!known)
-          in.raise("NameError",
-                   fmt::format("unbound axis name: {} (not an axis of the shard_map's mesh)", name),
-                   c.range);
-        auto e = std::make_shared<TExpr>();
-        e->k = TExpr::K::Builtin, e->range = c.range, e->builtin = ast::Builtin::AxisIndex;
-        e->kids = {teName(c.range, name)};
-        return std::make_shared<TracedV>(e, TKind::Int);
-      },
-      "axis_index(x)", true);
+  fn({"jax.lax.axis_index"}, axisIndex, "axis_index(x)", false);
   fn(
       {"jax.lax.axis_size"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, false); },
       "the axis size (an int)", false);

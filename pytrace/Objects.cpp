@@ -1243,6 +1243,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
   case Kind::Opaque:
     return opaque("indexing it", r, obj);
   case Kind::HostArray:
+    if (V v = indexArray(cast<HostArrayV>(obj), key, r))
+      return v;
     return opaque("indexing an array (dkv keeps arrays as shapes)", r);
   case Kind::Instance: {
     if (lookupClassAttr(cast<InstanceV>(obj).cls, "__getitem__"))
@@ -1278,6 +1280,130 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     break;
   }
   raise("TypeError", fmt::format("'{}' object is not subscriptable", typeName(*obj)), r);
+}
+
+V Interp::mapContents(const HostArrayV &a, std::vector<int64_t> shape,
+                      const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f) {
+  auto out = std::make_shared<HostArrayV>(std::move(shape), a.dtype);
+  out->numpy = a.numpy;
+  if (a.deviceContents) {
+    std::vector<std::vector<int64_t>> per;
+    for (const auto &c : *a.deviceContents)
+      per.push_back(f(c));
+    out->deviceContents = std::move(per);
+  } else if (a.contents) {
+    out->contents = f(*a.contents);
+  }
+  return out;
+}
+
+V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
+  std::vector<V> items = key->kind == Kind::Tuple ? toVector(key, r) : std::vector<V>{key};
+  // The devices whose values differ: the array's, or the key's per-device ints.
+  size_t devices = a.deviceContents ? a.deviceContents->size() : 0;
+  for (const V &k : items) {
+    auto *h = dynCast<HostArrayV>(k);
+    if (!h)
+      continue;
+    if (!h->shape.empty() || !h->deviceContents || !ast::isInteger(h->dtype))
+      return nullptr; // advanced indexing by an array: not modelled
+    if (devices && devices != h->deviceContents->size())
+      return nullptr;
+    devices = h->deviceContents->size();
+  }
+  if (!a.contents && !a.deviceContents)
+    return nullptr;
+  for (const V &k : items)
+    if (!(k->kind == Kind::None || k->kind == Kind::Slice || k->kind == Kind::HostArray ||
+          isIntLike(k)))
+      return nullptr;
+  // One device's selection: for each source dimension the indices taken, and whether
+  // the dimension stays; None adds a dimension of 1.
+  auto select = [&](size_t dev, std::vector<int64_t> &shape,
+                    std::vector<std::vector<int64_t>> &picks) {
+    shape.clear();
+    picks.clear();
+    size_t dim = 0;
+    for (const V &k : items) {
+      if (k->kind == Kind::None) {
+        shape.push_back(1);
+        continue;
+      }
+      if (dim >= a.shape.size())
+        raise("IndexError",
+              fmt::format("too many indices for array: array is {}-dimensional, but {} were "
+                          "indexed",
+                          a.shape.size(), dim + 1),
+              r);
+      int64_t len = a.shape[dim];
+      if (auto *sl = dynCast<SliceV>(k)) {
+        SliceBounds b = adjustSlice(*this, *sl, len, r);
+        std::vector<int64_t> idx;
+        for (int64_t i = 0, x = b.start; i < b.length; ++i, x += b.step)
+          idx.push_back(x);
+        shape.push_back(b.length);
+        picks.push_back(std::move(idx));
+      } else {
+        int64_t i;
+        if (auto *h = dynCast<HostArrayV>(k)) {
+          i = (*h->deviceContents)[dev][0];
+          if (i < -len || i >= len)
+            unsupported(r, "a per-device index out of the array's bounds (JAX clamps it)");
+        } else {
+          i = intOf(k);
+          if (i < -len || i >= len)
+            raise("IndexError",
+                  fmt::format("index {} is out of bounds for axis {} with size {}", i, dim, len),
+                  r);
+        }
+        picks.push_back({i < 0 ? i + len : i});
+      }
+      ++dim;
+    }
+    for (; dim < a.shape.size(); ++dim) {
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < a.shape[dim]; ++i)
+        idx.push_back(i);
+      shape.push_back(a.shape[dim]);
+      picks.push_back(std::move(idx));
+    }
+  };
+  auto gather = [&](const std::vector<int64_t> &src,
+                    const std::vector<std::vector<int64_t>> &picks) {
+    std::vector<int64_t> strides(a.shape.size(), 1);
+    for (size_t d = a.shape.size(); d-- > 1;)
+      strides[d - 1] = strides[d] * a.shape[d];
+    std::vector<int64_t> out{0}; // flat source offsets, built dimension by dimension
+    for (size_t d = 0; d < picks.size(); ++d) {
+      std::vector<int64_t> next;
+      alloc(out.size() * picks[d].size(), r);
+      for (int64_t base : out)
+        for (int64_t i : picks[d])
+          next.push_back(base + i * strides[d]);
+      out = std::move(next);
+    }
+    for (int64_t &x : out)
+      x = src[static_cast<size_t>(x)];
+    return out;
+  };
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> picks;
+  if (!devices) {
+    select(0, shape, picks);
+    auto out = std::make_shared<HostArrayV>(shape, a.dtype);
+    out->numpy = a.numpy;
+    out->contents = gather(*a.contents, picks);
+    return out;
+  }
+  std::vector<std::vector<int64_t>> per;
+  for (size_t dev = 0; dev < devices; ++dev) {
+    select(dev, shape, picks);
+    per.push_back(gather(a.deviceContents ? (*a.deviceContents)[dev] : *a.contents, picks));
+  }
+  auto out = std::make_shared<HostArrayV>(shape, a.dtype);
+  out->numpy = a.numpy;
+  out->deviceContents = std::move(per);
+  return out;
 }
 
 void Interp::setItem(const V &obj, const V &key, const V &value, SourceRange r) {
@@ -1541,9 +1667,20 @@ V Interp::iter(const V &v, SourceRange r) {
          fmt::format("iteration over a traced array with shape {}: its length depends on the "
                      "device (JAX raises TracerIntegerConversionError here)",
                      cast<TracedV>(v).tk == TKind::Bool ? "bool[]" : "int32[]"));
-  case Kind::HostArray:
+  case Kind::HostArray: {
+    // An array of known values: its rows, as indexing gives them.
+    const auto &a = cast<HostArrayV>(v);
+    if (a.shape.empty())
+      raise("TypeError", "iteration over a 0-d array", r);
+    if (a.contents || a.deviceContents) {
+      std::vector<V> rows;
+      for (int64_t i = 0; i < a.shape[0]; ++i)
+        rows.push_back(indexArray(a, integer(i), r));
+      return iter(tuple(std::move(rows)), r);
+    }
     opaqueNeeded(opaque("the rows of an array (dkv keeps arrays as shapes)", r), r,
                  "iterating over it");
+  }
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))
       return iter(tuple(p->entries), r);

@@ -84,6 +84,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const MemSpaceObj &) { return "MemorySpace"; }
     std::string operator()(const SemTypeObj &) { return "SemaphoreType"; }
     std::string operator()(const DeviceIdTypeObj &) { return "DeviceIdType"; }
+    std::string operator()(const CoreTypeObj &) { return "CoreType"; }
     std::string operator()(const MeshObj &) { return "Mesh"; }
     std::string operator()(const DeviceArrayObj &) { return "ndarray"; }
     std::string operator()(const DeviceObj &) { return "Device"; }
