@@ -16,7 +16,7 @@ bash "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure -j "$jobs" -LE campaign)
 
 echo "== build and test (ASan + UBSan)"
-bash "$root/scripts/build.sh" "$root/build-asan" -DDKV_SANITIZE=ON
+bash "$root/scripts/build.sh" "$root/build-asan" -DDKV_SANITIZE=ON -DDKV_BUILD_BENCH=OFF
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" -LE 'slow|campaign|nosan')
 echo "== all checks passed"
