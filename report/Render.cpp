@@ -21,6 +21,12 @@ namespace {
 // A device column of the table is never narrower than this; when the width does not
 // leave this much per device, the trace is one row per step with the device named.
 constexpr size_t kMinColumn = 24;
+/// A text trace of more steps than this shows its first kTextTraceHead steps, its last
+/// kTextTraceTail and kTextTraceAround on each side of every step the finding marks.
+constexpr size_t kTextTraceSteps = 400;
+constexpr size_t kTextTraceHead = 20;
+constexpr size_t kTextTraceTail = 60;
+constexpr int32_t kTextTraceAround = 8;
 
 std::string pad(const std::string &text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
@@ -105,6 +111,37 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
     return fmt::format("  {}{:>{}}.  ", labels[i].empty() ? ' ' : '>', i + 1, digits);
   };
   const std::string blank(prefix, ' ');
+  // A long trace (a large mesh: tens of thousands of steps) shows its first steps, the
+  // steps around those the finding is about and its last steps; a line says how many
+  // are left out between them. JSON and the pictures have every step.
+  std::vector<bool> shown(trace.steps.size(), true);
+  if (trace.steps.size() > kTextTraceSteps) {
+    const size_t n = trace.steps.size();
+    shown.assign(n, false);
+    for (size_t i = 0; i < std::min(n, kTextTraceHead); ++i)
+      shown[i] = true;
+    for (size_t i = n - std::min(n, kTextTraceTail); i < n; ++i)
+      shown[i] = true;
+    for (const TraceMark &m : trace.marks)
+      for (int32_t i = std::max(0, m.step - kTextTraceAround);
+           i <= m.step + kTextTraceAround && static_cast<size_t>(i) < n; ++i)
+        shown[i] = true;
+  }
+  // Whether step i is left out; before the first of a run of left-out steps, the line
+  // that says how many.
+  auto leftOut = [&](size_t i) {
+    if (shown[i])
+      return false;
+    if (i == 0 || shown[i - 1]) {
+      size_t end = i;
+      while (end < shown.size() && !shown[end])
+        ++end;
+      out << blank
+          << fmt::format("... {} steps not shown (every step: --format json, --trace-html) ...\n",
+                         end - i);
+    }
+    return true;
+  };
   const size_t separators = 3 * static_cast<size_t>(columns - 1);
   const bool table = width > prefix + separators &&
                      (width - prefix - separators) / static_cast<size_t>(columns) >= kMinColumn;
@@ -127,6 +164,8 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
     trimRight(header);
     out << header << "\n";
     for (size_t i = 0; i < trace.steps.size(); ++i) {
+      if (leftOut(i))
+        continue;
       std::vector<std::string> cell = wrapText(texts[i], column);
       appendNote(cell, notes[i], column);
       for (const std::string &label : labels[i])
@@ -145,6 +184,8 @@ void renderTrace(std::ostream &out, const Trace &trace, const support::SourceMan
     // One row per step, the device named, continuation lines under the text.
     const size_t room = width > prefix + kMinColumn ? width - prefix : kMinColumn;
     for (size_t i = 0; i < trace.steps.size(); ++i) {
+      if (leftOut(i))
+        continue;
       std::vector<std::string> lines = wrapText(
           fmt::format("{}: {}", processName(trace.steps[i].actor.device, trace.cores), texts[i]),
           room);

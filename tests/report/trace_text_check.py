@@ -77,7 +77,11 @@ def check_trace(where, body, trace, width, errors):
     # A table has a header of process names (report::renderTrace: when every column
     # gets 24 characters), a list starts with step 1.
     table = bool(body) and not number.match(body[0])
-    steps = []  # [(marked, device or None, [pieces])]
+    # A trace of more than 400 steps shows its first 20, its last 60 and 8 around each
+    # marked step; a line says how many steps each gap leaves out.
+    gap = re.compile(r"^\s+\.\.\. (\d+) steps not shown \(every step: --format json, --trace-html\) \.\.\.$")
+    gaps = {}  # the step number after a gap -> the steps it leaves out
+    steps = []  # [(marked, device or None, [pieces], number)]
     columns = None
     names = []
     start = 0
@@ -94,9 +98,13 @@ def check_trace(where, body, trace, width, errors):
         m = number.match(line)
         if "stuck after step" in line and not m:
             continue
+        g = gap.match(line)
+        if g:
+            gaps[len(steps)] = int(g.group(1))
+            continue
         prefix = line[:start] if table else line[:len(m.group(0))] if m else ""
         if m:
-            steps.append([m.group(1) == ">", None, []])
+            steps.append([m.group(1) == ">", None, [], int(m.group(2))])
         elif not steps:
             errors.append(f"{where}: a trace line before the first step: {line!r}")
             return
@@ -122,10 +130,28 @@ def check_trace(where, body, trace, width, errors):
                 steps[-1][2].append(cells[filled[0]])
         else:
             steps[-1][2].append(line[len(prefix):].strip() if m else line.strip())
-    if len(steps) != len(trace):
-        errors.append(f"{where}: {len(steps)} numbered steps for {len(trace)} trace steps")
-        return
-    for k, ((marked, column, pieces), step) in enumerate(zip(steps, trace), 1):
+    numbers = [s[3] for s in steps]
+    if len(trace) <= 400:
+        if numbers != list(range(1, len(trace) + 1)) or gaps:
+            errors.append(f"{where}: {len(steps)} numbered steps for {len(trace)} trace steps")
+            return
+    else:
+        marks = [n for (marked, _, _, n) in steps if marked]
+        want = set(range(1, 21)) | set(range(len(trace) - 59, len(trace) + 1))
+        for n in marks:
+            want |= set(range(max(1, n - 8), min(len(trace), n + 8) + 1))
+        if numbers != sorted(want):
+            errors.append(f"{where}: steps {numbers[:5]}... shown of {len(trace)}, not the head, "
+                          f"tail and marked steps")
+            return
+        for i in range(1, len(numbers)):
+            left_out = numbers[i] - numbers[i - 1] - 1
+            if gaps.get(i, 0) != left_out:
+                errors.append(f"{where}: before step {numbers[i]}: a gap of {gaps.get(i)} "
+                              f"for {left_out} steps left out")
+                return
+    for (marked, column, pieces, k) in steps:
+        step = trace[k - 1]
         shown = squash(" ".join(pieces))
         want = squash(expected_text(step))
         process = f"device {step['device']}" + (f" core {step['core']}" if "core" in step else "")
