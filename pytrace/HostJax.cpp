@@ -658,6 +658,8 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   }
   if (auto *w = std::get_if<WhenObj>(&a.data))
     return callWhen(*w, std::move(args), r);
+  if (auto *p = std::get_if<PipelineObj>(&a.data))
+    return callPipeline(*p, std::move(args), r);
   if (auto *l = std::get_if<LoopObj>(&a.data)) {
     if (args.pos.size() != 1 || !args.kw.empty())
       fail(r, "python-call", "pl.loop(...) decorates one function");
@@ -1182,11 +1184,9 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.BlockSpec"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a =
             c.bind(in, {"block_shape", "index_map", "*", "memory_space", "pipeline_mode"});
-        if (given(a[0]) || given(a[1]))
-          unsupported(c.range,
-                      "a BlockSpec with a block shape or index map (blocked operands); dkv "
-                      "traces whole operands: pl.BlockSpec(memory_space=...)");
-        BlockSpecObj b;
+        // Blocked specs are read where they are used (emit_pipeline: Pipeline.cpp).
+        BlockSpecObj b{std::nullopt, given(a[0]) ? a[0] : nullptr, given(a[1]) ? a[1] : nullptr,
+                       given(a[3]) ? a[3] : nullptr, c.range};
         if (given(a[2])) {
           auto *m = apiAs<MemSpaceObj>(a[2]);
           if (!m)

@@ -1346,6 +1346,13 @@ V Interp::evalCall(const py::Call &c, Frame &f) {
     site.inlined = outer;
     inlined_ = sources_->addInlineContext(site, callee->name);
   }
+  // The positional arguments' ranges, for an API call that locates what it emits at
+  // its arguments (emit_pipeline's operands); read before anything else is called.
+  argRanges_.clear();
+  for (const py::ExprPtr &a : c.args)
+    argRanges_.push_back(a->kind == py::ExprKind::Starred ? c.range : a->range);
+  if (argRanges_.size() != args.pos.size())
+    argRanges_.clear();
   V out;
   try {
     out = call(fn, std::move(args), c.range);

@@ -6,9 +6,9 @@
 // (builtins and the methods of built-in types), Classes.cpp (classes, instances,
 // exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
 // registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), JaxSrc.cpp
-// (small helpers library kernels use), Re.cpp (`re`), Kernel.cpp (pallas_call and
-// pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry discovery: test classes,
-// parameterized cases).
+// (small helpers library kernels use), Pipeline.cpp (`pltpu.emit_pipeline`), Re.cpp (`re`),
+// Kernel.cpp (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
+// discovery: test classes, parameterized cases).
 #pragma once
 
 #include "frontend/AST.h"
@@ -379,6 +379,9 @@ public:
   V mesh_;   ///< the mesh of the enclosing shard_map (MeshObj)
   V tcMesh_; ///< the TensorCore mesh of the pl.kernel being traced, or null
   std::vector<int64_t> grid_;
+  /// The ranges of the positional arguments of the call being made (evalCall), empty
+  /// when unknown.
+  std::vector<SourceRange> argRanges_;
   bool hasCollective_ = false;
   bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
   std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`
@@ -422,6 +425,7 @@ public:
   V callPallas(const PallasCallObj &pc, Args args, SourceRange r);
   V callPlKernel(const PlKernelObj &pk, Args args, SourceRange r);
   V callWhen(const WhenObj &w, Args args, SourceRange r);
+  V callPipeline(const PipelineObj &p, Args args, SourceRange r);
   TE deviceTE(const V &id, const V &type, SourceRange r);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);
