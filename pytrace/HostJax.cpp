@@ -448,7 +448,20 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
+// `mesh.abstract_mesh.update(abstract_device=...)`: an abstract mesh with the same axes
+// (dkv's mesh is its axes); new axis names or sizes are not modelled.
+const BuiltinFn kMeshUpdate{
+    "AbstractMesh.update",
+    +[](Interp &in, CallCtx &c) -> V {
+      std::vector<V> a = c.bind(in, {"axis_sizes", "axis_names", "axis_types", "abstract_device"});
+      if (a[0] || a[1])
+        return in.opaque("an abstract mesh with new axes", c.range);
+      return c.self;
+    },
+    "", false};
 const AttrRow<MeshObj> kMeshAttrs[] = {
+    {"abstract_mesh", [](auto &, auto &, auto &self, auto) { return self; }},
+    {"update", [](auto &, auto &, auto &self, auto) { return builtinValue(kMeshUpdate, self); }},
     {"shape",
      [](auto &in, auto &m, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
@@ -907,6 +920,36 @@ void registerHostJax(Registry &reg) {
       {"jax._src.test_util.create_mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"mesh_shape", "axis_names", "iota_order", "axis_types"});
         return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"));
+      });
+  // `jax.set_mesh(mesh)`: the mesh of a shard_map without mesh= from here on (its
+  // function form; a later set_mesh replaces it). `use_mesh` / `use_abstract_mesh` (in
+  // `with`) restore the previous mesh on leaving, which dkv does not model: only the mesh
+  // already set (the same axes, so entering changes nothing) is accepted.
+  fn(
+      {"jax.set_mesh", "jax.sharding.set_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh"});
+        V m = need(in, c, a, 0, "mesh");
+        if (m->kind == Kind::Opaque)
+          in.opaqueNeeded(m, c.range, "the mesh of jax.set_mesh");
+        if (!apiAs<MeshObj>(m))
+          unsupported(c.range, fmt::format("jax.set_mesh of a {}", typeName(*m)));
+        in.contextMesh_ = m;
+        return m;
+      });
+  fn(
+      {"jax.sharding.use_mesh", "jax.sharding.use_abstract_mesh"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh"});
+        V m = need(in, c, a, 0, "mesh");
+        if (m->kind == Kind::Opaque)
+          in.opaqueNeeded(m, c.range, fmt::format("the mesh of {}", c.fn->name));
+        if (!apiAs<MeshObj>(m) || !in.contextMesh_ ||
+            !in.equal(m, in.contextMesh_, c.range).value_or(false))
+          unsupported(c.range,
+                      fmt::format("{} of another mesh than jax.set_mesh's (a mesh set for a "
+                                  "`with` block only is not modelled: give shard_map mesh=)",
+                                  c.fn->name));
+        return m;
       });
   fn(
       {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P"},

@@ -376,8 +376,9 @@ public:
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
   static constexpr uint64_t kMaxKernelStmts = 20000;
-  V mesh_;   ///< the mesh of the enclosing shard_map (MeshObj)
-  V tcMesh_; ///< the TensorCore mesh of the pl.kernel being traced, or null
+  V mesh_;        ///< the mesh of the enclosing shard_map (MeshObj)
+  V contextMesh_; ///< the mesh jax.set_mesh set (MeshObj), or null
+  V tcMesh_;      ///< the TensorCore mesh of the pl.kernel being traced, or null
   std::vector<int64_t> grid_;
   /// The ranges of the positional arguments of the call being made (evalCall), empty
   /// when unknown.

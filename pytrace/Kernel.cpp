@@ -40,10 +40,12 @@ Interp::KernelFn Interp::kernelFunction(const V &k, SourceRange r, std::string_v
 }
 
 V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
-  auto *mesh = apiAs<MeshObj>(sm.mesh);
+  // Without mesh=, the mesh jax.set_mesh set (JAX reads it when the function is traced).
+  V meshV = sm.mesh && sm.mesh->kind != Kind::None ? sm.mesh : contextMesh_;
+  auto *mesh = apiAs<MeshObj>(meshV);
   if (!mesh) {
-    if (sm.mesh && sm.mesh->kind == Kind::Opaque)
-      opaqueNeeded(sm.mesh, r, "the mesh of shard_map");
+    if (meshV && meshV->kind == Kind::Opaque)
+      opaqueNeeded(meshV, r, "the mesh of shard_map");
     fail(r, "python-unknown-fact",
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
          "built in this file)");
@@ -113,7 +115,7 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
     local.push_back(l);
   }
   V saved = mesh_;
-  mesh_ = sm.mesh;
+  mesh_ = meshV;
   V out;
   try {
     out = call(sm.f, Args{local, {}}, r);
