@@ -1094,7 +1094,8 @@ void registerHostJax(Registry &reg) {
       });
   fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"start", "stop", "step", "dtype"});
+        std::vector<V> a =
+            c.bind(in, {"start", "stop", "step", "dtype", "*", "device", "out_sharding", "like"});
         V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
         if (!stop)
           in.raiseId("TypeError", "arange() missing required argument 'start'", c.range);

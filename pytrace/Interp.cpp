@@ -621,6 +621,13 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
   if (i == w.items.size())
     return execBody(w.body, f);
   const py::WithItem &item = w.items[i];
+  // `with jax.set_mesh(mesh):` sets the mesh for its block only: the previous one is back
+  // when the block is left, however it is left.
+  struct RestoreMesh {
+    Interp &in;
+    V before;
+    ~RestoreMesh() { in.contextMesh_ = before; }
+  } restoreMesh{*this, contextMesh_};
   V ctx = eval(*item.context, f);
   SourceRange r = item.context->range;
   // Context managers the API makes do nothing dkv sees.
