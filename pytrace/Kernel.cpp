@@ -48,7 +48,7 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
       opaqueNeeded(meshV, r, "the mesh of shard_map");
     fail(r, "python-unknown-fact",
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
-         "built in this file)");
+         "built in this file, or call jax.set_mesh(mesh) before it)");
   }
   if (!sm.inSpecs)
     fail(r, "python-unknown-fact", "shard_map: in_specs is not given");

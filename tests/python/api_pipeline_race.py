@@ -41,6 +41,7 @@ def add(a_ref, b_ref, out_ref):
 
 
 mesh = jax.make_mesh((n,), ('x',))
+jax.set_mesh(mesh)  # the mesh of the shard_map below, which has no mesh=
 x = jnp.zeros((16 * n, 128), jnp.float32)
 out, _ = jax.shard_map(
     pl.pallas_call(
@@ -51,4 +52,4 @@ out, _ = jax.shard_map(
         out_specs=[pl.BlockSpec(memory_space=pltpu.ANY)] * 2,
         scratch_shapes=[pltpu.SemaphoreType.DMA] * 2,
         compiler_params=pltpu.CompilerParams(collective_id=0)),
-    mesh=mesh, in_specs=P('x'), out_specs=(P('x'), P('x')), check_vma=False)(x)
+    in_specs=P('x'), out_specs=(P('x'), P('x')), check_vma=False)(x)
