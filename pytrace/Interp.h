@@ -427,6 +427,10 @@ public:
   V callPlKernel(const PlKernelObj &pk, Args args, SourceRange r);
   V callWhen(const WhenObj &w, Args args, SourceRange r);
   V callPipeline(const PipelineObj &p, Args args, SourceRange r);
+  /// Whether a blocked BlockSpec of a pallas_call operand is Pallas' default one: the
+  /// whole operand, block 0 at every grid point (Pipeline.cpp).
+  bool wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &grid, size_t prefetch);
   TE deviceTE(const V &id, const V &type, SourceRange r);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);

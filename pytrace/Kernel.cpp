@@ -316,11 +316,12 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       auto *bs = apiAs<BlockSpecObj>(spec);
       if (!bs)
         fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
-      if (bs->blocked())
+      if (bs->blocked() && !wholeBlock(*bs, arr.shape, grid, prefetch))
         unsupported(bs->range,
-                    "a BlockSpec with a block shape or index map on a pallas_call operand "
-                    "(Pallas' outer pipeline over the grid); dkv traces whole operands here: "
-                    "pl.BlockSpec(memory_space=...), and blocked specs in "
+                    "a BlockSpec with blocks smaller than the operand, or that move over the "
+                    "grid, on a pallas_call operand (Pallas' outer pipeline over the grid); "
+                    "dkv traces whole operands here (pl.BlockSpec(memory_space=...), or the "
+                    "whole block at block 0 on every step), and blocked specs in "
                     "pltpu.emit_pipeline (docs/python.md \"Pipelines\")");
       if (bs->space)
         space = *bs->space;

@@ -252,6 +252,69 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
   return none();
 }
 
+// A blocked spec on a pallas_call operand is accepted when it is the spec Pallas gives an
+// operand without one (`pallas_call` with in_specs=None: the whole array, index map
+// returning zeros): the block is the whole operand and its index map gives block 0 at
+// every point of the grid, so the block never changes and Pallas copies it in before the
+// first step and out after the last, which is what a whole VMEM operand is in the model.
+// The index map is called with each grid point's indices as Python ints.
+bool Interp::wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shape,
+                        const std::vector<int64_t> &grid, size_t prefetch) {
+  if (bs.pipelineMode || prefetch > 0)
+    return false;
+  if (bs.blockShape) {
+    if (bs.blockShape->kind != Kind::Tuple && bs.blockShape->kind != Kind::List)
+      return false;
+    std::vector<V> dims = toVector(bs.blockShape, bs.range);
+    if (dims.size() != shape.size())
+      return false;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d]->kind != Kind::Int || cast<IntV>(dims[d]).i != shape[d])
+        return false;
+  }
+  if (!bs.indexMap)
+    return true;
+  int64_t points = 1;
+  for (int64_t g : grid) {
+    if (g < 1)
+      return false;
+    points *= g;
+    if (points > 4096)
+      return false;
+  }
+  std::vector<int64_t> at(grid.size(), 0);
+  for (int64_t p = 0; p < points; ++p) {
+    std::vector<V> idx;
+    for (int64_t a : at)
+      idx.push_back(integer(a));
+    std::vector<ast::StmtPtr> emitted;
+    blocks_.push_back(&emitted);
+    V result;
+    try {
+      result = call(bs.indexMap, Args{idx, {}}, bs.range);
+    } catch (...) {
+      blocks_.pop_back();
+      throw;
+    }
+    blocks_.pop_back();
+    if (!emitted.empty() || (result->kind != Kind::Tuple && result->kind != Kind::List))
+      return false;
+    std::vector<V> blockIdx = toVector(result, bs.range);
+    if (blockIdx.size() != shape.size())
+      return false;
+    for (const V &b : blockIdx)
+      if (b->kind != Kind::Int || cast<IntV>(b).i != 0)
+        return false;
+    // The next grid point, the last dimension fastest.
+    for (size_t d = grid.size(); d-- > 0;) {
+      if (++at[d] < grid[d])
+        break;
+      at[d] = 0;
+    }
+  }
+  return true;
+}
+
 void registerPipeline(Registry &reg) {
   // pltpu.emit_pipeline's keywords across JAX versions (should_accumulate_out was removed
   // in jax-ml/jax 79c328ee27, tiling and _explicit_indices added later): each one that
