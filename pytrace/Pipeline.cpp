@@ -55,6 +55,22 @@ std::vector<BlockSpecObj> specList(Interp &in, const V &v, SourceRange r, const 
   return out;
 }
 
+/// Calls `fn` with the kernel statements it emits going to `into` (an index map, which may
+/// emit none, or the pipeline's body).
+V callInto(Interp &in, const V &fn, std::vector<V> args, SourceRange r,
+           std::vector<ast::StmtPtr> &into) {
+  in.blocks_.push_back(&into);
+  V result;
+  try {
+    result = in.call(fn, Args{std::move(args), {}}, r);
+  } catch (...) {
+    in.blocks_.pop_back();
+    throw;
+  }
+  in.blocks_.pop_back();
+  return result;
+}
+
 } // namespace
 
 // Calling the pipeline on refs: one `emit_pipeline` statement. The block specs' index
@@ -188,15 +204,7 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
       // An index map is an expression of its parameters: statements it would emit
       // (a per-device value assigned to a name) would be outside the lambda.
       std::vector<ast::StmtPtr> emitted;
-      blocks_.push_back(&emitted);
-      V result;
-      try {
-        result = call(bs.indexMap, Args{mapArgs, {}}, op.mapRange);
-      } catch (...) {
-        blocks_.pop_back();
-        throw;
-      }
-      blocks_.pop_back();
+      V result = callInto(*this, bs.indexMap, mapArgs, op.mapRange, emitted);
       if (!emitted.empty())
         unsupported(emitted.front()->range(),
                     "an index map that emits a kernel statement (a per-device value "
@@ -232,15 +240,7 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
   }
 
   auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-  blocks_.push_back(body.get());
-  V result;
-  try {
-    result = call(p.body, Args{blocks, {}}, r);
-  } catch (...) {
-    blocks_.pop_back();
-    throw;
-  }
-  blocks_.pop_back();
+  V result = callInto(*this, p.body, blocks, r, *body);
   if (result->kind != Kind::None)
     raise("ValueError", "The emit_pipeline body function must return None.", r);
   SourceRange bodyRange = r;
@@ -288,15 +288,7 @@ bool Interp::wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shap
     for (int64_t a : at)
       idx.push_back(integer(a));
     std::vector<ast::StmtPtr> emitted;
-    blocks_.push_back(&emitted);
-    V result;
-    try {
-      result = call(bs.indexMap, Args{idx, {}}, bs.range);
-    } catch (...) {
-      blocks_.pop_back();
-      throw;
-    }
-    blocks_.pop_back();
+    V result = callInto(*this, bs.indexMap, idx, bs.range, emitted);
     if (!emitted.empty() || (result->kind != Kind::Tuple && result->kind != Kind::List))
       return false;
     std::vector<V> blockIdx = toVector(result, bs.range);
