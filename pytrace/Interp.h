@@ -383,6 +383,9 @@ public:
   /// The ranges of the positional arguments of the call being made (evalCall), empty
   /// when unknown.
   std::vector<SourceRange> argRanges_;
+  /// Inside an index map: a per-device value assigned to a name stays an expression (a
+  /// `let` would be outside the index map's lambda).
+  bool inlineLets_ = false;
   bool hasCollective_ = false;
   bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
   std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`

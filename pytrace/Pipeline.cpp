@@ -58,16 +58,20 @@ std::vector<BlockSpecObj> specList(Interp &in, const V &v, SourceRange r, const 
 /// Calls `fn` with the kernel statements it emits going to `into` (an index map, which may
 /// emit none, or the pipeline's body).
 V callInto(Interp &in, const V &fn, std::vector<V> args, SourceRange r,
-           std::vector<ast::StmtPtr> &into) {
+           std::vector<ast::StmtPtr> &into, bool indexMap) {
   in.blocks_.push_back(&into);
+  bool inline_ = in.inlineLets_;
+  in.inlineLets_ = indexMap;
   V result;
   try {
     result = in.call(fn, Args{std::move(args), {}}, r);
   } catch (...) {
     in.blocks_.pop_back();
+    in.inlineLets_ = inline_;
     throw;
   }
   in.blocks_.pop_back();
+  in.inlineLets_ = inline_;
   return result;
 }
 
@@ -201,15 +205,15 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
     if (bs.indexMap) {
       if (auto *f = dynCast<FunctionV>(bs.indexMap))
         op.mapRange = f->range;
-      // An index map is an expression of its parameters: statements it would emit
-      // (a per-device value assigned to a name) would be outside the lambda.
+      // An index map is an expression of its parameters: a per-device value it assigns
+      // to a name stays an expression (inlineLets_), and a statement it would emit (a
+      // semaphore read, a DMA) would be outside the lambda.
       std::vector<ast::StmtPtr> emitted;
-      V result = callInto(*this, bs.indexMap, mapArgs, op.mapRange, emitted);
+      V result = callInto(*this, bs.indexMap, mapArgs, op.mapRange, emitted, true);
       if (!emitted.empty())
         unsupported(emitted.front()->range(),
-                    "an index map that emits a kernel statement (a per-device value "
-                    "assigned to a name, a DMA, ...): an index map is an expression of the "
-                    "grid indices");
+                    "an index map that emits a kernel statement (a semaphore read, a DMA, "
+                    "...): an index map is an expression of the grid indices");
       std::vector<V> idx;
       if (result->kind == Kind::Tuple || result->kind == Kind::List)
         idx = toVector(result, op.mapRange);
@@ -240,7 +244,7 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
   }
 
   auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-  V result = callInto(*this, p.body, blocks, r, *body);
+  V result = callInto(*this, p.body, blocks, r, *body, false);
   if (result->kind != Kind::None)
     raise("ValueError", "The emit_pipeline body function must return None.", r);
   SourceRange bodyRange = r;
@@ -288,7 +292,7 @@ bool Interp::wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shap
     for (int64_t a : at)
       idx.push_back(integer(a));
     std::vector<ast::StmtPtr> emitted;
-    V result = callInto(*this, bs.indexMap, idx, bs.range, emitted);
+    V result = callInto(*this, bs.indexMap, idx, bs.range, emitted, true);
     if (!emitted.empty() || (result->kind != Kind::Tuple && result->kind != Kind::List))
       return false;
     std::vector<V> blockIdx = toVector(result, bs.range);

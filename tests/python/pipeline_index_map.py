@@ -1,6 +1,7 @@
-# An index map is an expression of the grid indices: one that assigns a per-device value
-# to a name (a `let` in the kernel language, which would be outside the index map's
-# lambda) is refused where it is made.
+# An index map that assigns a per-device value to a name: the name stays the expression
+# (a `let` would be outside the index map's lambda), so the translation's index map reads
+# `rem(i + axis_index(x), 2)` (its golden, pipeline_index_map.translate).
+# expect: ok
 import jax
 import jax.numpy as jnp
 from jax import lax
