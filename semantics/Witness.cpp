@@ -316,10 +316,11 @@ bool notEntered(const Program &program, const ControlState &at, DeviceId d, int3
 }
 
 /// Whether the increments that can ever reach `sem` on `d` cover d's waits on it up to
-/// and including the one at `pc` (Program::incrementTotals, the static pre-check's sum).
-bool enoughIncrements(const Program &program, DeviceId d, SemId sem, int32_t pc) {
-  const int64_t increments =
-      program.incrementTotals()[static_cast<size_t>(d) * program.semaphores.size() + sem];
+/// and including the one at `pc` (Program::incrementTotals, the static pre-check's sum,
+/// which the machine keeps as its step table's bound).
+bool enoughIncrements(const Machine &machine, DeviceId d, SemId sem, int32_t pc) {
+  const Program &program = machine.program();
+  const int64_t increments = machine.semBound(d, sem);
   int64_t waited = 0;
   for (int32_t i = 0; i <= pc; ++i)
     if (const auto *w = std::get_if<SemWait>(&program.processes[d].events[i].kind);
@@ -390,7 +391,7 @@ report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
     const Event &e = program.processes[o.device].events[o.pc];
     if (const auto *w = std::get_if<SemWait>(&e.kind)) {
       shape.dmaSemaphore = isDmaSem(w->sem);
-      shape.neverEnough = !enoughIncrements(program, o.device, w->sem, o.pc);
+      shape.neverEnough = !enoughIncrements(machine, o.device, w->sem, o.pc);
     } else {
       shape.barrier = true;
     }
