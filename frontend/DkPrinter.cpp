@@ -133,12 +133,49 @@ private:
     out_ << "}";
   }
 
+  // `(a, b)`, `(a,)`: a tuple as Python writes it.
+  std::string tuple(const std::vector<ExprPtr> &items) {
+    std::string t = "(";
+    for (size_t i = 0; i < items.size(); ++i)
+      t += (i ? ", " : "") + expr(*items[i]);
+    return t + (items.size() == 1 ? ",)" : ")");
+  }
+
+  // `emit_pipeline(grid = (...), in_specs = [...], out_specs = [...])(refs) lambda
+  // blocks { body }` (docs/language.md "Pipelines").
+  void pipeline(const EmitPipelineStmt &p) {
+    out_ << "emit_pipeline(grid = " << tuple(p.grid());
+    for (bool output : {false, true}) {
+      std::string specs;
+      for (const PipelineOperand &op : p.operands()) {
+        if (op.output != output)
+          continue;
+        specs += std::string(specs.empty() ? "" : ", ") + "BlockSpec(" + tuple(op.block->shape()) +
+                 ", lambda";
+        for (size_t i = 0; i < op.mapParams.size(); ++i)
+          specs += (i ? ", " : " ") + op.mapParams[i]->name();
+        specs += ": " + tuple(op.mapResult) + ")";
+      }
+      if (!specs.empty())
+        out_ << (output ? ", out_specs = [" : ", in_specs = [") << specs << "]";
+    }
+    out_ << ")(";
+    for (size_t i = 0; i < p.operands().size(); ++i)
+      out_ << (i ? ", " : "") << expr(*p.operands()[i].ref);
+    out_ << ") lambda";
+    for (size_t i = 0; i < p.operands().size(); ++i)
+      out_ << (i ? ", " : " ") << p.operands()[i].block->name();
+    out_ << " ";
+    block(p.body(), p.range());
+  }
+
   void stmt(const Stmt &s) {
     // The names after the first of a tuple let are printed with the first.
     if (const auto *l = dynCast<LetStmt>(&s); l && l->tupleIndex() > 0)
       return;
     indent();
-    bool compound = isa<IfStmt>(s) || isa<ForStmt>(s) || isa<RunScopedStmt>(s);
+    bool compound =
+        isa<IfStmt>(s) || isa<ForStmt>(s) || isa<RunScopedStmt>(s) || isa<EmitPipelineStmt>(s);
     switch (s.kind()) {
     case Node::Kind::ScratchStmt: {
       out_ << "scratch ";
@@ -231,6 +268,9 @@ private:
       out_ << ")";
       break;
     }
+    case Node::Kind::EmitPipelineStmt:
+      pipeline(cast<EmitPipelineStmt>(s));
+      break;
     default:
       out_ << "/* ? */";
     }

@@ -8,13 +8,15 @@
 
 namespace dkv::pytrace {
 
-// Each concern registers its rows (HostJax.cpp, KernelApi.cpp, Stdlib.cpp, Testing.cpp).
+// Each concern registers its rows (HostJax.cpp, KernelApi.cpp, Pipeline.cpp, Stdlib.cpp,
+// Testing.cpp).
 void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
 void registerStdlib(Registry &reg);
 void registerRe(Registry &reg);
 void registerJaxSrc(Registry &reg);
 void registerTesting(Registry &reg);
+void registerPipeline(Registry &reg);
 
 const Registry &Registry::get() {
   static const Registry reg = [] {
@@ -25,6 +27,7 @@ const Registry &Registry::get() {
     registerRe(r);
     registerJaxSrc(r);
     registerTesting(r);
+    registerPipeline(r);
     return r;
   }();
   return reg;

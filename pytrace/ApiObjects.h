@@ -61,8 +61,14 @@ struct PSpecObj {
 struct NamedShardingObj {
   V mesh, spec;
 };
+/// `pl.BlockSpec(block_shape, index_map, memory_space=..., pipeline_mode=...)`. A blocked
+/// spec (a block shape or an index map) is read by `pltpu.emit_pipeline` (Pipeline.cpp);
+/// a pallas_call operand takes only the memory space.
 struct BlockSpecObj {
   std::optional<ast::MemSpace> space;
+  V blockShape, indexMap, pipelineMode; ///< null when not given (or None)
+  support::SourceRange range;           ///< the BlockSpec(...) call
+  bool blocked() const { return blockShape || indexMap; }
 };
 /// `pltpu.PrefetchScalarGridSpec` / `pl.GridSpec`.
 struct GridSpecObj {
@@ -95,6 +101,12 @@ struct ScratchObj {
 struct SemArrayObj {
   ast::SemKind kind;
   V shape;
+};
+/// `pltpu.emit_pipeline(body, grid=..., in_specs=..., out_specs=...)`: the callable it
+/// returns; calling it on refs traces the pipeline (Pipeline.cpp).
+struct PipelineObj {
+  V body, grid, inSpecs, outSpecs;
+  support::SourceRange range;
 };
 /// `pl.ds(start, size)`.
 struct DSliceObj {
@@ -186,10 +198,10 @@ using ApiData =
     std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
                  DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj,
-                 CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
-                 SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj, RePatternObj,
-                 ReMatchObj>;
+                 SemArrayObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
+                 AtObj, JitObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
+                 AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
+                 RePatternObj, ReMatchObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -448,7 +448,20 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
+// `mesh.abstract_mesh.update(abstract_device=...)`: an abstract mesh with the same axes
+// (dkv's mesh is its axes); new axis names or sizes are not modelled.
+const BuiltinFn kMeshUpdate{
+    "AbstractMesh.update",
+    +[](Interp &in, CallCtx &c) -> V {
+      std::vector<V> a = c.bind(in, {"axis_sizes", "axis_names", "axis_types", "abstract_device"});
+      if (a[0] || a[1])
+        return in.opaque("an abstract mesh with new axes", c.range);
+      return c.self;
+    },
+    "", false};
 const AttrRow<MeshObj> kMeshAttrs[] = {
+    {"abstract_mesh", [](auto &, auto &, auto &self, auto) { return self; }},
+    {"update", [](auto &, auto &, auto &self, auto) { return builtinValue(kMeshUpdate, self); }},
     {"shape",
      [](auto &in, auto &m, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
@@ -658,6 +671,8 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   }
   if (auto *w = std::get_if<WhenObj>(&a.data))
     return callWhen(*w, std::move(args), r);
+  if (auto *p = std::get_if<PipelineObj>(&a.data))
+    return callPipeline(*p, std::move(args), r);
   if (auto *l = std::get_if<LoopObj>(&a.data)) {
     if (args.pos.size() != 1 || !args.kw.empty())
       fail(r, "python-call", "pl.loop(...) decorates one function");
@@ -906,6 +921,36 @@ void registerHostJax(Registry &reg) {
         std::vector<V> a = c.bind(in, {"mesh_shape", "axis_names", "iota_order", "axis_types"});
         return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"));
       });
+  // `jax.set_mesh(mesh)`: the mesh of a shard_map without mesh= from here on (its
+  // function form; a later set_mesh replaces it). `use_mesh` / `use_abstract_mesh` (in
+  // `with`) restore the previous mesh on leaving, which dkv does not model: only the mesh
+  // already set (the same axes, so entering changes nothing) is accepted.
+  fn(
+      {"jax.set_mesh", "jax.sharding.set_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh"});
+        V m = need(in, c, a, 0, "mesh");
+        if (m->kind == Kind::Opaque)
+          in.opaqueNeeded(m, c.range, "the mesh of jax.set_mesh");
+        if (!apiAs<MeshObj>(m))
+          unsupported(c.range, fmt::format("jax.set_mesh of a {}", typeName(*m)));
+        in.contextMesh_ = m;
+        return m;
+      });
+  fn(
+      {"jax.sharding.use_mesh", "jax.sharding.use_abstract_mesh"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"mesh"});
+        V m = need(in, c, a, 0, "mesh");
+        if (m->kind == Kind::Opaque)
+          in.opaqueNeeded(m, c.range, fmt::format("the mesh of {}", c.fn->name));
+        if (!apiAs<MeshObj>(m) || !in.contextMesh_ ||
+            !in.equal(m, in.contextMesh_, c.range).value_or(false))
+          unsupported(c.range,
+                      fmt::format("{} of another mesh than jax.set_mesh's (a mesh set for a "
+                                  "`with` block only is not modelled: give shard_map mesh=)",
+                                  c.fn->name));
+        return m;
+      });
   fn(
       {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P"},
       +[](Interp &, CallCtx &c) -> V { return makeApi(PSpecObj{c.args.pos}); });
@@ -1049,7 +1094,8 @@ void registerHostJax(Registry &reg) {
       });
   fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"start", "stop", "step", "dtype"});
+        std::vector<V> a =
+            c.bind(in, {"start", "stop", "step", "dtype", "*", "device", "out_sharding", "like"});
         V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
         if (!stop)
           in.raiseId("TypeError", "arange() missing required argument 'start'", c.range);
@@ -1182,11 +1228,9 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.BlockSpec"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a =
             c.bind(in, {"block_shape", "index_map", "*", "memory_space", "pipeline_mode"});
-        if (given(a[0]) || given(a[1]))
-          unsupported(c.range,
-                      "a BlockSpec with a block shape or index map (blocked operands); dkv "
-                      "traces whole operands: pl.BlockSpec(memory_space=...)");
-        BlockSpecObj b;
+        // Blocked specs are read where they are used (emit_pipeline: Pipeline.cpp).
+        BlockSpecObj b{std::nullopt, given(a[0]) ? a[0] : nullptr, given(a[1]) ? a[1] : nullptr,
+                       given(a[3]) ? a[3] : nullptr, c.range};
         if (given(a[2])) {
           auto *m = apiAs<MemSpaceObj>(a[2]);
           if (!m)

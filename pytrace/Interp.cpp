@@ -621,6 +621,13 @@ Flow Interp::execWith(const py::With &w, size_t i, Frame &f) {
   if (i == w.items.size())
     return execBody(w.body, f);
   const py::WithItem &item = w.items[i];
+  // `with jax.set_mesh(mesh):` sets the mesh for its block only: the previous one is back
+  // when the block is left, however it is left.
+  struct RestoreMesh {
+    Interp &in;
+    V before;
+    ~RestoreMesh() { in.contextMesh_ = before; }
+  } restoreMesh{*this, contextMesh_};
   V ctx = eval(*item.context, f);
   SourceRange r = item.context->range;
   // Context managers the API makes do nothing dkv sees.
@@ -1346,6 +1353,13 @@ V Interp::evalCall(const py::Call &c, Frame &f) {
     site.inlined = outer;
     inlined_ = sources_->addInlineContext(site, callee->name);
   }
+  // The positional arguments' ranges, for an API call that locates what it emits at
+  // its arguments (emit_pipeline's operands); read before anything else is called.
+  argRanges_.clear();
+  for (const py::ExprPtr &a : c.args)
+    argRanges_.push_back(a->kind == py::ExprKind::Starred ? c.range : a->range);
+  if (argRanges_.size() != args.pos.size())
+    argRanges_.clear();
   V out;
   try {
     out = call(fn, std::move(args), c.range);

@@ -6,9 +6,9 @@
 // (builtins and the methods of built-in types), Classes.cpp (classes, instances,
 // exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
 // registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), JaxSrc.cpp
-// (small helpers library kernels use), Re.cpp (`re`), Kernel.cpp (pallas_call and
-// pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry discovery: test classes,
-// parameterized cases).
+// (small helpers library kernels use), Pipeline.cpp (`pltpu.emit_pipeline`), Re.cpp (`re`),
+// Kernel.cpp (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
+// discovery: test classes, parameterized cases).
 #pragma once
 
 #include "frontend/AST.h"
@@ -376,9 +376,16 @@ public:
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
   static constexpr uint64_t kMaxKernelStmts = 20000;
-  V mesh_;   ///< the mesh of the enclosing shard_map (MeshObj)
-  V tcMesh_; ///< the TensorCore mesh of the pl.kernel being traced, or null
+  V mesh_;        ///< the mesh of the enclosing shard_map (MeshObj)
+  V contextMesh_; ///< the mesh jax.set_mesh set (MeshObj), or null
+  V tcMesh_;      ///< the TensorCore mesh of the pl.kernel being traced, or null
   std::vector<int64_t> grid_;
+  /// The ranges of the positional arguments of the call being made (evalCall), empty
+  /// when unknown.
+  std::vector<SourceRange> argRanges_;
+  /// Inside an index map: a per-device value assigned to a name stays an expression (a
+  /// `let` would be outside the index map's lambda).
+  bool inlineLets_ = false;
   bool hasCollective_ = false;
   bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
   std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`
@@ -422,6 +429,11 @@ public:
   V callPallas(const PallasCallObj &pc, Args args, SourceRange r);
   V callPlKernel(const PlKernelObj &pk, Args args, SourceRange r);
   V callWhen(const WhenObj &w, Args args, SourceRange r);
+  V callPipeline(const PipelineObj &p, Args args, SourceRange r);
+  /// Whether a blocked BlockSpec of a pallas_call operand is Pallas' default one: the
+  /// whole operand, block 0 at every grid point (Pipeline.cpp).
+  bool wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &grid, size_t prefetch);
   TE deviceTE(const V &id, const V &type, SourceRange r);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);

@@ -40,13 +40,15 @@ Interp::KernelFn Interp::kernelFunction(const V &k, SourceRange r, std::string_v
 }
 
 V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
-  auto *mesh = apiAs<MeshObj>(sm.mesh);
+  // Without mesh=, the mesh jax.set_mesh set (JAX reads it when the function is traced).
+  V meshV = sm.mesh && sm.mesh->kind != Kind::None ? sm.mesh : contextMesh_;
+  auto *mesh = apiAs<MeshObj>(meshV);
   if (!mesh) {
-    if (sm.mesh && sm.mesh->kind == Kind::Opaque)
-      opaqueNeeded(sm.mesh, r, "the mesh of shard_map");
+    if (meshV && meshV->kind == Kind::Opaque)
+      opaqueNeeded(meshV, r, "the mesh of shard_map");
     fail(r, "python-unknown-fact",
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
-         "built in this file)");
+         "built in this file, or call jax.set_mesh(mesh) before it)");
   }
   if (!sm.inSpecs)
     fail(r, "python-unknown-fact", "shard_map: in_specs is not given");
@@ -113,7 +115,7 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
     local.push_back(l);
   }
   V saved = mesh_;
-  mesh_ = sm.mesh;
+  mesh_ = meshV;
   V out;
   try {
     out = call(sm.f, Args{local, {}}, r);
@@ -314,6 +316,13 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       auto *bs = apiAs<BlockSpecObj>(spec);
       if (!bs)
         fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
+      if (bs->blocked() && !wholeBlock(*bs, arr.shape, grid, prefetch))
+        unsupported(bs->range,
+                    "a BlockSpec with blocks smaller than the operand, or that move over the "
+                    "grid, on a pallas_call operand (Pallas' outer pipeline over the grid); "
+                    "dkv traces whole operands here (pl.BlockSpec(memory_space=...), or the "
+                    "whole block at block 0 on every step), and blocked specs in "
+                    "pltpu.emit_pipeline (docs/python.md \"Pipelines\")");
       if (bs->space)
         space = *bs->space;
     }

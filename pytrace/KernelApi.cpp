@@ -74,7 +74,7 @@ void Interp::emit(ast::StmtPtr s, bool writes) {
 
 V Interp::letTraced(const V &v, const std::string &hint, SourceRange r) {
   const auto &t = cast<TracedV>(v);
-  if (t.te->k == TExpr::K::Name || t.te->k == TExpr::K::Int)
+  if (t.te->k == TExpr::K::Name || t.te->k == TExpr::K::Int || inlineLets_)
     return v;
   std::string name = fresh(hint);
   emit(std::make_unique<ast::LetStmt>(r, std::make_unique<ast::LetDecl>(r, name, r, build(*t.te))),
