@@ -46,7 +46,8 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
       opaqueNeeded(sm.mesh, r, "the mesh of shard_map");
     fail(r, "python-unknown-fact",
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
-         "built in this file)");
+         "built in this file; dkv does not follow the context mesh of `jax.sharding.set_mesh`, "
+         "nor in_specs inferred from the arguments' shardings)");
   }
   if (!sm.inSpecs)
     fail(r, "python-unknown-fact", "shard_map: in_specs is not given");
