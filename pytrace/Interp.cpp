@@ -989,7 +989,7 @@ V Interp::evalInner(const py::Expr &e, Frame &f) {
     }
     case py::ConstKind::String:
       if (c.fString)
-        return opaque("the f-string `" + c.text + "` (dkv does not format f-strings)", e.range);
+        return evalFString(c, f, e.range);
       alloc(c.str.size(), e.range);
       return string(c.str);
     case py::ConstKind::True:

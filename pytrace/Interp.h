@@ -210,6 +210,18 @@ public:
   EntryResult result_;
   /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
   TpuGeneration tpuGeneration_;
+  /// f-strings (FString.cpp): each one's pieces and parsed fields, read once.
+  struct FStringCache {
+    bool ok = false;
+    std::shared_ptr<void> pieces;
+    std::vector<std::set<std::string>> names; ///< the names each field reads
+    std::vector<std::shared_ptr<void>> keep;  ///< the fields' syntax trees and scopes
+  };
+  std::map<const py::Constant *, std::shared_ptr<FStringCache>> fstrings_;
+  V evalFString(const py::Constant &c, Frame &f, SourceRange r);
+  /// `format(v, spec)` for ints, bools and strs with a spec, anything str() knows with
+  /// none; nullopt for the rest (the caller keeps the value opaque).
+  std::optional<std::string> formatValue(const V &v, const std::string &spec, SourceRange r);
   /// The chip of --tpu / `# dkv: tpu` (null: none; its facts are opaque).
   const TpuChip *chip_ = nullptr;
   /// A fact of the TPU chip without --tpu: opaque, its error naming --tpu.
