@@ -3,7 +3,9 @@
 # `pltpu.get_tpu_info()` and the default core count of `pltpu.TensorCoreMesh` are the
 # chip's, so a test that skips on chips without them is skipped with its reason; without
 # it they are opaque and the error names --tpu. Also host `jnp.split` parts unpacked into
-# pallas_call operands, and `pl.when` on a per-device int (JAX's cond: `pred != 0`).
+# pallas_call operands, `pl.when` on a per-device int (JAX's cond: `pred != 0`), and
+# `pl.select_ref` with a Python int (a per-device index is refused:
+# errors/select_ref_traced.py).
 from absl.testing import parameterized
 import jax
 from jax import lax
@@ -56,6 +58,17 @@ def slot_kernel(x_ref, o_ref, send_sem, recv_sem, *, clear):
   def _():
     copy = pltpu.make_async_remote_copy(x_ref, o_ref.at[1], send_sem, recv_sem,
                                         device_id=(right,))
+    copy.start()
+    copy.wait()
+
+
+def select_kernel(x0_ref, x1_ref, o_ref, send_sems, recv_sems):
+  right = lax.rem(lax.axis_index('x') + 1, lax.axis_size('x'))
+  for k in range(2):
+    copy = pltpu.make_async_remote_copy(
+        pl.select_ref(k, x0_ref, x1_ref), o_ref.at[k],
+        pl.select_ref(k, send_sems.at[0], send_sems.at[1]),
+        pl.select_ref(k, recv_sems.at[0], recv_sems.at[1]), device_id=(right,))
     copy.start()
     copy.wait()
 
@@ -124,3 +137,12 @@ class ChipTest(parameterized.TestCase):
         scratch_shapes=[pltpu.SemaphoreType.DMA] * 2)
     jax.shard_map(call, mesh=mesh(), in_specs=P('x'), out_specs=P(None, 'x'),
                   check_vma=False)(x)
+
+  def test_select_ref(self):
+    x = jnp.zeros((8 * jax.device_count(), 128), jnp.float32)
+    call = pl.pallas_call(
+        select_kernel,
+        out_shape=jax.ShapeDtypeStruct((2, 8, 128), jnp.float32),
+        scratch_shapes=[pltpu.SemaphoreType.DMA((2,))] * 2)
+    jax.shard_map(call, mesh=mesh(), in_specs=(P('x'), P('x')), out_specs=P(None, 'x'),
+                  check_vma=False)(x, x)
