@@ -2,8 +2,8 @@
 // current frame and formatted with CPython's semantics for the values dkv knows:
 // conversions `!s`, `!r`, `!a`, the `=` specifier, `format(v, '')` (str(v)), and format
 // specs of ints, bools and strs (fill, align, sign, `#`, `0`, width, grouping, precision
-// of a str, types d x X o b s). Anything else (a float with a spec, `c` or `n`, an object
-// with its own `__format__`, a spec CPython rejects) makes the whole string opaque, as
+// of a str, types d x X o b s), and a class's own `__format__`. Anything else (a float with
+// a spec, `c` or `n`, a spec CPython rejects) makes the whole string opaque, as
 // before: never a value CPython would not produce, never an error it would not raise.
 #include "pyfront/Parser.h"
 #include "pytrace/Interp.h"
@@ -329,12 +329,19 @@ std::optional<std::string> formatStr(const std::string &s, const Spec &sp) {
 
 /// `format(v, spec)` for the values and specs dkv formats; nullopt otherwise.
 std::optional<std::string> Interp::formatValue(const V &v, const std::string &spec, SourceRange r) {
-  if (spec.empty()) {
-    if (auto *inst = dynCast<InstanceV>(v)) {
-      V own = lookupClassAttr(inst->cls, "__format__");
-      if (own && own->kind == Kind::Function)
-        return std::nullopt; // the class's own __format__
+  if (auto *inst = dynCast<InstanceV>(v)) {
+    // A class's own __format__ is called with the spec, as format() calls it.
+    V own = lookupClassAttr(inst->cls, "__format__");
+    if (own && own->kind == Kind::Function) {
+      V res = call(getAttr(v, "__format__", r), Args{{string(spec)}, {}}, r);
+      if (auto *s = dynCast<StrV>(res))
+        return s->s;
+      if (res->kind == Kind::Opaque)
+        return std::nullopt;
+      raise("TypeError", fmt::format("__format__ must return a str, not {}", typeName(*res)), r);
     }
+  }
+  if (spec.empty()) {
     if (v->kind == Kind::Opaque || v->kind == Kind::Traced)
       return std::nullopt;
     return str(v, r);

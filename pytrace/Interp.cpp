@@ -522,8 +522,8 @@ Flow Interp::exec(const py::Stmt &s, Frame &f) {
   case StmtKind::ExprStmt: {
     const auto &e = py::cast<py::ExprStmt>(s);
     if (auto *c = py::dynCast<py::Constant>(e.value.get());
-        c && c->constKind == py::ConstKind::String)
-      return Flow::Normal; // a docstring
+        c && c->constKind == py::ConstKind::String && !c->fString)
+      return Flow::Normal; // a docstring (an f-string's fields are evaluated)
     eval(*e.value, f);
     return Flow::Normal;
   }

@@ -2,7 +2,7 @@
 """The differential test of dkv's f-strings against CPython (docs/python.md "Object model").
 
 Generates f-strings (seeded; the seed is printed) over ints, bools, strs (quotes,
-non-ASCII), None, lists and tuples, with conversions `!s` `!r` `!a`, the `=` specifier,
+non-ASCII), None, lists, tuples and an object with its own `__format__`, with conversions `!s` `!r` `!a`, the `=` specifier,
 nested width fields and the format specs dkv formats (fill, align, sign, `#`, `0`,
 width, grouping, a str's precision, types d x X o b s). python3 gives each its value;
 dkv runs a program that compares each f-string with that value and must reach the end.
@@ -20,7 +20,7 @@ import tempfile
 
 INTS = [0, 1, -1, 7, 42, -42, 255, 1000, -1234567, 2**31, -(2**40), 2**62, 123456789]
 STRS = ["''", "'a'", "'ab c'", "\"it's\"", "'é'", "'日本語'", "'x\\ny'", "'\\\\'"]
-OTHER = ['None', '[1, \'a\']', '(2,)', '()', '{1: "b"}']
+OTHER = ['None', '[1, \'a\']', '(2,)', '()', '{1: "b"}', 'F()']
 
 
 def int_spec(rng, names):
@@ -69,7 +69,7 @@ def field(rng, names):
   else:
     value = rng.choice(OTHER)
     conv = rng.choice(['', '!r', '!s', '!a'])
-    spec = str_spec(rng, names) if conv else ''
+    spec = str_spec(rng, names) if conv or value == 'F()' else ''
   if rng.random() < 0.3:
     spec = ''
   debug = '=' if rng.random() < 0.1 and '\\' not in str(value) else ''
@@ -99,7 +99,8 @@ def main():
   seed = args.seed if args.seed is not None else random.randrange(1 << 30)
   print(f'seed {seed}')
   rng = random.Random(seed)
-  setup = "w = 9\ns = 'q\u00e9'\n"
+  setup = ("w = 9\ns = 'q\u00e9'\n\n\nclass F:\n\n  def __format__(self, spec):\n"
+           "    return '<' + spec + '>'\n\n  def __repr__(self):\n    return 'F!'\n\n\n")
   cases = []
   while len(cases) < args.count:
     c = case(rng)
