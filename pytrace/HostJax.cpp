@@ -1201,6 +1201,8 @@ void registerHostJax(Registry &reg) {
         V mesh = a[2];
         if (!mesh)
           in.raiseId("TypeError", "pl.kernel() missing 'mesh'", c.range);
+        if (mesh->kind == Kind::Opaque)
+          in.opaqueNeeded(mesh, c.range, "the mesh of pl.kernel");
         if (!apiAs<TcMeshObj>(mesh))
           unsupported(c.range,
                       fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore "
