@@ -33,7 +33,11 @@ bool isWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 /// Parses the pieces of one f-string part's body from `i` (as written, escapes not yet
 /// decoded); `inSpec`: a format spec, which ends at its field's `}`. False: a construct
 /// dkv does not read (the string stays opaque).
-bool parsePieces(std::string_view s, bool raw, size_t &i, bool inSpec, std::vector<Piece> &out) {
+bool parsePieces(std::string_view s, bool raw, size_t &i, bool inSpec, std::vector<Piece> &out,
+                 int depth = 0) {
+  // CPython nests replacement fields in format specs two levels deep at most.
+  if (depth > 2)
+    return false;
   std::string lit;
   auto flush = [&] {
     if (!lit.empty())
@@ -64,7 +68,7 @@ bool parsePieces(std::string_view s, bool raw, size_t &i, bool inSpec, std::vect
       flush();
       auto f = std::make_shared<Field>();
       size_t start = ++i;
-      int depth = 0;
+      int brackets = 0;
       char quote = 0;
       bool debug = false;
       for (; i < s.size(); ++i) {
@@ -81,16 +85,16 @@ bool parsePieces(std::string_view s, bool raw, size_t &i, bool inSpec, std::vect
         if (d == '\\')
           return false; // a backslash in a field: not before Python 3.12
         if (d == '(' || d == '[' || d == '{') {
-          ++depth;
+          ++brackets;
           continue;
         }
         if (d == ')' || d == ']' || d == '}') {
-          if (depth == 0)
+          if (brackets == 0)
             break;
-          --depth;
+          --brackets;
           continue;
         }
-        if (depth > 0)
+        if (brackets > 0)
           continue;
         char next = i + 1 < s.size() ? s[i + 1] : '\0';
         char prev = i > start ? s[i - 1] : '\0';
@@ -122,7 +126,7 @@ bool parsePieces(std::string_view s, bool raw, size_t &i, bool inSpec, std::vect
       }
       if (i < s.size() && s[i] == ':') {
         ++i;
-        if (!parsePieces(s, raw, i, true, f->spec))
+        if (!parsePieces(s, raw, i, true, f->spec, depth + 1))
           return false;
       } else if (debug && !f->conv) {
         f->conv = 'r'; // `{x=}` without a spec or conversion is repr's
@@ -361,7 +365,8 @@ std::optional<std::string> Interp::formatValue(const V &v, const std::string &sp
 V Interp::evalFString(const py::Constant &c, Frame &f, SourceRange r) {
   auto give_up = [&](const char *why = "dkv formats ints, bools and strs with a format spec, "
                                        "other values without one") {
-    return opaque(fmt::format("the f-string `{}` ({})", c.text, why), r);
+    std::string text = c.text.size() > 60 ? c.text.substr(0, 57) + "..." : c.text;
+    return opaque(fmt::format("the f-string `{}` ({})", text, why), r);
   };
   auto &cache = fstrings_[&c];
   if (!cache) {
