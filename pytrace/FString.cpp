@@ -365,7 +365,11 @@ std::optional<std::string> Interp::formatValue(const V &v, const std::string &sp
 V Interp::evalFString(const py::Constant &c, Frame &f, SourceRange r) {
   auto give_up = [&](const char *why = "dkv formats ints, bools and strs with a format spec, "
                                        "other values without one") {
-    std::string text = c.text.size() > 60 ? c.text.substr(0, 57) + "..." : c.text;
+    size_t cut = 57; // on a UTF-8 character boundary
+    while (cut > 0 && c.text.size() > 60 &&
+           (static_cast<unsigned char>(c.text[cut]) & 0xC0) == 0x80)
+      --cut;
+    std::string text = c.text.size() > 60 ? c.text.substr(0, cut) + "..." : c.text;
     return opaque(fmt::format("the f-string `{}` ({})", text, why), r);
   };
   auto &cache = fstrings_[&c];
