@@ -827,6 +827,16 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
     // (Not for --stop-at-first, which wants a yes or no: a fix needs complete checks;
     // nor for the one-line report.)
     if (check.fix && !check.stopAtFirst && check.format != "short") {
+      // The search's own stop request: its time limit (--fix-timeout, at most
+      // --timeout), the memory ceiling and signals, as an instance's.
+      support::StopToken fixStop;
+      fixStop.setPhase("the fix search");
+      std::optional<support::Watchdog::Watch> fixWatch;
+      const double fixLimit = std::min(check.fixTimeoutSeconds, check.timeoutSeconds);
+      if (support::Watchdog *dog = support::Watchdog::current())
+        fixWatch.emplace(dog->watch(fixStop, fixLimit));
+      else
+        fixStop.setTimeLimit(fixLimit);
       size_t searched = 0;
       for (const report::FileCause &c : causes) {
         const report::Verdict &v = *reports[c.first].verdict;
@@ -834,7 +844,7 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
           continue;
         FixOutcome outcome;
         if (searched++ < kMaxSearchedCauses)
-          outcome = searchFix(c, reports, fixInstances, check);
+          outcome = searchFix(c, reports, fixInstances, check, &fixStop);
         else
           outcome.noFix = fmt::format("not searched (dkv searches the first {} root causes of "
                                       "a kernel)",
@@ -850,6 +860,12 @@ int checkPathsCommand(const std::vector<std::string> &paths, const InstanceOptio
             v.findings[i].noFix = outcome.noFix;
           }
         }
+      }
+      fixWatch.reset();
+      // A signal during the search: the process ends by it, as during a check.
+      if (int sig = support::caughtSignal(); sig != 0) {
+        console.finish();
+        support::dieBySignal(sig);
       }
     }
     for (const report::FileCause &c : causes)

@@ -122,6 +122,12 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                           "code 5)"),
           "SECONDS")
       ->check(numberIn(1.0, 86400.0));
+  metavar(cmd->add_option("--fix-timeout", o.fixTimeoutSeconds,
+                          "time limit of the search for verified fixes of a file in seconds, 1 "
+                          "to 86400, and never more than --timeout (default 60; at it: the "
+                          "root causes not yet repaired say so)"),
+          "SECONDS")
+      ->check(numberIn(1.0, 86400.0));
   metavar(cmd->add_option("--memory", o.memoryMb,
                           "memory ceiling in MB of dkv, 16 to 2^20 (its resident memory; "
                           "explore, z3 and pan keep within it; default 4096; at it: "

@@ -38,6 +38,9 @@ struct CheckOptions {
   /// watchdog stops the instance at it, docs/design.md "Robustness budgets"); also
   /// spin's and z3's own limit for what is left of it.
   double timeoutSeconds = 600;
+  /// The time limit of a file's verified-fix search (all its repairs' checks together,
+  /// and never more than timeoutSeconds; docs/explain.md "Verified fixes").
+  double fixTimeoutSeconds = 60;
   /// The ceiling of dkv's resident memory (the watchdog stops every running instance
   /// at it; explore's visited states get what is left of it when explore starts), and
   /// pan's and Z3's own memory limits.

@@ -639,8 +639,13 @@ std::vector<report::Suppression> suppressionsOf(const Loaded &loaded) {
 
 FixOutcome searchFix(const report::FileCause &cause,
                      const std::vector<report::InstanceReport> &reports,
-                     const std::vector<FixInstance> &instances, const CheckOptions &check) {
+                     const std::vector<FixInstance> &instances, const CheckOptions &check,
+                     support::StopToken *stop) {
   FixOutcome outcome;
+  if (support::stopRequested(stop)) {
+    outcome.noFix = fmt::format("not searched: the fix search stopped ({})", stop->reason());
+    return outcome;
+  }
   const FixInstance &first = instances[cause.first];
   const report::Verdict &verdict = *first.verdict;
   const support::SourceFile &file = first.loaded->sources.file(0);
@@ -696,8 +701,12 @@ FixOutcome searchFix(const report::FileCause &cause,
   const Engine *engine = findEngine(check.engine);
   DKV_INVARIANT(engine, "the command line checks the engine name");
 
+  RunEvents events;
+  events.stop = stop;
   std::vector<std::string> failures;
   for (Repair &repair : repairs) {
+    if (support::stopRequested(stop))
+      break;
     std::sort(repair.edits.begin(), repair.edits.end(),
               [](const LineEdit &a, const LineEdit &b) { return a.firstLine < b.firstLine; });
     const Applied applied = applyEdits(lines, repair.edits);
@@ -717,7 +726,9 @@ FixOutcome searchFix(const report::FileCause &cause,
       o.text = applied.text;
       Loaded loaded;
       std::ostringstream err;
-      if (load(o, Stage::Model, loaded, err) != support::kExitOk) {
+      if (load(o, Stage::Model, loaded, err, stop) != support::kExitOk) {
+        if (support::stopRequested(stop))
+          break;
         why = "the repaired kernel does not load";
         for (const support::Diagnostic &d : loaded.diagnostics)
           if (d.severity == support::Severity::Error) {
@@ -726,7 +737,9 @@ FixOutcome searchFix(const report::FileCause &cause,
           }
         break;
       }
-      report::Verdict v = runEngine(*engine, loaded.instance->machine(), options);
+      report::Verdict v = runEngine(*engine, loaded.instance->machine(), options, &events);
+      if (support::stopRequested(stop))
+        break;
       report::applySuppressions(v, suppressionsOf(loaded));
       const std::string where = report::describeInstances(reports, {n});
       if (v.status == report::Verdict::Status::Inconclusive ||
@@ -761,6 +774,8 @@ FixOutcome searchFix(const report::FileCause &cause,
         remaining = report::activeRootCauses(v, &loaded.sources);
       checked.push_back(n);
     }
+    if (support::stopRequested(stop))
+      break;
     if (!why.empty()) {
       failures.push_back(repair.summary + ": " + why);
       continue;
@@ -776,6 +791,15 @@ FixOutcome searchFix(const report::FileCause &cause,
     fix.kernelVerifies = verifies;
     fix.remaining = verifies ? 0 : remaining;
     outcome.fix = std::move(fix);
+    return outcome;
+  }
+  if (support::stopRequested(stop)) {
+    // What the checks finished says no; the repair being checked and those after it
+    // were not decided.
+    outcome.noFix = fmt::format("the fix search stopped ({}) after {} of {} repairs",
+                                stop->reason(), failures.size(), repairs.size());
+    if (!failures.empty())
+      outcome.noFix += fmt::format(" ({})", fmt::join(failures, "; "));
     return outcome;
   }
   outcome.noFix = fmt::format("none of the {} repair{} tried verifies ({})", failures.size(),

@@ -7,6 +7,7 @@
 #include "driver/Pipeline.h"
 #include "report/Finding.h"
 #include "report/RootCause.h"
+#include "support/Stop.h"
 
 #include <optional>
 #include <string>
@@ -40,10 +41,13 @@ inline constexpr size_t kMaxSearchedCauses = 8;
 std::vector<report::Suppression> suppressionsOf(const Loaded &loaded);
 
 /// Searches a verified fix of `cause` (a root cause of the file of `instances`, as
-/// report::fileCauses found it over `reports`, which are `instances` in order).
+/// report::fileCauses found it over `reports`, which are `instances` in order). `stop`
+/// is the search's stop request (its time limit, the memory ceiling, a signal): once it
+/// is made, no repair is checked further and the outcome says why.
 FixOutcome searchFix(const report::FileCause &cause,
                      const std::vector<report::InstanceReport> &reports,
-                     const std::vector<FixInstance> &instances, const CheckOptions &check);
+                     const std::vector<FixInstance> &instances, const CheckOptions &check,
+                     support::StopToken *stop);
 
 /// `dkv fix FILE`: checks FILE like `dkv check FILE` (the same instance options, or its
 /// annotations with --devices-from-annotations) and writes the file with the verified

@@ -57,6 +57,18 @@ expect_limit "lowering --timeout" "time limit of 1 s reached while lowering" 1 \
 # A ceiling below what loading needs: the setup stops, inconclusive (never a crash).
 expect_limit "setup --memory" "memory limit of 16 MB reached" 60 "${z3_long[@]}" --memory 16 --timeout 60
 
+# The verified-fix search (after the checks, its repairs checked one by one) keeps to
+# --fix-timeout: the findings stand (exit 10) and the root causes whose repairs were
+# not all checked say that the search stopped.
+begin=$(now)
+out=$("$dkv" check "$dir/all_reduce_no_capacity.dk" --devices 128 --fix-timeout 1 2>&1)
+code=$?
+took=$(echo "$(now) - $begin" | bc)
+[ "$code" -eq 10 ] || fail "--fix-timeout 1: exit $code, expected 10: $(echo "$out" | tail -2)"
+echo "$out" | grep -q "the fix search stopped (time limit of 1 s reached)" ||
+  fail "--fix-timeout 1: no stop in: $(echo "$out" | grep 'fix' | head -3)"
+longer "$took" 40 && fail "--fix-timeout 1: took $took s"
+
 # Z3's deterministic resource limit: unknown, inconclusive with that reason.
 out=$("$dkv" check "$dir/all_gather_shared_sem.dk" --devices 3 --engine z3 --z3-rlimit 1 2>&1)
 code=$?
