@@ -169,8 +169,13 @@ std::vector<std::vector<Increment>> Program::increments() const {
 }
 
 std::vector<int64_t> Program::incrementTotals() const {
+  return model::incrementTotals(increments());
+}
+
+std::vector<int64_t> incrementTotals(const std::vector<std::vector<Increment>> &increments) {
   std::vector<int64_t> totals;
-  for (const std::vector<Increment> &incs : increments()) {
+  totals.reserve(increments.size());
+  for (const std::vector<Increment> &incs : increments) {
     int64_t t = 0;
     for (const Increment &inc : incs)
       t = support::saturatingAdd(t, std::max<int64_t>(0, inc.units));

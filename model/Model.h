@@ -396,4 +396,8 @@ struct Program {
   std::vector<int64_t> incrementTotals() const;
 };
 
+/// The totals of `increments` (what Program::increments gave): per entry, the sum of
+/// its units (negative amounts count 0), saturating at INT64_MAX.
+std::vector<int64_t> incrementTotals(const std::vector<std::vector<Increment>> &increments);
+
 } // namespace dkv::model

@@ -33,7 +33,7 @@ Machine::Machine(const Program &program, const Properties &properties)
   scopeRanges_.assign(n, std::vector<std::vector<std::pair<int32_t, int32_t>>>(scopeCount));
   scopeRemoteSignal_.assign(n, std::vector<bool>(scopeCount, false));
   scopeDmas_.assign(n, std::vector<std::vector<DmaId>>(scopeCount));
-  semBound_ = program.incrementTotals();
+  semBound_ = model::incrementTotals(increments_);
   for (const Obligation &o : properties.obligations())
     predicates_.push_back(violation(o));
 

@@ -66,25 +66,27 @@ MustOrder::MustOrder(const Properties &properties, const support::StopToken *sto
   }
 
   // The base edges.
-  const size_t steps = steps_.size();
-  preds_.assign(steps, {});
   for (DeviceId d = 0; d < n; ++d)
     for (size_t i = 1; i < eventStep_[d].size(); ++i)
-      preds_[eventStep_[d][i]].push_back(eventStep_[d][i - 1]);
+      orderEdges_.emplace_back(eventStep_[d][i - 1], eventStep_[d][i]);
   for (const Dma &dma : program_.dmas) {
     const DmaId k = dma.id;
     if (sendStep_[k].empty())
       continue;
     const int32_t start = eventStep_[dma.issuer][props_.startPc(k)];
     for (size_t c = 0; c < sendStep_[k].size(); ++c) {
-      preds_[sendStep_[k][c]].push_back(c == 0 ? start : sendStep_[k][c - 1]);
-      preds_[landStep_[k][c]].push_back(sendStep_[k][c]);
+      orderEdges_.emplace_back(c == 0 ? start : sendStep_[k][c - 1], sendStep_[k][c]);
+      orderEdges_.emplace_back(sendStep_[k][c], landStep_[k][c]);
       if (c > 0)
-        preds_[landStep_[k][c]].push_back(landStep_[k][c - 1]);
+        orderEdges_.emplace_back(landStep_[k][c - 1], landStep_[k][c]);
     }
     if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !landStep_[j].empty())
-      preds_[landStep_[k][0]].push_back(landStep_[j].back());
+      orderEdges_.emplace_back(landStep_[j].back(), landStep_[k][0]);
   }
+  const size_t steps = steps_.size();
+  preds_.assign(steps, {});
+  for (const auto &[before, after] : orderEdges_)
+    preds_[after].push_back(before);
   const std::vector<std::vector<int32_t>> &barrierPc = props_.barrierPcs();
   for (DeviceId e = 0; e < n; ++e)
     for (size_t j = 0; j < program_.processes[e].events.size(); ++j) {

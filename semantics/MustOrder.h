@@ -52,6 +52,13 @@ public:
   const std::vector<int32_t> &eventSteps(model::DeviceId d) const { return eventStep_[d]; }
   const std::vector<int32_t> &sendSteps(model::DmaId k) const { return sendStep_[k]; }
   const std::vector<int32_t> &landSteps(model::DmaId k) const { return landStep_[k]; }
+  /// The base edges other than the barriers', as (before, after): program order device
+  /// by device, then each DMA's (its first send chunk after its start, each send chunk
+  /// after the previous one and before its land chunk, each land chunk after the
+  /// previous one; with link order, its first land chunk after its link predecessor's
+  /// last), DMA by DMA. The SMT encoding states each as a constraint; the barriers it
+  /// encodes with one time per invocation instead (smt/Encoding.cpp).
+  const std::vector<std::pair<int32_t, int32_t>> &orderEdges() const { return orderEdges_; }
 
   /// An increment of a semaphore as a step: a Signal event, a send chunk or a land chunk
   /// with positive units (model::Program::increments, in its order).
@@ -121,8 +128,9 @@ private:
   std::vector<std::vector<int32_t>> landStep_;     ///< [dma][chunk]
   std::vector<std::vector<Increment>> increments_; ///< [device * semCount + sem]
   std::vector<Wait> waits_;
-  std::vector<std::vector<int32_t>> preds_; ///< [step]: must-precede predecessors
-  std::vector<std::vector<int32_t>> succs_; ///< [step]: the base edges reversed (after)
+  std::vector<std::pair<int32_t, int32_t>> orderEdges_; ///< see orderEdges()
+  std::vector<std::vector<int32_t>> preds_;             ///< [step]: must-precede predecessors
+  std::vector<std::vector<int32_t>> succs_;             ///< [step]: the base edges reversed (after)
   /// For after(): the increment a step makes, as (device * semCount + sem, units), or
   /// (-1, 0); the positive units of every key; each key's waits by need, largest first.
   std::vector<std::pair<int32_t, int64_t>> stepIncrement_;

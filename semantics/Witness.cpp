@@ -148,18 +148,21 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
   ControlState s = machine.initialState();
   beforeLast = s;
   // For the trace: since how many steps each device has been blocked at its next
-  // event (-1: not blocked), so that pictures draw a wait from where it blocks.
+  // event (-1: not blocked), so that pictures draw a wait from where it blocks. The
+  // model is persistent (docs/closure.md): an enabled step stays enabled until its
+  // actor takes it, so a device can become blocked only at the start or right after a
+  // step of its own, and only that device is looked at after each step.
   std::vector<int32_t> blockedSince(static_cast<size_t>(machine.deviceCount()), -1);
-  auto noteBlocked = [&](size_t taken) {
-    for (DeviceId d = 0; d < machine.deviceCount(); ++d)
-      if (blockedSince[d] < 0 && !machine.finished(s, d) &&
-          !machine.enabled(s, {ScheduleStep::Kind::Device, d}))
-        blockedSince[d] = static_cast<int32_t>(taken);
+  auto noteBlocked = [&](DeviceId d, size_t taken) {
+    if (blockedSince[d] < 0 && !machine.finished(s, d) &&
+        !machine.enabled(s, {ScheduleStep::Kind::Device, d}))
+      blockedSince[d] = static_cast<int32_t>(taken);
   };
   if (trace) {
     trace->deviceCount = machine.deviceCount();
     trace->cores = machine.program().cores ? machine.program().coresPerDevice() : 0;
-    noteBlocked(0);
+    for (DeviceId d = 0; d < machine.deviceCount(); ++d)
+      noteBlocked(d, 0);
   }
   for (size_t i = 0; i < schedule.size(); ++i) {
     const ScheduleStep &step = schedule[i];
@@ -168,7 +171,8 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
                           report::scheduleStepText(step), machine.whyDisabled(s, step));
       return std::nullopt;
     }
-    beforeLast = s;
+    if (i + 1 == schedule.size())
+      beforeLast = s; // one copy: a state is as large as the instance
     if (trace) {
       trace->steps.push_back(traceStep(machine, s, step));
       if (step.kind == ScheduleStep::Kind::Device) {
@@ -179,7 +183,8 @@ std::optional<ControlState> replaySchedule(const Machine &machine, const report:
     machine.apply(s, step);
     if (trace) {
       traceValues(machine, s, step, trace->steps.back());
-      noteBlocked(i + 1);
+      if (step.kind == ScheduleStep::Kind::Device)
+        noteBlocked(step.id, i + 1);
     }
   }
   if (trace) {
@@ -316,10 +321,11 @@ bool notEntered(const Program &program, const ControlState &at, DeviceId d, int3
 }
 
 /// Whether the increments that can ever reach `sem` on `d` cover d's waits on it up to
-/// and including the one at `pc` (Program::incrementTotals, the static pre-check's sum).
-bool enoughIncrements(const Program &program, DeviceId d, SemId sem, int32_t pc) {
-  const int64_t increments =
-      program.incrementTotals()[static_cast<size_t>(d) * program.semaphores.size() + sem];
+/// and including the one at `pc` (Program::incrementTotals, the static pre-check's sum,
+/// which the machine keeps as its step table's bound).
+bool enoughIncrements(const Machine &machine, DeviceId d, SemId sem, int32_t pc) {
+  const Program &program = machine.program();
+  const int64_t increments = machine.semBound(d, sem);
   int64_t waited = 0;
   for (int32_t i = 0; i <= pc; ++i)
     if (const auto *w = std::get_if<SemWait>(&program.processes[d].events[i].kind);
@@ -390,7 +396,7 @@ report::FindingShape findingShape(const Machine &machine, ObligationIndex index,
     const Event &e = program.processes[o.device].events[o.pc];
     if (const auto *w = std::get_if<SemWait>(&e.kind)) {
       shape.dmaSemaphore = isDmaSem(w->sem);
-      shape.neverEnough = !enoughIncrements(program, o.device, w->sem, o.pc);
+      shape.neverEnough = !enoughIncrements(machine, o.device, w->sem, o.pc);
     } else {
       shape.barrier = true;
     }
@@ -583,9 +589,13 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   return f;
 }
 
-std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
-                                              const std::string &engine, std::string &error,
-                                              ObligationIndex *obligation) {
+namespace {
+
+/// Replays `witness` (building `trace` when given) to the obligation of its property it
+/// violates, and the state the finding is shown at; nullopt with `error` otherwise.
+std::optional<std::pair<ObligationIndex, ControlState>>
+replayToViolation(const Machine &machine, const Witness &witness, const std::string &engine,
+                  report::Trace *trace, std::string &error) {
   const Properties &props = machine.properties();
   if (witness.property < 0 || static_cast<size_t>(witness.property) >= props.properties().size()) {
     error = fmt::format("engine {} reports property #{}, which does not exist", engine,
@@ -594,9 +604,8 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
   }
   const Property &p = props.property(witness.property);
   ControlState before;
-  report::Trace trace;
   std::optional<ControlState> after =
-      replaySchedule(machine, witness.schedule, before, &trace, error);
+      replaySchedule(machine, witness.schedule, before, trace, error);
   if (!after) {
     error =
         fmt::format("the witness of {} from engine {} does not replay: {}", p.id, engine, error);
@@ -615,26 +624,44 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
     at = before;
   }
   for (ObligationIndex o : found)
-    if (props.obligation(o).property == witness.property) {
-      if (obligation)
-        *obligation = o;
-      return makeFinding(machine, o, witness.schedule, trace, at, engine);
-    }
+    if (props.obligation(o).property == witness.property)
+      return std::pair{o, std::move(at)};
   error = fmt::format("the witness of {} from engine {} ({} steps) does not violate it", p.id,
                       engine, witness.schedule.size());
   return std::nullopt;
 }
 
+} // namespace
+
+std::optional<report::Finding> witnessFinding(const Machine &machine, const Witness &witness,
+                                              const std::string &engine, std::string &error,
+                                              ObligationIndex *obligation) {
+  report::Trace trace;
+  auto violated = replayToViolation(machine, witness, engine, &trace, error);
+  if (!violated)
+    return std::nullopt;
+  if (obligation)
+    *obligation = violated->first;
+  return makeFinding(machine, violated->first, witness.schedule, trace, violated->second, engine);
+}
+
+bool checkWitness(const Machine &machine, const Witness &witness, const std::string &engine,
+                  std::string &error) {
+  return replayToViolation(machine, witness, engine, nullptr, error).has_value();
+}
+
 std::optional<report::Finding> shortFinding(const Machine &machine, const Witness &witness,
                                             const std::string &engine,
                                             const VerdictOptions &options, std::string &error) {
-  std::optional<report::Finding> f = witnessFinding(machine, witness, engine, error);
-  if (!f || !options.shorten)
-    return f;
+  if (!options.shorten)
+    return witnessFinding(machine, witness, engine, error);
+  // The finding (and its trace) is built once, for the schedule it shows.
+  if (!checkWitness(machine, witness, engine, error))
+    return std::nullopt;
   ShortenResult shorter =
       shortenWitness(machine, witness.schedule, witness.property, options.shortenOptions);
   if (!shorter.shortened)
-    return f;
+    return witnessFinding(machine, witness, engine, error);
   std::optional<report::Finding> g =
       witnessFinding(machine, {witness.property, shorter.schedule}, engine, error);
   DKV_INVARIANT(g.has_value(), "a shortened witness replays to its property");
@@ -658,7 +685,9 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result, const 
     // Only the witness that becomes the finding is shortened; the others are checked.
     const bool first = i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property;
     std::optional<report::Finding> f =
-        !first  ? witnessFinding(machine, result.witnesses[i], engine, error)
+        !first  ? (checkWitness(machine, result.witnesses[i], engine, error)
+                       ? std::optional<report::Finding>(report::Finding{})
+                       : std::nullopt)
         : build ? build(result.witnesses[i], error)
                 : shortFinding(machine, result.witnesses[i], engine, options, error);
     if (!f) {

@@ -147,6 +147,12 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
                                               const std::string &engine, std::string &error,
                                               ObligationIndex *obligation = nullptr);
 
+/// witnessFinding's check alone: whether `witness` replays and violates its property
+/// (false with `error` otherwise), without building the finding and its trace, which
+/// on a large instance cost far more than the replay.
+bool checkWitness(const Machine &machine, const Witness &witness, const std::string &engine,
+                  std::string &error);
+
 struct VerdictOptions {
   /// Shorten every witness before it becomes a finding (semantics/Shorten.h); off
   /// only to measure shortening or to see an engine's own schedule.
@@ -175,7 +181,7 @@ using FindingBuilder =
 /// never a finding. The finding is `build`'s, by default shortFinding with `options`
 /// (shortenWitness: the same obligation with fewer steps, in a fixed order, replayed;
 /// Finding::witnessSteps keeps the engine's own length); the other witnesses of the
-/// property are only checked (witnessFinding). driver::runEngine passes a `build`
+/// property are only checked (checkWitness). driver::runEngine passes a `build`
 /// that reuses the finding it streamed for the property.
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
                              const VerdictOptions &options = {}, const FindingBuilder &build = {});

@@ -286,26 +286,14 @@ void Encoder::encodeOrder() {
   auto after = [&](int32_t prev, int32_t next) {
     return z3::implies(steps_[next].x, steps_[prev].x && steps_[prev].pos < steps_[next].pos);
   };
-  for (DeviceId d = 0; d < m_.deviceCount(); ++d) {
-    if (support::stopRequested(stop_))
+  // Program order, each DMA's chunk order and, under --dma-order link (docs/model.md,
+  // "DMA order"), a DMA's first land chunk after its link predecessor's last: the
+  // must-order's base edges (semantics/MustOrder.h), the barriers' aside.
+  const std::vector<std::pair<int32_t, int32_t>> &edges = order_.orderEdges();
+  for (size_t i = 0; i < edges.size(); ++i) {
+    if (i % 4096 == 0 && support::stopRequested(stop_))
       return;
-    for (size_t i = 1; i < order_.eventSteps(d).size(); ++i)
-      base_.push_back(after(order_.eventStep(d, i - 1), order_.eventStep(d, i)));
-  }
-  for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    if (order_.sendSteps(k).empty() || (k % 256 == 0 && support::stopRequested(stop_)))
-      continue;
-    const int32_t start = order_.eventStep(program_.dmas[k].issuer, props_.startPc(k));
-    for (size_t c = 0; c < order_.sendSteps(k).size(); ++c) {
-      base_.push_back(after(c == 0 ? start : order_.sendSteps(k)[c - 1], order_.sendSteps(k)[c]));
-      base_.push_back(after(order_.sendSteps(k)[c], order_.landSteps(k)[c]));
-      if (c > 0)
-        base_.push_back(after(order_.landSteps(k)[c - 1], order_.landSteps(k)[c]));
-    }
-    // --dma-order link (docs/model.md, "DMA order"): k's first land chunk (so every
-    // one) after the last land chunk of the DMA started before it on its link.
-    if (const DmaId j = props_.linkPredecessor(k); j >= 0 && !order_.landSteps(j).empty())
-      base_.push_back(after(order_.landSteps(j).back(), order_.landSteps(k)[0]));
+    base_.push_back(after(edges[i].first, edges[i].second));
   }
 }
 
