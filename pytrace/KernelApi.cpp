@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace dkv::pytrace {
@@ -191,6 +192,18 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 // An operator on loaded values (`+`, `<`, `&`, `@`, ...): the catalogue's op of the
 // Python operator, written with its kernel-language operator (a mask for comparisons,
 // mask logic for `&` / `|`), or a compute (`@` is dot).
+namespace {
+// A Python float in a kernel value: a literal of the kernel language, which has none for
+// an infinity or NaN (`-jnp.inf`, `math.nan`): those are refused by name.
+TE kernelFloat(double f, SourceRange r) {
+  if (!std::isfinite(f))
+    unsupported(r, fmt::format("the float {} in a kernel value (the kernel language has no "
+                               "literal for an infinity or NaN)",
+                               floatRepr(f)));
+  return teFloat(r, f, floatRepr(f));
+}
+} // namespace
+
 V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r) {
   auto operand = [&](const V &v) -> TE {
     if (isTracedValue(v))
@@ -198,7 +211,7 @@ V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r)
     if (auto *i = dynCast<IntV>(v))
       return teInt(r, i->i);
     if (auto *f = dynCast<FloatV>(v))
-      return teFloat(r, f->f, floatRepr(f->f));
+      return kernelFloat(f->f, r);
     if (v->kind == Kind::Opaque)
       opaqueNeeded(v, r, "arithmetic on loaded values");
     fail(r, "python-type",
@@ -385,7 +398,7 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
   if (auto *i = dynCast<IntV>(value))
     rhs = teInt(r, i->i);
   else if (auto *f = dynCast<FloatV>(value))
-    rhs = teFloat(r, f->f, floatRepr(f->f));
+    rhs = kernelFloat(f->f, r);
   else if (auto *t = dynCast<TracedV>(value); t && t->tk == TKind::Value) {
     if (t->stamp != emitted_)
       unsupported(r, "a value loaded from a ref is stored after other kernel operations "
@@ -791,7 +804,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
     } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Int) {
       e->kids.push_back(teInt(r, cast<IntV>(v).i));
     } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Float) {
-      e->kids.push_back(teFloat(r, cast<FloatV>(v).f, floatRepr(cast<FloatV>(v).f)));
+      e->kids.push_back(kernelFloat(cast<FloatV>(v).f, r));
     } else {
       if (v->kind == Kind::Opaque)
         opaqueNeeded(v, r, fmt::format("operand {} of {}", i + 1, api));
