@@ -230,6 +230,8 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --set " + set;
   for (const std::string &dir : o.pythonPath)
     text += " --python-path " + dir;
+  if (!o.tpu.empty())
+    text += " --tpu " + o.tpu;
   return text;
 }
 

@@ -274,8 +274,9 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       return support::kExitOk;
     }
   } else if (!options.entry.empty() || !options.call.empty() || !options.sets.empty() ||
-             !options.pythonPath.empty()) {
-    err << "dkv: error: FILE::ENTRY, --call, --set and --python-path apply to Python files "
+             !options.pythonPath.empty() || !options.tpu.empty()) {
+    err << "dkv: error: FILE::ENTRY, --call, --set, --python-path and --tpu apply to Python "
+           "files "
            "(docs/python.md \"Entries\")\n";
     return support::kExitUsage;
   } else if (!options.directives.empty()) {

@@ -39,6 +39,7 @@ struct InstanceOptions {
   std::string call;                    ///< --call 'f(...)': a Python file's entry
   std::vector<std::string> sets;       ///< --set NAME=VALUE, as typed
   std::vector<std::string> pythonPath; ///< --python-path DIR
+  std::string tpu;                     ///< --tpu NAME: the TPU chip (pytrace/TpuChips.h)
   model::Options model;                ///< --invocations, --dma-chunks, ...
   /// --symmetry: reduce the race obligations by the instance's rotation symmetry
   /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from

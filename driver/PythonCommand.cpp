@@ -8,6 +8,7 @@
 #include "frontend/Sema.h"
 #include "pyfront/AstPrinter.h"
 #include "pyfront/Parser.h"
+#include "pytrace/TpuChips.h"
 #include "pytrace/Tracer.h"
 #include "support/Diagnostics.h"
 #include "support/Invariant.h"
@@ -175,7 +176,10 @@ std::unique_ptr<Prepared> prepare(support::SourceManager &sources, const support
   p->options.tables = p->directives.tables;
   for (const auto &[name, value] : tables)
     p->options.tables[name] = value;
+  p->options.tpu = p->directives.tpu;
   if (instance) {
+    if (!instance->tpu.empty())
+      p->options.tpu = pytrace::findTpuChip(instance->tpu)->name;
     p->options.call = instance->call;
     p->options.pythonPath = instance->pythonPath;
     if (!readSets(sources, instance->sets, p->options.sets, diags))

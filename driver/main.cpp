@@ -5,6 +5,7 @@
 #include "driver/Pipeline.h"
 #include "driver/PythonCommand.h"
 #include "frontend/Sema.h"
+#include "pytrace/TpuChips.h"
 #include "support/Invariant.h"
 #include "support/Stop.h"
 
@@ -132,6 +133,20 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                           "file's own package"),
           "DIR")
       ->allow_extra_args(false);
+  metavar(cmd->add_option("--tpu", o.tpu,
+                          "for a Python file: the TPU chip whose facts JAX's device queries "
+                          "answer (cores per device, SparseCores, generation), as '# dkv: tpu "
+                          "NAME': " +
+                              pytrace::tpuChipNames()),
+          "NAME")
+      ->check(CLI::Validator(
+          [](std::string &text) {
+            return pytrace::findTpuChip(text)
+                       ? std::string()
+                       : "unknown TPU '" + text + "': expected one of " + pytrace::tpuChipNames();
+          },
+          ""))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   if (!modelOptions)
     return devices;
   metavar(cmd->add_option("--invocations", o.model.invocations,

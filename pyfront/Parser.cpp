@@ -1901,6 +1901,7 @@ private:
     std::string text;
     std::string value;
     bool bytes = false, fstr = false;
+    std::vector<py::Constant::Part> partList;
     for (size_t i = 0; i < parts.size(); ++i) {
       // The original bytes: the lexer saw non-ASCII bytes as placeholders.
       const antlr4::Token *tok = parts[i]->getSymbol();
@@ -1922,11 +1923,14 @@ private:
       std::string_view body = std::string_view(s).substr(q + quoteLen, s.size() - q - 2 * quoteLen);
       value += raw ? std::string(body) : unescape(body, isBytes);
       text += (i > 0 ? " " : "") + s;
+      partList.push_back({prefix.find_first_of("fF") != std::string::npos, raw, std::string(body)});
     }
     auto c = std::make_unique<py::Constant>(r, bytes ? py::ConstKind::Bytes : py::ConstKind::String,
                                             text);
     c->str = std::move(value);
     c->fString = fstr;
+    if (fstr)
+      c->parts = std::move(partList);
     return done(std::move(c), 0);
   }
 
@@ -1948,6 +1952,7 @@ private:
     }
   }
 
+public:
   // Python's escapes (str: \x is a code point, bytes: a byte; \u and \U only in
   // str). \N{...} and unknown escapes are kept as written, as CPython keeps unknown ones.
   static std::string unescape(std::string_view s, bool bytes) {
@@ -2127,6 +2132,10 @@ std::unique_ptr<py::Module> parseImpl(const SourceFile &file, const ParseLimits 
 }
 
 } // namespace
+
+std::string decodeEscapes(std::string_view body, bool bytes) {
+  return Transformer::unescape(body, bytes);
+}
 
 std::unique_ptr<py::Module> parseModule(const SourceFile &file, DiagnosticEngine &diags,
                                         const ParseLimits &limits) {

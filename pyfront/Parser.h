@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace dkv::pyfront {
 
@@ -35,5 +37,9 @@ struct ParseLimits {
 std::unique_ptr<py::Module> parseModule(const support::SourceFile &file,
                                         support::DiagnosticEngine &diags,
                                         const ParseLimits &limits = {});
+
+/// The value of a string literal's body as written between its quotes: Python's escapes
+/// decoded as the parser decodes them (`\N{...}` and unknown escapes kept as written).
+std::string decodeEscapes(std::string_view body, bool bytes);
 
 } // namespace dkv::pyfront

@@ -102,6 +102,13 @@ struct Constant final : Expr {
   std::string str;
   /// String: some part was an f-string (its `{...}` fields are kept as text).
   bool fString = false;
+  /// String with an f-string part: each part as written between its quotes (escapes not
+  /// decoded), for the tracer, which formats the fields (pytrace/FString.cpp).
+  struct Part {
+    bool f = false, raw = false;
+    std::string body;
+  };
+  std::vector<Part> parts;
 };
 
 enum class UnaryOpKind { Not, Invert, UAdd, USub };

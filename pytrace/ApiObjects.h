@@ -6,6 +6,7 @@
 
 #include "frontend/AST.h"
 #include "pytrace/Re.h"
+#include "pytrace/TpuChips.h"
 #include "pytrace/Value.h"
 
 #include <optional>
@@ -127,6 +128,14 @@ struct TcMeshObj {
   std::string axis;
   int64_t cores = 1;
 };
+/// `pltpu.get_tpu_info()` of the chip `--tpu` names (pytrace/TpuChips.h).
+struct TpuInfoObj {
+  const TpuChip *chip = nullptr;
+};
+/// `pltpu.get_tpu_info().sparse_core`: the chip's SparseCores.
+struct SparseCoreObj {
+  int64_t cores = 0;
+};
 /// `ref.at`: indexing it makes a view.
 struct AtObj {
   V ref;
@@ -201,7 +210,7 @@ using ApiData =
                  SemArrayObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
                  AtObj, JitObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
                  AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
-                 RePatternObj, ReMatchObj>;
+                 RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -1,6 +1,7 @@
 // `# dkv:` directives (docs/python.md "Directives"): a small hand-written reader of one
 // line each; values are Python literals, types the kernel language's spellings.
 #include "pytrace/Directives.h"
+#include "pytrace/TpuChips.h"
 
 #include "frontend/Sema.h"
 
@@ -367,6 +368,13 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
     if (!in.atEnd())
       in.fail("expected the end of the line after the value");
     out.sets[s.name] = std::move(s);
+  } else if (kind == "tpu") {
+    // `tpu NAME`: the chip whose facts JAX's device queries answer (as --tpu).
+    uint32_t col = in.col();
+    std::string name = in.rest();
+    if (!findTpuChip(name))
+      in.failAt(col, fmt::format("unknown TPU '{}': expected one of {}", name, tpuChipNames()));
+    out.tpu = findTpuChip(name)->name;
   } else if (kind == "call") {
     // `call f(...)`: a Python call, the entry of a library function (as --call).
     std::string text = in.rest();
@@ -417,11 +425,12 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
       out.tables[name] = std::move(table);
   } else {
     in.pos_ = begin - 1;
-    in.fail(kind.empty()
-                ? std::string("expected a directive after '# dkv:': entry, call, devices, "
-                              "mesh, set or table")
-                : fmt::format("unknown directive '{}': entry, call, devices, mesh, set or table",
-                              kind));
+    in.fail(
+        kind.empty()
+            ? std::string("expected a directive after '# dkv:': entry, call, devices, "
+                          "mesh, set, table or tpu")
+            : fmt::format("unknown directive '{}': entry, call, devices, mesh, set, table or tpu",
+                          kind));
   }
 }
 

@@ -77,6 +77,8 @@ struct Directives {
   /// `# dkv: call f(...)`: a Python call, the file's entry (as `--call`).
   std::string call;
   support::SourceRange callRange;
+  /// `# dkv: tpu NAME`: the TPU chip (as `--tpu NAME`; pytrace/TpuChips.h).
+  std::string tpu;
 };
 
 /// Reads the `# dkv:` directive lines of `file` into `out` (a fact already in `out` is

@@ -15,6 +15,11 @@ namespace fs = std::filesystem;
 
 Interp::Interp(const TraceOptions &options, support::SourceManager *sources)
     : options_(options), sources_(sources) {
+  // --tpu: JAX's device predicates answer as that chip (Testing.cpp).
+  if (!options.tpu.empty() && (chip_ = findTpuChip(options.tpu))) {
+    tpuGeneration_.version = chip_->generation;
+    tpuGeneration_.variant = chip_->variant;
+  }
   initClasses();
   initBuiltins();
 }

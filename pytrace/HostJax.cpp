@@ -499,16 +499,42 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
 // The devices dkv models are TPU devices of no particular generation: the tutorial
 // asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md). `--set
 // 'jax.Device.device_kind="TPU v6 lite"'` (or the same `# dkv: set`) names one.
+// With --tpu, the kind of that chip (JAX's `chip_version_from_device_kind` reads it back).
 V deviceKind(Interp &in) {
   const SetDirective *set = in.findSet("jax.Device.device_kind");
   if (set && !set->call)
     return literalValue(set->value);
-  return string("TPU");
+  return string(in.chip_ ? in.chip_->deviceKind : "TPU");
 }
 const AttrRow<DeviceObj> kDeviceAttrs[] = {
     {"device_kind", [](auto &in, auto &, auto &, auto) { return deviceKind(in); }},
+    {"num_cores",
+     [](auto &in, auto &, auto &, auto r) {
+       return in.chip_ ? integer(in.chip_->coresPerDevice)
+                       : in.chipFact("`.num_cores` of a device (TensorCores per device)", r);
+     }},
     {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
+};
+// `pltpu.get_tpu_info()`: the facts of tpu_info.py's TpuInfo that the chip table holds;
+// the others (capacities, bandwidths) are opaque.
+const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
+    {"generation", [](auto &, auto &t, auto &, auto) { return integer(t.chip->generation); }},
+    {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.chip->coresPerDevice); }},
+    {"sparse_core",
+     [](auto &, auto &t, auto &, auto) -> V {
+       return t.chip->sparseCores ? makeApi(SparseCoreObj{t.chip->sparseCores}) : none();
+     }},
+    {"is_lite", [](auto &, auto &t, auto &, auto) { return boolean(t.chip->lite); }},
+    {"is_megacore",
+     [](auto &, auto &t, auto &, auto) { return boolean(t.chip->coresPerDevice > 1); }},
+    {"is_split_chip",
+     [](auto &, auto &t, auto &, auto) {
+       return boolean(t.chip->coresPerDevice == 1 && t.chip->physicalCores > 1);
+     }},
+};
+const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
+    {"num_cores", [](auto &, auto &s, auto &, auto) { return integer(s.cores); }},
 };
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
@@ -615,6 +641,18 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kDeviceAttrs, name))
       return at->get(*this, *d, obj, r);
     return opaque(fmt::format("`.{}` of a device (its TPU generation is not modelled)", name), r);
+  }
+  if (auto *t = std::get_if<TpuInfoObj>(&a.data)) {
+    if (auto *at = findAttr(kTpuInfoAttrs, name))
+      return at->get(*this, *t, obj, r);
+    return opaque(
+        fmt::format("`.{}` of pltpu.get_tpu_info() (not in dkv's table of TPU chips)", name), r);
+  }
+  if (auto *s = std::get_if<SparseCoreObj>(&a.data)) {
+    if (auto *at = findAttr(kSparseCoreAttrs, name))
+      return at->get(*this, *s, obj, r);
+    return opaque(fmt::format("`.{}` of a SparseCoreInfo (not in dkv's table of TPU chips)", name),
+                  r);
   }
   if (auto *d = std::get_if<DeviceArrayObj>(&a.data)) {
     if (auto *at = findAttr(kDeviceArrayAttrs, name))
@@ -1094,8 +1132,11 @@ void registerHostJax(Registry &reg) {
       });
   fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a =
-            c.bind(in, {"start", "stop", "step", "dtype", "*", "device", "out_sharding", "like"});
+        // jnp.arange(start, stop, step, dtype, *, device, out_sharding); NumPy's has
+        // `device` and `like` after the `*`. Where the array lives is no fact dkv models.
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        std::vector<V> a = c.bind(
+            in, {"start", "stop", "step", "dtype", "*", "device", numpy ? "like" : "out_sharding"});
         V start = a[1] ? a[0] : integer(0), stop = a[1] ? a[1] : a[0];
         if (!stop)
           in.raiseId("TypeError", "arange() missing required argument 'start'", c.range);
@@ -1157,15 +1198,26 @@ void registerHostJax(Registry &reg) {
           unsupported(c.range, "a TensorCore mesh whose axis name is not a string");
         if (given(a[1]))
           unsupported(c.range, fmt::format("{}(devices=...): give num_cores=N", c.fn->name));
-        if (!given(a[2]))
+        // Without num_cores, JAX's default: the TensorCores of one device.
+        if (!given(a[2]) && !in.chip_)
           fail(c.range, "python-unknown-fact",
-               fmt::format("{}: the number of TensorCores per chip is unknown to dkv (its devices "
-                           "are TPUs of no particular generation); pass num_cores=N",
-                           c.fn->name));
-        int64_t cores = in.toIndex(a[2], c.range, "num_cores");
+               fmt::format("{}: the number of TensorCores per device is unknown to dkv (its "
+                           "devices are TPUs of no particular generation); pass num_cores=N, or "
+                           "name the chip with --tpu NAME or '# dkv: tpu NAME' ({})",
+                           c.fn->name, tpuChipNames()));
+        int64_t cores =
+            given(a[2]) ? in.toIndex(a[2], c.range, "num_cores") : in.chip_->coresPerDevice;
         if (cores < 1)
           fail(c.range, "python-call", "num_cores must be at least 1");
         return makeApi(TcMeshObj{cast<StrV>(axis).s, cores});
+      });
+  fn(
+      {"jax.experimental.pallas.tpu.get_tpu_info"}, +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          in.raiseId("TypeError", "get_tpu_info() takes 0 positional arguments", c.range);
+        if (!in.chip_)
+          return in.chipFact("`pltpu.get_tpu_info()`", c.range);
+        return makeApi(TpuInfoObj{in.chip_});
       });
   fn(
       {"jax.experimental.pallas.core_map"}, +[](Interp &, CallCtx &c) -> V {
@@ -1183,6 +1235,8 @@ void registerHostJax(Registry &reg) {
         V mesh = a[2];
         if (!mesh)
           in.raiseId("TypeError", "pl.kernel() missing 'mesh'", c.range);
+        if (mesh->kind == Kind::Opaque)
+          in.opaqueNeeded(mesh, c.range, "the mesh of pl.kernel");
         if (!apiAs<TcMeshObj>(mesh))
           unsupported(c.range,
                       fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore "
@@ -1380,6 +1434,54 @@ V dtypeConstant(const std::string &qualified) {
       {"uint8", ast::DType::U8},    {"uint32", ast::DType::U32}};
   auto it = known.find(name);
   return makeApi(DTypeObj{it == known.end() ? std::nullopt : std::optional(it->second), name});
+}
+
+// `jnp.split(x, n, axis)` / `np.split` of a host array into n equal parts (NumPy's rule:
+// a ValueError when n does not divide the axis); integer contents are kept.
+V Interp::splitArray(const HostArrayV &arr, const V &sections, const V &axisV, SourceRange r) {
+  if (sections->kind != Kind::Int && sections->kind != Kind::Bool)
+    return opaque("jnp.split at a list of indices", r);
+  int64_t n = toIndex(sections, r, "indices_or_sections");
+  if (arr.shape.empty())
+    raise("IndexError", "tuple index out of range", r);
+  size_t axis = given(axisV) ? static_cast<size_t>(axisArg(*this, axisV, arr.shape.size(), r)) : 0;
+  if (n <= 0)
+    raise("ValueError", "number sections must be larger than 0.", r);
+  if (arr.shape[axis] % n != 0)
+    raise("ValueError", "array split does not result in an equal division", r);
+  std::vector<int64_t> shape = arr.shape;
+  shape[axis] /= n;
+  std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(shape);
+  int64_t partSize = 1;
+  for (int64_t x : shape)
+    partSize *= x;
+  std::vector<V> parts;
+  for (int64_t k = 0; k < n; ++k) {
+    V part = mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+      std::vector<int64_t> out(static_cast<size_t>(partSize));
+      for (int64_t flat = 0; flat < partSize; ++flat) {
+        int64_t from = 0;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          int64_t i = flat / dst[d] % shape[d];
+          from += (d == axis ? i + k * shape[d] : i) * src[d];
+        }
+        out[static_cast<size_t>(flat)] = v[static_cast<size_t>(from)];
+      }
+      return out;
+    });
+    parts.push_back(part);
+  }
+  return list(std::move(parts));
+}
+
+V Interp::chipFact(std::string what, SourceRange r) {
+  auto o = std::make_shared<Origin>();
+  o->what = std::move(what) + ", a fact of the TPU chip";
+  o->range = r;
+  o->hint = fmt::format("name the chip with --tpu NAME or '# dkv: tpu NAME' ({}; docs/python.md "
+                        "\"TPU generations and the platform\")",
+                        tpuChipNames());
+  return std::make_shared<OpaqueV>(o);
 }
 
 } // namespace dkv::pytrace

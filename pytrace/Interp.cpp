@@ -522,8 +522,8 @@ Flow Interp::exec(const py::Stmt &s, Frame &f) {
   case StmtKind::ExprStmt: {
     const auto &e = py::cast<py::ExprStmt>(s);
     if (auto *c = py::dynCast<py::Constant>(e.value.get());
-        c && c->constKind == py::ConstKind::String)
-      return Flow::Normal; // a docstring
+        c && c->constKind == py::ConstKind::String && !c->fString)
+      return Flow::Normal; // a docstring (an f-string's fields are evaluated)
     eval(*e.value, f);
     return Flow::Normal;
   }
@@ -996,7 +996,7 @@ V Interp::evalInner(const py::Expr &e, Frame &f) {
     }
     case py::ConstKind::String:
       if (c.fString)
-        return opaque("the f-string `" + c.text + "` (dkv does not format f-strings)", e.range);
+        return evalFString(c, f, e.range);
       alloc(c.str.size(), e.range);
       return string(c.str);
     case py::ConstKind::True:

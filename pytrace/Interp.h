@@ -17,6 +17,7 @@
 #include "pytrace/ApiObjects.h"
 #include "pytrace/Directives.h"
 #include "pytrace/Symtable.h"
+#include "pytrace/TpuChips.h"
 #include "pytrace/Tracer.h"
 #include "pytrace/Value.h"
 #include "support/Diagnostics.h"
@@ -209,6 +210,22 @@ public:
   EntryResult result_;
   /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
   TpuGeneration tpuGeneration_;
+  /// f-strings (FString.cpp): each one's pieces and parsed fields, read once.
+  struct FStringCache {
+    bool ok = false;
+    std::shared_ptr<void> pieces;
+    std::vector<std::set<std::string>> names; ///< the names each field reads
+    std::vector<std::shared_ptr<void>> keep;  ///< the fields' syntax trees and scopes
+  };
+  std::map<const py::Constant *, std::shared_ptr<FStringCache>> fstrings_;
+  V evalFString(const py::Constant &c, Frame &f, SourceRange r);
+  /// `format(v, spec)` for ints, bools and strs with a spec, anything str() knows with
+  /// none; nullopt for the rest (the caller keeps the value opaque).
+  std::optional<std::string> formatValue(const V &v, const std::string &spec, SourceRange r);
+  /// The chip of --tpu / `# dkv: tpu` (null: none; its facts are opaque).
+  const TpuChip *chip_ = nullptr;
+  /// A fact of the TPU chip without --tpu: opaque, its error naming --tpu.
+  V chipFact(std::string what, SourceRange r);
 
   //--- statements and expressions (Interp.cpp) ---------------------------------
   Flow execBody(const py::Body &body, Frame &f);
@@ -397,6 +414,7 @@ public:
   [[noreturn]] void tracedIndex(const TracedV &v, SourceRange r, std::string_view what);
   TE intTE(const V &v, SourceRange r, std::string_view what);
   TE condTE(const V &v, SourceRange r);
+  TE predTE(const V &v, SourceRange r);
   V valueBinop(std::string_view op, const V &a, const V &b, SourceRange r);
   V tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
   V tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
@@ -472,6 +490,8 @@ public:
   /// Apply `f` to the values of each device (or to the one set of values).
   V mapContents(const HostArrayV &a, std::vector<int64_t> shape,
                 const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f);
+  /// `jnp.split(x, n, axis)` of a host array: a list of its n equal parts.
+  V splitArray(const HostArrayV &arr, const V &sections, const V &axis, SourceRange r);
   V hostArrayAttr(const V &arr, const std::string &name, SourceRange r);
   V apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r);
   V callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r);

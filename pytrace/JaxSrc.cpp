@@ -252,7 +252,39 @@ V argmax(Interp &in, CallCtx &c) {
 
 } // namespace
 
+// `pl.select_ref(idx, *refs)` (jax/_src/pallas/helpers.py): the ref that idx picks at
+// run time, for a DMA. A Python int picks it now; a per-device index would need the DMA
+// to name its ref per device, which dkv's DMAs do not (they name their refs statically).
+V selectRef(Interp &in, CallCtx &c) {
+  if (!c.args.kw.empty())
+    in.raiseId("TypeError", "select_ref() got an unexpected keyword argument", c.range);
+  if (c.args.pos.size() <= 2)
+    in.raise("ValueError", "At least two refs are required for pl.select_ref.", c.range);
+  for (size_t i = 1; i < c.args.pos.size(); ++i)
+    if (!dynRef(c.args.pos[i]))
+      unsupported(c.range, fmt::format("pl.select_ref of a {} (dkv selects among refs and "
+                                       "semaphores)",
+                                       typeName(*c.args.pos[i])));
+  const V &idx = c.args.pos[0];
+  if (idx->kind == Kind::Opaque)
+    in.opaqueNeeded(idx, c.range, "the index of pl.select_ref");
+  if (idx->kind != Kind::Int && idx->kind != Kind::Bool)
+    unsupported(c.range,
+                "pl.select_ref with an index known only when the kernel runs (a per-device "
+                "value, a loop index or a table element): dkv's DMAs name their refs "
+                "statically; branch with @pl.when(idx == k) around one DMA per ref instead");
+  int64_t k = in.toIndex(idx, c.range, "the index of pl.select_ref");
+  if (k < 0 || static_cast<size_t>(k) + 1 >= c.args.pos.size())
+    unsupported(c.range, fmt::format("pl.select_ref with the index {} of {} refs (what the "
+                                     "hardware does then is not documented)",
+                                     k, c.args.pos.size() - 1));
+  return c.args.pos[static_cast<size_t>(k) + 1];
+}
+
 void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.experimental.pallas.select_ref"},
+                    BuiltinFn{"pl.select_ref", selectRef, "the ref a Python int picks", true},
+                    nullptr});
   reg.addRow(ApiRow{{"jax.nn.softmax"}, BuiltinFn{"jax.nn.softmax", softmax, "", false}, nullptr});
   reg.addRow(ApiRow{
       {"jax.numpy.broadcast_to"}, BuiltinFn{"jnp.broadcast_to", broadcastTo, "", false}, nullptr});

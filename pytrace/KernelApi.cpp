@@ -123,6 +123,14 @@ TE Interp::condTE(const V &v, SourceRange r) {
   fail(r, "python-type", fmt::format("expected a condition, got {}", typeName(*v)));
 }
 
+// The predicate of `lax.cond` (and so of `pl.when`, which calls it): a condition, or a
+// per-device integer, which JAX's `cond` turns into `pred != 0`.
+TE Interp::predTE(const V &v, SourceRange r) {
+  if (auto *t = dynCast<TracedV>(v); t && t->tk == TKind::Int)
+    return teBinary(r, ast::BinaryOp::Ne, t->te, teInt(r, 0));
+  return condTE(v, r);
+}
+
 //===----------------------------------------------------------------------===//
 // Arithmetic on per-device values
 //===----------------------------------------------------------------------===//
@@ -576,7 +584,7 @@ V Interp::callWhen(const WhenObj &w, Args args, SourceRange r) {
       callFunction(fn, {}, r);
     return none();
   }
-  TE c = condTE(cond, r);
+  TE c = predTE(cond, r);
   auto body = std::make_unique<std::vector<ast::StmtPtr>>();
   blocks_.push_back(body.get());
   try {
@@ -656,7 +664,7 @@ V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<
                        SourceRange r) {
   if (pred->kind != Kind::Traced)
     return call(truth(pred, r, "lax.cond") ? t : f, Args{ops, {}}, r);
-  TE c = condTE(pred, r);
+  TE c = predTE(pred, r);
   auto tb = std::make_unique<std::vector<ast::StmtPtr>>();
   auto fb = std::make_unique<std::vector<ast::StmtPtr>>();
   blocks_.push_back(tb.get());
@@ -1258,8 +1266,11 @@ V catalogueCall(Interp &in, CallCtx &c) {
         return in.compare(static_cast<py::CmpOpKind>(k), arg(0), arg(1), c.range);
     unsupported(c.range, fmt::format("{} (the operator `{}`)", c.fn->name, op.pyOperator));
   }
-  if (!in.inKernel_)
+  if (!in.inKernel_) {
+    if (auto *h = dynCast<HostArrayV>(arg(0)); h && op.shape == prim::ShapeRule::Split)
+      return in.splitArray(*h, arg(1), arg(2), c.range);
     return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  }
   std::vector<V> operands;
   std::optional<ast::DType> dtype;
   std::optional<int64_t> axis;

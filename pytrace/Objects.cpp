@@ -148,8 +148,12 @@ void Interp::opaqueNeeded(const V &v, SourceRange r, std::string_view what) {
   for (const Origin *p = o.origin.get(); p && settable.empty(); p = p->from.get())
     settable = p->settable;
   std::string name = !global.empty() ? global : settable;
+  std::string given;
+  for (const Origin *p = o.origin.get(); p && given.empty(); p = p->from.get())
+    given = p->hint;
   std::string hint =
-      name.empty()
+      !given.empty() ? given
+      : name.empty()
           ? "give the fact it stands for in the file itself, or through --call or a directive "
             "(docs/python.md \"Opaque values\")"
           : fmt::format("give it with '# dkv: set {}=VALUE' or '--set {}=VALUE' (docs/python.md "

@@ -44,6 +44,9 @@ struct TraceOptions {
   /// `--call 'f(...)'` (or a `# dkv: call` directive): the entry is this call, evaluated
   /// after the top level.
   std::string call;
+  /// `--tpu NAME` (or a `# dkv: tpu NAME` directive): the TPU chip whose facts JAX's
+  /// device queries answer (pytrace/TpuChips.h); empty: none, those facts are opaque.
+  std::string tpu;
 };
 
 /// One instance a file holds: a kernel traced by one of its entries (the top level, a

@@ -363,6 +363,9 @@ struct Origin {
   /// The dotted name of the module attribute it is (`jax._src.test_util.is_device_tpu`), or
   /// of the call of one (with `()`): what `--set NAME=VALUE` would give.
   std::string settable;
+  /// How to give the value when it is no module attribute (`--tpu NAME` for a fact of
+  /// the TPU chip): the hint of the error where it decides something.
+  std::string hint;
 };
 using OriginP = std::shared_ptr<const Origin>;
 

@@ -19,7 +19,9 @@
 # lines below, which state what a caller passes (shapes, the mesh, keyword arguments).
 #
 # Options: DKV defaults to build/driver/dkv; SHIPPED_TIMEOUT (seconds per run, default
-# 300); SHIPPED_ENGINE (default auto); SHIPPED_DEVICES="2 4" keeps only those device counts.
+# 300); SHIPPED_ENGINE (default auto); SHIPPED_DEVICES="2 4" keeps only those device counts;
+# SHIPPED_TPU=NAME checks JAX's test files as on that TPU chip (--tpu NAME; without it the
+# facts of a chip are unknown and the tests that ask for them stop at an error naming --tpu).
 set -u
 dir=${1:?usage: shipped.sh DIR [DKV]}
 dkv=${2:-build/driver/dkv}
@@ -126,10 +128,11 @@ ragged 4 '[[0, 2, 4, 6, 8, 10, 12, 14], [0, 1, 4, 6, 8, 10, 12, 14], [0, 3, 4, 5
 ragged 4 '[[0, 2, 4, 6, 8, 10, 12, 14], [0, 1, 4, 6, 8, 10, 12, 14], [0, 3, 4, 5, 8, 10, 12, 14], [0, 2, 4, 7, 8, 10, 12, 13]]' \
   '[[2, 2, 2, 2, 2, 2, 2, 2], [1, 3, 2, 2, 2, 2, 2, 1], [3, 1, 1, 3, 2, 2, 2, 0], [2, 2, 3, 1, 2, 2, 1, 0]]' 64 'transpose=True'
 
-tests "$jax/tests/pallas/tpu_pallas_distributed_test.py" "2 3 4 8"
+TPU=(${SHIPPED_TPU:+--tpu "$SHIPPED_TPU"})
+tests "$jax/tests/pallas/tpu_pallas_distributed_test.py" "2 3 4 8" "${TPU[@]}"
 # CPU-only tests of TPU interpret mode: JAX's CPU CI runs them (setUp skips elsewhere).
 tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" \
-  --set 'jax._src.test_util.device_under_test()="cpu"'
+  --set 'jax._src.test_util.device_under_test()="cpu"' "${TPU[@]}"
 
 # tpu-inference's package reads the environment (envs.py: os.getenv) when it loads, and
 # dkv's verdict must not depend on the shell: every variable reads as set to the empty

@@ -1,0 +1,31 @@
+// The facts of TPU generations that Pallas kernels and their tests ask JAX for
+// (`jax.devices()[0].num_cores`, `pltpu.get_tpu_info()`, the default core count of
+// `pltpu.TensorCoreMesh`, `jtu.is_device_tpu(...)`): a table, one row per chip, chosen by
+// `--tpu NAME` or `# dkv: tpu NAME` (docs/python.md "TPU generations and the platform").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dkv::pytrace {
+
+struct TpuChip {
+  const char *name;       ///< `--tpu NAME`: "v5e", "v5p", ...
+  int64_t generation;     ///< TpuInfo.generation; jtu.is_device_tpu's version
+  const char *variant;    ///< jtu.is_device_tpu's variant ("e", "p", "x"; "" for none)
+  const char *deviceKind; ///< jax.Device.device_kind
+  /// TensorCores per JAX device (`Device.num_cores`, `TpuInfo.num_cores`): 2 on a chip
+  /// in megacore mode (JAX's default where the chip supports it), else 1.
+  int64_t coresPerDevice;
+  int64_t physicalCores; ///< TensorCores per chip
+  int64_t sparseCores;   ///< TpuInfo.sparse_core.num_cores; 0: sparse_core is None
+  bool lite;             ///< TpuInfo.is_lite
+};
+
+/// The row named `name` (or one of its aliases), or null.
+const TpuChip *findTpuChip(std::string_view name);
+/// The names `--tpu` accepts, for messages: "v2, v3, v4, ...".
+std::string tpuChipNames();
+
+} // namespace dkv::pytrace
