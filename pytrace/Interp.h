@@ -436,6 +436,8 @@ public:
   std::optional<prim::ValueType> inferValue(ast::ComputeOp op, const std::vector<V> &operands,
                                             const prim::Attrs &attrs, std::string_view api) const;
   V tracedAttr(const V &v, const std::string &name, SourceRange r);
+  /// `x[i, a:b]` of a kernel value of known shape: split, concatenate and reshape.
+  V indexValue(const V &x, const V &key, SourceRange r);
   V computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
                  std::optional<int64_t> axis, SourceRange r, std::string_view api,
                  std::vector<std::pair<std::string, bool>> flags = {},

@@ -181,6 +181,75 @@ V softmax(Interp &in, CallCtx &c) {
   return in.valueBinop("/", e, sum, c.range);
 }
 
+// The shape of a kernel value dkv knows (static extents), or a refusal naming `api`.
+std::vector<int64_t> knownShape(Interp &in, const V &x, SourceRange r, std::string_view api) {
+  std::optional<prim::ValueType> t = in.valueType(x);
+  if (!t || t->kind != prim::ValueType::Kind::Array)
+    unsupported(r, fmt::format("{} of a kernel value of unknown shape", api));
+  for (int64_t d : t->shape)
+    if (d < 0)
+      unsupported(r, fmt::format("{} of a kernel value of unknown shape", api));
+  return t->shape;
+}
+
+// `jnp.broadcast_to(x, shape)` in a kernel: `where(broadcasted_iota(i32, shape, 0) >= 0, x,
+// x)`, the catalogue's broadcasting of `where` with a mask that is true everywhere (x
+// itself when the shape is x's).
+V broadcastTo(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"array", "shape", "*", "out_sharding"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "broadcast_to() missing a required argument", c.range);
+  if (!in.inKernel_)
+    return in.opaque("jnp.broadcast_to of an array", c.range);
+  const std::string api = "jnp.broadcast_to";
+  std::vector<int64_t> shape = in.shapeOf(a[1], c.range, "the shape");
+  if (knownShape(in, a[0], c.range, api) == shape)
+    return a[0];
+  if (shape.empty())
+    unsupported(c.range, "jnp.broadcast_to of a kernel value to a scalar shape");
+  using Op = ast::ComputeOp;
+  V iota = in.computeValue(Op::Iota, {}, ast::DType::I32, 0, c.range, api, {}, shape);
+  V all = in.valueBinop(">=", iota, integer(0), c.range);
+  return in.computeValue(Op::Where, {all, a[0], a[0]}, std::nullopt, std::nullopt, c.range, api);
+}
+
+// `jnp.argmax(x, axis=k, keepdims=...)` in a kernel: the first index of the maximum,
+// `min(where(x == max(x, axis = k, keepdims = true), broadcasted_iota(i32, shape, k),
+// extent), axis = k)`. NaN is compared as the catalogue's `max` compares it (JAX's
+// argmax gives a NaN's index; dkv's values of a NaN input may differ, its verdicts not).
+V argmax(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"a", "axis", "out", "keepdims"});
+  if (!a[0])
+    in.raise("TypeError", "argmax() missing 1 required positional argument: 'a'", c.range);
+  if (!in.inKernel_)
+    return in.opaque("jnp.argmax of an array", c.range);
+  const std::string api = "jnp.argmax";
+  if (a[2] && !isa<NoneV>(a[2]))
+    unsupported(c.range, "jnp.argmax with `out`");
+  if (!a[1] || isa<NoneV>(a[1]))
+    unsupported(c.range, "jnp.argmax over every axis (axis=None) in a kernel");
+  std::vector<int64_t> shape = knownShape(in, a[0], c.range, api);
+  int64_t axis = in.toIndex(a[1], c.range, "axis");
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank)
+    in.raise("ValueError",
+             fmt::format("axis {} is out of bounds for array of dimension {}", axis, rank),
+             c.range);
+  if (axis < 0)
+    axis += rank;
+  bool keepdims = a[3] && in.truth(a[3], c.range, "keepdims");
+  using Op = ast::ComputeOp;
+  V max = in.computeValue(Op::ReduceMax, {a[0]}, std::nullopt, axis, c.range, api,
+                          {{"keepdims", true}});
+  V iota = in.computeValue(Op::Iota, {}, ast::DType::I32, axis, c.range, api, {}, shape);
+  V at = in.computeValue(
+      Op::Where,
+      {in.valueBinop("==", a[0], max, c.range), iota, integer(shape[static_cast<size_t>(axis)])},
+      std::nullopt, std::nullopt, c.range, api);
+  return in.computeValue(Op::ReduceMin, {at}, std::nullopt, axis, c.range, api,
+                         {{"keepdims", keepdims}});
+}
+
 } // namespace
 
 // `pl.select_ref(idx, *refs)` (jax/_src/pallas/helpers.py): the ref that idx picks at
@@ -217,6 +286,9 @@ void registerJaxSrc(Registry &reg) {
                     BuiltinFn{"pl.select_ref", selectRef, "the ref a Python int picks", true},
                     nullptr});
   reg.addRow(ApiRow{{"jax.nn.softmax"}, BuiltinFn{"jax.nn.softmax", softmax, "", false}, nullptr});
+  reg.addRow(ApiRow{
+      {"jax.numpy.broadcast_to"}, BuiltinFn{"jnp.broadcast_to", broadcastTo, "", false}, nullptr});
+  reg.addRow(ApiRow{{"jax.numpy.argmax"}, BuiltinFn{"jnp.argmax", argmax, "", false}, nullptr});
   reg.addRow(ApiRow{{"jax.experimental.pallas.multiple_of"},
                     BuiltinFn{"pl.multiple_of", multipleOf, "", false},
                     nullptr});

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 namespace dkv::pytrace {
 
@@ -198,6 +200,18 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 // An operator on loaded values (`+`, `<`, `&`, `@`, ...): the catalogue's op of the
 // Python operator, written with its kernel-language operator (a mask for comparisons,
 // mask logic for `&` / `|`), or a compute (`@` is dot).
+namespace {
+// A Python float in a kernel value: a literal of the kernel language, which has none for
+// an infinity or NaN (`-jnp.inf`, `math.nan`): those are refused by name.
+TE kernelFloat(double f, SourceRange r) {
+  if (!std::isfinite(f))
+    unsupported(r, fmt::format("the float {} in a kernel value (the kernel language has no "
+                               "literal for an infinity or NaN)",
+                               floatRepr(f)));
+  return teFloat(r, f, floatRepr(f));
+}
+} // namespace
+
 V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r) {
   auto operand = [&](const V &v) -> TE {
     if (isTracedValue(v))
@@ -205,7 +219,7 @@ V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r)
     if (auto *i = dynCast<IntV>(v))
       return teInt(r, i->i);
     if (auto *f = dynCast<FloatV>(v))
-      return teFloat(r, f->f, floatRepr(f->f));
+      return kernelFloat(f->f, r);
     if (v->kind == Kind::Opaque)
       opaqueNeeded(v, r, "arithmetic on loaded values");
     fail(r, "python-type",
@@ -392,7 +406,7 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
   if (auto *i = dynCast<IntV>(value))
     rhs = teInt(r, i->i);
   else if (auto *f = dynCast<FloatV>(value))
-    rhs = teFloat(r, f->f, floatRepr(f->f));
+    rhs = kernelFloat(f->f, r);
   else if (auto *t = dynCast<TracedV>(value); t && t->tk == TKind::Value) {
     if (t->stamp != emitted_)
       unsupported(r, "a value loaded from a ref is stored after other kernel operations "
@@ -798,7 +812,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
     } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Int) {
       e->kids.push_back(teInt(r, cast<IntV>(v).i));
     } else if ((op != ast::ComputeOp::Where || i > 0) && v->kind == Kind::Float) {
-      e->kids.push_back(teFloat(r, cast<FloatV>(v).f, floatRepr(cast<FloatV>(v).f)));
+      e->kids.push_back(kernelFloat(cast<FloatV>(v).f, r));
     } else {
       if (v->kind == Kind::Opaque)
         opaqueNeeded(v, r, fmt::format("operand {} of {}", i + 1, api));
@@ -1198,6 +1212,32 @@ V dot(Interp &in, CallCtx &c, bool pallas) {
 // jnp.negative: unary `-`) is that operator; any other is element-wise here: its
 // `array` / `cond` arguments are the operands, `dtype` the element type, `bool` ones
 // flags (gelu's `approximate`), `unsupported` ones accepted only when absent.
+// Several results: the kernel language's `let a, b = split(x, 2, axis = k)`, one let per
+// part (the part's type is the split's).
+std::vector<V> splitLets(Interp &in, const V &value, const std::string &hint, SourceRange r,
+                         std::string_view api) {
+  const auto &whole = cast<TracedV>(value);
+  int64_t n = whole.te->dims[0];
+  if (n < 1)
+    fail(r, "python-call", fmt::format("{}: the number of sections must be positive", api));
+  std::optional<prim::ValueType> partType = in.valueType(value);
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < n; ++i)
+    names.push_back(in.fresh(hint));
+  std::vector<V> parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    ast::ExprPtr part = build(*whole.te);
+    static_cast<ast::ComputeExpr &>(*part).setPart(static_cast<int64_t>(i));
+    auto let = std::make_unique<ast::LetStmt>(
+        r, std::make_unique<ast::LetDecl>(r, names[i], r, std::move(part)), i, names.size());
+    let->setTupleNames(names);
+    in.emit(std::move(let), false);
+    parts.push_back(in.typed(
+        std::make_shared<TracedV>(teName(r, names[i]), TKind::Value, whole.stamp), partType));
+  }
+  return parts;
+}
+
 V catalogueCall(Interp &in, CallCtx &c) {
   const prim::PySpelling &s = *prim::findPythonSpelling(c.fn->name);
   const prim::OpRecord &op = prim::record(s.op);
@@ -1275,29 +1315,7 @@ V catalogueCall(Interp &in, CallCtx &c) {
                             std::move(flags), std::move(dims));
   if (op.shape != prim::ShapeRule::Split)
     return value;
-  // Several results: the kernel language's `let a, b = split(x, 2, axis = k)`, one let
-  // per part, and a Python list of their names.
-  const auto &whole = cast<TracedV>(value);
-  int64_t n = whole.te->dims[0];
-  if (n < 1)
-    fail(c.range, "python-call",
-         fmt::format("{}: the number of sections must be positive", c.fn->name));
-  std::vector<std::string> names;
-  for (int64_t i = 0; i < n; ++i)
-    names.push_back(in.fresh(c.hint.empty() ? "part" : c.hint));
-  std::vector<V> parts;
-  for (size_t i = 0; i < names.size(); ++i) {
-    ast::ExprPtr part = build(*whole.te);
-    static_cast<ast::ComputeExpr &>(*part).setPart(static_cast<int64_t>(i));
-    auto let = std::make_unique<ast::LetStmt>(
-        c.range, std::make_unique<ast::LetDecl>(c.range, names[i], c.range, std::move(part)), i,
-        names.size());
-    let->setTupleNames(names);
-    in.emit(std::move(let), false);
-    parts.push_back(
-        std::make_shared<TracedV>(teName(c.range, names[i]), TKind::Value, whole.stamp));
-  }
-  return list(std::move(parts));
+  return list(splitLets(in, value, c.hint.empty() ? "part" : c.hint, c.range, c.fn->name));
 }
 
 // jnp.zeros / ones / empty and their NumPy spellings on the host: an array of that
@@ -1738,6 +1756,113 @@ const BuiltinFn *kernelMethod(const V &self, const std::string &name) {
   if (isTracedValue(self) && prim::findOpByPythonName("." + name) == prim::Op::AsType)
     return &valueAstype();
   return nullptr;
+}
+
+// `x[i, a:b]` of a kernel value of known shape, as NumPy indexes: static ints and slices
+// of step 1 (negative bounds from the end, clamped as `slice.indices` clamps). Along each
+// axis the part [a, b) is taken through the catalogue: `split` into parts of
+// g = gcd(a, b, extent) elements, the parts [a/g, b/g) joined by `concatenate`; an int
+// index is a part of one element whose axis a final `reshape` drops. Traced indices,
+// steps, `None` and array indices are refused (nothing in the catalogue reads them).
+V Interp::indexValue(const V &x, const V &key, SourceRange r) {
+  const std::string api = "indexing a loaded value";
+  const auto &t = cast<TracedV>(x);
+  std::optional<prim::ValueType> vt = valueType(x);
+  bool known = t.tk == TKind::Value && vt && vt->kind == prim::ValueType::Kind::Array;
+  for (int64_t d : known ? vt->shape : std::vector<int64_t>{})
+    known = known && d >= 0;
+  if (!known)
+    unsupported(r, "indexing a loaded value of unknown shape (index the ref instead: `x_ref[i]`)");
+  const std::vector<int64_t> &shape = vt->shape;
+  std::vector<V> items = key->kind == Kind::Tuple ? cast<TupleV>(key).items : std::vector<V>{key};
+  size_t named = 0, ellipses = 0;
+  for (const V &it : items) {
+    if (it->kind == Kind::Ellipsis)
+      ++ellipses;
+    else if (it->kind == Kind::None)
+      unsupported(r, "`None` (jnp.newaxis) in an index of a loaded value");
+    else if (it->kind == Kind::Traced)
+      unsupported(r, "a traced index into a loaded value (index the ref instead: `x_ref[i]`)");
+    else if (it->kind != Kind::Int && it->kind != Kind::Bool && it->kind != Kind::Slice)
+      unsupported(r, fmt::format("a {} index into a loaded value", typeName(*it)));
+    else
+      ++named;
+  }
+  if (ellipses > 1)
+    raise("IndexError", "an index can only have a single ellipsis ('...')", r);
+  if (named > shape.size())
+    raise("IndexError",
+          fmt::format("Too many indices: {}-dimensional array indexed with {} regular indices.",
+                      shape.size(), named),
+          r);
+  // One [a, b) per axis, and whether an int index drops it.
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  std::vector<bool> drop;
+  for (const V &it : items) {
+    if (it->kind == Kind::Ellipsis) {
+      for (size_t k = 0; k < shape.size() - named; ++k)
+        bounds.emplace_back(0, shape[bounds.size()]), drop.push_back(false);
+      continue;
+    }
+    int64_t extent = shape[bounds.size()];
+    if (it->kind == Kind::Slice) {
+      const auto &sl = cast<SliceV>(it);
+      auto bound = [&](const V &bv, int64_t dflt) -> int64_t {
+        if (bv->kind == Kind::None)
+          return dflt;
+        if (bv->kind == Kind::Traced)
+          unsupported(r, "a traced slice bound on a loaded value (slice the ref instead)");
+        int64_t v = toIndex(bv, r, "a slice bound");
+        if (v < 0)
+          v += extent;
+        return std::clamp<int64_t>(v, 0, extent);
+      };
+      if (sl.step->kind != Kind::None &&
+          !(sl.step->kind == Kind::Int && cast<IntV>(sl.step).i == 1))
+        unsupported(r, "a slice with a step on a loaded value");
+      int64_t a = bound(sl.lower, 0);
+      int64_t b = bound(sl.upper, extent);
+      if (b <= a)
+        unsupported(r, "an empty slice of a loaded value (the model has no empty arrays)");
+      bounds.emplace_back(a, b), drop.push_back(false);
+      continue;
+    }
+    int64_t i = toIndex(it, r, "an index");
+    if (i < -extent || i >= extent)
+      raise("IndexError",
+            fmt::format("index {} is out of bounds for axis {} with size {}", i, bounds.size(),
+                        extent),
+            r);
+    if (i < 0)
+      i += extent;
+    bounds.emplace_back(i, i + 1), drop.push_back(true);
+  }
+  while (bounds.size() < shape.size())
+    bounds.emplace_back(0, shape[bounds.size()]), drop.push_back(false);
+  V cur = x;
+  std::vector<int64_t> kept;
+  bool dropped = false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    auto [a, b] = bounds[k];
+    if (drop[k])
+      dropped = true;
+    else
+      kept.push_back(b - a);
+    if (a == 0 && b == shape[k])
+      continue;
+    int64_t g = std::gcd(std::gcd(a, b), shape[k]);
+    V whole = computeValue(ast::ComputeOp::Split, {cur}, std::nullopt, static_cast<int64_t>(k), r,
+                           api, {}, {shape[k] / g});
+    std::vector<V> parts = splitLets(*this, whole, "part", r, api);
+    std::vector<V> picked(parts.begin() + a / g, parts.begin() + b / g);
+    cur = picked.size() == 1 ? picked[0]
+                             : computeValue(ast::ComputeOp::Concatenate, std::move(picked),
+                                            std::nullopt, static_cast<int64_t>(k), r, api);
+  }
+  if (dropped)
+    cur =
+        computeValue(ast::ComputeOp::Reshape, {cur}, std::nullopt, std::nullopt, r, api, {}, kept);
+  return cur;
 }
 
 } // namespace dkv::pytrace

@@ -1279,7 +1279,7 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
       return getItem(tuple(p->entries), key, r);
     break;
   case Kind::Traced:
-    unsupported(r, "indexing a loaded value (index the ref instead: `x_ref[i]`)");
+    return indexValue(obj, key, r);
   default:
     break;
   }

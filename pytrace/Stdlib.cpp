@@ -480,13 +480,13 @@ void registerStdlib(Registry &reg) {
         return boolean(diff <= std::fabs(rel * y) || diff <= std::fabs(rel * x) || diff <= ab);
       });
   constant(
-      {"math.pi"}, +[](Interp &) { return floating(M_PI); });
+      {"math.pi", "jax.numpy.pi", "numpy.pi"}, +[](Interp &) { return floating(M_PI); });
   constant(
-      {"math.e"}, +[](Interp &) { return floating(M_E); });
+      {"math.e", "jax.numpy.e", "numpy.e"}, +[](Interp &) { return floating(M_E); });
   constant(
-      {"math.inf"}, +[](Interp &) { return floating(INFINITY); });
+      {"math.inf", "jax.numpy.inf", "numpy.inf"}, +[](Interp &) { return floating(INFINITY); });
   constant(
-      {"math.nan"}, +[](Interp &) { return floating(NAN); });
+      {"math.nan", "jax.numpy.nan", "numpy.nan"}, +[](Interp &) { return floating(NAN); });
 
   // itertools.
   fn(
