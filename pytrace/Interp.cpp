@@ -182,8 +182,9 @@ void Interp::bind(const std::string &id, V v, Frame &f, SourceRange r) {
     }
   }
   (void)r;
-  // `# dkv: set NAME=VALUE` fixes a global of the main module, whatever the file assigns.
-  if (f.globals == main_ && pinned_.count(id))
+  // `# dkv: set NAME=VALUE` fixes a global of the main module, whatever the file assigns,
+  // and `--set MODULE.NAME=VALUE` one of a module read from disk (loadFromDisk).
+  if (!pinned_.empty() && pinned_.count(f.globals == main_ ? id : f.globals->name + "." + id))
     return;
   f.globals->dict->set(id, std::move(v));
 }

@@ -405,7 +405,7 @@ public:
   bool inlineLets_ = false;
   bool hasCollective_ = false;
   bool entryMode_ = false;       ///< an entry directive replaces the call site's pallas_call
-  std::set<std::string> pinned_; ///< module globals fixed by `# dkv: set`
+  std::set<std::string> pinned_; ///< globals fixed by `# dkv: set` (NAME; MODULE.NAME)
 
   std::string fresh(std::string base);
   void emit(ast::StmtPtr s, bool writes = true);

@@ -161,6 +161,24 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
     raiseId("RecursionError", "maximum recursion depth exceeded while importing", r);
   ++callDepth_;
   m->initializing = true;
+  // `--set MODULE.NAME=VALUE` / `MODULE.f()=VALUE` for a module read from disk: its
+  // global NAME is that value whatever the module assigns (as `# dkv: set` fixes a global
+  // of the checked file), so its own functions see it too.
+  auto pin = [&](const SetDirective &set) {
+    if (set.name.size() <= name.size() + 1 || set.name.compare(0, name.size(), name) != 0 ||
+        set.name[name.size()] != '.' || set.name.find('.', name.size() + 1) != std::string::npos)
+      return;
+    V v = literalValue(set.value);
+    if (set.call)
+      v = makeApi(DirectiveConstObj{set.name, v, true});
+    m->dict->set(set.name.substr(name.size() + 1), v);
+    pinned_.insert(set.name);
+  };
+  if (options_.directives)
+    for (const auto &[key, set] : options_.directives->sets)
+      pin(set);
+  for (const SetDirective &set : options_.sets)
+    pin(set);
   Frame f;
   f.scope = &moduleSymtable_.at(m.get())->module();
   f.globals = m;

@@ -140,7 +140,10 @@ tests "$jax/tests/pallas/tpu_pallas_interpret_distributed_test.py" "2 3 4 8" \
 # proxy). all_gather_matmul looks its tuned block sizes up by the TPU generation parsed
 # from the device kind (re.search(r'\d+', kind)): a v6e, the generation of its table
 # (the sizes are given by bn=, bk= anyway). docs/python.md "Shipped kernels".
-ENV=(--set 'os.getenv()=""')
+# On import the package also logs the TPU's metadata (an f-string that calls
+# tpu_info.get_tpu_metadata, which asks the GCE metadata server with requests.get); off
+# a TPU VM the request fails and the function returns None, which is what dkv is told.
+ENV=(--set 'os.getenv()=""' --set 'tpu_inference.tpu_info.get_tpu_metadata()=None')
 KIND=(--set 'jax.Device.device_kind="TPU v6 lite"')
 for ti in "$dir/tpu-inference-rs" "$dir/tpu-inference"; do
   col=$ti/tpu_inference/kernels/collectives
