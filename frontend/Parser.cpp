@@ -835,9 +835,20 @@ private:
 
   /// The functions of expressions that are not compute ops (docs/language.md); the
   /// compute ops are the catalogue's (prim/Ops.def).
-  static constexpr std::string_view kExprFunctions[] = {
-      "axis_index", "axis_size",   "program_id", "num_programs",      "read", "min",   "max",
-      "copy",       "remote_copy", "async_copy", "async_remote_copy", "rem",  "select"};
+  static constexpr std::string_view kExprFunctions[] = {"axis_index",
+                                                        "axis_size",
+                                                        "program_id",
+                                                        "num_programs",
+                                                        "read",
+                                                        "min",
+                                                        "max",
+                                                        "copy",
+                                                        "remote_copy",
+                                                        "async_copy",
+                                                        "async_remote_copy",
+                                                        "rem",
+                                                        "select",
+                                                        "select_ref"};
 
   /// Every function name of expressions, for "did you mean".
   static std::vector<std::string_view> exprFunctionNames() {
@@ -1335,6 +1346,39 @@ private:
       }
       return std::make_unique<ast::SelectExpr>(r, std::move(args[0]), std::move(args[1]),
                                                std::move(args[2]));
+    }
+    if (name == "select_ref") {
+      // `select_ref(i, a, b, ...)`: positional only, as Pallas' `select_ref(idx, *refs)`.
+      std::vector<DkvParser::ArgContext *> given;
+      if (ctx->args())
+        given = ctx->args()->arg();
+      for (auto *arg : given)
+        if (arg->ID()) {
+          diags_.error(range(arg->ID()), "bad-argument",
+                       "select_ref() takes its index and refs positionally: select_ref(i, a, b)");
+          return error();
+        }
+      if (given.size() < 3) {
+        diags_.error(r, "arg-count",
+                     fmt::format("select_ref() takes an index and at least two refs or semaphores "
+                                 "to select from ({} argument{} given)",
+                                 given.size(), given.size() == 1 ? "" : "s"));
+        return error();
+      }
+      for (auto *arg : given)
+        args.push_back(argValue(arg->argValue()));
+      depth = 1;
+      for (const auto &a : args)
+        depth = std::max(depth, depthOf(*a) + 1);
+      if (depth > limits_.maxExprDepth) {
+        if (!depthReported_)
+          diags_.error(r, "too-deep", "expression too deep");
+        depthReported_ = true;
+        return error();
+      }
+      ast::ExprPtr index = std::move(args.front());
+      args.erase(args.begin());
+      return std::make_unique<ast::SelectRefExpr>(r, std::move(index), std::move(args));
     }
     if (name == "min" || name == "max" || name == "rem") {
       static const ArgSpec spec[] = {{"a", true}, {"b", true}};
