@@ -929,6 +929,17 @@ private:
 
   // --- Expressions ---------------------------------------------------------
 
+  // A call whose operands nest `depth` levels deep: reported once (`too-deep`) past the
+  // limit.
+  bool tooDeep(unsigned depth, SourceRange r) {
+    if (depth <= limits_.maxExprDepth)
+      return false;
+    if (!depthReported_)
+      diags_.error(r, "too-deep", "expression too deep");
+    depthReported_ = true;
+    return true;
+  }
+
   // Depth of the expression tree rooted at `e` (children were checked when built).
   static unsigned depthOf(const ast::Expr &e) {
     unsigned d = 1;
@@ -1293,12 +1304,8 @@ private:
     depth = 1;
     for (const auto &o : operands)
       depth = std::max(depth, depthOf(*o) + 1);
-    if (depth > limits_.maxExprDepth) {
-      if (!depthReported_)
-        diags_.error(r, "too-deep", "expression too deep");
-      depthReported_ = true;
+    if (tooDeep(depth, r))
       return error();
-    }
     auto compute = std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype,
                                                       std::move(axis), std::move(dims));
     for (auto &[flagName, value] : flags)
@@ -1338,12 +1345,8 @@ private:
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return error();
       depth = std::max({depthOf(*args[0]), depthOf(*args[1]), depthOf(*args[2])}) + 1;
-      if (depth > limits_.maxExprDepth) {
-        if (!depthReported_)
-          diags_.error(r, "too-deep", "expression too deep");
-        depthReported_ = true;
+      if (tooDeep(depth, r))
         return error();
-      }
       return std::make_unique<ast::SelectExpr>(r, std::move(args[0]), std::move(args[1]),
                                                std::move(args[2]));
     }
@@ -1370,12 +1373,8 @@ private:
       depth = 1;
       for (const auto &a : args)
         depth = std::max(depth, depthOf(*a) + 1);
-      if (depth > limits_.maxExprDepth) {
-        if (!depthReported_)
-          diags_.error(r, "too-deep", "expression too deep");
-        depthReported_ = true;
+      if (tooDeep(depth, r))
         return error();
-      }
       ast::ExprPtr index = std::move(args.front());
       args.erase(args.begin());
       return std::make_unique<ast::SelectRefExpr>(r, std::move(index), std::move(args));
@@ -1387,12 +1386,8 @@ private:
       // Operands are whole expressions (bounded by the nesting pre-scan); count the
       // call as one more level.
       depth = std::max(depthOf(*args[0]), depthOf(*args[1])) + 1;
-      if (depth > limits_.maxExprDepth) {
-        if (!depthReported_)
-          diags_.error(r, "too-deep", "expression too deep");
-        depthReported_ = true;
+      if (tooDeep(depth, r))
         return error();
-      }
       ast::BinaryOp op = name == "min"   ? ast::BinaryOp::Min
                          : name == "max" ? ast::BinaryOp::Max
                                          : ast::BinaryOp::Rem;
