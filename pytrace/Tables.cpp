@@ -92,7 +92,7 @@ V Interp::tableRead(const V &table, const std::vector<V> &items, SourceRange r) 
   V v = view(table, items, r);
   const RefV &ref = *dynRef(v);
   // `idx_ref[...]` of a 0-d table: its one element, `idx_ref[0]` in the kernel language
-  // (the table is declared with one element, Interp::kernelParams).
+  // (the table is declared with one element, Interp::callPallas).
   if (ref.dims.empty()) {
     auto e = std::make_shared<TExpr>();
     e->k = TExpr::K::Index, e->range = r, e->text = ref.name;
