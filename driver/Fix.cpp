@@ -471,7 +471,7 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
         sem = x.dst ? &rc->recvSem() : &rc->sendSem();
       else if (const auto *cc = ast::dynCast<ast::CopyExpr>(init))
         sem = &cc->sem();
-      if (!sem)
+      if (!sem || ast::isa<ast::SelectRefExpr>(sem))
         continue;
       const std::string semText = textOf(lines, sem->range());
       if (semText.empty())

@@ -84,6 +84,12 @@ public:
       clean(s->ifFalse(), "a select");
       return {};
     }
+    if (const auto *s = dynCast<SelectRefExpr>(&e)) {
+      clean(s->index(), "a select_ref");
+      for (const ExprPtr &choice : s->choices())
+        clean(*choice, "a select_ref");
+      return {};
+    }
     if (const auto *ix = dynCast<IndexExpr>(&e)) {
       expr(ix->base());
       for (const Subscript &sub : ix->subscripts()) {

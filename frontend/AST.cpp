@@ -227,6 +227,7 @@ std::string_view toString(Node::Kind kind) {
     DKV_KIND(RemoteCopyExpr)
     DKV_KIND(ComputeExpr)
     DKV_KIND(SelectExpr)
+    DKV_KIND(SelectRefExpr)
     DKV_KIND(Block)
     DKV_KIND(MeshDecl)
     DKV_KIND(KernelDecl)

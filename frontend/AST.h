@@ -212,6 +212,7 @@ public:
     RemoteCopyExpr,
     ComputeExpr,
     SelectExpr,
+    SelectRefExpr,
     // Others.
     Block,
     MeshDecl,
@@ -224,7 +225,7 @@ public:
     FirstStmt = ScratchStmt,
     LastStmt = EmitPipelineStmt,
     FirstExpr = ErrorExpr,
-    LastExpr = SelectExpr,
+    LastExpr = SelectRefExpr,
   };
 
   Node(const Node &) = delete;
@@ -395,6 +396,25 @@ public:
 
 private:
   ExprPtr cond_, a_, b_;
+};
+
+/// `select_ref(i, a, b, ...)` (Pallas `pl.select_ref(idx, *refs)`): the ref or semaphore
+/// that the integer `i` picks, evaluated per device and loop iteration where a DMA is
+/// made (only as an operand of copy / remote_copy; docs/language.md "Selected refs").
+/// Every choice has the type of the first; the parser guarantees at least two.
+class SelectRefExpr final : public Expr {
+public:
+  SelectRefExpr(SourceRange range, ExprPtr index, std::vector<ExprPtr> choices)
+      : Expr(Kind::SelectRefExpr, range), index_(std::move(index)), choices_(std::move(choices)) {}
+  const Expr &index() const { return *index_; }
+  Expr &index() { return *index_; }
+  const std::vector<ExprPtr> &choices() const { return choices_; }
+  std::vector<ExprPtr> &choices() { return choices_; }
+  DKV_AST_CLASSOF(SelectRefExpr)
+
+private:
+  ExprPtr index_;
+  std::vector<ExprPtr> choices_;
 };
 
 /// `axis_index(x)`, `axis_size(x)`, `program_id(0)`, `num_programs(0)`, `read(s)`.

@@ -397,6 +397,11 @@ private:
       for (const auto &el : cast<TupleExpr>(e).elements())
         expr(depth + 1, "", *el);
       break;
+    case Node::Kind::SelectRefExpr:
+      expr(depth + 1, "index", cast<SelectRefExpr>(e).index());
+      for (const auto &choice : cast<SelectRefExpr>(e).choices())
+        expr(depth + 1, "", *choice);
+      break;
     case Node::Kind::SelectExpr:
       expr(depth + 1, "cond", cast<SelectExpr>(e).cond());
       expr(depth + 1, "", cast<SelectExpr>(e).ifTrue());

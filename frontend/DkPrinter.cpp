@@ -284,7 +284,7 @@ private:
   std::string operand(const Expr &e) {
     bool atom = isa<IntLiteral>(e) || isa<FloatLiteral>(e) || isa<BoolLiteral>(e) ||
                 isa<NameExpr>(e) || isa<IndexExpr>(e) || isa<CallExpr>(e) || isa<ComputeExpr>(e) ||
-                isa<SelectExpr>(e) ||
+                isa<SelectExpr>(e) || isa<SelectRefExpr>(e) ||
                 (isa<BinaryExpr>(e) && (cast<BinaryExpr>(e).op() == BinaryOp::Min ||
                                         cast<BinaryExpr>(e).op() == BinaryOp::Max ||
                                         cast<BinaryExpr>(e).op() == BinaryOp::Rem));
@@ -329,6 +329,13 @@ private:
     case Node::Kind::SelectExpr: {
       const auto &s = cast<SelectExpr>(e);
       return "select(" + expr(s.cond()) + ", " + expr(s.ifTrue()) + ", " + expr(s.ifFalse()) + ")";
+    }
+    case Node::Kind::SelectRefExpr: {
+      const auto &s = cast<SelectRefExpr>(e);
+      std::string text = "select_ref(" + expr(s.index());
+      for (const ExprPtr &choice : s.choices())
+        text += ", " + expr(*choice);
+      return text + ")";
     }
     case Node::Kind::CallExpr: {
       const auto &c = cast<CallExpr>(e);

@@ -835,9 +835,20 @@ private:
 
   /// The functions of expressions that are not compute ops (docs/language.md); the
   /// compute ops are the catalogue's (prim/Ops.def).
-  static constexpr std::string_view kExprFunctions[] = {
-      "axis_index", "axis_size",   "program_id", "num_programs",      "read", "min",   "max",
-      "copy",       "remote_copy", "async_copy", "async_remote_copy", "rem",  "select"};
+  static constexpr std::string_view kExprFunctions[] = {"axis_index",
+                                                        "axis_size",
+                                                        "program_id",
+                                                        "num_programs",
+                                                        "read",
+                                                        "min",
+                                                        "max",
+                                                        "copy",
+                                                        "remote_copy",
+                                                        "async_copy",
+                                                        "async_remote_copy",
+                                                        "rem",
+                                                        "select",
+                                                        "select_ref"};
 
   /// Every function name of expressions, for "did you mean".
   static std::vector<std::string_view> exprFunctionNames() {
@@ -917,6 +928,17 @@ private:
   }
 
   // --- Expressions ---------------------------------------------------------
+
+  // A call whose operands nest `depth` levels deep: reported once (`too-deep`) past the
+  // limit.
+  bool tooDeep(unsigned depth, SourceRange r) {
+    if (depth <= limits_.maxExprDepth)
+      return false;
+    if (!depthReported_)
+      diags_.error(r, "too-deep", "expression too deep");
+    depthReported_ = true;
+    return true;
+  }
 
   // Depth of the expression tree rooted at `e` (children were checked when built).
   static unsigned depthOf(const ast::Expr &e) {
@@ -1282,12 +1304,8 @@ private:
     depth = 1;
     for (const auto &o : operands)
       depth = std::max(depth, depthOf(*o) + 1);
-    if (depth > limits_.maxExprDepth) {
-      if (!depthReported_)
-        diags_.error(r, "too-deep", "expression too deep");
-      depthReported_ = true;
+    if (tooDeep(depth, r))
       return error();
-    }
     auto compute = std::make_unique<ast::ComputeExpr>(r, op, std::move(operands), dtype,
                                                       std::move(axis), std::move(dims));
     for (auto &[flagName, value] : flags)
@@ -1327,14 +1345,39 @@ private:
       if (!bindArgs(name, r, ctx->args(), spec, args))
         return error();
       depth = std::max({depthOf(*args[0]), depthOf(*args[1]), depthOf(*args[2])}) + 1;
-      if (depth > limits_.maxExprDepth) {
-        if (!depthReported_)
-          diags_.error(r, "too-deep", "expression too deep");
-        depthReported_ = true;
+      if (tooDeep(depth, r))
         return error();
-      }
       return std::make_unique<ast::SelectExpr>(r, std::move(args[0]), std::move(args[1]),
                                                std::move(args[2]));
+    }
+    if (name == "select_ref") {
+      // `select_ref(i, a, b, ...)`: positional only, as Pallas' `select_ref(idx, *refs)`.
+      std::vector<DkvParser::ArgContext *> given;
+      if (ctx->args())
+        given = ctx->args()->arg();
+      for (auto *arg : given)
+        if (arg->ID()) {
+          diags_.error(range(arg->ID()), "bad-argument",
+                       "select_ref() takes its index and refs positionally: select_ref(i, a, b)");
+          return error();
+        }
+      if (given.size() < 3) {
+        diags_.error(r, "arg-count",
+                     fmt::format("select_ref() takes an index and at least two refs or semaphores "
+                                 "to select from ({} argument{} given)",
+                                 given.size(), given.size() == 1 ? "" : "s"));
+        return error();
+      }
+      for (auto *arg : given)
+        args.push_back(argValue(arg->argValue()));
+      depth = 1;
+      for (const auto &a : args)
+        depth = std::max(depth, depthOf(*a) + 1);
+      if (tooDeep(depth, r))
+        return error();
+      ast::ExprPtr index = std::move(args.front());
+      args.erase(args.begin());
+      return std::make_unique<ast::SelectRefExpr>(r, std::move(index), std::move(args));
     }
     if (name == "min" || name == "max" || name == "rem") {
       static const ArgSpec spec[] = {{"a", true}, {"b", true}};
@@ -1343,12 +1386,8 @@ private:
       // Operands are whole expressions (bounded by the nesting pre-scan); count the
       // call as one more level.
       depth = std::max(depthOf(*args[0]), depthOf(*args[1])) + 1;
-      if (depth > limits_.maxExprDepth) {
-        if (!depthReported_)
-          diags_.error(r, "too-deep", "expression too deep");
-        depthReported_ = true;
+      if (tooDeep(depth, r))
         return error();
-      }
       ast::BinaryOp op = name == "min"   ? ast::BinaryOp::Min
                          : name == "max" ? ast::BinaryOp::Max
                                          : ast::BinaryOp::Rem;

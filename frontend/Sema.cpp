@@ -1204,6 +1204,11 @@ private:
   // A DMA writes `ref`: an integer scratch it names holds data from then on (lowering
   // refuses to evaluate its elements: docs/language.md "Integer scratch").
   static void markDmaWritten(const Expr &ref) {
+    if (const auto *sel = dynCast<SelectRefExpr>(&ref)) {
+      for (const ExprPtr &choice : sel->choices())
+        markDmaWritten(*choice);
+      return;
+    }
     if (const BufferDecl *b = bufferOf(ref); b && b->isIntegerScratch())
       const_cast<BufferDecl *>(b)->setDmaWritten(true);
   }
@@ -1290,8 +1295,8 @@ private:
                    fmt::format("{} must be a condition, not {}", what, t.str()));
   }
 
-  Type expectSemaphore(Expr &e, std::string_view what) {
-    Type t = check(e);
+  Type expectSemaphore(Expr &e, std::string_view what, bool dmaOperand = false) {
+    Type t = dmaOperand ? dmaOperandType(e) : check(e);
     if (t.isError())
       return t;
     if (t.kind != TypeKind::Sem) {
@@ -1352,6 +1357,12 @@ private:
     }
     case Node::Kind::SelectExpr:
       return select(cast<SelectExpr>(e));
+    case Node::Kind::SelectRefExpr:
+      diags_.error(e.range(), "misplaced-expr",
+                   "select_ref(...) picks the source, destination or a semaphore of a DMA: it is "
+                   "only allowed as an operand of copy / remote_copy (as Pallas' pl.select_ref "
+                   "is only supported for DMAs)");
+      return Type::error();
     case Node::Kind::UnaryExpr:
       return unary(cast<UnaryExpr>(e));
     case Node::Kind::BinaryExpr:
@@ -2008,9 +2019,75 @@ private:
     return base;
   }
 
+  // `select_ref(i, a, b, ...)`: an integer index known when the kernel is instantiated
+  // (lowering evaluates it per device and iteration, and checks its range there) and
+  // choices of one type, which is the expression's.
+  Type selectRef(SelectRefExpr &sel) {
+    bool ok = expectInt(sel.index(), "the index of select_ref");
+    if (ok && sel.index().type().runtime) {
+      diags_.error(sel.index().range(), "unsupported",
+                   "the index of select_ref must be known when the kernel is instantiated (a "
+                   "loop index, axis_index, a table element, ...), not read from a semaphore at "
+                   "run time: which buffers and semaphores a DMA uses decides what it races with");
+      ok = false;
+    }
+    const size_t n = sel.choices().size();
+    if (ok)
+      if (auto v = maybeConst(sel.index()); v && (*v < 0 || static_cast<size_t>(*v) >= n)) {
+        diags_.error(sel.index().range(), "out-of-bounds",
+                     fmt::format("select_ref index {} is out of range [0, {}): there are {} "
+                                 "choices",
+                                 *v, n, n));
+        ok = false;
+      }
+    std::vector<Type> types;
+    for (ExprPtr &choice : sel.choices())
+      types.push_back(check(*choice));
+    for (size_t k = 0; k < n; ++k) {
+      const Type &t = types[k];
+      if (t.isError()) {
+        ok = false;
+        continue;
+      }
+      if (t.kind != TypeKind::Ref && t.kind != TypeKind::Sem) {
+        diags_.error(sel.choices()[k]->range(), "type-mismatch",
+                     fmt::format("select_ref selects among buffers (or slices of them) and "
+                                 "semaphores, not {}",
+                                 t.str()));
+        ok = false;
+        continue;
+      }
+      const Type &first = types[0];
+      if (k == 0 || first.isError())
+        continue;
+      bool same = t.kind == first.kind &&
+                  (t.kind == TypeKind::Ref
+                       ? t.dtype == first.dtype && shapesCompatible(t.shape, first.shape)
+                       : t.semKind == first.semKind && t.semRank == first.semRank);
+      if (!same) {
+        diags_.error(sel.choices()[k]->range(), "type-mismatch",
+                     fmt::format("select_ref's choices must have one type: choice {} is {} but "
+                                 "the first is {}",
+                                 k, t.str(), first.str()));
+        ok = false;
+      }
+    }
+    return ok ? types[0] : Type::error();
+  }
+
+  // The type of a DMA operand, which may be a select_ref(...).
+  Type dmaOperandType(Expr &e) {
+    if (auto *sel = dynCast<SelectRefExpr>(&e)) {
+      Type t = selectRef(*sel);
+      e.setType(t);
+      return t;
+    }
+    return check(e);
+  }
+
   // A DMA operand: a (sliced) buffer.
   Type dmaRef(Expr &e, std::string_view role) {
-    Type t = check(e);
+    Type t = dmaOperandType(e);
     if (t.isError())
       return t;
     if (t.kind != TypeKind::Ref) {
@@ -2023,7 +2100,7 @@ private:
   }
 
   void dmaSem(Expr &e, std::string_view role) {
-    Type t = expectSemaphore(e, role);
+    Type t = expectSemaphore(e, role, /*dmaOperand=*/true);
     if (t.kind == TypeKind::Sem && t.semKind != SemKind::Dma)
       diags_.error(
           e.range(), "sem-kind",

@@ -1699,8 +1699,24 @@ private:
     return id;
   }
 
-  /// The semaphore an expression names: `s`, `recv[i]`, `caps[i, j]`, `barrier`.
+  /// The choice of `select_ref(i, a, b, ...)` that its index picks on this device and
+  /// iteration (docs/language.md "Selected refs").
+  const ast::Expr &selected(const ast::SelectRefExpr &sel) {
+    const int64_t k = evalInt(sel.index());
+    const size_t n = sel.choices().size();
+    if (k < 0 || static_cast<uint64_t>(k) >= n)
+      fail(sel.index(), "index-out-of-bounds",
+           fmt::format("select_ref index {} is out of range [0, {}) on {} ({}): there are {} "
+                       "choices",
+                       k, n, here(), program().contexts[context()], n));
+    return *sel.choices()[static_cast<size_t>(k)];
+  }
+
+  /// The semaphore an expression names: `s`, `recv[i]`, `caps[i, j]`, `barrier`, or the
+  /// one a `select_ref(...)` picks.
   SemId evalSem(const ast::Expr &expr) {
+    if (const auto *sel = ast::dynCast<ast::SelectRefExpr>(&expr))
+      return evalSem(selected(*sel));
     const auto *decl = ast::dynCast<ast::SemDecl>(baseDecl(expr));
     if (!decl)
       fail(expr, "unsupported", "expected a semaphore here");
@@ -1979,6 +1995,8 @@ private:
   /// slice that runs past the end of its dimension is clipped to it, its shape kept as
   /// written, and the error recorded there instead of reported.
   Slice evalSlice(const ast::Expr &expr, std::optional<DeferredBoundsError> *deferred = nullptr) {
+    if (const auto *sel = ast::dynCast<ast::SelectRefExpr>(&expr))
+      return evalSlice(selected(*sel), deferred);
     const ast::Decl *base = baseDecl(expr);
     const auto *decl = ast::dynCast<ast::BufferDecl>(base);
     if (!decl && !valueBuf_.count(base))

@@ -253,26 +253,49 @@ V argmax(Interp &in, CallCtx &c) {
 } // namespace
 
 // `pl.select_ref(idx, *refs)` (jax/_src/pallas/helpers.py): the ref that idx picks at
-// run time, for a DMA. A Python int picks it now; a per-device index would need the DMA
-// to name its ref per device, which dkv's DMAs do not (they name their refs statically).
+// run time, for a DMA. A Python int picks it now; a per-device index (a loop index, an
+// axis index, a table element and arithmetic on them) becomes the kernel language's
+// `select_ref(i, a, b, ...)`, which lowering evaluates per device and iteration.
 V selectRef(Interp &in, CallCtx &c) {
   if (!c.args.kw.empty())
     in.raiseId("TypeError", "select_ref() got an unexpected keyword argument", c.range);
   if (c.args.pos.size() <= 2)
     in.raise("ValueError", "At least two refs are required for pl.select_ref.", c.range);
-  for (size_t i = 1; i < c.args.pos.size(); ++i)
-    if (!dynRef(c.args.pos[i]))
+  for (size_t i = 1; i < c.args.pos.size(); ++i) {
+    const RefV *ref = dynRef(c.args.pos[i]);
+    if (!ref)
       unsupported(c.range, fmt::format("pl.select_ref of a {} (dkv selects among refs and "
                                        "semaphores)",
                                        typeName(*c.args.pos[i])));
+    if (ref->selectIndex)
+      unsupported(c.range, "pl.select_ref of what another pl.select_ref picks by a per-device "
+                           "index (select among the refs themselves)");
+    if (ref->table)
+      unsupported(c.range, "pl.select_ref of a table (an SMEM integer input read per element; "
+                           "dkv selects refs for DMAs)");
+  }
   const V &idx = c.args.pos[0];
   if (idx->kind == Kind::Opaque)
     in.opaqueNeeded(idx, c.range, "the index of pl.select_ref");
+  if (const auto *t = dynCast<TracedV>(idx)) {
+    if (t->tk != TKind::Int)
+      unsupported(c.range,
+                  t->tk == TKind::Bool
+                      ? "pl.select_ref with a per-device condition as its index (give an "
+                        "integer: jnp.where(cond, 1, 0))"
+                      : "pl.select_ref with an index loaded from a ref whose contents dkv does "
+                        "not know (known only when the kernel runs; an SMEM input with its "
+                        "values at the call site is a table dkv reads)");
+    const RefV &first = *dynRef(c.args.pos[1]);
+    auto out = std::make_shared<RefV>(c.args.pos[1]->kind);
+    out->name = first.name, out->dims = first.dims, out->subs = first.subs;
+    out->dtype = first.dtype, out->semKind = first.semKind;
+    out->selectIndex = t->te;
+    out->choices.assign(c.args.pos.begin() + 1, c.args.pos.end());
+    return out;
+  }
   if (idx->kind != Kind::Int && idx->kind != Kind::Bool)
-    unsupported(c.range,
-                "pl.select_ref with an index known only when the kernel runs (a per-device "
-                "value, a loop index or a table element): dkv's DMAs name their refs "
-                "statically; branch with @pl.when(idx == k) around one DMA per ref instead");
+    unsupported(c.range, fmt::format("pl.select_ref with a {} as its index", typeName(*idx)));
   int64_t k = in.toIndex(idx, c.range, "the index of pl.select_ref");
   if (k < 0 || static_cast<size_t>(k) + 1 >= c.args.pos.size())
     unsupported(c.range, fmt::format("pl.select_ref with the index {} of {} refs (what the "
@@ -283,7 +306,7 @@ V selectRef(Interp &in, CallCtx &c) {
 
 void registerJaxSrc(Registry &reg) {
   reg.addRow(ApiRow{{"jax.experimental.pallas.select_ref"},
-                    BuiltinFn{"pl.select_ref", selectRef, "the ref a Python int picks", true},
+                    BuiltinFn{"pl.select_ref", selectRef, "the ref an index picks", true},
                     nullptr});
   reg.addRow(ApiRow{{"jax.nn.softmax"}, BuiltinFn{"jax.nn.softmax", softmax, "", false}, nullptr});
   reg.addRow(ApiRow{

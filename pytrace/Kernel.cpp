@@ -331,7 +331,15 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     auto &rv = static_cast<RefV &>(*ref);
     if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
         (ast::isInteger(rv.dtype) || scalarPrefetch)) {
-      makeTable(*bufs.back(), arr, rv.dims, pr, scalarPrefetch);
+      // A 0-d table (`jnp.array(0, jnp.int32)`, read as `idx_ref[...]`) is declared with
+      // one element, `smem i32[1]`, and read as `idx_ref[0]` (tableRead); the ref keeps
+      // its Python shape ().
+      std::vector<int64_t> tableShape = rv.dims;
+      if (tableShape.empty()) {
+        tableShape.push_back(1);
+        bufs.back()->shape().push_back(std::make_unique<ast::IntLiteral>(pr, 1));
+      }
+      makeTable(*bufs.back(), arr, tableShape, pr, scalarPrefetch);
       rv.table = true;
     }
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);

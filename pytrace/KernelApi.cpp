@@ -272,6 +272,10 @@ std::vector<V> Interp::indexItems(const V &key) {
 
 V Interp::view(const V &baseV, const std::vector<V> &items, SourceRange r) {
   const RefV &base = *dynRef(baseV);
+  if (base.selectIndex)
+    unsupported(r, "a view, load or store of what pl.select_ref picks by a per-device index "
+                   "(Pallas selects a ref only as a whole operand of a DMA: index the refs "
+                   "before selecting, pl.select_ref(i, a_ref.at[k], b_ref.at[k]))");
   auto out = std::make_shared<RefV>(baseV->kind);
   out->name = base.name, out->dims = base.dims, out->subs = base.subs, out->dtype = base.dtype;
   out->semKind = base.semKind, out->table = base.table;
@@ -383,6 +387,15 @@ std::optional<std::vector<int64_t>> viewShape(const RefV &ref) {
 }
 
 TE Interp::refTE(const RefV &ref, SourceRange r) {
+  if (ref.selectIndex) {
+    auto sel = std::make_shared<TExpr>();
+    sel->k = TExpr::K::SelectRef;
+    sel->range = r;
+    sel->kids.push_back(ref.selectIndex);
+    for (const V &choice : ref.choices)
+      sel->kids.push_back(refTE(*dynRef(choice), r));
+    return sel;
+  }
   auto e = std::make_shared<TExpr>();
   e->k = TExpr::K::Index;
   e->range = r;

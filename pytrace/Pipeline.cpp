@@ -161,6 +161,9 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
                             "block buffers are VMEM; another space is not modelled)");
     const V &refV = args.pos[i];
     auto *ref = dynCast<RefV>(refV);
+    if (ref && ref->selectIndex)
+      unsupported(r, "an emit_pipeline operand that pl.select_ref picks by a per-device index "
+                     "(Pallas selects refs only for DMAs)");
     if (!ref || refV->kind != Kind::Ref) {
       if (refV->kind == Kind::Opaque)
         opaqueNeeded(refV, r, fmt::format("emit_pipeline operand {}", i + 1));

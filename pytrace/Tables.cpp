@@ -91,6 +91,14 @@ void Interp::makeTable(ast::BufferDecl &decl, const HostArrayV &arr,
 V Interp::tableRead(const V &table, const std::vector<V> &items, SourceRange r) {
   V v = view(table, items, r);
   const RefV &ref = *dynRef(v);
+  // `idx_ref[...]` of a 0-d table: its one element, `idx_ref[0]` in the kernel language
+  // (the table is declared with one element, Interp::callPallas).
+  if (ref.dims.empty()) {
+    auto e = std::make_shared<TExpr>();
+    e->k = TExpr::K::Index, e->range = r, e->text = ref.name;
+    e->subs.push_back(TSub{ast::Subscript::Kind::Index, teInt(r, 0), nullptr});
+    return std::make_shared<TracedV>(e, TKind::Int);
+  }
   // `ids = ids_ref[:]` / `ids_ref[...]`: the whole table, whose elements are then read
   // one at a time (`ids[i, 0]`), as the same table reads.
   if (std::all_of(ref.subs.begin(), ref.subs.end(),

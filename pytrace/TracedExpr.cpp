@@ -83,6 +83,12 @@ ast::ExprPtr build(const TExpr &e) {
   case TExpr::K::Select:
     return std::make_unique<ast::SelectExpr>(e.range, build(*e.kids[0]), build(*e.kids[1]),
                                              build(*e.kids[2]));
+  case TExpr::K::SelectRef: {
+    std::vector<ast::ExprPtr> choices;
+    for (size_t k = 1; k < e.kids.size(); ++k)
+      choices.push_back(build(*e.kids[k]));
+    return std::make_unique<ast::SelectRefExpr>(e.range, build(*e.kids[0]), std::move(choices));
+  }
   case TExpr::K::Compute: {
     std::vector<ast::ExprPtr> operands;
     for (const TE &k : e.kids)

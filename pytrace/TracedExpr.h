@@ -35,7 +35,8 @@ struct TExpr {
     Tuple,
     Mapping,
     Select,
-    Compute
+    Compute,
+    SelectRef ///< kids: the index, then the choices (refs or semaphores)
   };
   K k = K::Int;
   support::SourceRange range;

@@ -405,6 +405,10 @@ struct RefV final : Value {
   ast::SemKind semKind = ast::SemKind::Dma;
   /// A table: an SMEM integer input or a scalar-prefetch operand, read per element.
   bool table = false;
+  /// `pl.select_ref(idx, *refs)` with a per-device index: the index and the refs it
+  /// picks from (the fields above are the first one's); only a DMA operand.
+  TE selectIndex;
+  std::vector<V> choices;
 };
 inline RefV *dynRef(const V &v) {
   return v && (v->kind == Kind::Ref || v->kind == Kind::Sem) ? static_cast<RefV *>(v.get())

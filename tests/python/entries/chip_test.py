@@ -4,8 +4,8 @@
 # chip's, so a test that skips on chips without them is skipped with its reason; without
 # it they are opaque and the error names --tpu. Also host `jnp.split` parts unpacked into
 # pallas_call operands, `pl.when` on a per-device int (JAX's cond: `pred != 0`), and
-# `pl.select_ref` with a Python int (a per-device index is refused:
-# errors/select_ref_traced.py).
+# `pl.select_ref` with a Python int (a per-device index: api_select_ref.py; one read
+# from a semaphore is refused: errors/select_ref_sem_read.py).
 from absl.testing import parameterized
 import jax
 from jax import lax
