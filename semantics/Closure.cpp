@@ -1211,6 +1211,11 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     if (!r.complete && out.complete) {
       out.complete = false;
       out.reason = r.reason;
+      // A phase's own limit is what was left of the whole one: name the whole one.
+      if (r.reason.starts_with("time limit of"))
+        out.reason = fmt::format(
+            "time limit of {:g} s reached with {} of {} properties decided", options.timeoutSeconds,
+            std::count(witnessed.begin(), witnessed.end(), true), witnessed.size());
     }
   };
   const int32_t farthest = *std::max_element(distance.begin(), distance.end());
@@ -1236,21 +1241,25 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     lower.makeWitnesses(true);
     lower.origin(origin);
     EngineResult l = lower.run();
-    absorb(l);
     witnessed = lower.witnessed();
-    if (!out.complete)
+    absorb(l);
+    if (checks < 0)
+      checks = static_cast<int64_t>(lower.checks().size());
+    if (!out.complete) {
+      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
       break;
+    }
     const ClosureOptions upperOptions = left();
     Decider upper(machine, upperOptions, {Outside::Kind::Done, inside, hold});
     upper.restrict(remaining);
     EngineResult u = upper.run();
     absorb(u);
-    if (!out.complete)
+    if (!out.complete) {
+      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
       break;
+    }
     const std::vector<Check> &lc = lower.checks(), &uc = upper.checks();
     DKV_INVARIANT(lc.size() == uc.size(), "both bounds plan the same checks");
-    if (checks < 0)
-      checks = static_cast<int64_t>(lc.size());
     std::vector<char> next(remaining.size(), 0);
     int64_t decided = 0;
     for (size_t i = 0; i < lc.size(); ++i) {
@@ -1279,6 +1288,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     whole.restrict(remaining);
     whole.alreadyWitnessed(witnessed);
     EngineResult w = whole.run();
+    witnessed = whole.witnessed();
     absorb(w);
     if (checks < 0)
       checks = static_cast<int64_t>(whole.checks().size());
