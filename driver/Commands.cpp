@@ -165,6 +165,18 @@ void addCheckOptions(CLI::App *cmd, CheckOptions &o) {
                           "json the results of one call per property merge into one verdict "
                           "(`dkv merge`)"),
           "ID");
+  metavar(
+      cmd->add_option("--window", o.window,
+                      "closure engine on a rotation-symmetric instance: decide each check in a "
+                      "window of the devices around device 0 first, the whole instance only for "
+                      "what the window leaves (docs/closure.md \"Windows\"): auto (default: from "
+                      "32 devices on), on or off")
+          ->transform(
+              CLI::CheckedTransformer(std::map<std::string, semantics::ClosureOptions::Window>{
+                  {"auto", semantics::ClosureOptions::Window::Auto},
+                  {"on", semantics::ClosureOptions::Window::On},
+                  {"off", semantics::ClosureOptions::Window::Off}})),
+      "auto|on|off");
   cmd->add_flag("--timing", o.timing,
                 "print the engine's time statistics and z3's per-query figures (they differ from "
                 "run to run)");

@@ -64,6 +64,7 @@ semantics::ClosureOptions closureOptions(const semantics::Machine &machine, cons
   options.events = &events;
   options.timeoutSeconds = secondsLeft(events, seconds);
   options.jobs = o.engineJobs;
+  options.window = o.window;
   if (!o.property.empty())
     options.only = machine.properties().find(o.property).value_or(-1);
   return options;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "report/Finding.h"
+#include "semantics/Closure.h"
 #include "semantics/Machine.h"
 #include "semantics/Witness.h"
 
@@ -59,6 +60,9 @@ struct CheckOptions {
   /// Threads inside one instance (the closure engine's independent closures): -j when
   /// one instance is checked, else 1 (the instances run in parallel instead).
   unsigned engineJobs = 1;
+  /// `--window auto|on|off`: the closure engine decides windows of devices first
+  /// (semantics::ClosureOptions::window, docs/closure.md "Windows").
+  semantics::ClosureOptions::Window window = semantics::ClosureOptions::Window::Auto;
   /// `--property ID`: decide this property only (the closure engine plans its checks
   /// alone; the other engines decide the instance and the verdict keeps it). Empty: all.
   std::string property;

@@ -503,12 +503,7 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
     for (model::DeviceId d = 0; d < n; ++d) {
       inside[d] = std::min<int64_t>(d, n - d) <= R;
       // Each device outside is held before its first event that can block.
-      const std::vector<model::Event> &events = machine.program().processes[d].events;
-      int32_t h = 0;
-      while (h < static_cast<int32_t>(events.size()) && machine.properties().stuckAt(d, h) < 0 &&
-             !std::holds_alternative<model::DeviceBarrier>(events[h].kind))
-        ++h;
-      hold[d] = h;
+      hold[d] = semantics::firstBlocking(machine, d);
     }
     semantics::WindowDecision w = semantics::decideWindow(machine, inside, hold);
     if (w.decided) {

@@ -136,6 +136,16 @@ std::vector<report::Finding> precheck(const Program &program) {
       f.primary = {program.semaphores[sem].loc, "semaphore declared here"};
       f.shape.check = report::FindingShape::Check::StaticExit;
       f.shape.dmaSemaphore = program.semaphores[sem].kind == SemKind::Dma;
+      if (!f.shape.dmaSemaphore) {
+        // What root-cause grouping compares (report/RootCause.h): the same semaphore left
+        // over on several devices is one cause, as the engines' findings of it are.
+        f.facts.what = report::FindingFacts::What::ExitSemaphore;
+        f.facts.semaphore = program.semaphores[sem].loc;
+        f.facts.semaphoreName = program.semaphores[sem].name;
+        f.facts.semaphoreElement = program.semName(sem);
+        f.facts.waited = t.waited > 0;
+        f.facts.leftOver = t.increments - t.waited;
+      }
       for (SourceLoc loc : t.incrementLocs)
         f.secondary.push_back({loc, "increments it"});
       findings.push_back(std::move(f));

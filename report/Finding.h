@@ -249,7 +249,10 @@ struct Finding {
   /// The length of the engine's own schedule when `schedule` is its shortened form
   /// (semantics/Shorten.h); 0 when the engine's schedule is used as it is.
   int32_t witnessSteps = 0;
-  std::string engine;       ///< "explore", "run", "spin", "z3", "precheck"
+  std::string engine; ///< "explore", "run", "spin", "z3", "precheck"
+  /// How the engine found the witness when it is not the plain search of the instance,
+  /// e.g. "found in a window of 5 of the 256 devices (...)"; empty otherwise.
+  std::string found;
   bool confirmed = false;   ///< replayed in the executor, which saw the same finding
   bool replayTried = false; ///< another engine's finding was replayed (confirmed or not)
   /// A race made visible, e.g. "out[1, 3] on device 0 is 2 in one schedule and 0 in

@@ -74,6 +74,8 @@ json findingJson(const Finding &f, const Files &files) {
             {"schedule", schedule}};
   if (f.witnessSteps > 0)
     j["witness_steps"] = f.witnessSteps;
+  if (!f.found.empty())
+    j["found"] = f.found;
   if (!f.wrongValue.empty())
     j["wrong_value"] = f.wrongValue;
   if (!f.property.empty())

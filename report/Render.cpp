@@ -250,9 +250,10 @@ void renderFinding(std::ostream &out, const Finding &finding, const support::Sou
         finding.witnessSteps > 0 && static_cast<size_t>(finding.witnessSteps) != steps
             ? fmt::format(", shortened from {}", finding.witnessSteps)
             : "";
-    out << fmt::format("  trace{} ({} step{}{}, engine {}{}):\n",
+    out << fmt::format("  trace{} ({} step{}{}, engine {}{}{}):\n",
                        extras.traceOf.empty() ? "" : " of " + extras.traceOf, steps,
                        steps == 1 ? "" : "s", shortened, finding.engine,
+                       finding.found.empty() ? "" : ", " + finding.found,
                        finding.confirmed     ? ", replayed in the executor"
                        : finding.replayTried ? ", NOT reproduced by the executor: the engines "
                                                "disagree, please report this"

@@ -48,6 +48,7 @@
 #include "semantics/Closure.h"
 
 #include "semantics/Obligations.h"
+#include "semantics/Symmetry.h"
 #include "support/Invariant.h"
 #include "support/Overloaded.h"
 
@@ -564,6 +565,10 @@ struct Check {
   int32_t chunk = 0;
   int32_t low = 0, high = 0; ///< the target's range
   bool a = false, b = false;
+  /// Its caps would fall on a device outside the window (or a DMA such a device
+  /// issues): the bounds of the window argument say nothing about it, so it is not
+  /// asked (a and b stay false) and stays undecided.
+  bool beyond = false;
 };
 
 /// What a closure is asked once it has run: part A or B of check `check` is "device
@@ -625,11 +630,24 @@ public:
         deadline_(begin_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(options.timeoutSeconds))) {}
 
+  /// Plan only the obligations with `mask[o]` set (before run(); empty: all).
+  void restrict(std::vector<char> mask) { only_ = std::move(mask); }
+  /// Properties already witnessed by another decision: no witness is made for them,
+  /// and no closure is run only for them (before run()).
+  void alreadyWitnessed(std::vector<bool> witnessed) { given_ = std::move(witnessed); }
+  /// Whether violated checks get a witness: by default with the instance as it is, and
+  /// never with the devices outside a window complete (those closures are not runs of
+  /// the instance). With them held (a cap set of the instance) they may: the witness is
+  /// then a run of the whole instance found in the window (decideByClosure).
+  void makeWitnesses(bool on) { witnesses_ = on && outside_.kind != Outside::Kind::Done; }
+  /// What the witnesses say of how they were found (Witness::origin).
+  void origin(std::string text) { origin_ = std::move(text); }
   EngineResult run();
   /// After run() (window argument): the checks with their parts, and device 0's events
   /// run in the greatest state.
   const std::vector<Check> &checks() const { return checks_; }
   int32_t deviceZeroAtEnd() const { return deviceZeroAtEnd_; }
+  const std::vector<bool> &witnessed() const { return witnessed_; }
 
 private:
   void plan();
@@ -641,6 +659,10 @@ private:
   bool progress(const std::string &phase);
   /// The time limit passed, or the run's stop request (time, memory, a signal) was made.
   bool late() const { return Clock::now() >= deadline_ || stopRequested(options_.events); }
+  /// Whether device d is inside the window (every device when there is none).
+  bool inside(DeviceId d) const {
+    return outside_.kind == Outside::Kind::None || outside_.inside[d];
+  }
 
   const Machine &m_;
   const Properties &props_;
@@ -658,6 +680,10 @@ private:
   int64_t closuresRun_ = 0;
   int64_t sideWork_ = 0; ///< steps taken by the closures of part A
   bool stopped_ = false;
+  std::vector<char> only_;
+  std::vector<bool> given_;
+  bool witnesses_ = outside_.kind == Outside::Kind::None;
+  std::string origin_;
 };
 
 /// Part A of the checks of one capped DMA side (or land chunk), each "device `who`
@@ -713,6 +739,8 @@ void Decider::plan() {
     const Obligation &ob = props_.obligation(o);
     if (options_.only >= 0 && ob.property != options_.only)
       continue;
+    if (!only_.empty() && !only_[o])
+      continue;
     const int32_t id = static_cast<int32_t>(checks_.size());
     const Form form = formOf(ob);
     switch (form.kind) {
@@ -724,6 +752,10 @@ void Decider::plan() {
       if (start < 0)
         continue; // never started: never open
       checks_.push_back({o});
+      if (!inside(ob.device) || !inside(dma.issuer)) {
+        checks_.back().beyond = true;
+        break;
+      }
       const int32_t side = dst ? actors.land(k) : actors.send(k);
       // The side's semaphore is on the device checked, which must pass its waits on it:
       // without the last chunk's units it may not get there at all.
@@ -743,6 +775,10 @@ void Decider::plan() {
     case Form::Kind::SemNonZero:
       DKV_INVARIANT(form.fact.device == ob.device, "a semaphore checked on its own device");
       checks_.push_back({o});
+      if (!inside(ob.device)) {
+        checks_.back().beyond = true;
+        break;
+      }
       checks_.back().a = true;
       addSweep(ob.device, ob.pc,
                {Query::Kind::NonZero, false, id, ob.device, ob.pc, form.fact.sem});
@@ -752,6 +788,10 @@ void Decider::plan() {
       for (const auto &[low, high] : violatingRanges(m_, o, t)) {
         const int32_t check = static_cast<int32_t>(checks_.size());
         checks_.push_back({o, 0, low, high});
+        if (!inside(t) || !inside(ob.device)) {
+          checks_.back().beyond = true;
+          continue;
+        }
         addSweep(t, high, {Query::Kind::Reach, true, check, ob.device, ob.pc});
         addSweep(ob.device, ob.pc, {Query::Kind::Reach, false, check, t, low});
       }
@@ -766,6 +806,10 @@ void Decider::plan() {
         for (int32_t c = 0; c < m_.chunks(ob.dma); ++c) {
           const int32_t check = static_cast<int32_t>(checks_.size());
           checks_.push_back({o, c, low, high});
+          if (!inside(t) || !inside(dma.issuer)) {
+            checks_.back().beyond = true;
+            continue;
+          }
           int64_t missing = 0; // the units of chunks c, c + 1, ...
           for (size_t i = static_cast<size_t>(c); i < dma.chunkUnits.size(); ++i)
             missing += dma.chunkUnits[i];
@@ -796,8 +840,7 @@ bool Decider::progress(const std::string &phase) {
 
 void Decider::settle(int32_t check) {
   const Check &c = checks_[check];
-  // The window argument makes no witness (its closures are not runs of the instance).
-  if (c.a && c.b && !stopped_ && outside_.kind == Outside::Kind::None &&
+  if (c.a && c.b && !stopped_ && witnesses_ &&
       !witnessed_[props_.obligation(c.obligation).property])
     witness(check);
 }
@@ -810,6 +853,8 @@ void Decider::witness(int32_t check) {
   const Obligation &ob = props_.obligation(c.obligation);
   const Actors actors{m_.deviceCount(), m_.dmaCount()};
   closure_.reset();
+  // With the devices outside a window held, the run is one of the whole instance.
+  outside_.prepare(closure_);
   closure_.record(true);
   Needs needs;
   std::optional<ScheduleStep> last;
@@ -897,13 +942,15 @@ void Decider::witness(int32_t check) {
   report::Schedule schedule = sliceRun(m_, closure_.schedule(), needs);
   schedule.push_back(*last);
   witnessed_[ob.property] = true;
-  if (!addWitness(result_, {ob.property, std::move(schedule)}, options_.events))
+  if (!addWitness(result_, {ob.property, std::move(schedule), origin_}, options_.events))
     stopped_ = true;
 }
 
 EngineResult Decider::run() {
   const size_t propertyCount = props_.properties().size();
   witnessed_.assign(propertyCount, false);
+  if (!given_.empty())
+    witnessed_ = given_;
   if (!progress("planning"))
     return result_;
   plan();
@@ -1052,7 +1099,14 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
   std::set<PropertyIndex> violated;
   for (size_t i = 0; i < l.size(); ++i) {
     const Obligation &ob = props.obligation(l[i].obligation);
-    if (l[i].a && l[i].b) {
+    if (l[i].beyond) {
+      if (out.decided) {
+        out.decided = false;
+        out.undecided =
+            fmt::format("{} ({}): it involves a device outside the window",
+                        props.property(ob.property).id, props.obligationText(l[i].obligation));
+      }
+    } else if (l[i].a && l[i].b) {
       violated.insert(ob.property);
     } else if (u[i].a && u[i].b && out.decided) {
       out.decided = false;
@@ -1080,8 +1134,185 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
   return out;
 }
 
+int32_t firstBlocking(const Machine &machine, DeviceId d) {
+  const std::vector<Event> &events = machine.program().processes[d].events;
+  int32_t h = 0;
+  while (h < static_cast<int32_t>(events.size()) && machine.properties().stuckAt(d, h) < 0 &&
+         !std::holds_alternative<DeviceBarrier>(events[h].kind))
+    ++h;
+  return h;
+}
+
+std::vector<int32_t> symmetryDistance(const Machine &machine) {
+  const int32_t n = machine.deviceCount();
+  const Symmetry *symmetry = machine.properties().symmetry();
+  std::vector<int32_t> dist(n, -1);
+  if (!symmetry)
+    return dist;
+  std::vector<DeviceId> queue;
+  for (DeviceId d = 0; d < n; ++d)
+    if (symmetry->representative[d]) {
+      dist[d] = 0;
+      queue.push_back(d);
+    }
+  // Breadth first over one rotation step either way.
+  std::vector<std::vector<DeviceId>> inverse;
+  for (const Rotation &r : symmetry->rotations) {
+    std::vector<DeviceId> inv(n, 0);
+    for (DeviceId d = 0; d < n; ++d)
+      inv[r.device[d]] = d;
+    inverse.push_back(std::move(inv));
+  }
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const DeviceId d = queue[head];
+    for (size_t r = 0; r < symmetry->rotations.size(); ++r)
+      for (DeviceId next : {symmetry->rotations[r].device[d], inverse[r][d]})
+        if (dist[next] < 0) {
+          dist[next] = dist[d] + 1;
+          queue.push_back(next);
+        }
+  }
+  return dist;
+}
+
+namespace {
+
+/// The window-first decision of decideByClosure (docs/closure.md "Windows"): the checks
+/// of the representatives decided with the devices farther than R rotation steps held
+/// at their first blocking event (a cap set of the instance: a check that holds there
+/// holds in the instance, and its witness is a run of the instance) and complete (an
+/// over-approximation: a check that fails there fails in the instance), for R in
+/// `radii`; the checks neither decides, and every deadlock, by the instance as it is.
+EngineResult decideInWindows(const Machine &machine, const ClosureOptions &options,
+                             const std::vector<int32_t> &distance) {
+  const auto begin = Clock::now();
+  const Properties &props = machine.properties();
+  const int32_t n = machine.deviceCount();
+  std::vector<char> remaining(props.obligations().size(), 1);
+  std::vector<bool> witnessed(props.properties().size(), false);
+  EngineResult out;
+  int64_t closures = 0, steps = 0, checks = -1, windowDecided = 0;
+  std::string windows;
+  auto left = [&] {
+    ClosureOptions o = options;
+    o.timeoutSeconds = std::max(
+        0.0, options.timeoutSeconds - std::chrono::duration<double>(Clock::now() - begin).count());
+    return o;
+  };
+  auto absorb = [&](EngineResult &r) {
+    for (Witness &w : r.witnesses)
+      out.witnesses.push_back(std::move(w));
+    for (const auto &[key, value] : r.stats) {
+      if (key == "closures")
+        closures += std::stoll(value);
+      else if (key == "steps")
+        steps += std::stoll(value);
+    }
+    if (!r.complete && out.complete) {
+      out.complete = false;
+      out.reason = r.reason;
+      // A phase's own limit is what was left of the whole one: name the whole one.
+      if (r.reason.starts_with("time limit of"))
+        out.reason = fmt::format(
+            "time limit of {:g} s reached with {} of {} properties decided", options.timeoutSeconds,
+            std::count(witnessed.begin(), witnessed.end(), true), witnessed.size());
+    }
+  };
+  const int32_t farthest = *std::max_element(distance.begin(), distance.end());
+  for (int32_t radius : options.windowRadii) {
+    if (radius >= farthest || !out.complete)
+      break;
+    std::vector<bool> inside(n);
+    std::vector<int32_t> hold(n, 0);
+    int32_t size = 0;
+    for (DeviceId d = 0; d < n; ++d) {
+      inside[d] = distance[d] >= 0 && distance[d] <= radius;
+      size += inside[d] ? 1 : 0;
+      hold[d] = firstBlocking(machine, d);
+    }
+    const std::string origin =
+        fmt::format("found in a window of {} of the {} devices (those within {} rotation "
+                    "steps of device 0; the others held before their first wait or barrier)",
+                    size, n, radius);
+    const ClosureOptions lowerOptions = left();
+    Decider lower(machine, lowerOptions, {Outside::Kind::Held, inside, hold});
+    lower.restrict(remaining);
+    lower.alreadyWitnessed(witnessed);
+    lower.makeWitnesses(true);
+    lower.origin(origin);
+    EngineResult l = lower.run();
+    witnessed = lower.witnessed();
+    absorb(l);
+    if (checks < 0)
+      checks = static_cast<int64_t>(lower.checks().size());
+    if (!out.complete) {
+      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
+      break;
+    }
+    const ClosureOptions upperOptions = left();
+    Decider upper(machine, upperOptions, {Outside::Kind::Done, inside, hold});
+    upper.restrict(remaining);
+    EngineResult u = upper.run();
+    absorb(u);
+    if (!out.complete) {
+      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
+      break;
+    }
+    const std::vector<Check> &lc = lower.checks(), &uc = upper.checks();
+    DKV_INVARIANT(lc.size() == uc.size(), "both bounds plan the same checks");
+    std::vector<char> next(remaining.size(), 0);
+    int64_t decided = 0;
+    for (size_t i = 0; i < lc.size(); ++i) {
+      const bool violated = !lc[i].beyond && lc[i].a && lc[i].b;
+      const bool holds = !lc[i].beyond && !(uc[i].a && uc[i].b);
+      if (violated || holds)
+        ++decided;
+      else
+        next[lc[i].obligation] = 1;
+    }
+    windowDecided += decided;
+    // A property witnessed needs no other check decided.
+    for (size_t o = 0; o < next.size(); ++o)
+      if (next[o] && witnessed[props.obligation(static_cast<ObligationIndex>(o)).property])
+        next[o] = 0;
+    windows += fmt::format("{}{} devices: {} of {} checks", windows.empty() ? "" : ", ", size,
+                           decided, lc.size());
+    remaining = std::move(next);
+    if (std::find(remaining.begin(), remaining.end(), 1) == remaining.end())
+      break;
+  }
+  if (out.complete) {
+    // What the windows left, and every deadlock: the instance as it is.
+    const ClosureOptions wholeOptions = left();
+    Decider whole(machine, wholeOptions);
+    whole.restrict(remaining);
+    whole.alreadyWitnessed(witnessed);
+    EngineResult w = whole.run();
+    witnessed = whole.witnessed();
+    absorb(w);
+    if (checks < 0)
+      checks = static_cast<int64_t>(whole.checks().size());
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  out.stats.push_back({"closures", std::to_string(closures)});
+  out.stats.push_back({"steps", std::to_string(steps)});
+  out.stats.push_back({"checks", std::to_string(checks)});
+  out.stats.push_back({"window", windows.empty() ? "none" : windows});
+  out.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
+  return out;
+}
+
+} // namespace
+
 EngineResult decideByClosure(const Machine &machine, const ClosureOptions &options) {
   try {
+    const bool symmetric = machine.properties().symmetry() != nullptr;
+    const bool windowed = symmetric && options.only < 0 &&
+                          (options.window == ClosureOptions::Window::On ||
+                           (options.window == ClosureOptions::Window::Auto &&
+                            machine.deviceCount() >= ClosureOptions::kWindowFrom));
+    if (windowed)
+      return decideInWindows(machine, options, symmetryDistance(machine));
     Decider decider(machine, options);
     return decider.run();
   } catch (const std::bad_alloc &) {

@@ -144,7 +144,24 @@ struct ClosureOptions {
   const EngineEvents *events = nullptr;
   /// Decide this property only (`dkv check --property ID`); -1: every property.
   PropertyIndex only = -1;
+  /// Windows first (`--window`, docs/closure.md "Windows"): on a rotation-symmetric
+  /// instance, decide the representatives' checks with the devices farther than R
+  /// rotation steps held (an under-approximation, whose witnesses are runs of the whole
+  /// instance) and complete (an over-approximation), for each R of `windowRadii`, and
+  /// leave only what neither decides to the whole instance. Auto: from kWindowFrom
+  /// devices on.
+  enum class Window { Auto, On, Off };
+  Window window = Window::Auto;
+  static constexpr int32_t kWindowFrom = 32;
+  std::vector<int32_t> windowRadii = {1, 2, 8};
 };
+
+/// The first event of device d that can block (a wait of a positive amount or a device
+/// barrier), its event count if none: the devices outside a window are held there.
+int32_t firstBlocking(const Machine &machine, model::DeviceId d);
+/// Per device, the fewest rotation steps (either way, on any rotated axis) from a
+/// representative device of the instance's symmetry; -1 without a symmetry.
+std::vector<int32_t> symmetryDistance(const Machine &machine);
 
 /// The window argument (docs/parametric.md) on one instance: the checks of the
 /// representative device 0 (the instance must be reduced by a rotation symmetry),

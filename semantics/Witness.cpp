@@ -653,20 +653,26 @@ bool checkWitness(const Machine &machine, const Witness &witness, const std::str
 std::optional<report::Finding> shortFinding(const Machine &machine, const Witness &witness,
                                             const std::string &engine,
                                             const VerdictOptions &options, std::string &error) {
-  if (!options.shorten)
-    return witnessFinding(machine, witness, engine, error);
-  // The finding (and its trace) is built once, for the schedule it shows.
-  if (!checkWitness(machine, witness, engine, error))
-    return std::nullopt;
-  ShortenResult shorter =
-      shortenWitness(machine, witness.schedule, witness.property, options.shortenOptions);
-  if (!shorter.shortened)
-    return witnessFinding(machine, witness, engine, error);
-  std::optional<report::Finding> g =
-      witnessFinding(machine, {witness.property, shorter.schedule}, engine, error);
-  DKV_INVARIANT(g.has_value(), "a shortened witness replays to its property");
-  g->witnessSteps = static_cast<int32_t>(witness.schedule.size());
-  return g;
+  std::optional<report::Finding> f;
+  if (!options.shorten) {
+    f = witnessFinding(machine, witness, engine, error);
+  } else {
+    // The finding (and its trace) is built once, for the schedule it shows.
+    if (!checkWitness(machine, witness, engine, error))
+      return std::nullopt;
+    ShortenResult shorter =
+        shortenWitness(machine, witness.schedule, witness.property, options.shortenOptions);
+    if (!shorter.shortened) {
+      f = witnessFinding(machine, witness, engine, error);
+    } else {
+      f = witnessFinding(machine, {witness.property, shorter.schedule}, engine, error);
+      DKV_INVARIANT(f.has_value(), "a shortened witness replays to its property");
+      f->witnessSteps = static_cast<int32_t>(witness.schedule.size());
+    }
+  }
+  if (f)
+    f->found = witness.origin;
+  return f;
 }
 
 report::Verdict buildVerdict(const Machine &machine, EngineResult result, const std::string &engine,
@@ -684,20 +690,24 @@ report::Verdict buildVerdict(const Machine &machine, EngineResult result, const 
     std::string error;
     // Only the witness that becomes the finding is shortened; the others are checked.
     const bool first = i == 0 || result.witnesses[i - 1].property != result.witnesses[i].property;
-    std::optional<report::Finding> f =
-        !first  ? (checkWitness(machine, result.witnesses[i], engine, error)
-                       ? std::optional<report::Finding>(report::Finding{})
-                       : std::nullopt)
-        : build ? build(result.witnesses[i], error)
-                : shortFinding(machine, result.witnesses[i], engine, options, error);
-    if (!f) {
+    const Witness &witness = result.witnesses[i];
+    bool replays = false;
+    if (!first) {
+      replays = checkWitness(machine, witness, engine, error);
+    } else {
+      std::optional<report::Finding> f =
+          build ? build(witness, error) : shortFinding(machine, witness, engine, options, error);
+      if (f) {
+        replays = true;
+        verdict.findings.push_back(std::move(*f));
+      }
+    }
+    if (!replays) {
       verdict.status = report::Verdict::Status::Error;
       verdict.reason = error;
       verdict.findings.clear();
       return verdict;
     }
-    if (first)
-      verdict.findings.push_back(std::move(*f));
   }
   verdict.reason = std::move(result.reason);
   if (!verdict.findings.empty())

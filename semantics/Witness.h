@@ -24,8 +24,15 @@ namespace dkv::semantics {
 /// property is violated by the schedule's last step, or (deadlock) in the state after
 /// the last step, which has no enabled step.
 struct Witness {
+  Witness() = default;
+  Witness(PropertyIndex p, report::Schedule s, std::string o = {})
+      : property(p), schedule(std::move(s)), origin(std::move(o)) {}
+
   PropertyIndex property = 0;
   report::Schedule schedule;
+  /// How the engine found it when that is worth saying (report::Finding::found), e.g.
+  /// in a window of the devices; empty otherwise.
+  std::string origin;
 };
 
 /// The result of one engine run, before it becomes a report::Verdict.

@@ -37,6 +37,12 @@
 # The summary gives the static-error rate (kernels the frontend refuses, skipped); above
 # DKV_FUZZ_MAX_STATIC percent (default 10) the campaign fails: it would cover less than
 # it claims.
+# DKV_FUZZ_DEVICES=N fixes the kernels' device count (gen_kernel.py --devices; 4 or 5
+# with DKV_FUZZ_RING=1 only): the closure engine's windows (--window on) need a device
+# two rotation steps from device 0, so their campaign is
+#   DKV_FUZZ_RING=1 DKV_FUZZ_DEVICES=4 DKV_FUZZ_ENGINES=closure \
+#     DKV_FUZZ_ENGINE_OPTIONS="--symmetry on --window on" DKV_FUZZ_EXTRA=1 \
+#     bash tests/fuzz/differential.sh build/driver/dkv 1 500
 # DKV_FUZZ_RING=1 generates rotation-symmetric kernels (gen_kernel.py --ring) on 3 or 4
 # devices, the ones the symmetry reduction applies to.
 # Writes WORKDIR/results.txt (one line per run) and keeps the kernel and both
@@ -79,7 +85,8 @@ fi
 n_ok=0 n_find=0 n_static=0 n_inconc=0 n_flag=0 n_runs=0 n_partial=0
 for seed in $(seq "$first" "$last"); do
   k=$work/seed_$seed.dk
-  python3 "$here/gen_kernel.py" "$seed" -o "$k" ${DKV_FUZZ_CORES:+--cores} ${DKV_FUZZ_RING:+--ring}
+  python3 "$here/gen_kernel.py" "$seed" -o "$k" ${DKV_FUZZ_CORES:+--cores} ${DKV_FUZZ_RING:+--ring} \
+    ${DKV_FUZZ_DEVICES:+--devices "$DKV_FUZZ_DEVICES"}
   devices=$(sed -n 's/^param N = \([0-9]*\)$/\1/p' "$k")
   # On the TensorCores of one device (DKV_FUZZ_CORES=1): N cores of 1 device.
   grep -q '^tensorcore_mesh' "$k" && devices=1

@@ -451,7 +451,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("seed", type=int)
     ap.add_argument("-o", "--output")
-    ap.add_argument("--devices", type=int, choices=[2, 3])
+    ap.add_argument("--devices", type=int, choices=[2, 3, 4, 5],
+                    help="N (4 and 5 with --ring only: windows of the closure engine need a "
+                         "device two rotation steps away)")
     ap.add_argument("--cores", action="store_true",
                     help="run the kernel on the N TensorCores of one device instead")
     ap.add_argument("--ring", action="store_true",
@@ -462,6 +464,8 @@ def main():
                          "on N and no table, so every N runs the same program")
     a = ap.parse_args()
     ring = a.ring or a.uniform
+    if a.devices and a.devices > 3 and not ring:
+        ap.error("--devices 4 or 5 needs --ring or --uniform")
     devices = a.devices if a.devices or not ring else random.Random(a.seed * 31 + 7).choice([3, 4])
     text = Gen(a.seed, devices, a.cores, a.ring, a.uniform).kernel()
     if a.cores:

@@ -1,6 +1,7 @@
 // Tests of the static pre-check.
 #include "model/Precheck.h"
 #include "Fixtures.h"
+#include "report/RootCause.h"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +57,24 @@ TEST(Precheck, BarrierSemaphoreIsExemptFromTheExitRule) {
   p.semaphores.push_back({"barrier", {}, SemKind::Barrier, kKernelScope, {}});
   p.processes[0].events.insert(p.processes[0].events.begin() + 1, Event{Signal{1, 2, 1}, {}, 0});
   EXPECT_TRUE(precheck(p).empty());
+}
+
+// The same regular semaphore left non-zero on every device is one root cause (as the
+// engines' findings of it are), not one per device: at 256 devices an inconclusive
+// engine would otherwise leave 256 causes of one missing wait.
+TEST(Precheck, ASemaphoreLeftOverOnEveryDeviceIsOneCause) {
+  Program p = testing::ringPermute();
+  p.semaphores.push_back({"ready", {}, SemKind::Regular, kKernelScope, {3, 9}});
+  const SemId ready = static_cast<SemId>(p.semaphores.size() - 1);
+  for (DeviceId d = 0; d < 2; ++d)
+    p.processes[d].events.insert(p.processes[d].events.begin() + 1,
+                                 Event{Signal{1 - d, ready, 1}, {5, 3}, 0});
+  const std::vector<report::Finding> findings = precheck(p);
+  ASSERT_EQ(findings.size(), 2u);
+  const std::vector<report::RootCause> causes = report::rootCauses(findings, nullptr);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].findings.size(), 2u);
+  EXPECT_EQ(causes[0].message, "a signal of ready is never taken by a wait");
 }
 
 TEST(Precheck, SignalOfDmaSemaphoreIsReported) {

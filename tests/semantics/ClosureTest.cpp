@@ -4,15 +4,18 @@
 // property list against the full one.
 #include "semantics/Closure.h"
 #include "executor/Executor.h"
+#include "frontend/Annotations.h"
 #include "semantics/Machine.h"
 #include "semantics/Properties.h"
 #include "semantics/Symmetry.h"
 #include "semantics/Witness.h"
 #include "tests/executor/ExecutorFixtures.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <string>
@@ -176,6 +179,133 @@ TEST(Closure, DecidesAsExploreDoes) {
       }
     }
   }
+}
+
+// Windows first (ClosureOptions::window): every example that is rotation-symmetric at 6
+// and 7 devices (a window of 3, then of 5 devices, with devices outside it) gets the
+// same violated properties as the whole instance's decision and as explore where
+// explore completes; every witness, those found in a window included, replays on the
+// whole instance.
+TEST(Closure, WindowsDecideAsTheWholeInstance) {
+  std::vector<std::string> files;
+  for (const char *dir : {"/examples", "/examples/real"})
+    for (const auto &entry : std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + dir))
+      if (entry.path().extension() == ".dk")
+        files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  int windowed = 0, lifted = 0, compared = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!executor::testing::sampledUnderSanitizers(i))
+      continue;
+    support::SourceManager sources;
+    std::string error;
+    std::optional<support::FileId> id = sources.load(files[i], error);
+    ASSERT_TRUE(id) << error;
+    support::DiagnosticEngine diags(&sources);
+    const frontend::Annotations a = frontend::readAnnotations(sources.file(*id), diags);
+    if (!a.meshes.empty() || !a.options.empty() ||
+        (a.expect && a.expect->verdict == frontend::ExpectedVerdict::StaticError))
+      continue;
+    for (int64_t n : {6, 7}) {
+      if (std::find(a.devices.begin(), a.devices.end(), n) == a.devices.end())
+        continue;
+      std::optional<model::Program> p = executor::testing::lowerExample(files[i], n);
+      if (!p || !findSymmetry(*p))
+        continue;
+      const std::string what = fmt::format("{} N={}", files[i], n);
+      Instance instance(std::move(*p), true);
+      const Machine &m = instance.machine();
+      ClosureOptions whole, first;
+      whole.window = ClosureOptions::Window::Off;
+      first.window = ClosureOptions::Window::On;
+      EngineResult a = decideByClosure(m, whole), b = decideByClosure(m, first);
+      ASSERT_TRUE(a.complete && b.complete) << what << ": " << a.reason << b.reason;
+      EXPECT_EQ(violated(m, b), violated(m, a)) << what;
+      for (const Witness &w : b.witnesses) {
+        std::string error;
+        EXPECT_TRUE(witnessFinding(m, w, "closure", error)) << what << ": " << error;
+        lifted += w.origin.empty() ? 0 : 1;
+      }
+      const auto window = std::find_if(b.stats.begin(), b.stats.end(),
+                                       [](const auto &kv) { return kv.first == "window"; });
+      ASSERT_NE(window, b.stats.end()) << what;
+      windowed += window->second != "none" ? 1 : 0;
+      if (n == 6) {
+        executor::ExploreOptions search;
+        search.maxStates = 200'000;
+        EngineResult explored = executor::explore(m, search);
+        if (explored.complete) {
+          EXPECT_EQ(violated(m, b), violated(m, explored)) << what;
+          ++compared;
+        }
+      }
+    }
+  }
+  const bool all = executor::testing::sampledUnderSanitizers(1);
+  EXPECT_GE(windowed, all ? 20 : 5);
+  EXPECT_GE(lifted, all ? 5 : 1);
+  EXPECT_GE(compared, all ? 5 : 1);
+}
+
+// The window decides the rings' checks at scale, and a racy ring's witness is found in
+// it: a run of the whole instance, the devices outside held at their first blocking
+// event.
+TEST(Closure, WindowDecidesRingsAndLiftsTheirWitnesses) {
+  for (const char *file : {"all_reduce.dk", "reduce_scatter_bidirectional.dk", "all_gather.dk"}) {
+    std::optional<model::Program> p = executor::testing::lowerExample(file, 24);
+    ASSERT_TRUE(p);
+    Instance instance(std::move(*p), true);
+    ClosureOptions options;
+    options.window = ClosureOptions::Window::On;
+    EngineResult r = decideByClosure(instance.machine(), options);
+    EXPECT_TRUE(r.complete && r.witnesses.empty()) << file;
+    const auto window = std::find_if(r.stats.begin(), r.stats.end(),
+                                     [](const auto &kv) { return kv.first == "window"; });
+    ASSERT_NE(window, r.stats.end());
+    // "3 devices: K of K checks": the smallest window decided every check.
+    const std::string &text = window->second;
+    const size_t colon = text.find(": "), of = text.find(" of ");
+    ASSERT_TRUE(text.starts_with("3 devices: ") && of != std::string::npos) << text;
+    EXPECT_EQ(text.substr(colon + 2, of - colon - 2),
+              text.substr(of + 4, text.find(' ', of + 4) - of - 4))
+        << file << ": " << text;
+  }
+  std::optional<model::Program> p =
+      executor::testing::lowerExample("all_reduce_no_capacity.dk", 24);
+  ASSERT_TRUE(p);
+  Instance instance(std::move(*p), true);
+  const Machine &m = instance.machine();
+  ClosureOptions options;
+  options.window = ClosureOptions::Window::On;
+  EngineResult r = decideByClosure(m, options);
+  ASSERT_TRUE(r.complete);
+  int lifted = 0;
+  for (const Witness &w : r.witnesses) {
+    if (w.origin.empty())
+      continue;
+    ++lifted;
+    EXPECT_NE(w.origin.find("of the 24 devices"), std::string::npos) << w.origin;
+    std::string error;
+    std::optional<report::Finding> f = shortFinding(m, w, "closure", {}, error);
+    ASSERT_TRUE(f) << error;
+    EXPECT_EQ(f->found, w.origin);
+    // Every device outside the window stays before its first blocking event.
+    std::vector<int32_t> events(m.deviceCount(), 0);
+    for (const ScheduleStep &step : w.schedule)
+      if (step.kind == K::Device)
+        ++events[step.id];
+    const std::vector<int32_t> distance = symmetryDistance(m);
+    const int32_t radius = w.origin.find("within 1 rotation") != std::string::npos ? 1 : 2;
+    for (model::DeviceId d = 0; d < m.deviceCount(); ++d) {
+      if (distance[d] > radius && w.origin.find("within 8") == std::string::npos) {
+        EXPECT_LE(events[d], firstBlocking(m, d)) << "device " << d;
+      }
+    }
+  }
+  EXPECT_GE(lifted, 1);
+  ClosureOptions off;
+  off.window = ClosureOptions::Window::Off;
+  EXPECT_EQ(violated(m, r), violated(m, decideByClosure(m, off)));
 }
 
 TEST(Closure, ResultDoesNotDependOnThreads) {
