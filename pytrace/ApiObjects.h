@@ -26,6 +26,9 @@ struct DTypeObj {
 struct MemSpaceObj {
   ast::MemSpace space;
   std::string name;
+  /// `pltpu.SEMAPHORE`: the memory of semaphores (a pallas_call operand or output that is
+  /// a semaphore array; `space` is unused).
+  bool semaphore = false;
 };
 /// `pltpu.SemaphoreType.DMA` / `.REGULAR` (callable with a shape: an array of them).
 struct SemTypeObj {
@@ -69,6 +72,7 @@ struct BlockSpecObj {
   std::optional<ast::MemSpace> space;
   V blockShape, indexMap, pipelineMode; ///< null when not given (or None)
   support::SourceRange range;           ///< the BlockSpec(...) call
+  bool semaphore = false;               ///< memory_space=pltpu.SEMAPHORE
   bool blocked() const { return blockShape || indexMap; }
 };
 /// `pltpu.PrefetchScalarGridSpec` / `pl.GridSpec`.
@@ -102,6 +106,14 @@ struct ScratchObj {
 struct SemArrayObj {
   ast::SemKind kind;
   V shape;
+};
+/// A semaphore array that a pallas_call returned (an output with a semaphore
+/// `out_shape`, `pltpu.SemaphoreType.REGULAR(())`): the caller's, passed to a later
+/// pallas_call of the same shard_map body as a `pltpu.SEMAPHORE` operand. Each is one
+/// array, told apart by identity (docs/python.md "Kernel sequences").
+struct HeldSemObj {
+  ast::SemKind kind;
+  std::vector<int64_t> dims;
 };
 /// `pltpu.emit_pipeline(body, grid=..., in_specs=..., out_specs=...)`: the callable it
 /// returns; calling it on refs traces the pipeline (Pipeline.cpp).
@@ -207,7 +219,7 @@ using ApiData =
     std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
                  DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
+                 SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
                  AtObj, JitObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
                  AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
                  RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;

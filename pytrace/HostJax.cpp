@@ -723,6 +723,9 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   }
   if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
     // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
+    if (m->semaphore)
+      unsupported(r, "pltpu.SEMAPHORE(shape, dtype); a semaphore scratch or output is "
+                     "pltpu.SemaphoreType.REGULAR / DMA, with a shape");
     if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
       unsupported(r, fmt::format("pltpu.{0}(shape, dtype), a buffer typed by its memory space "
                                  "(dkv models the VMEM and SMEM ones, as scratch shapes; a "
@@ -1289,7 +1292,10 @@ void registerHostJax(Registry &reg) {
           auto *m = apiAs<MemSpaceObj>(a[2]);
           if (!m)
             unsupported(c.range, fmt::format("the memory space {}", typeName(*a[2])));
-          b.space = m->space;
+          if (m->semaphore)
+            b.semaphore = true;
+          else
+            b.space = m->space;
         }
         return makeApi(b);
       });
@@ -1377,6 +1383,10 @@ void registerHostJax(Registry &reg) {
   constant(
       {"jax.experimental.pallas.tpu.HBM", "jax.experimental.pallas.tpu.MemorySpace.HBM"},
       +[](Interp &) { return memSpace(ast::MemSpace::Hbm, "HBM"); });
+  constant(
+      {"jax.experimental.pallas.tpu.SEMAPHORE", "jax.experimental.pallas.tpu.MemorySpace.SEMAPHORE",
+       "jax.experimental.pallas.tpu.TPUMemorySpace.SEMAPHORE"},
+      +[](Interp &) { return makeApi(MemSpaceObj{ast::MemSpace::Any, "SEMAPHORE", true}); });
   constant(
       {"jax.experimental.pallas.tpu.SemaphoreType.DMA",
        "jax.experimental.pallas.SemaphoreType.DMA"},

@@ -15,15 +15,17 @@
 
 namespace dkv::pytrace {
 
-namespace {
-
 const std::set<std::string> &reservedWords() {
   static const std::set<std::string> r = {
-      "param",      "const", "mesh",  "kernel", "in",   "out", "inout", "scratch",
-      "run_scoped", "let",   "var",   "if",     "else", "for", "sem",   "dma_sem",
-      "barrier",    "true",  "false", "and",    "or",   "not"};
+      "param",   "const",         "mesh",   "tensorcore_mesh", "kernel", "sequence",
+      "in",      "out",           "inout",  "scratch",         "run_scoped", "let",
+      "var",     "if",            "else",   "for",             "sem",    "dma_sem",
+      "barrier", "true",          "false",  "and",             "or",     "not",
+      "lambda",  "emit_pipeline"};
   return r;
 }
+
+namespace {
 
 std::string tracedShape(const TracedV &v) {
   return v.tk == TKind::Bool ? "bool[]" : v.tk == TKind::Int ? "int32[]" : "float32[...]";

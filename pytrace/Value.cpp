@@ -98,6 +98,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const PlKernelObj &) { return "pl.kernel"; }
     std::string operator()(const ScratchObj &) { return "MemoryRef"; }
     std::string operator()(const SemArrayObj &) { return "SemaphoreType"; }
+    std::string operator()(const HeldSemObj &) { return "ArrayImpl"; }
     std::string operator()(const PipelineObj &) { return "function"; }
     std::string operator()(const DSliceObj &) { return "Slice"; }
     std::string operator()(const WhenObj &) { return "pl.when"; }
