@@ -168,6 +168,12 @@ struct CustomDerivObj {
 struct CheckifyObj {
   V fn;
 };
+/// `jitted.lower(...)` (and its `.compile()`): the lowered (compiled) computation of a
+/// jitted function, whose HLO dkv does not compute; lowering runs no kernel.
+struct LoweredObj {
+  std::string name; ///< the jitted function's name
+  bool compiled = false;
+};
 /// `# dkv: set NAME()=VALUE`: a function of no arguments.
 struct DirectiveConstObj {
   std::string name;
@@ -220,7 +226,7 @@ using ApiData =
                  DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
                  SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
-                 AtObj, JitObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
+                 AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
                  AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
                  RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
 

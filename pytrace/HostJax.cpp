@@ -448,6 +448,44 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
+// The name of the Python function a jitted function calls (through shard_map, partial
+// and jit wrappers), or "".
+std::string jittedName(const V &fn) {
+  V f = fn;
+  for (int depth = 0; depth < 16 && f; ++depth) {
+    if (auto *p = dynCast<FunctionV>(f))
+      return p->name;
+    if (auto *j = apiAs<JitObj>(f))
+      f = j->fn;
+    else if (auto *sm = apiAs<ShardMapObj>(f))
+      f = sm->f;
+    else if (auto *pa = dynCast<PartialV>(f))
+      f = pa->fn;
+    else
+      break;
+  }
+  return "";
+}
+// `jitted.lower(*args)`: JAX traces and lowers the function without running it; dkv
+// neither traces nor runs it (the entry runs no kernel through it: Interp::loweredOnly).
+const BuiltinFn kJitLower{
+    "jit.lower",
+    +[](Interp &in, CallCtx &c) -> V {
+      std::string name = jittedName(std::get<JitObj>(cast<ApiObject>(c.self).data).fn);
+      if (name.empty())
+        name = "a jitted function";
+      if (in.traceKernels_ && !in.lowered_)
+        in.lowered_ = std::make_pair(name, c.range.begin.line);
+      return makeApi(LoweredObj{name, false});
+    },
+    "", false};
+const BuiltinFn kLoweredCompile{
+    "Lowered.compile",
+    +[](Interp &, CallCtx &c) -> V {
+      return makeApi(LoweredObj{std::get<LoweredObj>(cast<ApiObject>(c.self).data).name, true});
+    },
+    "", false};
+
 // `mesh.abstract_mesh.update(abstract_device=...)`: an abstract mesh with the same axes
 // (dkv's mesh is its axes); new axis names or sizes are not modelled.
 const BuiltinFn kMeshUpdate{
@@ -674,6 +712,15 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kCustomDerivAttrs, name))
       if (V v = at->get(*this, *cd, obj, r)) // defvjp of a custom_jvp: none
         return v;
+  if (auto *j = std::get_if<JitObj>(&a.data); j && name == "lower")
+    return builtinValue(kJitLower, obj);
+  if (auto *l = std::get_if<LoweredObj>(&a.data)) {
+    if (name == "compile" && !l->compiled)
+      return builtinValue(kLoweredCompile, obj);
+    return opaque(fmt::format("`.{}` of the {} computation of `{}` (its HLO is not modelled)", name,
+                              l->compiled ? "compiled" : "lowered", l->name),
+                  r);
+  }
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
     return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
@@ -700,6 +747,11 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return callPlKernel(*pk, std::move(args), r);
   if (auto *j = std::get_if<JitObj>(&a.data))
     return call(j->fn, std::move(args), r);
+  if (auto *l = std::get_if<LoweredObj>(&a.data))
+    unsupported(r, fmt::format("calling the {} computation of `{}` (jax.jit(f).lower(...){}): "
+                               "call `{}` itself",
+                               l->compiled ? "compiled" : "lowered", l->name,
+                               l->compiled ? ".compile()" : "", l->name));
   if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
     return call(cd->fn, std::move(args), r);
   if (auto *ck = std::get_if<CheckifyObj>(&a.data)) {

@@ -214,6 +214,13 @@ public:
   EntryResult result_;
   /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
   TpuGeneration tpuGeneration_;
+  /// The first `jitted.lower(...)` of the entry while kernels are traced: its function's
+  /// name and line. An entry that lowers a function and traces no kernel is skipped
+  /// (loweredOnly()).
+  std::optional<std::pair<std::string, uint32_t>> lowered_;
+  /// After an entry's run: when it traced no kernel, was not skipped and lowered a jitted
+  /// function, it is skipped with a reason naming that (it runs no kernel).
+  void loweredOnly();
   /// f-strings (FString.cpp): each one's pieces and parsed fields, read once.
   struct FStringCache {
     bool ok = false;

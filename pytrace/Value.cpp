@@ -107,6 +107,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const TcMeshObj &) { return "TensorCoreMesh"; }
     std::string operator()(const AtObj &) { return "RefIndexer"; }
     std::string operator()(const JitObj &) { return "PjitFunction"; }
+    std::string operator()(const LoweredObj &l) { return l.compiled ? "Compiled" : "Lowered"; }
     std::string operator()(const CheckifyObj &) { return "function"; }
     std::string operator()(const CustomDerivObj &c) { return c.vjp ? "custom_vjp" : "custom_jvp"; }
     std::string operator()(const DirectiveConstObj &) { return "function"; }
