@@ -47,6 +47,9 @@ struct CoreTypeObj {
 struct MeshObj {
   std::vector<std::string> names;
   std::vector<int64_t> sizes;
+  /// Every axis is `AxisType.Explicit` (jax.make_mesh without axis_types); false for
+  /// `jax.sharding.Mesh(...)` without them (Auto) and where dkv does not know the types.
+  bool explicitAxes = false;
   int64_t devices() const;
 };
 /// An array of devices of a known shape (`mesh_utils.create_device_mesh`,

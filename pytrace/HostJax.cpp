@@ -1003,8 +1003,10 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
-        return meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"),
-                           need(in, c, a, 1, "axis_names"));
+        V m = meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"), need(in, c, a, 1, "axis_names"));
+        // JAX's make_mesh makes every axis Explicit when axis_types is not given.
+        apiAs<MeshObj>(m)->explicitAxes = !given(a[3]);
+        return m;
       });
   // JAX's test utility `jtu.create_mesh(mesh_shape, axis_names, iota_order, axis_types)`:
   // a mesh of every device, as jax.make_mesh makes it (the device order is no fact dkv
@@ -1055,7 +1057,19 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.device_put"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"x", "device", "*", "src", "donate", "may_alias"});
-        return need(in, c, a, 0, "x");
+        V x = need(in, c, a, 0, "x");
+        // With a NamedSharding, the array's sharding is known (a shard_map without in_specs
+        // takes it); its shape, element type and contents are x's.
+        auto *h = dynCast<HostArrayV>(x);
+        auto *ns = given(a[1]) ? apiAs<NamedShardingObj>(a[1]) : nullptr;
+        if (h && ns && ns->spec && apiAs<PSpecObj>(ns->spec)) {
+          auto out = std::make_shared<HostArrayV>(h->shape, h->dtype, h->isStruct);
+          out->contents = h->contents;
+          out->deviceContents = h->deviceContents;
+          out->sharding = ns->spec;
+          return out;
+        }
+        return x;
       });
   fn(
       {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
@@ -1225,6 +1239,13 @@ void registerHostJax(Registry &reg) {
                                     : ast::DType::I32;
         auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{n}, dt);
         out->numpy = c.fn->name.rfind("np.", 0) == 0;
+        // out_sharding=P(...) (under jax.set_mesh) or a NamedSharding: its sharding.
+        if (!out->numpy && given(a[5])) {
+          if (apiAs<PSpecObj>(a[5]))
+            out->sharding = a[5];
+          else if (auto *ns = apiAs<NamedShardingObj>(a[5]); ns && apiAs<PSpecObj>(ns->spec))
+            out->sharding = ns->spec;
+        }
         return out;
       });
   fn(

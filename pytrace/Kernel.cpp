@@ -50,8 +50,17 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
          "built in this file, or call jax.set_mesh(mesh) before it)");
   }
-  if (!sm.inSpecs)
-    fail(r, "python-unknown-fact", "shard_map: in_specs is not given");
+  // Without in_specs (JAX's default, `jax.sharding.Infer`), shard_map takes each
+  // argument's in_spec from its sharding, which it requires every mesh axis to be
+  // Explicit for (jax/_src/shard_map.py, `_shard_map`): dkv knows it where the file
+  // states it (docs/python.md "shard_map without in_specs").
+  const bool infer = !sm.inSpecs;
+  if (infer && !mesh->explicitAxes)
+    fail(r, "python-unknown-fact",
+         "shard_map without in_specs takes them from the arguments' shardings (jax.sharding."
+         "Infer), which JAX does only when every mesh axis is Explicit: this mesh was not made "
+         "by jax.make_mesh without axis_types (jax.sharding.Mesh(...) makes Auto axes), so dkv "
+         "does not know its axis types; give in_specs=");
   if (!args.kw.empty())
     unsupported(r, "keyword arguments to a shard_map'ed function");
   std::vector<V> local;
@@ -60,6 +69,21 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
     if (arr->kind == Kind::None) {
       local.push_back(arr); // an empty pytree (an optional operand not given): no leaves
       continue;
+    }
+    if (infer) {
+      auto *h = dynCast<HostArrayV>(arr);
+      if (arr->kind == Kind::Opaque)
+        opaqueNeeded(arr, r,
+                     fmt::format("shard_map argument {} (without in_specs, its sharding is its "
+                                 "in_spec)",
+                                 i + 1));
+      if (!h || !h->sharding)
+        fail(r, "python-unknown-fact",
+             fmt::format("shard_map without in_specs takes argument {}'s in_spec from its "
+                         "sharding, which dkv knows only for an array made with "
+                         "out_sharding=P(...) (jnp.arange) or by jax.device_put(x, "
+                         "NamedSharding(mesh, P(...))); give in_specs=",
+                         i + 1));
     }
     if (arr->kind == Kind::List || arr->kind == Kind::Tuple)
       arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
@@ -72,8 +96,8 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
                        "array made in this file (jax.random.uniform, jnp.zeros, ...)",
                        i + 1, typeName(*arr)));
     }
-    V spec = sm.inSpecs;
-    if (sm.inSpecs->kind == Kind::Tuple || sm.inSpecs->kind == Kind::List) {
+    V spec = infer ? cast<HostArrayV>(arr).sharding : sm.inSpecs;
+    if (!infer && (sm.inSpecs->kind == Kind::Tuple || sm.inSpecs->kind == Kind::List)) {
       std::vector<V> specs = toVector(sm.inSpecs, r);
       if (i >= specs.size())
         fail(r, "python-call", "shard_map: fewer in_specs than arguments");
