@@ -228,10 +228,11 @@ using ApiData =
     std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
                  DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
-                 AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
-                 AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
-                 RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
+                 SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj,
+                 TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
+                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
+                 SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
+                 SparseCoreObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

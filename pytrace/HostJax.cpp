@@ -468,17 +468,15 @@ std::string jittedName(const V &fn) {
 }
 // `jitted.lower(*args)`: JAX traces and lowers the function without running it; dkv
 // neither traces nor runs it (the entry runs no kernel through it: Interp::loweredOnly).
-const BuiltinFn kJitLower{
-    "jit.lower",
-    +[](Interp &in, CallCtx &c) -> V {
-      std::string name = jittedName(std::get<JitObj>(cast<ApiObject>(c.self).data).fn);
-      if (name.empty())
-        name = "a jitted function";
-      if (in.traceKernels_ && !in.lowered_)
-        in.lowered_ = std::make_pair(name, c.range.begin.line);
-      return makeApi(LoweredObj{name, false});
-    },
-    "", false};
+V jitLower(Interp &in, CallCtx &c) {
+  std::string name = jittedName(std::get<JitObj>(cast<ApiObject>(c.self).data).fn);
+  if (name.empty())
+    name = "a jitted function";
+  if (in.traceKernels_ && !in.lowered_)
+    in.lowered_ = std::make_pair(name, c.range.begin.line);
+  return makeApi(LoweredObj{name, false});
+}
+const BuiltinFn kJitLower{"jit.lower", jitLower, "", false};
 const BuiltinFn kLoweredCompile{
     "Lowered.compile",
     +[](Interp &, CallCtx &c) -> V {
@@ -1459,7 +1457,9 @@ void registerHostJax(Registry &reg) {
   constant(
       {"jax.experimental.pallas.tpu.SEMAPHORE", "jax.experimental.pallas.tpu.MemorySpace.SEMAPHORE",
        "jax.experimental.pallas.tpu.TPUMemorySpace.SEMAPHORE"},
-      +[](Interp &) { return makeApi(MemSpaceObj{ast::MemSpace::Any, "SEMAPHORE", true}); });
+      +[](Interp &) {
+        return makeApi(MemSpaceObj{ast::MemSpace::Any, "SEMAPHORE", true});
+      });
   constant(
       {"jax.experimental.pallas.tpu.SemaphoreType.DMA",
        "jax.experimental.pallas.SemaphoreType.DMA"},

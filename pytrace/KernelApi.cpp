@@ -17,11 +17,10 @@ namespace dkv::pytrace {
 
 const std::set<std::string> &reservedWords() {
   static const std::set<std::string> r = {
-      "param",   "const",         "mesh",   "tensorcore_mesh", "kernel", "sequence",
-      "in",      "out",           "inout",  "scratch",         "run_scoped", "let",
-      "var",     "if",            "else",   "for",             "sem",    "dma_sem",
-      "barrier", "true",          "false",  "and",             "or",     "not",
-      "lambda",  "emit_pipeline"};
+      "param", "const", "mesh",    "tensorcore_mesh", "kernel",       "sequence", "in",
+      "out",   "inout", "scratch", "run_scoped",      "let",          "var",      "if",
+      "else",  "for",   "sem",     "dma_sem",         "barrier",      "true",     "false",
+      "and",   "or",    "not",     "lambda",          "emit_pipeline"};
   return r;
 }
 
