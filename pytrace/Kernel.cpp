@@ -864,13 +864,7 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
         auto *pb = dynCast<ast::BufferDecl>(param);
         auto it = arrayOf.find(a);
         if (it == arrayOf.end()) {
-          std::string base = baseName[a];
-          if (reservedWords().count(base))
-            base += "_";
-          std::string n = base;
-          for (int i = 1; used.count(n); ++i)
-            n = fmt::format("{}_{}", base, i);
-          used.insert(n);
+          std::string n = freshName(baseName[a], used);
           ast::Decl *decl;
           if (pb) {
             std::vector<ast::ExprPtr> de;

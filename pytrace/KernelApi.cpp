@@ -41,17 +41,19 @@ bool isTracedValue(const V &v) {
 // Names and emission
 //===----------------------------------------------------------------------===//
 
-std::string Interp::fresh(std::string base) {
+std::string freshName(std::string base, std::set<std::string> &used) {
   if (base.empty() || base == "_")
     base = "v";
   if (reservedWords().count(base))
     base += "_";
   std::string name = base;
-  for (int n = 1; used_.count(name); ++n)
+  for (int n = 1; used.count(name); ++n)
     name = fmt::format("{}_{}", base, n);
-  used_.insert(name);
+  used.insert(name);
   return name;
 }
+
+std::string Interp::fresh(std::string base) { return freshName(std::move(base), used_); }
 
 void Interp::emit(ast::StmtPtr s, bool writes) {
   if (!inKernel_ || blocks_.empty())
