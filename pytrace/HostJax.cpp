@@ -484,6 +484,14 @@ const BuiltinFn kLoweredCompile{
     },
     "", false};
 
+const AttrRow<JitObj> kJitAttrs[] = {
+    {"lower", [](auto &, auto &, auto &self, auto) { return builtinValue(kJitLower, self); }},
+};
+const AttrRow<LoweredObj> kLoweredAttrs[] = {
+    {"compile", [](auto &, auto &l, auto &self,
+                   auto) { return l.compiled ? V() : builtinValue(kLoweredCompile, self); }},
+};
+
 // `mesh.abstract_mesh.update(abstract_device=...)`: an abstract mesh with the same axes
 // (dkv's mesh is its axes); new axis names or sizes are not modelled.
 const BuiltinFn kMeshUpdate{
@@ -710,11 +718,13 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kCustomDerivAttrs, name))
       if (V v = at->get(*this, *cd, obj, r)) // defvjp of a custom_jvp: none
         return v;
-  if (auto *j = std::get_if<JitObj>(&a.data); j && name == "lower")
-    return builtinValue(kJitLower, obj);
+  if (auto *j = std::get_if<JitObj>(&a.data))
+    if (auto *at = findAttr(kJitAttrs, name))
+      return at->get(*this, *j, obj, r);
   if (auto *l = std::get_if<LoweredObj>(&a.data)) {
-    if (name == "compile" && !l->compiled)
-      return builtinValue(kLoweredCompile, obj);
+    if (auto *at = findAttr(kLoweredAttrs, name))
+      if (V v = at->get(*this, *l, obj, r)) // compile of a compiled one: opaque below
+        return v;
     return opaque(fmt::format("`.{}` of the {} computation of `{}` (its HLO is not modelled)", name,
                               l->compiled ? "compiled" : "lowered", l->name),
                   r);
