@@ -754,6 +754,7 @@ public:
   const TableLiteral *tableInit() const { return tableInit_.get(); }
   TableLiteral *tableInit() { return tableInit_.get(); }
   void setTableInit(std::unique_ptr<TableLiteral> init) { tableInit_ = std::move(init); }
+  std::unique_ptr<TableLiteral> releaseTableInit() { return std::move(tableInit_); }
   /// The contents in effect, set by sema: `rows` rows of the table's element count, row
   /// d for device d, or one row for every device (row-major elements). Empty for a
   /// table from a call (tableFromCall): lowering reads the argument's.

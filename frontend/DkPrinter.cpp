@@ -34,6 +34,8 @@ public:
         end(mesh->range());
       } else if (auto *k = dynCast<KernelDecl>(item.get())) {
         kernel(*k);
+      } else if (auto *q = dynCast<SequenceDecl>(item.get())) {
+        sequence(*q);
       }
     }
   }
@@ -98,9 +100,9 @@ private:
 
   void kernel(const KernelDecl &k) {
     out_ << "\nkernel " << k.name() << "(";
-    for (size_t i = 0; i < k.params().size(); ++i) {
-      out_ << (i ? ",\n    " : "") << buffer(*k.params()[i]);
-    }
+    std::vector<const Decl *> params = k.paramOrder();
+    for (size_t i = 0; i < params.size(); ++i)
+      out_ << (i ? ",\n    " : "") << param(*params[i]);
     out_ << ")";
     if (!k.grid().empty()) {
       out_ << " grid(";
@@ -117,6 +119,33 @@ private:
     ++depth_;
     for (const auto &s : k.body().stmts())
       stmt(*s);
+    --depth_;
+    out_ << "}\n";
+  }
+
+  // A kernel or sequence parameter: a buffer, or a semaphore (`in s: sem`; the
+  // direction has no meaning for a semaphore).
+  std::string param(const Decl &d) {
+    if (auto *b = dynCast<BufferDecl>(&d))
+      return buffer(*b);
+    return "in " + decl(d);
+  }
+
+  void sequence(const SequenceDecl &q) {
+    out_ << "\nsequence(";
+    for (size_t i = 0; i < q.order().size(); ++i)
+      out_ << (i ? ",\n    " : "") << param(*q.order()[i]);
+    out_ << ") {";
+    end(q.range());
+    ++depth_;
+    for (const SequenceCall &c : q.calls()) {
+      indent();
+      out_ << c.kernel << "(";
+      for (size_t i = 0; i < c.args.size(); ++i)
+        out_ << (i ? ", " : "") << c.args[i].first;
+      out_ << ")";
+      end(c.range);
+    }
     --depth_;
     out_ << "}\n";
   }

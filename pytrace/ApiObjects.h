@@ -26,6 +26,9 @@ struct DTypeObj {
 struct MemSpaceObj {
   ast::MemSpace space;
   std::string name;
+  /// `pltpu.SEMAPHORE`: the memory of semaphores (a pallas_call operand or output that is
+  /// a semaphore array; `space` is unused).
+  bool semaphore = false;
 };
 /// `pltpu.SemaphoreType.DMA` / `.REGULAR` (callable with a shape: an array of them).
 struct SemTypeObj {
@@ -44,6 +47,9 @@ struct CoreTypeObj {
 struct MeshObj {
   std::vector<std::string> names;
   std::vector<int64_t> sizes;
+  /// Every axis is `AxisType.Explicit` (jax.make_mesh without axis_types); false for
+  /// `jax.sharding.Mesh(...)` without them (Auto) and where dkv does not know the types.
+  bool explicitAxes = false;
   int64_t devices() const;
 };
 /// An array of devices of a known shape (`mesh_utils.create_device_mesh`,
@@ -69,6 +75,7 @@ struct BlockSpecObj {
   std::optional<ast::MemSpace> space;
   V blockShape, indexMap, pipelineMode; ///< null when not given (or None)
   support::SourceRange range;           ///< the BlockSpec(...) call
+  bool semaphore = false;               ///< memory_space=pltpu.SEMAPHORE
   bool blocked() const { return blockShape || indexMap; }
 };
 /// `pltpu.PrefetchScalarGridSpec` / `pl.GridSpec`.
@@ -102,6 +109,14 @@ struct ScratchObj {
 struct SemArrayObj {
   ast::SemKind kind;
   V shape;
+};
+/// A semaphore array that a pallas_call returned (an output with a semaphore
+/// `out_shape`, `pltpu.SemaphoreType.REGULAR(())`): the caller's, passed to a later
+/// pallas_call of the same shard_map body as a `pltpu.SEMAPHORE` operand. Each is one
+/// array, told apart by identity (docs/python.md "Kernel sequences").
+struct HeldSemObj {
+  ast::SemKind kind;
+  std::vector<int64_t> dims;
 };
 /// `pltpu.emit_pipeline(body, grid=..., in_specs=..., out_specs=...)`: the callable it
 /// returns; calling it on refs traces the pipeline (Pipeline.cpp).
@@ -156,6 +171,12 @@ struct CustomDerivObj {
 struct CheckifyObj {
   V fn;
 };
+/// `jitted.lower(...)` (and its `.compile()`): the lowered (compiled) computation of a
+/// jitted function, whose HLO dkv does not compute; lowering runs no kernel.
+struct LoweredObj {
+  std::string name; ///< the jitted function's name
+  bool compiled = false;
+};
 /// `# dkv: set NAME()=VALUE`: a function of no arguments.
 struct DirectiveConstObj {
   std::string name;
@@ -207,10 +228,11 @@ using ApiData =
     std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
                  DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
                  CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj,
-                 AtObj, JitObj, CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj,
-                 AssertRaisesObj, SkipDecoratorObj, FieldObj, SuperObj, AutoObj, DictViewObj,
-                 RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
+                 SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj,
+                 TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
+                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
+                 SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
+                 SparseCoreObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -166,6 +166,15 @@ void Interp::runTest(const TestCaseRef &t) {
   }
 }
 
+void Interp::loweredOnly() {
+  if (!lowered_ || !result_.kernels.empty() || result_.skipped)
+    return;
+  result_.skipped =
+      fmt::format("the entry only lowers `{0}` (line {1}, `{0}.lower(...)`) and never calls "
+                  "it: no kernel runs",
+                  lowered_->first, lowered_->second);
+}
+
 void Interp::runEntry(const std::string &entry) {
   if (entry.empty())
     return;

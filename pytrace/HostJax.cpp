@@ -448,6 +448,50 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
+// The name of the Python function a jitted function calls (through shard_map, partial
+// and jit wrappers), or "".
+std::string jittedName(const V &fn) {
+  V f = fn;
+  for (int depth = 0; depth < 16 && f; ++depth) {
+    if (auto *p = dynCast<FunctionV>(f))
+      return p->name;
+    if (auto *j = apiAs<JitObj>(f))
+      f = j->fn;
+    else if (auto *sm = apiAs<ShardMapObj>(f))
+      f = sm->f;
+    else if (auto *pa = dynCast<PartialV>(f))
+      f = pa->fn;
+    else
+      break;
+  }
+  return "";
+}
+// `jitted.lower(*args)`: JAX traces and lowers the function without running it; dkv
+// neither traces nor runs it (the entry runs no kernel through it: Interp::loweredOnly).
+V jitLower(Interp &in, CallCtx &c) {
+  std::string name = jittedName(std::get<JitObj>(cast<ApiObject>(c.self).data).fn);
+  if (name.empty())
+    name = "a jitted function";
+  if (in.traceKernels_ && !in.lowered_)
+    in.lowered_ = std::make_pair(name, c.range.begin.line);
+  return makeApi(LoweredObj{name, false});
+}
+const BuiltinFn kJitLower{"jit.lower", jitLower, "", false};
+const BuiltinFn kLoweredCompile{
+    "Lowered.compile",
+    +[](Interp &, CallCtx &c) -> V {
+      return makeApi(LoweredObj{std::get<LoweredObj>(cast<ApiObject>(c.self).data).name, true});
+    },
+    "", false};
+
+const AttrRow<JitObj> kJitAttrs[] = {
+    {"lower", [](auto &, auto &, auto &self, auto) { return builtinValue(kJitLower, self); }},
+};
+const AttrRow<LoweredObj> kLoweredAttrs[] = {
+    {"compile", [](auto &, auto &l, auto &self,
+                   auto) { return l.compiled ? V() : builtinValue(kLoweredCompile, self); }},
+};
+
 // `mesh.abstract_mesh.update(abstract_device=...)`: an abstract mesh with the same axes
 // (dkv's mesh is its axes); new axis names or sizes are not modelled.
 const BuiltinFn kMeshUpdate{
@@ -674,6 +718,17 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kCustomDerivAttrs, name))
       if (V v = at->get(*this, *cd, obj, r)) // defvjp of a custom_jvp: none
         return v;
+  if (auto *j = std::get_if<JitObj>(&a.data))
+    if (auto *at = findAttr(kJitAttrs, name))
+      return at->get(*this, *j, obj, r);
+  if (auto *l = std::get_if<LoweredObj>(&a.data)) {
+    if (auto *at = findAttr(kLoweredAttrs, name))
+      if (V v = at->get(*this, *l, obj, r)) // compile of a compiled one: opaque below
+        return v;
+    return opaque(fmt::format("`.{}` of the {} computation of `{}` (its HLO is not modelled)", name,
+                              l->compiled ? "compiled" : "lowered", l->name),
+                  r);
+  }
   if (std::holds_alternative<JitObj>(a.data) || std::holds_alternative<ShardMapObj>(a.data) ||
       std::holds_alternative<PallasCallObj>(a.data))
     return opaque(fmt::format("`.{}` of a jitted or traced function (lowering and tracing are "
@@ -700,6 +755,11 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return callPlKernel(*pk, std::move(args), r);
   if (auto *j = std::get_if<JitObj>(&a.data))
     return call(j->fn, std::move(args), r);
+  if (auto *l = std::get_if<LoweredObj>(&a.data))
+    unsupported(r, fmt::format("calling the {} computation of `{}` (jax.jit(f).lower(...){}): "
+                               "call `{}` itself",
+                               l->compiled ? "compiled" : "lowered", l->name,
+                               l->compiled ? ".compile()" : "", l->name));
   if (auto *cd = std::get_if<CustomDerivObj>(&a.data))
     return call(cd->fn, std::move(args), r);
   if (auto *ck = std::get_if<CheckifyObj>(&a.data)) {
@@ -723,6 +783,9 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   }
   if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
     // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
+    if (m->semaphore)
+      unsupported(r, "pltpu.SEMAPHORE(shape, dtype); a semaphore scratch or output is "
+                     "pltpu.SemaphoreType.REGULAR / DMA, with a shape");
     if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
       unsupported(r, fmt::format("pltpu.{0}(shape, dtype), a buffer typed by its memory space "
                                  "(dkv models the VMEM and SMEM ones, as scratch shapes; a "
@@ -948,8 +1011,10 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
-        return meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"),
-                           need(in, c, a, 1, "axis_names"));
+        V m = meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"), need(in, c, a, 1, "axis_names"));
+        // JAX's make_mesh makes every axis Explicit when axis_types is not given.
+        apiAs<MeshObj>(m)->explicitAxes = !given(a[3]);
+        return m;
       });
   // JAX's test utility `jtu.create_mesh(mesh_shape, axis_names, iota_order, axis_types)`:
   // a mesh of every device, as jax.make_mesh makes it (the device order is no fact dkv
@@ -1000,7 +1065,19 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.device_put"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"x", "device", "*", "src", "donate", "may_alias"});
-        return need(in, c, a, 0, "x");
+        V x = need(in, c, a, 0, "x");
+        // With a NamedSharding, the array's sharding is known (a shard_map without in_specs
+        // takes it); its shape, element type and contents are x's.
+        auto *h = dynCast<HostArrayV>(x);
+        auto *ns = given(a[1]) ? apiAs<NamedShardingObj>(a[1]) : nullptr;
+        if (h && ns && ns->spec && apiAs<PSpecObj>(ns->spec)) {
+          auto out = std::make_shared<HostArrayV>(h->shape, h->dtype, h->isStruct);
+          out->contents = h->contents;
+          out->deviceContents = h->deviceContents;
+          out->sharding = ns->spec;
+          return out;
+        }
+        return x;
       });
   fn(
       {"jax.block_until_ready"}, +[](Interp &in, CallCtx &c) -> V {
@@ -1170,6 +1247,13 @@ void registerHostJax(Registry &reg) {
                                     : ast::DType::I32;
         auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{n}, dt);
         out->numpy = c.fn->name.rfind("np.", 0) == 0;
+        // out_sharding=P(...) (under jax.set_mesh) or a NamedSharding: its sharding.
+        if (!out->numpy && given(a[5])) {
+          if (apiAs<PSpecObj>(a[5]))
+            out->sharding = a[5];
+          else if (auto *ns = apiAs<NamedShardingObj>(a[5]); ns && apiAs<PSpecObj>(ns->spec))
+            out->sharding = ns->spec;
+        }
         return out;
       });
   fn(
@@ -1289,7 +1373,10 @@ void registerHostJax(Registry &reg) {
           auto *m = apiAs<MemSpaceObj>(a[2]);
           if (!m)
             unsupported(c.range, fmt::format("the memory space {}", typeName(*a[2])));
-          b.space = m->space;
+          if (m->semaphore)
+            b.semaphore = true;
+          else
+            b.space = m->space;
         }
         return makeApi(b);
       });
@@ -1377,6 +1464,12 @@ void registerHostJax(Registry &reg) {
   constant(
       {"jax.experimental.pallas.tpu.HBM", "jax.experimental.pallas.tpu.MemorySpace.HBM"},
       +[](Interp &) { return memSpace(ast::MemSpace::Hbm, "HBM"); });
+  constant(
+      {"jax.experimental.pallas.tpu.SEMAPHORE", "jax.experimental.pallas.tpu.MemorySpace.SEMAPHORE",
+       "jax.experimental.pallas.tpu.TPUMemorySpace.SEMAPHORE"},
+      +[](Interp &) {
+        return makeApi(MemSpaceObj{ast::MemSpace::Any, "SEMAPHORE", true});
+      });
   constant(
       {"jax.experimental.pallas.tpu.SemaphoreType.DMA",
        "jax.experimental.pallas.SemaphoreType.DMA"},

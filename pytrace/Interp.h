@@ -185,6 +185,13 @@ struct EntryResult {
   std::optional<std::string> skipped; ///< the reason of a skipped test
 };
 
+/// The kernel language's reserved words: a Python name that is one gets a `_` appended
+/// in the traced kernel (docs/language.md).
+const std::set<std::string> &reservedWords();
+/// `base` made a kernel-language name not in `used` (a reserved word gets `_`, `_` and ""
+/// become `v`, a taken one `base_1`, `base_2`, ...), added to `used`.
+std::string freshName(std::string base, std::set<std::string> &used);
+
 class Interp {
 public:
   Interp(const TraceOptions &options, support::SourceManager *sources);
@@ -210,6 +217,13 @@ public:
   EntryResult result_;
   /// The TPU generation the answers of JAX's device predicates fixed (Testing.cpp).
   TpuGeneration tpuGeneration_;
+  /// The first `jitted.lower(...)` of the entry while kernels are traced: its function's
+  /// name and line. An entry that lowers a function and traces no kernel is skipped
+  /// (loweredOnly()).
+  std::optional<std::pair<std::string, uint32_t>> lowered_;
+  /// After an entry's run: when it traced no kernel, was not skipped and lowered a jitted
+  /// function, it is skipped with a reason naming that (it runs no kernel).
+  void loweredOnly();
   /// f-strings (FString.cpp): each one's pieces and parsed fields, read once.
   struct FStringCache {
     bool ok = false;
@@ -465,10 +479,39 @@ public:
   V paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr, ast::Direction dir,
                 ast::MemSpace space, std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
   void beginKernel();
+  /// A pallas_call's parameters as the caller's arrays: its semaphore parameters (a
+  /// `pltpu.SEMAPHORE` operand or a semaphore output), every parameter in order, and
+  /// the caller's array each binds (an operand, or the call's result).
+  struct CallArrays {
+    std::vector<std::unique_ptr<ast::SemDecl>> sems;
+    std::vector<ast::Decl *> order;
+    std::vector<V> arrays;
+    std::vector<bool> withData; ///< the array holds data when the call starts
+  };
   void finishKernel(const FunctionV &kf, SourceRange r,
                     std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
                     std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
-                    int64_t collective, bool skipBarrier);
+                    int64_t collective, bool skipBarrier, CallArrays call = {});
+  /// The mesh declarations of the kernel being traced (the devices', then the
+  /// TensorCores' if any).
+  std::vector<std::unique_ptr<ast::Node>> meshItems(SourceRange r);
+  /// Adds a traced instance (a module) to the run's, stopping the run when it is the one
+  /// asked for.
+  void addTraced(std::unique_ptr<ast::Module> module, std::string name);
+  /// A kernel traced in a shard_map body that takes or returns a semaphore: it runs in a
+  /// sequence with the kernels of the body the semaphores link it to, made when the body
+  /// returns (sequences(); docs/python.md "Kernel sequences").
+  struct PendingKernel {
+    std::unique_ptr<ast::KernelDecl> kernel;
+    CallArrays call;
+    SourceRange range; ///< the pallas_call
+  };
+  struct BodyKernels {
+    std::vector<PendingKernel> pending;
+  };
+  BodyKernels *body_ = nullptr; ///< the innermost shard_map body being run, or null
+  /// The sequences of a shard_map body's pending kernels, one instance each.
+  void sequences(BodyKernels &body, SourceRange r);
   /// The kernel function of a pallas_call / pl.kernel (a Python function, or a
   /// functools.partial of one whose bound arguments are passed along).
   struct KernelFn {

@@ -50,8 +50,17 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
          "shard_map: the mesh is unknown (give mesh=jax.sharding.Mesh(...) or jax.make_mesh(...) "
          "built in this file, or call jax.set_mesh(mesh) before it)");
   }
-  if (!sm.inSpecs)
-    fail(r, "python-unknown-fact", "shard_map: in_specs is not given");
+  // Without in_specs (JAX's default, `jax.sharding.Infer`), shard_map takes each
+  // argument's in_spec from its sharding, which it requires every mesh axis to be
+  // Explicit for (jax/_src/shard_map.py, `_shard_map`): dkv knows it where the file
+  // states it (docs/python.md "shard_map without in_specs").
+  const bool infer = !sm.inSpecs;
+  if (infer && !mesh->explicitAxes)
+    fail(r, "python-unknown-fact",
+         "shard_map without in_specs takes them from the arguments' shardings (jax.sharding."
+         "Infer), which JAX does only when every mesh axis is Explicit: this mesh was not made "
+         "by jax.make_mesh without axis_types (jax.sharding.Mesh(...) makes Auto axes), so dkv "
+         "does not know its axis types; give in_specs=");
   if (!args.kw.empty())
     unsupported(r, "keyword arguments to a shard_map'ed function");
   std::vector<V> local;
@@ -60,6 +69,21 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
     if (arr->kind == Kind::None) {
       local.push_back(arr); // an empty pytree (an optional operand not given): no leaves
       continue;
+    }
+    if (infer) {
+      auto *h = dynCast<HostArrayV>(arr);
+      if (arr->kind == Kind::Opaque)
+        opaqueNeeded(arr, r,
+                     fmt::format("shard_map argument {} (without in_specs, its sharding is its "
+                                 "in_spec)",
+                                 i + 1));
+      if (!h || !h->sharding)
+        fail(r, "python-unknown-fact",
+             fmt::format("shard_map without in_specs takes argument {}'s in_spec from its "
+                         "sharding, which dkv knows only for an array made with "
+                         "out_sharding=P(...) (jnp.arange) or by jax.device_put(x, "
+                         "NamedSharding(mesh, P(...))); give in_specs=",
+                         i + 1));
     }
     if (arr->kind == Kind::List || arr->kind == Kind::Tuple)
       arr = knownArray(arr, nullptr, r); // a Python list of ints: a table's values
@@ -72,8 +96,8 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
                        "array made in this file (jax.random.uniform, jnp.zeros, ...)",
                        i + 1, typeName(*arr)));
     }
-    V spec = sm.inSpecs;
-    if (sm.inSpecs->kind == Kind::Tuple || sm.inSpecs->kind == Kind::List) {
+    V spec = infer ? cast<HostArrayV>(arr).sharding : sm.inSpecs;
+    if (!infer && (sm.inSpecs->kind == Kind::Tuple || sm.inSpecs->kind == Kind::List)) {
       std::vector<V> specs = toVector(sm.inSpecs, r);
       if (i >= specs.size())
         fail(r, "python-call", "shard_map: fewer in_specs than arguments");
@@ -116,12 +140,26 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
   }
   V saved = mesh_;
   mesh_ = meshV;
+  BodyKernels kernels;
+  BodyKernels *outer = body_;
+  body_ = &kernels;
   V out;
   try {
     out = call(sm.f, Args{local, {}}, r);
   } catch (...) {
     mesh_ = saved;
+    body_ = outer;
     throw;
+  }
+  body_ = outer;
+  // The body's kernels linked by semaphores: a sequence each (traced on the body's mesh).
+  if (!kernels.pending.empty()) {
+    try {
+      sequences(kernels, r);
+    } catch (...) {
+      mesh_ = saved;
+      throw;
+    }
   }
   mesh_ = saved;
   // The result outside: each per-device output concatenated along the dimensions its
@@ -209,17 +247,30 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   std::vector<V> outs;
   V outShape = pc.outShape;
   bool outTuple = outShape->kind == Kind::Tuple || outShape->kind == Kind::List;
+  // The results: a new array per output, of its out_shape's shape and element type (its
+  // data is what the kernel writes, which dkv does not compute), and a semaphore array
+  // per semaphore output (`pltpu.SemaphoreType.REGULAR(())`), each the caller's.
+  std::vector<V> results;
   for (const V &o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
-    if (!dynCast<HostArrayV>(o)) {
+    if (auto *sa = apiAs<SemArrayObj>(o)) {
+      outs.push_back(o);
+      results.push_back(
+          makeApi(HeldSemObj{sa->kind, shapeOf(sa->shape, r, "a semaphore output's shape")}));
+      continue;
+    }
+    auto *a = dynCast<HostArrayV>(o);
+    if (!a) {
       if (o->kind == Kind::Opaque)
         opaqueNeeded(o, r, "a pallas_call out_shape");
       fail(r, "python-unknown-fact",
-           fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct or an array, got {}",
+           fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct, an array or "
+                       "pltpu.SemaphoreType.REGULAR / DMA(shape), got {}",
                        typeName(*o)));
     }
     outs.push_back(o);
+    results.push_back(std::make_shared<HostArrayV>(a->shape, a->dtype));
   }
-  auto result = [&]() -> V { return outTuple ? tuple(outs) : outs[0]; };
+  auto result = [&]() -> V { return outTuple ? tuple(results) : results[0]; };
   // With an entry directive, the directive's facts replace the call site's: the call is
   // evaluated (its arguments must still be supported) but not traced; likewise for a
   // pallas_call that is not the instance being traced.
@@ -307,15 +358,53 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   hasCollective_ = cparams.collective >= 0;
   beginKernel();
   std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
+  CallArrays call;
   Args kargs = kfn.bound;
   size_t idx = 0;
+  auto blockSpec = [&](const V &spec) -> BlockSpecObj * {
+    if (!spec)
+      return nullptr;
+    auto *bs = apiAs<BlockSpecObj>(spec);
+    if (!bs)
+      fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
+    return bs;
+  };
+  // A semaphore operand or output (`pl.BlockSpec(memory_space=pltpu.SEMAPHORE)`): a
+  // semaphore parameter of the kernel, the caller's array `arrV`.
+  auto addSem = [&](const V &arrV, const V &spec, bool withData) {
+    const auto &held = *apiAs<HeldSemObj>(arrV);
+    if (auto *bs = blockSpec(spec); bs && (!bs->semaphore || bs->blocked()))
+      fail(bs->range, "python-type",
+           fmt::format("pallas_call operand {}: a semaphore array takes "
+                       "pl.BlockSpec(memory_space=pltpu.SEMAPHORE) (no block shape, no index "
+                       "map)",
+                       idx + 1));
+    SourceRange pr = paramRange(idx);
+    std::string name = fresh(paramName(idx));
+    auto sem = std::make_shared<RefV>(Kind::Sem);
+    sem->name = name, sem->semKind = held.kind, sem->dims = held.dims;
+    std::vector<ast::ExprPtr> de;
+    for (int64_t d : held.dims)
+      de.push_back(std::make_unique<ast::IntLiteral>(pr, d));
+    call.sems.push_back(std::make_unique<ast::SemDecl>(pr, name, pr, ast::Storage::KernelParam,
+                                                       held.kind, std::move(de)));
+    call.order.push_back(call.sems.back().get());
+    call.arrays.push_back(arrV);
+    call.withData.push_back(withData);
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), sem);
+    ++idx;
+  };
   auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch) {
     const auto &arr = cast<HostArrayV>(arrV);
     ast::MemSpace space = scalarPrefetch ? ast::MemSpace::Smem : ast::MemSpace::Vmem;
     if (spec) {
-      auto *bs = apiAs<BlockSpecObj>(spec);
-      if (!bs)
-        fail(r, "python-type", "in_specs / out_specs entries must be pl.BlockSpec(...)");
+      auto *bs = blockSpec(spec);
+      if (bs->semaphore)
+        fail(bs->range, "python-type",
+             fmt::format("pallas_call operand {}: pl.BlockSpec(memory_space=pltpu.SEMAPHORE) on "
+                         "an array of {} (a SEMAPHORE block spec is for a semaphore array: the "
+                         "result of a pallas_call with out_shape=pltpu.SemaphoreType...)",
+                         idx + 1, ast::toString(arr.dtype)));
       if (bs->blocked() && !wholeBlock(*bs, arr.shape, grid, prefetch))
         unsupported(bs->range,
                     "a BlockSpec with blocks smaller than the operand, or that move over the "
@@ -342,6 +431,9 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       makeTable(*bufs.back(), arr, tableShape, pr, scalarPrefetch);
       rv.table = true;
     }
+    call.order.push_back(bufs.back().get());
+    call.arrays.push_back(arrV);
+    call.withData.push_back(dir == ast::Direction::In);
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
     ++idx;
   };
@@ -401,6 +493,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       noneArg();
       continue;
     }
+    if (apiAs<HeldSemObj>(args.pos[i]) && i >= prefetch) {
+      addSem(args.pos[i], inSpecs[i - prefetch], true);
+      continue;
+    }
     if (!dynCast<HostArrayV>(args.pos[i])) {
       if (args.pos[i]->kind == Kind::Opaque)
         opaqueNeeded(args.pos[i], r,
@@ -413,10 +509,19 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
               i < prefetch);
   }
   const size_t firstOut = boundPos + idx;
-  for (size_t i = 0; i < outs.size(); ++i)
+  const size_t firstOutParam = call.arrays.size();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (apiAs<HeldSemObj>(results[i])) {
+      addSem(results[i], outSpecs[i], false);
+      continue;
+    }
     addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
-  for (const auto &[slot, o] : aliasSlots)
+    call.arrays.back() = results[i]; // the caller's array is the call's result
+  }
+  for (const auto &[slot, o] : aliasSlots) {
     kargs.pos[slot] = kargs.pos[firstOut + o];
+    call.withData[firstOutParam + o] = true; // the operand's data, donated
+  }
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &s : scratch) {
     if (s->kind == Kind::None) {
@@ -463,7 +568,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     ++idx;
   }
   finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
-               cparams.collective, cparams.skipBarrier);
+               cparams.collective, cparams.skipBarrier, std::move(call));
   return result();
 }
 
@@ -597,7 +702,7 @@ void Interp::beginKernel() {
 void Interp::finishKernel(const FunctionV &kf, SourceRange r,
                           std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
                           std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
-                          int64_t collective, bool skipBarrier) {
+                          int64_t collective, bool skipBarrier, CallArrays call) {
   std::vector<ast::StmtPtr> body;
   if (!scratchDecls.empty())
     body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));
@@ -613,12 +718,6 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
   blocks_.clear();
   inKernel_ = false;
 
-  // The module: the mesh, then the kernel.
-  const auto &mesh = *apiAs<MeshObj>(mesh_);
-  std::vector<std::unique_ptr<ast::AxisDecl>> axes;
-  for (size_t i = 0; i < mesh.names.size(); ++i)
-    axes.push_back(std::make_unique<ast::AxisDecl>(
-        r, mesh.names[i], r, std::make_unique<ast::IntLiteral>(r, mesh.sizes[i]), i));
   std::vector<ast::ExprPtr> grid;
   for (int64_t g : grid_)
     grid.push_back(std::make_unique<ast::IntLiteral>(r, g));
@@ -629,11 +728,46 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
     barrier = std::make_unique<ast::SemDecl>(r, "barrier", r, ast::Storage::Barrier,
                                              ast::SemKind::Barrier, std::vector<ast::ExprPtr>{});
   }
+  // A kernel of a sequence is named once in its file: a second pallas_call of the same
+  // function in the body is `name_2` (a kernel of its own, with its own scratch).
+  const bool inSequence = !call.sems.empty();
+  std::string name = kf.name;
+  if (inSequence && body_) {
+    auto taken = [&](const std::string &n) {
+      for (const PendingKernel &p : body_->pending)
+        if (p.kernel->name() == n)
+          return true;
+      return false;
+    };
+    for (int k = 2; taken(name); ++k)
+      name = fmt::format("{}_{}", kf.name, k);
+  }
   auto kernelDecl = std::make_unique<ast::KernelDecl>(
-      kf.range, kf.name, std::move(bufs), std::move(grid), std::move(cid), std::move(barrier),
+      kf.range, name, std::move(bufs), std::move(grid), std::move(cid), std::move(barrier),
       std::make_unique<ast::Block>(kf.range, std::move(body)));
   if (skipBarrier)
     kernelDecl->setSkipDeviceBarrier(std::make_unique<ast::BoolLiteral>(r, true));
+  if (inSequence) {
+    // A semaphore is handed from one kernel to another: the kernel waits for the body's
+    // end, where the semaphores that link it make its sequence.
+    if (!body_)
+      unsupported(r, "a kernel with semaphore operands or outputs outside a shard_map body");
+    kernelDecl->setSemParams(std::move(call.sems));
+    kernelDecl->setParamOrder(call.order);
+    body_->pending.push_back(PendingKernel{std::move(kernelDecl), std::move(call), r});
+    return;
+  }
+  std::vector<std::unique_ptr<ast::Node>> items = meshItems(r);
+  items.push_back(std::move(kernelDecl));
+  addTraced(std::make_unique<ast::Module>(kf.range, std::move(items)), kf.name);
+}
+
+std::vector<std::unique_ptr<ast::Node>> Interp::meshItems(SourceRange r) {
+  const auto &mesh = *apiAs<MeshObj>(mesh_);
+  std::vector<std::unique_ptr<ast::AxisDecl>> axes;
+  for (size_t i = 0; i < mesh.names.size(); ++i)
+    axes.push_back(std::make_unique<ast::AxisDecl>(
+        r, mesh.names[i], r, std::make_unique<ast::IntLiteral>(r, mesh.sizes[i]), i));
   std::vector<std::unique_ptr<ast::Node>> items;
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
   if (auto *tc = apiAs<TcMeshObj>(tcMesh_)) {
@@ -642,11 +776,149 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
         r, tc->axis, r, std::make_unique<ast::IntLiteral>(r, tc->cores), 0));
     items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(core), /*tensorCore=*/true));
   }
-  items.push_back(std::move(kernelDecl));
-  result_.kernels.push_back(
-      TracedKernel{std::make_unique<ast::Module>(kf.range, std::move(items)), kf.name});
+  return items;
+}
+
+void Interp::addTraced(std::unique_ptr<ast::Module> module, std::string name) {
+  result_.kernels.push_back(TracedKernel{std::move(module), std::move(name)});
   if (stopAfter_ && !insideAssertRaises_ && result_.kernels.size() >= stopAfter_)
     throw StopRun{};
+}
+
+// The kernels of one shard_map body that take or return semaphores, grouped by the
+// semaphores they pass on: kernels j < k are in one sequence when k takes a semaphore
+// that j returned (transitively). Each sequence is one instance, in the order of its
+// first call, with the calls in program order; its arrays are the caller's arrays the
+// calls bind (operands and results, identified by identity), each alive from the first
+// call that takes it to the last (docs/model.md "Kernel sequences").
+void Interp::sequences(BodyKernels &body, SourceRange r) {
+  std::vector<PendingKernel> &ks = body.pending;
+  std::vector<size_t> group(ks.size());
+  for (size_t k = 0; k < ks.size(); ++k)
+    group[k] = k;
+  auto root = [&](size_t k) {
+    while (group[k] != k)
+      k = group[k];
+    return k;
+  };
+  std::map<const Value *, size_t> producer; // a semaphore result -> the kernel returning it
+  for (size_t k = 0; k < ks.size(); ++k) {
+    const CallArrays &c = ks[k].call;
+    for (size_t p = 0; p < c.arrays.size(); ++p) {
+      if (!apiAs<HeldSemObj>(c.arrays[p]))
+        continue;
+      if (!c.withData[p]) {
+        producer[c.arrays[p].get()] = k;
+        continue;
+      }
+      auto it = producer.find(c.arrays[p].get());
+      if (it == producer.end())
+        unsupported(ks[k].range,
+                    fmt::format("pallas_call operand {}: a semaphore array that no earlier "
+                                "pallas_call of this shard_map body returned (a semaphore "
+                                "passed between shard_map bodies or jitted functions)",
+                                p + 1));
+      group[root(k)] = root(it->second);
+    }
+  }
+  std::vector<bool> done(ks.size(), false);
+  for (size_t first = 0; first < ks.size(); ++first) {
+    if (done[first])
+      continue;
+    std::vector<size_t> members;
+    for (size_t k = first; k < ks.size(); ++k)
+      if (root(k) == root(first)) {
+        members.push_back(k);
+        done[k] = true;
+      }
+    // The sequence's arrays, named after the parameters that take them (the first that
+    // is not `_`), distinct from the mesh axes, the kernels and each other.
+    std::set<std::string> used;
+    for (const std::string &axis : apiAs<MeshObj>(mesh_)->names)
+      used.insert(axis);
+    for (size_t k : members)
+      used.insert(ks[k].kernel->name());
+    std::map<const Value *, ast::Decl *> arrayOf;
+    std::vector<std::unique_ptr<ast::BufferDecl>> buffers;
+    std::vector<std::unique_ptr<ast::SemDecl>> sems;
+    std::vector<ast::Decl *> order;
+    std::map<const Value *, std::string> baseName;
+    for (size_t k : members) {
+      const CallArrays &c = ks[k].call;
+      for (size_t p = 0; p < c.arrays.size(); ++p) {
+        std::string &b = baseName[c.arrays[p].get()];
+        if (b.empty() || b == "v")
+          b = c.order[p]->name();
+      }
+    }
+    std::vector<ast::SequenceCall> calls;
+    std::string names;
+    for (size_t k : members) {
+      PendingKernel &pk = ks[k];
+      ast::SequenceCall sc;
+      sc.range = pk.range;
+      sc.kernel = pk.kernel->name();
+      sc.kernelRange = pk.kernel->range();
+      names += (names.empty() ? "" : "+") + sc.kernel;
+      std::set<const Value *> passed;
+      for (size_t p = 0; p < pk.call.arrays.size(); ++p) {
+        const Value *a = pk.call.arrays[p].get();
+        ast::Decl *param = pk.call.order[p];
+        if (!passed.insert(a).second)
+          unsupported(pk.range,
+                      fmt::format("an array passed twice to one pallas_call of a kernel sequence "
+                                  "(parameter '{}')",
+                                  param->name()));
+        auto *pb = dynCast<ast::BufferDecl>(param);
+        auto it = arrayOf.find(a);
+        if (it == arrayOf.end()) {
+          std::string n = freshName(baseName[a], used);
+          ast::Decl *decl;
+          if (pb) {
+            std::vector<ast::ExprPtr> de;
+            for (const auto &d : pb->shape())
+              de.push_back(std::make_unique<ast::IntLiteral>(
+                  param->range(), static_cast<const ast::IntLiteral &>(*d).value()));
+            auto b = std::make_unique<ast::BufferDecl>(
+                param->range(), n, param->range(), ast::Storage::KernelParam,
+                pk.call.withData[p] ? ast::Direction::In : ast::Direction::Out,
+                pb->tableInit() ? ast::MemSpace::Smem : ast::MemSpace::Any, pb->dtype(),
+                std::move(de));
+            b->setTableInit(pb->releaseTableInit());
+            decl = b.get();
+            buffers.push_back(std::move(b));
+          } else {
+            const auto &ps = cast<ast::SemDecl>(*param);
+            std::vector<ast::ExprPtr> de;
+            for (const auto &d : ps.dims())
+              de.push_back(std::make_unique<ast::IntLiteral>(
+                  param->range(), static_cast<const ast::IntLiteral &>(*d).value()));
+            auto sd = std::make_unique<ast::SemDecl>(param->range(), n, param->range(),
+                                                     ast::Storage::KernelParam, ps.semKind(),
+                                                     std::move(de));
+            decl = sd.get();
+            sems.push_back(std::move(sd));
+          }
+          order.push_back(decl);
+          it = arrayOf.emplace(a, decl).first;
+        }
+        // A table's contents are the sequence's (docs/language.md "Kernel sequences"): the
+        // first call's, moved to the sequence's array above; a later call's are the same
+        // array's.
+        if (pb && pb->tableInit())
+          pb->releaseTableInit();
+        sc.args.emplace_back(it->second->name(), pk.range);
+      }
+      calls.push_back(std::move(sc));
+    }
+    std::vector<std::unique_ptr<ast::Node>> items = meshItems(r);
+    SourceRange moduleRange = ks[members[0]].kernel->range();
+    for (size_t k : members)
+      items.push_back(std::move(ks[k].kernel));
+    items.push_back(std::make_unique<ast::SequenceDecl>(r, std::move(buffers), std::move(sems),
+                                                        std::move(order), std::move(calls)));
+    addTraced(std::make_unique<ast::Module>(moduleRange, std::move(items)), names);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,15 +15,16 @@
 
 namespace dkv::pytrace {
 
-namespace {
-
 const std::set<std::string> &reservedWords() {
   static const std::set<std::string> r = {
-      "param",      "const", "mesh",  "kernel", "in",   "out", "inout", "scratch",
-      "run_scoped", "let",   "var",   "if",     "else", "for", "sem",   "dma_sem",
-      "barrier",    "true",  "false", "and",    "or",   "not"};
+      "param", "const", "mesh",    "tensorcore_mesh", "kernel",       "sequence", "in",
+      "out",   "inout", "scratch", "run_scoped",      "let",          "var",      "if",
+      "else",  "for",   "sem",     "dma_sem",         "barrier",      "true",     "false",
+      "and",   "or",    "not",     "lambda",          "emit_pipeline"};
   return r;
 }
+
+namespace {
 
 std::string tracedShape(const TracedV &v) {
   return v.tk == TKind::Bool ? "bool[]" : v.tk == TKind::Int ? "int32[]" : "float32[...]";
@@ -40,17 +41,19 @@ bool isTracedValue(const V &v) {
 // Names and emission
 //===----------------------------------------------------------------------===//
 
-std::string Interp::fresh(std::string base) {
+std::string freshName(std::string base, std::set<std::string> &used) {
   if (base.empty() || base == "_")
     base = "v";
   if (reservedWords().count(base))
     base += "_";
   std::string name = base;
-  for (int n = 1; used_.count(name); ++n)
+  for (int n = 1; used.count(name); ++n)
     name = fmt::format("{}_{}", base, n);
-  used_.insert(name);
+  used.insert(name);
   return name;
 }
+
+std::string Interp::fresh(std::string base) { return freshName(std::move(base), used_); }
 
 void Interp::emit(ast::StmtPtr s, bool writes) {
   if (!inKernel_ || blocks_.empty())

@@ -746,7 +746,8 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
     if (auto *d = std::get_if<DTypeObj>(&x))
       return d->name == std::get<DTypeObj>(y).name;
     if (auto *m = std::get_if<MemSpaceObj>(&x))
-      return m->space == std::get<MemSpaceObj>(y).space;
+      return m->space == std::get<MemSpaceObj>(y).space &&
+             m->semaphore == std::get<MemSpaceObj>(y).semaphore;
     if (auto *s = std::get_if<SemTypeObj>(&x))
       return s->kind == std::get<SemTypeObj>(y).kind;
     if (auto *t = std::get_if<DeviceIdTypeObj>(&x))
@@ -982,7 +983,7 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
     if (auto *d = std::get_if<DTypeObj>(&a))
       return std::hash<std::string>{}(d->name);
     if (auto *m = std::get_if<MemSpaceObj>(&a))
-      return static_cast<Hash>(m->space) + 77;
+      return static_cast<Hash>(m->space) + (m->semaphore ? 55 : 77);
     if (auto *s = std::get_if<SemTypeObj>(&a))
       return static_cast<Hash>(s->kind) + 99;
     if (auto *p = std::get_if<PSpecObj>(&a)) {

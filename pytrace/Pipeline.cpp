@@ -156,7 +156,7 @@ V Interp::callPipeline(const PipelineObj &p, Args args, SourceRange r) {
       unsupported(bs.range, "a BlockSpec with pipeline_mode in emit_pipeline (other buffer "
                             "counts and lookahead are not modelled; docs/model.md "
                             "\"emit_pipeline\")");
-    if (bs.space && *bs.space != ast::MemSpace::Vmem)
+    if ((bs.space && *bs.space != ast::MemSpace::Vmem) || bs.semaphore)
       unsupported(bs.range, "an emit_pipeline BlockSpec whose memory_space is not VMEM (the "
                             "block buffers are VMEM; another space is not modelled)");
     const V &refV = args.pos[i];

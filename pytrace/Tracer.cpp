@@ -163,6 +163,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
         in.traceKernels_ = true;
         runCall(in, call);
       }
+      in.loweredOnly();
     });
     if (err) {
       out.push_back({"", "", std::nullopt, true});
@@ -185,6 +186,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
       in.runMain(module, file);
       in.traceKernels_ = true;
       in.runEntry(t);
+      in.loweredOnly();
     });
     add(t, in.result_, err.has_value());
   }
@@ -221,10 +223,12 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
       in.traceKernels_ = true;
       in.stopAfter_ = k;
       in.result_.kernels.clear();
+      in.lowered_.reset();
       in.runEntry(entry);
     } else if (in.result_.kernels.size() < k) {
       tests = in.testEntries();
     }
+    in.loweredOnly();
   });
   if (err) {
     report(*err, diags);

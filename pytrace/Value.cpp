@@ -98,6 +98,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const PlKernelObj &) { return "pl.kernel"; }
     std::string operator()(const ScratchObj &) { return "MemoryRef"; }
     std::string operator()(const SemArrayObj &) { return "SemaphoreType"; }
+    std::string operator()(const HeldSemObj &) { return "ArrayImpl"; }
     std::string operator()(const PipelineObj &) { return "function"; }
     std::string operator()(const DSliceObj &) { return "Slice"; }
     std::string operator()(const WhenObj &) { return "pl.when"; }
@@ -106,6 +107,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const TcMeshObj &) { return "TensorCoreMesh"; }
     std::string operator()(const AtObj &) { return "RefIndexer"; }
     std::string operator()(const JitObj &) { return "PjitFunction"; }
+    std::string operator()(const LoweredObj &l) { return l.compiled ? "Compiled" : "Lowered"; }
     std::string operator()(const CheckifyObj &) { return "function"; }
     std::string operator()(const CustomDerivObj &c) { return c.vjp ? "custom_vjp" : "custom_jvp"; }
     std::string operator()(const DirectiveConstObj &) { return "function"; }

@@ -436,6 +436,10 @@ struct HostArrayV final : Value {
   std::optional<std::vector<int64_t>> contents;
   /// After shard_map divided a table by rows: each device's contents.
   std::optional<std::vector<std::vector<int64_t>>> deviceContents;
+  /// The PartitionSpec of its sharding where the file states it (`out_sharding=` under
+  /// jax.set_mesh, `jax.device_put(x, NamedSharding(mesh, spec))`): what a shard_map
+  /// without in_specs takes as its in_spec. Null: unknown.
+  V sharding;
   int64_t size() const;
 };
 

@@ -1,10 +1,10 @@
-# Two pallas_calls in one function, each an instance: the first allocates a semaphore
-# as its output (out_shape=pltpu.SemaphoreType.REGULAR(()), out_specs in SEMAPHORE
-# memory) and barriers on the barrier semaphore; the second takes that semaphore as an
-# input and skips the device barrier: it signals the semaphore on every device and waits
-# for all of them. The semaphore exists before the second kernel starts (it is the
-# first one's output, untouched there), so signals into a device that has not entered
-# the second kernel yet are fine.
+# Two pallas_calls in one function, one sequence (docs/python.md "Kernel sequences"): the
+# first allocates a semaphore as its output (out_shape=pltpu.SemaphoreType.REGULAR(()),
+# out_specs in SEMAPHORE memory) and barriers on the barrier semaphore; the second takes
+# that semaphore as an input and skips the device barrier: it signals the semaphore on
+# every device and waits for all of them. The semaphore is the caller's, alive from a
+# device's entry into the first kernel, so signals into a device that has not entered
+# the second kernel yet (but has passed the first one's barrier) are fine.
 # expect: ok
 # devices: 2..4
 import jax
