@@ -1211,8 +1211,9 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     if (!r.complete && out.complete) {
       out.complete = false;
       out.reason = r.reason;
-      // A phase's own limit is what was left of the whole one: name the whole one.
-      if (r.reason.starts_with("time limit of"))
+      // A phase's own limit is what was left of the engine's: name the engine's (the
+      // run's stop request, when it was made, says what it says).
+      if (!stopRequested(options.events) && r.reason.starts_with("time limit of"))
         out.reason = fmt::format(
             "time limit of {:g} s reached with {} of {} properties decided", options.timeoutSeconds,
             std::count(witnessed.begin(), witnessed.end(), true), witnessed.size());
