@@ -1191,7 +1191,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
   std::vector<char> remaining(props.obligations().size(), 1);
   std::vector<bool> witnessed(props.properties().size(), false);
   EngineResult out;
-  int64_t closures = 0, steps = 0, checks = -1, windowDecided = 0;
+  int64_t closures = 0, steps = 0, checks = -1;
   std::string windows;
   auto left = [&] {
     ClosureOptions o = options;
@@ -1218,6 +1218,13 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
             "time limit of {:g} s reached with {} of {} properties decided", options.timeoutSeconds,
             std::count(witnessed.begin(), witnessed.end(), true), witnessed.size());
     }
+  };
+  // A window's phase that did not finish (the time limit, a stop request): say so.
+  auto stopped = [&](int32_t size) {
+    if (out.complete)
+      return false;
+    windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
+    return true;
   };
   const int32_t farthest = *std::max_element(distance.begin(), distance.end());
   for (int32_t radius : options.windowRadii) {
@@ -1246,19 +1253,15 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     absorb(l);
     if (checks < 0)
       checks = static_cast<int64_t>(lower.checks().size());
-    if (!out.complete) {
-      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
+    if (stopped(size))
       break;
-    }
     const ClosureOptions upperOptions = left();
     Decider upper(machine, upperOptions, {Outside::Kind::Done, inside, hold});
     upper.restrict(remaining);
     EngineResult u = upper.run();
     absorb(u);
-    if (!out.complete) {
-      windows += fmt::format("{}{} devices: stopped", windows.empty() ? "" : ", ", size);
+    if (stopped(size))
       break;
-    }
     const std::vector<Check> &lc = lower.checks(), &uc = upper.checks();
     DKV_INVARIANT(lc.size() == uc.size(), "both bounds plan the same checks");
     std::vector<char> next(remaining.size(), 0);
@@ -1271,7 +1274,6 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
       else
         next[lc[i].obligation] = 1;
     }
-    windowDecided += decided;
     // A property witnessed needs no other check decided.
     for (size_t o = 0; o < next.size(); ++o)
       if (next[o] && witnessed[props.obligation(static_cast<ObligationIndex>(o)).property])

@@ -13,8 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dkv::executor::testing {
 
@@ -31,6 +34,17 @@ inline bool sampledUnderSanitizers(size_t index) {
   (void)index;
   return true;
 #endif
+}
+
+/// Every example kernel (examples/*.dk and examples/real/*.dk), as absolute paths, sorted.
+inline std::vector<std::string> exampleFiles() {
+  std::vector<std::string> files;
+  for (const char *dir : {"/examples", "/examples/real"})
+    for (const auto &entry : std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + dir))
+      if (entry.path().extension() == ".dk")
+        files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 /// Lowers examples/NAME (or NAME itself when it starts with "tests/", under the source

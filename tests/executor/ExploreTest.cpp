@@ -331,12 +331,7 @@ TEST(Explore, ReductionAndPrecheckKeepEveryKindOfFinding) {
 // with and without the reduction and each of its rule sets (the runs without it that
 // exceed 300,000 states are not compared).
 TEST(Explore, ReductionKeepsEveryExamplesFindings) {
-  std::vector<std::string> files;
-  for (const char *dir : {"/examples", "/examples/real"})
-    for (const auto &entry : std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + dir))
-      if (entry.path().extension() == ".dk")
-        files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = testing::exampleFiles();
   int compared = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!testing::sampledUnderSanitizers(i))

@@ -187,12 +187,7 @@ TEST(Closure, DecidesAsExploreDoes) {
 // explore completes; every witness, those found in a window included, replays on the
 // whole instance.
 TEST(Closure, WindowsDecideAsTheWholeInstance) {
-  std::vector<std::string> files;
-  for (const char *dir : {"/examples", "/examples/real"})
-    for (const auto &entry : std::filesystem::directory_iterator(std::string(DKV_SOURCE_DIR) + dir))
-      if (entry.path().extension() == ".dk")
-        files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = executor::testing::exampleFiles();
   int windowed = 0, lifted = 0, compared = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!executor::testing::sampledUnderSanitizers(i))
