@@ -1219,6 +1219,13 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
             std::count(witnessed.begin(), witnessed.end(), true), witnessed.size());
     }
   };
+  // A phase that made witnesses: what it witnessed, its result and its checks.
+  auto finish = [&](const Decider &d, EngineResult r) {
+    witnessed = d.witnessed();
+    absorb(r);
+    if (checks < 0)
+      checks = static_cast<int64_t>(d.checks().size());
+  };
   // A window's phase that did not finish (the time limit, a stop request): say so.
   auto stopped = [&](int32_t size) {
     if (out.complete)
@@ -1248,11 +1255,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     lower.alreadyWitnessed(witnessed);
     lower.makeWitnesses(true);
     lower.origin(origin);
-    EngineResult l = lower.run();
-    witnessed = lower.witnessed();
-    absorb(l);
-    if (checks < 0)
-      checks = static_cast<int64_t>(lower.checks().size());
+    finish(lower, lower.run());
     if (stopped(size))
       break;
     const ClosureOptions upperOptions = left();
@@ -1290,11 +1293,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     Decider whole(machine, wholeOptions);
     whole.restrict(remaining);
     whole.alreadyWitnessed(witnessed);
-    EngineResult w = whole.run();
-    witnessed = whole.witnessed();
-    absorb(w);
-    if (checks < 0)
-      checks = static_cast<int64_t>(whole.checks().size());
+    finish(whole, whole.run());
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   out.stats.push_back({"closures", std::to_string(closures)});
