@@ -648,6 +648,9 @@ public:
   const std::vector<Check> &checks() const { return checks_; }
   int32_t deviceZeroAtEnd() const { return deviceZeroAtEnd_; }
   const std::vector<bool> &witnessed() const { return witnessed_; }
+  /// After run(): the closures run and the steps they took (its `closures`, `steps`).
+  int64_t closuresRun() const { return closuresRun_; }
+  int64_t stepsTaken() const { return closure_.work() + sideWork_; }
 
 private:
   void plan();
@@ -1074,8 +1077,8 @@ EngineResult Decider::run() {
                     propertyCount);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin_).count();
-  result_.stats.push_back({"closures", std::to_string(closuresRun_)});
-  result_.stats.push_back({"steps", std::to_string(closure_.work() + sideWork_)});
+  result_.stats.push_back({"closures", std::to_string(closuresRun())});
+  result_.stats.push_back({"steps", std::to_string(stepsTaken())});
   result_.stats.push_back({"checks", std::to_string(checks_.size())});
   result_.stats.push_back({"time", fmt::format("{:.2f} s", seconds)});
   return result_;
@@ -1199,15 +1202,11 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
         0.0, options.timeoutSeconds - std::chrono::duration<double>(Clock::now() - begin).count());
     return o;
   };
-  auto absorb = [&](EngineResult &r) {
+  auto absorb = [&](const Decider &d, EngineResult &r) {
     for (Witness &w : r.witnesses)
       out.witnesses.push_back(std::move(w));
-    for (const auto &[key, value] : r.stats) {
-      if (key == "closures")
-        closures += std::stoll(value);
-      else if (key == "steps")
-        steps += std::stoll(value);
-    }
+    closures += d.closuresRun();
+    steps += d.stepsTaken();
     if (!r.complete && out.complete) {
       out.complete = false;
       out.reason = r.reason;
@@ -1222,7 +1221,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
   // A phase that made witnesses: what it witnessed, its result and its checks.
   auto finish = [&](const Decider &d, EngineResult r) {
     witnessed = d.witnessed();
-    absorb(r);
+    absorb(d, r);
     if (checks < 0)
       checks = static_cast<int64_t>(d.checks().size());
   };
@@ -1234,16 +1233,18 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     return true;
   };
   const int32_t farthest = *std::max_element(distance.begin(), distance.end());
+  // Where each device outside a window is held: the same for every window.
+  std::vector<int32_t> hold(n, 0);
+  for (DeviceId d = 0; d < n; ++d)
+    hold[d] = firstBlocking(machine, d);
   for (int32_t radius : options.windowRadii) {
     if (radius >= farthest || !out.complete)
       break;
     std::vector<bool> inside(n);
-    std::vector<int32_t> hold(n, 0);
     int32_t size = 0;
     for (DeviceId d = 0; d < n; ++d) {
       inside[d] = distance[d] >= 0 && distance[d] <= radius;
       size += inside[d] ? 1 : 0;
-      hold[d] = firstBlocking(machine, d);
     }
     const std::string origin =
         fmt::format("found in a window of {} of the {} devices (those within {} rotation "
@@ -1262,7 +1263,7 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     Decider upper(machine, upperOptions, {Outside::Kind::Done, inside, hold});
     upper.restrict(remaining);
     EngineResult u = upper.run();
-    absorb(u);
+    absorb(upper, u);
     if (stopped(size))
       break;
     const std::vector<Check> &lc = lower.checks(), &uc = upper.checks();
