@@ -341,6 +341,11 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     if (!a) {
       if (o->kind == Kind::Opaque)
         opaqueNeeded(o, r, "a pallas_call out_shape");
+      if (o->kind == Kind::Tuple || o->kind == Kind::List || o->kind == Kind::Dict)
+        unsupported(r, fmt::format("a pallas_call out_shape that nests a {} (a pytree of "
+                                   "outputs, each passed to the kernel as a pytree of refs); "
+                                   "dkv takes one array or semaphore array per output",
+                                   typeName(*o)));
       fail(r, "python-unknown-fact",
            fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct, an array or "
                        "pltpu.SemaphoreType.REGULAR / DMA(shape), got {}",
