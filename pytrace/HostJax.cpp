@@ -1108,14 +1108,14 @@ void registerHostJax(Registry &reg) {
         if (c.args.pos.empty()) {
           // `functools.partial(jax.jit, static_argnames=...)` or `@jax.jit(...)` factories.
           auto p = std::make_shared<PartialV>();
-          static const BuiltinFn self{"jax.jit",
-                                      +[](Interp &i2, CallCtx &c2) -> V {
-                                        if (c2.args.pos.empty())
-                                          i2.raiseId("TypeError", "jit() missing 'fun'", c2.range);
-                                        return makeApi(
-                                            JitObj{c2.args.pos[0], false, hasStatic(c2)});
-                                      },
-                                      "", false};
+          static const BuiltinFn self{
+              "jax.jit",
+              +[](Interp &i2, CallCtx &c2) -> V {
+                if (c2.args.pos.empty())
+                  i2.raiseId("TypeError", "jit() missing 'fun'", c2.range);
+                return makeApi(JitObj{c2.args.pos[0], false, hasStatic(c2)});
+              },
+              "", false};
           p->fn = builtinValue(self);
           p->kw = c.args.kw;
           return p;
@@ -1158,10 +1158,9 @@ void registerHostJax(Registry &reg) {
         auto *h = dynCast<HostArrayV>(x);
         if (!h) {
           if (x->kind == Kind::Opaque)
-            return in.opaque("jax.ShapeDtypeStruct.like of a value dkv does not compute",
-                             c.range, x);
-          return in.opaque(fmt::format("jax.ShapeDtypeStruct.like of a {}", typeName(*x)),
-                           c.range);
+            return in.opaque("jax.ShapeDtypeStruct.like of a value dkv does not compute", c.range,
+                             x);
+          return in.opaque(fmt::format("jax.ShapeDtypeStruct.like of a {}", typeName(*x)), c.range);
         }
         return in.makeArray(h->shape, h->dtype, true);
       });

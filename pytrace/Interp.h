@@ -407,7 +407,7 @@ public:
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
   static constexpr uint64_t kMaxKernelStmts = 20000;
-  V mesh_;        ///< the mesh of the enclosing shard_map (MeshObj)
+  V mesh_; ///< the mesh of the enclosing shard_map (MeshObj)
   /// A pallas_call outside any shard_map runs on one device: mesh_ is then a MeshObj
   /// without axes, emitted as the one-device mesh `kSingleAxis = 1`.
   bool singleDevice_ = false;

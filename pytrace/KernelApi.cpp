@@ -640,7 +640,8 @@ V Interp::forLoop(const std::string &api, const V &loV, const V &hiV, const V &b
         a->contents = std::vector<int64_t>{i};
         index = a;
       }
-      carry = withCarry ? call(body, Args{{index, carry}, {}}, r) : call(body, Args{{index}, {}}, r);
+      carry =
+          withCarry ? call(body, Args{{index, carry}, {}}, r) : call(body, Args{{index}, {}}, r);
     }
     return withCarry ? carry : none();
   }
