@@ -158,6 +158,10 @@ struct AtObj {
 /// `jax.jit(f)`: calls f; its other attributes (`.lower`, `.trace`) are opaque.
 struct JitObj {
   V fn;
+  bool named = false; ///< jax.named_call: a name for profiles, not a jitted computation
+  /// static_argnums / static_argnames given: which arguments JAX traces is not known, so
+  /// every argument is passed as it is.
+  bool staticArgs = false;
 };
 /// `jax.custom_vjp(fun)` / `jax.custom_jvp(fun)`: a call is a call of `fun` (the forward
 /// pass, what a caller that does not differentiate runs); `defvjp` / `defjvp` record rules

@@ -679,6 +679,11 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     // opaque, never an AttributeError Python would not raise. The standard library's and
     // Python's own builtins are modelled whole: their unknown attributes do not exist.
     const std::string &fn = cast<BuiltinV>(obj).fn->name;
+    // A class method of the registry (`jax.ShapeDtypeStruct.like`).
+    if (!cast<BuiltinV>(obj).self)
+      if (const ApiRow *row = Registry::get().find(fn + "." + std::string(name));
+          row && row->fn.handler)
+        return builtinValue(row->fn);
     for (std::string_view library : {"jax.", "jnp.", "lax.", "pl.", "pltpu.", "np.", "numpy."})
       if (fn.rfind(library, 0) == 0 && !cast<BuiltinV>(obj).self)
         return opaque(fmt::format("`{}.{}`, which dkv does not model", fn, name), r);

@@ -754,7 +754,7 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
   if (auto *pk = std::get_if<PlKernelObj>(&a.data))
     return callPlKernel(*pk, std::move(args), r);
   if (auto *j = std::get_if<JitObj>(&a.data))
-    return call(j->fn, std::move(args), r);
+    return callJit(*j, std::move(args), r);
   if (auto *l = std::get_if<LoweredObj>(&a.data))
     unsupported(r, fmt::format("calling the {} computation of `{}` (jax.jit(f).lower(...){}): "
                                "call `{}` itself",
@@ -786,12 +786,8 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     if (m->semaphore)
       unsupported(r, "pltpu.SEMAPHORE(shape, dtype); a semaphore scratch or output is "
                      "pltpu.SemaphoreType.REGULAR / DMA, with a shape");
-    if (m->space == ast::MemSpace::Any || m->space == ast::MemSpace::Hbm)
-      unsupported(r, fmt::format("pltpu.{0}(shape, dtype), a buffer typed by its memory space "
-                                 "(dkv models the VMEM and SMEM ones, as scratch shapes; a "
-                                 "pallas_call output in {0} memory is a jax.ShapeDtypeStruct "
-                                 "with out_specs=pl.BlockSpec(memory_space=pltpu.{0}))",
-                                 m->name));
+    // pltpu.ANY / HBM(shape, dtype): a buffer in that memory, as a pallas_call's
+    // out_shape (a scratch shape in ANY memory is refused where it is used).
     CallCtx c;
     c.args = args;
     c.range = r;
@@ -1100,32 +1096,40 @@ void registerHostJax(Registry &reg) {
         std::vector<V> a = c.bind(in, {"fun", "nondiff_argnums"});
         return makeApi(CustomDerivObj{need(in, c, a, 0, "fun"), false});
       });
+  // Arguments JAX does not trace: `static_argnums=` / `static_argnames=`.
+  static bool (*hasStatic)(const CallCtx &) = [](const CallCtx &c) {
+    for (const auto &kw : c.args.kw)
+      if (kw.first == "static_argnums" || kw.first == "static_argnames")
+        return true;
+    return false;
+  };
   fn(
       {"jax.jit"}, +[](Interp &in, CallCtx &c) -> V {
         if (c.args.pos.empty()) {
           // `functools.partial(jax.jit, static_argnames=...)` or `@jax.jit(...)` factories.
           auto p = std::make_shared<PartialV>();
-          static const BuiltinFn self{"jax.jit",
-                                      +[](Interp &i2, CallCtx &c2) -> V {
-                                        if (c2.args.pos.empty())
-                                          i2.raiseId("TypeError", "jit() missing 'fun'", c2.range);
-                                        return makeApi(JitObj{c2.args.pos[0]});
-                                      },
-                                      "", false};
+          static const BuiltinFn self{
+              "jax.jit",
+              +[](Interp &i2, CallCtx &c2) -> V {
+                if (c2.args.pos.empty())
+                  i2.raiseId("TypeError", "jit() missing 'fun'", c2.range);
+                return makeApi(JitObj{c2.args.pos[0], false, hasStatic(c2)});
+              },
+              "", false};
           p->fn = builtinValue(self);
           p->kw = c.args.kw;
           return p;
         }
         if (c.args.pos.size() != 1)
           in.raiseId("TypeError", "jit() takes 1 positional argument", c.range);
-        return makeApi(JitObj{c.args.pos[0]});
+        return makeApi(JitObj{c.args.pos[0], false, hasStatic(c)});
       });
   // `jax.named_call(fun, *, name=None)` (a decorator too): a call is a call of `fun` under
   // a name for profiles, which dkv does not model.
   fn(
       {"jax.named_call"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"fun", "*", "name"});
-        return makeApi(JitObj{need(in, c, a, 0, "fun")});
+        return makeApi(JitObj{need(in, c, a, 0, "fun"), true});
       });
   fn(
       {"jax.random.key", "jax.random.PRNGKey"},
@@ -1145,6 +1149,20 @@ void registerHostJax(Registry &reg) {
             c.bind(in, {"shape", "dtype", "*", "sharding", "weak_type", "vma", "manual_axis_type"});
         return in.makeArray(in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
                             in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), true);
+      });
+  // `jax.ShapeDtypeStruct.like(x)`: a struct of x's shape and dtype.
+  fn(
+      {"jax.ShapeDtypeStruct.like"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"x"});
+        V x = need(in, c, a, 0, "x");
+        auto *h = dynCast<HostArrayV>(x);
+        if (!h) {
+          if (x->kind == Kind::Opaque)
+            return in.opaque("jax.ShapeDtypeStruct.like of a value dkv does not compute", c.range,
+                             x);
+          return in.opaque(fmt::format("jax.ShapeDtypeStruct.like of a {}", typeName(*x)), c.range);
+        }
+        return in.makeArray(h->shape, h->dtype, true);
       });
   fn(
       {"jax.numpy.array", "jax.numpy.asarray", "numpy.array", "numpy.asarray"},

@@ -407,7 +407,16 @@ public:
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
   static constexpr uint64_t kMaxKernelStmts = 20000;
-  V mesh_;        ///< the mesh of the enclosing shard_map (MeshObj)
+  V mesh_; ///< the mesh of the enclosing shard_map (MeshObj)
+  /// A pallas_call outside any shard_map runs on one device: mesh_ is then a MeshObj
+  /// without axes, emitted as the one-device mesh `kSingleAxis = 1`.
+  bool singleDevice_ = false;
+  static constexpr const char *kSingleAxis = "single_device";
+  /// A jitted function called outside any shard_map: its pallas_calls run on one device,
+  /// and those that pass semaphores make sequences when it returns.
+  V callJit(const JitObj &j, Args args, SourceRange r);
+  /// The refusal of a kernel without semaphores run among the calls of a sequence.
+  [[noreturn]] void betweenCalls(SourceRange r, SourceRange before);
   V contextMesh_; ///< the mesh jax.set_mesh set (MeshObj), or null
   V tcMesh_;      ///< the TensorCore mesh of the pl.kernel being traced, or null
   std::vector<int64_t> grid_;
@@ -508,6 +517,18 @@ public:
   };
   struct BodyKernels {
     std::vector<PendingKernel> pending;
+    /// The kernels of the body that pass no semaphore (instances of their own): where
+    /// each ran among the pending ones (pending.size() then) and its pallas_call.
+    std::vector<std::pair<size_t, SourceRange>> between;
+    /// A pallas_call result aliased to an operand (input_output_aliases) -> the array it
+    /// is: the operand's buffer, donated (the result is kept alive in `kept`).
+    std::map<const Value *, V> donated;
+    std::vector<V> kept;
+    /// The array a value of the body is: through `donated`, else itself.
+    V buffer(const V &v) const {
+      auto it = donated.find(v.get());
+      return it == donated.end() ? v : it->second;
+    }
   };
   BodyKernels *body_ = nullptr; ///< the innermost shard_map body being run, or null
   /// The sequences of a shard_map body's pending kernels, one instance each.

@@ -218,11 +218,82 @@ void leaves(Interp &in, const V &v, std::vector<V> &out, SourceRange r) {
 
 } // namespace
 
+namespace {
+
+// While a pallas_call outside any shard_map is traced (or the sequences of a jitted
+// function's calls are made): the one-device mesh (docs/python.md "One device").
+struct OneDevice {
+  Interp &in;
+  V saved;
+  bool was;
+  bool active;
+  explicit OneDevice(Interp &i) : in(i), saved(i.mesh_), was(i.singleDevice_), active(!i.mesh_) {
+    if (!active)
+      return;
+    in.mesh_ = makeApi(MeshObj{});
+    in.singleDevice_ = true;
+  }
+  ~OneDevice() {
+    if (!active)
+      return;
+    in.mesh_ = saved;
+    in.singleDevice_ = was;
+  }
+  OneDevice(const OneDevice &) = delete;
+  OneDevice &operator=(const OneDevice &) = delete;
+};
+
+} // namespace
+
+void Interp::betweenCalls(SourceRange r, SourceRange before) {
+  unsupported(r, fmt::format("a pallas_call that passes no semaphore, among the calls of a "
+                             "kernel sequence (after its call at line {}, while a semaphore it "
+                             "returned is still to be handed on): a DMA that semaphore counts "
+                             "may be in flight while this call runs, and dkv checks a kernel "
+                             "sequence without the calls between its calls",
+                             before.begin.line));
+}
+
+V Interp::callJit(const JitObj &j, Args args, SourceRange r) {
+  // A Python int or float argument of a jitted function is traced, as a weakly typed
+  // 0-d array (int32, float32): `i[None]` is an array of one element, not a TypeError.
+  if (!j.named && !j.staticArgs && !inKernel_) {
+    auto traced = [&](V &v) {
+      if (v->kind == Kind::Int) {
+        auto a = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
+        a->contents = std::vector<int64_t>{cast<IntV>(v).i};
+        v = a;
+      } else if (v->kind == Kind::Float) {
+        v = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::F32);
+      }
+    };
+    for (V &v : args.pos)
+      traced(v);
+    for (auto &kw : args.kw)
+      traced(kw.second);
+  }
+  if (j.named || mesh_ || body_ || inKernel_)
+    return call(j.fn, std::move(args), r);
+  BodyKernels kernels;
+  body_ = &kernels;
+  V out;
+  try {
+    out = call(j.fn, std::move(args), r);
+  } catch (...) {
+    body_ = nullptr;
+    throw;
+  }
+  body_ = nullptr;
+  if (!kernels.pending.empty()) {
+    OneDevice one(*this);
+    sequences(kernels, r);
+  }
+  return out;
+}
+
 V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
-  if (!mesh_)
-    fail(r, "python-unknown-fact",
-         "pl.pallas_call is called outside a shard_map: dkv takes the mesh of the devices from "
-         "the enclosing shard_map(..., mesh=...)");
+  // Outside a shard_map the call runs on one device (jax.jit, or eagerly).
+  OneDevice one(*this);
   if (inKernel_)
     unsupported(r, "a pallas_call inside a kernel");
   KernelFn kfn = kernelFunction(pc.kernel, r, "pallas_call");
@@ -251,7 +322,15 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   // data is what the kernel writes, which dkv does not compute), and a semaphore array
   // per semaphore output (`pltpu.SemaphoreType.REGULAR(())`), each the caller's.
   std::vector<V> results;
-  for (const V &o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
+  // An out_shape typed by its memory space (`pltpu.ANY(shape, dtype)`, `pltpu.VMEM(...)`):
+  // an output in that memory unless its out_specs entry names another.
+  std::map<size_t, ast::MemSpace> outSpace;
+  for (V o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
+    if (auto *sc = apiAs<ScratchObj>(o)) {
+      outSpace[outs.size()] = sc->space;
+      o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_shape's shape"),
+                                       dtypeArg(sc->dtype, r), true);
+    }
     if (auto *sa = apiAs<SemArrayObj>(o)) {
       outs.push_back(o);
       results.push_back(
@@ -262,6 +341,11 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     if (!a) {
       if (o->kind == Kind::Opaque)
         opaqueNeeded(o, r, "a pallas_call out_shape");
+      if (o->kind == Kind::Tuple || o->kind == Kind::List || o->kind == Kind::Dict)
+        unsupported(r, fmt::format("a pallas_call out_shape that nests a {} (a pytree of "
+                                   "outputs, each passed to the kernel as a pytree of refs); "
+                                   "dkv takes one array or semaphore array per output",
+                                   typeName(*o)));
       fail(r, "python-unknown-fact",
            fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct, an array or "
                        "pltpu.SemaphoreType.REGULAR / DMA(shape), got {}",
@@ -389,14 +473,16 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     call.sems.push_back(std::make_unique<ast::SemDecl>(pr, name, pr, ast::Storage::KernelParam,
                                                        held.kind, std::move(de)));
     call.order.push_back(call.sems.back().get());
-    call.arrays.push_back(arrV);
+    call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(withData);
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), sem);
     ++idx;
   };
-  auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch) {
+  auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch,
+                       ast::MemSpace space) {
     const auto &arr = cast<HostArrayV>(arrV);
-    ast::MemSpace space = scalarPrefetch ? ast::MemSpace::Smem : ast::MemSpace::Vmem;
+    if (scalarPrefetch)
+      space = ast::MemSpace::Smem;
     if (spec) {
       auto *bs = blockSpec(spec);
       if (bs->semaphore)
@@ -432,7 +518,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       rv.table = true;
     }
     call.order.push_back(bufs.back().get());
-    call.arrays.push_back(arrV);
+    call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(dir == ast::Direction::In);
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
     ++idx;
@@ -476,6 +562,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     }
   }
   std::vector<std::pair<size_t, size_t>> aliasSlots; // kargs position, output index
+  std::map<size_t, size_t> donor;                    // output index -> operand index
   // None (an empty pytree: an optional operand or scratch not given) has no leaves; the
   // kernel gets None in its place, as Pallas unflattens it.
   auto noneArg = [&]() {
@@ -485,6 +572,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   for (size_t i = 0; i < args.pos.size(); ++i) {
     if (auto it = aliasOf.find(i); it != aliasOf.end()) {
       aliasSlots.emplace_back(boundPos + idx, it->second);
+      donor[it->second] = i;
       kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), nullptr);
       ++idx;
       continue;
@@ -506,7 +594,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
                        typeName(*args.pos[i])));
     }
     addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
-              i < prefetch);
+              i < prefetch, ast::MemSpace::Vmem);
   }
   const size_t firstOut = boundPos + idx;
   const size_t firstOutParam = call.arrays.size();
@@ -515,8 +603,18 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       addSem(results[i], outSpecs[i], false);
       continue;
     }
-    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false);
-    call.arrays.back() = results[i]; // the caller's array is the call's result
+    auto sp = outSpace.find(i);
+    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false,
+              sp == outSpace.end() ? ast::MemSpace::Vmem : sp->second);
+    // The caller's array is the call's result; an output aliased to an operand is the
+    // operand's buffer (donated), which the body's later calls see through the result.
+    call.arrays.back() = results[i];
+    if (auto d = donor.find(i); d != donor.end() && body_) {
+      V buf = body_->buffer(args.pos[d->second]);
+      call.arrays.back() = buf;
+      body_->donated[results[i].get()] = buf;
+      body_->kept.push_back(results[i]);
+    }
   }
   for (const auto &[slot, o] : aliasSlots) {
     kargs.pos[slot] = kargs.pos[firstOut + o];
@@ -693,6 +791,8 @@ void Interp::beginKernel() {
   kernelStmts_ = 0;
   for (const std::string &axis : apiAs<MeshObj>(mesh_)->names)
     used_.insert(axis);
+  if (singleDevice_)
+    used_.insert(kSingleAxis);
   if (auto *tc = apiAs<TcMeshObj>(tcMesh_))
     used_.insert(tc->axis);
   if (hasCollective_)
@@ -751,11 +851,28 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
     // A semaphore is handed from one kernel to another: the kernel waits for the body's
     // end, where the semaphores that link it make its sequence.
     if (!body_)
-      unsupported(r, "a kernel with semaphore operands or outputs outside a shard_map body");
+      unsupported(r, "a kernel with semaphore operands or outputs outside a shard_map body or "
+                     "a jax.jit'ed function (dkv makes a sequence of the calls of one of them)");
     kernelDecl->setSemParams(std::move(call.sems));
     kernelDecl->setParamOrder(call.order);
     body_->pending.push_back(PendingKernel{std::move(kernelDecl), std::move(call), r});
     return;
+  }
+  if (body_) {
+    // A semaphore a pending call returned that no later call has taken yet may count a
+    // DMA still in flight: this kernel would run during it (below, sequences()).
+    std::set<const Value *> open;
+    for (const PendingKernel &p : body_->pending)
+      for (size_t i = 0; i < p.call.arrays.size(); ++i)
+        if (apiAs<HeldSemObj>(p.call.arrays[i])) {
+          if (p.call.withData[i])
+            open.erase(p.call.arrays[i].get());
+          else
+            open.insert(p.call.arrays[i].get());
+        }
+    if (!open.empty())
+      betweenCalls(r, body_->pending.back().range);
+    body_->between.emplace_back(body_->pending.size(), r);
   }
   std::vector<std::unique_ptr<ast::Node>> items = meshItems(r);
   items.push_back(std::move(kernelDecl));
@@ -768,6 +885,9 @@ std::vector<std::unique_ptr<ast::Node>> Interp::meshItems(SourceRange r) {
   for (size_t i = 0; i < mesh.names.size(); ++i)
     axes.push_back(std::make_unique<ast::AxisDecl>(
         r, mesh.names[i], r, std::make_unique<ast::IntLiteral>(r, mesh.sizes[i]), i));
+  if (singleDevice_)
+    axes.push_back(std::make_unique<ast::AxisDecl>(r, kSingleAxis, r,
+                                                   std::make_unique<ast::IntLiteral>(r, 1), 0));
   std::vector<std::unique_ptr<ast::Node>> items;
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
   if (auto *tc = apiAs<TcMeshObj>(tcMesh_)) {
@@ -821,6 +941,30 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
       group[root(k)] = root(it->second);
     }
   }
+  // Sequences whose calls interleave in program order are one: a DMA of one may be in
+  // flight while a call of the other runs (two copy_starts, then their copy_dones).
+  for (bool merged = true; merged;) {
+    merged = false;
+    std::map<size_t, std::pair<size_t, size_t>> span; // root -> first, last call
+    for (size_t k = 0; k < ks.size(); ++k) {
+      auto [it, fresh] = span.try_emplace(root(k), k, k);
+      if (!fresh)
+        it->second.second = k;
+    }
+    for (auto a = span.begin(); a != span.end() && !merged; ++a)
+      for (auto b = std::next(a); b != span.end() && !merged; ++b)
+        if (a->second.first < b->second.second && b->second.first < a->second.second) {
+          group[root(b->first)] = root(a->first);
+          merged = true;
+        }
+  }
+  // A kernel that passes no semaphore, called between two calls of a sequence, runs while
+  // the sequence's DMAs may be in flight: dkv does not check it with them.
+  for (const auto &[pos, range] : body.between)
+    for (size_t k = 0; k < pos && k < ks.size(); ++k)
+      for (size_t l = pos; l < ks.size(); ++l)
+        if (root(k) == root(l))
+          betweenCalls(range, ks[k].range);
   std::vector<bool> done(ks.size(), false);
   for (size_t first = 0; first < ks.size(); ++first) {
     if (done[first])
@@ -836,6 +980,8 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
     std::set<std::string> used;
     for (const std::string &axis : apiAs<MeshObj>(mesh_)->names)
       used.insert(axis);
+    if (singleDevice_)
+      used.insert(kSingleAxis);
     for (size_t k : members)
       used.insert(ks[k].kernel->name());
     std::map<const Value *, ast::Decl *> arrayOf;

@@ -424,7 +424,8 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
   else if (auto *f = dynCast<FloatV>(value))
     rhs = kernelFloat(f->f, r);
   else if (auto *t = dynCast<TracedV>(value); t && t->tk == TKind::Value) {
-    if (t->stamp != emitted_)
+    // UINT64_MAX: the value loads no ref (jnp.zeros(...)), so it may be stored anywhere.
+    if (t->stamp != UINT64_MAX && t->stamp != emitted_)
       unsupported(r, "a value loaded from a ref is stored after other kernel operations "
                      "(DMAs, signals, waits or stores) ran since the load; dkv reads a ref "
                      "where the value is stored, so store it before any other kernel operation");
@@ -631,8 +632,16 @@ V Interp::forLoop(const std::string &api, const V &loV, const V &hiV, const V &b
     V carry = init;
     for (int64_t i = lo; i < hi; ++i) {
       step(r);
-      carry = withCarry ? call(body, Args{{integer(i), carry}, {}}, r)
-                        : call(body, Args{{integer(i)}, {}}, r);
+      // On the host, JAX's fori_loop passes the index as a traced int32 scalar (a 0-d
+      // array: `i[None]` is an array, not a TypeError); dkv knows its value.
+      V index = integer(i);
+      if (!inKernel_ && api == "lax.fori_loop") {
+        auto a = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
+        a->contents = std::vector<int64_t>{i};
+        index = a;
+      }
+      carry =
+          withCarry ? call(body, Args{{index, carry}, {}}, r) : call(body, Args{{index}, {}}, r);
     }
     return withCarry ? carry : none();
   }
@@ -850,6 +859,11 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
 //===----------------------------------------------------------------------===//
 
 TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
+  if (singleDevice_)
+    fail(r, "python-unknown-fact",
+         "a device id in a pallas_call outside a shard_map: outside one the call runs on one "
+         "device, and dkv takes the mesh of the devices a remote DMA or signal reaches from the "
+         "enclosing shard_map(..., mesh=...)");
   bool logical = false;
   if (type && type->kind != Kind::None) {
     auto *t = apiAs<DeviceIdTypeObj>(type);
@@ -930,6 +944,9 @@ std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string 
   if (auto *sa = apiAs<SemArrayObj>(spec))
     return mkSem(sa->kind, shapeOf(sa->shape, r, "a semaphore array shape"));
   if (auto *sc = apiAs<ScratchObj>(spec)) {
+    if (sc->space == ast::MemSpace::Any || sc->space == ast::MemSpace::Hbm)
+      unsupported(r, "a scratch buffer in ANY / HBM memory (pltpu.ANY(shape, dtype) is a "
+                     "pallas_call output's type here; scratch is VMEM or SMEM)");
     std::vector<int64_t> dims = shapeOf(sc->shape, r, "a scratch shape");
     ast::DType dt = dtypeArg(sc->dtype, r);
     auto ref = std::make_shared<RefV>(Kind::Ref);

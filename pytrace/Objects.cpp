@@ -1316,12 +1316,15 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
       return nullptr;
     devices = h->deviceContents->size();
   }
-  if (!a.contents && !a.deviceContents)
-    return nullptr;
   for (const V &k : items)
     if (!(k->kind == Kind::None || k->kind == Kind::Slice || k->kind == Kind::HostArray ||
           isIntLike(k)))
       return nullptr;
+  // An array of shape only, indexed by ints, slices and None (`x[0]`, `x[:, 1:]`): the
+  // shape of the result, its data unknown as the array's.
+  const bool shapeOnly = !a.contents && !a.deviceContents;
+  if (shapeOnly && (devices || a.isStruct))
+    return nullptr;
   // One device's selection: for each source dimension the indices taken, and whether
   // the dimension stays; None adds a dimension of 1.
   auto select = [&](size_t dev, std::vector<int64_t> &shape,
@@ -1397,7 +1400,8 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
     select(0, shape, picks);
     auto out = std::make_shared<HostArrayV>(shape, a.dtype);
     out->numpy = a.numpy;
-    out->contents = gather(*a.contents, picks);
+    if (!shapeOnly)
+      out->contents = gather(*a.contents, picks);
     return out;
   }
   std::vector<std::vector<int64_t>> per;

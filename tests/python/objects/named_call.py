@@ -1,7 +1,7 @@
 # `jax.named_call` as a decorator and as a call: a call of the function it wraps. The
 # kernel wrapped by it starts a DMA to the right neighbour and stores into the row the DMA
 # writes on the receiving side while it may still land: a race (line 25 against the DMA
-# of line 24). An attribute of JAX's that dkv does not model (`jax.ShapeDtypeStruct.like`)
+# of line 24). An attribute of JAX's that dkv does not model (`jax.ShapeDtypeStruct.update`)
 # is an opaque value, not an AttributeError Python would not raise: kept in a variable it
 # decides nothing.
 # expect: race at 25
@@ -26,7 +26,7 @@ def named_kernel(x_ref, o_ref, sems):
   dma.wait()
 
 
-like = jax.ShapeDtypeStruct.like
+update = jax.ShapeDtypeStruct.update
 blocks = jnp.zeros((4 * num_devices, 128), jnp.float32)
 named = pl.pallas_call(
     jax.named_call(named_kernel, name='twice'),

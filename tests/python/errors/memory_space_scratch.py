@@ -1,5 +1,5 @@
-# Error: a pallas_call output made by its memory space, `pltpu.ANY(shape, dtype)` (an
-# output in ANY memory is a jax.ShapeDtypeStruct with an ANY out_spec in what dkv models).
+# Error: a scratch buffer in ANY memory, `pltpu.ANY(shape, dtype)` in scratch_shapes (as
+# an out_shape it is an output in ANY memory; scratch is VMEM or SMEM in what dkv models).
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
@@ -10,8 +10,8 @@ from jax.sharding import PartitionSpec as P
 num_devices = jax.device_count()
 
 
-def copy_kernel(x_ref, o_ref, sem):
-  copy = pltpu.make_async_copy(x_ref, o_ref, sem)
+def copy_kernel(x_ref, o_ref, t_ref, sem):
+  copy = pltpu.make_async_copy(x_ref, t_ref, sem)
   copy.start()
   copy.wait()
 
@@ -22,7 +22,7 @@ out = pl.pallas_call(
     out_shape=pltpu.ANY((8, 128), jnp.float32),
     in_specs=[pl.BlockSpec(memory_space=pltpu.ANY)],
     out_specs=pl.BlockSpec(memory_space=pltpu.ANY),
-    scratch_shapes=[pltpu.SemaphoreType.DMA],
+    scratch_shapes=[pltpu.ANY((8, 128), jnp.float32), pltpu.SemaphoreType.DMA],
 )
 shard_map(out, mesh=jax.make_mesh((num_devices,), ('x',)), in_specs=P('x'), out_specs=P('x'),
           check_rep=False)(x)

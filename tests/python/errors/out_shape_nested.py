@@ -1,0 +1,26 @@
+# Error: a pallas_call out_shape that nests a tuple of semaphore types (a pytree of
+# outputs; the kernel would get a tuple of refs for it). Reaching it needs `x[0]` of an
+# array dkv keeps as a shape only: a (16, 128) array, whose shape dkv computes.
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.sharding import PartitionSpec as P
+
+
+def start_kernel(x_ref, o_ref, sems):
+  pltpu.make_async_copy(x_ref, o_ref, sems[0]).start()
+
+
+def body(x):
+  x = x[0]
+  return pl.pallas_call(
+      start_kernel,
+      out_shape=(pltpu.ANY(x.shape, x.dtype), (pltpu.SemaphoreType.DMA(()),) * 2),
+      in_specs=[pl.BlockSpec(memory_space=pltpu.ANY)],
+  )(x)
+
+
+mesh = jax.make_mesh((jax.device_count(),), ('x',))
+y = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P('x'), out_specs=P('x'),
+                          check_vma=False))(jnp.zeros((jax.device_count(), 16, 128)))
