@@ -530,6 +530,14 @@ public:
   /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the
   /// values are unknown or the key is another kind (the caller keeps it opaque).
   V indexArray(const HostArrayV &a, const V &key, SourceRange r);
+  /// `a op b` with a jax array operand (the other a Python number or a jax array):
+  /// NumPy broadcasting of the shapes, JAX's promotion of the dtype (a Python scalar is
+  /// weakly typed), integer values where both are known and the result fits int32, the
+  /// sharding where it is plain; null where dkv does not model it (the caller keeps it
+  /// opaque).
+  V arrayBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  /// `jnp.broadcast_to(x, shape)` of a host array or Python number (JAX's checks).
+  V broadcastArray(const V &x, const std::vector<int64_t> &shape, SourceRange r);
   /// Apply `f` to the values of each device (or to the one set of values).
   V mapContents(const HostArrayV &a, std::vector<int64_t> shape,
                 const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f);

@@ -771,6 +771,10 @@ std::vector<std::unique_ptr<ast::Node>> Interp::meshItems(SourceRange r) {
   std::vector<std::unique_ptr<ast::Node>> items;
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
   if (auto *tc = apiAs<TcMeshObj>(tcMesh_)) {
+    if (std::find(mesh.names.begin(), mesh.names.end(), tc->axis) != mesh.names.end())
+      unsupported(r, fmt::format("a TensorCore mesh axis and a device mesh axis that are both "
+                                 "named {} in the kernel language",
+                                 tc->axis));
     std::vector<std::unique_ptr<ast::AxisDecl>> core;
     core.push_back(std::make_unique<ast::AxisDecl>(
         r, tc->axis, r, std::make_unique<ast::IntLiteral>(r, tc->cores), 0));

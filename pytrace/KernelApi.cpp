@@ -1076,7 +1076,7 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
 // else is a collective dkv does not compute.
 // The size of one mesh axis (or the core axis of the pl.kernel being traced).
 int64_t axisSizeOf(Interp &in, const std::string &name, SourceRange r) {
-  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->named && tc->axis == name)
     return tc->cores;
   if (auto *m = apiAs<MeshObj>(in.mesh_))
     for (size_t i = 0; i < m->names.size(); ++i)
@@ -1139,7 +1139,7 @@ V axisIndex(Interp &in, CallCtx &c) {
   for (const std::string &name : names) {
     bool known = false;
     if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
-      known = tc->axis == name; // the core of a pl.kernel
+      known = tc->named && tc->axis == name; // the core of a pl.kernel
     if (auto *m = apiAs<MeshObj>(in.mesh_))
       known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
     if (!known)
