@@ -185,9 +185,6 @@ struct EntryResult {
   std::optional<std::string> skipped; ///< the reason of a skipped test
 };
 
-/// The kernel language's reserved words: a Python name that is one gets a `_` appended
-/// in the traced kernel (docs/language.md).
-const std::set<std::string> &reservedWords();
 /// `base` made a kernel-language name not in `used` (a reserved word gets `_`, `_` and ""
 /// become `v`, a taken one `base_1`, `base_2`, ...), added to `used`.
 std::string freshName(std::string base, std::set<std::string> &used);

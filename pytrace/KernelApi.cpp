@@ -2,6 +2,7 @@
 // loaded refs) as kernel-language expressions, ref views, stores, DMAs, semaphores,
 // pl.when, loops, lax.cond and compute on values, as rows of the registry
 // (docs/python.md "The Pallas API table").
+#include "frontend/Parser.h"
 #include "pytrace/Interp.h"
 
 #include "prim/Bind.h"
@@ -14,15 +15,6 @@
 #include <numeric>
 
 namespace dkv::pytrace {
-
-const std::set<std::string> &reservedWords() {
-  static const std::set<std::string> r = {
-      "param", "const", "mesh",    "tensorcore_mesh", "kernel",       "sequence", "in",
-      "out",   "inout", "scratch", "run_scoped",      "let",          "var",      "if",
-      "else",  "for",   "sem",     "dma_sem",         "barrier",      "true",     "false",
-      "and",   "or",    "not",     "lambda",          "emit_pipeline"};
-  return r;
-}
 
 namespace {
 
@@ -44,7 +36,7 @@ bool isTracedValue(const V &v) {
 std::string freshName(std::string base, std::set<std::string> &used) {
   if (base.empty() || base == "_")
     base = "v";
-  if (reservedWords().count(base))
+  if (frontend::isKeyword(base))
     base += "_";
   std::string name = base;
   for (int n = 1; used.count(name); ++n)
@@ -204,12 +196,12 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 // Python operator, written with its kernel-language operator (a mask for comparisons,
 // mask logic for `&` / `|`), or a compute (`@` is dot).
 namespace {
-// A Python float in a kernel value: a literal of the kernel language, which has none for
-// an infinity or NaN (`-jnp.inf`, `math.nan`): those are refused by name.
+// A Python float in a kernel value: a literal of the kernel language (`inf` for an
+// infinity, `-inf` its negation), which has none for a NaN (`math.nan`): refused by name.
 TE kernelFloat(double f, SourceRange r) {
-  if (!std::isfinite(f))
+  if (std::isnan(f))
     unsupported(r, fmt::format("the float {} in a kernel value (the kernel language has no "
-                               "literal for an infinity or NaN)",
+                               "literal for a NaN)",
                                floatRepr(f)));
   return teFloat(r, f, floatRepr(f));
 }
