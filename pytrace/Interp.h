@@ -400,6 +400,33 @@ public:
   //--- the kernel being traced (Kernel.cpp, KernelApi.cpp) ----------------------------
   bool inKernel_ = false;
   std::vector<std::vector<ast::StmtPtr> *> blocks_;
+  /// The serial number of each block of blocks_ (a block is never numbered twice).
+  std::vector<uint64_t> blockIds_;
+  uint64_t blockSerial_ = 0;
+  /// Opens (pushBlock) and closes (popBlock) a block of kernel statements.
+  void pushBlock(std::vector<ast::StmtPtr> *b) {
+    blocks_.push_back(b);
+    blockIds_.push_back(++blockSerial_);
+  }
+  void popBlock() {
+    blocks_.pop_back();
+    blockIds_.pop_back();
+  }
+  /// Where each statement that may write a ref was emitted (emitted_ - 1 is the last):
+  /// per open block, its serial number and the statement's index there (for enclosing
+  /// blocks, the index the statement holding the nested block takes).
+  std::vector<std::vector<std::pair<uint64_t, size_t>>> writeAt_;
+  /// A loaded value stored after operations that may write a ref ran since its load:
+  /// the kernel-language expression of a snapshot of it taken where it was loaded (a
+  /// VMEM scratch `snapshot` of `shape` and `dtype`, stored right before the first of
+  /// those operations), or
+  /// null when there is no such place (docs/python.md "Values stored later").
+  TE snapshot(const TracedV &t, const std::vector<int64_t> &shape, ast::DType dtype, SourceRange r);
+  /// `v`, or when it is a loaded value whose refs were read before operations that may
+  /// write a ref ran since, a read of its snapshot (so that values loaded at different
+  /// times combine).
+  V current(const V &v, SourceRange r);
+  std::vector<std::unique_ptr<ast::Decl>> snapshotScratch_;
   std::set<std::string> used_;
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;

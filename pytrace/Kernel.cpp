@@ -707,16 +707,26 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
   if (!scratchDecls.empty())
     body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));
   blocks_ = {&body};
+  blockIds_ = {++blockSerial_};
+  writeAt_.clear();
+  snapshotScratch_.clear();
   emitted_ = 0;
   try {
     callFunction(const_cast<FunctionV &>(kf), std::move(kargs), r);
   } catch (...) {
     blocks_.clear();
+    blockIds_.clear();
     inKernel_ = false;
     throw;
   }
   blocks_.clear();
+  blockIds_.clear();
   inKernel_ = false;
+  // The snapshots of values stored after later operations: VMEM scratch of their own.
+  if (!snapshotScratch_.empty())
+    body.insert(body.begin(),
+                std::make_unique<ast::ScratchStmt>(kf.range, std::move(snapshotScratch_)));
+  snapshotScratch_.clear();
 
   std::vector<ast::ExprPtr> grid;
   for (int64_t g : grid_)

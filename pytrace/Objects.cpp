@@ -585,8 +585,9 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return opaque("a unary operator on an array", r);
   if (auto *t = dynCast<TracedV>(v)) {
     if (op == UnaryOpKind::USub && t->tk != TKind::Bool)
-      return typed(std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp),
-                   t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
+      return typed(
+          std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp, t->span),
+          t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
     if (op == UnaryOpKind::UAdd)
       return v;
     if (op == UnaryOpKind::Invert && t->tk == TKind::Bool)
@@ -1172,7 +1173,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     std::optional<prim::ValueType> type;
     if (std::optional<std::vector<int64_t>> shape = viewShape(viewRef))
       type = prim::ValueType::array(prim::ElemType{viewRef.dtype, false}, *shape);
-    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_), type);
+    LoadSpan span{emitted_, emitted_, blocks_.size(), blockIds_.empty() ? 0 : blockIds_.back()};
+    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_, span), type);
   }
   case Kind::List:
   case Kind::Tuple:

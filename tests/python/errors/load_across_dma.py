@@ -1,5 +1,7 @@
-# Error: a value loaded from a ref is kept across a DMA and stored after it; dkv reads
-# refs where the value is stored, so it refuses rather than model the read late.
+# Error: a value computed from two loads, one before a DMA starts and one after, is stored
+# after the DMA's wait. dkv snapshots a loaded value stored late where it was loaded
+# (objects/stored_later.py), but there is no one place where both loads happened, so it
+# refuses rather than model either read at the wrong time.
 import functools
 
 import jax
@@ -26,8 +28,9 @@ def right_permute_kernel(input_ref, output_ref, send_sem, recv_sem):
   )
   v = input_ref[...]
   copy.start()
+  w = input_ref[...]
   copy.wait()
-  output_ref[...] = v + 1.0
+  output_ref[...] = v + w
 
 
 mesh = jax.make_mesh((num_devices,), ('x',))
