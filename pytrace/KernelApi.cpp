@@ -452,10 +452,10 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
         rhs = nullptr;
       if (!rhs)
         unsupported(r, "a value loaded from a ref is stored after other kernel operations "
-                       "(DMAs, signals, waits or stores) ran since the load, and dkv finds no "
-                       "one place where all its loads happened (loads on both sides of an "
-                       "operation, in blocks that have ended, or through a tuple's parts); "
-                       "store it before any other kernel operation");
+                       "(DMAs, signals, waits or stores) ran since the load, and dkv cannot "
+                       "snapshot it where it was loaded (its load's block has ended, or it "
+                       "mixes loads on both sides of an operation that dkv could not snapshot "
+                       "apart); store it before any other kernel operation");
     }
   } else if (t && t->tk == TKind::Int) {
     rhs = t->te; // a per-device integer, e.g. pltpu.semaphore_read's value
