@@ -1,5 +1,6 @@
 // The kernel-language printer: AST -> `.dk` source.
 #include "frontend/DkPrinter.h"
+#include "frontend/Parser.h"
 
 #include <ostream>
 #include <string>
@@ -98,8 +99,14 @@ private:
     return text;
   }
 
+  /// A kernel's name as the grammar reads it back: a Python function named `kernel`
+  /// (a keyword) is `kernel_`.
+  static std::string kernelName(const std::string &name) {
+    return isKeyword(name) ? name + "_" : name;
+  }
+
   void kernel(const KernelDecl &k) {
-    out_ << "\nkernel " << k.name() << "(";
+    out_ << "\nkernel " << kernelName(k.name()) << "(";
     std::vector<const Decl *> params = k.paramOrder();
     for (size_t i = 0; i < params.size(); ++i)
       out_ << (i ? ",\n    " : "") << param(*params[i]);
@@ -140,7 +147,7 @@ private:
     ++depth_;
     for (const SequenceCall &c : q.calls()) {
       indent();
-      out_ << c.kernel << "(";
+      out_ << kernelName(c.kernel) << "(";
       for (size_t i = 0; i < c.args.size(); ++i)
         out_ << (i ? ", " : "") << c.args[i].first;
       out_ << ")";

@@ -10,6 +10,7 @@
 #include "antlr4-runtime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -1653,6 +1654,27 @@ std::unique_ptr<ast::Module> parseImpl(const SourceFile &file, DiagnosticEngine 
 }
 
 } // namespace
+
+bool isKeyword(std::string_view word) {
+  static const std::set<std::string, std::less<>> words = [] {
+    // Every token that is one literal word ('kernel', 'let', ...), and `inf`, a word that
+    // the FLOAT token spells.
+    std::set<std::string, std::less<>> out{"inf"};
+    antlr4::ANTLRInputStream empty("");
+    DkvLexer lexer(&empty);
+    const antlr4::dfa::Vocabulary &v = lexer.getVocabulary();
+    for (size_t t = 0; t <= v.getMaxTokenType(); ++t) {
+      std::string lit = v.getLiteralName(t);
+      if (lit.size() > 2 && lit.front() == '\'' && lit.back() == '\'' &&
+          std::all_of(lit.begin() + 1, lit.end() - 1, [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+          }))
+        out.insert(lit.substr(1, lit.size() - 2));
+    }
+    return out;
+  }();
+  return words.count(word) > 0;
+}
 
 std::unique_ptr<ast::Module> parseModule(const SourceFile &file, DiagnosticEngine &diags,
                                          const ParseLimits &limits) {

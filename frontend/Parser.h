@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string_view>
 
 namespace dkv::frontend {
 
@@ -32,5 +33,10 @@ struct ParseLimits {
 std::unique_ptr<ast::Module> parseModule(const support::SourceFile &file,
                                          support::DiagnosticEngine &diags,
                                          const ParseLimits &limits = {});
+
+/// Whether `word` is a keyword of the kernel language (`kernel`, `let`, `inf`, ...), from
+/// the grammar's own vocabulary: a name the printers and the Python tracer must not
+/// give anything.
+bool isKeyword(std::string_view word);
 
 } // namespace dkv::frontend

@@ -152,8 +152,9 @@ NOT : 'not' ;
 EMIT_PIPELINE : 'emit_pipeline' ;
 LAMBDA : 'lambda' ;
 
+// FLOAT before ID: `inf` (the float infinity) is a float literal, not a name.
+FLOAT : DIGITS '.' DIGITS EXPONENT? | DIGITS EXPONENT | 'inf' ;
 ID : [A-Za-z_] [A-Za-z0-9_]* ;
-FLOAT : DIGITS '.' DIGITS EXPONENT? | DIGITS EXPONENT ;
 INT : DIGITS ;
 fragment DIGITS : [0-9]+ ;
 fragment EXPONENT : [eE] [+-]? DIGITS ;

@@ -140,8 +140,10 @@ struct LoopObj {
 struct NamedScopeObj {};
 /// `pltpu.create_tensorcore_mesh(axis, num_cores=N)`.
 struct TcMeshObj {
-  std::string axis;
+  std::string axis; ///< its name in the kernel language
   int64_t cores = 1;
+  V name;            ///< the axis name the file gave (a str, or a tuple of them)
+  bool named = true; ///< whether Python code names it by the string `axis` (a str name)
 };
 /// `pltpu.get_tpu_info()` of the chip `--tpu` names (pytrace/TpuChips.h).
 struct TpuInfoObj {

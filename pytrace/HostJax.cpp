@@ -529,7 +529,7 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
     {"shape",
      [](auto &in, auto &t, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
-       in.dictSet(d->table, string(t.axis), integer(t.cores), r);
+       in.dictSet(d->table, t.name, integer(t.cores), r);
        return d;
      }},
     {"devices",
@@ -930,6 +930,49 @@ V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names) {
   return meshFrom(in, c, shape, names);
 }
 
+/// `pltpu.create_tensorcore_mesh(axis_name, devices, num_cores)` and the dataclass
+/// `pltpu.TensorCoreMesh(axis_name, num_cores)`.
+V tensorCoreMesh(Interp &in, CallCtx &c, bool dataclass) {
+  std::vector<V> a = dataclass ? c.bind(in, {"axis_name", "num_cores"})
+                               : c.bind(in, {"axis_name", "devices", "num_cores"});
+  if (dataclass)
+    a.insert(a.begin() + 1, nullptr);
+  V axis = a[0];
+  if (!axis)
+    in.raiseId("TypeError", fmt::format("{}() missing 'axis_name'", c.fn->name), c.range);
+  // JAX types it `str`, but any hashable name works there; a tuple of strings
+  // (JAX's own tests write `axis_name=('x',)`) is a name no string equals, so the
+  // kernel cannot name that axis by a string (`lax.axis_index(('x',))` means the
+  // axes named 'x', JAX's joint axes).
+  std::string dkName;
+  if (axis->kind == Kind::Str) {
+    dkName = cast<StrV>(axis).s;
+  } else if (axis->kind == Kind::Tuple) {
+    dkName = "tc";
+    for (const V &part : cast<TupleV>(axis).items) {
+      if (part->kind != Kind::Str)
+        unsupported(c.range, "a TensorCore mesh whose axis name is a tuple of non-strings");
+      dkName += "_" + cast<StrV>(part).s;
+    }
+  } else {
+    unsupported(c.range, "a TensorCore mesh whose axis name is neither a string nor a "
+                         "tuple of strings");
+  }
+  if (given(a[1]))
+    unsupported(c.range, fmt::format("{}(devices=...): give num_cores=N", c.fn->name));
+  // Without num_cores, JAX's default: the TensorCores of one device.
+  if (!given(a[2]) && !in.chip_)
+    fail(c.range, "python-unknown-fact",
+         fmt::format("{}: the number of TensorCores per device is unknown to dkv (its "
+                     "devices are TPUs of no particular generation); pass num_cores=N, or "
+                     "name the chip with --tpu NAME or '# dkv: tpu NAME' ({})",
+                     c.fn->name, tpuChipNames()));
+  int64_t cores = given(a[2]) ? in.toIndex(a[2], c.range, "num_cores") : in.chip_->coresPerDevice;
+  if (cores < 1)
+    fail(c.range, "python-call", "num_cores must be at least 1");
+  return makeApi(TcMeshObj{dkName, cores, axis, axis->kind == Kind::Str});
+}
+
 V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
 
 } // namespace
@@ -1289,30 +1332,11 @@ void registerHostJax(Registry &reg) {
       });
   // Positional mesh/in_specs/out_specs of the older shard_map.
   fn(
-      {"jax.experimental.pallas.tpu.create_tensorcore_mesh",
-       "jax.experimental.pallas.tpu.TensorCoreMesh"},
-      +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"axis_name", "devices", "num_cores"});
-        V axis = a[0];
-        if (!axis)
-          in.raiseId("TypeError", fmt::format("{}() missing 'axis_name'", c.fn->name), c.range);
-        if (axis->kind != Kind::Str)
-          unsupported(c.range, "a TensorCore mesh whose axis name is not a string");
-        if (given(a[1]))
-          unsupported(c.range, fmt::format("{}(devices=...): give num_cores=N", c.fn->name));
-        // Without num_cores, JAX's default: the TensorCores of one device.
-        if (!given(a[2]) && !in.chip_)
-          fail(c.range, "python-unknown-fact",
-               fmt::format("{}: the number of TensorCores per device is unknown to dkv (its "
-                           "devices are TPUs of no particular generation); pass num_cores=N, or "
-                           "name the chip with --tpu NAME or '# dkv: tpu NAME' ({})",
-                           c.fn->name, tpuChipNames()));
-        int64_t cores =
-            given(a[2]) ? in.toIndex(a[2], c.range, "num_cores") : in.chip_->coresPerDevice;
-        if (cores < 1)
-          fail(c.range, "python-call", "num_cores must be at least 1");
-        return makeApi(TcMeshObj{cast<StrV>(axis).s, cores});
-      });
+      {"jax.experimental.pallas.tpu.create_tensorcore_mesh"},
+      +[](Interp &in, CallCtx &c) -> V { return tensorCoreMesh(in, c, false); });
+  fn(
+      {"jax.experimental.pallas.tpu.TensorCoreMesh"},
+      +[](Interp &in, CallCtx &c) -> V { return tensorCoreMesh(in, c, true); });
   fn(
       {"jax.experimental.pallas.tpu.get_tpu_info"}, +[](Interp &in, CallCtx &c) -> V {
         if (!c.args.pos.empty() || !c.args.kw.empty())

@@ -185,9 +185,6 @@ struct EntryResult {
   std::optional<std::string> skipped; ///< the reason of a skipped test
 };
 
-/// The kernel language's reserved words: a Python name that is one gets a `_` appended
-/// in the traced kernel (docs/language.md).
-const std::set<std::string> &reservedWords();
 /// `base` made a kernel-language name not in `used` (a reserved word gets `_`, `_` and ""
 /// become `v`, a taken one `base_1`, `base_2`, ...), added to `used`.
 std::string freshName(std::string base, std::set<std::string> &used);
@@ -403,6 +400,33 @@ public:
   //--- the kernel being traced (Kernel.cpp, KernelApi.cpp) ----------------------------
   bool inKernel_ = false;
   std::vector<std::vector<ast::StmtPtr> *> blocks_;
+  /// The serial number of each block of blocks_ (a block is never numbered twice).
+  std::vector<uint64_t> blockIds_;
+  uint64_t blockSerial_ = 0;
+  /// Opens (pushBlock) and closes (popBlock) a block of kernel statements.
+  void pushBlock(std::vector<ast::StmtPtr> *b) {
+    blocks_.push_back(b);
+    blockIds_.push_back(++blockSerial_);
+  }
+  void popBlock() {
+    blocks_.pop_back();
+    blockIds_.pop_back();
+  }
+  /// Where each statement that may write a ref was emitted (emitted_ - 1 is the last):
+  /// per open block, its serial number and the statement's index there (for enclosing
+  /// blocks, the index the statement holding the nested block takes).
+  std::vector<std::vector<std::pair<uint64_t, size_t>>> writeAt_;
+  /// A loaded value stored after operations that may write a ref ran since its load:
+  /// the kernel-language expression of a snapshot of it taken where it was loaded (a
+  /// VMEM scratch `snapshot` of `shape` and `dtype`, stored right before the first of
+  /// those operations), or
+  /// null when there is no such place (docs/python.md "Values stored later").
+  TE snapshot(const TracedV &t, const std::vector<int64_t> &shape, ast::DType dtype, SourceRange r);
+  /// `v`, or when it is a loaded value whose refs were read before operations that may
+  /// write a ref ran since, a read of its snapshot (so that values loaded at different
+  /// times combine).
+  V current(const V &v, SourceRange r);
+  std::vector<std::unique_ptr<ast::Decl>> snapshotScratch_;
   std::set<std::string> used_;
   uint64_t emitted_ = 0; ///< statements that may write a ref
   uint64_t kernelStmts_ = 0;
@@ -551,6 +575,14 @@ public:
   /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the
   /// values are unknown or the key is another kind (the caller keeps it opaque).
   V indexArray(const HostArrayV &a, const V &key, SourceRange r);
+  /// `a op b` with a jax array operand (the other a Python number or a jax array):
+  /// NumPy broadcasting of the shapes, JAX's promotion of the dtype (a Python scalar is
+  /// weakly typed), integer values where both are known and the result fits int32, the
+  /// sharding where it is plain; null where dkv does not model it (the caller keeps it
+  /// opaque).
+  V arrayBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  /// `jnp.broadcast_to(x, shape)` of a host array or Python number (JAX's checks).
+  V broadcastArray(const V &x, const std::vector<int64_t> &shape, SourceRange r);
   /// Apply `f` to the values of each device (or to the one set of values).
   V mapContents(const HostArrayV &a, std::vector<int64_t> shape,
                 const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f);

@@ -199,9 +199,13 @@ V broadcastTo(Interp &in, CallCtx &c) {
   auto a = c.bind(in, {"array", "shape", "*", "out_sharding"});
   if (!a[0] || !a[1])
     in.raise("TypeError", "broadcast_to() missing a required argument", c.range);
-  if (!in.inKernel_)
-    return in.opaque("jnp.broadcast_to of an array", c.range);
   const std::string api = "jnp.broadcast_to";
+  if (!in.inKernel_) {
+    if (a[0]->kind != Kind::Opaque && a[1]->kind != Kind::Opaque)
+      if (V v = in.broadcastArray(a[0], in.shapeOf(a[1], c.range, "the shape"), c.range))
+        return v;
+    return in.opaque("jnp.broadcast_to of an array", c.range);
+  }
   std::vector<int64_t> shape = in.shapeOf(a[1], c.range, "the shape");
   if (knownShape(in, a[0], c.range, api) == shape)
     return a[0];

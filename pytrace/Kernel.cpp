@@ -807,16 +807,26 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
   if (!scratchDecls.empty())
     body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));
   blocks_ = {&body};
+  blockIds_ = {++blockSerial_};
+  writeAt_.clear();
+  snapshotScratch_.clear();
   emitted_ = 0;
   try {
     callFunction(const_cast<FunctionV &>(kf), std::move(kargs), r);
   } catch (...) {
     blocks_.clear();
+    blockIds_.clear();
     inKernel_ = false;
     throw;
   }
   blocks_.clear();
+  blockIds_.clear();
   inKernel_ = false;
+  // The snapshots of values stored after later operations: VMEM scratch of their own.
+  if (!snapshotScratch_.empty())
+    body.insert(body.begin(),
+                std::make_unique<ast::ScratchStmt>(kf.range, std::move(snapshotScratch_)));
+  snapshotScratch_.clear();
 
   std::vector<ast::ExprPtr> grid;
   for (int64_t g : grid_)
@@ -891,6 +901,10 @@ std::vector<std::unique_ptr<ast::Node>> Interp::meshItems(SourceRange r) {
   std::vector<std::unique_ptr<ast::Node>> items;
   items.push_back(std::make_unique<ast::MeshDecl>(r, std::move(axes)));
   if (auto *tc = apiAs<TcMeshObj>(tcMesh_)) {
+    if (std::find(mesh.names.begin(), mesh.names.end(), tc->axis) != mesh.names.end())
+      unsupported(r, fmt::format("a TensorCore mesh axis and a device mesh axis that are both "
+                                 "named {} in the kernel language",
+                                 tc->axis));
     std::vector<std::unique_ptr<ast::AxisDecl>> core;
     core.push_back(std::make_unique<ast::AxisDecl>(
         r, tc->axis, r, std::make_unique<ast::IntLiteral>(r, tc->cores), 0));

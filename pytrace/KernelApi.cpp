@@ -2,6 +2,7 @@
 // loaded refs) as kernel-language expressions, ref views, stores, DMAs, semaphores,
 // pl.when, loops, lax.cond and compute on values, as rows of the registry
 // (docs/python.md "The Pallas API table").
+#include "frontend/Parser.h"
 #include "pytrace/Interp.h"
 
 #include "prim/Bind.h"
@@ -14,15 +15,6 @@
 #include <numeric>
 
 namespace dkv::pytrace {
-
-const std::set<std::string> &reservedWords() {
-  static const std::set<std::string> r = {
-      "param", "const", "mesh",    "tensorcore_mesh", "kernel",       "sequence", "in",
-      "out",   "inout", "scratch", "run_scoped",      "let",          "var",      "if",
-      "else",  "for",   "sem",     "dma_sem",         "barrier",      "true",     "false",
-      "and",   "or",    "not",     "lambda",          "emit_pipeline"};
-  return r;
-}
 
 namespace {
 
@@ -44,7 +36,7 @@ bool isTracedValue(const V &v) {
 std::string freshName(std::string base, std::set<std::string> &used) {
   if (base.empty() || base == "_")
     base = "v";
-  if (reservedWords().count(base))
+  if (frontend::isKeyword(base))
     base += "_";
   std::string name = base;
   for (int n = 1; used.count(name); ++n)
@@ -66,8 +58,13 @@ void Interp::emit(ast::StmtPtr s, bool writes) {
     range.begin.inlined = range.end.inlined = inlined_;
     s->setRange(range);
   }
-  if (writes)
+  if (writes) {
     ++emitted_;
+    std::vector<std::pair<uint64_t, size_t>> at;
+    for (size_t k = 0; k < blocks_.size(); ++k)
+      at.emplace_back(blockIds_[k], blocks_[k]->size());
+    writeAt_.push_back(std::move(at));
+  }
   if (++kernelStmts_ > kMaxKernelStmts)
     fail(s->range(), "python-overflow",
          fmt::format("the kernel traces to more than {} statements (unrolled Python loops "
@@ -75,6 +72,21 @@ void Interp::emit(ast::StmtPtr s, bool writes) {
                      "this long would not finish",
                      kMaxKernelStmts));
   blocks_.back()->push_back(std::move(s));
+}
+
+V Interp::current(const V &v, SourceRange r) {
+  auto *t = dynCast<TracedV>(v);
+  if (!t || t->tk != TKind::Value || !t->span.any() || t->span.hi == emitted_)
+    return v;
+  std::optional<prim::ValueType> type = valueType(v);
+  if (!type || type->kind != prim::ValueType::Kind::Array)
+    return v;
+  TE read = snapshot(*t, type->shape, type->elem.dtype, r);
+  if (!read)
+    return v;
+  // A snapshot is written once, before anything reads it: reading it is the same at any
+  // later time (no load to date).
+  return typed(std::make_shared<TracedV>(read, TKind::Value, UINT64_MAX, LoadSpan{}), type);
 }
 
 V Interp::letTraced(const V &v, const std::string &hint, SourceRange r) {
@@ -204,18 +216,20 @@ V Interp::tracedBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
 // Python operator, written with its kernel-language operator (a mask for comparisons,
 // mask logic for `&` / `|`), or a compute (`@` is dot).
 namespace {
-// A Python float in a kernel value: a literal of the kernel language, which has none for
-// an infinity or NaN (`-jnp.inf`, `math.nan`): those are refused by name.
+// A Python float in a kernel value: a literal of the kernel language (`inf` for an
+// infinity, `-inf` its negation), which has none for a NaN (`math.nan`): refused by name.
 TE kernelFloat(double f, SourceRange r) {
-  if (!std::isfinite(f))
+  if (std::isnan(f))
     unsupported(r, fmt::format("the float {} in a kernel value (the kernel language has no "
-                               "literal for an infinity or NaN)",
+                               "literal for a NaN)",
                                floatRepr(f)));
   return teFloat(r, f, floatRepr(f));
 }
 } // namespace
 
-V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r) {
+V Interp::valueBinop(std::string_view op, const V &a0, const V &b0, SourceRange r) {
+  // Values loaded before operations that ran since combine through their snapshots.
+  const V a = current(a0, r), b = current(b0, r);
   auto operand = [&](const V &v) -> TE {
     if (isTracedValue(v))
       return cast<TracedV>(v).te;
@@ -241,12 +255,15 @@ V Interp::valueBinop(std::string_view op, const V &a, const V &b, SourceRange r)
   while (ast::toString(bop) != dk && bop != ast::BinaryOp::Shr)
     bop = static_cast<ast::BinaryOp>(static_cast<int>(bop) + 1);
   uint64_t stamp = UINT64_MAX;
+  LoadSpan span;
   for (const V &v : {a, b})
-    if (auto *t = dynCast<TracedV>(v))
+    if (auto *t = dynCast<TracedV>(v)) {
       stamp = std::min(stamp, t->stamp);
-  return typed(
-      std::make_shared<TracedV>(teBinary(r, bop, operand(a), operand(b)), TKind::Value, stamp),
-      inferValue(*cop, {a, b}, prim::Attrs{}, op));
+      span = LoadSpan::merge(span, t->span);
+    }
+  return typed(std::make_shared<TracedV>(teBinary(r, bop, operand(a), operand(b)), TKind::Value,
+                                         stamp, span),
+               inferValue(*cop, {a, b}, prim::Attrs{}, op));
 }
 
 V Interp::tracedCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
@@ -424,12 +441,22 @@ void Interp::store(const V &refV, const V &key, const V &value, bool accumulate,
   else if (auto *f = dynCast<FloatV>(value))
     rhs = kernelFloat(f->f, r);
   else if (auto *t = dynCast<TracedV>(value); t && t->tk == TKind::Value) {
-    // UINT64_MAX: the value loads no ref (jnp.zeros(...)), so it may be stored anywhere.
-    if (t->stamp != UINT64_MAX && t->stamp != emitted_)
-      unsupported(r, "a value loaded from a ref is stored after other kernel operations "
-                     "(DMAs, signals, waits or stores) ran since the load; dkv reads a ref "
-                     "where the value is stored, so store it before any other kernel operation");
     rhs = t->te;
+    if (t->stamp != emitted_ && t->stamp != UINT64_MAX) {
+      // The snapshot has the shape and element type of the ref the value is stored into
+      // (the store there converts and broadcasts it the same way).
+      const auto &ref = static_cast<RefV &>(*target);
+      if (std::optional<std::vector<int64_t>> shape = viewShape(ref))
+        rhs = snapshot(*t, *shape, ref.dtype, r);
+      else
+        rhs = nullptr;
+      if (!rhs)
+        unsupported(r, "a value loaded from a ref is stored after other kernel operations "
+                       "(DMAs, signals, waits or stores) ran since the load, and dkv cannot "
+                       "snapshot it where it was loaded (its load's block has ended, or it "
+                       "mixes loads on both sides of an operation that dkv could not snapshot "
+                       "apart); store it before any other kernel operation");
+    }
   } else if (t && t->tk == TKind::Int) {
     rhs = t->te; // a per-device integer, e.g. pltpu.semaphore_read's value
   } else if (value->kind == Kind::Ref) {
@@ -603,14 +630,14 @@ V Interp::callWhen(const WhenObj &w, Args args, SourceRange r) {
   }
   TE c = predTE(cond, r);
   auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-  blocks_.push_back(body.get());
+  pushBlock(body.get());
   try {
     callFunction(fn, {}, r);
   } catch (...) {
-    blocks_.pop_back();
+    popBlock();
     throw;
   }
-  blocks_.pop_back();
+  popBlock();
   std::vector<ast::IfStmt::Branch> branches;
   branches.push_back({build(*c), std::make_unique<ast::Block>(fn.range, std::move(*body))});
   emit(std::make_unique<ast::IfStmt>(r, std::move(branches), nullptr));
@@ -656,16 +683,16 @@ V Interp::forLoop(const std::string &api, const V &loV, const V &hiV, const V &b
   }
   var = fresh(var);
   auto stmts = std::make_unique<std::vector<ast::StmtPtr>>();
-  blocks_.push_back(stmts.get());
+  pushBlock(stmts.get());
   V index = std::make_shared<TracedV>(teName(r, var), TKind::Int);
   V out;
   try {
     out = withCarry ? call(body, Args{{index, init}, {}}, r) : call(body, Args{{index}, {}}, r);
   } catch (...) {
-    blocks_.pop_back();
+    popBlock();
     throw;
   }
-  blocks_.pop_back();
+  popBlock();
   if (carried &&
       !(out == init || (out->kind != Kind::Traced && equal(out, init, r).value_or(false))))
     unsupported(r, fmt::format("{} with a per-device bound whose body changes the carried value "
@@ -692,24 +719,24 @@ V Interp::condBranches(const V &pred, const V &t, const V &f, const std::vector<
   TE c = predTE(pred, r);
   auto tb = std::make_unique<std::vector<ast::StmtPtr>>();
   auto fb = std::make_unique<std::vector<ast::StmtPtr>>();
-  blocks_.push_back(tb.get());
+  pushBlock(tb.get());
   V tv;
   try {
     tv = call(t, Args{ops, {}}, r);
   } catch (...) {
-    blocks_.pop_back();
+    popBlock();
     throw;
   }
-  blocks_.pop_back();
-  blocks_.push_back(fb.get());
+  popBlock();
+  pushBlock(fb.get());
   V fv;
   try {
     fv = call(f, Args{ops, {}}, r);
   } catch (...) {
-    blocks_.pop_back();
+    popBlock();
     throw;
   }
-  blocks_.pop_back();
+  popBlock();
   if (tv->kind == Kind::Traced || fv->kind == Kind::Traced || !equal(tv, fv, r).value_or(false))
     unsupported(r, "lax.cond on a per-device predicate whose branches return different or "
                    "per-device values (dkv writes it as `if`/`else`, which returns nothing; "
@@ -812,6 +839,8 @@ V Interp::tracedAttr(const V &v, const std::string &name, SourceRange r) {
 V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional<ast::DType> dtype,
                        std::optional<int64_t> axis, SourceRange r, std::string_view api,
                        std::vector<std::pair<std::string, bool>> flags, std::vector<int64_t> dims) {
+  for (V &v : operands)
+    v = current(v, r);
   prim::Attrs attrs;
   attrs.axis = axis;
   attrs.dtype = dtype;
@@ -824,6 +853,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
   e->k = TExpr::K::Compute, e->range = r, e->cop = op, e->dtype = dtype, e->axis = axis;
   e->flags = std::move(flags), e->dims = std::move(dims);
   uint64_t stamp = UINT64_MAX;
+  LoadSpan span;
   bool anyValue = false;
   for (size_t i = 0; i < operands.size(); ++i) {
     const V &v = operands[i];
@@ -831,6 +861,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
     if (t && t->tk == TKind::Value) {
       anyValue = true;
       stamp = std::min(stamp, t->stamp);
+      span = LoadSpan::merge(span, t->span);
       e->kids.push_back(t->te);
     } else if (op == ast::ComputeOp::Where && i == 0 && t && t->tk == TKind::Bool) {
       e->kids.push_back(t->te);
@@ -851,7 +882,7 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
   // An op that creates an array (broadcasted_iota) has no operand.
   if (!anyValue && prim::record(op).shape != prim::ShapeRule::Create)
     fail(r, "python-type", fmt::format("{}: no operand is a value loaded from a ref", api));
-  return typed(std::make_shared<TracedV>(e, TKind::Value, stamp), std::move(type));
+  return typed(std::make_shared<TracedV>(e, TKind::Value, stamp, span), std::move(type));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1093,7 +1124,7 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
 // else is a collective dkv does not compute.
 // The size of one mesh axis (or the core axis of the pl.kernel being traced).
 int64_t axisSizeOf(Interp &in, const std::string &name, SourceRange r) {
-  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->axis == name)
+  if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->named && tc->axis == name)
     return tc->cores;
   if (auto *m = apiAs<MeshObj>(in.mesh_))
     for (size_t i = 0; i < m->names.size(); ++i)
@@ -1156,7 +1187,7 @@ V axisIndex(Interp &in, CallCtx &c) {
   for (const std::string &name : names) {
     bool known = false;
     if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_))
-      known = tc->axis == name; // the core of a pl.kernel
+      known = tc->named && tc->axis == name; // the core of a pl.kernel
     if (auto *m = apiAs<MeshObj>(in.mesh_))
       known = known || std::find(m->names.begin(), m->names.end(), name) != m->names.end();
     if (!known)
@@ -1257,6 +1288,11 @@ std::vector<V> splitLets(Interp &in, const V &value, const std::string &hint, So
   std::vector<std::string> names;
   for (int64_t i = 0; i < n; ++i)
     names.push_back(in.fresh(hint));
+  // The parts read the whole's refs where their lets are: that is where the whole was
+  // loaded when no operation ran since (a snapshot may then be taken there).
+  LoadSpan span;
+  if (whole.span.any() && whole.span.lo == whole.span.hi && whole.span.hi == in.emitted_)
+    span = LoadSpan{whole.span.lo, whole.span.hi, in.blocks_.size(), in.blockIds_.back()};
   std::vector<V> parts;
   for (size_t i = 0; i < names.size(); ++i) {
     ast::ExprPtr part = build(*whole.te);
@@ -1266,7 +1302,7 @@ std::vector<V> splitLets(Interp &in, const V &value, const std::string &hint, So
     let->setTupleNames(names);
     in.emit(std::move(let), false);
     parts.push_back(in.typed(
-        std::make_shared<TracedV>(teName(r, names[i]), TKind::Value, whole.stamp), partType));
+        std::make_shared<TracedV>(teName(r, names[i]), TKind::Value, whole.stamp, span), partType));
   }
   return parts;
 }
@@ -1596,15 +1632,15 @@ void registerKernelApi(Registry &reg) {
           inner.kw.emplace_back(k, bound);
         }
         auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-        in.blocks_.push_back(body.get());
+        in.pushBlock(body.get());
         V result;
         try {
           result = in.callFunction(f, std::move(inner), c.range);
         } catch (...) {
-          in.blocks_.pop_back();
+          in.popBlock();
           throw;
         }
-        in.blocks_.pop_back();
+        in.popBlock();
         in.emit(std::make_unique<ast::RunScopedStmt>(
             c.range, std::move(decls), std::make_unique<ast::Block>(f.range, std::move(*body))));
         return result;
@@ -1624,7 +1660,7 @@ void registerKernelApi(Registry &reg) {
         decls.push_back(in.scratchDecl(makeApi(SemTypeObj{ast::SemKind::Dma}), in.fresh("sync_sem"),
                                        r, ast::Storage::Scoped, sem));
         auto body = std::make_unique<std::vector<ast::StmtPtr>>();
-        in.blocks_.push_back(body.get());
+        in.pushBlock(body.get());
         std::string let = in.fresh("sync");
         in.emit(std::make_unique<ast::LetStmt>(
                     r, std::make_unique<ast::LetDecl>(
@@ -1635,7 +1671,7 @@ void registerKernelApi(Registry &reg) {
                 false);
         for (ast::DmaMethod m : {ast::DmaMethod::Start, ast::DmaMethod::Wait})
           in.emit(std::make_unique<ast::DmaStmt>(r, std::make_unique<ast::NameExpr>(r, let), m));
-        in.blocks_.pop_back();
+        in.popBlock();
         in.emit(std::make_unique<ast::RunScopedStmt>(
             r, std::move(decls), std::make_unique<ast::Block>(r, std::move(*body))));
         return none();
@@ -1896,6 +1932,53 @@ V Interp::indexValue(const V &x, const V &key, SourceRange r) {
     cur =
         computeValue(ast::ComputeOp::Reshape, {cur}, std::nullopt, std::nullopt, r, api, {}, kept);
   return cur;
+}
+
+} // namespace dkv::pytrace
+
+namespace dkv::pytrace {
+
+TE Interp::snapshot(const TracedV &t, const std::vector<int64_t> &shape, ast::DType dtype,
+                    SourceRange r) {
+  const LoadSpan &s = t.span;
+  // One time of loading (no operation between its loads), in a block still open.
+  if (!s.any() || s.lo != s.hi || s.block == UINT64_MAX || s.lo >= writeAt_.size() ||
+      s.depth == 0 || s.depth > blocks_.size() || blockIds_[s.depth - 1] != s.block)
+    return nullptr;
+  // The first operation after the loads: the snapshot goes right before it, in the
+  // innermost block of its place that is still open (and at least as deep as the loads:
+  // the value may name what the load's block declares).
+  const std::vector<std::pair<uint64_t, size_t>> &path = writeAt_[s.lo];
+  size_t level = 0;
+  bool found = false;
+  for (size_t j = 0; j < path.size() && j < blocks_.size() && path[j].first == blockIds_[j]; ++j)
+    level = j, found = true;
+  if (!found || level + 1 < s.depth)
+    return nullptr;
+  if (shape.empty())
+    return nullptr;
+  const SourceRange at = t.te->range;
+  const std::string name = fresh("snapshot");
+  std::vector<ast::ExprPtr> dims;
+  for (int64_t d : shape)
+    dims.push_back(std::make_unique<ast::IntLiteral>(at, d));
+  snapshotScratch_.push_back(
+      std::make_unique<ast::BufferDecl>(at, name, at, ast::Storage::Scratch, ast::Direction::None,
+                                        ast::MemSpace::Vmem, dtype, std::move(dims)));
+  auto whole = std::make_shared<TExpr>();
+  whole->k = TExpr::K::Index, whole->range = at, whole->text = name, whole->ellipsis = true;
+  // `name[...] = value` where the value was loaded; later places there move one on.
+  std::vector<ast::StmtPtr> &block = *blocks_[level];
+  const size_t index = std::min(path[level].second, block.size());
+  block.insert(block.begin() + static_cast<std::ptrdiff_t>(index),
+               std::make_unique<ast::StoreStmt>(at, build(*whole), false, build(*t.te)));
+  for (auto &p : writeAt_)
+    for (auto &[id, i] : p)
+      if (id == blockIds_[level] && i >= index)
+        ++i;
+  if (++kernelStmts_ > kMaxKernelStmts)
+    fail(r, "python-overflow", "the kernel traces to too many statements");
+  return whole;
 }
 
 } // namespace dkv::pytrace

@@ -2,11 +2,13 @@
 // tracer's values, as CPython defines them for its built-in types (docs/python.md
 // "Object model"). Per-device values go to the kernel side (KernelApi.cpp), opaque ones
 // stay opaque until they decide something.
+#include "pytrace/ApiObjects.h"
 #include "pytrace/Interp.h"
 #include "pytrace/Text.h"
 #include "support/IntArith.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -285,9 +287,12 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
     return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
   if (a->kind == Kind::Traced || b->kind == Kind::Traced)
     return tracedBinop(op, a, b, r);
-  if (a->kind == Kind::HostArray || b->kind == Kind::HostArray)
+  if (a->kind == Kind::HostArray || b->kind == Kind::HostArray) {
+    if (V v = arrayBinop(op, a, b, r))
+      return v;
     return opaque(fmt::format("`{}` on an array (dkv keeps arrays as shapes)", py::toString(op)),
                   r);
+  }
   // Numbers.
   if (isNumber(a) && isNumber(b)) {
     bool ints = isIntLike(a) && isIntLike(b);
@@ -580,8 +585,9 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return opaque("a unary operator on an array", r);
   if (auto *t = dynCast<TracedV>(v)) {
     if (op == UnaryOpKind::USub && t->tk != TKind::Bool)
-      return typed(std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp),
-                   t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
+      return typed(
+          std::make_shared<TracedV>(teUnary(r, ast::UnaryOp::Neg, t->te), t->tk, t->stamp, t->span),
+          t->tk == TKind::Value ? valueType(v) : std::nullopt); // negation keeps the type
     if (op == UnaryOpKind::UAdd)
       return v;
     if (op == UnaryOpKind::Invert && t->tk == TKind::Bool)
@@ -1167,7 +1173,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     std::optional<prim::ValueType> type;
     if (std::optional<std::vector<int64_t>> shape = viewShape(viewRef))
       type = prim::ValueType::array(prim::ElemType{viewRef.dtype, false}, *shape);
-    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_), type);
+    LoadSpan span{emitted_, emitted_, blocks_.size(), blockIds_.empty() ? 0 : blockIds_.back()};
+    return typed(std::make_shared<TracedV>(refTE(viewRef, r), TKind::Value, emitted_, span), type);
   }
   case Kind::List:
   case Kind::Tuple:
@@ -1302,6 +1309,291 @@ V Interp::mapContents(const HostArrayV &a, std::vector<int64_t> shape,
   return out;
 }
 
+namespace {
+
+/// A shape as Python prints the tuple: `(4,)`, `(4, 8)`.
+std::string shapeText(const std::vector<int64_t> &shape) {
+  if (shape.size() == 1)
+    return fmt::format("({},)", shape[0]);
+  return fmt::format("({})", fmt::join(shape, ", "));
+}
+
+/// The entries of a PartitionSpec sharding, one per dimension of a `rank`-dimensional
+/// array (a spec may name fewer: the rest are None); nullopt when it is unknown.
+std::optional<std::vector<V>> specEntries(const HostArrayV &a) {
+  const auto *p = a.sharding ? apiAs<PSpecObj>(a.sharding) : nullptr;
+  if (!p || p->entries.size() > a.shape.size())
+    return std::nullopt;
+  std::vector<V> out = p->entries;
+  while (out.size() < a.shape.size())
+    out.push_back(none());
+  return out;
+}
+
+/// Whether a spec entry shards its dimension (None does not).
+bool shards(const V &entry) { return entry->kind != Kind::None; }
+
+/// The sharding of `a[items]` (only None, slices and ints): a whole slice keeps its
+/// dimension's entry, None adds an unsharded dimension, an int drops an unsharded one;
+/// anything else on a sharded dimension leaves the sharding unknown (null).
+V indexedSharding(const HostArrayV &a, const std::vector<V> &items) {
+  std::optional<std::vector<V>> entries = specEntries(a);
+  if (!entries)
+    return nullptr;
+  std::vector<V> out;
+  size_t dim = 0;
+  for (const V &k : items) {
+    if (k->kind == Kind::None) {
+      out.push_back(none());
+      continue;
+    }
+    if (dim >= entries->size())
+      return nullptr;
+    const V &entry = (*entries)[dim++];
+    if (const auto *sl = dynCast<SliceV>(k)) {
+      const bool whole = sl->lower->kind == Kind::None && sl->upper->kind == Kind::None &&
+                         sl->step->kind == Kind::None;
+      if (!whole && shards(entry))
+        return nullptr;
+      out.push_back(entry);
+    } else if (shards(entry)) {
+      return nullptr;
+    }
+  }
+  for (; dim < entries->size(); ++dim)
+    out.push_back((*entries)[dim]);
+  return makeApi(PSpecObj{std::move(out)});
+}
+
+/// NumPy's broadcasting of two shapes (right-aligned, equal or 1); nullopt when they
+/// do not broadcast.
+std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &x,
+                                                    const std::vector<int64_t> &y) {
+  const size_t n = std::max(x.size(), y.size());
+  std::vector<int64_t> out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = i < n - x.size() ? 1 : x[i - (n - x.size())];
+    const int64_t b = i < n - y.size() ? 1 : y[i - (n - y.size())];
+    if (a != b && a != 1 && b != 1)
+      return std::nullopt;
+    out[i] = a == 1 ? b : a;
+  }
+  return out;
+}
+
+/// The sharding of an array of `outShape` that `a` is broadcast into (right-aligned):
+/// its entries on the dimensions it keeps, None on the dimensions added; unknown when a
+/// sharded dimension is stretched.
+V broadcastSharding(const HostArrayV &a, const std::vector<int64_t> &outShape) {
+  std::optional<std::vector<V>> entries = specEntries(a);
+  if (!entries || outShape.size() < a.shape.size())
+    return nullptr;
+  const size_t lead = outShape.size() - a.shape.size();
+  std::vector<V> out(lead, none());
+  for (size_t i = 0; i < a.shape.size(); ++i) {
+    if (a.shape[i] != outShape[lead + i] && shards((*entries)[i]))
+      return nullptr;
+    out.push_back((*entries)[i]);
+  }
+  return makeApi(PSpecObj{std::move(out)});
+}
+
+/// The values of `x` (row-major, of shape `from`) broadcast to `to`.
+std::vector<int64_t> broadcastValues(const std::vector<int64_t> &x,
+                                     const std::vector<int64_t> &from,
+                                     const std::vector<int64_t> &to) {
+  const size_t lead = to.size() - from.size();
+  int64_t total = 1;
+  for (int64_t d : to)
+    total *= d;
+  std::vector<int64_t> out(static_cast<size_t>(total));
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat, src = 0, stride = 1;
+    for (size_t d = to.size(); d-- > 0;) {
+      const int64_t i = rest % to[d];
+      rest /= to[d];
+      if (d >= lead) {
+        const int64_t len = from[d - lead];
+        src += (len == 1 ? 0 : i) * stride;
+        stride *= len;
+      }
+    }
+    out[static_cast<size_t>(flat)] = x[static_cast<size_t>(src)];
+  }
+  return out;
+}
+
+int64_t elements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+V Interp::arrayBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
+  using py::BinOpKind;
+  if (op != BinOpKind::Add && op != BinOpKind::Sub && op != BinOpKind::Mult &&
+      op != BinOpKind::Div && op != BinOpKind::FloorDiv && op != BinOpKind::Mod)
+    return nullptr;
+  const auto *x = dynCast<HostArrayV>(a);
+  const auto *y = dynCast<HostArrayV>(b);
+  // jax arrays only (NumPy's promotion differs: int64, float64), and no ShapeDtypeStruct.
+  for (const HostArrayV *h : {x, y})
+    if (h && (h->numpy || h->isStruct))
+      return nullptr;
+  for (const V &v : {a, b})
+    if (v->kind != Kind::HostArray && !isNumber(v))
+      return nullptr;
+  static const std::vector<int64_t> scalar;
+  const std::vector<int64_t> &xs = x ? x->shape : scalar, &ys = y ? y->shape : scalar;
+  std::optional<std::vector<int64_t>> shape = broadcastShapes(xs, ys);
+  if (!shape) {
+    // JAX's errors: arrays of one rank reach lax's check of the operation, arrays of
+    // two ranks NumPy's rank promotion (jax/_src/numpy/util.py promote_shapes).
+    if (xs.size() != ys.size())
+      raise("ValueError",
+            fmt::format("Incompatible shapes for broadcasting: shapes=[{}, {}]", shapeText(xs),
+                        shapeText(ys)),
+            r);
+    const char *lax = op == BinOpKind::Add    ? "add"
+                      : op == BinOpKind::Sub  ? "sub"
+                      : op == BinOpKind::Mult ? "mul"
+                      : op == BinOpKind::Mod  ? "rem"
+                                              : "div";
+    raise("TypeError",
+          fmt::format("{} got incompatible shapes for broadcasting: {}, {}.", lax, shapeText(xs),
+                      shapeText(ys)),
+          r);
+  }
+  // The dtype: JAX's promotion, a Python scalar weakly typed (it takes the array's
+  // type, an int array and a float scalar give float32); true division of integers
+  // gives float32. Two arrays of different types: only int with float is modelled.
+  ast::DType dtype;
+  auto isInt = [](ast::DType t) { return ast::isInteger(t); };
+  if (x && y) {
+    if (x->dtype == y->dtype)
+      dtype = x->dtype;
+    else if (isInt(x->dtype) != isInt(y->dtype))
+      dtype = isInt(x->dtype) ? y->dtype : x->dtype;
+    else
+      return nullptr;
+  } else {
+    const HostArrayV &arr = x ? *x : *y;
+    const V &other = x ? b : a;
+    dtype = isInt(arr.dtype) && other->kind == Kind::Float ? ast::DType::F32 : arr.dtype;
+  }
+  if (op == BinOpKind::Div && isInt(dtype))
+    dtype = ast::DType::F32;
+  auto out = std::make_shared<HostArrayV>(*shape, dtype);
+  // Values: integers, both sides known (one set, not per device), every result in int32.
+  auto values = [&](const HostArrayV *h, const V &v) -> std::optional<std::vector<int64_t>> {
+    if (h)
+      return h->contents && !h->deviceContents
+                 ? std::optional(broadcastValues(*h->contents, h->shape, *shape))
+                 : std::nullopt;
+    if (!isIntLike(v))
+      return std::nullopt;
+    return std::vector<int64_t>(static_cast<size_t>(elements(*shape)), intOf(v));
+  };
+  if (dtype == ast::DType::I32 && elements(*shape) <= (int64_t{1} << 16)) {
+    std::optional<std::vector<int64_t>> l = values(x, a), rv = values(y, b);
+    if (l && rv) {
+      std::vector<int64_t> res(l->size());
+      bool ok = true;
+      for (size_t i = 0; i < res.size() && ok; ++i) {
+        const int64_t p = (*l)[i], q = (*rv)[i];
+        switch (op) {
+        case BinOpKind::Add:
+          res[i] = p + q;
+          break;
+        case BinOpKind::Sub:
+          res[i] = p - q;
+          break;
+        case BinOpKind::Mult:
+          res[i] = p * q; // both in int32: no 64-bit overflow
+          break;
+        case BinOpKind::FloorDiv:
+        case BinOpKind::Mod: {
+          if (q == 0) {
+            ok = false;
+            break;
+          }
+          int64_t quo = p / q, rem = p % q;
+          if (rem != 0 && ((rem < 0) != (q < 0))) {
+            --quo;
+            rem += q;
+          }
+          res[i] = op == BinOpKind::FloorDiv ? quo : rem;
+          break;
+        }
+        default:
+          ok = false;
+        }
+        ok = ok && res[i] >= std::numeric_limits<int32_t>::min() &&
+             res[i] <= std::numeric_limits<int32_t>::max();
+      }
+      if (ok)
+        out->contents = std::move(res);
+    }
+  }
+  // The sharding: a scalar keeps the array's; two arrays the one they share, or the
+  // sharded one's when the other is only broadcast along unsharded dimensions.
+  auto text = [&](const V &s) -> std::optional<std::string> {
+    return s ? repr(s, r) : std::nullopt;
+  };
+  if (!x || !y) {
+    out->sharding = broadcastSharding(x ? *x : *y, *shape);
+  } else {
+    V sx = broadcastSharding(*x, *shape), sy = broadcastSharding(*y, *shape);
+    std::optional<std::string> tx = text(sx), ty = text(sy);
+    if (tx && ty && *tx == *ty)
+      out->sharding = sx;
+  }
+  return out;
+}
+
+V Interp::broadcastArray(const V &v, const std::vector<int64_t> &shape, SourceRange r) {
+  const auto *x = dynCast<HostArrayV>(v);
+  if ((!x && !isNumber(v)) || (x && (x->numpy || x->isStruct)))
+    return nullptr;
+  static const std::vector<int64_t> scalar;
+  const std::vector<int64_t> &from = x ? x->shape : scalar;
+  if (from.size() > shape.size())
+    raise("ValueError",
+          fmt::format("Cannot broadcast to shape with fewer dimensions: arr_shape={} shape={}",
+                      shapeText(from), shapeText(shape)),
+          r);
+  bool ok = true;
+  for (size_t i = 0; ok && i < from.size(); ++i) {
+    const int64_t want = shape[shape.size() - from.size() + i];
+    ok = from[i] == want || from[i] == 1;
+  }
+  for (int64_t d : shape)
+    if (d < 0)
+      raise("ValueError",
+            fmt::format("negative dimensions are not allowed in shape {}", shapeText(shape)), r);
+  if (!ok)
+    raise("ValueError",
+          fmt::format("Incompatible types for broadcasting: input shape {} and requested shape {}",
+                      shapeText(from), shapeText(shape)),
+          r);
+  const ast::DType dtype = x                        ? x->dtype
+                           : v->kind == Kind::Float ? ast::DType::F32
+                                                    : ast::DType::I32;
+  auto out = std::make_shared<HostArrayV>(shape, dtype);
+  if (elements(shape) <= (int64_t{1} << 16)) {
+    if (x && x->contents && !x->deviceContents)
+      out->contents = broadcastValues(*x->contents, from, shape);
+    else if (!x && isIntLike(v))
+      out->contents = std::vector<int64_t>(static_cast<size_t>(elements(shape)), intOf(v));
+  }
+  if (x)
+    out->sharding = broadcastSharding(*x, shape);
+  return out;
+}
+
 V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
   std::vector<V> items = key->kind == Kind::Tuple ? toVector(key, r) : std::vector<V>{key};
   // The devices whose values differ: the array's, or the key's per-device ints.
@@ -1402,6 +1694,7 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
     out->numpy = a.numpy;
     if (!shapeOnly)
       out->contents = gather(*a.contents, picks);
+    out->sharding = indexedSharding(a, items);
     return out;
   }
   std::vector<std::vector<int64_t>> per;

@@ -59,18 +59,18 @@ std::vector<BlockSpecObj> specList(Interp &in, const V &v, SourceRange r, const 
 /// emit none, or the pipeline's body).
 V callInto(Interp &in, const V &fn, std::vector<V> args, SourceRange r,
            std::vector<ast::StmtPtr> &into, bool indexMap) {
-  in.blocks_.push_back(&into);
+  in.pushBlock(&into);
   bool inline_ = in.inlineLets_;
   in.inlineLets_ = indexMap;
   V result;
   try {
     result = in.call(fn, Args{std::move(args), {}}, r);
   } catch (...) {
-    in.blocks_.pop_back();
+    in.popBlock();
     in.inlineLets_ = inline_;
     throw;
   }
-  in.blocks_.pop_back();
+  in.popBlock();
   in.inlineLets_ = inline_;
   return result;
 }

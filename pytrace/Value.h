@@ -7,6 +7,7 @@
 #include "pytrace/TracedExpr.h"
 #include "support/Source.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -382,15 +383,39 @@ struct OpaqueV final : Value {
 /// A per-device value: an integer or condition (lax.axis_index, pl.program_id, a table
 /// element, ... and arithmetic on them), or an array loaded from refs.
 enum class TKind : uint8_t { Int, Bool, Value };
+/// Where a loaded value's refs were read: the counts of kernel operations that may write
+/// a ref at its earliest and latest load (UINT64_MAX and 0: no load), and the innermost
+/// block of the kernel being traced that a load was in (its depth and serial number).
+struct LoadSpan {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t depth = 0;
+  uint64_t block = 0;
+  bool any() const { return lo != UINT64_MAX; }
+  /// The span of a value computed from values of spans `a` and `b`.
+  static LoadSpan merge(const LoadSpan &a, const LoadSpan &b) {
+    if (!a.any())
+      return b;
+    if (!b.any())
+      return a;
+    LoadSpan out{std::min(a.lo, b.lo), std::max(a.hi, b.hi), a.depth, a.block};
+    if (b.depth > a.depth)
+      out.depth = b.depth, out.block = b.block;
+    else if (b.depth == a.depth && b.block != a.block)
+      out.block = UINT64_MAX; // loads in two sibling blocks: no one place has both
+    return out;
+  }
+};
+
 struct TracedV final : Value {
   static constexpr Kind kKind = Kind::Traced;
-  TracedV(TE te, TKind tk, uint64_t stamp = 0)
-      : Value(kKind), te(std::move(te)), tk(tk), stamp(stamp) {}
+  TracedV(TE te, TKind tk, uint64_t stamp = 0, LoadSpan span = {})
+      : Value(kKind), te(std::move(te)), tk(tk), stamp(stamp), span(span) {}
   const TE te;
   const TKind tk;
   /// A loaded value: the count of kernel operations when its refs were read (a load
-  /// may only be stored before any other operation runs).
+  /// may only be stored before any other operation runs, or through a snapshot).
   const uint64_t stamp;
+  const LoadSpan span;
 };
 
 /// A ref (kind Ref) or a semaphore (kind Sem): its declaration's name and extents and

@@ -2,6 +2,7 @@
 #include "TestUtil.h"
 
 #include "frontend/AstPrinter.h"
+#include "frontend/Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +40,27 @@ TEST(Printer, CheckedTreeShowsTypesAndDeclarations) {
   EXPECT_NE(s.find("base: NameExpr o -> BufferDecl@2:10 : ref f32[4] @2:31"), std::string::npos)
       << s;
   EXPECT_NE(s.find("Range @2:33"), std::string::npos) << s;
+}
+
+TEST(Printer, InfIsAFloatLiteralAndInfoAName) {
+  auto r = test::load("mesh x = 2\nkernel k(out o: vmem f32[4]) { let info = 2\n"
+                      "  o[0:info] = -inf\n  o[2:4] = inf }\n");
+  ASSERT_TRUE(r.ok) << r.rendered();
+  std::string s = print(r);
+  EXPECT_NE(s.find("value: UnaryExpr - : float @3:15"), std::string::npos) << s;
+  EXPECT_NE(s.find("FloatLiteral inf : float @3:16"), std::string::npos) << s;
+  EXPECT_NE(s.find("value: FloatLiteral inf : float @4:12"), std::string::npos) << s;
+  EXPECT_NE(s.find("LetDecl info"), std::string::npos) << s;
+}
+
+TEST(Printer, KeywordsComeFromTheGrammar) {
+  for (const char *w : {"param", "const", "mesh", "tensorcore_mesh", "kernel", "sequence", "in",
+                        "out", "inout", "scratch", "run_scoped", "let", "var", "if", "else",
+                        "for", "sem", "dma_sem", "barrier", "true", "false", "and", "or", "not",
+                        "lambda", "emit_pipeline", "inf"})
+    EXPECT_TRUE(isKeyword(w)) << w;
+  for (const char *w : {"info", "x", "signal", "copy", "kernel_", "f32", ""})
+    EXPECT_FALSE(isKeyword(w)) << w;
 }
 
 TEST(Printer, Deterministic) {

@@ -1,5 +1,8 @@
-# Error: a value loaded from a ref is kept across a DMA and stored after it; dkv reads
-# refs where the value is stored, so it refuses rather than model the read late.
+# Error: a value loaded inside one pl.when body is stored inside another after a DMA ran
+# in between. dkv snapshots a loaded value stored late where it was loaded
+# (objects/stored_later.py), but the block of this load has ended (the value leaks out of
+# its branch, which JAX's tracing would not accept either), so it refuses rather than
+# model the read at the wrong time.
 import functools
 
 import jax
@@ -24,10 +27,18 @@ def right_permute_kernel(input_ref, output_ref, send_sem, recv_sem):
       device_id=(right_neighbor,),
       device_id_type=pltpu.DeviceIdType.MESH,
   )
-  v = input_ref[...]
+  box = {}
+
+  @pl.when(my_id == 0)
+  def _():
+    box['v'] = input_ref[...]
+
   copy.start()
   copy.wait()
-  output_ref[...] = v + 1.0
+
+  @pl.when(my_id == 0)
+  def _():
+    output_ref[...] = box['v'] + 1.0
 
 
 mesh = jax.make_mesh((num_devices,), ('x',))
