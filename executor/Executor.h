@@ -91,6 +91,9 @@ struct RunOptions {
   /// The vector-clock race check (Simulator); off, a run sees the races its own
   /// schedule shows and every other check, at a cost that does not grow with the mesh.
   bool raceClocks = true;
+  /// The run's trace texts (RunResult::trace, and each finding's trace); off, findings
+  /// carry only their schedule: what confirming a witness needs.
+  bool recordTrace = true;
 };
 
 /// The outcome of one run.

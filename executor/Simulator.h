@@ -52,6 +52,12 @@ public:
   const std::vector<report::Finding> &findings() const { return findings_; }
   const report::Schedule &schedule() const { return schedule_; }
   const report::Trace &trace() const { return trace_; }
+  /// The run's findings, schedule, trace and memory, moved out (a trace of a run of 256
+  /// devices is millions of steps: never copied); the simulator is done after.
+  std::vector<report::Finding> takeFindings() { return std::move(findings_); }
+  report::Schedule takeSchedule() { return std::move(schedule_); }
+  report::Trace takeTrace() { return std::move(trace_); }
+  std::vector<std::vector<std::vector<double>>> takeMemory() { return std::move(memory_); }
   /// Final data: [device][buffer] -> elements (row-major). A buffer the cores of a device
   /// share is held at [Program::memoryOf(device, buffer)] only.
   const std::vector<std::vector<std::vector<double>>> &memory() const { return memory_; }

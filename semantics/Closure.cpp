@@ -159,6 +159,37 @@ void Closure::reset() {
     push(actors_.device(d));
 }
 
+void Closure::saveBase(const void *owner) {
+  base_.state = state_;
+  base_.cap = cap_;
+  base_.queue = queue_;
+  base_.queued = queued_;
+  base_.blockedOn = blockedOn_;
+  base_.barrierBlocked = barrierBlocked_;
+  base_.arrived = arrived_;
+  base_.barrierWaiters = barrierWaiters_;
+  base_.nextBarrier = nextBarrier_;
+  baseOwner_ = owner;
+}
+
+void Closure::restoreBase() {
+  DKV_INVARIANT(baseOwner_ != nullptr, "restoreBase after saveBase");
+  // Assignments into the vectors of the previous closure: no allocation.
+  state_ = base_.state;
+  cap_ = base_.cap;
+  queue_ = base_.queue;
+  queued_ = base_.queued;
+  blockedOn_ = base_.blockedOn;
+  barrierBlocked_ = base_.barrierBlocked;
+  arrived_ = base_.arrived;
+  barrierWaiters_ = base_.barrierWaiters;
+  nextBarrier_ = base_.nextBarrier;
+  std::fill(watch_.begin(), watch_.end(), -1);
+  unmet_ = 0;
+  stop_ = false;
+  schedule_.clear();
+}
+
 void Closure::assumeDone(DeviceId d) {
   const size_t semCount = static_cast<size_t>(m_.semCount());
   for (const Op &op : ops_[d]) {
@@ -609,6 +640,22 @@ struct Outside {
   std::vector<bool> inside;
   std::vector<int32_t> hold;
 
+  /// The closure reset to where every closure of a decision starts: the instance's
+  /// initial state, and the devices outside held or complete (prepared once, then copied).
+  void start(Closure &closure) const {
+    if (kind == Kind::None) {
+      closure.reset();
+      return;
+    }
+    if (closure.hasBase(this)) {
+      closure.restoreBase();
+      return;
+    }
+    closure.reset();
+    prepare(closure);
+    closure.saveBase(this);
+  }
+
   void prepare(Closure &closure) const {
     if (kind == Kind::None)
       return;
@@ -695,8 +742,7 @@ std::vector<char> sideClosure(Closure &closure, std::pair<int32_t, int32_t> key,
                               const std::vector<Query> &queries, const Outside &outside) {
   const Machine &m = closure.machine();
   const Actors actors{m.deviceCount(), m.dmaCount()};
-  closure.reset();
-  outside.prepare(closure);
+  outside.start(closure);
   const auto &[actor, cap] = key;
   if (actor < actors.devices + actors.dmas)
     closure.capSends(actor - actors.devices, cap);
@@ -855,9 +901,8 @@ void Decider::witness(int32_t check) {
   const Check &c = checks_[check];
   const Obligation &ob = props_.obligation(c.obligation);
   const Actors actors{m_.deviceCount(), m_.dmaCount()};
-  closure_.reset();
   // With the devices outside a window held, the run is one of the whole instance.
-  outside_.prepare(closure_);
+  outside_.start(closure_);
   closure_.record(true);
   Needs needs;
   std::optional<ScheduleStep> last;
@@ -959,8 +1004,7 @@ EngineResult Decider::run() {
   plan();
 
   // Deadlocks: the greatest state (no caps).
-  closure_.reset();
-  outside_.prepare(closure_);
+  outside_.start(closure_);
   closure_.record(outside_.kind == Outside::Kind::None);
   closure_.run();
   ++closuresRun_;
@@ -992,8 +1036,7 @@ EngineResult Decider::run() {
       break;
     std::stable_sort(queries.begin(), queries.end(),
                      [](const auto &x, const auto &y) { return x.first < y.first; });
-    closure_.reset();
-    outside_.prepare(closure_);
+    outside_.start(closure_);
     ++closuresRun_;
     for (size_t i = 0; i < queries.size();) {
       const int32_t cap = queries[i].first;

@@ -54,6 +54,14 @@ public:
   /// (not a reachable state: the over-approximation of the window argument,
   /// docs/parametric.md). Right after reset().
   void assumeDone(model::DeviceId d);
+  /// The current state (right after reset() and what prepared it: caps, assumeDone)
+  /// becomes the base that restoreBase() returns to, under the name `owner`.
+  void saveBase(const void *owner);
+  /// Whether the base is `owner`'s; restoreBase() is reset() followed by what prepared
+  /// the base, without redoing it (a window's outside devices are complete in every
+  /// closure of its decision: done once, copied after).
+  bool hasBase(const void *owner) const { return baseOwner_ == owner && owner != nullptr; }
+  void restoreBase();
   /// Record every step taken (schedule()); off by default.
   void record(bool on) { record_ = on; }
   /// Stop the next run() as soon as device d has run `events` events (and every other
@@ -120,6 +128,17 @@ private:
   bool stop_ = false;
   report::Schedule schedule_;
   int64_t work_ = 0;
+  /// The saved base (saveBase): the state and the bookkeeping reset() sets.
+  struct Base {
+    ControlState state;
+    std::vector<int32_t> cap, queue;
+    std::vector<bool> queued;
+    std::vector<int32_t> blockedOn, barrierBlocked, arrived;
+    std::vector<std::vector<model::DeviceId>> barrierWaiters;
+    std::vector<size_t> nextBarrier;
+  };
+  Base base_;
+  const void *baseOwner_ = nullptr;
 };
 
 /// What a sub-run must keep: actor -> at least this many of its steps.

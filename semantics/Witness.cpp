@@ -567,7 +567,7 @@ void markSharedWait(const Machine &machine, const Obligation &o, const report::S
 } // namespace
 
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
-                            const report::Schedule &schedule, const report::Trace &trace,
+                            const report::Schedule &schedule, report::Trace trace,
                             const ControlState &before, const std::string &engine) {
   const Properties &props = machine.properties();
   const Property &p = props.property(props.obligation(o).property);
@@ -580,7 +580,7 @@ report::Finding makeFinding(const Machine &machine, ObligationIndex o,
   f.detail = machine.describe(before, o);
   f.shape = findingShape(machine, o, before);
   f.facts = findingFacts(machine, o, before);
-  f.trace = trace;
+  f.trace = std::move(trace);
   markTrace(machine, props.obligation(o), f.trace);
   if (f.shape.waitedOnSharedSemaphore)
     markSharedWait(machine, props.obligation(o), schedule, f.trace);
@@ -642,7 +642,8 @@ std::optional<report::Finding> witnessFinding(const Machine &machine, const Witn
     return std::nullopt;
   if (obligation)
     *obligation = violated->first;
-  return makeFinding(machine, violated->first, witness.schedule, trace, violated->second, engine);
+  return makeFinding(machine, violated->first, witness.schedule, std::move(trace), violated->second,
+                     engine);
 }
 
 bool checkWitness(const Machine &machine, const Witness &witness, const std::string &engine,

@@ -144,7 +144,7 @@ report::FindingFacts findingFacts(const Machine &machine, ObligationIndex o,
 /// `before`; for Stuck, `before` is the deadlocked state after it): the property's
 /// kind, message and spans, the obligation's detail and shape, and the trace.
 report::Finding makeFinding(const Machine &machine, ObligationIndex o,
-                            const report::Schedule &schedule, const report::Trace &trace,
+                            const report::Schedule &schedule, report::Trace trace,
                             const ControlState &before, const std::string &engine);
 
 /// The finding of a witness, checked: nullopt with `error` when the schedule does not
