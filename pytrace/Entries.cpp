@@ -98,17 +98,35 @@ std::vector<Interp::TestCaseRef> Interp::collectTests() {
         if (m.rfind("test", 0) != 0 || std::find(seen.begin(), seen.end(), m) != seen.end())
           continue;
         seen.push_back(m);
+        // A `@hypothesis.given` test: one instance per example (Hypothesis.cpp).
+        auto examples = [&](const V &fn) {
+          std::vector<HypothesisExample> ex;
+          if (auto *g = apiAs<GivenObj>(fn))
+            ex = hypothesisExamples(*g, c->range);
+          return ex;
+        };
         if (auto *p = apiAs<ParameterizedObj>(mv)) {
-          for (const ParameterizedObj::Case &cs : p->cases)
-            out.push_back({c, m, fmt::format("{}::{}[{}]", name, m, cs.label),
-                           fmt::format("{}::{}", name,
-                                       cs.absltestName.empty() ? m + cs.label : cs.absltestName),
-                           cs});
+          std::vector<HypothesisExample> ex = examples(p->fn);
+          for (const ParameterizedObj::Case &cs : p->cases) {
+            std::string id = fmt::format("{}::{}[{}]", name, m, cs.label);
+            std::string absl =
+                fmt::format("{}::{}", name, cs.absltestName.empty() ? m + cs.label : cs.absltestName);
+            if (ex.empty())
+              out.push_back({c, m, id, absl, cs, std::nullopt});
+            for (const HypothesisExample &e : ex)
+              out.push_back({c, m, fmt::format("{}[{}]", id, e.label), "", cs, e});
+          }
+          continue;
+        }
+        if (apiAs<GivenObj>(mv)) {
+          for (const HypothesisExample &e : examples(mv))
+            out.push_back(
+                {c, m, fmt::format("{}::{}[{}]", name, m, e.label), "", std::nullopt, e});
           continue;
         }
         if (mv->kind != Kind::Function)
           continue;
-        out.push_back({c, m, fmt::format("{}::{}", name, m), "", std::nullopt});
+        out.push_back({c, m, fmt::format("{}::{}", name, m), "", std::nullopt, std::nullopt});
       }
     }
   }
@@ -132,6 +150,10 @@ void Interp::runTest(const TestCaseRef &t) {
   V fn = method;
   if (auto *p = apiAs<ParameterizedObj>(method))
     fn = p->fn;
+  if (auto *g = apiAs<GivenObj>(fn))
+    fn = g->fn;
+  if (t.example)
+    result_.note = t.example->note;
   if (auto why = skipReasonOf(fn, r)) {
     result_.skipped = *why;
     return;
@@ -149,6 +171,8 @@ void Interp::runTest(const TestCaseRef &t) {
       args.pos.insert(args.pos.end(), t.params->args.pos.begin(), t.params->args.pos.end());
       args.kw = t.params->args.kw;
     }
+    if (t.example)
+      args.kw.insert(args.kw.end(), t.example->kw.begin(), t.example->kw.end());
     call(fn, std::move(args), r);
     call(getAttr(inst, "tearDown", r), Args{}, r);
     if (auto *i = dynCast<InstanceV>(inst))

@@ -1426,6 +1426,11 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
       givenFunction = givenFunction || isFunction(a);
     for (const auto &kv : args.kw)
       givenFunction = givenFunction || isFunction(kv.second);
+    // A primitive's abstract evaluation rule (`p.def_abstract_eval(f)`): JAX calls it on
+    // abstract values (shapes and dtypes) to type the primitive's results; with no arrays
+    // it runs no kernel (docs/python.md "Opaque values").
+    if (o.origin->attr == "def_abstract_eval")
+      givenFunction = false;
     if (inKernel_ || givenFunction) {
       const Origin *root = o.origin.get();
       while (root->from)
