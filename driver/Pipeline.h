@@ -43,7 +43,7 @@ struct InstanceOptions {
   /// --hypothesis-seed N: the seed of the examples drawn for a `@hypothesis.given` test
   /// (docs/python.md "Hypothesis"); unset: 0.
   std::optional<uint64_t> hypothesisSeed;
-  model::Options model;                ///< --invocations, --dma-chunks, ...
+  model::Options model; ///< --invocations, --dma-chunks, ...
   /// --symmetry: reduce the race obligations by the instance's rotation symmetry
   /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from
   /// kSymmetryFrom devices).

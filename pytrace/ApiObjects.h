@@ -197,12 +197,23 @@ struct ParameterizedObj {
 };
 /// A strategy of `hypothesis.strategies` (Hypothesis.cpp, docs/python.md "Hypothesis").
 struct StrategyObj {
-  enum class K { SampledFrom, Booleans, Just, Integers, Tuples, Lists, OneOf, Composite, Map, Filter };
+  enum class K {
+    SampledFrom,
+    Booleans,
+    Just,
+    Integers,
+    Tuples,
+    Lists,
+    OneOf,
+    Composite,
+    Map,
+    Filter
+  };
   K k = K::Just;
-  std::vector<V> items; ///< sampled_from's values; tuples' / one_of's strategies; lists' element
-  V value;              ///< just's value; map's / filter's / composite's function
-  V inner;              ///< map's / filter's strategy
-  Args args;            ///< a composite's arguments after `draw`
+  std::vector<V> items;   ///< sampled_from's values; tuples' / one_of's strategies; lists' element
+  V value;                ///< just's value; map's / filter's / composite's function
+  V inner;                ///< map's / filter's strategy
+  Args args;              ///< a composite's arguments after `draw`
   int64_t lo = 0, hi = 0; ///< integers' bounds; lists' sizes
   std::string text;       ///< its repr (`integers(0, 4)`)
 };
@@ -260,8 +271,8 @@ using ApiData =
                  SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj,
                  TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
                  DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
-                 StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
-                 SparseCoreObj>;
+                 StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj, AutoObj,
+                 DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

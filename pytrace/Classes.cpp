@@ -698,8 +698,7 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     if (auto *a = findAttr(kRangeAttrs, name))
       return a->get(*this, cast<RangeV>(obj), obj, r);
     break;
-  case Kind::Opaque:
-  {
+  case Kind::Opaque: {
     V v = opaque(fmt::format("its attribute `.{}`", name), r, obj);
     auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
     origin->attr = name;

@@ -109,8 +109,8 @@ std::vector<Interp::TestCaseRef> Interp::collectTests() {
           std::vector<HypothesisExample> ex = examples(p->fn);
           for (const ParameterizedObj::Case &cs : p->cases) {
             std::string id = fmt::format("{}::{}[{}]", name, m, cs.label);
-            std::string absl =
-                fmt::format("{}::{}", name, cs.absltestName.empty() ? m + cs.label : cs.absltestName);
+            std::string absl = fmt::format(
+                "{}::{}", name, cs.absltestName.empty() ? m + cs.label : cs.absltestName);
             if (ex.empty())
               out.push_back({c, m, id, absl, cs, std::nullopt});
             for (const HypothesisExample &e : ex)
@@ -120,8 +120,7 @@ std::vector<Interp::TestCaseRef> Interp::collectTests() {
         }
         if (apiAs<GivenObj>(mv)) {
           for (const HypothesisExample &e : examples(mv))
-            out.push_back(
-                {c, m, fmt::format("{}::{}[{}]", name, m, e.label), "", std::nullopt, e});
+            out.push_back({c, m, fmt::format("{}::{}[{}]", name, m, e.label), "", std::nullopt, e});
           continue;
         }
         if (mv->kind != Kind::Function)

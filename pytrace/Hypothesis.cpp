@@ -122,8 +122,8 @@ V Interp::hypothesisDraw(const V &sv, SourceRange r) {
   case StrategyObj::K::Just:
     return s.value;
   case StrategyObj::K::Integers:
-    return integer(s.lo + static_cast<int64_t>(
-                              chooser_->choose(static_cast<uint64_t>(s.hi - s.lo) + 1)));
+    return integer(s.lo +
+                   static_cast<int64_t>(chooser_->choose(static_cast<uint64_t>(s.hi - s.lo) + 1)));
   case StrategyObj::K::Tuples: {
     std::vector<V> out;
     for (const V &e : s.items)
@@ -131,7 +131,8 @@ V Interp::hypothesisDraw(const V &sv, SourceRange r) {
     return tuple(std::move(out));
   }
   case StrategyObj::K::Lists: {
-    int64_t n = s.lo + static_cast<int64_t>(chooser_->choose(static_cast<uint64_t>(s.hi - s.lo) + 1));
+    int64_t n =
+        s.lo + static_cast<int64_t>(chooser_->choose(static_cast<uint64_t>(s.hi - s.lo) + 1));
     std::vector<V> out;
     for (int64_t i = 0; i < n; ++i)
       out.push_back(hypothesisDraw(s.items[0], r));
@@ -157,7 +158,8 @@ V Interp::hypothesisDraw(const V &sv, SourceRange r) {
 }
 
 std::vector<HypothesisExample> Interp::hypothesisExamples(const GivenObj &g, SourceRange r) {
-  const int64_t maxExamples = g.maxExamples.value_or(hypothesisMaxExamples_.value_or(kDefaultMaxExamples));
+  const int64_t maxExamples =
+      g.maxExamples.value_or(hypothesisMaxExamples_.value_or(kDefaultMaxExamples));
   // The parameters the positional strategies fill: the rightmost positional ones, as
   // hypothesis binds them (by name).
   std::vector<std::string> names;
@@ -325,17 +327,17 @@ V Interp::hypothesisAttr(const V &obj, ApiObject &a, const std::string &name, So
   if (!s)
     return nullptr;
   (void)r;
-  static const BuiltinFn kMap{
-      "SearchStrategy.map", +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 1 || !c.args.kw.empty())
-          in.raise("TypeError", "map() takes one function", c.range);
-        StrategyObj m;
-        m.k = StrategyObj::K::Map;
-        m.inner = c.self;
-        m.value = c.args.pos[0];
-        m.text = std::get<StrategyObj>(cast<ApiObject>(c.self).data).text + ".map(...)";
-        return strategy(std::move(m));
-      }};
+  static const BuiltinFn kMap{"SearchStrategy.map", +[](Interp &in, CallCtx &c) -> V {
+                                if (c.args.pos.size() != 1 || !c.args.kw.empty())
+                                  in.raise("TypeError", "map() takes one function", c.range);
+                                StrategyObj m;
+                                m.k = StrategyObj::K::Map;
+                                m.inner = c.self;
+                                m.value = c.args.pos[0];
+                                m.text = std::get<StrategyObj>(cast<ApiObject>(c.self).data).text +
+                                         ".map(...)";
+                                return strategy(std::move(m));
+                              }};
   static const BuiltinFn kFilter{
       "SearchStrategy.filter", +[](Interp &in, CallCtx &c) -> V {
         if (c.args.pos.size() != 1 || !c.args.kw.empty())
@@ -367,8 +369,9 @@ void registerHypothesis(Registry &reg) {
       {"hypothesis.strategies.sampled_from"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"elements"});
         if (!a[0])
-          in.raiseId("TypeError", "sampled_from() missing 1 required positional argument: "
-                                  "'elements'",
+          in.raiseId("TypeError",
+                     "sampled_from() missing 1 required positional argument: "
+                     "'elements'",
                      c.range);
         if (a[0]->kind == Kind::Set)
           unsupported(c.range, "sampled_from() of a set (its order is CPython's hash order)");
@@ -443,8 +446,8 @@ void registerHypothesis(Registry &reg) {
       });
   fn(
       {"hypothesis.strategies.lists"}, +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"elements", "min_size", "max_size", "*", "unique_by",
-                                       "unique"});
+        std::vector<V> a =
+            c.bind(in, {"elements", "min_size", "max_size", "*", "unique_by", "unique"});
         if (!a[0])
           in.raiseId("TypeError", "lists() missing 1 required positional argument: 'elements'",
                      c.range);
@@ -465,8 +468,8 @@ void registerHypothesis(Registry &reg) {
                    fmt::format("Cannot have max_size={} < min_size={}", s.hi, s.lo), c.range);
         if (s.hi > 4096)
           unsupported(c.range, "hypothesis.strategies.lists() of more than 4096 elements");
-        s.text = fmt::format("lists({}, min_size={}, max_size={})", reprOf(in, a[0], c.range),
-                             s.lo, s.hi);
+        s.text = fmt::format("lists({}, min_size={}, max_size={})", reprOf(in, a[0], c.range), s.lo,
+                             s.hi);
         return strategy(std::move(s));
       });
   fn(
@@ -481,11 +484,10 @@ void registerHypothesis(Registry &reg) {
   fn(
       {"hypothesis.given"}, +[](Interp &in, CallCtx &c) -> V {
         if (!c.args.pos.empty() && !c.args.kw.empty())
-          in.raise("InvalidArgument",
-                   "Cannot mix positional and keyword arguments for examples", c.range);
-        if (c.args.pos.empty() && c.args.kw.empty())
-          in.raise("InvalidArgument", "given must be called with at least one argument",
+          in.raise("InvalidArgument", "Cannot mix positional and keyword arguments for examples",
                    c.range);
+        if (c.args.pos.empty() && c.args.kw.empty())
+          in.raise("InvalidArgument", "given must be called with at least one argument", c.range);
         GivenObj g;
         g.pos = c.args.pos;
         g.kw = c.args.kw;
@@ -506,8 +508,7 @@ void registerHypothesis(Registry &reg) {
   fn(
       {"jax._src.hypothesis_test_util.setup_hypothesis"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"max_examples"});
-        in.hypothesisMaxExamples_ =
-            a[0] ? intArg(in, a[0], c.range, "max_examples") : int64_t{30};
+        in.hypothesisMaxExamples_ = a[0] ? intArg(in, a[0], c.range, "max_examples") : int64_t{30};
         if (*in.hypothesisMaxExamples_ < 1)
           in.raise("InvalidArgument", "max_examples should be at least one", c.range);
         return none();

@@ -201,8 +201,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
 std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
                                          const TraceOptions &options,
                                          support::DiagnosticEngine &diags, const std::string &id,
-                                         std::optional<std::string> *skipped,
-                                         std::string *note) {
+                                         std::optional<std::string> *skipped, std::string *note) {
   auto [entry, k] = splitId(id);
   const std::string call = callOf(options);
   const bool entryDirective = options.directives && options.directives->entry;

@@ -61,7 +61,7 @@ struct FoundInstance {
   std::string kernel;                 ///< the kernel function's name (empty: none was traced)
   std::optional<std::string> skipped; ///< a skipped test and its reason
   bool failed = false;                ///< the entry stops at an error (reported when traced)
-  std::string note; ///< what the instance covers (a hypothesis example), or empty
+  std::string note;                   ///< what the instance covers (a hypothesis example), or empty
 };
 
 /// Runs the file's top level and every entry of it (each test case in a fresh run) and
@@ -80,11 +80,9 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
 /// a Python `if` on a traced value, reports one error (`python-*` ids,
 /// docs/diagnostics.md) and returns null. `note` gets what the instance covers (a
 /// hypothesis example), empty for most. Never throws.
-std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
-                                         const TraceOptions &options,
-                                         support::DiagnosticEngine &diags,
-                                         const std::string &id = "",
-                                         std::optional<std::string> *skipped = nullptr,
-                                         std::string *note = nullptr);
+std::unique_ptr<ast::Module>
+traceModule(const py::Module &module, const support::SourceFile &file, const TraceOptions &options,
+            support::DiagnosticEngine &diags, const std::string &id = "",
+            std::optional<std::string> *skipped = nullptr, std::string *note = nullptr);
 
 } // namespace dkv::pytrace
