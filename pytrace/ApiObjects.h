@@ -216,6 +216,10 @@ struct StrategyObj {
   Args args;              ///< a composite's arguments after `draw`
   int64_t lo = 0, hi = 0; ///< integers' bounds; lists' sizes
   std::string text;       ///< its repr (`integers(0, 4)`)
+  /// Why dkv cannot draw from it (an unbounded range), refused where it is drawn: a test
+  /// that uses it stops there, the file's other tests run.
+  std::string refusal;
+  support::SourceRange at; ///< the call that made it
 };
 /// `@hypothesis.strategies.composite` applied to a function: calling it makes a strategy.
 struct CompositeObj {

@@ -114,6 +114,8 @@ V Interp::hypothesisDraw(const V &sv, SourceRange r) {
           "@given test)",
           r);
   const StrategyObj &s = asStrategy(*this, sv, r);
+  if (!s.refusal.empty())
+    unsupported(s.at, s.refusal);
   switch (s.k) {
   case StrategyObj::K::SampledFrom:
     return s.items[chooser_->choose(s.items.size())];
@@ -407,11 +409,15 @@ void registerHypothesis(Registry &reg) {
   fn(
       {"hypothesis.strategies.integers"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"min_value", "max_value"});
-        if (!a[0] || !a[1] || a[0]->kind == Kind::None || a[1]->kind == Kind::None)
-          unsupported(c.range, "hypothesis.strategies.integers() without both bounds (dkv draws "
-                               "from a finite range only: give min_value and max_value)");
         StrategyObj s;
         s.k = StrategyObj::K::Integers;
+        s.at = c.range;
+        if (!a[0] || !a[1] || a[0]->kind == Kind::None || a[1]->kind == Kind::None) {
+          s.refusal = "hypothesis.strategies.integers() without both bounds (dkv draws from a "
+                      "finite range only: give min_value and max_value)";
+          s.text = "integers()";
+          return strategy(std::move(s));
+        }
         s.lo = intArg(in, a[0], c.range, "min_value");
         s.hi = intArg(in, a[1], c.range, "max_value");
         if (s.lo > s.hi)
@@ -454,13 +460,17 @@ void registerHypothesis(Registry &reg) {
         if ((a[3] && a[3]->kind != Kind::None) ||
             (a[4] && !(a[4]->kind == Kind::Bool && !cast<BoolV>(a[4]).b)))
           unsupported(c.range, "lists() with unique elements");
-        if (!a[2] || a[2]->kind == Kind::None)
-          unsupported(c.range, "hypothesis.strategies.lists() without max_size (dkv draws "
-                               "lists of bounded size only)");
         StrategyObj s;
         s.k = StrategyObj::K::Lists;
         s.items = {a[0]};
+        s.at = c.range;
         asStrategy(in, a[0], c.range);
+        if (!a[2] || a[2]->kind == Kind::None) {
+          s.refusal = "hypothesis.strategies.lists() without max_size (dkv draws lists of "
+                      "bounded size only)";
+          s.text = "lists()";
+          return strategy(std::move(s));
+        }
         s.lo = a[1] ? intArg(in, a[1], c.range, "min_size") : 0;
         s.hi = intArg(in, a[2], c.range, "max_size");
         if (s.lo < 0 || s.hi < s.lo)

@@ -24,6 +24,7 @@
 #include "support/Source.h"
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -585,8 +586,11 @@ public:
     std::string absltestId; ///< "Class::test_x_case" (absl's generated name)
     std::optional<ParameterizedObj::Case> params;
     std::optional<HypothesisExample> example; ///< a `@given` test's example
+    std::exception_ptr failure;               ///< drawing its examples failed: running it rethrows
   };
-  std::vector<TestCaseRef> collectTests();
+  /// The test cases of the module's test classes; with `want` (an entry id) only those of
+  /// the methods it can name.
+  std::vector<TestCaseRef> collectTests(const std::string &want = "");
   void runTest(const TestCaseRef &t);
   std::optional<std::string> skipReasonOf(const V &fnOrClass, SourceRange r);
 };
