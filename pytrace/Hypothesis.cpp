@@ -324,38 +324,43 @@ V Interp::callHypothesisObject(ApiObject &a, Args &args, SourceRange r) {
   return nullptr;
 }
 
+namespace {
+
+// `s.map(f)` / `s.filter(f)`: a strategy drawing from `s`, then mapping or filtering.
+V derived(Interp &in, CallCtx &c, StrategyObj::K k) {
+  if (c.args.pos.size() != 1 || !c.args.kw.empty())
+    in.raise("TypeError", fmt::format("{}() takes one function", c.fn->name), c.range);
+  StrategyObj m;
+  m.k = k;
+  m.inner = c.self;
+  m.value = c.args.pos[0];
+  m.text = fmt::format("{}.{}(...)", std::get<StrategyObj>(cast<ApiObject>(c.self).data).text,
+                       k == StrategyObj::K::Map ? "map" : "filter");
+  return strategy(std::move(m));
+}
+
+const BuiltinFn kMap{
+    "map", +[](Interp &in, CallCtx &c) -> V { return derived(in, c, StrategyObj::K::Map); }};
+const BuiltinFn kFilter{
+    "filter", +[](Interp &in, CallCtx &c) -> V { return derived(in, c, StrategyObj::K::Filter); }};
+
+const AttrRow<ApiObject> kStrategyAttrs[] = {
+    {"map",
+     [](Interp &, const ApiObject &, const V &self, SourceRange) -> V {
+       return builtinValue(kMap, self);
+     }},
+    {"filter",
+     [](Interp &, const ApiObject &, const V &self, SourceRange) -> V {
+       return builtinValue(kFilter, self);
+     }},
+};
+
+} // namespace
+
 V Interp::hypothesisAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r) {
-  auto *s = std::get_if<StrategyObj>(&a.data);
-  if (!s)
+  if (!std::get_if<StrategyObj>(&a.data))
     return nullptr;
-  (void)r;
-  static const BuiltinFn kMap{"SearchStrategy.map", +[](Interp &in, CallCtx &c) -> V {
-                                if (c.args.pos.size() != 1 || !c.args.kw.empty())
-                                  in.raise("TypeError", "map() takes one function", c.range);
-                                StrategyObj m;
-                                m.k = StrategyObj::K::Map;
-                                m.inner = c.self;
-                                m.value = c.args.pos[0];
-                                m.text = std::get<StrategyObj>(cast<ApiObject>(c.self).data).text +
-                                         ".map(...)";
-                                return strategy(std::move(m));
-                              }};
-  static const BuiltinFn kFilter{
-      "SearchStrategy.filter", +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 1 || !c.args.kw.empty())
-          in.raise("TypeError", "filter() takes one function", c.range);
-        StrategyObj m;
-        m.k = StrategyObj::K::Filter;
-        m.inner = c.self;
-        m.value = c.args.pos[0];
-        m.text = std::get<StrategyObj>(cast<ApiObject>(c.self).data).text + ".filter(...)";
-        return strategy(std::move(m));
-      }};
-  if (name == "map")
-    return builtinValue(kMap, obj);
-  if (name == "filter")
-    return builtinValue(kFilter, obj);
-  return nullptr;
+  return readAttr(kStrategyAttrs, *this, obj, name, r);
 }
 
 void registerHypothesis(Registry &reg) {

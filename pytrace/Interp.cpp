@@ -1418,8 +1418,11 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
     // kernel (jax.vmap(f), a host library), and inside a kernel it is an operation dkv
     // does not know: both are errors, never dropped.
     const auto &o = cast<OpaqueV>(fn);
+    // (a `@hypothesis.given` test too: an unmodelled decorator over it, `@hp.example(...)`,
+    // must not drop the test.)
     auto isFunction = [](const V &v) {
-      return v->kind == Kind::Function || v->kind == Kind::Partial || v->kind == Kind::BoundMethod;
+      return v->kind == Kind::Function || v->kind == Kind::Partial ||
+             v->kind == Kind::BoundMethod || apiAs<GivenObj>(v);
     };
     bool givenFunction = false;
     for (const V &a : args.pos)
