@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -237,9 +238,11 @@ std::vector<HypothesisExample> Interp::hypothesisExamples(const GivenObj &g, Sou
   if (!whole) {
     // Too many examples: max_examples of them, the simplest (every first alternative, the
     // example hypothesis shrinks towards) then drawn uniformly per choice, distinct.
-    found.resize(1);
-    if (found[0].choices != std::vector<uint64_t>(found[0].choices.size(), 0))
-      found.clear(); // the simplest was rejected by a filter
+    // (The first run of the enumeration is the simplest; a filter may have rejected it.)
+    const bool simplest =
+        !found.empty() && std::all_of(found[0].choices.begin(), found[0].choices.end(),
+                                      [](uint64_t c) { return c == 0; });
+    found.resize(simplest ? 1 : 0);
     std::set<std::vector<uint64_t>> seen;
     for (const Drawn &d : found)
       seen.insert(d.choices);
