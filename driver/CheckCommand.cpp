@@ -232,6 +232,8 @@ std::string commandOf(const InstanceOptions &o) {
     text += " --python-path " + dir;
   if (!o.tpu.empty())
     text += " --tpu " + o.tpu;
+  if (o.hypothesisSeed)
+    text += fmt::format(" --hypothesis-seed {}", *o.hypothesisSeed);
   return text;
 }
 
@@ -534,6 +536,8 @@ void checkInstance(const Planned &p, const CheckOptions &check, const Reporting 
     r.heading = {check.engine, describeInstance(r.loaded.instance->program()), check.timing,
                  check.explain};
     r.heading.width = check.width;
+    if (!r.loaded.note.empty())
+      r.heading.instance += ", " + r.loaded.note;
     if (!check.property.empty())
       r.heading.instance += fmt::format(", property {} only", check.property);
     const model::Program &program = r.loaded.instance->program();

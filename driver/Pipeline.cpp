@@ -266,7 +266,7 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
     }
     out.module = loadPythonModule(out.sources, out.sources.file(*id),
                                   sidecar ? &out.sources.file(*sidecar) : nullptr, options.devices,
-                                  mesh, diags, ok, tables, &options, &out.skipped);
+                                  mesh, diags, ok, tables, &options, &out.skipped, &out.note);
     if (ok && out.skipped) {
       // A test case that skipped itself: nothing to check (never "verified").
       err << options.file << (options.entry.empty() ? "" : "::") << options.entry
@@ -274,9 +274,9 @@ int load(const InstanceOptions &options, Stage stage, Loaded &out, std::ostream 
       return support::kExitOk;
     }
   } else if (!options.entry.empty() || !options.call.empty() || !options.sets.empty() ||
-             !options.pythonPath.empty() || !options.tpu.empty()) {
-    err << "dkv: error: FILE::ENTRY, --call, --set, --python-path and --tpu apply to Python "
-           "files "
+             !options.pythonPath.empty() || !options.tpu.empty() || options.hypothesisSeed) {
+    err << "dkv: error: FILE::ENTRY, --call, --set, --python-path, --tpu and --hypothesis-seed "
+           "apply to Python files "
            "(docs/python.md \"Entries\")\n";
     return support::kExitUsage;
   } else if (!options.directives.empty()) {

@@ -40,7 +40,10 @@ struct InstanceOptions {
   std::vector<std::string> sets;       ///< --set NAME=VALUE, as typed
   std::vector<std::string> pythonPath; ///< --python-path DIR
   std::string tpu;                     ///< --tpu NAME: the TPU chip (pytrace/TpuChips.h)
-  model::Options model;                ///< --invocations, --dma-chunks, ...
+  /// --hypothesis-seed N: the seed of the examples drawn for a `@hypothesis.given` test
+  /// (docs/python.md "Hypothesis"); unset: 0.
+  std::optional<uint64_t> hypothesisSeed;
+  model::Options model; ///< --invocations, --dma-chunks, ...
   /// --symmetry: reduce the race obligations by the instance's rotation symmetry
   /// (semantics::Instance, docs/closure.md "Symmetry"): on, off, or auto (on from
   /// kSymmetryFrom devices).
@@ -75,6 +78,9 @@ struct Loaded {
   /// A Python test case that skipped itself (self.skipTest, unittest.skipIf, ...): its
   /// reason; then there is no module and load() returns kExitOk.
   std::optional<std::string> skipped;
+  /// What a Python instance covers beyond its id (a hypothesis example), or empty: the
+  /// verdict's heading names it.
+  std::string note;
 };
 
 /// The stage to stop after.

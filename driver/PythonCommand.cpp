@@ -181,6 +181,7 @@ std::unique_ptr<Prepared> prepare(support::SourceManager &sources, const support
     if (!instance->tpu.empty())
       p->options.tpu = pytrace::findTpuChip(instance->tpu)->name;
     p->options.call = instance->call;
+    p->options.hypothesisSeed = instance->hypothesisSeed.value_or(0);
     p->options.pythonPath = instance->pythonPath;
     if (!readSets(sources, instance->sets, p->options.sets, diags))
       return nullptr;
@@ -195,7 +196,7 @@ loadPythonModule(support::SourceManager &sources, const support::SourceFile &fil
                  const support::SourceFile *sidecar, std::optional<int64_t> devices,
                  const frontend::MeshSizes &mesh, support::DiagnosticEngine &diags, bool &ok,
                  const frontend::Tables &tables, const InstanceOptions *instance,
-                 std::optional<std::string> *skipped) {
+                 std::optional<std::string> *skipped, std::string *note) {
   ok = false;
   std::unique_ptr<Prepared> p =
       prepare(sources, file, sidecar, devices, mesh, diags, tables, instance);
@@ -203,7 +204,7 @@ loadPythonModule(support::SourceManager &sources, const support::SourceFile &fil
     return nullptr;
   std::optional<std::string> skip;
   std::unique_ptr<ast::Module> module = pytrace::traceModule(
-      *p->parsed, file, p->options, diags, instance ? instance->entry : "", &skip);
+      *p->parsed, file, p->options, diags, instance ? instance->entry : "", &skip, note);
   if (skip && !diags.hasErrors()) {
     if (skipped)
       *skipped = skip;
@@ -251,7 +252,7 @@ std::vector<PythonInstance> discoverPythonInstances(const InstanceOptions &optio
                     (f.id.size() > want.size() && f.id.compare(0, want.size(), want) == 0 &&
                      (f.id[want.size()] == '[' || f.id[want.size()] == '#'));
     if (selected)
-      out.push_back({f.id, f.kernel, f.skipped, f.failed});
+      out.push_back({f.id, f.kernel, f.skipped, f.failed, f.note});
   }
   return out;
 }
@@ -279,7 +280,7 @@ int listCommand(const InstanceOptions &instance, std::ostream &out, std::ostream
     else if (f.kernel.empty())
       out << name << "  (no kernel)\n";
     else
-      out << name << "  " << f.kernel << "\n";
+      out << name << "  " << f.kernel << (f.note.empty() ? "" : "  (" + f.note + ")") << "\n";
   }
   return support::kExitOk;
 }

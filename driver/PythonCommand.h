@@ -30,6 +30,7 @@ struct PythonInstance {
   std::string kernel; ///< the kernel function (empty: none)
   std::optional<std::string> skipped;
   bool failed = false;
+  std::string note; ///< what the instance covers (a hypothesis example), or empty
 };
 
 /// The instances of the Python file `options.file` (every kernel of its top level, its
@@ -59,7 +60,7 @@ loadPythonModule(support::SourceManager &sources, const support::SourceFile &fil
                  const support::SourceFile *sidecar, std::optional<int64_t> devices,
                  const frontend::MeshSizes &mesh, support::DiagnosticEngine &diags, bool &ok,
                  const frontend::Tables &tables = {}, const InstanceOptions *instance = nullptr,
-                 std::optional<std::string> *skipped = nullptr);
+                 std::optional<std::string> *skipped = nullptr, std::string *note = nullptr);
 
 /// `dkv translate FILE [-o OUT]`: the kernel as the kernel language (frontend/DkPrinter.h);
 /// for a Python file every line ends with a `// FILE.py:LINE` comment naming the Python

@@ -133,6 +133,11 @@ CLI::Option *addInstanceOptions(CLI::App *cmd, driver::InstanceOptions &o, bool 
                           "file's own package"),
           "DIR")
       ->allow_extra_args(false);
+  metavar(cmd->add_option("--hypothesis-seed", o.hypothesisSeed,
+                          "for a Python file: the seed of the examples dkv draws for a "
+                          "@hypothesis.given test whose strategies have more examples than it "
+                          "runs (default 0; docs/python.md \"Hypothesis\")"),
+          "N");
   metavar(cmd->add_option("--tpu", o.tpu,
                           "for a Python file: the TPU chip whose facts JAX's device queries "
                           "answer (cores per device, SparseCores, generation), as '# dkv: tpu "

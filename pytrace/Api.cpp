@@ -17,6 +17,7 @@ void registerRe(Registry &reg);
 void registerJaxSrc(Registry &reg);
 void registerTesting(Registry &reg);
 void registerPipeline(Registry &reg);
+void registerHypothesis(Registry &reg);
 
 const Registry &Registry::get() {
   static const Registry reg = [] {
@@ -28,6 +29,7 @@ const Registry &Registry::get() {
     registerJaxSrc(r);
     registerTesting(r);
     registerPipeline(r);
+    registerHypothesis(r);
     return r;
   }();
   return reg;

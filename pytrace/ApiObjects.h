@@ -201,6 +201,50 @@ struct ParameterizedObj {
   };
   std::vector<Case> cases;
 };
+/// A strategy of `hypothesis.strategies` (Hypothesis.cpp, docs/python.md "Hypothesis").
+struct StrategyObj {
+  enum class K {
+    SampledFrom,
+    Booleans,
+    Just,
+    Integers,
+    Tuples,
+    Lists,
+    OneOf,
+    Composite,
+    Map,
+    Filter
+  };
+  K k = K::Just;
+  std::vector<V> items;   ///< sampled_from's values; tuples' / one_of's strategies; lists' element
+  V value;                ///< just's value; map's / filter's / composite's function
+  V inner;                ///< map's / filter's strategy
+  Args args;              ///< a composite's arguments after `draw`
+  int64_t lo = 0, hi = 0; ///< integers' bounds; lists' sizes
+  std::string text;       ///< its repr (`integers(0, 4)`)
+  /// Why dkv cannot draw from it (an unbounded range), refused where it is drawn: a test
+  /// that uses it stops there, the file's other tests run.
+  std::string refusal;
+  support::SourceRange at; ///< the call that made it
+};
+/// `@hypothesis.strategies.composite` applied to a function: calling it makes a strategy.
+struct CompositeObj {
+  V fn;
+};
+/// The `draw` a composite function gets: valid while dkv draws an example.
+struct DrawObj {};
+/// `hypothesis.settings(max_examples=N, ...)`: a decorator of a test.
+struct SettingsObj {
+  std::optional<int64_t> maxExamples;
+};
+/// `hypothesis.given(...)` before it is applied (`fn` null), and the test it makes: its
+/// strategies, positional (the rightmost parameters) or by keyword.
+struct GivenObj {
+  V fn;
+  std::vector<V> pos;
+  std::vector<std::pair<std::string, V>> kw;
+  std::optional<int64_t> maxExamples; ///< `@settings(max_examples=N)` on the test
+};
 /// `self.assertRaises(E)` / `assertRaisesRegex(E, ...)` as a context manager.
 struct AssertRaisesObj {
   V exceptionClass;
@@ -237,8 +281,8 @@ using ApiData =
                  SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj,
                  TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
                  DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
-                 SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
-                 SparseCoreObj>;
+                 StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj, AutoObj,
+                 DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

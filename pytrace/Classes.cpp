@@ -116,6 +116,10 @@ void Interp::initClasses() {
   skip->module = "unittest";
   ClassP frozen = exc("FrozenInstanceError", attr);
   frozen->module = "dataclasses";
+  // absl's parameterized.NoTestsError and hypothesis.errors.InvalidArgument.
+  exc("NoTestsError", exception)->module = "absl.testing.parameterized";
+  exc("InvalidArgument", exception)->module = "hypothesis.errors";
+  exc("Unsatisfiable", exception)->module = "hypothesis.errors";
   arrayClass_ = makeClass("Array", {object}, ClassRole::User, "jax");
   ndarrayClass_ = makeClass("ndarray", {object}, ClassRole::User, "numpy");
 }
@@ -699,8 +703,12 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     if (auto *a = findAttr(kRangeAttrs, name))
       return a->get(*this, cast<RangeV>(obj), obj, r);
     break;
-  case Kind::Opaque:
-    return opaque(fmt::format("its attribute `.{}`", name), r, obj);
+  case Kind::Opaque: {
+    V v = opaque(fmt::format("its attribute `.{}`", name), r, obj);
+    auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
+    origin->attr = name;
+    return std::make_shared<OpaqueV>(origin);
+  }
   case Kind::Ref:
   case Kind::Sem:
     return refAttr(obj, name, r);

@@ -643,6 +643,8 @@ V Interp::hostArrayAttr(const V &arr, const std::string &name, SourceRange r) {
 //===----------------------------------------------------------------------===//
 
 V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r) {
+  if (V v = hypothesisAttr(obj, a, name, r))
+    return v;
   if (auto *s = std::get_if<SuperObj>(&a.data)) {
     // super(): the MRO of the object's class, after the class that called it.
     ClassP cls =
@@ -747,6 +749,8 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
 }
 
 V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
+  if (V v = callHypothesisObject(a, args, r))
+    return v;
   if (auto *pc = std::get_if<PallasCallObj>(&a.data))
     return callPallas(*pc, std::move(args), r);
   if (auto *sm = std::get_if<ShardMapObj>(&a.data))
@@ -864,7 +868,10 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     // absl's names: `test_x_name` for a named case (no `_` when the name starts with one or
     // the method does not start with `test_`), `test_x{index}` for the others.
     std::string method;
-    if (auto *f = dynCast<FunctionV>(args.pos[0]))
+    V target = args.pos[0];
+    if (auto *g = apiAs<GivenObj>(target))
+      target = g->fn; // parameterized over a @hypothesis.given test
+    if (auto *f = dynCast<FunctionV>(target))
       method = f->name;
     for (ParameterizedObj::Case &c : out.cases) {
       bool named = c.absltestName == "named";

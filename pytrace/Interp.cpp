@@ -1418,14 +1418,22 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
     // kernel (jax.vmap(f), a host library), and inside a kernel it is an operation dkv
     // does not know: both are errors, never dropped.
     const auto &o = cast<OpaqueV>(fn);
+    // (a `@hypothesis.given` test too: an unmodelled decorator over it, `@hp.example(...)`,
+    // must not drop the test.)
     auto isFunction = [](const V &v) {
-      return v->kind == Kind::Function || v->kind == Kind::Partial || v->kind == Kind::BoundMethod;
+      return v->kind == Kind::Function || v->kind == Kind::Partial ||
+             v->kind == Kind::BoundMethod || apiAs<GivenObj>(v);
     };
     bool givenFunction = false;
     for (const V &a : args.pos)
       givenFunction = givenFunction || isFunction(a);
     for (const auto &kv : args.kw)
       givenFunction = givenFunction || isFunction(kv.second);
+    // A primitive's abstract evaluation rule (`p.def_abstract_eval(f)`): JAX calls it on
+    // abstract values (shapes and dtypes) to type the primitive's results; with no arrays
+    // it runs no kernel (docs/python.md "Opaque values").
+    if (o.origin->attr == "def_abstract_eval")
+      givenFunction = false;
     if (inKernel_ || givenFunction) {
       const Origin *root = o.origin.get();
       while (root->from)

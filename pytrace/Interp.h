@@ -24,6 +24,7 @@
 #include "support/Source.h"
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -183,6 +184,16 @@ struct TpuGeneration {
 struct EntryResult {
   std::vector<TracedKernel> kernels;
   std::optional<std::string> skipped; ///< the reason of a skipped test
+  /// What the instance covers beyond its id (a hypothesis example: drawn or enumerated).
+  std::string note;
+};
+
+/// One example of a `@hypothesis.given` test (Hypothesis.cpp): its arguments by name, its
+/// label in the instance id and what the instance covers.
+struct HypothesisExample {
+  std::vector<std::pair<std::string, V>> kw;
+  std::string label;
+  std::string note;
 };
 
 /// `base` made a kernel-language name not in `used` (a reserved word gets `_`, `_` and ""
@@ -605,6 +616,21 @@ public:
   void traceEntryDirective(const Entry &entry);
   std::string kernelCandidates() const;
 
+  //--- hypothesis (Hypothesis.cpp) ---------------------------------------------------
+  /// `htu.setup_hypothesis(max_examples=N)`: the profile's max_examples (hypothesis's
+  /// default 100 without one).
+  std::optional<int64_t> hypothesisMaxExamples_;
+  struct Chooser;
+  /// The choices of the example being drawn (null: no draw is under way).
+  Chooser *chooser_ = nullptr;
+  V hypothesisDraw(const V &strategy, SourceRange r);
+  /// The examples of a `@given` test: every example when the strategies have at most
+  /// max_examples, else max_examples drawn with the seed (docs/python.md "Hypothesis").
+  std::vector<HypothesisExample> hypothesisExamples(const GivenObj &g, SourceRange r);
+  /// Calls and attributes of hypothesis's objects; null when `a` is none of them.
+  V callHypothesisObject(ApiObject &a, Args &args, SourceRange r);
+  V hypothesisAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r);
+
   //--- entries (Entries.cpp) ----------------------------------------------------------
   struct TestCaseRef {
     ClassP cls;
@@ -612,8 +638,12 @@ public:
     std::string id;         ///< "Class::test_x[case]"
     std::string absltestId; ///< "Class::test_x_case" (absl's generated name)
     std::optional<ParameterizedObj::Case> params;
+    std::optional<HypothesisExample> example; ///< a `@given` test's example
+    std::exception_ptr failure;               ///< drawing its examples failed: running it rethrows
   };
-  std::vector<TestCaseRef> collectTests();
+  /// The test cases of the module's test classes; with `want` (an entry id) only those of
+  /// the methods it can name.
+  std::vector<TestCaseRef> collectTests(const std::string &want = "");
   void runTest(const TestCaseRef &t);
   std::optional<std::string> skipReasonOf(const V &fnOrClass, SourceRange r);
 };

@@ -295,7 +295,10 @@ ModuleP Interp::importModule(const std::string &rawName, const ModuleP &from, un
       m = loadFromDisk(name, file.string(), false, r);
     else if (fs::is_directory(dir / rel, ec))
       m = loadFromDisk(name, (dir / rel).string(), true, r);
-  } else if (!parent || !parent->modelled) {
+  } else if (!parent || !parent->modelled || !parent->dict->get("__dkv_opaque__")) {
+    // Not modelled: from disk, also a submodule of a modelled package that dkv does not
+    // model (`jax.experimental.pallas.ops.tpu.all_gather` of a JAX checkout on
+    // --python-path); found nowhere, it is opaque (below).
     if (auto found = findOnDisk(name))
       m = loadFromDisk(name, found->first, found->second, r);
   }

@@ -139,14 +139,14 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
   std::vector<FoundInstance> out;
   auto add = [&](const std::string &entry, const EntryResult &res, bool failed) {
     if (failed) {
-      out.push_back({entry, "", std::nullopt, true});
+      out.push_back({entry, "", std::nullopt, true, res.note});
       return;
     }
     for (size_t k = 0; k < res.kernels.size(); ++k)
       out.push_back({k == 0 ? entry : fmt::format("{}#{}", entry, k + 1), res.kernels[k].name,
-                     std::nullopt, false});
+                     std::nullopt, false, res.note});
     if (res.kernels.empty())
-      out.push_back({entry, "", res.skipped, false});
+      out.push_back({entry, "", res.skipped, false, res.note});
   };
   const std::string call = callOf(options);
   const bool entryDirective = options.directives && options.directives->entry;
@@ -166,13 +166,13 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
       in.loweredOnly();
     });
     if (err) {
-      out.push_back({"", "", std::nullopt, true});
+      out.push_back({"", "", std::nullopt, true, ""});
       return out;
     }
     add("", in.result_, false);
     if (entryDirective || !call.empty()) {
       if (in.result_.kernels.empty())
-        out = {{"", "", std::nullopt, true}};
+        out = {{"", "", std::nullopt, true, ""}};
       return out;
     }
     std::optional<TraceError> listErr = guarded(in, [&] { tests = in.testEntries(); });
@@ -194,14 +194,14 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
   for (const FoundInstance &f : out)
     any = any || f.failed || f.skipped || !f.kernel.empty();
   if (!any)
-    out.insert(out.begin(), FoundInstance{"", "", std::nullopt, true});
+    out.insert(out.begin(), FoundInstance{"", "", std::nullopt, true, ""});
   return out;
 }
 
 std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
                                          const TraceOptions &options,
                                          support::DiagnosticEngine &diags, const std::string &id,
-                                         std::optional<std::string> *skipped) {
+                                         std::optional<std::string> *skipped, std::string *note) {
   auto [entry, k] = splitId(id);
   const std::string call = callOf(options);
   const bool entryDirective = options.directives && options.directives->entry;
@@ -230,6 +230,8 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
     }
     in.loweredOnly();
   });
+  if (note)
+    *note = in.result_.note;
   if (err) {
     report(*err, diags);
     return nullptr;

@@ -47,6 +47,9 @@ struct TraceOptions {
   /// `--tpu NAME` (or a `# dkv: tpu NAME` directive): the TPU chip whose facts JAX's
   /// device queries answer (pytrace/TpuChips.h); empty: none, those facts are opaque.
   std::string tpu;
+  /// `--hypothesis-seed N`: the seed of the examples dkv draws for a `@hypothesis.given`
+  /// test whose strategies have more examples than it runs (docs/python.md "Hypothesis").
+  uint64_t hypothesisSeed = 0;
 };
 
 /// One instance a file holds: a kernel traced by one of its entries (the top level, a
@@ -58,6 +61,7 @@ struct FoundInstance {
   std::string kernel;                 ///< the kernel function's name (empty: none was traced)
   std::optional<std::string> skipped; ///< a skipped test and its reason
   bool failed = false;                ///< the entry stops at an error (reported when traced)
+  std::string note;                   ///< what the instance covers (a hypothesis example), or empty
 };
 
 /// Runs the file's top level and every entry of it (each test case in a fresh run) and
@@ -74,11 +78,11 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
 /// source ranges. A skipped test case gives null with `skipped` set and no error. On an
 /// unsupported construct, an opaque value that decides the model, a Python exception or
 /// a Python `if` on a traced value, reports one error (`python-*` ids,
-/// docs/diagnostics.md) and returns null. Never throws.
-std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support::SourceFile &file,
-                                         const TraceOptions &options,
-                                         support::DiagnosticEngine &diags,
-                                         const std::string &id = "",
-                                         std::optional<std::string> *skipped = nullptr);
+/// docs/diagnostics.md) and returns null. `note` gets what the instance covers (a
+/// hypothesis example), empty for most. Never throws.
+std::unique_ptr<ast::Module>
+traceModule(const py::Module &module, const support::SourceFile &file, const TraceOptions &options,
+            support::DiagnosticEngine &diags, const std::string &id = "",
+            std::optional<std::string> *skipped = nullptr, std::string *note = nullptr);
 
 } // namespace dkv::pytrace

@@ -115,6 +115,11 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const AssertRaisesObj &) { return "_AssertRaisesContext"; }
     std::string operator()(const SkipDecoratorObj &) { return "function"; }
     std::string operator()(const FieldObj &) { return "Field"; }
+    std::string operator()(const StrategyObj &) { return "SearchStrategy"; }
+    std::string operator()(const CompositeObj &) { return "function"; }
+    std::string operator()(const DrawObj &) { return "function"; }
+    std::string operator()(const SettingsObj &) { return "settings"; }
+    std::string operator()(const GivenObj &) { return "function"; }
     std::string operator()(const SuperObj &) { return "super"; }
     std::string operator()(const AutoObj &) { return "auto"; }
     std::string operator()(const RePatternObj &) { return "Pattern"; }

@@ -367,6 +367,9 @@ struct Origin {
   /// How to give the value when it is no module attribute (`--tpu NAME` for a fact of
   /// the TPU chip): the hint of the error where it decides something.
   std::string hint;
+  /// The attribute of an opaque value it is (`def_abstract_eval` of `p.def_abstract_eval`),
+  /// or empty.
+  std::string attr;
 };
 using OriginP = std::shared_ptr<const Origin>;
 
