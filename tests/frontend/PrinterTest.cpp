@@ -54,10 +54,11 @@ TEST(Printer, InfIsAFloatLiteralAndInfoAName) {
 }
 
 TEST(Printer, KeywordsComeFromTheGrammar) {
-  for (const char *w : {"param", "const", "mesh", "tensorcore_mesh", "kernel", "sequence", "in",
-                        "out", "inout", "scratch", "run_scoped", "let", "var", "if", "else",
-                        "for", "sem", "dma_sem", "barrier", "true", "false", "and", "or", "not",
-                        "lambda", "emit_pipeline", "inf"})
+  for (const char *w :
+       {"param", "const", "mesh",    "tensorcore_mesh", "kernel",        "sequence", "in",
+        "out",   "inout", "scratch", "run_scoped",      "let",           "var",      "if",
+        "else",  "for",   "sem",     "dma_sem",         "barrier",       "true",     "false",
+        "and",   "or",    "not",     "lambda",          "emit_pipeline", "inf"})
     EXPECT_TRUE(isKeyword(w)) << w;
   for (const char *w : {"info", "x", "signal", "copy", "kernel_", "f32", ""})
     EXPECT_FALSE(isKeyword(w)) << w;
