@@ -86,6 +86,8 @@ struct GridSpecObj {
 struct CompilerParamsObj {
   std::optional<int64_t> collectiveId;
   bool skipDeviceBarrier = false;
+  V dimensionSemantics;             ///< as given (a sequence), or null
+  support::SourceRange semanticsAt; ///< the CompilerParams(...) call
 };
 /// `shard_map(f, mesh=..., in_specs=..., out_specs=...)`.
 struct ShardMapObj {

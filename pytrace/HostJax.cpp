@@ -1443,6 +1443,10 @@ void registerHostJax(Registry &reg) {
           p.collectiveId = in.toIndex(a[3], c.range, "collective_id");
         if (a[9])
           p.skipDeviceBarrier = in.truth(a[9], c.range, "skip_device_barrier");
+        if (given(a[0])) {
+          p.dimensionSemantics = a[0];
+          p.semanticsAt = c.range;
+        }
         return makeApi(p);
       });
   fn(

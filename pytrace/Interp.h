@@ -520,6 +520,11 @@ public:
     bool skipBarrier = false;
   };
   CompilerParams compilerParams(const V &cp, SourceRange r);
+  /// A pallas_call's grid with `dimension_semantics`: a dimension that may be 'parallel'
+  /// (any entry but 'arbitrary') of more than one point is split between the
+  /// TensorCores of a megacore chip, which the model does not do; refused unless
+  /// `--tpu` names a chip with one TensorCore per device, where the grid runs in order.
+  void checkParallelGrid(const V &cp, const std::vector<int64_t> &grid, SourceRange r);
   V paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr, ast::Direction dir,
                 ast::MemSpace space, std::vector<std::unique_ptr<ast::BufferDecl>> &bufs);
   void beginKernel();

@@ -314,6 +314,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   if (V g = field(&GridSpecObj::grid, pc.grid))
     grid = shapeOf(g, r, "the grid");
   const CompilerParams cparams = compilerParams(given(pc.compilerParams), r);
+  checkParallelGrid(given(pc.compilerParams), grid, r);
   // Outputs.
   std::vector<V> outs;
   V outShape = pc.outShape;
@@ -769,6 +770,36 @@ Interp::CompilerParams Interp::compilerParams(const V &cp, SourceRange r) {
     out.collective = *p->collectiveId;
   out.skipBarrier = p->skipDeviceBarrier;
   return out;
+}
+
+void Interp::checkParallelGrid(const V &cp, const std::vector<int64_t> &grid, SourceRange r) {
+  auto *p = cp ? apiAs<CompilerParamsObj>(cp) : nullptr;
+  if (!p || !p->dimensionSemantics)
+    return;
+  const SourceRange at = p->semanticsAt.begin.line ? p->semanticsAt : r;
+  std::vector<V> entries = toVector(p->dimensionSemantics, at);
+  for (size_t d = 0; d < entries.size() && d < grid.size(); ++d) {
+    const V &e = entries[d];
+    const bool arbitrary = e->kind == Kind::Str && cast<StrV>(e).s == "arbitrary";
+    if (arbitrary || grid[d] <= 1)
+      continue;
+    const std::string what = e->kind == Kind::Str ? fmt::format("'{}'", cast<StrV>(e).s)
+                                                  : std::string("not 'arbitrary'");
+    if (!chip_)
+      fail(at, "python-unknown-fact",
+           fmt::format("grid dimension {} of this pallas_call is {} (dimension_semantics): on a "
+                       "chip with two TensorCores per device (megacore: TPU v4, v5p) they split "
+                       "it between them, which dkv does not model; name a chip with one "
+                       "TensorCore per device with --tpu NAME or '# dkv: tpu NAME' (v5e, v6e, "
+                       "7x: the grid runs in order there, as dkv checks it), or mark the "
+                       "dimension 'arbitrary'",
+                       d, what));
+    if (chip_->coresPerDevice > 1)
+      unsupported(at, fmt::format("grid dimension {} of this pallas_call is {} "
+                                  "(dimension_semantics): the two TensorCores of a {} device "
+                                  "(megacore) split it between them, which dkv does not model",
+                                  d, what, chip_->name));
+  }
 }
 
 V Interp::paramBuffer(const HostArrayV &arr, const std::string &name, SourceRange pr,
