@@ -9,7 +9,7 @@
 namespace dkv::pytrace {
 
 // Each concern registers its rows (HostJax.cpp, KernelApi.cpp, Pipeline.cpp, Stdlib.cpp,
-// Testing.cpp).
+// Testing.cpp, CoreMap.cpp).
 void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
 void registerStdlib(Registry &reg);
@@ -18,6 +18,7 @@ void registerJaxSrc(Registry &reg);
 void registerTesting(Registry &reg);
 void registerPipeline(Registry &reg);
 void registerHypothesis(Registry &reg);
+void registerCoreMap(Registry &reg);
 
 const Registry &Registry::get() {
   static const Registry reg = [] {
@@ -30,6 +31,7 @@ const Registry &Registry::get() {
     registerTesting(r);
     registerPipeline(r);
     registerHypothesis(r);
+    registerCoreMap(r);
     return r;
   }();
   return reg;

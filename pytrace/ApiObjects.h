@@ -102,6 +102,16 @@ struct PallasCallObj {
 struct PlKernelObj {
   V body, outType, mesh, scratchTypes, compilerParams;
 };
+/// A ref made on the host by `pl.run_state(f)(init)` (one per leaf of `init`) or
+/// `jax.new_ref(x)`: a mutable array in the device's HBM, the operand of a `pl.core_map`
+/// kernel whose body closes over it (pytrace/CoreMap.cpp).
+struct StateRefObj {
+  V array;             ///< a HostArrayV: its shape and element type
+  uint64_t serial = 0; ///< creation order: the order of a kernel's parameters
+  std::string maker;   ///< "pl.run_state" or "jax.new_ref", for messages
+  bool live = true;    ///< false once its pl.run_state returned
+  int kernels = 0;     ///< the pl.core_map kernels that took it
+};
 /// `pltpu.VMEM((8, 128), jnp.float32)`: a scratch buffer type.
 struct ScratchObj {
   ast::MemSpace space;
@@ -284,7 +294,7 @@ using ApiData =
                  TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
                  DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
                  StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj, AutoObj,
-                 DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj>;
+                 DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj, StateRefObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

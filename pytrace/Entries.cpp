@@ -188,6 +188,15 @@ void Interp::runTest(const TestCaseRef &t) {
   }
   if (auto *f = dynCast<FunctionV>(fn))
     r = f->range;
+  // jtu.with_config(jax_pallas_auto_assign_collective_ids=...) on the method or its class.
+  autoCollectiveIds_.clear();
+  V autoIds = lookupClassAttr(t.cls, kAutoCollectiveIdsAttr);
+  if (auto *f = dynCast<FunctionV>(fn); f && f->attrs->has(kAutoCollectiveIdsAttr))
+    autoIds = f->attrs->get(kAutoCollectiveIdsAttr);
+  if (auto *s = dynCast<StrV>(autoIds))
+    autoCollectiveIds_ = s->s;
+  else if (autoIds)
+    autoCollectiveIds_ = "?"; // a value dkv does not compute: not 'override'
   try {
     if (V suc = getAttrOpt(t.cls, "setUpClass", r))
       call(suc, Args{}, r);

@@ -645,6 +645,12 @@ V Interp::hostArrayAttr(const V &arr, const std::string &name, SourceRange r) {
 V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r) {
   if (V v = hypothesisAttr(obj, a, name, r))
     return v;
+  if (auto *s = std::get_if<StateRefObj>(&a.data)) {
+    // A host ref: its shape and element type; anything else (`.at`, `.get`) uses it.
+    if (name == "shape" || name == "dtype" || name == "ndim" || name == "size")
+      return getAttr(s->array, name, r);
+    stateRefMisused(obj, r, fmt::format("the ref whose `.{}` is taken", name));
+  }
   if (auto *s = std::get_if<SuperObj>(&a.data)) {
     // super(): the MRO of the object's class, after the class that called it.
     ClassP cls =
@@ -1351,14 +1357,6 @@ void registerHostJax(Registry &reg) {
         if (!in.chip_)
           return in.chipFact("`pltpu.get_tpu_info()`", c.range);
         return makeApi(TpuInfoObj{in.chip_});
-      });
-  fn(
-      {"jax.experimental.pallas.core_map"}, +[](Interp &, CallCtx &c) -> V {
-        unsupported(c.range,
-                    "pl.core_map (a body that closes over refs made by jax.new_ref or "
-                    "pl.run_state): write the kernel with pl.kernel(body, out_type=..., "
-                    "mesh=pltpu.create_tensorcore_mesh(...), scratch_types=...), which dkv "
-                    "traces (docs/python.md \"TensorCores\")");
       });
   fn(
       {"jax.experimental.pallas.kernel"}, +[](Interp &in, CallCtx &c) -> V {

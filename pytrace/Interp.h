@@ -506,6 +506,20 @@ public:
   V callShardMap(const ShardMapObj &sm, Args args, SourceRange r);
   V callPallas(const PallasCallObj &pc, Args args, SourceRange r);
   V callPlKernel(const PlKernelObj &pk, Args args, SourceRange r);
+  /// `pl.core_map(mesh, compiler_params=...)(body)`: the body as a kernel over the
+  /// TensorCore mesh, its operands the host refs it closes over (CoreMap.cpp).
+  V callCoreMap(const V &mesh, const V &body, const V &compilerParams, SourceRange r);
+  /// `pl.run_state(f)(init)`: `f` on refs of `init`'s arrays; their final values.
+  V callRunState(const V &f, const V &init, SourceRange r);
+  /// The refusal of a host ref (`StateRefObj`) used other than as a pl.core_map operand.
+  [[noreturn]] void stateRefMisused(const V &ref, SourceRange r, std::string_view what);
+  uint64_t stateRefSerial_ = 0; ///< refs made by pl.run_state / jax.new_ref
+  /// JAX's `jax_pallas_auto_assign_collective_ids` for the test being run, as
+  /// `jtu.with_config` on its class or method sets it ("" when not set): with
+  /// "override" JAX gives every kernel a collective id of its own, whatever the kernel
+  /// asks for, so two kernels of one body never share a barrier semaphore.
+  std::string autoCollectiveIds_;
+  static constexpr const char *kAutoCollectiveIdsAttr = "__dkv_auto_assign_collective_ids__";
   V callWhen(const WhenObj &w, Args args, SourceRange r);
   V callPipeline(const PipelineObj &p, Args args, SourceRange r);
   /// Whether a blocked BlockSpec of a pallas_call operand is Pallas' default one: the
@@ -564,6 +578,8 @@ public:
     /// is: the operand's buffer, donated (the result is kept alive in `kept`).
     std::map<const Value *, V> donated;
     std::vector<V> kept;
+    /// The collective_id of each kernel of the body that has one: where it was first given.
+    std::map<int64_t, SourceRange> collectives;
     /// The array a value of the body is: through `donated`, else itself.
     V buffer(const V &v) const {
       auto it = donated.find(v.get());

@@ -691,15 +691,27 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   if (!args.kw.empty())
     unsupported(r, "keyword arguments to a pl.kernel");
   std::vector<V> outs;
+  // Each output's memory space: the mesh's default, `any`, or the one an out_type typed by
+  // its memory space names (`pltpu.VMEM(shape, dtype)`, as pallas_call's out_shape).
+  std::vector<ast::MemSpace> outSpaces;
   V outType = given(pk.outType);
   const bool outSeq = outType && (outType->kind == Kind::Tuple || outType->kind == Kind::List);
   if (outType)
-    for (const V &o : outSeq ? toVector(outType, r) : std::vector<V>{outType}) {
+    for (V o : outSeq ? toVector(outType, r) : std::vector<V>{outType}) {
+      ast::MemSpace space = ast::MemSpace::Any;
+      if (auto *sc = apiAs<ScratchObj>(o)) {
+        space = sc->space;
+        o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_type's shape"),
+                                         dtypeArg(sc->dtype, r));
+      }
+      if (o->kind == Kind::Opaque)
+        opaqueNeeded(o, r, "a pl.kernel out_type");
       if (!dynCast<HostArrayV>(o))
-        fail(r, "python-unknown-fact",
-             fmt::format("pl.kernel out_type: expected jax.ShapeDtypeStruct or an array, got {}",
-                         typeName(*o)));
+        unsupported(r, fmt::format("pl.kernel out_type {}: dkv reads a jax.ShapeDtypeStruct, an "
+                                   "array or pltpu.VMEM / ANY(shape, dtype), or a list of them",
+                                   typeName(*o)));
       outs.push_back(o);
+      outSpaces.push_back(space);
     }
   auto result = [&]() -> V { return outSeq ? tuple(outs) : outs.empty() ? none() : outs[0]; };
   if (entryMode_ || !traceKernels_)
@@ -727,19 +739,19 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
   Args kargs = kfn.bound;
   size_t idx = kfn.bound.pos.size();
-  auto addBuffer = [&](const V &arr, ast::Direction dir) {
+  auto addBuffer = [&](const V &arr, ast::Direction dir, ast::MemSpace space) {
     if (!dynCast<HostArrayV>(arr))
       unsupported(r, fmt::format("pl.kernel operand {} of type {} (a pytree of operands is not "
                                  "supported; pass arrays)",
                                  idx + 1, typeName(*arr)));
     kargs.pos.push_back(paramBuffer(cast<HostArrayV>(arr), fresh(params[idx].name),
-                                    params[idx].range, dir, ast::MemSpace::Any, bufs));
+                                    params[idx].range, dir, space, bufs));
     ++idx;
   };
   for (const V &a : args.pos)
-    addBuffer(a, ast::Direction::In);
-  for (const V &o : outs)
-    addBuffer(o, ast::Direction::Out);
+    addBuffer(a, ast::Direction::In, ast::MemSpace::Any);
+  for (size_t i = 0; i < outs.size(); ++i)
+    addBuffer(outs[i], ast::Direction::Out, outSpaces[i]);
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
   for (const V &sc : scratch) {
     V bound;
@@ -834,6 +846,23 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
                           std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
                           std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
                           int64_t collective, bool skipBarrier, CallArrays call) {
+  // Two kernels of one body with one collective_id share its barrier semaphore: a device
+  // still in the first can take a signal a faster device sends in the second, which
+  // dkv, checking each kernel as an instance of its own, would not see. Under JAX's
+  // jax_pallas_auto_assign_collective_ids='override' each kernel gets an id of its own.
+  if (collective >= 0 && body_ && autoCollectiveIds_ != "override") {
+    auto [it, added] = body_->collectives.emplace(collective, r);
+    if (!added)
+      unsupported(r, fmt::format("a second kernel with collective_id {} in this body (the first "
+                                 "at line {}): the two share the barrier semaphore of that id, "
+                                 "and a device still in the first kernel can take a signal "
+                                 "that another sends in the second, which dkv does not model "
+                                 "(it checks each kernel as an instance of its own); give each "
+                                 "kernel its own collective_id, or run with JAX's "
+                                 "jax_pallas_auto_assign_collective_ids='override' (for a test, "
+                                 "jtu.with_config on its class), which gives each its own",
+                                 collective, it->second.begin.line));
+  }
   std::vector<ast::StmtPtr> body;
   if (!scratchDecls.empty())
     body.push_back(std::make_unique<ast::ScratchStmt>(kf.range, std::move(scratchDecls)));

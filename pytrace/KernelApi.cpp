@@ -237,6 +237,10 @@ V Interp::valueBinop(std::string_view op, const V &a0, const V &b0, SourceRange 
       return teInt(r, i->i);
     if (auto *f = dynCast<FloatV>(v))
       return kernelFloat(f->f, r);
+    // A per-device integer (`lax.axis_index(...)`, arithmetic on it): a scalar operand,
+    // broadcast as a number is.
+    if (auto *t = dynCast<TracedV>(v); t && t->tk == TKind::Int)
+      return t->te;
     if (v->kind == Kind::Opaque)
       opaqueNeeded(v, r, "arithmetic on loaded values");
     fail(r, "python-type",
@@ -257,7 +261,7 @@ V Interp::valueBinop(std::string_view op, const V &a0, const V &b0, SourceRange 
   uint64_t stamp = UINT64_MAX;
   LoadSpan span;
   for (const V &v : {a, b})
-    if (auto *t = dynCast<TracedV>(v)) {
+    if (auto *t = dynCast<TracedV>(v); t && t->tk == TKind::Value) {
       stamp = std::min(stamp, t->stamp);
       span = LoadSpan::merge(span, t->span);
     }
@@ -1013,6 +1017,8 @@ RefV &refArg(Interp &in, const V &v, SourceRange r, std::string_view what) {
   if (v->kind != Kind::Ref) {
     if (v->kind == Kind::Opaque)
       in.opaqueNeeded(v, r, what);
+    if (apiAs<StateRefObj>(v))
+      in.stateRefMisused(v, r, std::string(what));
     fail(r, "python-type", fmt::format("{}: expected a ref, got {}", what, typeName(*v)));
   }
   return static_cast<RefV &>(*v);
@@ -1595,6 +1601,18 @@ void registerKernelApi(Registry &reg) {
         return std::make_shared<TracedV>(teName(c.range, let), TKind::Int);
       },
       "let v = read(sem)", true);
+  // pl.delay(nanos): the core waits; dkv checks every interleaving of the processes'
+  // steps, whatever their timing, so a delay changes nothing that dkv checks.
+  fn(
+      {PL + "delay", TPU + "delay"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"nanos"});
+        V n = need(in, c, a, 0, "nanos");
+        if (n->kind != Kind::Traced)
+          in.intTE(n, c.range, "the nanoseconds of pl.delay");
+        return none();
+      },
+      "nothing (every interleaving is checked)", true);
   fn(
       {TPU + "get_barrier_semaphore"},
       +[](Interp &in, CallCtx &c) -> V {
@@ -1695,14 +1713,56 @@ void registerKernelApi(Registry &reg) {
       "1 (broadcast to the stored region)", false);
   fn({"numpy.zeros", "numpy.ones", "numpy.empty"}, hostArray, "host arrays", false);
   fn(
-      {"jax.numpy.zeros_like", "jax.numpy.ones_like"},
+      {"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like"},
       +[](Interp &in, CallCtx &c) -> V {
         bool ones = c.fn->name.find("ones") != std::string::npos;
         if (in.inKernel_)
           return integer(ones ? 1 : 0);
+        // On the host, of an array: an array of its shape and element type (or the ones
+        // given), contents not kept.
+        std::vector<V> a = c.bind(in, {"a", "dtype", "shape", "*", "device", "out_sharding"});
+        if (auto *arr = a[0] ? dynCast<HostArrayV>(a[0]) : nullptr) {
+          std::vector<int64_t> shape = arr->shape;
+          if (given(a[2]))
+            shape = in.shapeOf(a[2], c.range, fmt::format("the shape of {}", c.fn->name));
+          ast::DType dt = given(a[1]) ? in.dtypeArg(a[1], c.range) : arr->dtype;
+          auto out = std::make_shared<HostArrayV>(std::move(shape), dt);
+          out->numpy = false;
+          return out;
+        }
         return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
       },
       "0, 1 (broadcast to the stored region)", false);
+  // jnp.full_like(x, v): inside a kernel the number (or per-device integer) v, broadcast
+  // where it is stored, as jnp.zeros_like is 0; on the host an array of x's shape and type.
+  fn(
+      {"jax.numpy.full_like"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"a", "fill_value", "dtype", "shape", "*", "device", "out_sharding"});
+        V fill = need(in, c, a, 1, "fill_value");
+        if (in.inKernel_) {
+          if (given(a[2]) || given(a[3]))
+            unsupported(c.range, "jnp.full_like with a dtype or shape inside a kernel");
+          auto *t = dynCast<TracedV>(fill);
+          if (fill->kind == Kind::Int || fill->kind == Kind::Float || fill->kind == Kind::Bool ||
+              (t && t->tk == TKind::Int))
+            return fill;
+          unsupported(c.range, fmt::format("jnp.full_like inside a kernel with a fill value that "
+                                           "is a {} (dkv broadcasts a number or a per-device "
+                                           "integer)",
+                                           typeName(*fill)));
+        }
+        if (auto *arr = a[0] ? dynCast<HostArrayV>(a[0]) : nullptr) {
+          std::vector<int64_t> shape = arr->shape;
+          if (given(a[3]))
+            shape = in.shapeOf(a[3], c.range, "the shape of jnp.full_like");
+          ast::DType dt = given(a[2]) ? in.dtypeArg(a[2], c.range) : arr->dtype;
+          return std::make_shared<HostArrayV>(std::move(shape), dt);
+        }
+        return in.opaque("jnp.full_like of an array", c.range);
+      },
+      "the fill value (broadcast to the stored region)", false);
   fn(
       {"jax.numpy.dot", "jax.numpy.matmul"},
       +[](Interp &in, CallCtx &c) -> V { return dot(in, c, false); },

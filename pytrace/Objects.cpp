@@ -1283,6 +1283,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
   case Kind::Api:
     if (auto *at = apiAs<AtObj>(obj))
       return view(at->ref, indexItems(key), r);
+    if (apiAs<StateRefObj>(obj))
+      stateRefMisused(obj, r, "the ref read here");
     if (auto *p = apiAs<PSpecObj>(obj))
       return getItem(tuple(p->entries), key, r);
     break;
@@ -1764,6 +1766,10 @@ void Interp::setItem(const V &obj, const V &key, const V &value, SourceRange r) 
   case Kind::HostArray:
     unsupported(r, "assigning into an array (JAX arrays are immutable; numpy arrays are kept as "
                    "shapes by dkv)");
+  case Kind::Api:
+    if (apiAs<StateRefObj>(obj))
+      stateRefMisused(obj, r, "the ref written here");
+    break;
   default:
     break;
   }

@@ -499,6 +499,30 @@ void registerTesting(Registry &reg) {
                                     return c2.args.pos.empty() ? none() : c2.args.pos[0];
                                   },
                                   "", false};
+        // `with_config(jax_pallas_auto_assign_collective_ids=...)` on a test class or
+        // method: the value is recorded on it, and its tests run with it (Entries.cpp
+        // runTest; Kernel.cpp finishKernel reads it).
+        static const BuiltinFn record{
+            "jtu.with_config(...)",
+            +[](Interp &, CallCtx &c2) -> V {
+              if (c2.args.pos.size() != 2)
+                return c2.args.pos.empty() ? none() : c2.args.pos.back();
+              const V &target = c2.args.pos[1];
+              if (auto *cls = dynCast<ClassV>(target))
+                cls->dict->set(Interp::kAutoCollectiveIdsAttr, c2.args.pos[0]);
+              else if (auto *f = dynCast<FunctionV>(target))
+                f->attrs->set(Interp::kAutoCollectiveIdsAttr, c2.args.pos[0]);
+              return target;
+            },
+            "", false};
+        if (c.fn->name.find("with_config") != std::string::npos)
+          for (const auto &[k, v] : c.args.kw)
+            if (k == "jax_pallas_auto_assign_collective_ids" && c.args.pos.empty()) {
+              auto p = std::make_shared<PartialV>();
+              p->fn = builtinValue(record);
+              p->pos = {v};
+              return p;
+            }
         if (c.args.pos.size() == 1 &&
             (c.args.pos[0]->kind == Kind::Class || c.args.pos[0]->kind == Kind::Function))
           return c.args.pos[0];

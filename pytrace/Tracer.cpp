@@ -138,13 +138,18 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
                                              const TraceOptions &options) {
   std::vector<FoundInstance> out;
   auto add = [&](const std::string &entry, const EntryResult &res, bool failed) {
-    if (failed) {
-      out.push_back({entry, "", std::nullopt, true, res.note});
-      return;
-    }
     for (size_t k = 0; k < res.kernels.size(); ++k)
       out.push_back({k == 0 ? entry : fmt::format("{}#{}", entry, k + 1), res.kernels[k].name,
                      std::nullopt, false, res.note});
+    // An entry that stops at an error after tracing kernels: those kernels, then the
+    // instance after them, whose tracing runs into the error and reports it (checking the
+    // entry as its first kernel alone would drop the error).
+    if (failed) {
+      size_t k = res.kernels.size();
+      out.push_back(
+          {k == 0 ? entry : fmt::format("{}#{}", entry, k + 1), "", std::nullopt, true, res.note});
+      return;
+    }
     if (res.kernels.empty())
       out.push_back({entry, "", res.skipped, false, res.note});
   };
@@ -166,7 +171,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
       in.loweredOnly();
     });
     if (err) {
-      out.push_back({"", "", std::nullopt, true, ""});
+      add("", in.result_, true);
       return out;
     }
     add("", in.result_, false);

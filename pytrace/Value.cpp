@@ -97,6 +97,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const PallasCallObj &) { return "pallas_call"; }
     std::string operator()(const PlKernelObj &) { return "pl.kernel"; }
     std::string operator()(const ScratchObj &) { return "MemoryRef"; }
+    std::string operator()(const StateRefObj &) { return "Ref"; }
     std::string operator()(const SemArrayObj &) { return "SemaphoreType"; }
     std::string operator()(const HeldSemObj &) { return "ArrayImpl"; }
     std::string operator()(const PipelineObj &) { return "function"; }
