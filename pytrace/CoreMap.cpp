@@ -23,20 +23,22 @@ namespace {
 
 bool given(const V &v) { return v && v->kind != Kind::None; }
 
-/// Whether `v` holds a host ref somewhere in its tuples, lists and dicts.
-bool holdsStateRef(const V &v, int depth = 0) {
-  if (!v || depth > 8)
+/// Whether `v` holds a host ref somewhere in its tuples and lists (looking at no more
+/// than `budget` values, so that a cyclic or huge container ends the search).
+bool holdsStateRef(const V &v, int &budget) {
+  if (!v || --budget < 0)
     return false;
   if (apiAs<StateRefObj>(v))
     return true;
-  std::vector<V> items;
+  const std::vector<V> *items = nullptr;
   if (auto *t = dynCast<TupleV>(v))
-    items = t->items;
+    items = &t->items;
   else if (auto *l = dynCast<ListV>(v))
-    items = l->items;
-  for (const V &x : items)
-    if (holdsStateRef(x, depth + 1))
-      return true;
+    items = &l->items;
+  if (items)
+    for (const V &x : *items)
+      if (holdsStateRef(x, budget))
+        return true;
   return false;
 }
 
@@ -184,7 +186,7 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
                                      name));
         taken.push_back(Taken{obj, name, nullptr});
       }
-    } else if (holdsStateRef(cell->value)) {
+    } else if (int budget = 4096; holdsStateRef(cell->value, budget)) {
       unsupported(r, fmt::format("the pl.core_map body closes over `{}`, a container of refs "
                                  "made by pl.run_state or jax.new_ref: bind each ref to a name "
                                  "outside the body (`x_ref, y_ref = refs`)",

@@ -167,4 +167,27 @@ case_ re_long python-unsupported
 case_ re_exponential python-unsupported
 case_ re_alternation python-no-kernel
 case_ sys_modules python-unsupported
+# pl.run_state over a tuple nested 100 deep, and a pl.core_map body closing over a list
+# that holds itself (a thousand times) and a ref.
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+head = ('import jax\nimport jax.numpy as jnp\nfrom jax.experimental import pallas as pl\n'
+        'from jax.experimental.pallas import tpu as pltpu\n'
+        'mesh = jax.make_mesh((2,), ("x",))\n'
+        'tc = pltpu.TensorCoreMesh(axis_name="core", num_cores=1)\n')
+open(f'{d}/run_state_deep.py', 'w').write(
+    head + 'def f(x):\n  t = x\n  for _ in range(100):\n    t = (t,)\n'
+    '  pl.run_state(lambda refs: None)(t)\n  return x\n'
+    'jax.shard_map(f, mesh=mesh, in_specs=jax.P("x"), out_specs=jax.P("x"))('
+    'jnp.zeros((16, 128)))\n')
+open(f'{d}/core_map_cycle.py', 'w').write(
+    head + 'def f(x):\n  r = jax.new_ref(x)\n  l = []\n  for _ in range(1000):\n'
+    '    l.append(l)\n  l.append(r)\n'
+    '  @pl.core_map(tc)\n  def _():\n    pltpu.sync_copy(l[-1], l[-1])\n  return x\n'
+    'jax.shard_map(f, mesh=mesh, in_specs=jax.P("x"), out_specs=jax.P("x"))('
+    'jnp.zeros((16, 128)))\n')
+PY
+case_ run_state_deep python-unsupported
+case_ core_map_cycle python-unsupported
 exit $fail
