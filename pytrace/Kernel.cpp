@@ -771,6 +771,18 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   return result();
 }
 
+void Interp::sharedCollective(int64_t id, SourceRange r, SourceRange first) {
+  unsupported(r, fmt::format("a second kernel with collective_id {} in this body (the first at "
+                             "line {}), checked apart from it: the two share the barrier "
+                             "semaphore of that id, and a device still in the first kernel can "
+                             "take a signal that another sends in the second, which dkv does "
+                             "not model across instances; give each kernel its own "
+                             "collective_id, or run with JAX's "
+                             "jax_pallas_auto_assign_collective_ids='override' (for a test, "
+                             "jtu.with_config on its class), which gives each its own",
+                             id, first.begin.line));
+}
+
 Interp::CompilerParams Interp::compilerParams(const V &cp, SourceRange r) {
   CompilerParams out;
   if (!cp)
@@ -847,21 +859,24 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
                           std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
                           int64_t collective, bool skipBarrier, CallArrays call) {
   // Two kernels of one body with one collective_id share its barrier semaphore: a device
-  // still in the first can take a signal a faster device sends in the second, which
-  // dkv, checking each kernel as an instance of its own, would not see. Under JAX's
+  // still in the first can take a signal a faster device sends in the second. Kernels of
+  // one sequence share it in the model too (lowering gives them one barrier semaphore);
+  // kernels that are instances of their own are checked each with its own, so a second
+  // one is refused here (and two of different sequences in sequences()). Under JAX's
   // jax_pallas_auto_assign_collective_ids='override' each kernel gets an id of its own.
-  if (collective >= 0 && body_ && autoCollectiveIds_ != "override") {
-    auto [it, added] = body_->collectives.emplace(collective, r);
-    if (!added)
-      unsupported(r, fmt::format("a second kernel with collective_id {} in this body (the first "
-                                 "at line {}): the two share the barrier semaphore of that id, "
-                                 "and a device still in the first kernel can take a signal "
-                                 "that another sends in the second, which dkv does not model "
-                                 "(it checks each kernel as an instance of its own); give each "
-                                 "kernel its own collective_id, or run with JAX's "
-                                 "jax_pallas_auto_assign_collective_ids='override' (for a test, "
-                                 "jtu.with_config on its class), which gives each its own",
-                                 collective, it->second.begin.line));
+  if (collective >= 0 && body_) {
+    auto &ids = body_->collectives;
+    if (autoCollectiveIds_ == "override") {
+      while (ids.count(collective))
+        collective = ids.rbegin()->first + 1;
+      ids.emplace(collective, CollectiveUse{r, !call.sems.empty()});
+    } else {
+      auto it = ids.find(collective);
+      if (it != ids.end() && (call.sems.empty() || !it->second.inSequence))
+        sharedCollective(collective, r, it->second.range);
+      if (it == ids.end())
+        ids.emplace(collective, CollectiveUse{r, !call.sems.empty()});
+    }
   }
   std::vector<ast::StmtPtr> body;
   if (!scratchDecls.empty())
@@ -1039,6 +1054,15 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
       for (size_t l = pos; l < ks.size(); ++l)
         if (root(k) == root(l))
           betweenCalls(range, ks[k].range);
+  // Kernels with one collective_id in two sequences: each sequence is checked with a
+  // barrier semaphore of its own, while the runtime gives the two one (finishKernel).
+  std::map<int64_t, size_t> firstWithId;
+  for (size_t k = 0; k < ks.size(); ++k)
+    if (const auto *id = ks[k].kernel->collectiveId()) {
+      auto [it, added] = firstWithId.emplace(static_cast<const ast::IntLiteral &>(*id).value(), k);
+      if (!added && root(it->second) != root(k))
+        sharedCollective(it->first, ks[k].range, ks[it->second].range);
+    }
   std::vector<bool> done(ks.size(), false);
   for (size_t first = 0; first < ks.size(); ++first) {
     if (done[first])
