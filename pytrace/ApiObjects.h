@@ -106,11 +106,12 @@ struct PlKernelObj {
 /// `jax.new_ref(x)`: a mutable array in the device's HBM, the operand of a `pl.core_map`
 /// kernel whose body closes over it (pytrace/CoreMap.cpp).
 struct StateRefObj {
-  V array;             ///< a HostArrayV: its shape and element type
-  uint64_t serial = 0; ///< creation order: the order of a kernel's parameters
-  std::string maker;   ///< "pl.run_state" or "jax.new_ref", for messages
-  bool live = true;    ///< false once its pl.run_state returned
-  int kernels = 0;     ///< the pl.core_map kernels that took it
+  V array;              ///< a HostArrayV: its shape and element type
+  uint64_t serial = 0;  ///< creation order: the order of a kernel's parameters
+  std::string maker;    ///< "pl.run_state" or "jax.new_ref", for messages
+  bool live = true;     ///< false once its pl.run_state returned
+  int kernels = 0;      ///< the kernels that took it as instances of their own
+  int sequenceUses = 0; ///< the kernels of sequences that took it (one sequence: sequences())
 };
 /// `pltpu.VMEM((8, 128), jnp.float32)`: a scratch buffer type.
 struct ScratchObj {

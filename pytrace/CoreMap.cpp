@@ -160,59 +160,10 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
   if (entryMode_ || !traceKernels_)
     return none();
 
-  // The refs the body closes over, each one buffer, in the order they were made.
-  struct Taken {
-    ApiObject *obj;
-    std::string name;
-    V ref; ///< the kernel's RefV
-  };
-  std::vector<Taken> taken;
-  for (const auto &[name, cell] : kf.closure) {
-    if (!cell->value)
-      continue;
-    if (auto *s = apiAs<StateRefObj>(cell->value)) {
-      auto *obj = static_cast<ApiObject *>(cell->value.get());
-      if (std::none_of(taken.begin(), taken.end(), [&](const Taken &t) { return t.obj == obj; })) {
-        if (!s->live)
-          unsupported(r, fmt::format("the pl.core_map body closes over `{}`, a ref of a "
-                                     "pl.run_state that has returned",
-                                     name));
-        if (s->kernels > 0)
-          unsupported(r, fmt::format("the pl.core_map body closes over `{}`, a ref that an "
-                                     "earlier kernel took: dkv checks each kernel as an "
-                                     "instance of its own, and the devices are not in step "
-                                     "between kernels, so a race between the two kernels on "
-                                     "this ref would be missed",
-                                     name));
-        taken.push_back(Taken{obj, name, nullptr});
-      }
-    } else if (int budget = 4096; holdsStateRef(cell->value, budget)) {
-      unsupported(r, fmt::format("the pl.core_map body closes over `{}`, a container of refs "
-                                 "made by pl.run_state or jax.new_ref: bind each ref to a name "
-                                 "outside the body (`x_ref, y_ref = refs`)",
-                                 name));
-    }
-  }
-  std::sort(taken.begin(), taken.end(), [](const Taken &a, const Taken &b) {
-    return std::get<StateRefObj>(a.obj->data).serial < std::get<StateRefObj>(b.obj->data).serial;
-  });
   std::vector<std::unique_ptr<ast::BufferDecl>> bufs;
-  for (Taken &t : taken) {
-    const auto &arr = cast<HostArrayV>(std::get<StateRefObj>(t.obj->data).array);
-    t.ref = paramBuffer(arr, fresh(t.name), r, ast::Direction::InOut, ast::MemSpace::Any, bufs);
-  }
-  // The body (and the functions nested in it, which share its cells) sees the kernel's
-  // refs while it is traced; the host refs come back after.
-  std::vector<std::pair<CellP, V>> swapped;
-  for (const auto &[name, cell] : kf.closure)
-    for (const Taken &t : taken)
-      if (cell->value.get() == t.obj) {
-        swapped.emplace_back(cell, cell->value);
-        cell->value = t.ref;
-      }
+  ClosedRefs closed = takeClosedRefs(kf, r, bufs, "the pl.core_map body", false);
   auto restore = [&] {
-    for (auto &[cell, old] : swapped)
-      cell->value = old;
+    closed.restore();
     tcMesh_ = nullptr;
   };
   // The kernel is named after the body unless that is `_` or a lambda.
@@ -241,9 +192,79 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
     throw;
   }
   restore();
-  for (const Taken &t : taken)
-    ++std::get<StateRefObj>(t.obj->data).kernels;
+  closed.used(false);
   return none();
+}
+
+void Interp::ClosedRefs::restore() {
+  for (auto &[cell, old] : swapped)
+    cell->value = old;
+  swapped.clear();
+}
+
+void Interp::ClosedRefs::used(bool inSequence) {
+  for (const V &h : hostRefs)
+    ++(inSequence ? apiAs<StateRefObj>(h)->sequenceUses : apiAs<StateRefObj>(h)->kernels);
+}
+
+Interp::ClosedRefs Interp::takeClosedRefs(const FunctionV &kf, SourceRange r,
+                                          std::vector<std::unique_ptr<ast::BufferDecl>> &bufs,
+                                          std::string_view what, bool inSequence) {
+  // The refs the function closes over, each one buffer, in the order they were made.
+  ClosedRefs out;
+  std::vector<std::string> names;
+  for (const auto &[name, cell] : kf.closure) {
+    if (!cell->value)
+      continue;
+    if (auto *s = apiAs<StateRefObj>(cell->value)) {
+      if (std::find(out.hostRefs.begin(), out.hostRefs.end(), cell->value) != out.hostRefs.end())
+        continue;
+      if (!s->live)
+        unsupported(r, fmt::format("{} closes over `{}`, a ref of a pl.run_state that has "
+                                   "returned",
+                                   what, name));
+      if (s->kernels > 0 || (!inSequence && s->sequenceUses > 0))
+        unsupported(r, fmt::format("{} closes over `{}`, a ref that an earlier kernel took: "
+                                   "dkv checks each kernel as an instance of its own (unless "
+                                   "semaphores they pass make them one sequence), and the "
+                                   "devices are not in step between kernels, so a race "
+                                   "between the two kernels on this ref would be missed",
+                                   what, name));
+      out.hostRefs.push_back(cell->value);
+      names.push_back(name);
+    } else if (int budget = 4096; holdsStateRef(cell->value, budget)) {
+      unsupported(r, fmt::format("{} closes over `{}`, a container of refs made by "
+                                 "pl.run_state or jax.new_ref: bind each ref to a name outside "
+                                 "it (`x_ref, y_ref = refs`)",
+                                 what, name));
+    }
+  }
+  std::vector<size_t> order(out.hostRefs.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return apiAs<StateRefObj>(out.hostRefs[a])->serial <
+           apiAs<StateRefObj>(out.hostRefs[b])->serial;
+  });
+  std::vector<V> sorted;
+  std::vector<V> refs;
+  for (size_t i : order) {
+    const auto &arr = cast<HostArrayV>(apiAs<StateRefObj>(out.hostRefs[i])->array);
+    refs.push_back(
+        paramBuffer(arr, fresh(names[i]), r, ast::Direction::InOut, ast::MemSpace::Any, bufs));
+    out.decls.push_back(bufs.back().get());
+    sorted.push_back(out.hostRefs[i]);
+  }
+  out.hostRefs = std::move(sorted);
+  // The function (and the functions nested in it, which share its cells) sees the
+  // kernel's refs while it is traced; restore() gives the cells their host refs back.
+  for (const auto &[name, cell] : kf.closure)
+    for (size_t i = 0; i < out.hostRefs.size(); ++i)
+      if (cell->value == out.hostRefs[i]) {
+        out.swapped.emplace_back(cell, cell->value);
+        cell->value = refs[i];
+      }
+  return out;
 }
 
 void registerCoreMap(Registry &reg) {

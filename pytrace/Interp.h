@@ -514,6 +514,22 @@ public:
   /// The refusal of a host ref (`StateRefObj`) used other than as a pl.core_map operand.
   [[noreturn]] void stateRefMisused(const V &ref, SourceRange r, std::string_view what);
   uint64_t stateRefSerial_ = 0; ///< refs made by pl.run_state / jax.new_ref
+  /// The host refs a kernel function closes over, made its parameters (CoreMap.cpp).
+  struct ClosedRefs {
+    std::vector<V> hostRefs;                  ///< the StateRefObjs, in the order they were made
+    std::vector<ast::BufferDecl *> decls;     ///< the parameter of each
+    std::vector<std::pair<CellP, V>> swapped; ///< the cells holding the kernel's refs
+    void restore();
+    /// Counts the kernel among the refs' users (a kernel of a sequence, or an instance).
+    void used(bool inSequence);
+  };
+  /// Makes each host ref that `kf`'s closure holds an `inout` parameter in `any` (in
+  /// `bufs`) and puts the kernel's ref in its cell; refuses a ref that another instance
+  /// took, one of a returned pl.run_state, and a container of refs (`what` names the
+  /// function in messages).
+  ClosedRefs takeClosedRefs(const FunctionV &kf, SourceRange r,
+                            std::vector<std::unique_ptr<ast::BufferDecl>> &bufs,
+                            std::string_view what, bool inSequence);
   /// JAX's `jax_pallas_auto_assign_collective_ids` for the test being run, as
   /// `jtu.with_config` on its class or method sets it ("" when not set): with
   /// "override" JAX gives every kernel a collective id of its own, whatever the kernel

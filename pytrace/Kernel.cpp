@@ -666,8 +666,25 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), arg);
     ++idx;
   }
-  finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
-               cparams.collective, cparams.skipBarrier, std::move(call));
+  // Refs of pl.run_state / jax.new_ref the kernel closes over (JAX's stateful async
+  // copies): operands of the kernel, the caller's arrays (one array per ref: a sequence's
+  // kernels that take one ref share it), holding data.
+  const bool inSequence = !call.sems.empty();
+  ClosedRefs closed = takeClosedRefs(kf, r, bufs, "the pallas_call kernel", inSequence);
+  for (size_t i = 0; i < closed.hostRefs.size(); ++i) {
+    call.order.push_back(closed.decls[i]);
+    call.arrays.push_back(closed.hostRefs[i]);
+    call.withData.push_back(true);
+  }
+  try {
+    finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
+                 cparams.collective, cparams.skipBarrier, std::move(call));
+  } catch (...) {
+    closed.restore();
+    throw;
+  }
+  closed.restore();
+  closed.used(inSequence);
   return result();
 }
 
@@ -1054,6 +1071,21 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
       for (size_t l = pos; l < ks.size(); ++l)
         if (root(k) == root(l))
           betweenCalls(range, ks[k].range);
+  // A ref of pl.run_state / jax.new_ref that kernels of two sequences close over: the
+  // sequences are checked apart, so a race between them on it would be missed.
+  std::map<const Value *, size_t> refUser;
+  for (size_t k = 0; k < ks.size(); ++k)
+    for (const V &a : ks[k].call.arrays)
+      if (apiAs<StateRefObj>(a)) {
+        auto [it, added] = refUser.emplace(a.get(), k);
+        if (!added && root(it->second) != root(k))
+          unsupported(ks[k].range, fmt::format("this kernel and the one at line {} close over "
+                                               "one ref of pl.run_state or jax.new_ref, and "
+                                               "pass no semaphore that makes them one "
+                                               "sequence: dkv checks the two apart and would "
+                                               "miss a race between them on the ref",
+                                               ks[it->second].range.begin.line));
+      }
   // Kernels with one collective_id in two sequences: each sequence is checked with a
   // barrier semaphore of its own, while the runtime gives the two one (finishKernel).
   std::map<int64_t, size_t> firstWithId;
@@ -1125,7 +1157,9 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
                   param->range(), static_cast<const ast::IntLiteral &>(*d).value()));
             auto b = std::make_unique<ast::BufferDecl>(
                 param->range(), n, param->range(), ast::Storage::KernelParam,
-                pk.call.withData[p] ? ast::Direction::In : ast::Direction::Out,
+                apiAs<StateRefObj>(pk.call.arrays[p]) ? ast::Direction::InOut // a ref
+                : pk.call.withData[p]                 ? ast::Direction::In
+                                                      : ast::Direction::Out,
                 pb->tableInit() ? ast::MemSpace::Smem : ast::MemSpace::Any, pb->dtype(),
                 std::move(de));
             b->setTableInit(pb->releaseTableInit());

@@ -1,7 +1,6 @@
-# A pallas_call kernel that closes over a ref of pl.run_state (JAX's stateful async-copy
-# tests start a DMA on such refs in one pallas_call and wait for it in another): dkv
-# models these refs only as the operands of a pl.core_map kernel, and refuses the
-# pallas_call's use of one where the kernel uses it.
+# Two pallas_call kernels that close over one ref of pl.run_state and pass no semaphore
+# that would make them one sequence: dkv checks each as an instance of its own, and a
+# race between them on the ref would be missed, so the second is refused.
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
@@ -17,8 +16,9 @@ def f(x):
       pltpu.make_async_copy(x_ref, y_ref, sem).start()
       pltpu.make_async_copy(x_ref, y_ref, sem).wait()
 
-    pl.pallas_call(copy_kernel, out_shape=(),
-                   scratch_shapes=[pltpu.SemaphoreType.DMA(())])()
+    for _ in range(2):
+      pl.pallas_call(copy_kernel, out_shape=(),
+                     scratch_shapes=[pltpu.SemaphoreType.DMA(())])()
 
   _, y = pl.run_state(body)((x, jnp.zeros_like(x)))
   return y
