@@ -1047,6 +1047,17 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
       group[root(k)] = root(it->second);
     }
   }
+  // Kernels with one collective_id are one sequence: the runtime gives them one barrier
+  // semaphore, so a signal of one may satisfy a wait of the other (a loop's iterations,
+  // each a copy_start and its copy_done); in one sequence the model shares it too
+  // (finishKernel refuses such a kernel that is an instance of its own).
+  std::map<int64_t, size_t> withId;
+  for (size_t k = 0; k < ks.size(); ++k)
+    if (const auto *id = ks[k].kernel->collectiveId()) {
+      auto [it, added] = withId.emplace(static_cast<const ast::IntLiteral &>(*id).value(), k);
+      if (!added && root(k) != root(it->second))
+        group[root(k)] = root(it->second);
+    }
   // Sequences whose calls interleave in program order are one: a DMA of one may be in
   // flight while a call of the other runs (two copy_starts, then their copy_dones).
   for (bool merged = true; merged;) {
@@ -1086,15 +1097,6 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
                                                "miss a race between them on the ref",
                                                ks[it->second].range.begin.line));
       }
-  // Kernels with one collective_id in two sequences: each sequence is checked with a
-  // barrier semaphore of its own, while the runtime gives the two one (finishKernel).
-  std::map<int64_t, size_t> firstWithId;
-  for (size_t k = 0; k < ks.size(); ++k)
-    if (const auto *id = ks[k].kernel->collectiveId()) {
-      auto [it, added] = firstWithId.emplace(static_cast<const ast::IntLiteral &>(*id).value(), k);
-      if (!added && root(it->second) != root(k))
-        sharedCollective(it->first, ks[k].range, ks[it->second].range);
-    }
   std::vector<bool> done(ks.size(), false);
   for (size_t first = 0; first < ks.size(); ++first) {
     if (done[first])
