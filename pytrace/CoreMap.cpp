@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 namespace dkv::pytrace {
 
@@ -168,7 +170,8 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
   };
   // The kernel is named after the body unless that is `_` or a lambda.
   auto named = std::make_shared<FunctionV>();
-  named->name = kf.name == "_" || kf.name == "<lambda>" ? std::string("core_map") : kf.name;
+  static const std::set<std::string_view> kAnonymous{"_", "<lambda>"};
+  named->name = kAnonymous.count(kf.name) ? std::string("core_map") : kf.name;
   named->qualname = kf.qualname;
   named->range = kf.range;
   named->params = kf.params;

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <functional>
+#include <set>
 
 namespace dkv::pytrace {
 
@@ -647,7 +648,8 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     return v;
   if (auto *s = std::get_if<StateRefObj>(&a.data)) {
     // A host ref: its shape and element type; anything else (`.at`, `.get`) uses it.
-    if (name == "shape" || name == "dtype" || name == "ndim" || name == "size")
+    static const std::set<std::string_view> kArrayAttrs{"shape", "dtype", "ndim", "size"};
+    if (kArrayAttrs.count(name))
       return getAttr(s->array, name, r);
     stateRefMisused(obj, r, fmt::format("the ref whose `.{}` is taken", name));
   }

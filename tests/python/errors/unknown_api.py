@@ -23,7 +23,7 @@ def right_permute_kernel(input_ref, output_ref, send_sem, recv_sem):
       device_id=(right_neighbor,),
       device_id_type=pltpu.DeviceIdType.MESH,
   )
-  pltpu.delay(100)
+  pltpu.prng_seed(100)
   copy.start()
   copy.wait()
 
