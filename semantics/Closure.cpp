@@ -592,6 +592,19 @@ struct Check {
   bool beyond = false;
 };
 
+/// What the two bounds of a window say of one check (docs/parametric.md, the window
+/// theorem): both parts hold under the lower bound (a cap set of the instance), so the
+/// check holds in the instance; a part fails under the upper bound (an
+/// over-approximation), so it fails there; neither; or the window cannot ask it.
+enum class Bounded : uint8_t { Violated, Holds, Open, Beyond };
+Bounded bounded(const Check &lower, const Check &upper) {
+  if (lower.beyond)
+    return Bounded::Beyond;
+  if (lower.a && lower.b)
+    return Bounded::Violated;
+  return upper.a && upper.b ? Bounded::Open : Bounded::Holds;
+}
+
 /// What a closure is asked once it has run: part A or B of check `check` is "device
 /// `who` has run at least `value` events" (Reach), "DMA `who` has started" (Started),
 /// "device `who` is at `value` with semaphore `sem` non-zero" (NonZero), "land chunk
@@ -1135,16 +1148,17 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
   std::set<PropertyIndex> violated;
   for (size_t i = 0; i < l.size(); ++i) {
     const Obligation &ob = props.obligation(l[i].obligation);
-    if (l[i].beyond) {
+    const Bounded b = bounded(l[i], u[i]);
+    if (b == Bounded::Beyond) {
       if (out.decided) {
         out.decided = false;
         out.undecided =
             fmt::format("{} ({}): it involves a device outside the window",
                         props.property(ob.property).id, props.obligationText(l[i].obligation));
       }
-    } else if (l[i].a && l[i].b) {
+    } else if (b == Bounded::Violated) {
       violated.insert(ob.property);
-    } else if (u[i].a && u[i].b && out.decided) {
+    } else if (b == Bounded::Open && out.decided) {
       out.decided = false;
       out.undecided = fmt::format("{} ({}): {}", props.property(ob.property).id,
                                   props.obligationText(l[i].obligation),
@@ -1304,9 +1318,8 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     std::vector<char> next(remaining.size(), 0);
     int64_t decided = 0;
     for (size_t i = 0; i < lc.size(); ++i) {
-      const bool violated = !lc[i].beyond && lc[i].a && lc[i].b;
-      const bool holds = !lc[i].beyond && !(uc[i].a && uc[i].b);
-      if (violated || holds)
+      const Bounded b = bounded(lc[i], uc[i]);
+      if (b == Bounded::Violated || b == Bounded::Holds)
         ++decided;
       else
         next[lc[i].obligation] = 1;
