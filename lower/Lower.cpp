@@ -278,17 +278,8 @@ private:
     const size_t buffers = program().buffers.size();
     const size_t sems = program().semaphores.size();
     prefix_ = k.name() + ".";
-    if (const ast::SemDecl *barrier = k.barrier()) {
-      // The runtime has one barrier semaphore per collective_id: kernels of the sequence
-      // with one id share it (docs/model.md "Kernel sequences").
-      const int64_t id = k.collectiveId() ? evalInt(*k.collectiveId()) : -1;
-      if (auto it = barrierOfId_.find(id); it != barrierOfId_.end()) {
-        semBase_[barrier] = it->second;
-      } else {
-        semBase_[barrier] = builder_.addBarrierSemaphore(locOf(*barrier), prefix_ + "barrier");
-        barrierOfId_[id] = semBase_[barrier];
-      }
-    }
+    if (const ast::SemDecl *barrier = k.barrier())
+      semBase_[barrier] = builder_.addBarrierSemaphore(locOf(*barrier), prefix_ + "barrier");
     declareBlock(k.body(), model::kKernelScope);
     prefix_.clear();
     for (size_t b = buffers; b < program().buffers.size(); ++b)
@@ -2122,8 +2113,6 @@ private:
   /// current call (bindCall).
   std::unordered_map<const ast::BufferDecl *, const ast::BufferDecl *> tableOf_;
   std::unordered_map<const ast::SemDecl *, SemId> semBase_;
-  /// The barrier semaphore of each collective_id of a sequence's kernels (declareCalled).
-  std::map<int64_t, SemId> barrierOfId_;
   std::unordered_map<const ast::RunScopedStmt *, model::ScopeId> scopeOf_;
   std::unordered_map<const ast::EmitPipelineStmt *, model::ScopeId> pipelineScope_;
   std::unordered_map<const ast::PipelineOperand *, PipelineSlots> pipelineSlots_;

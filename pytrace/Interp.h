@@ -585,12 +585,8 @@ public:
     CallArrays call;
     SourceRange range; ///< the pallas_call
   };
-  struct CollectiveUse {
-    SourceRange range;
-    bool inSequence = false;
-  };
-  /// The refusal of a kernel whose collective_id an earlier kernel of the body, checked
-  /// as another instance, has (Kernel.cpp finishKernel, sequences()).
+  /// The refusal of a kernel whose collective_id an earlier kernel of the body has
+  /// (Kernel.cpp finishKernel).
   [[noreturn]] void sharedCollective(int64_t id, SourceRange r, SourceRange first);
   struct BodyKernels {
     std::vector<PendingKernel> pending;
@@ -601,9 +597,8 @@ public:
     /// is: the operand's buffer, donated (the result is kept alive in `kept`).
     std::map<const Value *, V> donated;
     std::vector<V> kept;
-    /// The collective_id of each kernel of the body that has one: where it was first
-    /// given, and whether that kernel is in a sequence (it takes or returns semaphores).
-    std::map<int64_t, CollectiveUse> collectives;
+    /// The collective_id of each kernel of the body that has one: where it was first given.
+    std::map<int64_t, SourceRange> collectives;
     /// The array a value of the body is: through `donated`, else itself.
     V buffer(const V &v) const {
       auto it = donated.find(v.get());

@@ -790,11 +790,11 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
 
 void Interp::sharedCollective(int64_t id, SourceRange r, SourceRange first) {
   unsupported(r, fmt::format("a second kernel with collective_id {} in this body (the first at "
-                             "line {}), checked apart from it: the two share the barrier "
-                             "semaphore of that id, and a device still in the first kernel can "
-                             "take a signal that another sends in the second, which dkv does "
-                             "not model across instances; give each kernel its own "
-                             "collective_id, or run with JAX's "
+                             "line {}): Pallas does not say whether the two get one barrier "
+                             "semaphore, and if they do a device still in the first kernel can "
+                             "take a signal that another sends in the second; dkv gives each "
+                             "kernel a barrier semaphore of its own, so it does not check this "
+                             "pair; give each kernel its own collective_id, or run with JAX's "
                              "jax_pallas_auto_assign_collective_ids='override' (for a test, "
                              "jtu.with_config on its class), which gives each its own",
                              id, first.begin.line));
@@ -875,25 +875,22 @@ void Interp::finishKernel(const FunctionV &kf, SourceRange r,
                           std::vector<std::unique_ptr<ast::BufferDecl>> bufs,
                           std::vector<std::unique_ptr<ast::Decl>> scratchDecls, Args kargs,
                           int64_t collective, bool skipBarrier, CallArrays call) {
-  // Two kernels of one body with one collective_id share its barrier semaphore: a device
-  // still in the first can take a signal a faster device sends in the second. Kernels of
-  // one sequence share it in the model too (lowering gives them one barrier semaphore);
-  // kernels that are instances of their own are checked each with its own, so a second
-  // one is refused here (and two of different sequences in sequences()). Under JAX's
-  // jax_pallas_auto_assign_collective_ids='override' each kernel gets an id of its own.
+  // Two kernels of one body with one collective_id: Pallas does not say whether they get
+  // one barrier semaphore ("using the same collective_id does not guarantee that the same
+  // barrier semaphore will be allocated between kernels", jax/_src/pallas/mosaic/core.py).
+  // If they do, a device still in the first can take a signal a faster device sends in
+  // the second; dkv gives every kernel its own, so it refuses the second kernel. Under
+  // JAX's jax_pallas_auto_assign_collective_ids='override' each kernel gets an id (and a
+  // barrier semaphore) of its own.
   if (collective >= 0 && body_) {
     auto &ids = body_->collectives;
     if (autoCollectiveIds_ == "override") {
       while (ids.count(collective))
         collective = ids.rbegin()->first + 1;
-      ids.emplace(collective, CollectiveUse{r, !call.sems.empty()});
-    } else {
-      auto it = ids.find(collective);
-      if (it != ids.end() && (call.sems.empty() || !it->second.inSequence))
-        sharedCollective(collective, r, it->second.range);
-      if (it == ids.end())
-        ids.emplace(collective, CollectiveUse{r, !call.sems.empty()});
+    } else if (auto it = ids.find(collective); it != ids.end()) {
+      sharedCollective(collective, r, it->second);
     }
+    ids.emplace(collective, r);
   }
   std::vector<ast::StmtPtr> body;
   if (!scratchDecls.empty())
@@ -1047,17 +1044,6 @@ void Interp::sequences(BodyKernels &body, SourceRange r) {
       group[root(k)] = root(it->second);
     }
   }
-  // Kernels with one collective_id are one sequence: the runtime gives them one barrier
-  // semaphore, so a signal of one may satisfy a wait of the other (a loop's iterations,
-  // each a copy_start and its copy_done); in one sequence the model shares it too
-  // (finishKernel refuses such a kernel that is an instance of its own).
-  std::map<int64_t, size_t> withId;
-  for (size_t k = 0; k < ks.size(); ++k)
-    if (const auto *id = ks[k].kernel->collectiveId()) {
-      auto [it, added] = withId.emplace(static_cast<const ast::IntLiteral &>(*id).value(), k);
-      if (!added && root(k) != root(it->second))
-        group[root(k)] = root(it->second);
-    }
   // Sequences whose calls interleave in program order are one: a DMA of one may be in
   // flight while a call of the other runs (two copy_starts, then their copy_dones).
   for (bool merged = true; merged;) {

@@ -362,42 +362,6 @@ kernel k() collective_id(0) {
                                       "wait barrier >= 1 (wait)", "exit invocation 0"}));
 }
 
-// The runtime has one barrier semaphore per collective_id: the kernels of a sequence with
-// one id share it (a signal of the second can satisfy a wait of the first), kernels with
-// two ids have one each (docs/model.md "Kernel sequences").
-TEST(Lower, SequenceKernelsWithOneCollectiveIdShareTheBarrier) {
-  auto barriers = [](const std::string &secondId) {
-    const std::string text = R"(
-mesh x = 2
-kernel a(out s: sem) collective_id(0) {
-  signal(barrier, 1, device = 1 - axis_index(x))
-  wait(barrier, 1)
-  signal(s, 1)
-}
-kernel b(in s: sem) collective_id()" +
-                             secondId + R"() {
-  signal(barrier, 1, device = 1 - axis_index(x))
-  wait(barrier, 1)
-  wait(s, 1)
-}
-sequence(out s: sem) {
-  a(s)
-  b(s)
-}
-)";
-    Lowered l = lowerText(text);
-    EXPECT_TRUE(l.program) << l.diagnostics;
-    std::vector<std::string> names;
-    if (l.program)
-      for (size_t i = 0; i < l.program->semaphores.size(); ++i)
-        if (l.program->isBarrier(static_cast<model::SemId>(i)))
-          names.push_back(l.program->semName(static_cast<model::SemId>(i)));
-    return names;
-  };
-  EXPECT_EQ(barriers("0"), (std::vector<std::string>{"a.barrier"}));
-  EXPECT_EQ(barriers("1"), (std::vector<std::string>{"a.barrier", "b.barrier"}));
-}
-
 TEST(Lower, TooLargeInstanceIsAnError) {
   Lowered l = lowerText(R"(
 mesh x = 2
