@@ -1351,6 +1351,7 @@ V catalogueCall(Interp &in, CallCtx &c) {
     switch (p.kind) {
     case prim::ParamKind::Array:
     case prim::ParamKind::Cond:
+    case prim::ParamKind::Value:
       operands.push_back(arg(i));
       break;
     case prim::ParamKind::DType:
