@@ -513,6 +513,8 @@ public:
   bool wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shape,
                   const std::vector<int64_t> &grid, size_t prefetch);
   TE deviceTE(const V &id, const V &type, SourceRange r);
+  /// Refuses `pltpu.SemaphoreType.BARRIER` as a scratch shape or output (KernelApi.cpp).
+  [[noreturn]] void barrierScratch(SourceRange r);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);
   struct CompilerParams {

@@ -959,9 +959,25 @@ TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
   return intTE(id, r, "a device id");
 }
 
+// `pltpu.SemaphoreType.BARRIER` as a scratch shape or output: Mosaic lowers it to a
+// semaphore of the kernel's own (`!tpu.semaphore`), used with a collective_id but no
+// `pltpu.get_barrier_semaphore()` (allow_collective_id_without_custom_barrier=True).
+// Whether the runtime's device barrier runs before such a kernel, which decides whether
+// a peer's signal can reach it before it starts, is not documented: refused.
+void Interp::barrierScratch(SourceRange r) {
+  unsupported(r, "pltpu.SemaphoreType.BARRIER as a scratch shape or output (a barrier "
+                 "semaphore of the kernel's own, with allow_collective_id_without_custom_"
+                 "barrier=True): whether the runtime synchronises the devices before such a "
+                 "kernel starts, so that a peer's signal cannot reach it earlier, is not "
+                 "documented, and dkv does not model it; signal through "
+                 "pltpu.get_barrier_semaphore() with collective_id=N instead");
+}
+
 std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string &name,
                                                SourceRange r, ast::Storage storage, V &bound) {
   auto mkSem = [&](ast::SemKind sk, std::vector<int64_t> dims) {
+    if (sk == ast::SemKind::Barrier)
+      barrierScratch(r);
     auto s = std::make_shared<RefV>(Kind::Sem);
     s->name = name, s->semKind = sk, s->dims = dims;
     bound = s;
