@@ -245,9 +245,28 @@ V Interp::valueBinop(std::string_view op, const V &a0, const V &b0, SourceRange 
                      typeName(*v)));
   };
   std::optional<prim::Op> cop = prim::findOpByPythonOperator(op, 2);
-  if (!cop)
+  if (!cop) {
+    // An integer element read from a ref (`e_id = table_smem[i, j]`, a routing table the
+    // kernel wrote) used in integer arithmetic: say so, since that is what is missing.
+    std::string element;
+    for (const V &v : {a, b})
+      if (auto *t = dynCast<TracedV>(v); t && element.empty() && t->te->k == TExpr::K::Index)
+        if (std::optional<prim::ValueType> vt = valueType(v);
+            vt && vt->kind == prim::ValueType::Kind::Array && vt->shape.empty() &&
+            prim::isInteger(vt->elem.dtype))
+          element = t->te->text;
+    if (!element.empty())
+      unsupported(r, fmt::format("`{}` on an integer loaded from the ref `{}`: an element of a "
+                                 "ref the kernel reads at run time (data, such as a routing "
+                                 "table it wrote) is a loaded value, not an integer dkv knows "
+                                 "per device, so integer arithmetic on it and its use as an "
+                                 "index, a DMA's offset or size or a device id are not "
+                                 "modelled (on loaded values: + - * / @, comparisons, & |; an "
+                                 "SMEM input of known contents is a table)",
+                                 op, element));
     unsupported(r,
                 fmt::format("`{}` on loaded values (supported: + - * / @, comparisons, & |)", op));
+  }
   std::string_view dk = prim::record(*cop).dkOperator;
   if (dk.empty())
     return computeValue(*cop, {a, b}, std::nullopt, std::nullopt, r, fmt::format("`{}`", op));
