@@ -673,6 +673,11 @@ V literalValue(const Literal &l);
 V dtypeConstant(const std::string &qualified);
 /// The shape of a ref view, or nullopt when a per-device slice leaves it unknown.
 std::optional<std::vector<int64_t>> viewShape(const RefV &ref);
+/// Axes of a kernel value's `rank` dimensions as JAX canonicalises them (negative from the
+/// end, normalised in place): which are named, or JAX's ValueError for an axis out of
+/// range or named twice (`repeated`: the message).
+std::vector<bool> canonicalAxes(Interp &in, std::vector<int64_t> &axes, int64_t rank,
+                                const char *repeated, SourceRange r);
 /// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
 const BuiltinFn *kernelMethod(const V &self, const std::string &name);
 

@@ -272,17 +272,8 @@ V expandDims(Interp &in, CallCtx &c) {
   else
     axes.push_back(in.toIndex(a[1], c.range, "axis"));
   const int64_t rank = static_cast<int64_t>(shape.size() + axes.size());
-  std::vector<bool> one(static_cast<size_t>(rank), false);
-  for (int64_t &x : axes) {
-    if (x < -rank || x >= rank)
-      in.raise("ValueError",
-               fmt::format("axis {} is out of bounds for array of dimension {}", x, rank), c.range);
-    if (x < 0)
-      x += rank;
-    if (one[static_cast<size_t>(x)])
-      in.raise("ValueError", "repeated axis in lax.expand_dims", c.range);
-    one[static_cast<size_t>(x)] = true;
-  }
+  std::vector<bool> one =
+      canonicalAxes(in, axes, rank, "repeated axis in lax.expand_dims", c.range);
   std::vector<int64_t> dims;
   size_t next = 0;
   for (int64_t i = 0; i < rank; ++i)

@@ -1185,6 +1185,26 @@ V dotTransposed(Interp &in, const V &a, const V &b, std::optional<ast::DType> pr
   return in.computeValue(Op::AsType, {sum}, out, std::nullopt, r, api);
 }
 
+} // namespace
+
+std::vector<bool> canonicalAxes(Interp &in, std::vector<int64_t> &axes, int64_t rank,
+                                const char *repeated, SourceRange r) {
+  std::vector<bool> named(static_cast<size_t>(rank), false);
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      in.raise("ValueError",
+               fmt::format("axis {} is out of bounds for array of dimension {}", a, rank), r);
+    if (a < 0)
+      a += rank;
+    if (named[static_cast<size_t>(a)])
+      in.raise("ValueError", repeated, r);
+    named[static_cast<size_t>(a)] = true;
+  }
+  return named;
+}
+
+namespace {
+
 // A reduction over a tuple of axes (`jnp.sum(x, axis=(0, 1), keepdims=True)`): the
 // catalogue reduces one axis, so one reduction per axis, each keeping its axis as 1,
 // then a `reshape` dropping them without `keepdims`. NumPy's errors: an axis out of
@@ -1199,17 +1219,7 @@ V reduceAxes(Interp &in, CallCtx &c, ast::ComputeOp op, const V &x, std::vector<
                                      c.fn->name));
   std::vector<int64_t> shape = t->shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
-  std::vector<bool> seen(shape.size(), false);
-  for (int64_t &a : axes) {
-    if (a < -rank || a >= rank)
-      in.raise("ValueError",
-               fmt::format("axis {} is out of bounds for array of dimension {}", a, rank), c.range);
-    if (a < 0)
-      a += rank;
-    if (seen[static_cast<size_t>(a)])
-      in.raise("ValueError", "duplicate value in 'axis'", c.range);
-    seen[static_cast<size_t>(a)] = true;
-  }
+  std::vector<bool> seen = canonicalAxes(in, axes, rank, "duplicate value in 'axis'", c.range);
   if (axes.empty())
     unsupported(c.range, fmt::format("{} over no axes (axis=())", c.fn->name));
   bool keepdims = false;
