@@ -190,6 +190,9 @@ struct DirectiveConstObj {
   std::string name;
   V value;
   bool anyArgs = false; ///< a module's function (`--set mod.f()=V`): any arguments, one value
+  /// `set NAME()=EXPR`: the expression each call evaluates in `globals` (null: `value`).
+  const py::Expr *expr = nullptr;
+  ModuleP globals;
 };
 /// A test method under `parameterized.parameters` / `named_parameters` / `product`:
 /// its cases, each a label (absl's: the index, or the name of a named case) and the

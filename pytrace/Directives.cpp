@@ -364,9 +364,28 @@ void directive(Line &in, const support::SourceFile &file, uint32_t line, Directi
       s.call = true;
     }
     in.expect('=', "after the name");
-    s.value = literal(in, 0);
-    if (!in.atEnd())
-      in.fail("expected the end of the line after the value");
+    // A function's value may be any Python expression, evaluated in the module's globals
+    // at each call (`set make_mesh()=jax.make_mesh((4,), ("x",))`); a global's is a
+    // literal.
+    const uint32_t vcol = in.col();
+    bool isLiteral = true;
+    try {
+      s.value = literal(in, 0);
+      if (!in.atEnd())
+        in.fail("expected the end of the line after the value");
+    } catch (DirectiveError &e) {
+      if (!s.call) {
+        e.message += " (a Python expression is taken by the function form, 'set NAME()=EXPR')";
+        throw;
+      }
+      isLiteral = false;
+    }
+    if (!isLiteral) {
+      in.pos_ = vcol - 1;
+      s.expression = in.rest();
+      s.exprLine = line;
+      s.exprCol = vcol;
+    }
     out.sets[s.name] = std::move(s);
   } else if (kind == "tpu") {
     // `tpu NAME`: the chip whose facts JAX's device queries answer (as --tpu).

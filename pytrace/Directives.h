@@ -60,6 +60,11 @@ struct SetDirective {
   bool call = false;
   Literal value;
   support::SourceRange range;
+  /// `set NAME()=EXPR` with a value that is not a literal: the Python expression, which
+  /// each call evaluates in the module's globals (empty: `value`), and where it starts
+  /// (1-based line and column of the directive's line).
+  std::string expression;
+  uint32_t exprLine = 0, exprCol = 0;
 };
 
 /// The directives of a file and its sidecar, merged: a fact the sidecar states replaces

@@ -837,6 +837,14 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     if (!d->anyArgs && (!args.pos.empty() || !args.kw.empty()))
       fail(r, "python-call",
            fmt::format("{}() takes no arguments ('# dkv: set {}()=VALUE')", d->name, d->name));
+    if (d->expr) {
+      // `set NAME()=EXPR`: evaluated at each call in the module's globals, as the body
+      // `return EXPR` of a function defined there would be.
+      Frame f;
+      f.globals = d->globals;
+      f.scope = &moduleSymtable_.at(d->globals.get())->module();
+      return eval(*d->expr, f);
+    }
     return d->value;
   }
   if (auto *s = std::get_if<SkipDecoratorObj>(&a.data)) {

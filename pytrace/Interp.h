@@ -620,6 +620,10 @@ public:
   void applySets();
   /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
   const SetDirective *findSet(const std::string &name) const;
+  /// The value a `set` directive gives its name: the literal, or for `NAME()=VALUE` a
+  /// function returning it (any arguments for a module's function, `anyArgs`), whose
+  /// expression, if it has one, each call evaluates in `globals`.
+  V directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals);
   void traceEntryDirective(const Entry &entry);
   std::string kernelCandidates() const;
 

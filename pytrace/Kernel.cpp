@@ -1124,9 +1124,7 @@ void Interp::applySets() {
   auto apply = [&](const SetDirective &set) {
     if (set.name.find('.') != std::string::npos)
       return; // a module's attribute (moduleAttr)
-    V v = literalValue(set.value);
-    if (set.call)
-      v = makeApi(DirectiveConstObj{set.name, v});
+    V v = directiveValue(set, false, main_);
     main_->dict->set(set.name, v);
     pinned_.insert(set.name);
   };

@@ -1355,11 +1355,88 @@ V axisIndex(Interp &in, CallCtx &c) {
   return std::make_shared<TracedV>(acc, TKind::Int);
 }
 
+// A collective of host arrays inside shard_map (`lax.psum(x, 'x')`, `lax.all_gather`,
+// ...): XLA runs it between kernels, so it is no kernel code; dkv keeps the result's
+// shape and dtype by JAX's rules (the values are not computed). Elsewhere, or of another
+// value, what dkv does not compute.
+enum class Collective { Reduce, AllGather, PsumScatter, Permute };
+V hostCollective(Interp &in, CallCtx &c, Collective kind) {
+  if (in.inKernel_)
+    fail(c.range, "python-unknown-api",
+         fmt::format("`{}` is called inside a kernel, and dkv does not model it there (a "
+                     "collective of arrays: between kernels, inside shard_map, it keeps the "
+                     "result's shape; docs/python.md)",
+                     c.fn->name));
+  // The slots of bind: x, axis_name, then the keyword-only ones ("*" takes none).
+  size_t groupsAt = 2, dimAt = 0, tiledAt = 0;
+  std::vector<V> a;
+  switch (kind) {
+  case Collective::Reduce:
+    a = c.bind(in, {"x", "axis_name", "*", "axis_index_groups"});
+    break;
+  case Collective::AllGather:
+    a = c.bind(in, {"x", "axis_name", "*", "axis_index_groups", "axis", "tiled"});
+    dimAt = 3, tiledAt = 4;
+    break;
+  case Collective::PsumScatter:
+    a = c.bind(in, {"x", "axis_name", "*", "scatter_dimension", "axis_index_groups", "tiled"});
+    dimAt = 2, groupsAt = 3, tiledAt = 4;
+    break;
+  case Collective::Permute:
+    a = c.bind(in, {"x", "axis_name", "perm"});
+    need(in, c, a, 2, "perm");
+    groupsAt = 0;
+    break;
+  }
+  const V x = need(in, c, a, 0, "x");
+  int64_t n = 1; // over a tuple of axes, the product of their sizes
+  for (const std::string &name : axisNames(in, need(in, c, a, 1, "axis_name"), c))
+    n *= axisSizeOf(in, name, c.range);
+  auto *arr = dynCast<HostArrayV>(x);
+  const bool groups = groupsAt && a[groupsAt] && a[groupsAt]->kind != Kind::None;
+  if (!arr || arr->isStruct || groups)
+    return in.opaque(fmt::format("{} of {} (a collective dkv does not compute)", c.fn->name,
+                                 groups ? "axis_index_groups" : "this value"),
+                     c.range);
+  std::vector<int64_t> shape = arr->shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const bool tiled = tiledAt && a[tiledAt] && in.truth(a[tiledAt], c.range, "tiled");
+  auto dim = [&](std::string_view what, int64_t limit) {
+    const int64_t d = a[dimAt] ? in.toIndex(a[dimAt], c.range, what) : 0;
+    if (d < 0 || d >= limit)
+      fail(c.range, "python-unsupported",
+           fmt::format("{}: {}={} for an array of {} dimensions (dkv takes 0 to {})", c.fn->name,
+                       what, d, rank, limit - 1));
+    return static_cast<size_t>(d);
+  };
+  if (kind == Collective::AllGather) {
+    const size_t d = dim("axis", tiled ? rank : rank + 1);
+    if (tiled)
+      shape[d] *= n;
+    else
+      shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), n);
+  } else if (kind == Collective::PsumScatter) {
+    const size_t d = dim("scatter_dimension", rank);
+    if (tiled ? shape[d] % n != 0 : shape[d] != n)
+      in.raise("ValueError",
+               fmt::format("{}: dimension {} of size {} {} the axis size {}", c.fn->name, d,
+                           shape[d], tiled ? "is not divisible by" : "is not", n),
+               c.range);
+    if (tiled)
+      shape[d] /= n;
+    else
+      shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+  return std::make_shared<HostArrayV>(std::move(shape), arr->dtype);
+}
+
 V axisSize(Interp &in, CallCtx &c, bool psum) {
   V axis = c.args.pos.empty() ? nullptr : c.args.pos.back();
   for (const auto &[k, v] : c.args.kw)
     if (k == "axis_name")
       axis = v;
+  if (psum && !c.args.pos.empty() && c.args.pos[0]->kind == Kind::HostArray)
+    return hostCollective(in, c, Collective::Reduce);
   if (psum && !(c.args.pos.size() >= 1 && c.args.pos[0]->kind == Kind::Int &&
                 cast<IntV>(c.args.pos[0]).i == 1))
     return in.opaque("lax.psum of a value (a collective dkv does not compute)", c.range);
@@ -1580,6 +1657,24 @@ void registerKernelApi(Registry &reg) {
   fn(
       {"jax.lax.psum"}, +[](Interp &in, CallCtx &c) -> V { return axisSize(in, c, true); },
       "the axis size (an int)", false);
+  // Collectives of host arrays inside shard_map: the result's shape and dtype.
+  for (const char *name : {"jax.lax.pmax", "jax.lax.pmin", "jax.lax.pmean"})
+    fn(
+        {name},
+        +[](Interp &in, CallCtx &c) -> V { return hostCollective(in, c, Collective::Reduce); }, "",
+        false);
+  fn(
+      {"jax.lax.all_gather"},
+      +[](Interp &in, CallCtx &c) -> V { return hostCollective(in, c, Collective::AllGather); }, "",
+      false);
+  fn(
+      {"jax.lax.psum_scatter"},
+      +[](Interp &in, CallCtx &c) -> V { return hostCollective(in, c, Collective::PsumScatter); },
+      "", false);
+  fn(
+      {"jax.lax.ppermute"},
+      +[](Interp &in, CallCtx &c) -> V { return hostCollective(in, c, Collective::Permute); }, "",
+      false);
   fn(
       {PL + "program_id"}, +[](Interp &in, CallCtx &c) -> V { return programId(in, c, false); },
       "program_id(d)", true);

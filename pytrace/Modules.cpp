@@ -38,6 +38,42 @@ const SetDirective *Interp::findSet(const std::string &name) const {
   return set;
 }
 
+V Interp::directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals) {
+  if (!set.call)
+    return literalValue(set.value);
+  DirectiveConstObj obj{set.name, nullptr, anyArgs};
+  if (set.expression.empty()) {
+    obj.value = literalValue(set.value);
+  } else {
+    if (!sources_)
+      fail(set.range, "python-directive", "a 'set' expression needs the run's source manager");
+    // Parsed on its own line (the directive's line number, from column 1); a syntax error
+    // is shown where it stands in the directive.
+    const std::string text = std::string(set.exprLine - 1, '\n') + set.expression + "\n";
+    support::FileId id = sources_->add(std::string(sources_->name(set.range.begin.file)), text);
+    support::DiagnosticEngine diags(sources_);
+    std::unique_ptr<py::Module> parsed = pyfront::parseModule(sources_->file(id), diags);
+    auto inDirective = [&](support::SourceLoc at) {
+      const support::SourceFile &file = sources_->file(set.range.begin.file);
+      const uint32_t col = set.exprCol + (at.line == set.exprLine ? at.col - 1 : 0);
+      support::SourceLoc loc = file.loc(set.exprLine, col);
+      return SourceRange{loc, loc};
+    };
+    if (!parsed || diags.hasErrors()) {
+      const support::Diagnostic &d = diags.diagnostics().front();
+      fail(inDirective(d.range.begin), d.id, "'set " + set.name + "()=EXPR': " + d.message);
+    }
+    if (parsed->body.size() != 1 || parsed->body[0]->kind != py::StmtKind::ExprStmt)
+      fail(inDirective(parsed->range.begin), "python-directive",
+           fmt::format("'set {}()=EXPR' takes one Python expression", set.name));
+    obj.expr = py::cast<py::ExprStmt>(*parsed->body[0]).value.get();
+    obj.globals = globals;
+    symtables_[parsed.get()] = std::make_unique<Symtable>(*parsed);
+    parsedModules_.push_back(std::move(parsed));
+  }
+  return makeApi(std::move(obj));
+}
+
 V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   if (V v = m->dict->get(name))
     return v;
@@ -50,9 +86,7 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
   // models or does not know, given on the command line or in a directive.
   auto applySet = [&](const SetDirective &set) -> V {
-    V v = literalValue(set.value);
-    if (set.call)
-      v = makeApi(DirectiveConstObj{set.name, v, true});
+    V v = directiveValue(set, true, main_);
     m->dict->set(name, v);
     return v;
   };
@@ -168,9 +202,7 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
     if (set.name.size() <= name.size() + 1 || set.name.compare(0, name.size(), name) != 0 ||
         set.name[name.size()] != '.' || set.name.find('.', name.size() + 1) != std::string::npos)
       return;
-    V v = literalValue(set.value);
-    if (set.call)
-      v = makeApi(DirectiveConstObj{set.name, v, true});
+    V v = directiveValue(set, true, m);
     m->dict->set(set.name.substr(name.size() + 1), v);
     pinned_.insert(set.name);
   };

@@ -137,15 +137,19 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
                                              const support::SourceFile &file,
                                              const TraceOptions &options) {
   std::vector<FoundInstance> out;
+  // The k-th kernel (from 1) of an entry: the entry itself for the first, `entry#k` after.
+  auto idOf = [](const std::string &entry, size_t k) {
+    return k == 1 ? entry : fmt::format("{}#{}", entry, k);
+  };
   auto add = [&](const std::string &entry, const EntryResult &res, bool failed) {
-    if (failed) {
-      out.push_back({entry, "", std::nullopt, true, res.note});
-      return;
-    }
     for (size_t k = 0; k < res.kernels.size(); ++k)
-      out.push_back({k == 0 ? entry : fmt::format("{}#{}", entry, k + 1), res.kernels[k].name,
-                     std::nullopt, false, res.note});
-    if (res.kernels.empty())
+      out.push_back({idOf(entry, k + 1), res.kernels[k].name, std::nullopt, false, res.note});
+    // An entry that stops at an error after tracing some kernels: they are instances, and
+    // the error is the next one's (checking `entry#k` traces up to it and reports it), so
+    // it is never lost behind the verdicts of the kernels before it.
+    if (failed)
+      out.push_back({idOf(entry, res.kernels.size() + 1), "", std::nullopt, true, res.note});
+    else if (res.kernels.empty())
       out.push_back({entry, "", res.skipped, false, res.note});
   };
   const std::string call = callOf(options);
@@ -166,7 +170,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
       in.loweredOnly();
     });
     if (err) {
-      out.push_back({"", "", std::nullopt, true, ""});
+      add("", in.result_, true);
       return out;
     }
     add("", in.result_, false);

@@ -132,25 +132,26 @@ Closure::Closure(const Machine &machine)
 
 void Closure::reset() {
   const int32_t n = m_.deviceCount();
-  state_ = m_.initialState();
-  cap_.assign(actors_.count(), 0);
+  run_.state = m_.initialState();
+  run_.cap.assign(actors_.count(), 0);
   for (DeviceId d = 0; d < n; ++d)
-    cap_[actors_.device(d)] = m_.eventCount(d);
+    run_.cap[actors_.device(d)] = m_.eventCount(d);
   for (DmaId k = 0; k < m_.dmaCount(); ++k) {
-    cap_[actors_.send(k)] = m_.chunks(k);
-    cap_[actors_.land(k)] = m_.chunks(k);
+    run_.cap[actors_.send(k)] = m_.chunks(k);
+    run_.cap[actors_.land(k)] = m_.chunks(k);
   }
-  queue_.clear();
-  queued_.assign(actors_.count(), false);
-  blockedOn_.assign(n, -1);
-  barrierBlocked_.assign(n, -1);
-  arrived_.assign(required_.size(), 0);
-  barrierWaiters_.assign(required_.size(), {});
-  nextBarrier_.assign(n, 0);
+  run_.queue.clear();
+  run_.queued.assign(actors_.count(), false);
+  run_.blockedOn.assign(n, -1);
+  run_.barrierBlocked.assign(n, -1);
+  run_.arrived.assign(required_.size(), 0);
+  run_.barrierWaiters.assign(required_.size(), {});
+  run_.nextBarrier.assign(n, 0);
   for (DeviceId d = 0; d < n; ++d)
-    for (; nextBarrier_[d] < barrierAt_[d].size() && barrierAt_[d][nextBarrier_[d]].first == 0;
-         ++nextBarrier_[d])
-      ++arrived_[barrierAt_[d][nextBarrier_[d]].second];
+    for (; run_.nextBarrier[d] < barrierAt_[d].size() &&
+           barrierAt_[d][run_.nextBarrier[d]].first == 0;
+         ++run_.nextBarrier[d])
+      ++run_.arrived[barrierAt_[d][run_.nextBarrier[d]].second];
   watch_.assign(n, -1);
   unmet_ = 0;
   stop_ = false;
@@ -160,30 +161,14 @@ void Closure::reset() {
 }
 
 void Closure::saveBase(const void *owner) {
-  base_.state = state_;
-  base_.cap = cap_;
-  base_.queue = queue_;
-  base_.queued = queued_;
-  base_.blockedOn = blockedOn_;
-  base_.barrierBlocked = barrierBlocked_;
-  base_.arrived = arrived_;
-  base_.barrierWaiters = barrierWaiters_;
-  base_.nextBarrier = nextBarrier_;
+  base_ = run_;
   baseOwner_ = owner;
 }
 
 void Closure::restoreBase() {
   DKV_INVARIANT(baseOwner_ != nullptr, "restoreBase after saveBase");
   // Assignments into the vectors of the previous closure: no allocation.
-  state_ = base_.state;
-  cap_ = base_.cap;
-  queue_ = base_.queue;
-  queued_ = base_.queued;
-  blockedOn_ = base_.blockedOn;
-  barrierBlocked_ = base_.barrierBlocked;
-  arrived_ = base_.arrived;
-  barrierWaiters_ = base_.barrierWaiters;
-  nextBarrier_ = base_.nextBarrier;
+  run_ = base_;
   std::fill(watch_.begin(), watch_.end(), -1);
   unmet_ = 0;
   stop_ = false;
@@ -195,10 +180,10 @@ void Closure::assumeDone(DeviceId d) {
   for (const Op &op : ops_[d]) {
     switch (op.kind) {
     case Op::Kind::Wait:
-      state_.sem[d * semCount + op.a] -= op.amount;
+      run_.state.sem[d * semCount + op.a] -= op.amount;
       break;
     case Op::Kind::Signal:
-      state_.sem[op.a * semCount + op.b] += op.amount;
+      run_.state.sem[op.a * semCount + op.b] += op.amount;
       added(op.a, op.b);
       break;
     case Op::Kind::Start: {
@@ -206,13 +191,13 @@ void Closure::assumeDone(DeviceId d) {
       const DmaInfo &dma = dmas_[k];
       for (int32_t c = 0; c < dma.chunks; ++c) {
         if (dma.sendSem >= 0) {
-          state_.sem[dma.issuer * semCount + dma.sendSem] += units_[dma.units + c];
+          run_.state.sem[dma.issuer * semCount + dma.sendSem] += units_[dma.units + c];
           added(dma.issuer, dma.sendSem);
         }
-        state_.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + c];
+        run_.state.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + c];
         added(dma.target, dma.recvSem);
       }
-      state_.sent[k] = state_.landed[k] = dma.chunks;
+      run_.state.sent[k] = run_.state.landed[k] = dma.chunks;
       for (DmaId j : linkNext_[k])
         push(actors_.land(j));
       break;
@@ -222,44 +207,44 @@ void Closure::assumeDone(DeviceId d) {
       break;
     }
   }
-  state_.pc[d] = static_cast<int32_t>(ops_[d].size());
-  for (; nextBarrier_[d] < barrierAt_[d].size(); ++nextBarrier_[d]) {
-    const int32_t inv = barrierAt_[d][nextBarrier_[d]].second;
-    if (++arrived_[inv] == required_[inv]) {
-      for (DeviceId w : barrierWaiters_[inv])
+  run_.state.pc[d] = static_cast<int32_t>(ops_[d].size());
+  for (; run_.nextBarrier[d] < barrierAt_[d].size(); ++run_.nextBarrier[d]) {
+    const int32_t inv = barrierAt_[d][run_.nextBarrier[d]].second;
+    if (++run_.arrived[inv] == required_[inv]) {
+      for (DeviceId w : run_.barrierWaiters[inv])
         push(actors_.device(w));
-      barrierWaiters_[inv].clear();
+      run_.barrierWaiters[inv].clear();
     }
   }
 }
 
 void Closure::push(int32_t actor) {
-  if (queued_[actor])
+  if (run_.queued[actor])
     return;
-  queued_[actor] = true;
-  queue_.push_back(actor);
+  run_.queued[actor] = true;
+  run_.queue.push_back(actor);
 }
 
 void Closure::capDevice(DeviceId d, int32_t events) {
-  cap_[actors_.device(d)] = std::clamp(events, 0, m_.eventCount(d));
+  run_.cap[actors_.device(d)] = std::clamp(events, 0, m_.eventCount(d));
   push(actors_.device(d));
 }
 
 void Closure::capSends(DmaId k, int32_t chunks) {
-  cap_[actors_.send(k)] = std::clamp(chunks, 0, m_.chunks(k));
+  run_.cap[actors_.send(k)] = std::clamp(chunks, 0, m_.chunks(k));
   push(actors_.send(k));
 }
 
 void Closure::capLands(DmaId k, int32_t chunks) {
-  cap_[actors_.land(k)] = std::clamp(chunks, 0, m_.chunks(k));
+  run_.cap[actors_.land(k)] = std::clamp(chunks, 0, m_.chunks(k));
   push(actors_.land(k));
 }
 
 void Closure::watch(DeviceId d, int32_t events) {
-  if (watch_[d] >= 0 && state_.pc[d] < watch_[d])
+  if (watch_[d] >= 0 && run_.state.pc[d] < watch_[d])
     --unmet_;
   watch_[d] = events;
-  if (state_.pc[d] < events)
+  if (run_.state.pc[d] < events)
     ++unmet_;
 }
 
@@ -268,9 +253,9 @@ void Closure::run() {
   // can. The order does not change the state reached (Lemma 2), only the schedule.
   stop_ = unmet_ == 0 && std::find_if(watch_.begin(), watch_.end(),
                                       [](int32_t w) { return w >= 0; }) != watch_.end();
-  for (size_t head = 0; head < queue_.size() && !stop_; ++head) {
-    const int32_t actor = queue_[head];
-    queued_[actor] = false;
+  for (size_t head = 0; head < run_.queue.size() && !stop_; ++head) {
+    const int32_t actor = run_.queue[head];
+    run_.queued[actor] = false;
     if (actor < actors_.devices)
       advanceDevice(actor);
     else if (actor < actors_.devices + actors_.dmas)
@@ -280,41 +265,43 @@ void Closure::run() {
     if (stop_) {
       // Stopped early: the actors not yet looked at (and this one, which may not have
       // finished) stay queued for a later run().
-      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
+      run_.queue.erase(run_.queue.begin(),
+                       run_.queue.begin() + static_cast<std::ptrdiff_t>(head) + 1);
       push(actor);
       return;
     }
-    if (head > 4096 && head * 2 > queue_.size()) {
-      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head) + 1);
+    if (head > 4096 && head * 2 > run_.queue.size()) {
+      run_.queue.erase(run_.queue.begin(),
+                       run_.queue.begin() + static_cast<std::ptrdiff_t>(head) + 1);
       head = static_cast<size_t>(-1);
     }
   }
   if (!stop_)
-    queue_.clear();
+    run_.queue.clear();
 }
 
 void Closure::added(DeviceId d, SemId sem) {
-  if (blockedOn_[d] == sem) {
-    blockedOn_[d] = -1;
+  if (run_.blockedOn[d] == sem) {
+    run_.blockedOn[d] = -1;
     push(actors_.device(d));
   }
 }
 
 void Closure::advanceDevice(DeviceId d) {
   const std::vector<Op> &ops = ops_[d];
-  const int32_t end = std::min(cap_[actors_.device(d)], static_cast<int32_t>(ops.size()));
+  const int32_t end = std::min(run_.cap[actors_.device(d)], static_cast<int32_t>(ops.size()));
   const size_t semCount = static_cast<size_t>(m_.semCount());
-  while (state_.pc[d] < end && !stop_) {
-    const Op &op = ops[state_.pc[d]];
+  while (run_.state.pc[d] < end && !stop_) {
+    const Op &op = ops[run_.state.pc[d]];
     if (op.kind == Op::Kind::Wait) {
-      if (state_.sem[d * semCount + op.a] < op.amount) {
-        blockedOn_[d] = op.a;
+      if (run_.state.sem[d * semCount + op.a] < op.amount) {
+        run_.blockedOn[d] = op.a;
         return;
       }
-    } else if (op.kind == Op::Kind::Barrier && arrived_[op.a] < required_[op.a]) {
-      if (barrierBlocked_[d] != op.a) {
-        barrierBlocked_[d] = op.a;
-        barrierWaiters_[op.a].push_back(d);
+    } else if (op.kind == Op::Kind::Barrier && run_.arrived[op.a] < required_[op.a]) {
+      if (run_.barrierBlocked[d] != op.a) {
+        run_.barrierBlocked[d] = op.a;
+        run_.barrierWaiters[op.a].push_back(d);
       }
       return;
     }
@@ -324,15 +311,16 @@ void Closure::advanceDevice(DeviceId d) {
 
 void Closure::advanceSends(DmaId k) {
   const DmaInfo &dma = dmas_[k];
-  const int32_t end = std::min(cap_[actors_.send(k)], dma.chunks);
-  while (state_.sent[k] < end && dma.start >= 0 && state_.pc[dma.issuer] > dma.start && !stop_)
+  const int32_t end = std::min(run_.cap[actors_.send(k)], dma.chunks);
+  while (run_.state.sent[k] < end && dma.start >= 0 && run_.state.pc[dma.issuer] > dma.start &&
+         !stop_)
     take({ScheduleStep::Kind::Send, k});
 }
 
 void Closure::advanceLands(DmaId k) {
-  const int32_t end = std::min(cap_[actors_.land(k)], dmas_[k].chunks);
-  while (state_.landed[k] < end && state_.landed[k] < state_.sent[k] && m_.linkClear(state_, k) &&
-         !stop_)
+  const int32_t end = std::min(run_.cap[actors_.land(k)], dmas_[k].chunks);
+  while (run_.state.landed[k] < end && run_.state.landed[k] < run_.state.sent[k] &&
+         m_.linkClear(run_.state, k) && !stop_)
     take({ScheduleStep::Kind::Land, k});
 }
 
@@ -345,13 +333,13 @@ void Closure::take(const ScheduleStep &step) {
   switch (step.kind) {
   case ScheduleStep::Kind::Device: {
     const DeviceId d = step.id;
-    const Op &op = ops_[d][state_.pc[d]];
+    const Op &op = ops_[d][run_.state.pc[d]];
     switch (op.kind) {
     case Op::Kind::Wait:
-      state_.sem[static_cast<size_t>(d) * semCount + op.a] -= op.amount;
+      run_.state.sem[static_cast<size_t>(d) * semCount + op.a] -= op.amount;
       break;
     case Op::Kind::Signal:
-      state_.sem[static_cast<size_t>(op.a) * semCount + op.b] += op.amount;
+      run_.state.sem[static_cast<size_t>(op.a) * semCount + op.b] += op.amount;
       added(op.a, op.b);
       break;
     case Op::Kind::Start:
@@ -361,16 +349,16 @@ void Closure::take(const ScheduleStep &step) {
     case Op::Kind::Other:
       break;
     }
-    barrierBlocked_[d] = -1;
-    const int32_t pc = ++state_.pc[d];
+    run_.barrierBlocked[d] = -1;
+    const int32_t pc = ++run_.state.pc[d];
     const std::vector<std::pair<int32_t, int32_t>> &barriers = barrierAt_[d];
-    for (; nextBarrier_[d] < barriers.size() && barriers[nextBarrier_[d]].first == pc;
-         ++nextBarrier_[d]) {
-      const int32_t inv = barriers[nextBarrier_[d]].second;
-      if (++arrived_[inv] == required_[inv]) {
-        for (DeviceId w : barrierWaiters_[inv])
+    for (; run_.nextBarrier[d] < barriers.size() && barriers[run_.nextBarrier[d]].first == pc;
+         ++run_.nextBarrier[d]) {
+      const int32_t inv = barriers[run_.nextBarrier[d]].second;
+      if (++run_.arrived[inv] == required_[inv]) {
+        for (DeviceId w : run_.barrierWaiters[inv])
           push(actors_.device(w));
-        barrierWaiters_[inv].clear();
+        run_.barrierWaiters[inv].clear();
       }
     }
     if (pc == watch_[d] && --unmet_ == 0)
@@ -379,9 +367,10 @@ void Closure::take(const ScheduleStep &step) {
   }
   case ScheduleStep::Kind::Send: {
     const DmaInfo &dma = dmas_[step.id];
-    const int32_t c = state_.sent[step.id]++;
+    const int32_t c = run_.state.sent[step.id]++;
     if (dma.sendSem >= 0) {
-      state_.sem[static_cast<size_t>(dma.issuer) * semCount + dma.sendSem] += units_[dma.units + c];
+      run_.state.sem[static_cast<size_t>(dma.issuer) * semCount + dma.sendSem] +=
+          units_[dma.units + c];
       added(dma.issuer, dma.sendSem);
     }
     push(actors_.land(step.id));
@@ -389,10 +378,11 @@ void Closure::take(const ScheduleStep &step) {
   }
   case ScheduleStep::Kind::Land: {
     const DmaInfo &dma = dmas_[step.id];
-    const int32_t c = state_.landed[step.id]++;
-    state_.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] += units_[dma.units + c];
+    const int32_t c = run_.state.landed[step.id]++;
+    run_.state.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] +=
+        units_[dma.units + c];
     added(dma.target, dma.recvSem);
-    if (state_.landed[step.id] >= dma.chunks)
+    if (run_.state.landed[step.id] >= dma.chunks)
       for (DmaId j : linkNext_[step.id])
         push(actors_.land(j));
     return;
@@ -402,14 +392,14 @@ void Closure::take(const ScheduleStep &step) {
 
 bool Closure::stalled() const {
   std::vector<ScheduleStep> steps;
-  m_.enabledSteps(state_, steps);
-  const ControlState &s = state_;
+  m_.enabledSteps(run_.state, steps);
+  const ControlState &s = run_.state;
   for (const ScheduleStep &step : steps) {
     const int32_t actor = actors_.of(step);
     const int32_t count = step.kind == ScheduleStep::Kind::Device ? s.pc[step.id]
                           : step.kind == ScheduleStep::Kind::Send ? s.sent[step.id]
                                                                   : s.landed[step.id];
-    if (count < cap_[actor])
+    if (count < run_.cap[actor])
       return false;
   }
   return true;
@@ -601,6 +591,19 @@ struct Check {
   /// asked (a and b stay false) and stays undecided.
   bool beyond = false;
 };
+
+/// What the two bounds of a window say of one check (docs/parametric.md, the window
+/// theorem): both parts hold under the lower bound (a cap set of the instance), so the
+/// check holds in the instance; a part fails under the upper bound (an
+/// over-approximation), so it fails there; neither; or the window cannot ask it.
+enum class Bounded : uint8_t { Violated, Holds, Open, Beyond };
+Bounded bounded(const Check &lower, const Check &upper) {
+  if (lower.beyond)
+    return Bounded::Beyond;
+  if (lower.a && lower.b)
+    return Bounded::Violated;
+  return upper.a && upper.b ? Bounded::Open : Bounded::Holds;
+}
 
 /// What a closure is asked once it has run: part A or B of check `check` is "device
 /// `who` has run at least `value` events" (Reach), "DMA `who` has started" (Started),
@@ -1145,16 +1148,17 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
   std::set<PropertyIndex> violated;
   for (size_t i = 0; i < l.size(); ++i) {
     const Obligation &ob = props.obligation(l[i].obligation);
-    if (l[i].beyond) {
+    const Bounded b = bounded(l[i], u[i]);
+    if (b == Bounded::Beyond) {
       if (out.decided) {
         out.decided = false;
         out.undecided =
             fmt::format("{} ({}): it involves a device outside the window",
                         props.property(ob.property).id, props.obligationText(l[i].obligation));
       }
-    } else if (l[i].a && l[i].b) {
+    } else if (b == Bounded::Violated) {
       violated.insert(ob.property);
-    } else if (u[i].a && u[i].b && out.decided) {
+    } else if (b == Bounded::Open && out.decided) {
       out.decided = false;
       out.undecided = fmt::format("{} ({}): {}", props.property(ob.property).id,
                                   props.obligationText(l[i].obligation),
@@ -1314,9 +1318,8 @@ EngineResult decideInWindows(const Machine &machine, const ClosureOptions &optio
     std::vector<char> next(remaining.size(), 0);
     int64_t decided = 0;
     for (size_t i = 0; i < lc.size(); ++i) {
-      const bool violated = !lc[i].beyond && lc[i].a && lc[i].b;
-      const bool holds = !lc[i].beyond && !(uc[i].a && uc[i].b);
-      if (violated || holds)
+      const Bounded b = bounded(lc[i], uc[i]);
+      if (b == Bounded::Violated || b == Bounded::Holds)
         ++decided;
       else
         next[lc[i].obligation] = 1;

@@ -72,7 +72,7 @@ public:
   void run();
 
   const Machine &machine() const { return m_; }
-  const ControlState &state() const { return state_; }
+  const ControlState &state() const { return run_.state; }
   const report::Schedule &schedule() const { return schedule_; }
   /// Steps taken since construction (the work of every run).
   int64_t work() const { return work_; }
@@ -107,20 +107,26 @@ private:
   const Machine &m_;
   const model::Program &program_;
   Actors actors_;
-  ControlState state_;
-  std::vector<int32_t> cap_; ///< per actor
-  std::vector<int32_t> queue_;
-  std::vector<bool> queued_;
-  std::vector<int32_t> blockedOn_;   ///< per device: the semaphore it waits for, or -1
   std::vector<std::vector<Op>> ops_; ///< [device][pc]
   std::vector<DmaInfo> dmas_;
   std::vector<int64_t> units_; ///< chunk units of every DMA, DmaInfo::units on
-  /// [device]: (pc, invocation) of its barriers, by pc; the next one not yet reached
+  /// [device]: (pc, invocation) of its barriers, by pc
   std::vector<std::vector<std::pair<int32_t, int32_t>>> barrierAt_;
-  std::vector<size_t> nextBarrier_;
-  std::vector<int32_t> arrived_, required_;                  ///< per invocation
-  std::vector<std::vector<model::DeviceId>> barrierWaiters_; ///< per invocation
-  std::vector<int32_t> barrierBlocked_;                      ///< per device: invocation, or -1
+  /// What a run changes: the state and the bookkeeping reset() sets (and saveBase()
+  /// keeps, to be copied back by restoreBase()).
+  struct Run {
+    ControlState state;
+    std::vector<int32_t> cap;   ///< per actor
+    std::vector<int32_t> queue; ///< actors to advance
+    std::vector<bool> queued;
+    std::vector<int32_t> blockedOn;      ///< per device: the semaphore it waits for, or -1
+    std::vector<int32_t> barrierBlocked; ///< per device: invocation, or -1
+    std::vector<int32_t> arrived;        ///< per invocation
+    std::vector<std::vector<model::DeviceId>> barrierWaiters; ///< per invocation
+    std::vector<size_t> nextBarrier; ///< per device: its next barrier in barrierAt_
+  };
+  Run run_, base_;
+  std::vector<int32_t> required_;                   ///< per invocation: the devices it waits for
   std::vector<std::vector<model::DmaId>> linkNext_; ///< per DMA: DMAs whose link predecessor it is
   bool record_ = false;
   std::vector<int32_t> watch_; ///< per device: the events it must reach, or -1
@@ -128,16 +134,6 @@ private:
   bool stop_ = false;
   report::Schedule schedule_;
   int64_t work_ = 0;
-  /// The saved base (saveBase): the state and the bookkeeping reset() sets.
-  struct Base {
-    ControlState state;
-    std::vector<int32_t> cap, queue;
-    std::vector<bool> queued;
-    std::vector<int32_t> blockedOn, barrierBlocked, arrived;
-    std::vector<std::vector<model::DeviceId>> barrierWaiters;
-    std::vector<size_t> nextBarrier;
-  };
-  Base base_;
   const void *baseOwner_ = nullptr;
 };
 
