@@ -431,6 +431,7 @@ private:
         switch (p.kind) {
         case prim::ParamKind::Array:
         case prim::ParamKind::Cond:
+        case prim::ParamKind::Value:
           value = expr(*c.operands()[operand++]);
           break;
         case prim::ParamKind::Arrays:

@@ -1253,6 +1253,7 @@ private:
       switch (param.kind) {
       case prim::ParamKind::Array:
       case prim::ParamKind::Cond:
+      case prim::ParamKind::Value:
         operands.push_back(std::move(arg));
         break;
       case prim::ParamKind::Arrays: {

@@ -1644,7 +1644,9 @@ private:
                                  "condition, not {}",
                                  fn, t.str()));
         failed = true;
-      } else if (!cond && rec.shape == prim::ShapeRule::Broadcast && !isScalar(t) && !isArray(t)) {
+      } else if (!cond && rec.shape == prim::ShapeRule::Broadcast && !isScalar(t) && !isArray(t) &&
+                 !(t.kind == TypeKind::Mask &&
+                   prim::operandKind(op, i) == prim::ParamKind::Value)) {
         diags_.error(ops[i]->range(), "type-mismatch",
                      fmt::format("{} takes values (arrays or numbers), not {}", fn, t.str()));
         failed = true;

@@ -92,9 +92,12 @@ private:
     for (int32_t d : {n.lhs, n.rhs, n.third})
       if (d >= 0) {
         const ValueNode &o = nodes[d];
-        // A mask or a per-device condition (a constant) where a condition goes.
+        // A mask or a per-device condition (a constant) where a condition goes; a
+        // comparison's mask where a value goes (astype).
+        const prim::ParamKind kind = prim::operandKind(n.op, operands.size());
         if (r.shape == prim::ShapeRule::Broadcast &&
-            prim::operandKind(n.op, operands.size()) == prim::ParamKind::Cond)
+            (kind == prim::ParamKind::Cond ||
+             (kind == prim::ParamKind::Value && prim::record(o.op).type == prim::TypeRule::Mask)))
           operands.push_back(prim::ValueType::mask(o.shape));
         else
           operands.push_back(prim::ValueType::array({o.dtype}, o.shape));

@@ -103,6 +103,8 @@ struct Inference {
                                   "operand {}",
                                   spelled, i + 1),
                       InferError::At::Operand, i);
+      } else if (operandKind(op, i) == ParamKind::Value && t.kind == Kind::Mask) {
+        // A mask converted (astype): JAX's booleans, true 1 and false 0.
       } else if (!isNumeric(t)) {
         return fail("type-mismatch", fmt::format("invalid operands to {}", spelled));
       }

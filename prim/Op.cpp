@@ -56,15 +56,11 @@ std::vector<std::string_view> splitTop(std::string_view s, char sep) {
 
 std::optional<ParamKind> kindOf(std::string_view word) {
   static constexpr std::pair<std::string_view, ParamKind> kinds[] = {
-      {"array", ParamKind::Array},
-      {"cond", ParamKind::Cond},
-      {"arrays", ParamKind::Arrays},
-      {"axis", ParamKind::Axis},
-      {"int", ParamKind::Int},
-      {"dtype", ParamKind::DType},
-      {"shape", ParamKind::Shape},
-      {"bool", ParamKind::Bool},
-      {"unsupported", ParamKind::Unsupported}};
+      {"array", ParamKind::Array}, {"cond", ParamKind::Cond},
+      {"value", ParamKind::Value}, {"arrays", ParamKind::Arrays},
+      {"axis", ParamKind::Axis},   {"int", ParamKind::Int},
+      {"dtype", ParamKind::DType}, {"shape", ParamKind::Shape},
+      {"bool", ParamKind::Bool},   {"unsupported", ParamKind::Unsupported}};
   for (auto [name, kind] : kinds)
     if (name == word)
       return kind;
@@ -74,7 +70,7 @@ std::optional<ParamKind> kindOf(std::string_view word) {
 struct Parsed {
   std::vector<std::vector<Signature>> dk;
   std::vector<std::vector<PySpelling>> python;
-  /// The operand parameters (`array`, `cond`) of each op's first signature (`.dk`,
+  /// The operand parameters (`array`, `cond`, `value`) of each op's first signature (`.dk`,
   /// else Python).
   std::vector<std::vector<ParamKind>> operands;
 };
@@ -112,7 +108,7 @@ const Parsed &parsed() {
       out.operands.emplace_back();
       if (first)
         for (const Param &p : first->params)
-          if (p.kind == ParamKind::Array || p.kind == ParamKind::Cond)
+          if (p.kind == ParamKind::Array || p.kind == ParamKind::Cond || p.kind == ParamKind::Value)
             out.operands.back().push_back(p.kind);
     }
     return out;

@@ -28,8 +28,9 @@
 /// - `model`: its name in the model printer; `doc`: its line in docs/language.md.
 ///
 /// Parameter kinds in signatures: `array` (an array value or a number), `cond` (where's
-/// condition: a mask or a per-device condition), `arrays` (a list of arrays), `axis`
-/// and `int` (a compile-time integer), `dtype`, `shape` (a tuple of compile-time
+/// condition: a mask or a per-device condition), `value` (an array value, a number or a
+/// mask: astype's operand, a mask converting as JAX converts booleans), `arrays` (a list of
+/// arrays), `axis` and `int` (a compile-time integer), `dtype`, `shape` (a tuple of compile-time
 /// integers), `bool` (a literal), `unsupported` (Python only: accepted only when absent
 /// or equal to its default). A `*` entry makes the parameters after it keyword-only.
 ///
@@ -99,7 +100,18 @@ struct OpRecord {
 };
 
 /// What a parameter takes.
-enum class ParamKind : uint8_t { Array, Cond, Arrays, Axis, Int, DType, Shape, Bool, Unsupported };
+enum class ParamKind : uint8_t {
+  Array,
+  Cond,
+  Value,
+  Arrays,
+  Axis,
+  Int,
+  DType,
+  Shape,
+  Bool,
+  Unsupported
+};
 
 struct Param {
   std::string_view name;
@@ -159,10 +171,10 @@ std::optional<Op> findOpByPythonOperator(std::string_view op, int arity);
 /// malformed (the catalogue's are checked at start-up and by tests/prim).
 std::optional<Signature> parseSignature(std::string_view text);
 
-/// Number of operands of an element-wise op (1, 2 or 3): the `array` and `cond`
+/// Number of operands of an element-wise op (1, 2 or 3): the `array`, `cond` and `value`
 /// parameters of its first signature (`.dk`, else Python).
 int arity(Op op);
-/// The kind (`Array` or `Cond`) of operand `i` of an element-wise op.
+/// The kind (`Array`, `Cond` or `Value`) of operand `i` of an element-wise op.
 ParamKind operandKind(Op op, size_t i);
 
 } // namespace dkv::prim

@@ -344,7 +344,8 @@ bool treeLeaf(Interp &in, const V &v, const V &isLeaf, SourceRange r) {
     return true;
   if (v->kind == Kind::Instance)
     unsupported(r, "a pytree holding an instance of a class (it may be a registered pytree "
-                   "node, which dkv does not track)");
+                   "node, jax.tree_util.register_pytree_node_class, whose instances dkv does "
+                   "not flatten)");
   return !(v->kind == Kind::Tuple || v->kind == Kind::List || v->kind == Kind::Dict ||
            v->kind == Kind::None);
 }
@@ -1441,11 +1442,11 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.tpu.CompilerParams",
        "jax.experimental.pallas.tpu.TPUCompilerParams"},
       +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a =
-            c.bind(in, {"dimension_semantics", "allow_input_fusion", "vmem_limit_bytes",
-                        "collective_id", "flags", "serialization_format",
-                        "internal_scratch_in_bytes", "disable_bounds_checks", "has_side_effects",
-                        "skip_device_barrier", "kernel_type"});
+        std::vector<V> a = c.bind(
+            in, {"dimension_semantics", "allow_input_fusion", "vmem_limit_bytes", "collective_id",
+                 "flags", "serialization_format", "internal_scratch_in_bytes",
+                 "disable_bounds_checks", "has_side_effects", "skip_device_barrier", "kernel_type",
+                 "allow_collective_id_without_custom_barrier"});
         CompilerParamsObj p;
         if (given(a[3]))
           p.collectiveId = in.toIndex(a[3], c.range, "collective_id");
@@ -1503,6 +1504,29 @@ void registerHostJax(Registry &reg) {
         p->kw = c.args.kw;
         return p;
       });
+  // `jax.tree_util.register_pytree_node_class(cls)` (a class decorator) returns `cls`,
+  // registering it as a pytree node flattened by `tree_flatten` and rebuilt by
+  // `cls.tree_unflatten` (read here, as JAX reads it: its AttributeError if missing);
+  // `register_pytree_node(cls, flatten, unflatten)` returns None. dkv does not flatten
+  // instances: a pytree operation on one stays refused (treeLeaf).
+  fn(
+      {"jax.tree_util.register_pytree_node_class", "jax.tree_util.register_pytree_with_keys_class"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"cls"});
+        V cls = need(in, c, a, 0, "cls");
+        if (cls->kind == Kind::Opaque)
+          return cls;
+        in.getAttr(cls, "tree_unflatten", c.range);
+        return cls;
+      });
+  fn(
+      {"jax.tree_util.register_pytree_node"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a =
+            c.bind(in, {"nodetype", "flatten_func", "unflatten_func", "flatten_with_keys_func"});
+        need(in, c, a, 0, "nodetype"), need(in, c, a, 1, "flatten_func");
+        need(in, c, a, 2, "unflatten_func");
+        return none();
+      });
   constant(
       {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
   constant(
@@ -1539,6 +1563,13 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.tpu.SemaphoreType.REGULAR",
        "jax.experimental.pallas.SemaphoreType.REGULAR"},
       +[](Interp &) { return makeApi(SemTypeObj{ast::SemKind::Regular}); });
+  // A kernel's own barrier semaphore (with CompilerParams(collective_id=...,
+  // allow_collective_id_without_custom_barrier=True)): a value, refused where it would
+  // become a semaphore (scratchDecl, a semaphore output).
+  constant(
+      {"jax.experimental.pallas.tpu.SemaphoreType.BARRIER",
+       "jax.experimental.pallas.SemaphoreType.BARRIER"},
+      +[](Interp &) { return makeApi(SemTypeObj{ast::SemKind::Barrier}); });
   constant(
       {"jax.experimental.pallas.tpu.DeviceIdType.MESH",
        "jax.experimental.pallas.DeviceIdType.MESH"},

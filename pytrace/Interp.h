@@ -543,6 +543,8 @@ public:
   bool wholeBlock(const BlockSpecObj &bs, const std::vector<int64_t> &shape,
                   const std::vector<int64_t> &grid, size_t prefetch);
   TE deviceTE(const V &id, const V &type, SourceRange r);
+  /// Refuses `pltpu.SemaphoreType.BARRIER` as a scratch shape or output (KernelApi.cpp).
+  [[noreturn]] void barrierScratch(SourceRange r);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);
   struct CompilerParams {
@@ -710,6 +712,11 @@ V literalValue(const Literal &l);
 V dtypeConstant(const std::string &qualified);
 /// The shape of a ref view, or nullopt when a per-device slice leaves it unknown.
 std::optional<std::vector<int64_t>> viewShape(const RefV &ref);
+/// Axes of a kernel value's `rank` dimensions as JAX canonicalises them (negative from the
+/// end, normalised in place): which are named, or JAX's ValueError for an axis out of
+/// range or named twice (`repeated`: the message).
+std::vector<bool> canonicalAxes(Interp &in, std::vector<int64_t> &axes, int64_t rank,
+                                const char *repeated, SourceRange r);
 /// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
 const BuiltinFn *kernelMethod(const V &self, const std::string &name);
 

@@ -254,6 +254,34 @@ V argmax(Interp &in, CallCtx &c) {
                          {{"keepdims", keepdims}});
 }
 
+// `jnp.expand_dims(a, axis)` in a kernel: `reshape` to the shape with an extent of 1 at
+// each axis (an int or a tuple; counted in the result's rank, negative from its end), as
+// JAX's canonicalize_axis and lax.expand_dims give it.
+V expandDims(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"a", "axis"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError", "expand_dims() missing a required argument", c.range);
+  if (!in.inKernel_)
+    return in.opaque("jnp.expand_dims of an array", c.range);
+  const std::string api = "jnp.expand_dims";
+  std::vector<int64_t> shape = knownShape(in, a[0], c.range, api);
+  std::vector<int64_t> axes;
+  if (a[1]->kind == Kind::Tuple || a[1]->kind == Kind::List)
+    for (const V &x : in.toVector(a[1], c.range))
+      axes.push_back(in.toIndex(x, c.range, "axis"));
+  else
+    axes.push_back(in.toIndex(a[1], c.range, "axis"));
+  const int64_t rank = static_cast<int64_t>(shape.size() + axes.size());
+  std::vector<bool> one =
+      canonicalAxes(in, axes, rank, "repeated axis in lax.expand_dims", c.range);
+  std::vector<int64_t> dims;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i)
+    dims.push_back(one[static_cast<size_t>(i)] ? 1 : shape[next++]);
+  return in.computeValue(ast::ComputeOp::Reshape, {a[0]}, std::nullopt, std::nullopt, c.range, api,
+                         {}, dims);
+}
+
 } // namespace
 
 // `pl.select_ref(idx, *refs)` (jax/_src/pallas/helpers.py): the ref that idx picks at
@@ -316,6 +344,8 @@ void registerJaxSrc(Registry &reg) {
   reg.addRow(ApiRow{
       {"jax.numpy.broadcast_to"}, BuiltinFn{"jnp.broadcast_to", broadcastTo, "", false}, nullptr});
   reg.addRow(ApiRow{{"jax.numpy.argmax"}, BuiltinFn{"jnp.argmax", argmax, "", false}, nullptr});
+  reg.addRow(ApiRow{
+      {"jax.numpy.expand_dims"}, BuiltinFn{"jnp.expand_dims", expandDims, "", false}, nullptr});
   reg.addRow(ApiRow{{"jax.experimental.pallas.multiple_of"},
                     BuiltinFn{"pl.multiple_of", multipleOf, "", false},
                     nullptr});

@@ -332,7 +332,11 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_shape's shape"),
                                        dtypeArg(sc->dtype, r), true);
     }
+    if (auto *st = apiAs<SemTypeObj>(o); st && st->kind == ast::SemKind::Barrier)
+      barrierScratch(r);
     if (auto *sa = apiAs<SemArrayObj>(o)) {
+      if (sa->kind == ast::SemKind::Barrier)
+        barrierScratch(r);
       outs.push_back(o);
       results.push_back(
           makeApi(HeldSemObj{sa->kind, shapeOf(sa->shape, r, "a semaphore output's shape")}));

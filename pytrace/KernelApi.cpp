@@ -249,9 +249,28 @@ V Interp::valueBinop(std::string_view op, const V &a0, const V &b0, SourceRange 
                      typeName(*v)));
   };
   std::optional<prim::Op> cop = prim::findOpByPythonOperator(op, 2);
-  if (!cop)
+  if (!cop) {
+    // An integer element read from a ref (`e_id = table_smem[i, j]`, a routing table the
+    // kernel wrote) used in integer arithmetic: say so, since that is what is missing.
+    std::string element;
+    for (const V &v : {a, b})
+      if (auto *t = dynCast<TracedV>(v); t && element.empty() && t->te->k == TExpr::K::Index)
+        if (std::optional<prim::ValueType> vt = valueType(v);
+            vt && vt->kind == prim::ValueType::Kind::Array && vt->shape.empty() &&
+            prim::isInteger(vt->elem.dtype))
+          element = t->te->text;
+    if (!element.empty())
+      unsupported(r, fmt::format("`{}` on an integer loaded from the ref `{}`: an element of a "
+                                 "ref the kernel reads at run time (data, such as a routing "
+                                 "table it wrote) is a loaded value, not an integer dkv knows "
+                                 "per device, so integer arithmetic on it and its use as an "
+                                 "index, a DMA's offset or size or a device id are not "
+                                 "modelled (on loaded values: + - * / @, comparisons, & |; an "
+                                 "SMEM input of known contents is a table)",
+                                 op, element));
     unsupported(r,
                 fmt::format("`{}` on loaded values (supported: + - * / @, comparisons, & |)", op));
+  }
   std::string_view dk = prim::record(*cop).dkOperator;
   if (dk.empty())
     return computeValue(*cop, {a, b}, std::nullopt, std::nullopt, r, fmt::format("`{}`", op));
@@ -556,6 +575,55 @@ const BuiltinFn &descMethod(ast::DmaMethod m) {
     return waitRecv;
   }
   return wait;
+}
+
+// `x.reshape(4, 256)` / `x.reshape((4, 256))` of a kernel value of known shape: the
+// catalogue's `reshape` (one extent may be -1, inferred as NumPy infers it; `order` other
+// than 'C' is refused).
+V reshapeValue(Interp &in, CallCtx &c) {
+  for (const auto &[k, v] : c.args.kw)
+    if (k != "order" || !isa<StrV>(v) || cast<StrV>(v).s != "C")
+      unsupported(c.range, fmt::format("`.reshape(..., {}=...)` of a kernel value", k));
+  std::vector<V> items = c.args.pos;
+  if (items.size() == 1 && (items[0]->kind == Kind::Tuple || items[0]->kind == Kind::List))
+    items = in.toVector(items[0], c.range);
+  std::optional<prim::ValueType> t = in.valueType(c.self);
+  if (!t || t->kind != prim::ValueType::Kind::Array)
+    unsupported(c.range, "`.reshape` of a kernel value of unknown shape");
+  const int64_t count = prim::elementCount(t->shape);
+  if (count == prim::kDynamic)
+    unsupported(c.range, "`.reshape` of a kernel value of unknown shape");
+  std::vector<int64_t> dims;
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (const V &v : items) {
+    int64_t d = in.toIndex(v, c.range, "a dimension of .reshape");
+    if (d == -1 && !infer)
+      infer = dims.size();
+    else if (d < 0)
+      in.raise("ValueError",
+               d == -1 ? "can only specify one unknown dimension"
+                       : fmt::format("negative dimensions not allowed"),
+               c.range);
+    else
+      known *= d;
+    dims.push_back(d);
+  }
+  if (infer) {
+    if (known == 0 || count % known != 0)
+      in.raise("TypeError",
+               fmt::format("cannot reshape array of shape {} (size {}) into shape {}",
+                           prim::shapeText(t->shape), count, prim::shapeText(dims)),
+               c.range);
+    dims[*infer] = count / known;
+  }
+  return in.computeValue(ast::ComputeOp::Reshape, {c.self}, std::nullopt, std::nullopt, c.range,
+                         "reshape", {}, dims);
+}
+
+const BuiltinFn &valueReshape() {
+  static const BuiltinFn fn{"Array.reshape", reshapeValue, "", true};
+  return fn;
 }
 
 const BuiltinFn &valueAstype() {
@@ -963,9 +1031,25 @@ TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
   return intTE(id, r, "a device id");
 }
 
+// `pltpu.SemaphoreType.BARRIER` as a scratch shape or output: Mosaic lowers it to a
+// semaphore of the kernel's own (`!tpu.semaphore`), used with a collective_id but no
+// `pltpu.get_barrier_semaphore()` (allow_collective_id_without_custom_barrier=True).
+// Whether the runtime's device barrier runs before such a kernel, which decides whether
+// a peer's signal can reach it before it starts, is not documented: refused.
+void Interp::barrierScratch(SourceRange r) {
+  unsupported(r, "pltpu.SemaphoreType.BARRIER as a scratch shape or output (a barrier "
+                 "semaphore of the kernel's own, with allow_collective_id_without_custom_"
+                 "barrier=True): whether the runtime synchronises the devices before such a "
+                 "kernel starts, so that a peer's signal cannot reach it earlier, is not "
+                 "documented, and dkv does not model it; signal through "
+                 "pltpu.get_barrier_semaphore() with collective_id=N instead");
+}
+
 std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string &name,
                                                SourceRange r, ast::Storage storage, V &bound) {
   auto mkSem = [&](ast::SemKind sk, std::vector<int64_t> dims) {
+    if (sk == ast::SemKind::Barrier)
+      barrierScratch(r);
     auto s = std::make_shared<RefV>(Kind::Sem);
     s->name = name, s->semKind = sk, s->dims = dims;
     bound = s;
@@ -1107,6 +1191,64 @@ V dotTransposed(Interp &in, const V &a, const V &b, std::optional<ast::DType> pr
   return in.computeValue(Op::AsType, {sum}, out, std::nullopt, r, api);
 }
 
+} // namespace
+
+std::vector<bool> canonicalAxes(Interp &in, std::vector<int64_t> &axes, int64_t rank,
+                                const char *repeated, SourceRange r) {
+  std::vector<bool> named(static_cast<size_t>(rank), false);
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      in.raise("ValueError",
+               fmt::format("axis {} is out of bounds for array of dimension {}", a, rank), r);
+    if (a < 0)
+      a += rank;
+    if (named[static_cast<size_t>(a)])
+      in.raise("ValueError", repeated, r);
+    named[static_cast<size_t>(a)] = true;
+  }
+  return named;
+}
+
+namespace {
+
+// A reduction over a tuple of axes (`jnp.sum(x, axis=(0, 1), keepdims=True)`): the
+// catalogue reduces one axis, so one reduction per axis, each keeping its axis as 1,
+// then a `reshape` dropping them without `keepdims`. NumPy's errors: an axis out of
+// range, a repeated axis. (A float sum adds in another order than one pass would: its
+// last bits may differ, verdicts do not.)
+V reduceAxes(Interp &in, CallCtx &c, ast::ComputeOp op, const V &x, std::vector<int64_t> axes,
+             std::vector<std::pair<std::string, bool>> flags) {
+  std::optional<prim::ValueType> t = in.valueType(x);
+  if (!t || t->kind != prim::ValueType::Kind::Array)
+    unsupported(c.range, fmt::format("{} over a tuple of axes of a kernel value of unknown "
+                                     "shape",
+                                     c.fn->name));
+  std::vector<int64_t> shape = t->shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> seen = canonicalAxes(in, axes, rank, "duplicate value in 'axis'", c.range);
+  if (axes.empty())
+    unsupported(c.range, fmt::format("{} over no axes (axis=())", c.fn->name));
+  bool keepdims = false;
+  for (const auto &[k, b] : flags)
+    if (k == "keepdims")
+      keepdims = b;
+  if (!keepdims && axes.size() == shape.size()) // every axis: the catalogue's whole reduction
+    return in.computeValue(op, {x}, std::nullopt, std::nullopt, c.range, c.fn->name, flags);
+  std::erase_if(flags, [](const auto &f) { return f.first == "keepdims"; });
+  flags.emplace_back("keepdims", true);
+  V v = x;
+  for (int64_t a : axes)
+    v = in.computeValue(op, {v}, std::nullopt, a, c.range, c.fn->name, flags);
+  if (keepdims)
+    return v;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!seen[i])
+      dims.push_back(shape[i]);
+  return in.computeValue(ast::ComputeOp::Reshape, {v}, std::nullopt, std::nullopt, c.range,
+                         c.fn->name, {}, dims);
+}
+
 V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
   std::vector<V> a = c.bind(in, {"a", "axis", "dtype", "out", "keepdims", "initial", "where"});
   noneOr(in, c, a[2], "dtype", "a reduction with its own element type");
@@ -1114,14 +1256,21 @@ V reduction(Interp &in, CallCtx &c, ast::ComputeOp op) {
   noneOr(in, c, a[5], "initial", "an initial value");
   noneOr(in, c, a[6], "where", "a mask");
   std::optional<int64_t> axis;
-  if (given(a[1])) {
-    if (a[1]->kind != Kind::Int)
-      unsupported(c.range, fmt::format("the axis of {} other than one int", c.fn->name));
-    axis = cast<IntV>(a[1]).i;
-  }
   std::vector<std::pair<std::string, bool>> flags;
   if (given(a[4]))
     flags.emplace_back("keepdims", in.truth(a[4], c.range, "keepdims"));
+  if (given(a[1]) && (a[1]->kind == Kind::Tuple || a[1]->kind == Kind::List)) {
+    std::vector<int64_t> axes;
+    for (const V &x : in.toVector(a[1], c.range))
+      axes.push_back(in.toIndex(x, c.range, "axis"));
+    return reduceAxes(in, c, op, need(in, c, a, 0, "a"), std::move(axes), std::move(flags));
+  }
+  if (given(a[1])) {
+    if (a[1]->kind != Kind::Int)
+      unsupported(c.range,
+                  fmt::format("the axis of {} other than an int or a tuple of ints", c.fn->name));
+    axis = cast<IntV>(a[1]).i;
+  }
   return in.computeValue(op, {need(in, c, a, 0, "a")}, std::nullopt, axis, c.range, c.fn->name,
                          std::move(flags));
 }
@@ -1434,6 +1583,7 @@ V catalogueCall(Interp &in, CallCtx &c) {
     switch (p.kind) {
     case prim::ParamKind::Array:
     case prim::ParamKind::Cond:
+    case prim::ParamKind::Value:
       operands.push_back(arg(i));
       break;
     case prim::ParamKind::DType:
@@ -1979,6 +2129,8 @@ const BuiltinFn *kernelMethod(const V &self, const std::string &name) {
   // A loaded value's methods are the catalogue's (`.astype`: prim/Ops.def).
   if (isTracedValue(self) && prim::findOpByPythonName("." + name) == prim::Op::AsType)
     return &valueAstype();
+  if (isTracedValue(self) && prim::findOpByPythonName("." + name) == prim::Op::Reshape)
+    return &valueReshape();
   return nullptr;
 }
 

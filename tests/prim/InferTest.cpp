@@ -107,6 +107,29 @@ TEST(Typing, ComparisonsAreMasksAndWhereSelects) {
   EXPECT_TRUE(infer(Op::And, {m.type, m.type}).type.kind == ValueType::Kind::Mask);
 }
 
+TEST(Typing, AstypeOfAMaskIsAnArrayOfTheNewType) {
+  // mask.astype(jnp.int32), as MoE kernels count routed tokens: JAX's booleans, an array
+  // of the mask's shape and the new type.
+  TypeResult m = infer(Op::Eq, {ValueType::array(i32, {8, 128}), ValueType::array(i32, {8, 1})});
+  ASSERT_EQ(m.type.kind, ValueType::Kind::Mask);
+  Attrs to;
+  to.dtype = DType::I32;
+  TypeResult a = infer(Op::AsType, {m.type}, to);
+  ASSERT_FALSE(a.error) << a.error->message;
+  EXPECT_EQ(a.type.kind, ValueType::Kind::Array);
+  EXPECT_EQ(a.type.elem, i32);
+  EXPECT_EQ(a.type.shape, (Shape{8, 128}));
+  to.dtype = DType::BF16;
+  EXPECT_EQ(infer(Op::AsType, {m.type}, to).type.elem, bf16);
+  // Only astype takes a mask as a value: arithmetic on a mask, and astype of a per-device
+  // condition, are still errors.
+  EXPECT_TRUE(infer(Op::Add, {m.type, ValueType::scalar(kWeakInt)}).error);
+  EXPECT_TRUE(infer(Op::Neg, {m.type}).error);
+  EXPECT_TRUE(infer(Op::AsType, {ValueType::cond()}, to).error);
+  EXPECT_EQ(arity(Op::AsType), 1);
+  EXPECT_EQ(operandKind(Op::AsType, 0), ParamKind::Value);
+}
+
 TEST(Shapes, ContractReshapeConcatSplitCreate) {
   TypeResult d = infer(Op::Dot, {ValueType::array(bf16, {8, 4}), ValueType::array(bf16, {4, 2})});
   EXPECT_EQ(d.type.shape, (Shape{8, 2}));
