@@ -791,8 +791,15 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     return forLoop("pl.loop", l->lo, l->hi, args.pos[0], l->init, carried, r);
   }
   if (auto *s = std::get_if<SemTypeObj>(&a.data)) {
-    // pltpu.SemaphoreType.DMA((n,)): an array of semaphores.
-    return makeApi(SemArrayObj{s->kind, args.pos.empty() ? tuple({}) : args.pos[0]});
+    // pltpu.SemaphoreType.DMA((n,)) or DMA(shape=(n,)): an array of semaphores (JAX's
+    // `SemaphoreType.__call__(self, shape)`).
+    CallCtx c;
+    c.args = std::move(args);
+    c.range = r;
+    static const BuiltinFn fn{"SemaphoreType.__call__", nullptr, "", false};
+    c.fn = &fn;
+    std::vector<V> b = c.bind(*this, {"shape"});
+    return makeApi(SemArrayObj{s->kind, need(*this, c, b, 0, "shape")});
   }
   if (auto *m = std::get_if<MemSpaceObj>(&a.data)) {
     // pltpu.VMEM((8, 128), jnp.float32): a scratch buffer.
