@@ -659,6 +659,13 @@ public:
   /// function returning it (any arguments for a module's function, `anyArgs`), whose
   /// expression, if it has one, each call evaluates in `globals`.
   V directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals);
+  /// One Python expression parsed from `text` (a source named `name`), kept for the run
+  /// with its symbol table: `--call` and `set NAME()=EXPR`. A syntax error is reported at
+  /// `place(range)` prefixed with `what`; text that is not one expression is `shapeId`.
+  const py::Expr &parseExpression(const std::string &name, const std::string &text,
+                                  const std::function<SourceRange(SourceRange)> &place,
+                                  const std::string &what, const char *shapeId,
+                                  const std::string &shapeMessage);
   void traceEntryDirective(const Entry &entry);
   std::string kernelCandidates() const;
 

@@ -38,6 +38,25 @@ const SetDirective *Interp::findSet(const std::string &name) const {
   return set;
 }
 
+const py::Expr &Interp::parseExpression(const std::string &name, const std::string &text,
+                                        const std::function<SourceRange(SourceRange)> &place,
+                                        const std::string &what, const char *shapeId,
+                                        const std::string &shapeMessage) {
+  support::FileId id = sources_->add(name, text);
+  support::DiagnosticEngine diags(sources_);
+  std::unique_ptr<py::Module> parsed = pyfront::parseModule(sources_->file(id), diags);
+  if (!parsed || diags.hasErrors()) {
+    const support::Diagnostic &d = diags.diagnostics().front();
+    fail(place(d.range), d.id, what + ": " + d.message);
+  }
+  if (parsed->body.size() != 1 || parsed->body[0]->kind != py::StmtKind::ExprStmt)
+    fail(place(parsed->range), shapeId, shapeMessage);
+  const py::Expr &expr = *py::cast<py::ExprStmt>(*parsed->body[0]).value;
+  symtables_[parsed.get()] = std::make_unique<Symtable>(*parsed);
+  parsedModules_.push_back(std::move(parsed));
+  return expr;
+}
+
 V Interp::directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals) {
   if (!set.call)
     return literalValue(set.value);
@@ -50,26 +69,17 @@ V Interp::directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &g
     // Parsed on its own line (the directive's line number, from column 1); a syntax error
     // is shown where it stands in the directive.
     const std::string text = std::string(set.exprLine - 1, '\n') + set.expression + "\n";
-    support::FileId id = sources_->add(std::string(sources_->name(set.range.begin.file)), text);
-    support::DiagnosticEngine diags(sources_);
-    std::unique_ptr<py::Module> parsed = pyfront::parseModule(sources_->file(id), diags);
-    auto inDirective = [&](support::SourceLoc at) {
+    auto inDirective = [&](SourceRange at) {
       const support::SourceFile &file = sources_->file(set.range.begin.file);
-      const uint32_t col = set.exprCol + (at.line == set.exprLine ? at.col - 1 : 0);
+      const uint32_t col = set.exprCol + (at.begin.line == set.exprLine ? at.begin.col - 1 : 0);
       support::SourceLoc loc = file.loc(set.exprLine, col);
       return SourceRange{loc, loc};
     };
-    if (!parsed || diags.hasErrors()) {
-      const support::Diagnostic &d = diags.diagnostics().front();
-      fail(inDirective(d.range.begin), d.id, "'set " + set.name + "()=EXPR': " + d.message);
-    }
-    if (parsed->body.size() != 1 || parsed->body[0]->kind != py::StmtKind::ExprStmt)
-      fail(inDirective(parsed->range.begin), "python-directive",
-           fmt::format("'set {}()=EXPR' takes one Python expression", set.name));
-    obj.expr = py::cast<py::ExprStmt>(*parsed->body[0]).value.get();
+    obj.expr =
+        &parseExpression(std::string(sources_->name(set.range.begin.file)), text, inDirective,
+                         "'set " + set.name + "()=EXPR'", "python-directive",
+                         fmt::format("'set {}()=EXPR' takes one Python expression", set.name));
     obj.globals = globals;
-    symtables_[parsed.get()] = std::make_unique<Symtable>(*parsed);
-    parsedModules_.push_back(std::move(parsed));
   }
   return makeApi(std::move(obj));
 }

@@ -96,23 +96,13 @@ std::optional<TraceError> guarded(Interp &in, const std::function<void()> &body)
 void runCall(Interp &in, const std::string &text) {
   if (!in.sources_)
     fail({}, "python-entry", "--call needs the run's source manager");
-  support::FileId id = in.sources_->add("--call", text + "\n");
-  support::DiagnosticEngine diags(in.sources_);
-  std::unique_ptr<py::Module> parsed = pyfront::parseModule(in.sources_->file(id), diags);
-  if (!parsed || diags.hasErrors()) {
-    const support::Diagnostic &d = diags.diagnostics().front();
-    fail(d.range, d.id, "--call: " + d.message);
-  }
-  if (parsed->body.size() != 1 || parsed->body[0]->kind != py::StmtKind::ExprStmt)
-    fail(parsed->range, "python-entry", "--call takes one Python expression (a call)");
-  auto table = std::make_unique<Symtable>(*parsed);
-  const py::Module &code = *parsed;
-  in.symtables_[parsed.get()] = std::move(table);
-  in.parsedModules_.push_back(std::move(parsed));
+  const py::Expr &expr = in.parseExpression(
+      "--call", text + "\n", [](SourceRange r) { return r; }, "--call", "python-entry",
+      "--call takes one Python expression (a call)");
   Frame f;
   f.scope = &in.moduleSymtable_.at(in.main_.get())->module();
   f.globals = in.main_;
-  in.eval(*py::cast<py::ExprStmt>(*code.body[0]).value, f);
+  in.eval(expr, f);
 }
 
 std::pair<std::string, size_t> splitId(const std::string &id) {
