@@ -707,6 +707,22 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     V v = opaque(fmt::format("its attribute `.{}`", name), r, obj);
     auto origin = std::make_shared<Origin>(*cast<OpaqueV>(v).origin);
     origin->attr = name;
+    // An attribute of a module dkv does not model (`jax.numpy.linalg.norm`) is named by
+    // its dotted path, so that the hint of an error offers what `--set` can give: the
+    // call's value, `set jax.numpy.linalg.norm()=VALUE`, not the module.
+    // `--set jax.numpy.linalg.norm()=VALUE` gives it, as for an attribute of a module dkv
+    // models (moduleAttr).
+    const std::string &parent = cast<OpaqueV>(obj).origin->settable;
+    if (!parent.empty() && parent.back() != ')') {
+      origin->settable = parent + "." + name;
+      for (const SetDirective &set : options_.sets)
+        if (set.name == origin->settable)
+          return directiveValue(set, true, main_);
+      if (options_.directives)
+        if (auto it = options_.directives->sets.find(origin->settable);
+            it != options_.directives->sets.end())
+          return directiveValue(it->second, true, main_);
+    }
     return std::make_shared<OpaqueV>(origin);
   }
   case Kind::Ref:
