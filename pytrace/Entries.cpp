@@ -58,9 +58,7 @@ void Interp::runMain(const py::Module &module, const support::SourceFile &file) 
   moduleSymtable_[main_.get()] = table.get();
   symtables_[&module] = std::move(table);
   applySets();
-  Frame f;
-  f.scope = &moduleSymtable_.at(main_.get())->module();
-  f.globals = main_;
+  Frame f = moduleFrame(main_);
   ++callDepth_;
   execBody(module.body, f);
   --callDepth_;

@@ -855,9 +855,7 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     if (d->expr) {
       // `set NAME()=EXPR`: evaluated at each call in the module's globals, as the body
       // `return EXPR` of a function defined there would be.
-      Frame f;
-      f.globals = d->globals;
-      f.scope = &moduleSymtable_.at(d->globals.get())->module();
+      Frame f = moduleFrame(d->globals);
       return eval(*d->expr, f);
     }
     return d->value;

@@ -659,6 +659,9 @@ public:
   /// function returning it (any arguments for a module's function, `anyArgs`), whose
   /// expression, if it has one, each call evaluates in `globals`.
   V directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals);
+  /// The frame of module m's top level (its globals are its locals): where a module body,
+  /// `--call` and `set NAME()=EXPR` run.
+  Frame moduleFrame(const ModuleP &m) const;
   /// One Python expression parsed from `text` (a source named `name`), kept for the run
   /// with its symbol table: `--call` and `set NAME()=EXPR`. A syntax error is reported at
   /// `place(range)` prefixed with `what`; text that is not one expression is `shapeId`.

@@ -84,6 +84,13 @@ V Interp::directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &g
   return makeApi(std::move(obj));
 }
 
+Frame Interp::moduleFrame(const ModuleP &m) const {
+  Frame f;
+  f.scope = &moduleSymtable_.at(m.get())->module();
+  f.globals = m;
+  return f;
+}
+
 V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   if (V v = m->dict->get(name))
     return v;
@@ -221,9 +228,7 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
       pin(set);
   for (const SetDirective &set : options_.sets)
     pin(set);
-  Frame f;
-  f.scope = &moduleSymtable_.at(m.get())->module();
-  f.globals = m;
+  Frame f = moduleFrame(m);
   try {
     execBody(code.body, f);
   } catch (TraceError &e) {

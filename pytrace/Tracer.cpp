@@ -99,9 +99,7 @@ void runCall(Interp &in, const std::string &text) {
   const py::Expr &expr = in.parseExpression(
       "--call", text + "\n", [](SourceRange r) { return r; }, "--call", "python-entry",
       "--call takes one Python expression (a call)");
-  Frame f;
-  f.scope = &in.moduleSymtable_.at(in.main_.get())->module();
-  f.globals = in.main_;
+  Frame f = in.moduleFrame(in.main_);
   in.eval(expr, f);
 }
 
