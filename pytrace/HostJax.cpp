@@ -855,6 +855,15 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     if (d->expr) {
       // `set NAME()=EXPR`: evaluated at each call in the module's globals, as the body
       // `return EXPR` of a function defined there would be.
+      // A call like any other: an expression that calls itself (`set f()=f()`) ends in
+      // CPython's RecursionError.
+      if (callDepth_ + 1 > kMaxDepth)
+        raiseId("RecursionError", "maximum recursion depth exceeded", r);
+      ++callDepth_;
+      struct Leave {
+        int &d;
+        ~Leave() { --d; }
+      } leave{callDepth_};
       Frame f = moduleFrame(d->globals);
       return eval(*d->expr, f);
     }
