@@ -330,6 +330,13 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       cls->opaqueBase = base; // a class of a module dkv does not model
       continue;
     }
+    // A base dkv models as a function, and which may be a class (or have
+    // `__mro_entries__`, as typing.NamedTuple has) in CPython: not modelled, never a
+    // TypeError CPython would not raise.
+    if (auto *fn = dynCast<BuiltinV>(base))
+      unsupported(b->range,
+                  fmt::format("a class deriving from {}: dkv does not model `{}` as a base class",
+                              quoted(b->range, "`" + fn->fn->name + "`"), fn->fn->name));
     raise("TypeError", "bases must be types", b->range);
   }
   for (const py::Keyword &k : cd.keywords) {

@@ -698,9 +698,13 @@ void registerStdlib(Registry &reg) {
         return in.constructBuiltin(ClassRole::Dict, c.args, c.range);
       });
   fn(
-      {"collections.namedtuple", "typing.NamedTuple", "collections.defaultdict",
-       "collections.Counter", "collections.deque"},
+      {"collections.namedtuple", "collections.defaultdict", "collections.Counter",
+       "collections.deque"},
       +[](Interp &, CallCtx &c) -> V {
+        unsupported(c.range, fmt::format("{} is not modelled by dkv", c.fn->name));
+      });
+  fn(
+      {"typing.NamedTuple"}, +[](Interp &, CallCtx &c) -> V {
         unsupported(c.range, fmt::format("{} is not modelled by dkv", c.fn->name));
       });
   constant(
