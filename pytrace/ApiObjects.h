@@ -196,11 +196,11 @@ struct LoweredObj {
   std::string name; ///< the jitted function's name
   bool compiled = false;
 };
-/// `# dkv: set NAME()=VALUE`: a function of no arguments.
+/// `# dkv: set NAME()=VALUE`: a function of any arguments, giving one value (the
+/// arguments are evaluated by the caller, as for any call, and not used).
 struct DirectiveConstObj {
   std::string name;
   V value;
-  bool anyArgs = false; ///< a module's function (`--set mod.f()=V`): any arguments, one value
   /// `set NAME()=EXPR`: the expression each call evaluates in `globals` (null: `value`).
   const py::Expr *expr = nullptr;
   ModuleP globals;

@@ -724,11 +724,11 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
       origin->settable = parent + "." + name;
       for (const SetDirective &set : options_.sets)
         if (set.name == origin->settable)
-          return directiveValue(set, true, main_);
+          return directiveValue(set, main_);
       if (options_.directives)
         if (auto it = options_.directives->sets.find(origin->settable);
             it != options_.directives->sets.end())
-          return directiveValue(it->second, true, main_);
+          return directiveValue(it->second, main_);
     }
     return std::make_shared<OpaqueV>(origin);
   }

@@ -849,9 +849,6 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     raise("TypeError", "named_scope object takes a function as a decorator", r);
   }
   if (auto *d = std::get_if<DirectiveConstObj>(&a.data)) {
-    if (!d->anyArgs && (!args.pos.empty() || !args.kw.empty()))
-      fail(r, "python-call",
-           fmt::format("{}() takes no arguments ('# dkv: set {}()=VALUE')", d->name, d->name));
     if (d->expr) {
       // `set NAME()=EXPR`: evaluated at each call in the module's globals, as the body
       // `return EXPR` of a function defined there would be.

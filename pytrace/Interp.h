@@ -656,9 +656,9 @@ public:
   /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
   const SetDirective *findSet(const std::string &name) const;
   /// The value a `set` directive gives its name: the literal, or for `NAME()=VALUE` a
-  /// function returning it (any arguments for a module's function, `anyArgs`), whose
-  /// expression, if it has one, each call evaluates in `globals`.
-  V directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals);
+  /// function of any arguments returning it, whose expression, if it has one, each call
+  /// evaluates in `globals`.
+  V directiveValue(const SetDirective &set, const ModuleP &globals);
   /// The frame of module m's top level (its globals are its locals): where a module body,
   /// `--call` and `set NAME()=EXPR` run.
   Frame moduleFrame(const ModuleP &m) const;

@@ -1199,7 +1199,7 @@ void Interp::applySets() {
   auto apply = [&](const SetDirective &set) {
     if (set.name.find('.') != std::string::npos)
       return; // a module's attribute (moduleAttr)
-    V v = directiveValue(set, false, main_);
+    V v = directiveValue(set, main_);
     main_->dict->set(set.name, v);
     pinned_.insert(set.name);
   };

@@ -57,10 +57,10 @@ const py::Expr &Interp::parseExpression(const std::string &name, const std::stri
   return expr;
 }
 
-V Interp::directiveValue(const SetDirective &set, bool anyArgs, const ModuleP &globals) {
+V Interp::directiveValue(const SetDirective &set, const ModuleP &globals) {
   if (!set.call)
     return literalValue(set.value);
-  DirectiveConstObj obj{set.name, nullptr, anyArgs};
+  DirectiveConstObj obj{set.name, nullptr};
   if (set.expression.empty()) {
     obj.value = literalValue(set.value);
   } else {
@@ -103,7 +103,7 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
   // models or does not know, given on the command line or in a directive.
   auto applySet = [&](const SetDirective &set) -> V {
-    V v = directiveValue(set, true, main_);
+    V v = directiveValue(set, main_);
     m->dict->set(name, v);
     return v;
   };
@@ -219,7 +219,7 @@ ModuleP Interp::loadFromDisk(const std::string &name, const std::string &path, b
     if (set.name.size() <= name.size() + 1 || set.name.compare(0, name.size(), name) != 0 ||
         set.name[name.size()] != '.' || set.name.find('.', name.size() + 1) != std::string::npos)
       return;
-    V v = directiveValue(set, true, m);
+    V v = directiveValue(set, m);
     m->dict->set(set.name.substr(name.size() + 1), v);
     pinned_.insert(set.name);
   };
