@@ -25,7 +25,7 @@ Interp::Interp(const TraceOptions &options, support::SourceManager *sources)
   initBuiltins();
 }
 
-void Interp::runMain(const py::Module &module, const support::SourceFile &file) {
+void Interp::runMain(const py::Module &module, const support::SourceFile &file, bool asScript) {
   // The search path: the file's directory (as `python FILE.py` has), the directory above
   // the file's package (its root found through `__init__.py`), then --python-path.
   // Paths stay relative to the working directory when the file's is (messages and
@@ -46,12 +46,18 @@ void Interp::runMain(const py::Module &module, const support::SourceFile &file) 
   for (const std::string &p : options_.pythonPath)
     searchPath_.push_back(p);
 
-  main_ = std::make_shared<ModuleV>("__main__");
+  // As a script, `__name__` is "__main__": `if __name__ == "__main__":` blocks run (in a
+  // test file they call absltest.main(), which does nothing here; the entries are
+  // discovered after the top level). Imported, it is the file's dotted name, and the
+  // module is in the table of loaded modules, so that its package importing it gets it.
+  std::string stem = fs::path(file.name()).stem().string();
+  std::string name =
+      asScript ? std::string("__main__") : package.empty() ? stem : package + "." + stem;
+  main_ = std::make_shared<ModuleV>(name);
   main_->file = file.name();
-  // `__name__` is "__main__": `if __name__ == "__main__":` blocks run, as when the file is
-  // run as a script (they call absltest.main(), which does nothing here; the entries are
-  // discovered after the top level).
-  main_->dict->set("__name__", string("__main__"));
+  if (!asScript)
+    modules_[name] = main_;
+  main_->dict->set("__name__", string(name));
   main_->dict->set("__file__", string(file.name()));
   main_->dict->set("__package__", package.empty() ? none() : string(package));
   auto table = std::make_unique<Symtable>(module);
@@ -89,7 +95,7 @@ std::vector<Interp::TestCaseRef> Interp::collectTests(const std::string &want) {
         cls->role != ClassRole::TestCase)
       continue;
     ClassP c = std::static_pointer_cast<ClassV>(v);
-    if (c->module != "__main__")
+    if (c->module != main_->name)
       continue; // a test class imported from elsewhere is that module's
     std::vector<std::string> seen;
     for (const ClassP &k : c->mro) {

@@ -206,7 +206,11 @@ public:
 
   //--- running --------------------------------------------------------------------
   /// Runs the main module's top level (`file`, parsed as `module`).
-  void runMain(const py::Module &module, const support::SourceFile &file);
+  /// Runs the checked file's top level: as a script (`python FILE.py`, `__name__` is
+  /// "__main__") for its own top-level kernels, or imported as a module (`__name__` is its
+  /// dotted name, so `if __name__ == "__main__":` blocks do not run) for a test entry and
+  /// for `--call`, as pytest and `import` load it.
+  void runMain(const py::Module &module, const support::SourceFile &file, bool asScript);
   /// The entries after the top level: test methods (with their cases) of the module's
   /// test classes, by id "Class::test_x[case]".
   std::vector<std::string> testEntries();

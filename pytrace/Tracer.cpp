@@ -148,7 +148,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
     in.traceKernels_ = call.empty() && !entryDirective;
     in.entryMode_ = entryDirective;
     auto err = guarded(in, [&] {
-      in.runMain(module, file);
+      in.runMain(module, file, /*asScript=*/call.empty() && !entryDirective);
       if (entryDirective) {
         in.traceEntryDirective(*options.directives->entry);
       } else if (!call.empty()) {
@@ -175,7 +175,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
     Interp in(options, options.sources);
     in.traceKernels_ = false;
     auto err = guarded(in, [&] {
-      in.runMain(module, file);
+      in.runMain(module, file, /*asScript=*/false);
       in.traceKernels_ = true;
       in.runEntry(t);
       in.loweredOnly();
@@ -204,7 +204,7 @@ std::unique_ptr<ast::Module> traceModule(const py::Module &module, const support
   in.entryMode_ = entryDirective;
   std::vector<std::string> tests;
   auto err = guarded(in, [&] {
-    in.runMain(module, file);
+    in.runMain(module, file, /*asScript=*/topLevel);
     if (entryDirective && entry.empty()) {
       in.traceEntryDirective(*options.directives->entry);
     } else if (!call.empty() && entry.empty()) {
