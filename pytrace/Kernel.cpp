@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -386,9 +387,36 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     fail(r, "python-call",
          fmt::format("pallas_call: num_scalar_prefetch={} but only {} operands are passed",
                      prefetch, args.pos.size()));
-  for (V &a : args.pos)
-    if (a->kind == Kind::List || a->kind == Kind::Tuple)
-      a = knownArray(a, nullptr, r); // a Python list of ints: a table's values
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    V &a = args.pos[i];
+    if (a->kind == Kind::Dict)
+      unsupported(r, fmt::format("pallas_call operand {}: a dict of arrays (a pytree of "
+                                 "operands, passed to the kernel as a pytree of refs); dkv "
+                                 "takes one array per operand",
+                                 i + 1));
+    if (a->kind != Kind::List && a->kind != Kind::Tuple)
+      continue;
+    // A (nested) Python list of numbers is a table's values; a tuple or list holding an
+    // array is a pytree of operands, which dkv does not take apart.
+    std::function<const Value *(const V &)> nonNumber = [&](const V &v) -> const Value * {
+      if (v->kind == Kind::List || v->kind == Kind::Tuple) {
+        for (const V &e : toVector(v, r))
+          if (const Value *bad = nonNumber(e))
+            return bad;
+        return nullptr;
+      }
+      bool number = v->kind == Kind::Int || v->kind == Kind::Bool || v->kind == Kind::Float;
+      return number ? nullptr : v.get();
+    };
+    if (const Value *bad = nonNumber(a))
+      unsupported(r, fmt::format("pallas_call operand {}: a {} holding {} (a pytree of "
+                                 "operands, passed to the kernel as a pytree of refs); dkv "
+                                 "takes one array per operand",
+                                 i + 1, typeName(*a),
+                                 bad->kind == Kind::HostArray ? std::string("arrays")
+                                                              : "a " + typeName(*bad)));
+    a = knownArray(a, nullptr, r);
+  }
   std::vector<V> inSpecs =
       specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
   std::vector<V> outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
