@@ -51,8 +51,9 @@ void Interp::runMain(const py::Module &module, const support::SourceFile &file, 
   // discovered after the top level). Imported, it is the file's dotted name, and the
   // module is in the table of loaded modules, so that its package importing it gets it.
   std::string stem = fs::path(file.name()).stem().string();
-  std::string name =
-      asScript ? std::string("__main__") : package.empty() ? stem : package + "." + stem;
+  std::string name = asScript          ? std::string("__main__")
+                     : package.empty() ? stem
+                                       : package + "." + stem;
   main_ = std::make_shared<ModuleV>(name);
   main_->file = file.name();
   if (!asScript)
