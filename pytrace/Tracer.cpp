@@ -92,14 +92,34 @@ std::optional<TraceError> guarded(Interp &in, const std::function<void()> &body)
   return out;
 }
 
-// `--call 'f(...)'`: a Python expression evaluated in the module's globals.
+// `--call 'f(...)'`: a Python expression evaluated in the module's globals, with the
+// names a call of a Pallas library function is written with (jax, jnp, np, pl, pltpu,
+// functools) where the module does not bind them (a module that imports jax only inside
+// its functions). The globals are a copy of the module's, so that these names never
+// become the module's own: its functions still see only what it binds.
 void runCall(Interp &in, const std::string &text) {
   if (!in.sources_)
     fail({}, "python-entry", "--call needs the run's source manager");
   const py::Expr &expr = in.parseExpression(
       "--call", text + "\n", [](SourceRange r) { return r; }, "--call", "python-entry",
       "--call takes one Python expression (a call)");
+  auto globals = std::make_shared<ModuleV>(in.main_->name);
+  globals->file = in.main_->file;
+  for (const auto &[name, value] : in.main_->dict->items)
+    globals->dict->set(name, value);
+  static const std::pair<const char *, const char *> kNames[] = {
+      {"jax", "jax"},
+      {"jnp", "jax.numpy"},
+      {"np", "numpy"},
+      {"pl", "jax.experimental.pallas"},
+      {"pltpu", "jax.experimental.pallas.tpu"},
+      {"functools", "functools"}};
+  for (const auto &[name, module] : kNames)
+    if (!globals->dict->has(name))
+      globals->dict->set(name, in.importModule(module, nullptr, 0, expr.range));
+  in.moduleSymtable_[globals.get()] = in.moduleSymtable_.at(in.main_.get());
   Frame f = in.moduleFrame(in.main_);
+  f.globals = globals;
   in.eval(expr, f);
 }
 
