@@ -141,6 +141,8 @@ ClassP Interp::typeOf(const V &v) const {
   case Kind::Str:
     return builtinClass(ClassRole::Str);
   case Kind::Tuple:
+    if (const ClassP &cls = cast<TupleV>(v).cls)
+      return cls;
     return builtinClass(ClassRole::Tuple);
   case Kind::List:
     return builtinClass(ClassRole::List);
@@ -305,10 +307,21 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
   cls->range = cd.range;
   V mod = f.globals->dict->get("__name__");
   cls->module = mod && mod->kind == Kind::Str ? cast<StrV>(mod).s : f.globals->name;
+  bool namedTuple = false;
   for (const py::ExprPtr &b : cd.bases) {
     if (b->kind == py::ExprKind::Starred)
       unsupported(b->range, "`*` in a class's bases");
     V base = eval(*b, f);
+    // `class C(NamedTuple):` makes a subclass of tuple with the annotated names as fields
+    // (typing.NamedTuple's __mro_entries__); with any other base CPython refuses it.
+    static const ApiRow *const kNamedTuple = Registry::get().find("typing.NamedTuple");
+    if (auto *fn = dynCast<BuiltinV>(base); fn && kNamedTuple && fn->fn == &kNamedTuple->fn) {
+      if (cd.bases.size() != 1)
+        raise("TypeError", "can only inherit from a NamedTuple type and Generic", b->range);
+      namedTuple = true;
+      cls->bases.push_back(builtinClass(ClassRole::Tuple));
+      continue;
+    }
     if (auto *bc = dynCast<ClassV>(base)) {
       switch (bc->role) {
       case ClassRole::User:
@@ -318,6 +331,9 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       case ClassRole::Enum:
         break;
       default:
+        if (bc->namedTupleFields)
+          unsupported(b->range,
+                      fmt::format("a class deriving from the NamedTuple class `{}`", bc->name));
         unsupported(b->range,
                     fmt::format("a class deriving from the built-in type `{}`", bc->name));
       }
@@ -345,6 +361,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       continue; // abc.ABCMeta and the like: no effect dkv models
     unsupported(k.range, fmt::format("the class keyword `{}`", k.name));
   }
+  if (namedTuple && !decorators.empty())
+    unsupported(cd.decorators[0]->range, "a decorator on a NamedTuple class");
   if (cls->bases.empty())
     cls->bases.push_back(builtinClass(ClassRole::Object));
   cls->mro = c3(cls);
@@ -375,6 +393,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
       qual = q->s + "." + cd.name;
   cls->dict->set("__qualname__", string(qual));
   execBody(cd.body, cf);
+  if (namedTuple)
+    namedTupleFields(cls, cd.range);
   for (auto &[n, v] : cls->dict->items) {
     FunctionV *fn = dynCast<FunctionV>(v);
     if (!fn)
@@ -432,6 +452,8 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
 //===----------------------------------------------------------------------===//
 
 V Interp::callClass(const ClassP &c, Args args, SourceRange r) {
+  if (c->namedTupleFields)
+    return newNamedTuple(c, std::move(args), r);
   switch (c->role) {
   case ClassRole::User:
   case ClassRole::TestCase:
@@ -453,6 +475,161 @@ V Interp::callClass(const ClassP &c, Args args, SourceRange r) {
   default:
     return constructBuiltin(c->role, std::move(args), r);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// typing.NamedTuple classes (CPython's typing.NamedTupleMeta and collections.namedtuple)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const ClassP &namedTupleClass(const V &v) { return cast<TupleV>(v).cls; }
+
+V withClass(std::vector<V> items, const ClassP &cls) {
+  auto t = std::make_shared<TupleV>(std::move(items));
+  t->cls = cls;
+  return t;
+}
+
+// `x._replace(**fields)`: a copy with those fields replaced.
+const BuiltinFn kReplace{
+    "_replace", +[](Interp &in, CallCtx &c) -> V {
+      const ClassP &cls = namedTupleClass(c.self);
+      if (!c.args.pos.empty())
+        in.raiseId("TypeError",
+                   fmt::format("{}._replace() takes 1 positional argument but {} were given",
+                               cls->name, c.args.pos.size() + 1),
+                   c.range);
+      std::vector<V> items = cast<TupleV>(c.self).items;
+      std::vector<std::string> unknown;
+      for (const auto &[k, v] : c.args.kw) {
+        const auto &fields = *cls->namedTupleFields;
+        auto it = std::find(fields.begin(), fields.end(), k);
+        if (it == fields.end())
+          unknown.push_back("'" + k + "'");
+        else
+          items[static_cast<size_t>(it - fields.begin())] = v;
+      }
+      if (!unknown.empty())
+        in.raiseId("ValueError",
+                   fmt::format("Got unexpected field names: [{}]", fmt::join(unknown, ", ")),
+                   c.range);
+      return withClass(std::move(items), cls);
+    }};
+
+// `x._asdict()`: a dict of the fields, in order.
+const BuiltinFn kAsDict{
+    "_asdict", +[](Interp &in, CallCtx &c) -> V {
+      const ClassP &cls = namedTupleClass(c.self);
+      if (!c.args.pos.empty() || !c.args.kw.empty())
+        in.raiseId("TypeError", fmt::format("{}._asdict() takes 1 positional argument", cls->name),
+                   c.range);
+      const auto &items = cast<TupleV>(c.self).items;
+      Args pairs;
+      for (size_t i = 0; i < items.size(); ++i)
+        pairs.kw.emplace_back((*cls->namedTupleFields)[i], items[i]);
+      return in.constructBuiltin(ClassRole::Dict, std::move(pairs), c.range);
+    }};
+
+// `C._make(iterable)`: an instance of the iterable's items.
+const BuiltinFn kMake{
+    "_make", +[](Interp &in, CallCtx &c) -> V {
+      const ClassP cls = std::static_pointer_cast<ClassV>(c.self);
+      if (c.args.pos.size() != 1 || !c.args.kw.empty())
+        in.raiseId("TypeError", fmt::format("{}._make() takes one iterable", cls->name), c.range);
+      std::vector<V> items = in.toVector(c.args.pos[0], c.range);
+      if (items.size() != cls->namedTupleFields->size())
+        in.raiseId("TypeError",
+                   fmt::format("Expected {} arguments, got {}", cls->namedTupleFields->size(),
+                               items.size()),
+                   c.range);
+      return withClass(std::move(items), cls);
+    }};
+
+} // namespace
+
+void Interp::namedTupleFields(const ClassP &cls, SourceRange r) {
+  std::vector<std::string> fields;
+  std::vector<V> names;
+  Args defaults;
+  if (auto *ann = dynCast<DictV>(cls->dict->get("__annotations__")))
+    for (const V &k : tableKeys(ann->table)) {
+      const std::string &name = cast<StrV>(k).s;
+      if (!name.empty() && name[0] == '_')
+        raiseId("ValueError",
+                fmt::format("Field names cannot start with an underscore: '{}'", name), r);
+      if (V dflt = cls->dict->get(name)) {
+        cls->fieldDefault[name] = dflt;
+        defaults.kw.emplace_back(name, dflt);
+      } else if (!fields.empty() && cls->fieldDefault.count(fields.back())) {
+        raiseId("TypeError",
+                fmt::format("Non-default namedtuple field {} cannot follow default field {}", name,
+                            fields.back()),
+                r);
+      }
+      fields.push_back(name);
+      names.push_back(string(name));
+      // The class attribute is a descriptor of the field (_tuplegetter), not its default.
+      cls->dict->set(name, opaque(fmt::format("the class attribute `{}.{}` (a field's "
+                                              "_tuplegetter)",
+                                              cls->name, name),
+                                  r));
+    }
+  cls->dict->set("_fields", tuple(names));
+  cls->dict->set("__match_args__", tuple(std::move(names)));
+  cls->dict->set("_field_defaults", constructBuiltin(ClassRole::Dict, std::move(defaults), r));
+  cls->dict->set("_make", std::make_shared<BuiltinV>(&kMake, cls));
+  cls->namedTupleFields = std::move(fields);
+}
+
+V Interp::newNamedTuple(const ClassP &c, Args args, SourceRange r) {
+  const auto &fields = *c->namedTupleFields;
+  const std::string who = c->name + ".__new__()";
+  if (args.pos.size() > fields.size()) {
+    size_t required = 0;
+    for (const std::string &f : fields)
+      required += c->fieldDefault.count(f) ? 0 : 1;
+    std::string takes = required == fields.size()
+                            ? std::to_string(fields.size() + 1)
+                            : fmt::format("from {} to {}", required + 1, fields.size() + 1);
+    raiseId("TypeError",
+            fmt::format("{} takes {} positional arguments but {} were given", who, takes,
+                        args.pos.size() + 1),
+            r);
+  }
+  std::vector<V> items(fields.size());
+  for (size_t i = 0; i < args.pos.size(); ++i)
+    items[i] = args.pos[i];
+  for (const auto &[k, v] : args.kw) {
+    auto it = std::find(fields.begin(), fields.end(), k);
+    if (it == fields.end())
+      raiseId("TypeError", fmt::format("{} got an unexpected keyword argument '{}'", who, k), r);
+    V &slot = items[static_cast<size_t>(it - fields.begin())];
+    if (slot)
+      raiseId("TypeError", fmt::format("{} got multiple values for argument '{}'", who, k), r);
+    slot = v;
+  }
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (!items[i]) {
+      if (auto it = c->fieldDefault.find(fields[i]); it != c->fieldDefault.end())
+        items[i] = it->second;
+      else
+        missing.push_back("'" + fields[i] + "'");
+    }
+  if (!missing.empty()) {
+    std::string list = missing.back();
+    if (missing.size() > 1) {
+      std::vector<std::string> head(missing.begin(), missing.end() - 1);
+      list = fmt::format("{}{} and {}", fmt::join(head, ", "), missing.size() > 2 ? "," : "",
+                         missing.back());
+    }
+    raiseId("TypeError",
+            fmt::format("{} missing {} required positional argument{}: {}", who, missing.size(),
+                        missing.size() == 1 ? "" : "s", list),
+            r);
+  }
+  return withClass(std::move(items), c);
 }
 
 V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
@@ -631,8 +808,41 @@ const AttrRow<RangeV> kRangeAttrs[] = {
 
 } // namespace
 
+namespace {
+const AttrRow<TupleV> kNamedTupleAttrs[] = {
+    {"_replace",
+     [](auto &, auto &, const V &self, auto) -> V {
+       return std::make_shared<BuiltinV>(&kReplace, self);
+     }},
+    {"_asdict",
+     [](auto &, auto &, const V &self, auto) -> V {
+       return std::make_shared<BuiltinV>(&kAsDict, self);
+     }},
+};
+} // namespace
+
+V Interp::namedTupleAttr(const V &obj, const std::string &name, SourceRange r) {
+  const ClassP &cls = namedTupleClass(obj);
+  const auto &fields = *cls->namedTupleFields;
+  if (auto it = std::find(fields.begin(), fields.end(), name); it != fields.end())
+    return cast<TupleV>(obj).items[static_cast<size_t>(it - fields.begin())];
+  if (V v = readAttr(kNamedTupleAttrs, *this, obj, name, r))
+    return v;
+  V clsAttr = lookupClassAttr(cls, name);
+  if (auto *w = dynCast<WrapperV>(clsAttr); w && w->w == WrapperV::W::Property)
+    return call(w->fn, Args{{obj}, {}}, r);
+  if (clsAttr && cls->dict->has(name))
+    return bindDescriptor(*this, clsAttr, obj, cls, r);
+  return nullptr; // tuple's own (count, index) and object's
+}
+
 V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
   switch (obj->kind) {
+  case Kind::Tuple:
+    if (cast<TupleV>(obj).cls)
+      if (V v = namedTupleAttr(obj, name, r))
+        return v;
+    break;
   case Kind::Instance: {
     const auto &inst = cast<InstanceV>(obj);
     if (auto *a = findAttr(kInstanceAttrs, name))

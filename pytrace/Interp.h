@@ -334,6 +334,11 @@ public:
   bool isInstance(const V &v, const V &cls, SourceRange r);
   V lookupClassAttr(const ClassP &c, const std::string &name) const;
   V newInstance(const ClassP &c, Args args, SourceRange r);
+  /// typing.NamedTuple classes: the fields of a class body (its annotated names, their
+  /// defaults), an instance made from a call's arguments, and an instance's attributes.
+  void namedTupleFields(const ClassP &cls, SourceRange r);
+  V newNamedTuple(const ClassP &c, Args args, SourceRange r);
+  V namedTupleAttr(const V &obj, const std::string &name, SourceRange r);
   V callClass(const ClassP &c, Args args, SourceRange r);
   ClassP makeClass(std::string name, std::vector<ClassP> bases, ClassRole role,
                    std::string module = "builtins");

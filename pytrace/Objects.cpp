@@ -2129,8 +2129,20 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
     return strRepr(cast<StrV>(v).s);
   case Kind::Ellipsis:
     return "Ellipsis";
-  case Kind::Tuple:
-    return join(cast<TupleV>(v).items, "(", ")", true);
+  case Kind::Tuple: {
+    const auto &t = cast<TupleV>(v);
+    if (!t.cls)
+      return join(t.items, "(", ")", true);
+    // A NamedTuple's repr: `C(a=1, b=2)`.
+    std::string out = t.cls->name + "(";
+    for (size_t i = 0; i < t.items.size(); ++i) {
+      auto x = repr(t.items[i], r);
+      if (!x)
+        return std::nullopt;
+      out += (i ? ", " : "") + (*t.cls->namedTupleFields)[i] + "=" + *x;
+    }
+    return out + ")";
+  }
   case Kind::List:
     return join(cast<ListV>(v).items, "[", "]", false);
   case Kind::Dict: {

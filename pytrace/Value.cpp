@@ -19,6 +19,8 @@ std::string typeName(const Value &v) {
   case Kind::Str:
     return "str";
   case Kind::Tuple:
+    if (const auto &cls = static_cast<const TupleV &>(v).cls)
+      return cls->name;
     return "tuple";
   case Kind::List:
     return "list";

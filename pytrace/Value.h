@@ -116,10 +116,14 @@ struct StrV final : Value {
 // Containers
 //===----------------------------------------------------------------------===//
 
+struct ClassV;
 struct TupleV final : Value {
   static constexpr Kind kKind = Kind::Tuple;
   explicit TupleV(std::vector<V> items) : Value(kKind), items(std::move(items)) {}
   const std::vector<V> items;
+  /// An instance of a typing.NamedTuple class (a tuple subclass with named fields, its
+  /// `namedTupleFields`); null for a plain tuple.
+  std::shared_ptr<ClassV> cls;
 };
 struct ListV final : Value {
   static constexpr Kind kKind = Kind::List;
@@ -314,6 +318,9 @@ struct ClassV final : Value {
   std::map<std::string, V> fieldDefault, fieldFactory;
   std::vector<std::string> noInit;
   bool frozen = false;
+  /// A typing.NamedTuple class: its fields in order (their defaults in fieldDefault); its
+  /// instances are tuples (TupleV::cls).
+  std::optional<std::vector<std::string>> namedTupleFields;
   support::SourceRange range;
 };
 using ClassP = std::shared_ptr<ClassV>;

@@ -1,7 +1,6 @@
-# Error: a class deriving from typing.NamedTuple (a kernel's configuration, as library
-# kernels write it). dkv does not model NamedTuple classes (tuples with named fields);
-# it says so where the class is defined, and never raises a TypeError CPython would not
-# ("bases must be types": CPython accepts this class).
+# Error: a class deriving from a typing.NamedTuple class. dkv reads NamedTuple classes
+# (objects/namedtuple_config.py) but not their subclasses (a subclass of a tuple subclass);
+# it says so where the subclass is defined.
 from typing import NamedTuple
 
 import jax
@@ -14,11 +13,17 @@ class BlockConfig(NamedTuple):
   cols: int = 128
 
 
+class TallConfig(BlockConfig):
+
+  def tall(self):
+    return self.rows > self.cols
+
+
 def copy_kernel(x_ref, o_ref):
   o_ref[...] = x_ref[...]
 
 
-config = BlockConfig(rows=8)
+config = TallConfig(rows=8)
 out = pl.pallas_call(copy_kernel,
                      out_shape=jax.ShapeDtypeStruct((config.rows, config.cols), jnp.float32))(
     jnp.ones((8, 128)))
