@@ -1491,12 +1491,12 @@ V dot(Interp &in, CallCtx &c, bool pallas) {
   std::vector<V> a = pallas ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
                                           "preferred_element_type"})
                             : c.bind(in, {"a", "b", "precision", "preferred_element_type"});
+  // `precision` (how many bf16 passes the MXU makes) changes only the rounding of the
+  // product: not a region, an order or a shape. It is accepted and has no effect; the
+  // executor computes every product at its element type's precision.
   if (pallas) {
     noneOr(in, c, a[2], "trans_a", "a transposed operand");
     noneOr(in, c, a[3], "trans_b", "a transposed operand");
-    noneOr(in, c, a[5], "precision", "dkv models regions, not precision");
-  } else {
-    noneOr(in, c, a[2], "precision", "dkv models regions, not precision");
   }
   V pt = pallas ? a[6] : a[3];
   return in.computeValue(ast::ComputeOp::Dot, {need(in, c, a, 0, "a"), need(in, c, a, 1, "b")},
@@ -2022,7 +2022,7 @@ void registerKernelApi(Registry &reg) {
           return in.opaque("lax.dot_general of arrays", c.range);
         std::vector<V> a = c.bind(in, {"lhs", "rhs", "dimension_numbers", "precision",
                                        "preferred_element_type", "out_sharding"});
-        noneOr(in, c, a[3], "precision", "dkv models regions, not precision");
+        // `precision`: accepted, no effect (jnp.dot above).
         // Only the plain matmul: (((1,), (0,)), ((), ())).
         auto ints = [&](const V &v) {
           std::vector<int64_t> out;
