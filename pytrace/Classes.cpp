@@ -478,7 +478,7 @@ V Interp::callClass(const ClassP &c, Args args, SourceRange r) {
 }
 
 //===----------------------------------------------------------------------===//
-// typing.NamedTuple classes (CPython's typing.NamedTupleMeta and collections.namedtuple)
+// typing.NamedTuple classes (what CPython's typing.NamedTupleMeta makes of a class body)
 //===----------------------------------------------------------------------===//
 
 namespace {
