@@ -2,6 +2,8 @@
 #include "pytrace/Value.h"
 #include "pytrace/ApiObjects.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace dkv::pytrace {
@@ -81,10 +83,12 @@ std::string typeName(const Value &v) {
 std::string apiTypeName(const ApiObject &a) {
   struct Names {
     std::string operator()(const DTypeObj &) { return "dtype"; }
+    std::string operator()(const DTypeKindObj &) { return "type"; }
     std::string operator()(const MemSpaceObj &) { return "MemorySpace"; }
     std::string operator()(const SemTypeObj &) { return "SemaphoreType"; }
     std::string operator()(const DeviceIdTypeObj &) { return "DeviceIdType"; }
     std::string operator()(const CoreTypeObj &) { return "CoreType"; }
+    std::string operator()(const AxisTypeObj &) { return "AxisType"; }
     std::string operator()(const MeshObj &) { return "Mesh"; }
     std::string operator()(const DeviceArrayObj &) { return "ndarray"; }
     std::string operator()(const DeviceObj &) { return "Device"; }
@@ -134,6 +138,23 @@ std::string apiTypeName(const ApiObject &a) {
     }
   };
   return std::visit(Names{}, a.data);
+}
+
+const char *axisKindName(AxisKind k) {
+  switch (k) {
+  case AxisKind::Auto:
+    return "Auto";
+  case AxisKind::Explicit:
+    return "Explicit";
+  case AxisKind::Manual:
+    return "Manual";
+  }
+  return "Auto";
+}
+
+bool MeshObj::explicitAxes() const {
+  return !axisTypes.empty() && std::all_of(axisTypes.begin(), axisTypes.end(),
+                                           [](AxisKind k) { return k == AxisKind::Explicit; });
 }
 
 int64_t MeshObj::devices() const {
