@@ -172,6 +172,8 @@ struct TcMeshObj {
   V name;            ///< the axis name the file gave (a str, or a tuple of them)
   bool named = true; ///< whether Python code names it by the string `axis` (a str name)
 };
+/// `np.random.default_rng(seed)`: a NumPy Generator, whose draws dkv keeps as shapes.
+struct NpRngObj {};
 /// `pltpu.get_tpu_info()` of the chip `--tpu` names (pytrace/TpuChips.h).
 struct TpuInfoObj {
   const TpuChip *chip = nullptr;
@@ -304,14 +306,16 @@ struct DictViewObj {
   enum class What { Keys, Values, Items } what = What::Keys;
 };
 
-using ApiData = std::variant<
-    DTypeObj, DTypeKindObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, AxisTypeObj,
-    MeshObj, DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
-    CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj, SemArrayObj, HeldSemObj,
-    PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj, LoweredObj,
-    CustomDerivObj, CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
-    SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj,
-    AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj, StateRefObj>;
+using ApiData =
+    std::variant<DTypeObj, DTypeKindObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj,
+                 AxisTypeObj, MeshObj, DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj,
+                 BlockSpecObj, GridSpecObj, CompilerParamsObj, ShardMapObj, PallasCallObj,
+                 PlKernelObj, ScratchObj, SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj,
+                 LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj,
+                 CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
+                 SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj,
+                 GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
+                 SparseCoreObj, StateRefObj, NpRngObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

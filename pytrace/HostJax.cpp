@@ -668,6 +668,82 @@ const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
     {"dma_granule_size_bytes",
      [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparse.dmaGranuleSizeBytes); }},
 };
+// The draws of a NumPy Generator (numpy.random.Generator): an ndarray of the `size`
+// shape and the dtype asked for, its values unknown. NumPy's default element types,
+// float64 and int64, are not types dkv models: such a draw is opaque, as is one without
+// a size (a NumPy scalar). `kind` picks the signature.
+enum class RngDraw { Random, StandardNormal, Normal, Uniform, Integers };
+V rngDraw(Interp &in, CallCtx &c, RngDraw kind) {
+  std::vector<V> a;
+  V size, dtype;
+  switch (kind) {
+  case RngDraw::Random:
+  case RngDraw::StandardNormal:
+    a = c.bind(in, {"size", "dtype", "out"});
+    size = a[0], dtype = a[1];
+    if (given(a[2]))
+      return in.opaque(fmt::format("{}(out=...)", c.fn->name), c.range);
+    break;
+  case RngDraw::Normal:
+    a = c.bind(in, {"loc", "scale", "size"});
+    size = a[2];
+    break;
+  case RngDraw::Uniform:
+    a = c.bind(in, {"low", "high", "size"});
+    size = a[2];
+    break;
+  case RngDraw::Integers:
+    a = c.bind(in, {"low", "high", "size", "dtype", "endpoint"});
+    need(in, c, a, 0, "low");
+    size = a[2], dtype = a[3];
+    break;
+  }
+  if (!given(size))
+    return in.opaque(fmt::format("{}() without a size (a NumPy scalar)", c.fn->name), c.range);
+  std::vector<int64_t> shape = in.shapeOf(size, c.range, "the size of a random draw");
+  if (!given(dtype))
+    return in.opaque(fmt::format("{}() of NumPy's default type ({}, which dkv does not model)",
+                                 c.fn->name, kind == RngDraw::Integers ? "int64" : "float64"),
+                     c.range);
+  if (dtype->kind == Kind::Opaque)
+    return in.opaque(fmt::format("{}() of it", c.fn->name), c.range, dtype);
+  auto *d = apiAs<DTypeObj>(dtype);
+  if (!d || !d->dtype)
+    return in.opaque(fmt::format("{}() of a type dkv does not model", c.fn->name), c.range);
+  bool integer = ast::isInteger(*d->dtype);
+  if (integer != (kind == RngDraw::Integers) ||
+      (!integer && *d->dtype != ast::DType::F32)) // Generator draws floats of 32 or 64 bits
+    in.raise("TypeError",
+             fmt::format("Unsupported dtype dtype('{}') for {}", d->name,
+                         c.fn->name.substr(c.fn->name.find('.') + 1)),
+             c.range);
+  auto out = std::make_shared<HostArrayV>(shape, *d->dtype);
+  out->numpy = true;
+  return out;
+}
+const BuiltinFn kRngRandom{"Generator.random",
+                           +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Random); },
+                           "", false};
+const BuiltinFn kRngStandardNormal{
+    "Generator.standard_normal",
+    +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::StandardNormal); }, "", false};
+const BuiltinFn kRngNormal{"Generator.normal",
+                           +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Normal); },
+                           "", false};
+const BuiltinFn kRngUniform{
+    "Generator.uniform", +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Uniform); },
+    "", false};
+const BuiltinFn kRngIntegers{
+    "Generator.integers", +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Integers); },
+    "", false};
+const AttrRow<NpRngObj> kNpRngAttrs[] = {
+    {"random", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngRandom, self); }},
+    {"standard_normal",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(kRngStandardNormal, self); }},
+    {"normal", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngNormal, self); }},
+    {"uniform", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngUniform, self); }},
+    {"integers", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngIntegers, self); }},
+};
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
     {"reshape",
@@ -782,6 +858,11 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kDeviceAttrs, name))
       return at->get(*this, *d, obj, r);
     return opaque(fmt::format("`.{}` of a device (its TPU generation is not modelled)", name), r);
+  }
+  if (auto *g = std::get_if<NpRngObj>(&a.data)) {
+    if (auto *at = findAttr(kNpRngAttrs, name))
+      return at->get(*this, *g, obj, r);
+    return opaque(fmt::format("`.{}` of a NumPy Generator (not modelled)", name), r);
   }
   if (auto *t = std::get_if<TpuInfoObj>(&a.data)) {
     if (auto *at = findAttr(kTpuInfoAttrs, name))
@@ -1383,6 +1464,12 @@ void registerHostJax(Registry &reg) {
         }
         return out;
       });
+  // `np.random.default_rng(seed=None)`: a Generator (its draws: rngDraw).
+  fn(
+      {"numpy.random.default_rng"}, +[](Interp &in, CallCtx &c) -> V {
+        c.bind(in, {"seed"});
+        return makeApi(NpRngObj{});
+      });
   fn(
       {"jax.numpy.swapaxes", "numpy.swapaxes"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"a", "axis1", "axis2"});
@@ -1731,8 +1818,12 @@ void registerHostJax(Registry &reg) {
         need(in, c, a, 2, "unflatten_func");
         return none();
       });
+  // `jnp.ndarray` is jax.Array (jax/numpy/__init__.py); `np.ndarray` NumPy's array class
+  // (isinstance of an ndarray with it is true: were it opaque, isinstance would be false).
   constant(
-      {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
+      {"jax.Array", "jax.numpy.ndarray"}, +[](Interp &in) -> V { return in.arrayClass_; });
+  constant(
+      {"numpy.ndarray"}, +[](Interp &in) -> V { return in.ndarrayClass_; });
   constant(
       {"jax.numpy.newaxis", "numpy.newaxis"}, +[](Interp &) -> V { return none(); });
 

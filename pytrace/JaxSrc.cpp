@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace dkv::pytrace {
 
@@ -371,7 +372,6 @@ const std::vector<std::string_view> *basesOf(std::string_view name) {
       {"uint16", &kUnsigned},
       {"uint32", &kUnsigned},
       {"uint64", &kUnsigned},
-      {"bool_", &kBool},
       {"bool", &kBool},
       {"floating", &kAbsFloating},
       {"signedinteger", &kAbsInteger},
@@ -385,12 +385,26 @@ const std::vector<std::string_view> *basesOf(std::string_view name) {
   return it == kTable.end() ? nullptr : it->second;
 }
 
+// A scalar type's name as basesOf knows it: NumPy's (`np.bool_`'s dtype is `bool`).
+std::string canonicalScalar(std::string name) {
+  static const std::map<std::string, std::string, std::less<>> kAliases = {{"bool_", "bool"}};
+  auto it = kAliases.find(name);
+  return it == kAliases.end() ? name : it->second;
+}
+
+// JAX's own types, which NumPy's hierarchy does not place (ml_dtypes).
+bool jaxOnlyScalar(std::string_view name) {
+  static const std::set<std::string_view> kJaxOnly = {"bfloat16", "int4", "float8_e4m3fn",
+                                                      "float8_e5m2"};
+  return kJaxOnly.count(name) != 0;
+}
+
 // The name of the scalar type an argument of issubdtype names, as `np.dtype(x)` reads
 // it (a dtype, an abstract type, an array's `.dtype`, a Python type, a dtype's name);
 // nullopt for what dkv does not model.
 std::optional<std::string> scalarTypeName(Interp &in, const V &v, SourceRange r) {
   if (auto *d = apiAs<DTypeObj>(v))
-    return d->name == "bool" ? std::string("bool_") : d->name;
+    return canonicalScalar(d->name);
   if (auto *k = apiAs<DTypeKindObj>(v))
     return k->name;
   if (auto *h = dynCast<HostArrayV>(v)) {
@@ -404,12 +418,12 @@ std::optional<std::string> scalarTypeName(Interp &in, const V &v, SourceRange r)
     if (c == in.builtinClass(ClassRole::Float).get())
       return std::string("float64");
     if (c == in.builtinClass(ClassRole::Bool).get())
-      return std::string("bool_");
+      return std::string("bool");
     return std::nullopt;
   }
   if (auto *s = dynCast<StrV>(v))
-    if (basesOf(s->s) && s->s != "bool_")
-      return s->s == "bool" ? std::string("bool_") : s->s;
+    if (basesOf(canonicalScalar(s->s)))
+      return canonicalScalar(s->s);
   (void)r;
   return std::nullopt;
 }
@@ -437,10 +451,9 @@ V issubdtype(Interp &in, CallCtx &c) {
   }
   if (*x == *y)
     return boolean(true);
-  bool custom = *x == "bfloat16" || *x == "int4" || x->rfind("float8", 0) == 0;
-  if (custom && c.fn->name.rfind("np.", 0) == 0)
-    return boolean(*y == "generic");
   const auto *bases = basesOf(*x);
+  if (jaxOnlyScalar(*x) && c.fn->name.rfind("np.", 0) == 0)
+    return boolean(basesOf(*y)->empty()); // np.generic alone
   return boolean(std::find(bases->begin(), bases->end(), *y) != bases->end());
 }
 

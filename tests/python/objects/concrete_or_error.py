@@ -2,7 +2,7 @@
 # where val is concrete, val itself when force is None. JAX's idiom for a static axis
 # size, `concrete_or_error(int, lax.psum(1, 'x'))` inside shard_map, is the axis size,
 # and it sizes the kernel's block: the ring DMA of an (n * 8, 128) block.
-# expect: verified
+# expect: ok
 # devices: 2..3
 import jax
 import jax.numpy as jnp

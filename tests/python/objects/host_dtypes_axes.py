@@ -3,7 +3,7 @@
 # scalar types, .swapaxes / jnp.swapaxes (values moved with the axes) and lax.reshape of
 # a host value. The kernel's store offset is an element of a swapped table: 8, so the
 # store misses the left neighbour's DMA (with the axes not swapped it would be 0: a race).
-# expect: verified
+# expect: ok
 # devices: 2..3
 import jax
 import jax.numpy as jnp

@@ -4,7 +4,7 @@
 # kernel's local store is a table computed with abs, negation, sign and square: 8, so
 # the store misses the rows the left neighbour's DMA lands in (had any of them lost or
 # changed the value, the table would be unknown or 0 and the store would race).
-# expect: verified
+# expect: ok
 # devices: 2..3
 import jax
 import jax.numpy as jnp

@@ -2,7 +2,7 @@
 # is_device_tpu_at_least(version), is_device_tpu(version=None, variant=""),
 # test_device_matches(device_types)), and jax.default_backend() and a device's platform
 # are the platform under test, "tpu" here. Each assert fails if an answer were another.
-# expect: verified
+# expect: ok
 # devices: 2..3
 import jax
 import jax.numpy as jnp

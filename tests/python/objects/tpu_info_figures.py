@@ -2,7 +2,7 @@
 # (jax/_src/tpu_info.py `_get_tpu_info_impl` for v5p, per TensorCore), and its
 # SparseCoreInfo's. A script sizing its blocks by VMEM capacity gets JAX's number.
 # dkv: tpu v5p
-# expect: verified
+# expect: ok
 # devices: 2..3
 import jax
 import jax.numpy as jnp
