@@ -8,10 +8,11 @@
 
 namespace dkv::pytrace {
 
-// Each concern registers its rows (HostJax.cpp, KernelApi.cpp, Pipeline.cpp, Stdlib.cpp,
-// Testing.cpp, CoreMap.cpp).
+// Each concern registers its rows (HostJax.cpp, KernelApi.cpp, HostMath.cpp, Pipeline.cpp,
+// Stdlib.cpp, Testing.cpp, CoreMap.cpp).
 void registerHostJax(Registry &reg);
 void registerKernelApi(Registry &reg);
+void registerHostMath(Registry &reg);
 void registerStdlib(Registry &reg);
 void registerRe(Registry &reg);
 void registerJaxSrc(Registry &reg);
@@ -25,6 +26,7 @@ const Registry &Registry::get() {
     Registry r;
     registerHostJax(r);
     registerKernelApi(r);
+    registerHostMath(r); // after the catalogue's rows, which it does not replace
     registerStdlib(r);
     registerRe(r);
     registerJaxSrc(r);
@@ -61,6 +63,18 @@ void Registry::addModule(std::string path, std::vector<std::string> aliases) {
     moduleAliases_[a] = path;
   }
   modules_.insert(std::move(path));
+}
+
+void Registry::addRemoved(std::string qualified, const char *message) {
+  for (size_t dot = qualified.find('.'); dot != std::string::npos;
+       dot = qualified.find('.', dot + 1))
+    modules_.insert(qualified.substr(0, dot));
+  removed_[std::move(qualified)] = message;
+}
+
+const char *Registry::removed(const std::string &qualified) const {
+  auto it = removed_.find(qualified);
+  return it == removed_.end() ? nullptr : it->second;
 }
 
 const ApiRow *Registry::find(const std::string &qualified) const {

@@ -22,6 +22,11 @@ struct DTypeObj {
   std::optional<ast::DType> dtype;
   std::string name; ///< numpy's name: "float32", "bfloat16", ...
 };
+/// An abstract scalar type of NumPy's hierarchy (`jnp.floating`, `np.integer`,
+/// `jnp.number`, ...: jnp's are NumPy's), which `jnp.issubdtype` tests against.
+struct DTypeKindObj {
+  std::string name; ///< "floating", "integer", "signedinteger", ...
+};
 /// `pltpu.VMEM`, `pltpu.ANY`, ... (callable as a scratch type: `pltpu.VMEM(shape, dtype)`).
 struct MemSpaceObj {
   ast::MemSpace space;
@@ -43,13 +48,22 @@ struct DeviceIdTypeObj {
 struct CoreTypeObj {
   std::string name;
 };
+/// The members of `jax.sharding.AxisType` (jax/_src/mesh.py), in their order there.
+enum class AxisKind { Auto, Explicit, Manual };
+/// A member of `jax.sharding.AxisType`, compared by its kind.
+struct AxisTypeObj {
+  AxisKind kind;
+};
 /// A device mesh (`jax.make_mesh`, `jax.sharding.Mesh`): axis names and sizes.
 struct MeshObj {
   std::vector<std::string> names;
   std::vector<int64_t> sizes;
-  /// Every axis is `AxisType.Explicit` (jax.make_mesh without axis_types); false for
-  /// `jax.sharding.Mesh(...)` without them (Auto) and where dkv does not know the types.
-  bool explicitAxes = false;
+  /// One AxisType per axis where the file states or JAX defaults them (jax.make_mesh:
+  /// Explicit, jax.sharding.Mesh and jtu.create_mesh: Auto); empty where dkv does not
+  /// know them (the one-device mesh of a pallas_call outside shard_map, an entry's).
+  std::vector<AxisKind> axisTypes;
+  /// Every axis is known to be `AxisType.Explicit`.
+  bool explicitAxes() const;
   int64_t devices() const;
 };
 /// An array of devices of a known shape (`mesh_utils.create_device_mesh`,
@@ -158,13 +172,15 @@ struct TcMeshObj {
   V name;            ///< the axis name the file gave (a str, or a tuple of them)
   bool named = true; ///< whether Python code names it by the string `axis` (a str name)
 };
+/// `np.random.default_rng(seed)`: a NumPy Generator, whose draws dkv keeps as shapes.
+struct NpRngObj {};
 /// `pltpu.get_tpu_info()` of the chip `--tpu` names (pytrace/TpuChips.h).
 struct TpuInfoObj {
   const TpuChip *chip = nullptr;
 };
-/// `pltpu.get_tpu_info().sparse_core`: the chip's SparseCores.
+/// `pltpu.get_tpu_info().sparse_core`: the chip's SparseCores (a chip that has them).
 struct SparseCoreObj {
-  int64_t cores = 0;
+  const TpuChip *chip = nullptr;
 };
 /// `ref.at`: indexing it makes a view.
 struct AtObj {
@@ -291,14 +307,15 @@ struct DictViewObj {
 };
 
 using ApiData =
-    std::variant<DTypeObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj, MeshObj,
-                 DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj, BlockSpecObj, GridSpecObj,
-                 CompilerParamsObj, ShardMapObj, PallasCallObj, PlKernelObj, ScratchObj,
-                 SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj, LoopObj, NamedScopeObj,
-                 TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj, CheckifyObj,
-                 DirectiveConstObj, ParameterizedObj, AssertRaisesObj, SkipDecoratorObj, FieldObj,
-                 StrategyObj, CompositeObj, DrawObj, SettingsObj, GivenObj, SuperObj, AutoObj,
-                 DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj, SparseCoreObj, StateRefObj>;
+    std::variant<DTypeObj, DTypeKindObj, MemSpaceObj, SemTypeObj, DeviceIdTypeObj, CoreTypeObj,
+                 AxisTypeObj, MeshObj, DeviceArrayObj, DeviceObj, PSpecObj, NamedShardingObj,
+                 BlockSpecObj, GridSpecObj, CompilerParamsObj, ShardMapObj, PallasCallObj,
+                 PlKernelObj, ScratchObj, SemArrayObj, HeldSemObj, PipelineObj, DSliceObj, WhenObj,
+                 LoopObj, NamedScopeObj, TcMeshObj, AtObj, JitObj, LoweredObj, CustomDerivObj,
+                 CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
+                 SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj,
+                 GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
+                 SparseCoreObj, StateRefObj, NpRngObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;
@@ -317,5 +334,7 @@ template <typename T> V makeApi(T data) {
 
 /// The Python type name of an API object, for messages ("Mesh", "PartitionSpec", ...).
 std::string apiTypeName(const ApiObject &a);
+/// The name of an AxisType member ("Auto", "Explicit", "Manual").
+const char *axisKindName(AxisKind k);
 
 } // namespace dkv::pytrace

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <functional>
+#include <limits>
 #include <set>
 
 namespace dkv::pytrace {
@@ -215,6 +216,29 @@ int64_t axisArg(Interp &in, const V &v, size_t ndim, SourceRange r) {
   return ax < 0 ? ax + n : ax;
 }
 
+// The array of `arr`'s elements with its dimensions in the order `perm` (a permutation):
+// integer values kept, the sharding unknown.
+V transposeArray(Interp &in, const HostArrayV &arr, const std::vector<size_t> &perm,
+                 SourceRange r) {
+  size_t n = arr.shape.size();
+  std::vector<int64_t> shape;
+  for (size_t p : perm)
+    shape.push_back(arr.shape[p]);
+  std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(shape);
+  in.alloc(static_cast<uint64_t>(arr.size()), r);
+  return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+    std::vector<int64_t> out(v.size());
+    for (size_t flat = 0; flat < out.size(); ++flat) {
+      size_t from = 0;
+      for (size_t d = 0; d < n; ++d)
+        from +=
+            static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] * src[perm[d]]);
+      out[flat] = v[from];
+    }
+    return out;
+  });
+}
+
 // `a.transpose(axes)` / `a.transpose(*axes)` / `a.T`-like reversal without axes.
 const BuiltinFn &arrayTranspose() {
   static const BuiltinFn fn{
@@ -242,24 +266,49 @@ const BuiltinFn &arrayTranspose() {
             in.raise("ValueError", "axes don't match array", c.range);
           seen[p] = true;
         }
-        std::vector<int64_t> shape;
-        for (size_t p : perm)
-          shape.push_back(arr.shape[p]);
-        std::vector<int64_t> src = stridesOf(arr.shape), dst = stridesOf(shape);
-        in.alloc(static_cast<uint64_t>(arr.size()), c.range);
-        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
-          std::vector<int64_t> out(v.size());
-          for (size_t flat = 0; flat < out.size(); ++flat) {
-            size_t from = 0;
-            for (size_t d = 0; d < n; ++d)
-              from += static_cast<size_t>((static_cast<int64_t>(flat) / dst[d]) % shape[d] *
-                                          src[perm[d]]);
-            out[flat] = v[from];
-          }
-          return out;
-        });
+        return transposeArray(in, arr, perm, c.range);
       },
       "", false};
+  return fn;
+}
+
+// `jnp.swapaxes(a, axis1, axis2)` (jax/_src/numpy/lax_numpy.py: the identity permutation
+// with the two entries swapped, indexed as a NumPy array is, so an axis out of range is
+// its IndexError) and NumPy's, whose out-of-range axes (an AxisError) dkv refuses.
+V swapAxes(Interp &in, const HostArrayV &arr, const V &axis1, const V &axis2, bool numpy,
+           SourceRange r) {
+  int64_t n = static_cast<int64_t>(arr.shape.size());
+  std::vector<size_t> perm(arr.shape.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    perm[d] = d;
+  int64_t ax[2];
+  for (int k = 0; k < 2; ++k) {
+    ax[k] = in.toIndex(k ? axis2 : axis1, r, k ? "axis2" : "axis1");
+    if (ax[k] < -n || ax[k] >= n) {
+      if (numpy)
+        unsupported(r, fmt::format("np.swapaxes with an axis out of range (NumPy's AxisError)"));
+      in.raise("IndexError",
+               fmt::format("index {} is out of bounds for axis 0 with size {}", ax[k], n), r);
+    }
+    if (ax[k] < 0)
+      ax[k] += n;
+  }
+  std::swap(perm[static_cast<size_t>(ax[0])], perm[static_cast<size_t>(ax[1])]);
+  V out = transposeArray(in, arr, perm, r);
+  cast<HostArrayV>(out).numpy = numpy;
+  return out;
+}
+
+// `a.swapaxes(axis1, axis2)`.
+const BuiltinFn &arraySwapaxes() {
+  static const BuiltinFn fn{"ndarray.swapaxes",
+                            +[](Interp &in, CallCtx &c) -> V {
+                              std::vector<V> a = c.bind(in, {"axis1", "axis2"});
+                              const auto &arr = cast<HostArrayV>(c.self);
+                              return swapAxes(in, arr, need(in, c, a, 0, "axis1"),
+                                              need(in, c, a, 1, "axis2"), arr.numpy, c.range);
+                            },
+                            "", false};
   return fn;
 }
 
@@ -448,6 +497,8 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
     {"transpose",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
+    {"swapaxes",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(arraySwapaxes(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
 };
 // The name of the Python function a jitted function calls (through shard_map, partial
@@ -525,6 +576,15 @@ const AttrRow<MeshObj> kMeshAttrs[] = {
      }},
     {"axis_sizes", [](auto &, auto &m, auto &, auto) { return dims(m.sizes); }},
     {"devices", [](auto &, auto &m, auto &, auto) { return makeApi(DeviceArrayObj{m.sizes}); }},
+    {"axis_types",
+     [](auto &in, auto &m, auto &, auto r) -> V {
+       if (m.axisTypes.empty())
+         return in.opaque("`.axis_types` of a mesh whose axis types dkv does not know", r);
+       std::vector<V> types;
+       for (AxisKind k : m.axisTypes)
+         types.push_back(makeApi(AxisTypeObj{k}));
+       return tuple(std::move(types));
+     }},
 };
 const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.cores); }},
@@ -559,17 +619,35 @@ const AttrRow<DeviceObj> kDeviceAttrs[] = {
        return in.chip_ ? integer(in.chip_->coresPerDevice)
                        : in.chipFact("`.num_cores` of a device (TensorCores per device)", r);
      }},
-    {"platform", [](auto &, auto &, auto &, auto) { return string("tpu"); }},
+    {"platform", [](auto &in, auto &, auto &, auto) { return string(in.backendPlatform()); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };
-// `pltpu.get_tpu_info()`: the facts of tpu_info.py's TpuInfo that the chip table holds;
-// the others (capacities, bandwidths) are opaque.
+// `pltpu.get_tpu_info()`: tpu_info.py's TpuInfo of the chip (its fields and properties;
+// `chip_version` and the methods are opaque).
+#define DKV_TPU_FIGURE(field, member)                                                              \
+  {                                                                                                \
+    field, [](auto &, auto &t, auto &, auto) { return integer(t.chip->figures.member); }           \
+  }
 const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
     {"generation", [](auto &, auto &t, auto &, auto) { return integer(t.chip->generation); }},
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.chip->coresPerDevice); }},
+    DKV_TPU_FIGURE("num_lanes", numLanes),
+    DKV_TPU_FIGURE("num_sublanes", numSublanes),
+    DKV_TPU_FIGURE("mxu_column_size", mxuColumnSize),
+    DKV_TPU_FIGURE("num_mxus", numMxus),
+    DKV_TPU_FIGURE("num_accumulators", numAccumulators),
+    DKV_TPU_FIGURE("vmem_capacity_bytes", vmemCapacityBytes),
+    DKV_TPU_FIGURE("cmem_capacity_bytes", cmemCapacityBytes),
+    DKV_TPU_FIGURE("smem_capacity_bytes", smemCapacityBytes),
+    DKV_TPU_FIGURE("hbm_capacity_bytes", hbmCapacityBytes),
+    DKV_TPU_FIGURE("mem_bw_bytes_per_second", memBwBytesPerSecond),
+    DKV_TPU_FIGURE("bf16_ops_per_second", bf16OpsPerSecond),
+    DKV_TPU_FIGURE("int8_ops_per_second", int8OpsPerSecond),
+    DKV_TPU_FIGURE("fp8_ops_per_second", fp8OpsPerSecond),
+    DKV_TPU_FIGURE("int4_ops_per_second", int4OpsPerSecond),
     {"sparse_core",
      [](auto &, auto &t, auto &, auto) -> V {
-       return t.chip->sparseCores ? makeApi(SparseCoreObj{t.chip->sparseCores}) : none();
+       return t.chip->sparseCores ? makeApi(SparseCoreObj{t.chip}) : none();
      }},
     {"is_lite", [](auto &, auto &t, auto &, auto) { return boolean(t.chip->lite); }},
     {"is_megacore",
@@ -579,8 +657,92 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
        return boolean(t.chip->coresPerDevice == 1 && t.chip->physicalCores > 1);
      }},
 };
+#undef DKV_TPU_FIGURE
 const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
-    {"num_cores", [](auto &, auto &s, auto &, auto) { return integer(s.cores); }},
+    {"num_cores", [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparseCores); }},
+    {"num_subcores",
+     [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparse.numSubcores); }},
+    {"num_lanes", [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparse.numLanes); }},
+    {"vmem_capacity_bytes",
+     [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparse.vmemCapacityBytes); }},
+    {"dma_granule_size_bytes",
+     [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparse.dmaGranuleSizeBytes); }},
+};
+// The draws of a NumPy Generator (numpy.random.Generator): an ndarray of the `size`
+// shape and the dtype asked for, its values unknown. NumPy's default element types,
+// float64 and int64, are not types dkv models: such a draw is opaque, as is one without
+// a size (a NumPy scalar). `kind` picks the signature.
+enum class RngDraw { Random, StandardNormal, Normal, Uniform, Integers };
+V rngDraw(Interp &in, CallCtx &c, RngDraw kind) {
+  std::vector<V> a;
+  V size, dtype;
+  switch (kind) {
+  case RngDraw::Random:
+  case RngDraw::StandardNormal:
+    a = c.bind(in, {"size", "dtype", "out"});
+    size = a[0], dtype = a[1];
+    if (given(a[2]))
+      return in.opaque(fmt::format("{}(out=...)", c.fn->name), c.range);
+    break;
+  case RngDraw::Normal:
+    a = c.bind(in, {"loc", "scale", "size"});
+    size = a[2];
+    break;
+  case RngDraw::Uniform:
+    a = c.bind(in, {"low", "high", "size"});
+    size = a[2];
+    break;
+  case RngDraw::Integers:
+    a = c.bind(in, {"low", "high", "size", "dtype", "endpoint"});
+    need(in, c, a, 0, "low");
+    size = a[2], dtype = a[3];
+    break;
+  }
+  if (!given(size))
+    return in.opaque(fmt::format("{}() without a size (a NumPy scalar)", c.fn->name), c.range);
+  std::vector<int64_t> shape = in.shapeOf(size, c.range, "the size of a random draw");
+  if (!given(dtype))
+    return in.opaque(fmt::format("{}() of NumPy's default type ({}, which dkv does not model)",
+                                 c.fn->name, kind == RngDraw::Integers ? "int64" : "float64"),
+                     c.range);
+  if (dtype->kind == Kind::Opaque)
+    return in.opaque(fmt::format("{}() of it", c.fn->name), c.range, dtype);
+  auto *d = apiAs<DTypeObj>(dtype);
+  if (!d || !d->dtype)
+    return in.opaque(fmt::format("{}() of a type dkv does not model", c.fn->name), c.range);
+  bool integer = ast::isInteger(*d->dtype);
+  if (integer != (kind == RngDraw::Integers) ||
+      (!integer && *d->dtype != ast::DType::F32)) // Generator draws floats of 32 or 64 bits
+    in.raise("TypeError",
+             fmt::format("Unsupported dtype dtype('{}') for {}", d->name,
+                         c.fn->name.substr(c.fn->name.find('.') + 1)),
+             c.range);
+  auto out = std::make_shared<HostArrayV>(shape, *d->dtype);
+  out->numpy = true;
+  return out;
+}
+const BuiltinFn kRngRandom{"Generator.random",
+                           +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Random); },
+                           "", false};
+const BuiltinFn kRngStandardNormal{
+    "Generator.standard_normal",
+    +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::StandardNormal); }, "", false};
+const BuiltinFn kRngNormal{"Generator.normal",
+                           +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Normal); },
+                           "", false};
+const BuiltinFn kRngUniform{
+    "Generator.uniform", +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Uniform); },
+    "", false};
+const BuiltinFn kRngIntegers{
+    "Generator.integers", +[](Interp &in, CallCtx &c) { return rngDraw(in, c, RngDraw::Integers); },
+    "", false};
+const AttrRow<NpRngObj> kNpRngAttrs[] = {
+    {"random", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngRandom, self); }},
+    {"standard_normal",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(kRngStandardNormal, self); }},
+    {"normal", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngNormal, self); }},
+    {"uniform", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngUniform, self); }},
+    {"integers", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngIntegers, self); }},
 };
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
@@ -697,17 +859,20 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
       return at->get(*this, *d, obj, r);
     return opaque(fmt::format("`.{}` of a device (its TPU generation is not modelled)", name), r);
   }
+  if (auto *g = std::get_if<NpRngObj>(&a.data)) {
+    if (auto *at = findAttr(kNpRngAttrs, name))
+      return at->get(*this, *g, obj, r);
+    return opaque(fmt::format("`.{}` of a NumPy Generator (not modelled)", name), r);
+  }
   if (auto *t = std::get_if<TpuInfoObj>(&a.data)) {
     if (auto *at = findAttr(kTpuInfoAttrs, name))
       return at->get(*this, *t, obj, r);
-    return opaque(
-        fmt::format("`.{}` of pltpu.get_tpu_info() (not in dkv's table of TPU chips)", name), r);
+    return opaque(fmt::format("`.{}` of pltpu.get_tpu_info() (not modelled)", name), r);
   }
   if (auto *s = std::get_if<SparseCoreObj>(&a.data)) {
     if (auto *at = findAttr(kSparseCoreAttrs, name))
       return at->get(*this, *s, obj, r);
-    return opaque(fmt::format("`.{}` of a SparseCoreInfo (not in dkv's table of TPU chips)", name),
-                  r);
+    return opaque(fmt::format("`.{}` of a SparseCoreInfo (not modelled)", name), r);
   }
   if (auto *d = std::get_if<DeviceArrayObj>(&a.data)) {
     if (auto *at = findAttr(kDeviceArrayAttrs, name))
@@ -923,7 +1088,48 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
 
 namespace {
 
-V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &names) {
+/// A mesh's axis types as JAX's `_normalize_axis_types` (jax/_src/mesh.py) reads the
+/// `axis_types` argument: None is `dflt` on every axis, a non-tuple is a tuple of one,
+/// each entry must be an AxisType, one per axis name.
+std::vector<AxisKind> axisTypesArg(Interp &in, const CallCtx &c, const V &types, size_t n,
+                                   AxisKind dflt) {
+  if (!given(types))
+    return std::vector<AxisKind>(n, dflt);
+  if (types->kind == Kind::Opaque)
+    in.opaqueNeeded(types, c.range, "the axis types of a mesh");
+  std::vector<V> items =
+      types->kind == Kind::Tuple ? cast<TupleV>(types).items : std::vector<V>{types};
+  std::vector<AxisKind> out;
+  for (const V &t : items) {
+    if (t->kind == Kind::Opaque)
+      in.opaqueNeeded(t, c.range, "an axis type of a mesh");
+    if (auto *a = apiAs<AxisTypeObj>(t)) {
+      out.push_back(a->kind);
+      continue;
+    }
+    V tup = tuple(items);
+    std::string classes;
+    for (const V &x : items)
+      classes += fmt::format("{}<class '{}'>", classes.empty() ? "" : ", ", typeName(*x));
+    if (items.size() == 1)
+      classes += ",";
+    in.raiseId("TypeError",
+               fmt::format("axis_types passed to Mesh must be of type `jax.sharding.AxisType`. "
+                           "Got {} of type ({})",
+                           in.repr(tup, c.range).value_or("(...)"), classes),
+               c.range);
+  }
+  if (out.size() != n)
+    in.raise("ValueError",
+             fmt::format("Number of axis names should match the number of axis_types. Got {} "
+                         "axis names and {} axis_types",
+                         n, out.size()),
+             c.range);
+  return out;
+}
+
+V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &names, const V &types,
+           AxisKind dflt) {
   std::vector<V> axisNames =
       names->kind == Kind::Str ? std::vector<V>{names} : in.toVector(names, c.range);
   if (apiAs<PSpecObj>(names))
@@ -950,11 +1156,13 @@ V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &na
       fail(c.range, "python-type", "mesh axis names are strings");
     m.names.push_back(s->s);
   }
+  m.axisTypes = axisTypesArg(in, c, types, m.names.size(), dflt);
   return makeApi(std::move(m));
 }
 
 /// A mesh of `shape` over every device (`jax.make_mesh`): the shape must use them all.
-V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names) {
+V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names, const V &types,
+              AxisKind dflt) {
   std::vector<int64_t> shape = in.shapeOf(shapeV, c.range, "the mesh shape");
   int64_t n = 1;
   for (int64_t d : shape)
@@ -962,7 +1170,7 @@ V meshOfShape(Interp &in, const CallCtx &c, const V &shapeV, const V &names) {
   if (n != in.options_.devices)
     fail(c.range, "python-unknown-fact",
          fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
-  return meshFrom(in, c, shape, names);
+  return meshFrom(in, c, shape, names, types, dflt);
 }
 
 /// `pltpu.create_tensorcore_mesh(axis_name, devices, num_cores)` and the dataclass
@@ -1043,6 +1251,13 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.device_count", "jax.local_device_count"},
       +[](Interp &in, CallCtx &) -> V { return integer(in.options_.devices); });
+  // `jax.default_backend()`: the platform of the devices ("tpu": dkv checks TPU kernels;
+  // another where the run says the test runs there: Interp::backendPlatform).
+  fn(
+      {"jax.default_backend"}, +[](Interp &in, CallCtx &c) -> V {
+        c.bind(in, {});
+        return string(in.backendPlatform());
+      });
   fn(
       {"jax.devices", "jax.local_devices"}, +[](Interp &in, CallCtx &) -> V {
         std::vector<V> devs;
@@ -1080,23 +1295,25 @@ void registerHostJax(Registry &reg) {
           fail(c.range, "python-unknown-fact",
                "Mesh(devices, ...): the devices must come from mesh_utils.create_device_mesh, "
                "jax.devices() or np.array(jax.devices()).reshape(...)");
-        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"));
+        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"), a[2], AxisKind::Auto);
       });
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
-        std::vector<V> a = c.bind(in, {"axis_shapes", "axis_names", "*", "devices", "axis_types"});
-        V m = meshOfShape(in, c, need(in, c, a, 0, "axis_shapes"), need(in, c, a, 1, "axis_names"));
-        // JAX's make_mesh makes every axis Explicit when axis_types is not given.
-        apiAs<MeshObj>(m)->explicitAxes = !given(a[3]);
-        return m;
+        // make_mesh(axis_sizes, axis_names, axis_types=None, *, devices=None)
+        // (jax/_src/sharding_impls.py): every axis Explicit when axis_types is None.
+        std::vector<V> a = c.bind(in, {"axis_sizes", "axis_names", "axis_types", "*", "devices"});
+        return meshOfShape(in, c, need(in, c, a, 0, "axis_sizes"), need(in, c, a, 1, "axis_names"),
+                           a[2], AxisKind::Explicit);
       });
   // JAX's test utility `jtu.create_mesh(mesh_shape, axis_names, iota_order, axis_types)`:
   // a mesh of every device, as jax.make_mesh makes it (the device order is no fact dkv
   // models: device ids are mesh positions).
   fn(
       {"jax._src.test_util.create_mesh"}, +[](Interp &in, CallCtx &c) -> V {
+        // Its axis types default to Auto (both of its branches).
         std::vector<V> a = c.bind(in, {"mesh_shape", "axis_names", "iota_order", "axis_types"});
-        return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"));
+        return meshOfShape(in, c, need(in, c, a, 0, "mesh_shape"), need(in, c, a, 1, "axis_names"),
+                           a[3], AxisKind::Auto);
       });
   // `jax.set_mesh(mesh)`: the mesh of a shard_map without mesh= from here on (its
   // function form; a later set_mesh replaces it). `use_mesh` / `use_abstract_mesh` (in
@@ -1251,6 +1468,75 @@ void registerHostJax(Registry &reg) {
             h && c.fn->name.rfind("np.", 0) == 0 && !h->numpy && out != a[0]) {
           h->numpy = true;
         }
+        return out;
+      });
+  // `np.random.default_rng(seed=None)`: a Generator (its draws: rngDraw).
+  fn(
+      {"numpy.random.default_rng"}, +[](Interp &in, CallCtx &c) -> V {
+        c.bind(in, {"seed"});
+        return makeApi(NpRngObj{});
+      });
+  fn(
+      {"jax.numpy.swapaxes", "numpy.swapaxes"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"a", "axis1", "axis2"});
+        V x = need(in, c, a, 0, "a");
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        if (x->kind == Kind::Opaque)
+          return in.opaque(fmt::format("{} of it", c.fn->name), c.range, x);
+        auto *h = dynCast<HostArrayV>(x);
+        if (!h || h->isStruct)
+          return in.opaque(fmt::format("{} of a {}", c.fn->name, typeName(*x)), c.range);
+        return swapAxes(in, *h, need(in, c, a, 1, "axis1"), need(in, c, a, 2, "axis2"), numpy,
+                        c.range);
+      });
+  // `lax.reshape(operand, new_sizes, dimensions=None, *, out_sharding=None)`
+  // (jax/_src/lax/lax.py) of a host array or Python number: the same elements in
+  // row-major order. A new size must keep the element count (JAX's shape rule does not
+  // check it; dkv refuses it), `dimensions` (a transpose first) and `out_sharding` are
+  // not modelled.
+  fn(
+      {"jax.lax.reshape"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"operand", "new_sizes", "dimensions", "*", "out_sharding"});
+        V x = need(in, c, a, 0, "operand");
+        V sizes = need(in, c, a, 1, "new_sizes");
+        if (in.inKernel_)
+          return in.opaque("lax.reshape inside a kernel (not in the compute catalogue: "
+                           "jnp.reshape is)",
+                           c.range);
+        if (x->kind == Kind::Opaque)
+          return in.opaque("lax.reshape of it", c.range, x);
+        if (given(a[2]) || given(a[3]))
+          return in.opaque("lax.reshape with dimensions= or out_sharding=", c.range);
+        std::vector<int64_t> shape = in.shapeOf(sizes, c.range, "lax.reshape's new_sizes");
+        for (int64_t d : shape)
+          if (d < 0)
+            in.raise("TypeError",
+                     fmt::format("reshape new_sizes must all be positive, got ({}{}).",
+                                 fmt::join(shape, ", "), shape.size() == 1 ? "," : ""),
+                     c.range);
+        std::shared_ptr<HostArrayV> from;
+        if (auto *h = dynCast<HostArrayV>(x); h && !h->isStruct) {
+          from = std::make_shared<HostArrayV>(h->shape, h->dtype);
+          from->contents = h->contents;
+          from->deviceContents = h->deviceContents;
+        } else if (x->kind == Kind::Int && cast<IntV>(x).i >= std::numeric_limits<int32_t>::min() &&
+                   cast<IntV>(x).i <= std::numeric_limits<int32_t>::max()) {
+          from = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
+          from->contents = std::vector<int64_t>{cast<IntV>(x).i};
+        } else if (x->kind == Kind::Float) {
+          from = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::F32);
+        } else {
+          return in.opaque(fmt::format("lax.reshape of a {}", typeName(*x)), c.range);
+        }
+        int64_t total = 1;
+        for (int64_t d : shape)
+          total *= d;
+        if (total != from->size())
+          unsupported(c.range, fmt::format("lax.reshape of {} elements to a shape of {}",
+                                           from->size(), total));
+        auto out = std::make_shared<HostArrayV>(shape, from->dtype);
+        out->contents = from->contents;
+        out->deviceContents = from->deviceContents;
         return out;
       });
   fn(
@@ -1538,8 +1824,12 @@ void registerHostJax(Registry &reg) {
         need(in, c, a, 2, "unflatten_func");
         return none();
       });
+  // `jnp.ndarray` is jax.Array (jax/numpy/__init__.py); `np.ndarray` NumPy's array class
+  // (isinstance of an ndarray with it is true: were it opaque, isinstance would be false).
   constant(
-      {"jax.Array"}, +[](Interp &in) -> V { return in.arrayClass_; });
+      {"jax.Array", "jax.numpy.ndarray"}, +[](Interp &in) -> V { return in.arrayClass_; });
+  constant(
+      {"numpy.ndarray"}, +[](Interp &in) -> V { return in.ndarrayClass_; });
   constant(
       {"jax.numpy.newaxis", "numpy.newaxis"}, +[](Interp &) -> V { return none(); });
 
@@ -1589,6 +1879,15 @@ void registerHostJax(Registry &reg) {
       {"jax.experimental.pallas.tpu.DeviceIdType.LOGICAL",
        "jax.experimental.pallas.DeviceIdType.LOGICAL"},
       +[](Interp &) { return makeApi(DeviceIdTypeObj{true}); });
+  constant(
+      {"jax.sharding.AxisType.Auto"},
+      +[](Interp &) { return makeApi(AxisTypeObj{AxisKind::Auto}); });
+  constant(
+      {"jax.sharding.AxisType.Explicit"},
+      +[](Interp &) { return makeApi(AxisTypeObj{AxisKind::Explicit}); });
+  constant(
+      {"jax.sharding.AxisType.Manual"},
+      +[](Interp &) { return makeApi(AxisTypeObj{AxisKind::Manual}); });
   // pltpu.CoreType's members: one object each per run (a test compares them with `is`).
   constant(
       {"jax.experimental.pallas.tpu.CoreType.TC"},

@@ -5,10 +5,10 @@
 // Objects.cpp (operators, attributes, items, equality, hashing), Builtins.cpp
 // (builtins and the methods of built-in types), Classes.cpp (classes, instances,
 // exceptions), Modules.cpp (the module loader and the standard library), Api.cpp (the
-// registry), HostJax.cpp (host-side JAX), KernelApi.cpp (kernel-side API), JaxSrc.cpp
-// (small helpers library kernels use), Pipeline.cpp (`pltpu.emit_pipeline`), Re.cpp (`re`),
-// Kernel.cpp (pallas_call and pl.kernel: tracing a kernel), Tables.cpp, Entries.cpp (entry
-// discovery: test classes, parameterized cases).
+// registry), HostJax.cpp (host-side JAX), HostMath.cpp (its element-wise math), KernelApi.cpp
+// (kernel-side API), JaxSrc.cpp (small helpers library kernels use), Pipeline.cpp
+// (`pltpu.emit_pipeline`), Re.cpp (`re`), Kernel.cpp (pallas_call and pl.kernel: tracing a kernel),
+// Tables.cpp, Entries.cpp (entry discovery: test classes, parameterized cases).
 #pragma once
 
 #include "frontend/AST.h"
@@ -142,10 +142,16 @@ public:
   bool isModule(const std::string &canonical) const { return modules_.count(canonical) != 0; }
   void addRow(ApiRow row);
   void addModule(std::string path, std::vector<std::string> aliases = {});
+  /// A name JAX removed (a deprecation finalized): reading it raises an AttributeError
+  /// with `message`, JAX's.
+  void addRemoved(std::string qualified, const char *message);
+  /// The message of a removed name, or null.
+  const char *removed(const std::string &qualified) const;
   const std::vector<ApiRow> &rows() const { return rows_; }
 
 private:
   std::vector<ApiRow> rows_;
+  std::map<std::string, const char *> removed_;
   std::map<std::string, size_t> byName_;
   std::set<std::string> modules_;
   std::map<std::string, std::string> moduleAliases_;
@@ -648,6 +654,13 @@ public:
   /// Apply `f` to the values of each device (or to the one set of values).
   V mapContents(const HostArrayV &a, std::vector<int64_t> shape,
                 const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f);
+  /// An element-wise math function of the host (HostMath.cpp: `jnp.sqrt`, `np.exp`,
+  /// `jnp.abs`, ...) on a host array or Python scalar, by `c.fn`'s name; null when the
+  /// name is not one of them.
+  V hostMath(CallCtx &c);
+  /// `-a` (`negate`) or `+a` of a host array: a new array of its shape, type and
+  /// sharding, integer values negated (unknown where one leaves the type).
+  V signedArray(const HostArrayV &a, bool negate);
   /// `jnp.split(x, n, axis)` of a host array: a list of its n equal parts.
   V splitArray(const HostArrayV &arr, const V &sections, const V &axis, SourceRange r);
   V hostArrayAttr(const V &arr, const std::string &name, SourceRange r);
@@ -664,6 +677,13 @@ public:
   void applySets();
   /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
   const SetDirective *findSet(const std::string &name) const;
+  /// The platform under test (Testing.cpp): "tpu", unless `--set
+  /// 'jax._src.test_util.device_under_test()="cpu"'` (or the same `# dkv: set`) names
+  /// another: what `jtu.device_under_test()` returns.
+  std::string platformUnderTest() const;
+  /// Its backend's platform name (`jax.default_backend()`, a device's `.platform`): the
+  /// platform under test, "gpu" for "cuda" and "rocm".
+  std::string backendPlatform() const;
   /// The value a `set` directive gives its name: the literal, or for `NAME()=VALUE` a
   /// function of any arguments returning it, whose expression, if it has one, each call
   /// evaluates in `globals`.

@@ -1,10 +1,15 @@
 // Small helpers of JAX that library kernels use (docs/python.md "Modules"; jax.nn.softmax
 // in a kernel, written with the compute catalogue):
 // `jax._src.dtypes` (`itemsize_bits`, `bit_width`; its other names are opaque, like every
-// name of a modelled module that dkv does not model) and `pl.cdiv`.
+// name of a modelled module that dkv does not model), `pl.cdiv`, and `jnp.issubdtype`
+// with NumPy's abstract scalar types (`jnp.floating`, ...).
 #include "pytrace/Interp.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
 
 namespace dkv::pytrace {
 
@@ -336,7 +341,173 @@ V selectRef(Interp &in, CallCtx &c) {
   return c.args.pos[static_cast<size_t>(k) + 1];
 }
 
+namespace {
+
+// NumPy's scalar type hierarchy: each type's abstract bases, nearest first (bool's is
+// `generic` alone; complex types are not modelled).
+const std::vector<std::string_view> *basesOf(std::string_view name) {
+  static const std::vector<std::string_view> kFloating = {"floating", "inexact", "number",
+                                                          "generic"},
+                                             kSigned = {"signedinteger", "integer", "number",
+                                                        "generic"},
+                                             kUnsigned = {"unsignedinteger", "integer", "number",
+                                                          "generic"},
+                                             kBool = {"generic"},
+                                             kAbsFloating = {"inexact", "number", "generic"},
+                                             kAbsInteger = {"number", "generic"},
+                                             kAbsNumber = {"generic"}, kNone = {};
+  static const std::map<std::string_view, const std::vector<std::string_view> *> kTable = {
+      {"float16", &kFloating},
+      {"float32", &kFloating},
+      {"float64", &kFloating},
+      {"bfloat16", &kFloating},
+      {"float8_e4m3fn", &kFloating},
+      {"float8_e5m2", &kFloating},
+      {"int4", &kSigned},
+      {"int8", &kSigned},
+      {"int16", &kSigned},
+      {"int32", &kSigned},
+      {"int64", &kSigned},
+      {"uint8", &kUnsigned},
+      {"uint16", &kUnsigned},
+      {"uint32", &kUnsigned},
+      {"uint64", &kUnsigned},
+      {"bool", &kBool},
+      {"floating", &kAbsFloating},
+      {"signedinteger", &kAbsInteger},
+      {"unsignedinteger", &kAbsInteger},
+      {"integer", &kAbsInteger},
+      {"inexact", &kAbsNumber},
+      {"number", &kAbsNumber},
+      {"generic", &kNone},
+  };
+  auto it = kTable.find(name);
+  return it == kTable.end() ? nullptr : it->second;
+}
+
+// A scalar type's name as basesOf knows it: NumPy's (`np.bool_`'s dtype is `bool`).
+std::string canonicalScalar(std::string name) {
+  static const std::map<std::string, std::string, std::less<>> kAliases = {{"bool_", "bool"}};
+  auto it = kAliases.find(name);
+  return it == kAliases.end() ? name : it->second;
+}
+
+// JAX's own types, which NumPy's hierarchy does not place (ml_dtypes).
+bool jaxOnlyScalar(std::string_view name) {
+  static const std::set<std::string_view> kJaxOnly = {"bfloat16", "int4", "float8_e4m3fn",
+                                                      "float8_e5m2"};
+  return kJaxOnly.count(name) != 0;
+}
+
+// The name of the scalar type an argument of issubdtype names, as `np.dtype(x)` reads
+// it (a dtype, an abstract type, an array's `.dtype`, a Python type, a dtype's name);
+// nullopt for what dkv does not model.
+std::optional<std::string> scalarTypeName(Interp &in, const V &v, SourceRange r) {
+  if (auto *d = apiAs<DTypeObj>(v))
+    return canonicalScalar(d->name);
+  if (auto *k = apiAs<DTypeKindObj>(v))
+    return k->name;
+  if (auto *h = dynCast<HostArrayV>(v)) {
+    std::string_view py = prim::pythonName(h->dtype); // "jnp.float32"
+    return std::string(py.substr(py.find('.') + 1));
+  }
+  if (auto *c = dynCast<ClassV>(v)) {
+    // np.dtype(int) is int64 (a C long on Linux), np.dtype(float) float64.
+    if (c == in.builtinClass(ClassRole::Int).get())
+      return std::string("int64");
+    if (c == in.builtinClass(ClassRole::Float).get())
+      return std::string("float64");
+    if (c == in.builtinClass(ClassRole::Bool).get())
+      return std::string("bool");
+    return std::nullopt;
+  }
+  if (auto *s = dynCast<StrV>(v))
+    if (basesOf(canonicalScalar(s->s)))
+      return canonicalScalar(s->s);
+  (void)r;
+  return std::nullopt;
+}
+
+// `jnp.issubdtype(a, b)` (jax/_src/dtypes.py `issubdtype`): a's scalar type is b's or
+// below it in NumPy's hierarchy. JAX places its own types (bfloat16, float8_*, int4) in
+// the hierarchy; NumPy does not (`np.issubdtype(jnp.bfloat16, np.floating)` is False:
+// they are below `generic` only).
+V issubdtype(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"arg1", "arg2"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError",
+             fmt::format("issubdtype() missing 1 required positional argument: '{}'",
+                         a[0] ? "arg2" : "arg1"),
+             c.range);
+  std::optional<std::string> x, y;
+  for (size_t i = 0; i < 2; ++i) {
+    if (a[i]->kind == Kind::Opaque)
+      return in.opaque(fmt::format("{} of it", c.fn->name), c.range, a[i]);
+    (i ? y : x) = scalarTypeName(in, a[i], c.range);
+    if (!(i ? y : x))
+      return in.opaque(
+          fmt::format("{} of a {} (a type dkv does not model)", c.fn->name, typeName(*a[i])),
+          c.range);
+  }
+  if (*x == *y)
+    return boolean(true);
+  const auto *bases = basesOf(*x);
+  if (jaxOnlyScalar(*x) && c.fn->name.rfind("np.", 0) == 0)
+    return boolean(basesOf(*y)->empty()); // np.generic alone
+  return boolean(std::find(bases->begin(), bases->end(), *y) != bases->end());
+}
+
+} // namespace
+
+// `jax.extend.core.concrete_or_error(force, val, context="")` (jax/_src/core.py): force(val)
+// (val itself when force is None) where val is concrete; a tracer whose value JAX does
+// not know raises ConcretizationTypeError. dkv's host values are concrete (an int, a
+// host array, `lax.psum(1, axis)` inside shard_map: the axis size); a kernel's traced
+// value is a tracer, whose concrete value dkv does not compute either (refused, naming
+// JAX's error).
+V concreteOrError(Interp &in, CallCtx &c) {
+  auto a = c.bind(in, {"force", "val", "context"});
+  if (!a[0] || !a[1])
+    in.raise("TypeError",
+             fmt::format("concrete_or_error() missing 1 required positional argument: '{}'",
+                         a[0] ? "val" : "force"),
+             c.range);
+  if (a[1]->kind == Kind::Opaque)
+    return in.opaque("jax.extend.core.concrete_or_error of it", c.range, a[1]);
+  if (a[1]->kind == Kind::Traced)
+    unsupported(c.range, "concrete_or_error of a value the kernel computes (a tracer: JAX "
+                         "raises ConcretizationTypeError unless it knows the value)");
+  if (a[0]->kind == Kind::None)
+    return a[1];
+  return in.call(a[0], Args{{a[1]}, {}}, c.range);
+}
+
 void registerJaxSrc(Registry &reg) {
+  reg.addRow(ApiRow{{"jax.extend.core.concrete_or_error", "jax._src.core.concrete_or_error"},
+                    BuiltinFn{"concrete_or_error", concreteOrError, "", false},
+                    nullptr});
+  reg.addRemoved("jax.core.concrete_or_error",
+                 "jax.core.concrete_or_error was deprecated in JAX v0.10.0 and removed in JAX "
+                 "v0.11.0.  Use jax.extend.core.concrete_or_error.");
+  reg.addRow(ApiRow{{"jax.numpy.issubdtype", "jax.dtypes.issubdtype"},
+                    BuiltinFn{"jnp.issubdtype", issubdtype, "", false},
+                    nullptr});
+  reg.addRow(
+      ApiRow{{"numpy.issubdtype"}, BuiltinFn{"np.issubdtype", issubdtype, "", false}, nullptr});
+  // NumPy's abstract scalar types (jnp's are NumPy's).
+  using K = V (*)(Interp &);
+  const std::pair<const char *, K> kinds[] = {
+      {"floating", [](Interp &) { return makeApi(DTypeKindObj{"floating"}); }},
+      {"integer", [](Interp &) { return makeApi(DTypeKindObj{"integer"}); }},
+      {"signedinteger", [](Interp &) { return makeApi(DTypeKindObj{"signedinteger"}); }},
+      {"unsignedinteger", [](Interp &) { return makeApi(DTypeKindObj{"unsignedinteger"}); }},
+      {"inexact", [](Interp &) { return makeApi(DTypeKindObj{"inexact"}); }},
+      {"number", [](Interp &) { return makeApi(DTypeKindObj{"number"}); }},
+      {"generic", [](Interp &) { return makeApi(DTypeKindObj{"generic"}); }},
+  };
+  for (const auto &[name, make] : kinds)
+    reg.addRow(ApiRow{
+        {std::string("jax.numpy.") + name, std::string("numpy.") + name}, BuiltinFn{}, make});
   reg.addRow(ApiRow{{"jax.experimental.pallas.select_ref"},
                     BuiltinFn{"pl.select_ref", selectRef, "the ref an index picks", true},
                     nullptr});

@@ -53,15 +53,29 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
   }
   // Without in_specs (JAX's default, `jax.sharding.Infer`), shard_map takes each
   // argument's in_spec from its sharding, which it requires every mesh axis to be
-  // Explicit for (jax/_src/shard_map.py, `_shard_map`): dkv knows it where the file
-  // states it (docs/python.md "shard_map without in_specs").
+  // Explicit for (jax/_src/shard_map.py, `_shmap_checks` raises the TypeError below):
+  // dkv knows it where the file states it (docs/python.md "shard_map without in_specs").
   const bool infer = !sm.inSpecs;
-  if (infer && !mesh->explicitAxes)
-    fail(r, "python-unknown-fact",
-         "shard_map without in_specs takes them from the arguments' shardings (jax.sharding."
-         "Infer), which JAX does only when every mesh axis is Explicit: this mesh was not made "
-         "by jax.make_mesh without axis_types (jax.sharding.Mesh(...) makes Auto axes), so dkv "
-         "does not know its axis types; give in_specs=");
+  if (infer && !mesh->explicitAxes()) {
+    if (mesh->axisTypes.empty())
+      fail(r, "python-unknown-fact",
+           "shard_map without in_specs takes them from the arguments' shardings (jax.sharding."
+           "Infer), which JAX does only when every mesh axis is Explicit: dkv does not know the "
+           "axis types of this mesh; give in_specs=");
+    // JAX names the axes as a frozenset (one axis: `frozenset({'x'})`; several are in
+    // the set's hash order, which dkv does not reproduce: here in the mesh's order).
+    std::string names, types;
+    for (size_t i = 0; i < mesh->names.size(); ++i) {
+      names += fmt::format("{}'{}'", i ? ", " : "", mesh->names[i]);
+      types += fmt::format("{}AxisType.{}", i ? ", " : "", axisKindName(mesh->axisTypes[i]));
+    }
+    raiseId("TypeError",
+            fmt::format("shard_map in_specs argument must be a pytree of "
+                        "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                        "axis_names=frozenset({{{}}}) are of type {}",
+                        names, types),
+            r);
+  }
   if (!args.kw.empty())
     unsupported(r, "keyword arguments to a shard_map'ed function");
   std::vector<V> local;

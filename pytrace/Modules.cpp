@@ -117,6 +117,10 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   const std::string &canonical = cast<StrV>(m->dict->get("__dkv_canonical__")).s;
   std::string q = canonical + "." + name;
   const Registry &reg = Registry::get();
+  // A name JAX removed but still lists in its module's deprecations: reading it raises
+  // the AttributeError JAX's `deprecation_getattr` raises (jax/_src/deprecations.py).
+  if (const char *message = reg.removed(q))
+    raise("AttributeError", message, r);
   if (const ApiRow *row = reg.find(q)) {
     V v;
     if (row->fn.handler) {
@@ -427,7 +431,13 @@ void Interp::execImport(const py::Stmt &s, Frame &f) {
                Registry::get().module(m->name + "." + a.name))
         v = importModule(m->name + "." + a.name, nullptr, 0, a.range);
       else
-        v = moduleAttr(m, a.name, a.range);
+        try {
+          v = moduleAttr(m, a.name, a.range);
+        } catch (PyRaise &e) {
+          // `from m import x` of a name m's `__getattr__` refuses: an ImportError.
+          if (!isSubclass(cast<InstanceV>(e.exc).cls, exceptionClass("AttributeError")))
+            throw;
+        }
     }
     if (!v)
       raise("ImportError",

@@ -581,6 +581,11 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return boolean(!truth(v, r, "`not` on it"));
   if (v->kind == Kind::Opaque)
     return opaque(fmt::format("unary `{}` on it", py::toString(op)), r, v);
+  if (auto *a = dynCast<HostArrayV>(v); a && !a->isStruct) {
+    if (op == UnaryOpKind::USub || op == UnaryOpKind::UAdd)
+      return signedArray(*a, op == UnaryOpKind::USub);
+    return opaque("a unary operator on an array", r);
+  }
   if (v->kind == Kind::HostArray)
     return opaque("a unary operator on an array", r);
   if (auto *t = dynCast<TracedV>(v)) {
@@ -751,6 +756,8 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
       return false;
     if (auto *d = std::get_if<DTypeObj>(&x))
       return d->name == std::get<DTypeObj>(y).name;
+    if (auto *d = std::get_if<DTypeKindObj>(&x))
+      return d->name == std::get<DTypeKindObj>(y).name;
     if (auto *m = std::get_if<MemSpaceObj>(&x))
       return m->space == std::get<MemSpaceObj>(y).space &&
              m->semaphore == std::get<MemSpaceObj>(y).semaphore;
@@ -758,10 +765,13 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
       return s->kind == std::get<SemTypeObj>(y).kind;
     if (auto *t = std::get_if<DeviceIdTypeObj>(&x))
       return t->logical == std::get<DeviceIdTypeObj>(y).logical;
+    if (auto *t = std::get_if<AxisTypeObj>(&x))
+      return t->kind == std::get<AxisTypeObj>(y).kind;
     if (auto *p = std::get_if<PSpecObj>(&x))
       return elementsEqual(p->entries, std::get<PSpecObj>(y).entries);
     if (auto *m = std::get_if<MeshObj>(&x))
-      return m->names == std::get<MeshObj>(y).names && m->sizes == std::get<MeshObj>(y).sizes;
+      return m->names == std::get<MeshObj>(y).names && m->sizes == std::get<MeshObj>(y).sizes &&
+             m->axisTypes == std::get<MeshObj>(y).axisTypes; // JAX interns by all three
     return a == b;
   }
   default:
@@ -2237,6 +2247,10 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
   case Kind::Api:
     if (auto *d = apiAs<DTypeObj>(v))
       return fmt::format("dtype('{}')", d->name);
+    if (auto *t = apiAs<AxisTypeObj>(v))
+      return axisKindName(t->kind); // AxisType.__repr__ returns the member's name
+    if (auto *k = apiAs<DTypeKindObj>(v))
+      return fmt::format("<class 'numpy.{}'>", k->name);
     if (auto *p = apiAs<PSpecObj>(v)) {
       auto t = join(p->entries, "PartitionSpec(", ")", false);
       return t;
@@ -2275,6 +2289,8 @@ std::optional<std::string> Interp::str(const V &v, SourceRange r) {
   case Kind::Api:
     if (auto *d = apiAs<DTypeObj>(v))
       return d->name;
+    if (auto *t = apiAs<AxisTypeObj>(v))
+      return fmt::format("AxisType.{}", axisKindName(t->kind)); // enum.Enum.__str__
     return repr(v, r);
   default:
     return repr(v, r);

@@ -321,16 +321,21 @@ V parameterized(Interp &in, CallCtx &c, bool named) {
   return makeApi(std::move(p));
 }
 
+} // namespace
+
 // The platform of the devices under test: "tpu", or what `--set
 // 'jax._src.test_util.device_under_test()="cpu"'` (or the same `# dkv: set`) gives.
-std::string platformUnderTest(Interp &in) {
-  const SetDirective *set = in.findSet("jax._src.test_util.device_under_test");
+std::string Interp::platformUnderTest() const {
+  const SetDirective *set = findSet("jax._src.test_util.device_under_test");
   if (set && set->call && set->value.k == Literal::K::Str)
     return set->value.s;
   return "tpu";
 }
 
-} // namespace
+std::string Interp::backendPlatform() const {
+  std::string p = platformUnderTest();
+  return p == "cuda" || p == "rocm" ? "gpu" : p; // JAX's GPU backends are platform "gpu"
+}
 
 ClassP Interp::testCaseClass(const std::string &which) {
   if (auto it = testClasses_.find(which); it != testClasses_.end())
@@ -529,15 +534,21 @@ void registerTesting(Registry &reg) {
         return builtinValue(id);
       });
   fn(
-      {"jax._src.test_util.device_under_test"},
-      +[](Interp &in, CallCtx &) -> V { return string(platformUnderTest(in)); });
+      {"jax._src.test_util.device_under_test"}, +[](Interp &in, CallCtx &c) -> V {
+        c.bind(in, {});
+        return string(in.platformUnderTest());
+      });
   // `jtu.test_device_matches(["cpu", ...])`: JAX's "gpu" also matches CUDA and ROCm.
   fn(
       {"jax._src.test_util.test_device_matches"}, +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 1)
-          in.raiseId("TypeError", "test_device_matches() takes 1 positional argument", c.range);
-        std::string platform = platformUnderTest(in);
-        for (const V &d : in.toVector(c.args.pos[0], c.range)) {
+        std::vector<V> a = c.bind(in, {"device_types"});
+        if (!a[0])
+          in.raiseId("TypeError",
+                     "test_device_matches() missing 1 required positional argument: "
+                     "'device_types'",
+                     c.range);
+        std::string platform = in.platformUnderTest();
+        for (const V &d : in.toVector(a[0], c.range)) {
           if (d->kind != Kind::Str)
             return in.opaque("`jtu.test_device_matches` of a value that is not a str", c.range);
           const std::string &s = cast<StrV>(d).s;
@@ -550,14 +561,21 @@ void registerTesting(Registry &reg) {
   // "TPU generations"). `is_device_tpu_at_least(v)` is true unless an earlier answer fixed
   // an older generation; `is_device_tpu(v, variant)` fixes the generation unless an
   // earlier answer excludes it. So the answers are those of one TPU, and a test skipped on
-  // every generation (v5e and v6+) is skipped.
+  // every generation (v5e and v6+) is skipped. Both bind their arguments as JAX's
+  // signatures do (`version=` by keyword too).
   fn(
       {"jax._src.test_util.is_device_tpu_at_least"}, +[](Interp &in, CallCtx &c) -> V {
-        if (c.args.pos.size() != 1 || !c.args.kw.empty() || c.args.pos[0]->kind != Kind::Int)
-          return in.opaque("`jtu.is_device_tpu_at_least` of a value that is not an int", c.range);
-        if (platformUnderTest(in) != "tpu")
+        std::vector<V> a = c.bind(in, {"version"});
+        if (!a[0])
+          in.raiseId("TypeError",
+                     "is_device_tpu_at_least() missing 1 required positional argument: "
+                     "'version'",
+                     c.range);
+        if (in.platformUnderTest() != "tpu")
           return boolean(false);
-        int64_t v = cast<IntV>(c.args.pos[0]).i;
+        if (a[0]->kind != Kind::Int)
+          return in.opaque("`jtu.is_device_tpu_at_least` of a value that is not an int", c.range);
+        int64_t v = cast<IntV>(a[0]).i;
         TpuGeneration &g = in.tpuGeneration_;
         if (g.version)
           return boolean(*g.version >= v);
@@ -566,23 +584,14 @@ void registerTesting(Registry &reg) {
       });
   fn(
       {"jax._src.test_util.is_device_tpu"}, +[](Interp &in, CallCtx &c) -> V {
-        V version = c.args.pos.size() > 0 ? c.args.pos[0] : none();
-        V variant = c.args.pos.size() > 1 ? c.args.pos[1] : string("");
-        for (const auto &[k, v] : c.args.kw) {
-          if (k == "version")
-            version = v;
-          else if (k == "variant")
-            variant = v;
-          else
-            in.raiseId("TypeError",
-                       fmt::format("is_device_tpu() got an unexpected keyword argument '{}'", k),
-                       c.range);
-        }
+        std::vector<V> a = c.bind(in, {"version", "variant"});
+        V version = a[0] ? a[0] : none();
+        V variant = a[1] ? a[1] : string("");
+        if (in.platformUnderTest() != "tpu")
+          return boolean(false);
         if ((version->kind != Kind::Int && version->kind != Kind::None) ||
             variant->kind != Kind::Str)
           return in.opaque("`jtu.is_device_tpu` of a version that is not an int", c.range);
-        if (platformUnderTest(in) != "tpu")
-          return boolean(false);
         if (version->kind == Kind::None)
           return boolean(true);
         int64_t v = cast<IntV>(version).i;

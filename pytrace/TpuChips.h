@@ -21,6 +21,18 @@ struct TpuChip {
   int64_t physicalCores; ///< TensorCores per chip
   int64_t sparseCores;   ///< TpuInfo.sparse_core.num_cores; 0: sparse_core is None
   bool lite;             ///< TpuInfo.is_lite
+  /// TpuInfo's figures, per TensorCore, as JAX states them (tpu_info.py
+  /// `_get_tpu_info_impl`; the same in megacore and split mode).
+  struct Figures {
+    int64_t numLanes, numSublanes, mxuColumnSize, numMxus, numAccumulators;
+    int64_t vmemCapacityBytes, cmemCapacityBytes, smemCapacityBytes, hbmCapacityBytes;
+    int64_t memBwBytesPerSecond, bf16OpsPerSecond, int8OpsPerSecond, fp8OpsPerSecond,
+        int4OpsPerSecond;
+  } figures;
+  /// TpuInfo.sparse_core's figures where it has one (sparseCores > 0).
+  struct SparseFigures {
+    int64_t numSubcores, numLanes, vmemCapacityBytes, dmaGranuleSizeBytes;
+  } sparse;
 };
 
 /// The row named `name` (or one of its aliases), or null.

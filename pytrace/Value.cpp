@@ -2,6 +2,8 @@
 #include "pytrace/Value.h"
 #include "pytrace/ApiObjects.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace dkv::pytrace {
@@ -83,10 +85,12 @@ std::string typeName(const Value &v) {
 std::string apiTypeName(const ApiObject &a) {
   struct Names {
     std::string operator()(const DTypeObj &) { return "dtype"; }
+    std::string operator()(const DTypeKindObj &) { return "type"; }
     std::string operator()(const MemSpaceObj &) { return "MemorySpace"; }
     std::string operator()(const SemTypeObj &) { return "SemaphoreType"; }
     std::string operator()(const DeviceIdTypeObj &) { return "DeviceIdType"; }
     std::string operator()(const CoreTypeObj &) { return "CoreType"; }
+    std::string operator()(const AxisTypeObj &) { return "AxisType"; }
     std::string operator()(const MeshObj &) { return "Mesh"; }
     std::string operator()(const DeviceArrayObj &) { return "ndarray"; }
     std::string operator()(const DeviceObj &) { return "Device"; }
@@ -128,6 +132,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const RePatternObj &) { return "Pattern"; }
     std::string operator()(const ReMatchObj &) { return "Match"; }
     std::string operator()(const TpuInfoObj &) { return "TpuInfo"; }
+    std::string operator()(const NpRngObj &) { return "Generator"; }
     std::string operator()(const SparseCoreObj &) { return "SparseCoreInfo"; }
     std::string operator()(const DictViewObj &d) {
       return d.what == DictViewObj::What::Keys     ? "dict_keys"
@@ -136,6 +141,23 @@ std::string apiTypeName(const ApiObject &a) {
     }
   };
   return std::visit(Names{}, a.data);
+}
+
+const char *axisKindName(AxisKind k) {
+  switch (k) {
+  case AxisKind::Auto:
+    return "Auto";
+  case AxisKind::Explicit:
+    return "Explicit";
+  case AxisKind::Manual:
+    return "Manual";
+  }
+  return "Auto";
+}
+
+bool MeshObj::explicitAxes() const {
+  return !axisTypes.empty() && std::all_of(axisTypes.begin(), axisTypes.end(),
+                                           [](AxisKind k) { return k == AxisKind::Explicit; });
 }
 
 int64_t MeshObj::devices() const {

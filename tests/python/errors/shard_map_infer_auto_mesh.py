@@ -1,6 +1,6 @@
 # A shard_map without in_specs on a jax.sharding.Mesh(...) (Auto axes: JAX infers
-# in_specs from the arguments' shardings only when every axis is Explicit): refused,
-# naming in_specs.
+# in_specs from the arguments' shardings only when every axis is Explicit): JAX's
+# TypeError, which names the axis types.
 import jax
 import jax.numpy as jnp
 import numpy as np
