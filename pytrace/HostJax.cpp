@@ -528,6 +528,9 @@ const AttrRow<MeshObj> kMeshAttrs[] = {
 };
 const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.cores); }},
+    {"axis_name", [](auto &, auto &t, auto &, auto) { return t.name; }},
+    // ScalarSubcoreMesh.size (sc_core.py): its number of cores.
+    {"size", [](auto &, auto &t, auto &, auto) -> V { return t.sparse ? integer(t.cores) : V(); }},
     {"shape",
      [](auto &in, auto &t, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
@@ -535,7 +538,9 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
        return d;
      }},
     {"devices",
-     [](auto &, auto &t, auto &, auto) {
+     [](auto &, auto &t, auto &, auto) -> V {
+       if (t.sparse)
+         return nullptr;
        std::vector<V> cores;
        for (int64_t c = 0; c < t.cores; ++c)
          cores.push_back(makeApi(DeviceObj{c}));
@@ -569,7 +574,7 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.chip->coresPerDevice); }},
     {"sparse_core",
      [](auto &, auto &t, auto &, auto) -> V {
-       return t.chip->sparseCores ? makeApi(SparseCoreObj{t.chip->sparseCores}) : none();
+       return t.chip->sparseCores ? makeApi(SparseCoreObj{t.chip}) : none();
      }},
     {"is_lite", [](auto &, auto &t, auto &, auto) { return boolean(t.chip->lite); }},
     {"is_megacore",
@@ -580,7 +585,13 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
      }},
 };
 const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
-    {"num_cores", [](auto &, auto &s, auto &, auto) { return integer(s.cores); }},
+    {"num_cores", [](auto &, auto &s, auto &, auto) { return integer(s.chip->sparseCores); }},
+    {"num_subcores", [](auto &, auto &s, auto &, auto) { return integer(s.chip->scSubcores); }},
+    {"num_lanes", [](auto &, auto &s, auto &, auto) { return integer(s.chip->scLanes); }},
+    {"vmem_capacity_bytes",
+     [](auto &, auto &s, auto &, auto) { return integer(s.chip->scVmemBytes); }},
+    {"dma_granule_size_bytes",
+     [](auto &, auto &s, auto &, auto) { return integer(s.chip->scDmaGranule); }},
 };
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
@@ -689,8 +700,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
   }
   if (auto *t = std::get_if<TcMeshObj>(&a.data)) {
     if (auto *at = findAttr(kTcMeshAttrs, name))
-      return at->get(*this, *t, obj, r);
-    return opaque(fmt::format("`.{}` of a TensorCore mesh", name), r);
+      if (V v = at->get(*this, *t, obj, r))
+        return v;
+    return opaque(
+        fmt::format("`.{}` of a {}", name, t->sparse ? "ScalarSubcoreMesh" : "TensorCore mesh"), r);
   }
   if (auto *d = std::get_if<DeviceObj>(&a.data)) {
     if (auto *at = findAttr(kDeviceAttrs, name))
@@ -1004,6 +1017,39 @@ V tensorCoreMesh(Interp &in, CallCtx &c, bool dataclass) {
   return makeApi(TcMeshObj{dkName, cores, axis, axis->kind == Kind::Str});
 }
 
+/// `plsc.ScalarSubcoreMesh(axis_name=..., num_cores=N)` (jax/_src/pallas/mosaic/sc_core.py, a
+/// keyword-only dataclass): one axis of `num_cores` cores, the scalar subcores of the chip's
+/// SparseCores (by default all of them), each running the body as a core of a TensorCore
+/// mesh does (docs/python.md "SparseCores"). Its `__post_init__` asks the chip for its
+/// SparseCores: without --tpu the mesh is a fact of the chip; a chip without SparseCores
+/// raises JAX's RuntimeError, more cores than the chip has its ValueError.
+V scalarSubcoreMesh(Interp &in, CallCtx &c) {
+  std::vector<V> a = c.bind(in, {"*", "axis_name", "num_cores"});
+  V axis = a[0];
+  if (!axis)
+    in.raiseId("TypeError",
+               "ScalarSubcoreMesh.__init__() missing 1 required keyword-only "
+               "argument: 'axis_name'",
+               c.range);
+  if (!in.chip_)
+    return in.chipFact("`plsc.ScalarSubcoreMesh(...)` (the SparseCores of the chip)", c.range);
+  if (!in.chip_->sparseCores)
+    in.raiseId("RuntimeError", "The current TPU does not have SparseCores", c.range);
+  int64_t cores = given(a[1]) ? in.toIndex(a[1], c.range, "num_cores") : in.chip_->sparseCores;
+  if (cores > in.chip_->sparseCores)
+    in.raiseId("ValueError",
+               fmt::format("Mesh has {} cores, but the current TPU chip has only {} SparseCores",
+                           cores, in.chip_->sparseCores),
+               c.range);
+  if (cores < 1)
+    fail(c.range, "python-call", "num_cores must be at least 1");
+  if (axis->kind != Kind::Str)
+    unsupported(c.range, "a ScalarSubcoreMesh whose axis name is not a string");
+  TcMeshObj m{cast<StrV>(axis).s, cores, axis, true};
+  m.sparse = true;
+  return makeApi(std::move(m));
+}
+
 V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
 
 } // namespace
@@ -1035,6 +1081,7 @@ void registerHostJax(Registry &reg) {
         "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
+  reg.addModule("jax.experimental.pallas.tpu_sc", {"jax._src.pallas.mosaic.sc_core"});
 
   fn(
       {"jax.device_count", "jax.local_device_count"},
@@ -1368,6 +1415,23 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.experimental.pallas.tpu.TensorCoreMesh"},
       +[](Interp &in, CallCtx &c) -> V { return tensorCoreMesh(in, c, true); });
+  fn({"jax.experimental.pallas.tpu_sc.ScalarSubcoreMesh"}, scalarSubcoreMesh);
+  fn(
+      {"jax.experimental.pallas.tpu_sc.VectorSubcoreMesh"}, +[](Interp &, CallCtx &c) -> V {
+        unsupported(c.range, "plsc.VectorSubcoreMesh: dkv models the scalar subcores of "
+                             "SparseCores (plsc.ScalarSubcoreMesh), not their vector subcores "
+                             "(docs/python.md \"SparseCores\")");
+      });
+  fn(
+      {"jax.experimental.pallas.tpu_sc.get_sparse_core_info"}, +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          in.raiseId("TypeError", "get_sparse_core_info() takes 0 positional arguments", c.range);
+        if (!in.chip_)
+          return in.chipFact("`plsc.get_sparse_core_info()`", c.range);
+        if (!in.chip_->sparseCores)
+          in.raiseId("RuntimeError", "The current TPU does not have SparseCores", c.range);
+        return makeApi(SparseCoreObj{in.chip_});
+      });
   fn(
       {"jax.experimental.pallas.tpu.get_tpu_info"}, +[](Interp &in, CallCtx &c) -> V {
         if (!c.args.pos.empty() || !c.args.kw.empty())
@@ -1389,7 +1453,8 @@ void registerHostJax(Registry &reg) {
         if (!apiAs<TcMeshObj>(mesh))
           unsupported(c.range,
                       fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore "
-                                  "mesh (pltpu.create_tensorcore_mesh)",
+                                  "mesh (pltpu.create_tensorcore_mesh) or a SparseCore "
+                                  "plsc.ScalarSubcoreMesh",
                                   typeName(*mesh)));
         if (!given(a[0])) {
           // The decorator factory: @pl.kernel(out_type=..., mesh=...) def body(...).

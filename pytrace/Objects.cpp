@@ -521,6 +521,14 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
       return call(getAttr(b, "__r" + name + "__", r), Args{{a}, {}}, r);
   if (a->kind == Kind::Instance && cast<InstanceV>(a).cls->opaqueBase)
     return opaque(fmt::format("`{}` on a `{}` object", py::toString(op), typeName(*a)), r);
+  // `pltpu.SemaphoreType.DMA(()) @ mesh`, `pltpu.VMEM @ mesh`: JAX's memory space of one
+  // core mesh (pallas CoreMemorySpace), for kernels of several meshes (MPMD).
+  if (op == BinOpKind::MatMult && apiAs<TcMeshObj>(b) &&
+      (apiAs<SemTypeObj>(a) || apiAs<SemArrayObj>(a) || apiAs<MemSpaceObj>(a)))
+    unsupported(r, fmt::format("`{} @ {}`: a memory space tied to a core mesh (JAX's "
+                               "CoreMemorySpace, for kernels over several meshes) is not "
+                               "modelled",
+                               typeName(*a), typeName(*b)));
   raise("TypeError",
         fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", py::toString(op),
                     typeName(*a), typeName(*b)),

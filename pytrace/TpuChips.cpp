@@ -2,7 +2,9 @@
 // facts are JAX's own, as its public `jax/_src/tpu_info.py` states them (JAX cec06d116c05):
 // the `ChipVersion` table (physical TensorCores per chip, lite chips, megacore support),
 // `chip_version_from_device_kind` (the device kinds), and the `SparseCoreInfo` of each
-// `TpuInfo` (v5p: 4 SparseCores, v6e and 7x: 2, none listed for the others). A chip that
+// `TpuInfo` (v5p: 4 SparseCores, v6e and 7x: 2, none listed for the others; each with 16
+// vector subcores, 8 lanes (16 on 7x), 512 KiB of VMEM per vector subcore (256 KiB on
+// v6e) and a DMA granule of 32 bytes). A chip that
 // supports megacore (v4, v5p) is one JAX device of 2 TensorCores by default; the others
 // are one TensorCore per device (the `core_map` guide: "every JAX device may contain 2
 // TensorCores (v4, v5p)").
@@ -13,11 +15,15 @@ namespace dkv::pytrace {
 namespace {
 
 const TpuChip kChips[] = {
-    // name, generation, variant, device kind, cores/device, cores/chip, SparseCores, lite
-    {"v2", 2, "", "TPU v2", 1, 2, 0, false},   {"v3", 3, "", "TPU v3", 1, 2, 0, false},
-    {"v4", 4, "", "TPU v4", 2, 2, 0, false},   {"v5e", 5, "e", "TPU v5 lite", 1, 1, 0, true},
-    {"v5p", 5, "p", "TPU v5", 2, 2, 4, false}, {"v6e", 6, "e", "TPU v6 lite", 1, 1, 2, true},
-    {"7x", 7, "x", "TPU7x", 1, 2, 2, false},
+    // name, generation, variant, device kind, cores/device, cores/chip, SparseCores, lite,
+    // then the SparseCoreInfo: subcores, lanes, VMEM bytes per subcore, DMA granule
+    {"v2", 2, "", "TPU v2", 1, 2, 0, false},
+    {"v3", 3, "", "TPU v3", 1, 2, 0, false},
+    {"v4", 4, "", "TPU v4", 2, 2, 0, false},
+    {"v5e", 5, "e", "TPU v5 lite", 1, 1, 0, true},
+    {"v5p", 5, "p", "TPU v5", 2, 2, 4, false, 16, 8, 512 * 1024, 32},
+    {"v6e", 6, "e", "TPU v6 lite", 1, 1, 2, true, 16, 8, 256 * 1024, 32},
+    {"7x", 7, "x", "TPU7x", 1, 2, 2, false, 16, 16, 512 * 1024, 32},
 };
 
 struct Alias {

@@ -21,6 +21,10 @@ struct TpuChip {
   int64_t physicalCores; ///< TensorCores per chip
   int64_t sparseCores;   ///< TpuInfo.sparse_core.num_cores; 0: sparse_core is None
   bool lite;             ///< TpuInfo.is_lite
+  /// The rest of TpuInfo.sparse_core (SparseCoreInfo) where the chip has SparseCores:
+  /// vector subcores per SparseCore, SIMD lanes, VMEM bytes per vector subcore, DMA
+  /// granule bytes.
+  int64_t scSubcores = 0, scLanes = 0, scVmemBytes = 0, scDmaGranule = 0;
 };
 
 /// The row named `name` (or one of its aliases), or null.
