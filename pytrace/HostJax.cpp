@@ -55,6 +55,10 @@ ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
     return ast::DType::F32;
   if (v->kind == Kind::Opaque)
     opaqueNeeded(v, r, "an element type");
+  // A dtype's name (`x.astype('float32')`), as NumPy's dtype() reads it.
+  if (auto *str = dynCast<StrV>(v))
+    if (auto t = prim::dtypeFromPython("jnp." + str->s))
+      return *t;
   auto *d = apiAs<DTypeObj>(v);
   if (!d || !d->dtype)
     unsupported(r, fmt::format("the element type {} (dkv supports jnp.float32, bfloat16, "
@@ -436,7 +440,9 @@ V dims(const std::vector<int64_t> &shape) {
 const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"shape", [](auto &, auto &a, auto &, auto) { return dims(a.shape); }},
     {"dtype",
-     [](auto &, auto &a, auto &, auto) {
+     [](auto &in, auto &a, auto &, auto r) -> V {
+       if (a.key)
+         return in.opaque("the element type of a PRNG key array (key<fry>)", r);
        std::string_view py = prim::pythonName(a.dtype); // jnp.float32: its name is float32
        return dtypeValue(a.dtype, std::string(py.substr(py.find('.') + 1)));
      }},
@@ -1017,6 +1023,31 @@ V tensorCoreMesh(Interp &in, CallCtx &c, bool dataclass) {
   return makeApi(TcMeshObj{dkName, cores, axis, axis->kind == Kind::Str});
 }
 
+/// The key argument of a jax.random function: one key, typed (shape (), `jax.random.key`)
+/// or raw (a uint32 array of shape (2,), `PRNGKey`), as JAX's `_check_prng_key` and its
+/// "accepts a single key" check take it (`batched`: `key_data` takes arrays of keys).
+const HostArrayV &prngKey(Interp &in, CallCtx &c, const V &key, std::string_view fn,
+                          bool batched = false) {
+  if (key->kind == Kind::Opaque)
+    in.opaqueNeeded(key, c.range, fmt::format("the key of jax.random.{}", fn));
+  auto *k = dynCast<HostArrayV>(key);
+  if (!k || (!k->key && (k->dtype != ast::DType::U32 || k->shape.empty() || k->shape.back() != 2)))
+    unsupported(c.range, fmt::format("jax.random.{} of a {}: dkv models the keys of "
+                                     "jax.random.key and PRNGKey (and of split)",
+                                     fn, k ? "array that is not a key" : typeName(*key)));
+  // The shape of the keys: a raw key's last dimension is its data.
+  std::vector<int64_t> keys = k->shape;
+  if (!k->key)
+    keys.pop_back();
+  if (!batched && !keys.empty())
+    in.raiseId("TypeError",
+               fmt::format("{} accepts a single key, but was given a key array of shape ({}{}) "
+                           "!= (). Use jax.vmap for batching.",
+                           fn, fmt::join(keys, ", "), keys.size() == 1 ? "," : ""),
+               c.range);
+  return *k;
+}
+
 /// `plsc.ScalarSubcoreMesh(axis_name=..., num_cores=N)` (jax/_src/pallas/mosaic/sc_core.py, a
 /// keyword-only dataclass): one axis of `num_cores` cores, the scalar subcores of the chip's
 /// SparseCores (by default all of them), each running the body as a core of a TensorCore
@@ -1252,17 +1283,84 @@ void registerHostJax(Registry &reg) {
         std::vector<V> a = c.bind(in, {"fun", "*", "name"});
         return makeApi(JitObj{need(in, c, a, 0, "fun"), true});
       });
+  // Host PRNG keys (jax/_src/random.py), kept as shapes: their values are not computed.
+  // `jax.random.key(seed)` is a typed key array of shape () (element type key<fry>);
+  // `PRNGKey(seed)` a legacy raw key, a uint32 array of shape (2,) (threefry's).
   fn(
-      {"jax.random.key", "jax.random.PRNGKey"},
-      +[](Interp &in, CallCtx &c) -> V { return in.opaque("a random key", c.range); });
+      {"jax.random.key"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"seed", "*", "impl"});
+        need(in, c, a, 0, "seed");
+        if (given(a[1]))
+          unsupported(c.range, "jax.random.key(..., impl=...): dkv models the default "
+                               "(threefry) keys");
+        auto k = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::U32);
+        k->key = true;
+        return k;
+      });
+  fn(
+      {"jax.random.PRNGKey"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"seed", "*", "impl"});
+        need(in, c, a, 0, "seed");
+        if (given(a[1]))
+          unsupported(c.range, "jax.random.PRNGKey(..., impl=...): dkv models the default "
+                               "(threefry) keys");
+        return in.makeArray({2}, ast::DType::U32);
+      });
+  // `split(key, num=2)`: `num` keys (num an int or a shape), of the key's kind: a typed
+  // key array of shape `num`, or raw keys of shape `num + (2,)`. JAX takes one key only.
+  fn(
+      {"jax.random.split"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "num"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "key"), "split");
+        std::vector<int64_t> shape =
+            given(a[1]) ? in.shapeOf(a[1], c.range, "the number of keys") : std::vector<int64_t>{2};
+        for (int64_t d : shape)
+          if (d < 0)
+            in.raiseId("ValueError", "negative dimensions are not allowed", c.range);
+        if (key.key) {
+          auto k = std::make_shared<HostArrayV>(shape, ast::DType::U32);
+          k->key = true;
+          return k;
+        }
+        shape.push_back(2);
+        return in.makeArray(shape, ast::DType::U32);
+      });
+  fn(
+      {"jax.random.fold_in"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "data"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "key"), "fold_in");
+        need(in, c, a, 1, "data");
+        auto k = std::make_shared<HostArrayV>(key.shape, ast::DType::U32);
+        k->key = key.key;
+        return k;
+      });
+  // `key_data(keys)`: the uint32 data of typed keys, shape + (2,).
+  fn(
+      {"jax.random.key_data"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"keys"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "keys"), "key_data", true);
+        std::vector<int64_t> shape = key.shape;
+        if (key.key)
+          shape.push_back(2);
+        return in.makeArray(shape, ast::DType::U32);
+      });
+  // Samples of one key: an array of `shape` (JAX's default ()) and `dtype`, its values not
+  // computed.
   fn(
       {"jax.random.uniform", "jax.random.normal"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"key", "shape", "dtype", "minval", "maxval"});
-        if (!a[1])
-          fail(c.range, "python-unknown-fact",
-               fmt::format("{}: the shape is not given", c.fn->name));
-        return in.makeArray(in.shapeOf(a[1], c.range, "the array shape"),
+        prngKey(in, c, need(in, c, a, 0, "key"), c.fn->name);
+        return in.makeArray(given(a[1]) ? in.shapeOf(a[1], c.range, "the array shape")
+                                        : std::vector<int64_t>{},
                             in.dtypeArg(a[2], c.range));
+      });
+  fn(
+      {"jax.random.randint"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "shape", "minval", "maxval", "dtype"});
+        prngKey(in, c, need(in, c, a, 0, "key"), "randint");
+        need(in, c, a, 2, "minval"), need(in, c, a, 3, "maxval");
+        return in.makeArray(in.shapeOf(need(in, c, a, 1, "shape"), c.range, "the array shape"),
+                            given(a[4]) ? in.dtypeArg(a[4], c.range) : ast::DType::I32);
       });
   fn(
       {"jax.ShapeDtypeStruct"}, +[](Interp &in, CallCtx &c) -> V {
