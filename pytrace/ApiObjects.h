@@ -165,12 +165,15 @@ struct LoopObj {
 };
 /// `jax.named_scope(name)`: a context manager and decorator that does nothing dkv sees.
 struct NamedScopeObj {};
-/// `pltpu.create_tensorcore_mesh(axis, num_cores=N)`.
+/// `pltpu.create_tensorcore_mesh(axis, num_cores=N)`, and `plsc.ScalarSubcoreMesh(
+/// axis_name=..., num_cores=N)` (`sparse`): a mesh of the cores of one device, each running
+/// the kernel's body (docs/python.md "TensorCores", "SparseCores").
 struct TcMeshObj {
   std::string axis; ///< its name in the kernel language
   int64_t cores = 1;
-  V name;            ///< the axis name the file gave (a str, or a tuple of them)
-  bool named = true; ///< whether Python code names it by the string `axis` (a str name)
+  V name;              ///< the axis name the file gave (a str, or a tuple of them)
+  bool named = true;   ///< whether Python code names it by the string `axis` (a str name)
+  bool sparse = false; ///< a ScalarSubcoreMesh: its cores are the scalar subcores of SparseCores
 };
 /// `np.random.default_rng(seed)`: a NumPy Generator, whose draws dkv keeps as shapes.
 struct NpRngObj {};
@@ -178,7 +181,8 @@ struct NpRngObj {};
 struct TpuInfoObj {
   const TpuChip *chip = nullptr;
 };
-/// `pltpu.get_tpu_info().sparse_core`: the chip's SparseCores (a chip that has them).
+/// `pltpu.get_tpu_info().sparse_core` (and `plsc.get_sparse_core_info()`): the
+/// SparseCoreInfo of the chip `--tpu` names, one with SparseCores.
 struct SparseCoreObj {
   const TpuChip *chip = nullptr;
 };

@@ -148,7 +148,8 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
     opaqueNeeded(mesh, r, "the mesh of pl.core_map");
   if (!apiAs<TcMeshObj>(mesh))
     unsupported(r, fmt::format("pl.core_map over {}: dkv traces pl.core_map over a TensorCore "
-                               "mesh (pltpu.TensorCoreMesh, pltpu.create_tensorcore_mesh)",
+                               "mesh (pltpu.TensorCoreMesh, pltpu.create_tensorcore_mesh) or a "
+                               "SparseCore plsc.ScalarSubcoreMesh",
                                typeName(*mesh)));
   if (!mesh_)
     fail(r, "python-unknown-fact",

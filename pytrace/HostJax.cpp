@@ -56,6 +56,10 @@ ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
     return ast::DType::F32;
   if (v->kind == Kind::Opaque)
     opaqueNeeded(v, r, "an element type");
+  // A dtype's name (`x.astype('float32')`), as NumPy's dtype() reads it.
+  if (auto *str = dynCast<StrV>(v))
+    if (auto t = prim::dtypeFromPython("jnp." + str->s))
+      return *t;
   auto *d = apiAs<DTypeObj>(v);
   if (!d || !d->dtype)
     unsupported(r, fmt::format("the element type {} (dkv supports jnp.float32, bfloat16, "
@@ -485,7 +489,9 @@ V dims(const std::vector<int64_t> &shape) {
 const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"shape", [](auto &, auto &a, auto &, auto) { return dims(a.shape); }},
     {"dtype",
-     [](auto &, auto &a, auto &, auto) {
+     [](auto &in, auto &a, auto &, auto r) -> V {
+       if (a.key)
+         return in.opaque("the element type of a PRNG key array (key<fry>)", r);
        std::string_view py = prim::pythonName(a.dtype); // jnp.float32: its name is float32
        return dtypeValue(a.dtype, std::string(py.substr(py.find('.') + 1)));
      }},
@@ -588,6 +594,9 @@ const AttrRow<MeshObj> kMeshAttrs[] = {
 };
 const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.cores); }},
+    {"axis_name", [](auto &, auto &t, auto &, auto) { return t.name; }},
+    // ScalarSubcoreMesh.size (sc_core.py): its number of cores.
+    {"size", [](auto &, auto &t, auto &, auto) -> V { return t.sparse ? integer(t.cores) : V(); }},
     {"shape",
      [](auto &in, auto &t, auto &, auto r) -> V {
        auto d = std::make_shared<DictV>();
@@ -595,7 +604,9 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
        return d;
      }},
     {"devices",
-     [](auto &, auto &t, auto &, auto) {
+     [](auto &, auto &t, auto &, auto) -> V {
+       if (t.sparse)
+         return nullptr;
        std::vector<V> cores;
        for (int64_t c = 0; c < t.cores; ++c)
          cores.push_back(makeApi(DeviceObj{c}));
@@ -851,8 +862,10 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
   }
   if (auto *t = std::get_if<TcMeshObj>(&a.data)) {
     if (auto *at = findAttr(kTcMeshAttrs, name))
-      return at->get(*this, *t, obj, r);
-    return opaque(fmt::format("`.{}` of a TensorCore mesh", name), r);
+      if (V v = at->get(*this, *t, obj, r))
+        return v;
+    return opaque(
+        fmt::format("`.{}` of a {}", name, t->sparse ? "ScalarSubcoreMesh" : "TensorCore mesh"), r);
   }
   if (auto *d = std::get_if<DeviceObj>(&a.data)) {
     if (auto *at = findAttr(kDeviceAttrs, name))
@@ -1216,6 +1229,64 @@ V tensorCoreMesh(Interp &in, CallCtx &c, bool dataclass) {
   return makeApi(TcMeshObj{dkName, cores, axis, axis->kind == Kind::Str});
 }
 
+/// The key argument of a jax.random function: one key, typed (shape (), `jax.random.key`)
+/// or raw (a uint32 array of shape (2,), `PRNGKey`), as JAX's `_check_prng_key` and its
+/// "accepts a single key" check take it (`batched`: `key_data` takes arrays of keys).
+const HostArrayV &prngKey(Interp &in, CallCtx &c, const V &key, std::string_view fn,
+                          bool batched = false) {
+  if (key->kind == Kind::Opaque)
+    in.opaqueNeeded(key, c.range, fmt::format("the key of jax.random.{}", fn));
+  auto *k = dynCast<HostArrayV>(key);
+  if (!k || (!k->key && (k->dtype != ast::DType::U32 || k->shape.empty() || k->shape.back() != 2)))
+    unsupported(c.range, fmt::format("jax.random.{} of a {}: dkv models the keys of "
+                                     "jax.random.key and PRNGKey (and of split)",
+                                     fn, k ? "array that is not a key" : typeName(*key)));
+  // The shape of the keys: a raw key's last dimension is its data.
+  std::vector<int64_t> keys = k->shape;
+  if (!k->key)
+    keys.pop_back();
+  if (!batched && !keys.empty())
+    in.raiseId("TypeError",
+               fmt::format("{} accepts a single key, but was given a key array of shape ({}{}) "
+                           "!= (). Use jax.vmap for batching.",
+                           fn, fmt::join(keys, ", "), keys.size() == 1 ? "," : ""),
+               c.range);
+  return *k;
+}
+
+/// `plsc.ScalarSubcoreMesh(axis_name=..., num_cores=N)` (jax/_src/pallas/mosaic/sc_core.py, a
+/// keyword-only dataclass): one axis of `num_cores` cores, the scalar subcores of the chip's
+/// SparseCores (by default all of them), each running the body as a core of a TensorCore
+/// mesh does (docs/python.md "SparseCores"). Its `__post_init__` asks the chip for its
+/// SparseCores: without --tpu the mesh is a fact of the chip; a chip without SparseCores
+/// raises JAX's RuntimeError, more cores than the chip has its ValueError.
+V scalarSubcoreMesh(Interp &in, CallCtx &c) {
+  std::vector<V> a = c.bind(in, {"*", "axis_name", "num_cores"});
+  V axis = a[0];
+  if (!axis)
+    in.raiseId("TypeError",
+               "ScalarSubcoreMesh.__init__() missing 1 required keyword-only "
+               "argument: 'axis_name'",
+               c.range);
+  if (!in.chip_)
+    return in.chipFact("`plsc.ScalarSubcoreMesh(...)` (the SparseCores of the chip)", c.range);
+  if (!in.chip_->sparseCores)
+    in.raiseId("RuntimeError", "The current TPU does not have SparseCores", c.range);
+  int64_t cores = given(a[1]) ? in.toIndex(a[1], c.range, "num_cores") : in.chip_->sparseCores;
+  if (cores > in.chip_->sparseCores)
+    in.raiseId("ValueError",
+               fmt::format("Mesh has {} cores, but the current TPU chip has only {} SparseCores",
+                           cores, in.chip_->sparseCores),
+               c.range);
+  if (cores < 1)
+    fail(c.range, "python-call", "num_cores must be at least 1");
+  if (axis->kind != Kind::Str)
+    unsupported(c.range, "a ScalarSubcoreMesh whose axis name is not a string");
+  TcMeshObj m{cast<StrV>(axis).s, cores, axis, true};
+  m.sparse = true;
+  return makeApi(std::move(m));
+}
+
 V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, name}); }
 
 } // namespace
@@ -1247,6 +1318,7 @@ void registerHostJax(Registry &reg) {
         "jax.experimental.checkify"})
     reg.addModule(m);
   reg.addModule("jax.experimental.shard_map", {"jax._src.shard_map"});
+  reg.addModule("jax.experimental.pallas.tpu_sc", {"jax._src.pallas.mosaic.sc_core"});
 
   fn(
       {"jax.device_count", "jax.local_device_count"},
@@ -1426,17 +1498,84 @@ void registerHostJax(Registry &reg) {
         std::vector<V> a = c.bind(in, {"fun", "*", "name"});
         return makeApi(JitObj{need(in, c, a, 0, "fun"), true});
       });
+  // Host PRNG keys (jax/_src/random.py), kept as shapes: their values are not computed.
+  // `jax.random.key(seed)` is a typed key array of shape () (element type key<fry>);
+  // `PRNGKey(seed)` a legacy raw key, a uint32 array of shape (2,) (threefry's).
   fn(
-      {"jax.random.key", "jax.random.PRNGKey"},
-      +[](Interp &in, CallCtx &c) -> V { return in.opaque("a random key", c.range); });
+      {"jax.random.key"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"seed", "*", "impl"});
+        need(in, c, a, 0, "seed");
+        if (given(a[1]))
+          unsupported(c.range, "jax.random.key(..., impl=...): dkv models the default "
+                               "(threefry) keys");
+        auto k = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::U32);
+        k->key = true;
+        return k;
+      });
+  fn(
+      {"jax.random.PRNGKey"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"seed", "*", "impl"});
+        need(in, c, a, 0, "seed");
+        if (given(a[1]))
+          unsupported(c.range, "jax.random.PRNGKey(..., impl=...): dkv models the default "
+                               "(threefry) keys");
+        return in.makeArray({2}, ast::DType::U32);
+      });
+  // `split(key, num=2)`: `num` keys (num an int or a shape), of the key's kind: a typed
+  // key array of shape `num`, or raw keys of shape `num + (2,)`. JAX takes one key only.
+  fn(
+      {"jax.random.split"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "num"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "key"), "split");
+        std::vector<int64_t> shape =
+            given(a[1]) ? in.shapeOf(a[1], c.range, "the number of keys") : std::vector<int64_t>{2};
+        for (int64_t d : shape)
+          if (d < 0)
+            in.raiseId("ValueError", "negative dimensions are not allowed", c.range);
+        if (key.key) {
+          auto k = std::make_shared<HostArrayV>(shape, ast::DType::U32);
+          k->key = true;
+          return k;
+        }
+        shape.push_back(2);
+        return in.makeArray(shape, ast::DType::U32);
+      });
+  fn(
+      {"jax.random.fold_in"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "data"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "key"), "fold_in");
+        need(in, c, a, 1, "data");
+        auto k = std::make_shared<HostArrayV>(key.shape, ast::DType::U32);
+        k->key = key.key;
+        return k;
+      });
+  // `key_data(keys)`: the uint32 data of typed keys, shape + (2,).
+  fn(
+      {"jax.random.key_data"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"keys"});
+        const HostArrayV &key = prngKey(in, c, need(in, c, a, 0, "keys"), "key_data", true);
+        std::vector<int64_t> shape = key.shape;
+        if (key.key)
+          shape.push_back(2);
+        return in.makeArray(shape, ast::DType::U32);
+      });
+  // Samples of one key: an array of `shape` (JAX's default ()) and `dtype`, its values not
+  // computed.
   fn(
       {"jax.random.uniform", "jax.random.normal"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"key", "shape", "dtype", "minval", "maxval"});
-        if (!a[1])
-          fail(c.range, "python-unknown-fact",
-               fmt::format("{}: the shape is not given", c.fn->name));
-        return in.makeArray(in.shapeOf(a[1], c.range, "the array shape"),
+        prngKey(in, c, need(in, c, a, 0, "key"), c.fn->name);
+        return in.makeArray(given(a[1]) ? in.shapeOf(a[1], c.range, "the array shape")
+                                        : std::vector<int64_t>{},
                             in.dtypeArg(a[2], c.range));
+      });
+  fn(
+      {"jax.random.randint"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"key", "shape", "minval", "maxval", "dtype"});
+        prngKey(in, c, need(in, c, a, 0, "key"), "randint");
+        need(in, c, a, 2, "minval"), need(in, c, a, 3, "maxval");
+        return in.makeArray(in.shapeOf(need(in, c, a, 1, "shape"), c.range, "the array shape"),
+                            given(a[4]) ? in.dtypeArg(a[4], c.range) : ast::DType::I32);
       });
   fn(
       {"jax.ShapeDtypeStruct"}, +[](Interp &in, CallCtx &c) -> V {
@@ -1658,6 +1797,23 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.experimental.pallas.tpu.TensorCoreMesh"},
       +[](Interp &in, CallCtx &c) -> V { return tensorCoreMesh(in, c, true); });
+  fn({"jax.experimental.pallas.tpu_sc.ScalarSubcoreMesh"}, scalarSubcoreMesh);
+  fn(
+      {"jax.experimental.pallas.tpu_sc.VectorSubcoreMesh"}, +[](Interp &, CallCtx &c) -> V {
+        unsupported(c.range, "plsc.VectorSubcoreMesh: dkv models the scalar subcores of "
+                             "SparseCores (plsc.ScalarSubcoreMesh), not their vector subcores "
+                             "(docs/python.md \"SparseCores\")");
+      });
+  fn(
+      {"jax.experimental.pallas.tpu_sc.get_sparse_core_info"}, +[](Interp &in, CallCtx &c) -> V {
+        if (!c.args.pos.empty() || !c.args.kw.empty())
+          in.raiseId("TypeError", "get_sparse_core_info() takes 0 positional arguments", c.range);
+        if (!in.chip_)
+          return in.chipFact("`plsc.get_sparse_core_info()`", c.range);
+        if (!in.chip_->sparseCores)
+          in.raiseId("RuntimeError", "The current TPU does not have SparseCores", c.range);
+        return makeApi(SparseCoreObj{in.chip_});
+      });
   fn(
       {"jax.experimental.pallas.tpu.get_tpu_info"}, +[](Interp &in, CallCtx &c) -> V {
         if (!c.args.pos.empty() || !c.args.kw.empty())
@@ -1679,7 +1835,8 @@ void registerHostJax(Registry &reg) {
         if (!apiAs<TcMeshObj>(mesh))
           unsupported(c.range,
                       fmt::format("pl.kernel over {}: dkv traces pl.kernel over a TensorCore "
-                                  "mesh (pltpu.create_tensorcore_mesh)",
+                                  "mesh (pltpu.create_tensorcore_mesh) or a SparseCore "
+                                  "plsc.ScalarSubcoreMesh",
                                   typeName(*mesh)));
         if (!given(a[0])) {
           // The decorator factory: @pl.kernel(out_type=..., mesh=...) def body(...).

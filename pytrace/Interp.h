@@ -560,6 +560,9 @@ public:
   TE deviceTE(const V &id, const V &type, SourceRange r);
   /// Refuses `pltpu.SemaphoreType.BARRIER` as a scratch shape or output (KernelApi.cpp).
   [[noreturn]] void barrierScratch(SourceRange r);
+  /// Refuses a DMA or signal target in a kernel over a ScalarSubcoreMesh of several
+  /// cores, whose core Mosaic drops (KernelApi.cpp).
+  void subcoreTarget(SourceRange r, const std::string &what);
   std::unique_ptr<ast::Decl> scratchDecl(const V &spec, const std::string &name, SourceRange r,
                                          ast::Storage storage, V &bound);
   struct CompilerParams {

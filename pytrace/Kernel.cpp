@@ -738,8 +738,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
 // called on arrays inside a shard_map (jax/_src/pallas/helpers.py `kernel`, which runs
 // mpmd_map over the mesh): the body runs once on every core of every device, with the
 // refs of the inputs, then of the outputs, then the scratch, in that order; operands are
-// in the TensorCore mesh's default memory space, ANY. It becomes a kernel over
-// `tensorcore_mesh` (docs/language.md "TensorCores").
+// in the mesh's default memory space: ANY on a TensorCore mesh, HBM on a SparseCore
+// ScalarSubcoreMesh (`default_memory_space`, jax/_src/pallas/mosaic/sc_core.py). It
+// becomes a kernel over `tensorcore_mesh` (docs/language.md "TensorCores"; a
+// ScalarSubcoreMesh's scalar subcores are its cores, docs/python.md "SparseCores").
 V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   if (!mesh_)
     fail(r, "python-unknown-fact",
@@ -757,11 +759,18 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   // Each output's memory space: the mesh's default, `any`, or the one an out_type typed by
   // its memory space names (`pltpu.VMEM(shape, dtype)`, as pallas_call's out_shape).
   std::vector<ast::MemSpace> outSpaces;
+  const auto *coreMesh = apiAs<TcMeshObj>(pk.mesh);
+  const ast::MemSpace defaultSpace =
+      coreMesh && coreMesh->sparse ? ast::MemSpace::Hbm : ast::MemSpace::Any;
+  if (coreMesh && coreMesh->sparse)
+    if (auto *p = apiAs<CompilerParamsObj>(given(pk.compilerParams));
+        p && p->dimensionSemantics && p->dimensionSemantics->kind != Kind::None)
+      raiseId("ValueError", "ScalarSubcoreMesh does not support dimension_semantics=", r);
   V outType = given(pk.outType);
   const bool outSeq = outType && (outType->kind == Kind::Tuple || outType->kind == Kind::List);
   if (outType)
     for (V o : outSeq ? toVector(outType, r) : std::vector<V>{outType}) {
-      ast::MemSpace space = ast::MemSpace::Any;
+      ast::MemSpace space = defaultSpace;
       if (auto *sc = apiAs<ScratchObj>(o)) {
         space = sc->space;
         o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_type's shape"),
@@ -812,7 +821,7 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
     ++idx;
   };
   for (const V &a : args.pos)
-    addBuffer(a, ast::Direction::In, ast::MemSpace::Any);
+    addBuffer(a, ast::Direction::In, defaultSpace);
   for (size_t i = 0; i < outs.size(); ++i)
     addBuffer(outs[i], ast::Direction::Out, outSpaces[i]);
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;

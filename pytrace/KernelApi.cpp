@@ -990,6 +990,8 @@ TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
       if (!en.live)
         continue;
       if (auto *k = dynCast<StrV>(en.key)) {
+        if (auto *tc = apiAs<TcMeshObj>(tcMesh_); tc && tc->sparse && tc->named && tc->axis == k->s)
+          subcoreTarget(r, fmt::format("a device id that names the SparseCore axis '{}'", k->s));
         e->keys.push_back(k->s);
         e->kids.push_back(intTE(en.value, r, "a device coordinate"));
         continue;
@@ -1045,6 +1047,26 @@ void Interp::barrierScratch(SourceRange r) {
                  "pltpu.get_barrier_semaphore() with collective_id=N instead");
 }
 
+// The target of a DMA or signal in a kernel over a ScalarSubcoreMesh of several cores.
+// Mosaic's lowering of a scalar-subcore kernel's device ids (`_device_id_to_logical`,
+// jax/_src/pallas/mosaic/lowering.py, the branch "short circuit for same core semaphores")
+// returns the device and no core index, whatever the id names: a remote DMA, or a signal
+// with a device id, passes no core, and which SparseCore of the target device it reaches
+// is not documented. A signal's `core_index=` reaches the signal as its core. With one
+// core the target is that core.
+void Interp::subcoreTarget(SourceRange r, const std::string &what) {
+  auto *tc = apiAs<TcMeshObj>(tcMesh_);
+  if (!tc || !tc->sparse || tc->cores == 1)
+    return;
+  unsupported(r, fmt::format("{} in a kernel over a plsc.ScalarSubcoreMesh of {} cores: Mosaic "
+                             "lowers a scalar-subcore kernel's device id to a device and no "
+                             "core, so which SparseCore it reaches is not documented; dkv "
+                             "checks remote DMAs on a ScalarSubcoreMesh of one core, and "
+                             "signals that name their core with core_index= (docs/python.md "
+                             "\"SparseCores\")",
+                             what, tc->cores));
+}
+
 std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string &name,
                                                SourceRange r, ast::Storage storage, V &bound) {
   auto mkSem = [&](ast::SemKind sk, std::vector<int64_t> dims) {
@@ -1066,6 +1088,12 @@ std::unique_ptr<ast::Decl> Interp::scratchDecl(const V &spec, const std::string 
     if (sc->space == ast::MemSpace::Any || sc->space == ast::MemSpace::Hbm)
       unsupported(r, "a scratch buffer in ANY / HBM memory (pltpu.ANY(shape, dtype) is a "
                      "pallas_call output's type here; scratch is VMEM or SMEM)");
+    // A scalar subcore has SMEM of its own and no VMEM: its mesh's supported memory
+    // spaces are VMEM_SHARED, SMEM and SEMAPHORE (sc_core.py, `supported_memory_spaces`).
+    if (auto *tc = apiAs<TcMeshObj>(tcMesh_); tc && tc->sparse && sc->space == ast::MemSpace::Vmem)
+      unsupported(r, "a VMEM scratch buffer in a plsc.ScalarSubcoreMesh kernel: a scalar "
+                     "subcore has SMEM and no VMEM of its own (the mesh supports VMEM_SHARED, "
+                     "SMEM and semaphores; dkv models SMEM and semaphores there)");
     std::vector<int64_t> dims = shapeOf(sc->shape, r, "a scratch shape");
     ast::DType dt = dtypeArg(sc->dtype, r);
     auto ref = std::make_shared<RefV>(Kind::Ref);
@@ -1128,6 +1156,7 @@ V remoteCopy(Interp &in, CallCtx &c, bool started) {
   RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
   RefV &send = semArg(in, need(in, c, a, 2, "send_sem"), c.range, "send_sem");
   RefV &recv = semArg(in, need(in, c, a, 3, "recv_sem"), c.range, "recv_sem");
+  in.subcoreTarget(c.range, "a remote DMA");
   TE dev = in.deviceTE(need(in, c, a, 4, "device_id"), a[5], c.range);
   if (given(a[6]))
     unsupported(c.range, "a remote copy's priority argument");
@@ -1813,6 +1842,8 @@ void registerKernelApi(Registry &reg) {
         RefV &sem = semArg(in, need(in, c, a, 0, "sem_or_view"), c.range, "the semaphore");
         ast::ExprPtr incE = a[1] ? build(*in.intTE(a[1], c.range, "inc")) : nullptr;
         ast::ExprPtr devE = given(a[2]) ? build(*in.deviceTE(a[2], a[3], c.range)) : nullptr;
+        if (given(a[2]) && !given(a[4]))
+          in.subcoreTarget(c.range, "a signal with a device id and no core_index=");
         ast::ExprPtr coreE = given(a[4]) ? build(*in.intTE(a[4], c.range, "core_index")) : nullptr;
         in.emit(std::make_unique<ast::SignalStmt>(c.range, build(*in.refTE(sem, c.range)),
                                                   std::move(incE), std::move(devE),
@@ -1863,6 +1894,11 @@ void registerKernelApi(Registry &reg) {
   fn(
       {TPU + "get_barrier_semaphore"},
       +[](Interp &in, CallCtx &c) -> V {
+        if (auto *tc = apiAs<TcMeshObj>(in.tcMesh_); tc && tc->sparse)
+          unsupported(c.range, "pltpu.get_barrier_semaphore() in a plsc.ScalarSubcoreMesh "
+                               "kernel: which cores and devices a SparseCore's barrier "
+                               "semaphore joins is not documented (JAX's SparseCore kernels "
+                               "hand off through REGULAR or DMA semaphores of their own)");
         if (!in.hasCollective_)
           fail(c.range, "python-call",
                "pltpu.get_barrier_semaphore() needs the pallas_call's "

@@ -288,6 +288,11 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   if (a->kind == Kind::Traced || b->kind == Kind::Traced)
     return tracedBinop(op, a, b, r);
   if (a->kind == Kind::HostArray || b->kind == Kind::HostArray) {
+    for (const V &x : {a, b})
+      if (auto *h = dynCast<HostArrayV>(x); h && h->key)
+        unsupported(r, fmt::format("`{}` on a PRNG key array (JAX's key arrays take no "
+                                   "arithmetic; dkv keeps them as shapes)",
+                                   py::toString(op)));
     if (V v = arrayBinop(op, a, b, r))
       return v;
     return opaque(fmt::format("`{}` on an array (dkv keeps arrays as shapes)", py::toString(op)),
@@ -521,6 +526,14 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
       return call(getAttr(b, "__r" + name + "__", r), Args{{a}, {}}, r);
   if (a->kind == Kind::Instance && cast<InstanceV>(a).cls->opaqueBase)
     return opaque(fmt::format("`{}` on a `{}` object", py::toString(op), typeName(*a)), r);
+  // `pltpu.SemaphoreType.DMA(()) @ mesh`, `pltpu.VMEM @ mesh`: JAX's memory space of one
+  // core mesh (pallas CoreMemorySpace), for kernels of several meshes (MPMD).
+  if (op == BinOpKind::MatMult && apiAs<TcMeshObj>(b) &&
+      (apiAs<SemTypeObj>(a) || apiAs<SemArrayObj>(a) || apiAs<MemSpaceObj>(a)))
+    unsupported(r, fmt::format("`{} @ {}`: a memory space tied to a core mesh (JAX's "
+                               "CoreMemorySpace, for kernels over several meshes) is not "
+                               "modelled",
+                               typeName(*a), typeName(*b)));
   raise("TypeError",
         fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", py::toString(op),
                     typeName(*a), typeName(*b)),
@@ -1704,6 +1717,7 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
     select(0, shape, picks);
     auto out = std::make_shared<HostArrayV>(shape, a.dtype);
     out->numpy = a.numpy;
+    out->key = a.key;
     if (!shapeOnly)
       out->contents = gather(*a.contents, picks);
     out->sharding = indexedSharding(a, items);
@@ -1990,14 +2004,18 @@ V Interp::iter(const V &v, SourceRange r) {
     const auto &a = cast<HostArrayV>(v);
     if (a.shape.empty())
       raise("TypeError", "iteration over a 0-d array", r);
-    if (a.contents || a.deviceContents) {
-      std::vector<V> rows;
-      for (int64_t i = 0; i < a.shape[0]; ++i)
-        rows.push_back(indexArray(a, integer(i), r));
-      return iter(tuple(std::move(rows)), r);
+    // Its rows, as indexing gives them: of known values, or (an array kept as its
+    // shape, `k1, k2 = jax.random.split(key)`) of the row's shape.
+    std::vector<V> rows;
+    alloc(static_cast<uint64_t>(a.shape[0]), r);
+    for (int64_t i = 0; i < a.shape[0]; ++i) {
+      V row = indexArray(a, integer(i), r);
+      if (!row)
+        opaqueNeeded(opaque("the rows of an array (dkv keeps arrays as shapes)", r), r,
+                     "iterating over it");
+      rows.push_back(row);
     }
-    opaqueNeeded(opaque("the rows of an array (dkv keeps arrays as shapes)", r), r,
-                 "iterating over it");
+    return iter(tuple(std::move(rows)), r);
   }
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))

@@ -111,7 +111,9 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const WhenObj &) { return "pl.when"; }
     std::string operator()(const LoopObj &) { return "pl.loop"; }
     std::string operator()(const NamedScopeObj &) { return "named_scope"; }
-    std::string operator()(const TcMeshObj &) { return "TensorCoreMesh"; }
+    std::string operator()(const TcMeshObj &t) {
+      return t.sparse ? "ScalarSubcoreMesh" : "TensorCoreMesh";
+    }
     std::string operator()(const AtObj &) { return "RefIndexer"; }
     std::string operator()(const JitObj &) { return "PjitFunction"; }
     std::string operator()(const LoweredObj &l) { return l.compiled ? "Compiled" : "Lowered"; }

@@ -467,6 +467,9 @@ struct HostArrayV final : Value {
   const ast::DType dtype;
   const bool isStruct; ///< a jax.ShapeDtypeStruct (no data)
   bool numpy = false;  ///< a numpy array (np.array, np.zeros, ...), not a jax.Array
+  /// A typed PRNG key array (`jax.random.key`, `split` of one): elements of JAX's key
+  /// type (`key<fry>`), kept as the shape only (`dtype` is not theirs).
+  bool key = false;
   /// Row-major contents (integer arrays only).
   std::optional<std::vector<int64_t>> contents;
   /// After shard_map divided a table by rows: each device's contents.

@@ -1,4 +1,5 @@
-# Error: the input array's shape is not known (jax.random.uniform without a shape).
+# Error: jax.random.uniform without a shape draws a scalar (JAX's default shape ()), and
+# P(None, 'x') needs two dimensions.
 import functools
 
 import jax

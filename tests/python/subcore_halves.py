@@ -1,0 +1,35 @@
+# dkv: tpu v6e
+# A kernel over the scalar subcores of the two SparseCores of a TPU v6e chip
+# (plsc.ScalarSubcoreMesh with its default number of cores, run by pl.kernel): each core
+# copies its half of the device's block from HBM into SMEM of its own and from there into
+# its half of the output, with a DMA semaphore of its own. The halves are disjoint: no
+# race.
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import tpu_sc as plsc
+
+sc_info = pltpu.get_tpu_info().sparse_core
+assert (sc_info.num_cores, sc_info.num_subcores, sc_info.num_lanes) == (2, 16, 8)
+mesh = jax.make_mesh((jax.device_count(),), ('x',))
+sc_mesh = plsc.ScalarSubcoreMesh(axis_name='core')
+HALF = 128 // sc_mesh.num_cores
+
+
+def halves_kernel(x_hbm, o_hbm, buf, sem):
+  core = jax.lax.axis_index('core')
+  cols = pl.ds(core * HALF, HALF)
+  pltpu.async_copy(x_hbm.at[:, cols], buf, sem).wait()
+  pltpu.async_copy(buf, o_hbm.at[:, cols], sem).wait()
+
+
+def body(x):
+  return pl.kernel(halves_kernel, out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
+                   mesh=sc_mesh,
+                   scratch_types=[pltpu.SMEM((8, HALF), jnp.int32), pltpu.SemaphoreType.DMA])(x)
+
+
+spec = jax.P('x', None)
+y = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))(
+    jnp.zeros((8 * jax.device_count(), 128), jnp.int32))
