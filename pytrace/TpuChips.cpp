@@ -5,7 +5,8 @@
 // `TpuInfo` (v5p: 4 SparseCores, v6e and 7x: 2, none listed for the others). A chip that
 // supports megacore (v4, v5p) is one JAX device of 2 TensorCores by default; the others
 // are one TensorCore per device (the `core_map` guide: "every JAX device may contain 2
-// TensorCores (v4, v5p)").
+// TensorCores (v4, v5p)"). DMAs signalling regular semaphores are a v6-and-later feature
+// (JAX's tests/pallas/tpu_pallas_distributed_test.py skips its test of them before v6).
 #include "pytrace/TpuChips.h"
 
 namespace dkv::pytrace {
@@ -13,11 +14,15 @@ namespace dkv::pytrace {
 namespace {
 
 const TpuChip kChips[] = {
-    // name, generation, variant, device kind, cores/device, cores/chip, SparseCores, lite
-    {"v2", 2, "", "TPU v2", 1, 2, 0, false},   {"v3", 3, "", "TPU v3", 1, 2, 0, false},
-    {"v4", 4, "", "TPU v4", 2, 2, 0, false},   {"v5e", 5, "e", "TPU v5 lite", 1, 1, 0, true},
-    {"v5p", 5, "p", "TPU v5", 2, 2, 4, false}, {"v6e", 6, "e", "TPU v6 lite", 1, 1, 2, true},
-    {"7x", 7, "x", "TPU7x", 1, 2, 2, false},
+    // name, generation, variant, device kind, cores/device, cores/chip, SparseCores, lite,
+    // DMAs signalling regular semaphores
+    {"v2", 2, "", "TPU v2", 1, 2, 0, false, false},
+    {"v3", 3, "", "TPU v3", 1, 2, 0, false, false},
+    {"v4", 4, "", "TPU v4", 2, 2, 0, false, false},
+    {"v5e", 5, "e", "TPU v5 lite", 1, 1, 0, true, false},
+    {"v5p", 5, "p", "TPU v5", 2, 2, 4, false, false},
+    {"v6e", 6, "e", "TPU v6 lite", 1, 1, 2, true, true},
+    {"7x", 7, "x", "TPU7x", 1, 2, 2, false, true},
 };
 
 struct Alias {
