@@ -2124,6 +2124,22 @@ private:
     return t.semKind;
   }
 
+  // Mosaic's EnqueueDMAOp::verify (jaxlib/mosaic/dialect/tpu/tpu_ops.cc): "Non-DMA
+  // semaphores are not supported for DMAs involving SMEM".
+  void regularSemaphoreSmem(const Expr &ref) {
+    if (const auto *sel = dynCast<SelectRefExpr>(&ref)) {
+      for (const ExprPtr &choice : sel->choices())
+        regularSemaphoreSmem(*choice);
+      return;
+    }
+    if (const BufferDecl *b = bufferOf(ref); b && b->space() == MemSpace::Smem)
+      diags_.error(ref.range(), "sem-kind",
+                   fmt::format("a DMA on regular semaphores cannot move smem data ('{}' is "
+                               "smem): Mosaic supports regular semaphores only on DMAs that "
+                               "involve no SMEM",
+                               b->name()));
+  }
+
   Type copy(Expr &e) {
     bool remote = isa<RemoteCopyExpr>(e);
     Expr &src = remote ? cast<RemoteCopyExpr>(e).src() : cast<CopyExpr>(e).src();
@@ -2160,6 +2176,9 @@ private:
     } else {
       regular = dmaSem(cast<CopyExpr>(e).sem(), "semaphore") == SemKind::Regular;
     }
+    if (regular)
+      for (Expr *ref : {&src, &dst})
+        regularSemaphoreSmem(*ref);
     Type t = Type::simple(TypeKind::Descriptor);
     t.remote = remote;
     t.regular = regular;

@@ -328,6 +328,10 @@ TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
             std::vector<std::string>{"sem-kind"});
   EXPECT_EQ(load(kernel("let c = copy(a, o, s)\n c.wait()")).ids(),
             std::vector<std::string>{"sem-kind"});
+  // Mosaic: no regular semaphores on a DMA that involves SMEM.
+  EXPECT_EQ(load(kernel("scratch m: smem f32[8, 128]\n let c = copy(a, m, s)")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_TRUE(load(kernel("scratch m: smem f32[8, 128]\n let c = copy(a, m, d)")).ids().empty());
   EXPECT_EQ(load(kernel("let c = remote_copy(a, o, s, s, device = 0)\n c.wait_send()")).ids(),
             std::vector<std::string>{"sem-kind"});
   EXPECT_EQ(load(kernel("let c = remote_copy(a, o, s, s, device = 0)\n c.wait_recv()")).ids(),
