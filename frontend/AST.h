@@ -147,6 +147,7 @@ struct Type {
   SemKind semKind = SemKind::Regular; ///< Sem
   size_t semRank = 0;                 ///< Sem, DescriptorVar: array dims not yet indexed (0: one)
   bool remote = false;                ///< Descriptor: remote_copy
+  bool regular = false;               ///< Descriptor: its semaphores are regular (sem)
   bool runtime = false;               ///< Int: depends on read(sem), known only at run time
   /// Value: weakly typed (JAX): computed from Python numbers and weak values only by
   /// promotion, so it takes the type of what it meets (`where(m, 1.0, 0.0)`).

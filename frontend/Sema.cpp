@@ -1272,6 +1272,13 @@ private:
                    fmt::format("{}() needs a remote_copy descriptor; '{}' is a local copy "
                                "(use wait())",
                                toString(d.method()), d.descriptorName().name()));
+    else if (t.regular && d.method() != DmaMethod::Start)
+      // A descriptor wait takes the byte count; a regular semaphore gets 1 per DMA.
+      diags_.error(d.range(), "sem-kind",
+                   fmt::format("cannot {}() '{}': its semaphores are regular (sem), which the "
+                               "DMA increments by 1 when its side completes, not by its byte "
+                               "count; wait(sem, 1) on the semaphore instead",
+                               toString(d.method()), d.descriptorName().name()));
   }
 
   // --- Expressions ---------------------------------------------------------
@@ -2101,12 +2108,36 @@ private:
     return t;
   }
 
-  void dmaSem(Expr &e, std::string_view role) {
+  // A DMA semaphore operand: a dma_sem (counts bytes) or a sem (a regular semaphore, which
+  // the DMA increments by 1 when its side completes: TPU v6 and later). Its kind, or none
+  // after an error.
+  std::optional<SemKind> dmaSem(Expr &e, std::string_view role) {
     Type t = expectSemaphore(e, role, /*dmaOperand=*/true);
-    if (t.kind == TypeKind::Sem && t.semKind != SemKind::Dma)
-      diags_.error(
-          e.range(), "sem-kind",
-          fmt::format("the {} of a DMA must be a dma_sem, not a {}", role, toString(t.semKind)));
+    if (t.kind != TypeKind::Sem)
+      return std::nullopt;
+    if (t.semKind != SemKind::Dma && t.semKind != SemKind::Regular) {
+      diags_.error(e.range(), "sem-kind",
+                   fmt::format("the {} of a DMA must be a dma_sem or a sem, not a {}", role,
+                               toString(t.semKind)));
+      return std::nullopt;
+    }
+    return t.semKind;
+  }
+
+  // Mosaic's EnqueueDMAOp::verify (jaxlib/mosaic/dialect/tpu/tpu_ops.cc): "Non-DMA
+  // semaphores are not supported for DMAs involving SMEM".
+  void regularSemaphoreSmem(const Expr &ref) {
+    if (const auto *sel = dynCast<SelectRefExpr>(&ref)) {
+      for (const ExprPtr &choice : sel->choices())
+        regularSemaphoreSmem(*choice);
+      return;
+    }
+    if (const BufferDecl *b = bufferOf(ref); b && b->space() == MemSpace::Smem)
+      diags_.error(ref.range(), "sem-kind",
+                   fmt::format("a DMA on regular semaphores cannot move smem data ('{}' is "
+                               "smem): Mosaic supports regular semaphores only on DMAs that "
+                               "involve no SMEM",
+                               b->name()));
   }
 
   Type copy(Expr &e) {
@@ -2128,16 +2159,29 @@ private:
       // A DMA into an 'in' parameter is refused where it starts (lowering): a descriptor
       // made only to be waited on (the dummy-descriptor idiom) may name any buffer.
     }
+    bool regular = false;
     if (remote) {
       auto &r = cast<RemoteCopyExpr>(e);
-      dmaSem(r.sendSem(), "send semaphore");
-      dmaSem(r.recvSem(), "receive semaphore");
+      std::optional<SemKind> send = dmaSem(r.sendSem(), "send semaphore");
+      std::optional<SemKind> recv = dmaSem(r.recvSem(), "receive semaphore");
+      // Mosaic's EnqueueDMAOp::verify (jaxlib/mosaic/dialect/tpu/tpu_ops.cc): "DMA
+      // source and target semaphore must have the same type".
+      if (send && recv && *send != *recv)
+        diags_.error(r.recvSem().range(), "sem-kind",
+                     fmt::format("the semaphores of a DMA must be of one kind: the send "
+                                 "semaphore is a {} but the receive semaphore is a {}",
+                                 toString(*send), toString(*recv)));
+      regular = send == SemKind::Regular && recv == SemKind::Regular;
       device(r.device());
     } else {
-      dmaSem(cast<CopyExpr>(e).sem(), "semaphore");
+      regular = dmaSem(cast<CopyExpr>(e).sem(), "semaphore") == SemKind::Regular;
     }
+    if (regular)
+      for (Expr *ref : {&src, &dst})
+        regularSemaphoreSmem(*ref);
     Type t = Type::simple(TypeKind::Descriptor);
     t.remote = remote;
+    t.regular = regular;
     return t;
   }
 

@@ -243,7 +243,16 @@ std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invo
   dma.invocation = invocation;
   dma.loc = loc;
   dma.descriptorLoc = d.loc;
-  dma.chunkUnits = chunkUnits(d.bytes / program_.options.semUnit, program_.options.dmaChunks);
+  // Each side counts its own way (docs/model.md "Regular semaphores on a DMA"): bytes on
+  // a DMA semaphore, 1 on completion on a regular one.
+  const int64_t units = d.bytes / program_.options.semUnit;
+  const int32_t chunks = program_.options.dmaChunks;
+  auto side = [&](std::optional<SemId> sem) {
+    return sem && program_.countsCompletion(*sem) ? completionUnits(chunks)
+                                                  : chunkUnits(units, chunks);
+  };
+  dma.sendUnits = side(d.sendSem);
+  dma.landUnits = side(d.recvSem);
   if (auto error = append(DmaStart{dma.id}, loc, context))
     return error;
   program_.dmas.push_back(std::move(dma));
@@ -253,6 +262,13 @@ std::optional<BuildError> Builder::startDma(const DmaDescriptor &d, int32_t invo
 std::optional<BuildError> Builder::waitDma(const DmaDescriptor &d, DmaWait which, SourceLoc loc,
                                            ContextId context) {
   int64_t units = d.bytes / program_.options.semUnit;
+  // A regular semaphore on a DMA gets 1 on completion, not the byte count a descriptor
+  // wait takes (docs/model.md "Regular semaphores on a DMA"); sema refuses such waits
+  // where it knows the descriptor, this catches a descriptor variable.
+  const bool regular =
+      program_.countsCompletion(d.recvSem) || (d.sendSem && program_.countsCompletion(*d.sendSem));
+  if (regular)
+    return BuildError{"sem-kind", regularDescriptorWaitMessage(which)};
   if (!d.remote) {
     if (which != DmaWait::Both)
       return BuildError{
@@ -279,6 +295,23 @@ std::vector<int64_t> chunkUnits(int64_t units, int32_t chunks) {
   out.reserve(static_cast<size_t>(chunks));
   for (int64_t c = 0; c < chunks; ++c)
     out.push_back(q + (c + 1) * r / chunks - c * r / chunks);
+  return out;
+}
+
+std::string regularDescriptorWaitMessage(DmaWait which) {
+  const char *method = which == DmaWait::Send   ? "wait_send"
+                       : which == DmaWait::Recv ? "wait_recv"
+                                                : "wait";
+  return fmt::format("cannot {}() a DMA whose semaphores are regular (sem): such a DMA adds 1 to "
+                     "each when its side completes, not its byte count; wait(sem, 1) on the "
+                     "semaphore instead",
+                     method);
+}
+
+std::vector<int64_t> completionUnits(int32_t chunks) {
+  DKV_INVARIANT(chunks >= 1, "chunks >= 1");
+  std::vector<int64_t> out(static_cast<size_t>(chunks), 0);
+  out.back() = 1;
   return out;
 }
 

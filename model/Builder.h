@@ -189,5 +189,12 @@ private:
 /// arrives with its last byte, so no wait for its units returns while it is open.
 /// Preconditions: units >= 0, chunks >= 1.
 std::vector<int64_t> chunkUnits(int64_t units, int32_t chunks);
+/// The units a side whose semaphore is regular adds over `chunks` chunks: 1 with the
+/// last chunk, when the side completes, whatever the byte count ({0, ..., 0, 1};
+/// docs/model.md "Regular semaphores on a DMA"). Precondition: chunks >= 1.
+std::vector<int64_t> completionUnits(int32_t chunks);
+/// Why waiting (`which`) a DMA descriptor whose semaphores are regular is refused (such a
+/// DMA adds 1, not its byte count): Builder::waitDma's error.
+std::string regularDescriptorWaitMessage(DmaWait which);
 
 } // namespace dkv::model

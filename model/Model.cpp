@@ -156,14 +156,16 @@ std::vector<std::vector<Increment>> Program::increments() const {
       if (const auto *sig = std::get_if<Signal>(&proc.events[i].kind))
         out[static_cast<size_t>(sig->target) * semCount + sig->sem].push_back(
             {Increment::Source::Signal, proc.device, static_cast<int32_t>(i), sig->amount});
+  // Each side adds its own units (Dma::sendUnits, landUnits): bytes on a DMA semaphore,
+  // 1 with the last chunk on a regular one.
   for (const Dma &dma : dmas)
-    for (size_t c = 0; c < dma.chunkUnits.size(); ++c) {
+    for (size_t c = 0; c < dma.landUnits.size(); ++c) {
       const auto chunk = static_cast<int32_t>(c);
-      if (dma.sendSem)
+      if (dma.sendSem && c < dma.sendUnits.size())
         out[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
-            {Increment::Source::Send, dma.id, chunk, dma.chunkUnits[c]});
+            {Increment::Source::Send, dma.id, chunk, dma.sendUnits[c]});
       out[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
-          {Increment::Source::Land, dma.id, chunk, dma.chunkUnits[c]});
+          {Increment::Source::Land, dma.id, chunk, dma.landUnits[c]});
     }
   return out;
 }

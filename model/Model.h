@@ -7,6 +7,7 @@
 #include "prim/Op.h"
 #include "support/Source.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -155,9 +156,18 @@ struct Dma {
   std::optional<SemId> sendSem; ///< on the issuer; none for a local copy
   SemId recvSem = 0;            ///< on the target
   int64_t bytes = 0;            ///< src byte count (== dst byte count)
-  /// Semaphore units added per chunk (size Options::dmaChunks): chunk c adds
-  /// units[c]; they sum to bytes / Options::semUnit.
-  std::vector<int64_t> chunkUnits;
+  /// Semaphore units each chunk adds, per side (each of size Options::dmaChunks): send
+  /// chunk c adds sendUnits[c] to the send semaphore, land chunk c adds landUnits[c] to
+  /// the receive semaphore. A side whose semaphore is a DMA semaphore counts bytes: its
+  /// units sum to bytes / Options::semUnit (model::chunkUnits). A side whose semaphore
+  /// is regular adds exactly 1, with its last chunk: {0, ..., 0, 1} (docs/model.md
+  /// "Regular semaphores on a DMA"). A local copy has no send semaphore; its sendUnits
+  /// count bytes and add to nothing.
+  std::vector<int64_t> sendUnits, landUnits;
+  /// The chunks of each side (Options::dmaChunks; at least 1).
+  int32_t chunks() const { return std::max<int32_t>(1, static_cast<int32_t>(landUnits.size())); }
+  /// The units of one side: landUnits when `land`, else sendUnits.
+  const std::vector<int64_t> &units(bool land) const { return land ? landUnits : sendUnits; }
   bool local = false;
   /// `start(priority = p)`: 0 or 1, and 1 only on a local copy (Mosaic); the DMA order
   /// `link` orders only DMAs of one priority (docs/model.md "DMA order").
@@ -369,6 +379,10 @@ struct Program {
   /// sequence: the first kernel's with one; each such kernel has its own).
   std::optional<SemId> barrierSemaphore() const;
   bool isBarrier(SemId sem) const { return semaphores[sem].kind == SemKind::Barrier; }
+  /// Whether a DMA side whose semaphore is `sem` counts completion, not bytes: `sem` is
+  /// regular, and the side adds exactly 1 to it with its last chunk (Dma::sendUnits;
+  /// docs/model.md "Regular semaphores on a DMA"). A DMA semaphore counts bytes.
+  bool countsCompletion(SemId sem) const { return semaphores[sem].kind == SemKind::Regular; }
   /// Where semaphore `sem` / buffer `b` can take units or bytes that invocation
   /// `invocation` sends it: [invocation, invocation], or an array's calls in the run
   /// of the sequence that `invocation` belongs to.

@@ -227,10 +227,17 @@ void printProgram(const Program &program, std::ostream &out) {
         d.sendSem ? fmt::format("send sem {}@{}, recv sem {}@{}", program.semName(*d.sendSem),
                                 at(d.issuer), program.semName(d.recvSem), at(d.target))
                   : fmt::format("sem {}@{}", program.semName(d.recvSem), at(d.target));
-    out << fmt::format("  dma {}: {} {} {} -> {} {}, {} B, {}, units [{}]{}  @{}\n", d.id,
+    // One list when both sides count alike (bytes on DMA semaphores) or there is one
+    // semaphore (a local copy); else each side's.
+    std::string units =
+        d.local || d.sendUnits == d.landUnits
+            ? fmt::format("units [{}]", fmt::join(d.landUnits, ", "))
+            : fmt::format("send units [{}], land units [{}]", fmt::join(d.sendUnits, ", "),
+                          fmt::join(d.landUnits, ", "));
+    out << fmt::format("  dma {}: {} {} {} -> {} {}, {} B, {}, {}{}  @{}\n", d.id,
                        d.local ? "local" : "remote", program.processName(d.issuer),
                        program.regionName(d.src), program.processName(d.target),
-                       program.regionName(d.dst), d.bytes, sems, fmt::join(d.chunkUnits, ", "),
+                       program.regionName(d.dst), d.bytes, sems, units,
                        d.priority ? fmt::format(", priority {}", d.priority) : "", locText(d.loc));
   }
   for (const Process &p : program.processes) {

@@ -1,9 +1,11 @@
 // The model verifier.
 #include "model/Verifier.h"
 
+#include "model/Builder.h"
 #include "prim/Infer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dkv::model {
 
@@ -219,17 +221,38 @@ private:
         problem("{}: semaphore id out of range", what);
         continue;
       }
-      if (p_.semaphores[d.recvSem].kind != SemKind::Dma ||
-          (d.sendSem && p_.semaphores[*d.sendSem].kind != SemKind::Dma))
-        problem("{}: semaphores must be DMA semaphores", what);
-      if (static_cast<int32_t>(d.chunkUnits.size()) != p_.options.dmaChunks)
-        problem("{}: {} chunks, options say {}", what, d.chunkUnits.size(), p_.options.dmaChunks);
-      int64_t units = 0;
-      for (int64_t u : d.chunkUnits)
-        units += u;
-      if (d.bytes % p_.options.semUnit != 0 || units != d.bytes / p_.options.semUnit)
-        problem("{}: chunk units sum to {}, expected {} B / {}", what, units, d.bytes,
+      if (d.bytes % p_.options.semUnit != 0)
+        problem("{}: {} B is not a multiple of the semaphore unit {}", what, d.bytes,
                 p_.options.semUnit);
+      // Each side counts its own way (docs/model.md "Regular semaphores on a DMA"): a DMA
+      // semaphore the bytes, in units; a regular one 1, with the side's last chunk.
+      auto side = [&](const std::vector<int64_t> &units, std::optional<SemId> sem,
+                      std::string_view name) {
+        if (static_cast<int32_t>(units.size()) != p_.options.dmaChunks) {
+          problem("{}: {} {} chunks, options say {}", what, units.size(), name,
+                  p_.options.dmaChunks);
+          return;
+        }
+        const SemKind kind = sem ? p_.semaphores[*sem].kind : SemKind::Dma;
+        if (kind == SemKind::Barrier) {
+          problem("{}: the {} semaphore is a barrier semaphore", what, name);
+          return;
+        }
+        if (kind == SemKind::Regular) {
+          if (units != completionUnits(p_.options.dmaChunks))
+            problem("{}: {} units [{}] on a regular semaphore, expected 1 with the last chunk",
+                    what, name, fmt::join(units, ", "));
+          return;
+        }
+        int64_t sum = 0;
+        for (int64_t u : units)
+          sum += u;
+        if (sum != d.bytes / p_.options.semUnit)
+          problem("{}: {} chunk units sum to {}, expected {} B / {}", what, name, sum, d.bytes,
+                  p_.options.semUnit);
+      };
+      side(d.sendUnits, d.sendSem, "send");
+      side(d.landUnits, d.recvSem, "land");
       if (d.invocation < 0 || d.invocation >= p_.options.invocations)
         problem("{}: invocation {} out of range", what, d.invocation);
     }

@@ -167,13 +167,21 @@ private:
     scale_.assign(nsem, 0);
     std::vector<std::vector<int64_t>> fixedIncr(ndev, std::vector<int64_t>(nsem, 0));
     std::vector<std::vector<int64_t>> byteIncr(ndev, std::vector<int64_t>(nsem, 0));
-    for (const Dma &dma : p_.dmas) {
-      byteCounted_[dma.recvSem] = true;
-      byteIncr[dma.target][dma.recvSem] += dma.bytes;
-      if (dma.sendSem) {
-        byteCounted_[*dma.sendSem] = true;
-        byteIncr[dma.issuer][*dma.sendSem] += dma.bytes;
+    // A DMA side on a regular semaphore adds the constant 1 when it completes
+    // (Program::countsCompletion): a fixed amount, like a signal's.
+    auto dmaSide = [&](SemId s, DeviceId owner, int64_t bytes) {
+      if (p_.countsCompletion(s)) {
+        scale_[s] = std::gcd(scale_[s], int64_t{1});
+        fixedIncr[owner][s] += 1;
+        return;
       }
+      byteCounted_[s] = true;
+      byteIncr[owner][s] += bytes;
+    };
+    for (const Dma &dma : p_.dmas) {
+      dmaSide(dma.recvSem, dma.target, dma.bytes);
+      if (dma.sendSem)
+        dmaSide(*dma.sendSem, dma.issuer, dma.bytes);
       dmaBytes_.insert(dma.bytes);
     }
     for (const Process &proc : p_.processes)
@@ -902,6 +910,16 @@ private:
 
   /// The next send chunk of `dma` (docs/model.md): its units to the send semaphore;
   /// the source read closes with the last one.
+  /// What the next chunk of one side of `dma` adds to its semaphore `s` (`side`: "snd" or
+  /// "rcv", the side's count of chunks still to move): on a DMA semaphore its share of
+  /// the bytes, CHUNK_UNITS (which follows SEM_UNIT and DMA_CHUNKS); on a regular one 1
+  /// with the last chunk (Program::countsCompletion), whatever DMA_CHUNKS is.
+  std::string chunkAmount(const Dma &dma, SemId s, std::string_view side) const {
+    if (p_.countsCompletion(s))
+      return fmt::format("({}[{}] == 1 -> {} : 0)", side, dma.id, 1 / scale_[s]);
+    return fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - {}[{}])", dma.bytes, side, dma.id);
+  }
+
   Step sendStep(const Dma &dma) {
     const report::ScheduleStep outer = currentStep_;
     currentStep_ = {report::ScheduleStep::Kind::Send, dma.id};
@@ -913,8 +931,7 @@ private:
     send.print += " %d/%d";
     send.printArgs = {fmt::format("DMA_CHUNKS - snd[{}] + 1", dma.id), "DMA_CHUNKS"};
     if (dma.sendSem)
-      increment(*dma.sendSem, dma.issuer,
-                fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - snd[{}])", dma.bytes, dma.id), dma.loc,
+      increment(*dma.sendSem, dma.issuer, chunkAmount(dma, *dma.sendSem, "snd"), dma.loc,
                 fmt::format("dma {} send chunk", dma.id), send);
     send.effects.push_back(fmt::format("snd[{}]--", dma.id));
     currentStep_ = outer;
@@ -941,8 +958,7 @@ private:
     land.print += " %d/%d";
     land.printArgs = {fmt::format("DMA_CHUNKS - rcv[{}] + 1", dma.id), "DMA_CHUNKS"};
     checks(props_.atLand(dma.id), land);
-    increment(dma.recvSem, dma.target,
-              fmt::format("CHUNK_UNITS({}, DMA_CHUNKS - rcv[{}])", dma.bytes, dma.id), dma.loc,
+    increment(dma.recvSem, dma.target, chunkAmount(dma, dma.recvSem, "rcv"), dma.loc,
               fmt::format("dma {} land chunk", dma.id), land);
     land.effects.push_back(fmt::format("rcv[{}]--", dma.id));
     currentStep_ = outer;
@@ -979,7 +995,7 @@ private:
     const int32_t start = props_.startPc(dma.id);
     if (start < 0)
       return false;
-    const int32_t chunks = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
+    const int32_t chunks = dma.chunks();
     // Only the asserts in the model observe (a skipped property has none).
     std::vector<semantics::Properties::EventRef> observers;
     auto observedAt = [&](const semantics::Properties::EventRef &at, const auto &reads) {
@@ -989,7 +1005,8 @@ private:
           return;
         }
     };
-    const int64_t units = static_cast<size_t>(c) < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0;
+    const std::vector<int64_t> &sideUnits = dma.units(land);
+    const int64_t units = static_cast<size_t>(c) < sideUnits.size() ? sideUnits[c] : 0;
     if (units != 0 && (land || dma.sendSem)) {
       const DeviceId owner = land ? dma.target : dma.issuer;
       const SemId sem = land ? dma.recvSem : *dma.sendSem;
@@ -1051,7 +1068,7 @@ private:
     for (const Dma &dma : p_.dmas) {
       if (stopped())
         return;
-      chunks[dma.id] = std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size()));
+      chunks[dma.id] = dma.chunks();
       int32_t &sends = fusedSends_[dma.id];
       while (sends < chunks[dma.id] && chunkOrdered(order, dma, false, sends))
         ++sends;

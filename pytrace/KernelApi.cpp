@@ -1149,6 +1149,29 @@ void noneOr(Interp &in, const CallCtx &c, const V &v, const char *name, const st
   (void)in;
 }
 
+// A DMA whose semaphores are regular (pltpu.SemaphoreType.REGULAR): each is incremented by
+// 1 when its side completes, a TPU v6+ feature (TpuChip::regularSemaphoreDma). Refused
+// on an earlier chip, and without a chip, where dkv cannot tell. Mixing a regular and a
+// DMA semaphore is left to sema ("sem-kind", as Mosaic refuses it).
+void regularSemaphoreDma(Interp &in, std::initializer_list<const RefV *> sems, SourceRange r) {
+  bool regular = false;
+  for (const RefV *s : sems)
+    regular = regular || s->semKind == ast::SemKind::Regular;
+  if (!regular)
+    return;
+  if (!in.chip_)
+    fail(r, "python-unknown-fact",
+         fmt::format("a DMA with a regular semaphore (pltpu.SemaphoreType.REGULAR) needs TPU v6 "
+                     "or later, and the chip is unknown to dkv; name it with --tpu NAME or "
+                     "'# dkv: tpu NAME' ({})",
+                     tpuChipNames()));
+  if (!in.chip_->regularSemaphoreDma)
+    fail(r, "python-call",
+         fmt::format("a DMA with a regular semaphore (pltpu.SemaphoreType.REGULAR) needs TPU v6 "
+                     "or later, and the chip is a {} (TPU v{})",
+                     in.chip_->name, in.chip_->generation));
+}
+
 V remoteCopy(Interp &in, CallCtx &c, bool started) {
   std::vector<V> a = c.bind(in, {"src_ref", "dst_ref", "send_sem", "recv_sem", "device_id",
                                  "device_id_type", "priority"});
@@ -1160,6 +1183,7 @@ V remoteCopy(Interp &in, CallCtx &c, bool started) {
   TE dev = in.deviceTE(need(in, c, a, 4, "device_id"), a[5], c.range);
   if (given(a[6]))
     unsupported(c.range, "a remote copy's priority argument");
+  regularSemaphoreDma(in, {&send, &recv}, c.range);
   SourceRange r = c.range;
   auto expr = std::make_unique<ast::RemoteCopyExpr>(
       r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)), build(*in.refTE(send, r)),
@@ -1177,6 +1201,7 @@ V localCopy(Interp &in, CallCtx &c, bool started) {
   RefV &dst = refArg(in, need(in, c, a, 1, "dst_ref"), c.range, "dst_ref");
   RefV &sem = semArg(in, need(in, c, a, 2, "sem"), c.range, "sem");
   noneOr(in, c, a[4], "add", "an accumulating DMA");
+  regularSemaphoreDma(in, {&sem}, c.range);
   SourceRange r = c.range;
   auto expr = std::make_unique<ast::CopyExpr>(r, build(*in.refTE(src, r)), build(*in.refTE(dst, r)),
                                               build(*in.refTE(sem, r)), started);

@@ -21,6 +21,10 @@ struct TpuChip {
   int64_t physicalCores; ///< TensorCores per chip
   int64_t sparseCores;   ///< TpuInfo.sparse_core.num_cores; 0: sparse_core is None
   bool lite;             ///< TpuInfo.is_lite
+  /// A DMA may signal regular semaphores (pltpu.SemaphoreType.REGULAR), incremented by 1
+  /// when its side completes: TPU v6 and later (JAX's own tests skip on earlier chips,
+  /// "Regular semaphore DMA requires TPU v6+").
+  bool regularSemaphoreDma;
   /// TpuInfo's figures, per TensorCore, as JAX states them (tpu_info.py
   /// `_get_tpu_info_impl`; the same in megacore and split mode).
   struct Figures {

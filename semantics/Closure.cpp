@@ -119,8 +119,11 @@ Closure::Closure(const Machine &machine)
     info.start = m_.properties().startPc(dma.id);
     info.chunks = m_.chunks(dma.id);
     info.units = static_cast<int32_t>(units_.size());
-    for (int32_t c = 0; c < info.chunks; ++c)
-      units_.push_back(static_cast<size_t>(c) < dma.chunkUnits.size() ? dma.chunkUnits[c] : 0);
+    // Send chunk c's units at units + c, land chunk c's at units + chunks + c: each side
+    // counts its own way (Dma::sendUnits, landUnits).
+    for (const std::vector<int64_t> *side : {&dma.sendUnits, &dma.landUnits})
+      for (int32_t c = 0; c < info.chunks; ++c)
+        units_.push_back(static_cast<size_t>(c) < side->size() ? (*side)[c] : 0);
     dmas_.push_back(info);
   }
   linkNext_.assign(m_.dmaCount(), {});
@@ -194,7 +197,7 @@ void Closure::assumeDone(DeviceId d) {
           run_.state.sem[dma.issuer * semCount + dma.sendSem] += units_[dma.units + c];
           added(dma.issuer, dma.sendSem);
         }
-        run_.state.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + c];
+        run_.state.sem[dma.target * semCount + dma.recvSem] += units_[dma.units + dma.chunks + c];
         added(dma.target, dma.recvSem);
       }
       run_.state.sent[k] = run_.state.landed[k] = dma.chunks;
@@ -380,7 +383,7 @@ void Closure::take(const ScheduleStep &step) {
     const DmaInfo &dma = dmas_[step.id];
     const int32_t c = run_.state.landed[step.id]++;
     run_.state.sem[static_cast<size_t>(dma.target) * semCount + dma.recvSem] +=
-        units_[dma.units + c];
+        units_[dma.units + dma.chunks + c];
     added(dma.target, dma.recvSem);
     if (run_.state.landed[step.id] >= dma.chunks)
       for (DmaId j : linkNext_[step.id])
@@ -436,17 +439,17 @@ report::Schedule sliceRun(const Machine &machine, const report::Schedule &run, c
       break;
     case ScheduleStep::Kind::Send: {
       const Dma &dma = program.dmas[step.id];
-      if (dma.sendSem && static_cast<size_t>(index) < dma.chunkUnits.size() &&
-          dma.chunkUnits[index] > 0)
+      if (dma.sendSem && static_cast<size_t>(index) < dma.sendUnits.size() &&
+          dma.sendUnits[index] > 0)
         incs[static_cast<size_t>(dma.issuer) * semCount + *dma.sendSem].push_back(
-            {actor, index, dma.chunkUnits[index]});
+            {actor, index, dma.sendUnits[index]});
       break;
     }
     case ScheduleStep::Kind::Land: {
       const Dma &dma = program.dmas[step.id];
-      if (static_cast<size_t>(index) < dma.chunkUnits.size() && dma.chunkUnits[index] > 0)
+      if (static_cast<size_t>(index) < dma.landUnits.size() && dma.landUnits[index] > 0)
         incs[static_cast<size_t>(dma.target) * semCount + dma.recvSem].push_back(
-            {actor, index, dma.chunkUnits[index]});
+            {actor, index, dma.landUnits[index]});
       break;
     }
     }
@@ -814,8 +817,8 @@ void Decider::plan() {
       const std::optional<SemId> sem = dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
       const DeviceId owner = dst ? dma.target : dma.issuer;
       const int32_t last = m_.chunks(k) - 1;
-      const int64_t units =
-          static_cast<size_t>(last) < dma.chunkUnits.size() ? dma.chunkUnits[last] : 0;
+      const std::vector<int64_t> &sideUnits = dma.units(dst);
+      const int64_t units = static_cast<size_t>(last) < sideUnits.size() ? sideUnits[last] : 0;
       if (!(sem && owner == ob.device && starved(ob.device, ob.pc, *sem, units)))
         addClosure(side, last, {Query::Kind::Reach, true, id, ob.device, ob.pc});
       if (dma.issuer == ob.device)
@@ -863,8 +866,8 @@ void Decider::plan() {
             continue;
           }
           int64_t missing = 0; // the units of chunks c, c + 1, ...
-          for (size_t i = static_cast<size_t>(c); i < dma.chunkUnits.size(); ++i)
-            missing += dma.chunkUnits[i];
+          for (size_t i = static_cast<size_t>(c); i < dma.landUnits.size(); ++i)
+            missing += dma.landUnits[i];
           if (low == 0)
             checks_.back().a = true;
           else if (!starved(t, low, dma.recvSem, missing))

@@ -95,7 +95,7 @@ private:
     int32_t sendSem = -1, recvSem = 0; ///< sendSem -1: none (a local copy)
     int32_t start = -1;                ///< its start's pc on the issuer, -1: never
     int32_t chunks = 1;
-    int32_t units = 0; ///< index of its chunk 0 in units_
+    int32_t units = 0; ///< index of its send chunk 0 in units_; land chunk 0 at units + chunks
   };
   void push(int32_t actor);
   void advanceDevice(model::DeviceId d);
@@ -109,7 +109,7 @@ private:
   Actors actors_;
   std::vector<std::vector<Op>> ops_; ///< [device][pc]
   std::vector<DmaInfo> dmas_;
-  std::vector<int64_t> units_; ///< chunk units of every DMA, DmaInfo::units on
+  std::vector<int64_t> units_; ///< send then land chunk units of every DMA, DmaInfo::units on
   /// [device]: (pc, invocation) of its barriers, by pc
   std::vector<std::vector<std::pair<int32_t, int32_t>>> barrierAt_;
   /// What a run changes: the state and the bookkeeping reset() sets (and saveBase()

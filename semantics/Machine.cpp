@@ -27,7 +27,7 @@ Machine::Machine(const Program &program, const Properties &properties)
       semCount_(static_cast<int32_t>(program.semaphores.size())) {
   const int32_t n = deviceCount_;
   for (const Dma &dma : dmas_)
-    chunks_.push_back(std::max<int32_t>(1, static_cast<int32_t>(dma.chunkUnits.size())));
+    chunks_.push_back(dma.chunks());
   increments_ = program.increments();
   const size_t scopeCount = program.scopes.size();
   scopeRanges_.assign(n, std::vector<std::vector<std::pair<int32_t, int32_t>>>(scopeCount));
@@ -253,15 +253,15 @@ void Machine::apply(ControlState &s, const ScheduleStep &step) const {
   case ScheduleStep::Kind::Send: {
     const Dma &dma = dmas_[step.id];
     int32_t c = s.sent[step.id]++;
-    if (dma.sendSem && static_cast<size_t>(c) < dma.chunkUnits.size())
-      s.sem[static_cast<size_t>(dma.issuer) * semCount_ + *dma.sendSem] += dma.chunkUnits[c];
+    if (dma.sendSem && static_cast<size_t>(c) < dma.sendUnits.size())
+      s.sem[static_cast<size_t>(dma.issuer) * semCount_ + *dma.sendSem] += dma.sendUnits[c];
     return;
   }
   case ScheduleStep::Kind::Land: {
     const Dma &dma = dmas_[step.id];
     int32_t c = s.landed[step.id]++;
-    if (static_cast<size_t>(c) < dma.chunkUnits.size())
-      s.sem[static_cast<size_t>(dma.target) * semCount_ + dma.recvSem] += dma.chunkUnits[c];
+    if (static_cast<size_t>(c) < dma.landUnits.size())
+      s.sem[static_cast<size_t>(dma.target) * semCount_ + dma.recvSem] += dma.landUnits[c];
     return;
   }
   }

@@ -91,13 +91,14 @@ public:
   /// Whether every device has reached (is at or past) its barrier of `invocation`.
   bool barrierOpen(const ControlState &s, int32_t invocation) const;
   /// For a DMA step: the index of the chunk it moves and the semaphore units that
-  /// chunk carries (Dma::chunkUnits).
+  /// chunk carries on its side (Dma::sendUnits, Dma::landUnits).
   int32_t nextChunk(const ControlState &s, const report::ScheduleStep &step) const {
     return step.kind == report::ScheduleStep::Kind::Send ? s.sent[step.id] : s.landed[step.id];
   }
   int64_t nextChunkUnits(const ControlState &s, const report::ScheduleStep &step) const {
     const int32_t c = nextChunk(s, step);
-    const std::vector<int64_t> &units = dmas_[step.id].chunkUnits;
+    const std::vector<int64_t> &units =
+        dmas_[step.id].units(step.kind == report::ScheduleStep::Kind::Land);
     return static_cast<size_t>(c) < units.size() ? units[c] : 0;
   }
   /// Applies an enabled step's control effects (docs/model.md section 3).

@@ -31,7 +31,7 @@ MustOrder::MustOrder(const Properties &properties, const support::StopToken *sto
     if (props_.startPc(dma.id) < 0)
       continue;
     // As semantics::Machine::chunks: at least one.
-    const size_t chunks = std::max<size_t>(1, dma.chunkUnits.size());
+    const auto chunks = static_cast<size_t>(dma.chunks());
     for (size_t c = 0; c < chunks; ++c) {
       sendStep_[dma.id].push_back(addStep({report::ScheduleStep::Kind::Send, dma.id}));
       landStep_[dma.id].push_back(addStep({report::ScheduleStep::Kind::Land, dma.id}));

@@ -701,8 +701,9 @@ void Properties::assignSlots() {
 void Properties::collectLands() {
   const Program &p = program_;
   for (const Dma &dma : p.dmas) {
-    // A DMA of zero bytes lands nothing (docs/model.md "Zero-size slices and DMAs").
-    if (startPc_[dma.id] < 0 || dma.bytes == 0)
+    // A DMA of zero bytes lands nothing (docs/model.md "Zero-size slices and DMAs"),
+    // unless its receive semaphore is regular: that one still gets its 1 on completion.
+    if (startPc_[dma.id] < 0 || (dma.bytes == 0 && !p.countsCompletion(dma.recvSem)))
       continue;
     std::pair<std::string, std::string> region{p.regionName(dma.dst),
                                                generalRegion(p, dma.dst.buffer)};

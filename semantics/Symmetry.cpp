@@ -115,9 +115,9 @@ public:
   bool dma(const Dma &a, const Dma &b) {
     return r_.device[a.issuer] == b.issuer && r_.device[a.target] == b.target &&
            a.sendSem == b.sendSem && a.recvSem == b.recvSem && a.bytes == b.bytes &&
-           a.chunkUnits == b.chunkUnits && a.local == b.local && a.priority == b.priority &&
-           a.invocation == b.invocation && a.loc == b.loc && region(a.src, b.src) &&
-           region(a.dst, b.dst);
+           a.sendUnits == b.sendUnits && a.landUnits == b.landUnits && a.local == b.local &&
+           a.priority == b.priority && a.invocation == b.invocation && a.loc == b.loc &&
+           region(a.src, b.src) && region(a.dst, b.dst);
   }
 
 private:

@@ -104,7 +104,7 @@ inline model::Program permute(bool withWaits = true, bool storeFirst = false) {
     dma.sendSem = 0;
     dma.recvSem = 1;
     dma.bytes = 16;
-    dma.chunkUnits = {16};
+    dma.sendUnits = dma.landUnits = {16};
     dma.loc = {5, 3};
     p.dmas.push_back(dma);
     Process proc;

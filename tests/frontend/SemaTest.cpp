@@ -318,8 +318,23 @@ TEST(Sema, LetsScopesAndShadowing) {
 
 TEST(Sema, WaitOnDmaSemaphoreAndDmaOnRegular) {
   EXPECT_EQ(load(kernel("wait(d)")).ids(), std::vector<std::string>{"sem-kind"});
-  EXPECT_EQ(load(kernel("let c = copy(a, o, s)")).ids(), std::vector<std::string>{"sem-kind"});
+  // A DMA may signal regular semaphores (1 per side on completion, TPU v6+), both of one
+  // kind, and is then waited on through them, not through its descriptor.
+  EXPECT_TRUE(load(kernel("let c = copy(a, o, s)\n c.start()\n wait(s, 1)")).ids().empty());
+  EXPECT_TRUE(load(kernel("let c = remote_copy(a, o, s, s, device = 0)")).ids().empty());
   EXPECT_EQ(load(kernel("let c = remote_copy(a, o, d, s, device = 0)")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = remote_copy(a, o, s, d, device = 0)")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = copy(a, o, s)\n c.wait()")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  // Mosaic: no regular semaphores on a DMA that involves SMEM.
+  EXPECT_EQ(load(kernel("scratch m: smem f32[8, 128]\n let c = copy(a, m, s)")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_TRUE(load(kernel("scratch m: smem f32[8, 128]\n let c = copy(a, m, d)")).ids().empty());
+  EXPECT_EQ(load(kernel("let c = remote_copy(a, o, s, s, device = 0)\n c.wait_send()")).ids(),
+            std::vector<std::string>{"sem-kind"});
+  EXPECT_EQ(load(kernel("let c = remote_copy(a, o, s, s, device = 0)\n c.wait_recv()")).ids(),
             std::vector<std::string>{"sem-kind"});
   EXPECT_EQ(load(kernel("let c = copy(a, o, d)\n let e = copy(s, o, d)")).ids(),
             std::vector<std::string>{"type-mismatch"});

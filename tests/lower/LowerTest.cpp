@@ -125,7 +125,8 @@ TEST(Lower, RemoteCopyBecomesStartAndByteCountingWaits) {
   EXPECT_EQ(p.dmas[2].issuer, 2);
   EXPECT_EQ(p.dmas[2].target, 0); // (2 + 1) % 3
   EXPECT_EQ(p.dmas[2].bytes, 32);
-  EXPECT_EQ(p.dmas[2].chunkUnits, std::vector<int64_t>{32});
+  EXPECT_EQ(p.dmas[2].landUnits, std::vector<int64_t>{32});
+  EXPECT_EQ(p.dmas[2].sendUnits, std::vector<int64_t>{32});
   EXPECT_FALSE(p.dmas[2].local);
   EXPECT_EQ(eventsOf(p, 2), (std::vector<std::string>{
                                 "enter invocation 0", "device barrier (invocation 0)",
@@ -144,7 +145,7 @@ TEST(Lower, OptionsChangeInvocationsChunksUnitsAndBarrier) {
   const model::Program &p = *l.program;
   ASSERT_EQ(p.dmas.size(), 4u); // 2 devices x 2 invocations
   EXPECT_EQ(p.dmas[1].invocation, 1);
-  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{2, 3, 3})); // 32 B / 4 = 8 units
+  EXPECT_EQ(p.dmas[0].landUnits, (std::vector<int64_t>{2, 3, 3})); // 32 B / 4 = 8 units
   auto events = eventsOf(p, 0);
   EXPECT_EQ(events.front(), "enter invocation 0");
   EXPECT_EQ(events[1], "start dma 0: a[:] -> device 1 b[:]");
@@ -909,7 +910,7 @@ kernel k(in input: hbm f32[8], out o: hbm f32[8]) {
   ASSERT_TRUE(l.program) << l.diagnostics;
   ASSERT_EQ(l.program->dmas.size(), 2u);
   EXPECT_EQ(l.program->dmas[0].bytes, 0);
-  EXPECT_EQ(l.program->dmas[0].chunkUnits, std::vector<int64_t>{0});
+  EXPECT_EQ(l.program->dmas[0].landUnits, std::vector<int64_t>{0});
   EXPECT_EQ(l.program->dmas[1].bytes, 4);
   // A slice that ends before it starts is still an error.
   Lowered bad = lowerText("mesh x = 2\nkernel k(out o: hbm f32[8]) {\n  let n = "

@@ -109,8 +109,51 @@ TEST(Builder, ChunkUnitsCountTheUnitsWhoseBytesHaveArrived) {
   d.bytes = 2; // fewer units than chunks: 0, 1, 1 (the last unit comes with the last byte)
   ASSERT_FALSE(f.b.startDma(d, 0, {}, ctx));
   const Program &p = f.b.program();
-  EXPECT_EQ(p.dmas[0].chunkUnits, (std::vector<int64_t>{10, 11, 11}));
-  EXPECT_EQ(p.dmas[1].chunkUnits, (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(p.dmas[0].landUnits, (std::vector<int64_t>{10, 11, 11}));
+  EXPECT_EQ(p.dmas[0].sendUnits, p.dmas[0].landUnits);
+  EXPECT_EQ(p.dmas[1].landUnits, (std::vector<int64_t>{0, 1, 1}));
+}
+
+// A side whose semaphore is regular adds exactly 1, with its last chunk, whatever the byte
+// count; a DMA semaphore side keeps counting bytes (docs/model.md "Regular semaphores on
+// a DMA"). The model allows a DMA with one side of each kind.
+TEST(Builder, RegularSemaphoreSideAddsOneWithItsLastChunk) {
+  Options o;
+  o.dmaChunks = 3;
+  Fixture f(1, o); // remote DMAs to the device itself: one process holds every increment
+  const SemId rs = *f.b.addSemaphores("rs", {}, SemKind::Regular, kKernelScope, {});
+  const SemId rr = *f.b.addSemaphores("rr", {}, SemKind::Regular, kKernelScope, {});
+  f.b.beginDevice(0);
+  ContextId ctx = f.b.context("inv 0");
+  ASSERT_FALSE(f.b.enterKernel(0, {}, ctx));
+  DmaDescriptor both = f.remote(0);
+  both.sendSem = rs;
+  both.recvSem = rr;
+  ASSERT_FALSE(f.b.startDma(both, 0, {}, ctx));
+  DmaDescriptor mixed = f.remote(0);
+  mixed.recvSem = rr;
+  ASSERT_FALSE(f.b.startDma(mixed, 0, {}, ctx));
+  DmaDescriptor local = f.local();
+  local.recvSem = rr;
+  local.bytes = 0; // an empty copy still adds its 1
+  ASSERT_FALSE(f.b.startDma(local, 0, {}, ctx));
+  // A descriptor wait would take the byte count: refused on a regular semaphore.
+  std::optional<BuildError> wait = f.b.waitDma(both, DmaWait::Recv, {}, ctx);
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(wait->id, "sem-kind");
+  const Program &p = f.b.program();
+  const std::vector<int64_t> last{0, 0, 1};
+  EXPECT_EQ(p.dmas[0].sendUnits, last);
+  EXPECT_EQ(p.dmas[0].landUnits, last);
+  EXPECT_EQ(p.dmas[1].sendUnits, (std::vector<int64_t>{10, 11, 11}));
+  EXPECT_EQ(p.dmas[1].landUnits, last);
+  EXPECT_EQ(p.dmas[2].landUnits, last);
+  EXPECT_EQ(completionUnits(1), std::vector<int64_t>{1});
+  // The increments follow each side: rr gets 1 per DMA landing on it, rs 1, and send 32.
+  std::vector<std::vector<Increment>> incs = p.increments();
+  EXPECT_EQ(incrementTotals(incs)[rr], 3);
+  EXPECT_EQ(incrementTotals(incs)[rs], 1);
+  EXPECT_EQ(incrementTotals(incs)[f.send], 32);
 }
 
 // Every split sums to the DMA's units, never decreases the count of units whose bytes

@@ -29,7 +29,7 @@ inline Program ringPermute(bool withWaits = true) {
     dma.sendSem = 0;
     dma.recvSem = 1;
     dma.bytes = 32;
-    dma.chunkUnits = {32};
+    dma.sendUnits = dma.landUnits = {32};
     dma.loc = {5, 3};
     p.dmas.push_back(dma);
     Process proc;

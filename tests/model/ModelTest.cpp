@@ -90,10 +90,22 @@ TEST(Verifier, RejectsOutOfBoundsRegionAndDoubleStart) {
 
 TEST(Verifier, RejectsChunkUnitsThatDoNotSumToBytes) {
   Program p = testing::ringPermute();
-  p.dmas[1].chunkUnits = {16};
+  p.dmas[1].landUnits = {16};
   auto problems = verifyProgram(p);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("chunk units sum to 16"), std::string::npos);
+}
+
+TEST(Verifier, RejectsRegularSemaphoreUnitsOtherThanOneAtTheEnd) {
+  Program p = testing::ringPermute();
+  p.semaphores[p.dmas[1].recvSem].kind = SemKind::Regular;
+  p.dmas[0].recvSem = p.dmas[1].recvSem; // both DMAs land on the now regular semaphore
+  p.dmas[0].landUnits = {1};
+  p.dmas[1].landUnits = {32};
+  auto problems = verifyProgram(p);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("land units [32] on a regular semaphore"), std::string::npos)
+      << problems[0];
 }
 
 TEST(Verifier, RejectsEventsOutsideTheKernel) {

@@ -59,7 +59,8 @@ public:
     dma.sendSem = send;
     dma.recvSem = recv;
     dma.bytes = dma.src.elementCount() * 4;
-    dma.chunkUnits = model::chunkUnits(dma.bytes / p_.options.semUnit, p_.options.dmaChunks);
+    dma.sendUnits = dma.landUnits =
+        model::chunkUnits(dma.bytes / p_.options.semUnit, p_.options.dmaChunks);
     dma.loc = {line, 3};
     dma.descriptorLoc = {line, 3};
     p_.dmas.push_back(dma);

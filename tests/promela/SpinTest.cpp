@@ -147,7 +147,7 @@ TEST(Spin, ChunkUnitsMacroMatchesTheProgram) {
     for (std::string word; out >> word;)
       if (int64_t u; word == "units" && out >> u)
         units.push_back(u);
-    EXPECT_EQ(units, dma.chunkUnits) << "sem unit " << unit << ", " << chunks << " chunks";
+    EXPECT_EQ(units, dma.landUnits) << "sem unit " << unit << ", " << chunks << " chunks";
   }
 }
 

@@ -1,0 +1,28 @@
+# A remote DMA with a REGULAR send semaphore and a DMA receive semaphore on a TPU v6e:
+# both semaphores of a DMA must be of one kind (Mosaic: "DMA source and target semaphore
+# must have the same type").
+# dkv: tpu v6e
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.sharding import PartitionSpec as P
+
+
+def kernel(x_ref, y_ref, send_sem, recv_sem):
+  me = lax.axis_index('x')
+  copy = pltpu.make_async_remote_copy(x_ref, y_ref, send_sem, recv_sem, device_id=(1 - me,))
+  copy.start()
+  pl.semaphore_wait(send_sem, 1)
+  copy.wait_recv()
+
+
+mesh = jax.make_mesh((2,), ('x',))
+swap = pl.pallas_call(
+    kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
+    in_specs=[pl.BlockSpec(memory_space=pltpu.ANY)],
+    out_specs=pl.BlockSpec(memory_space=pltpu.ANY),
+    scratch_shapes=[pltpu.SemaphoreType.REGULAR, pltpu.SemaphoreType.DMA])
+y = jax.jit(jax.shard_map(swap, mesh=mesh, in_specs=P('x'), out_specs=P('x'),
+                          check_vma=False))(jnp.zeros((16, 128), jnp.float32))
