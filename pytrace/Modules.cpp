@@ -60,7 +60,8 @@ const py::Expr &Interp::parseExpression(const std::string &name, const std::stri
 V Interp::directiveValue(const SetDirective &set, const ModuleP &globals) {
   if (!set.call)
     return literalValue(set.value);
-  DirectiveConstObj obj{set.name, nullptr};
+  DirectiveConstObj obj;
+  obj.name = set.name;
   if (set.expression.empty()) {
     obj.value = literalValue(set.value);
   } else {
