@@ -932,13 +932,8 @@ V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
     const std::string &parent = cast<OpaqueV>(obj).origin->settable;
     if (!parent.empty() && parent.back() != ')') {
       origin->settable = parent + "." + name;
-      for (const SetDirective &set : options_.sets)
-        if (set.name == origin->settable)
-          return directiveValue(set, main_);
-      if (options_.directives)
-        if (auto it = options_.directives->sets.find(origin->settable);
-            it != options_.directives->sets.end())
-          return directiveValue(it->second, main_);
+      if (const SetDirective *set = findSet(origin->settable))
+        return directiveValue(*set, main_);
     }
     return std::make_shared<OpaqueV>(origin);
   }

@@ -678,7 +678,9 @@ public:
 
   //--- directives -------------------------------------------------------------------
   void applySets();
-  /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null.
+  /// The `--set` (or, failing that, the `# dkv: set`) of `name`, or null: the command
+  /// line wins over the file's directives, and of two `--set` of one name the last.
+  /// Every lookup of a set goes through here, so one rule holds everywhere.
   const SetDirective *findSet(const std::string &name) const;
   /// The platform under test (Testing.cpp): "tpu", unless `--set
   /// 'jax._src.test_util.device_under_test()="cpu"'` (or the same `# dkv: set`) names

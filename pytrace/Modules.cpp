@@ -103,18 +103,12 @@ V Interp::moduleAttr(const ModuleP &m, const std::string &name, SourceRange r) {
   }
   // `--set module.NAME=VALUE` / `# dkv: set module.NAME()=VALUE`: a fact of a module dkv
   // models or does not know, given on the command line or in a directive.
-  auto applySet = [&](const SetDirective &set) -> V {
-    V v = directiveValue(set, main_);
+  std::string dotted = m->name + "." + name;
+  if (const SetDirective *set = findSet(dotted)) {
+    V v = directiveValue(*set, main_);
     m->dict->set(name, v);
     return v;
-  };
-  std::string dotted = m->name + "." + name;
-  for (const SetDirective &set : options_.sets)
-    if (set.name == dotted)
-      return applySet(set);
-  if (options_.directives)
-    if (auto it = options_.directives->sets.find(dotted); it != options_.directives->sets.end())
-      return applySet(it->second);
+  }
   const std::string &canonical = cast<StrV>(m->dict->get("__dkv_canonical__")).s;
   std::string q = canonical + "." + name;
   const Registry &reg = Registry::get();
