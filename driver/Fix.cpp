@@ -249,6 +249,10 @@ struct CauseFacts {
   std::optional<SourceLoc> dma; ///< an unwaited DMA's start
   bool send = false, recv = false, local = false;
   const report::Finding *exitSemaphore = nullptr; ///< a regular semaphore left non-zero
+  /// DMA sides open at an exit that add a unit to a regular semaphore (TPU v6+), when no
+  /// finding of the cause says what the semaphore holds there: the first, and how many.
+  const report::Finding *unitSide = nullptr;
+  int64_t unitSides = 0;
   const report::Finding *race = nullptr;
   const report::Finding *outside = nullptr; ///< a lifetime finding
   std::string explain;
@@ -260,7 +264,11 @@ CauseFacts factsOf(const std::vector<report::Finding> &findings, const report::R
   for (size_t i : cause.findings) {
     const report::Finding &f = findings[i];
     const report::FindingFacts &x = f.facts;
-    if (x.what == What::ExitDma) {
+    if (x.what == What::ExitDma && x.unitSemaphore) {
+      // Waited on the semaphore, never through the descriptor (which would take bytes).
+      c.unitSide = c.unitSide ? c.unitSide : &f;
+      ++c.unitSides;
+    } else if (x.what == What::ExitDma) {
       c.dma = x.dma;
       (x.dst ? c.recv : c.send) = true;
       c.local = c.local || x.local;
@@ -325,12 +333,16 @@ std::vector<Repair> dkRepairs(const CauseFacts &c, const ast::Module &module, co
     }
   }
 
-  // A regular semaphore left non-zero: wait for what is left before the exit.
-  if (c.exitSemaphore && c.exitSemaphore->facts.leftOver > 0) {
-    const report::FindingFacts &x = c.exitSemaphore->facts;
+  // A regular semaphore left non-zero: wait for what is left before the exit (or, for
+  // DMA sides that add units to one and no value known, one unit per open side).
+  const report::Finding *left =
+      c.exitSemaphore && c.exitSemaphore->facts.leftOver > 0 ? c.exitSemaphore : c.unitSide;
+  if (left) {
+    const report::FindingFacts &x = left->facts;
+    const int64_t units = left == c.exitSemaphore ? x.leftOver : c.unitSides;
     const uint32_t exitLine = x.exit.line;
     if (exitLine > 1 && exitLine <= lines.lines.size()) {
-      std::string call = fmt::format("wait({}, {})", x.semaphoreElement, x.leftOver);
+      std::string call = fmt::format("wait({}, {})", x.semaphoreElement, units);
       std::string indent = indentOf(lines.at(exitLine)) + "  ";
       out.push_back({fmt::format("insert '{}' before line {}", call, exitLine),
                      x.exit,

@@ -190,14 +190,17 @@ struct FindingFacts {
   /// DMA side's) anywhere: "not waited for before the exit" rather than "never waited".
   bool waited = false;
   /// ExitSemaphore, SignalOutside: the semaphore's declaration and name (without an
-  /// index) and whether it is a DMA semaphore.
+  /// index) and whether it is a DMA semaphore. ExitDma whose open side signals a regular
+  /// semaphore (`unitSemaphore`: one unit when that side completes, TPU v6+): that
+  /// semaphore.
   SourceLoc semaphore;
   std::string semaphoreName;
-  std::string semaphoreElement; ///< ExitSemaphore: the element, e.g. "cap[1]"
+  std::string semaphoreElement; ///< ExitSemaphore, ExitDma: the element, e.g. "cap[1]"
   bool dmaSemaphore = false;
-  /// ExitSemaphore of a DMA semaphore: the starts of the DMAs that count on it (their
-  /// locations, each once, in source order) and, per start, whether it counts its
-  /// receive side there (else its send side).
+  bool unitSemaphore = false;
+  /// ExitSemaphore: the starts of the DMAs that count on it (their locations, each once,
+  /// in source order) and, per start, whether it counts its receive side there (else its
+  /// send side); for a regular semaphore, the DMAs that add a unit to it.
   std::vector<SourceLoc> countedBy;
   std::vector<bool> countedDst;
   /// ExitSemaphore: the largest value the semaphore may hold at the exit that the

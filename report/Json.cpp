@@ -100,20 +100,6 @@ json fixJson(const Fix &fix, const Files &files) {
           {"remaining_root_causes", fix.remaining}};
 }
 
-const char *ruleName(RootCause::Rule rule) {
-  switch (rule) {
-  case RootCause::Rule::Single:
-    return "single";
-  case RootCause::Rule::UnwaitedDma:
-    return "unwaited-dma";
-  case RootCause::Rule::UntakenSignal:
-    return "untaken-signal";
-  case RootCause::Rule::RacePair:
-    return "race-pair";
-  }
-  return "single";
-}
-
 /// The keys a root cause has in both JSON forms: id, rule, kind, message, primary,
 /// explain, and its fix or why there is none.
 json causeJson(const RootCause &cause, const std::vector<Finding> &findings, const Files &files,

@@ -65,12 +65,24 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
   std::vector<std::vector<SourceLoc>> keyLocs(findings.size());
   std::vector<RootCause::Rule> rules(findings.size(), RootCause::Rule::Single);
   std::set<std::string> receiveSide; // "dma|..." causes that include a receive side
+  // A DMA whose receive side adds a unit to a regular semaphore: the "units|..." cause
+  // its open receive side joins, by the DMA's start.
+  std::map<std::string, std::string> unitReceive;
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding &f = findings[i];
     const FindingFacts &x = f.facts;
     if (!f.suppressed.empty())
       continue;
-    if (x.what == What::ExitDma) {
+    if ((x.what == What::ExitDma && x.unitSemaphore) ||
+        (x.what == What::ExitSemaphore && !x.dmaSemaphore && !x.countedBy.empty())) {
+      // Regular semaphores that DMAs add units to (TPU v6+): one cause per semaphore,
+      // its DMAs' open sides and its value left at the exit.
+      keys[i] = "units|" + w.loc(x.semaphore);
+      keyLocs[i] = {x.semaphore};
+      rules[i] = RootCause::Rule::UnwaitedUnits;
+      if (x.what == What::ExitDma && x.dst)
+        unitReceive["dma|" + w.loc(x.dma)] = keys[i];
+    } else if (x.what == What::ExitDma) {
       keys[i] = "dma|" + w.loc(x.dma);
       keyLocs[i] = {x.dma};
       rules[i] = RootCause::Rule::UnwaitedDma;
@@ -111,6 +123,12 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
       keys[i] = "dma|" + w.loc(x.dma);
       keyLocs[i] = {x.dma};
       rules[i] = RootCause::Rule::UnwaitedDma;
+    } else if (auto it = unitReceive.find("dma|" + w.loc(x.dma)); findings[i].suppressed.empty() &&
+                                                                  x.what == What::LandOutside &&
+                                                                  it != unitReceive.end()) {
+      keys[i] = it->second;
+      keyLocs[i] = {findings[i].facts.dma};
+      rules[i] = RootCause::Rule::UnwaitedUnits;
     }
   }
   // Every other finding is a cause of its own: its kind, place and the places it names,
@@ -179,6 +197,46 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
                          : fmt::format("{} started at line {} is never waited{}", what, dma.line,
                                        sideText(send, recv, local));
       c.primary = {dma, fmt::format("the {} starts here", what)};
+    } else if (c.rule == RootCause::Rule::UnwaitedUnits) {
+      // The DMAs that add units to the semaphore, from every finding of the cause.
+      std::vector<SourceLoc> dmas;
+      std::string name;
+      bool waited = false, kernelExit = true;
+      SourceLoc declared;
+      for (size_t i : c.findings) {
+        const FindingFacts &x = findings[i].facts;
+        if (x.what == What::ExitDma) {
+          dmas.push_back(x.dma);
+        } else if (x.what == What::ExitSemaphore) {
+          dmas.insert(dmas.end(), x.countedBy.begin(), x.countedBy.end());
+        } else {
+          continue;
+        }
+        name = x.semaphoreName;
+        declared = x.semaphore;
+        waited = waited || x.waited;
+        kernelExit = kernelExit && x.kernelExit;
+      }
+      std::sort(dmas.begin(), dmas.end());
+      dmas.erase(std::unique(dmas.begin(), dmas.end()), dmas.end());
+      std::string lines;
+      for (size_t k = 0; k < dmas.size(); ++k)
+        lines += fmt::format("{}{}",
+                             k == 0                 ? ""
+                             : k + 1 == dmas.size() ? " and "
+                                                    : ", ",
+                             dmas[k].line);
+      const std::string who = dmas.size() == 1 ? fmt::format("the dma started at line {}", lines)
+                                               : fmt::format("the dmas started at lines {}", lines);
+      c.kind = FindingKind::ExitViolation;
+      c.message = waited
+                      ? fmt::format("regular semaphore {} is not waited for all the units {} "
+                                    "add{}, before {}",
+                                    name, who, dmas.size() == 1 ? "s" : "",
+                                    kernelExit ? "the kernel exits" : "its block ends")
+                      : fmt::format("regular semaphore {} is never waited for the units {} add{}",
+                                    name, who, dmas.size() == 1 ? "s" : "");
+      c.primary = {declared, "semaphore declared here"};
     } else if (c.rule == RootCause::Rule::UntakenSignal) {
       std::string name;
       SourceLoc signal;
@@ -365,10 +423,25 @@ std::string locationFingerprint(const std::vector<std::string> &parts,
   return fmt::format("{:016x}", h);
 }
 
+const char *ruleName(RootCause::Rule rule) {
+  switch (rule) {
+  case RootCause::Rule::Single:
+    return "single";
+  case RootCause::Rule::UnwaitedDma:
+    return "unwaited-dma";
+  case RootCause::Rule::UnwaitedUnits:
+    return "unwaited-units";
+  case RootCause::Rule::UntakenSignal:
+    return "untaken-signal";
+  case RootCause::Rule::RacePair:
+    return "race-pair";
+  }
+  return "single";
+}
+
 std::string causeFingerprint(const RootCause &cause, const support::SourceManager *sources) {
-  const char *rules[] = {"single", "unwaited-dma", "untaken-signal", "race-pair"};
-  return locationFingerprint({rules[static_cast<int>(cause.rule)], findingKindName(cause.kind)},
-                             cause.keyLocs, sources);
+  return locationFingerprint({ruleName(cause.rule), findingKindName(cause.kind)}, cause.keyLocs,
+                             sources);
 }
 
 } // namespace dkv::report

@@ -29,13 +29,16 @@ using LocMap = std::function<bool(SourceLoc &loc)>;
 ///   at an exit (FindingFacts::ExitDma of that start), a DMA semaphore non-zero at an
 ///   exit that only that start counts on, and, when one of those is about its receive
 ///   side, its bytes landing on a device outside the invocation (LandOutside).
+/// - UnwaitedUnits: a regular semaphore that DMAs add units to (TPU v6+; the same
+///   declaration): its value left at an exit, the open sides of the DMAs that signal it,
+///   and those DMAs landing outside the invocation when a receive side is open.
 /// - UntakenSignal: a regular semaphore non-zero at an exit and its signals reaching a
 ///   device outside the invocation (the same declaration).
 /// - RacePair: the two findings of one unordered pair of accesses (each access's place,
 ///   role and buffer), one seen from each access.
 /// - Single: any other finding, alone; a suppressed finding is always alone.
 struct RootCause {
-  enum class Rule { Single, UnwaitedDma, UntakenSignal, RacePair };
+  enum class Rule { Single, UnwaitedDma, UnwaitedUnits, UntakenSignal, RacePair };
   Rule rule = Rule::Single;
   /// The facts that make the findings one cause, with source locations as
   /// "file:line:col": equal for the same cause at every instance of a kernel.
@@ -112,6 +115,8 @@ std::string shortLine(const std::vector<Finding> &findings, const RootCause &cau
 /// the kind, and the file name and source text (trimmed) of every location in the
 /// cause's key, so that it does not change when unrelated edits move the lines.
 std::string causeFingerprint(const RootCause &cause, const support::SourceManager *sources);
+/// The rule's name in reports and fingerprints: "single", "unwaited-dma", ...
+const char *ruleName(RootCause::Rule rule);
 /// The hash causeFingerprint uses, of `parts` and the lines of `locs`: 16 hex digits.
 std::string locationFingerprint(const std::vector<std::string> &parts,
                                 const std::vector<SourceLoc> &locs,

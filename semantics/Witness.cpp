@@ -474,6 +474,13 @@ report::FindingFacts findingFacts(const Machine &machine, ObligationIndex index,
     exitOf();
     const std::optional<SemId> sem = f.dst ? std::optional<SemId>(dma.recvSem) : dma.sendSem;
     f.waited = sem && anyWaitOn(program, *sem);
+    if (sem && program.semaphores[*sem].kind == SemKind::Regular) {
+      const Semaphore &s = program.semaphores[*sem];
+      f.unitSemaphore = true;
+      f.semaphore = s.loc;
+      f.semaphoreName = s.name;
+      f.semaphoreElement = program.semName(*sem);
+    }
     break;
   }
   case Obligation::What::ExitSemaphore: {
@@ -486,8 +493,9 @@ report::FindingFacts findingFacts(const Machine &machine, ObligationIndex index,
     f.dmaSemaphore = sem.kind == SemKind::Dma;
     f.waited = anyWaitOn(program, o.sem);
     f.leftOver = machine.semValue(at, o.device, o.sem);
-    if (f.dmaSemaphore) {
-      // The DMA starts that count on it, each once, in source order, with their side.
+    {
+      // The DMA starts that count on it, each once, in source order, with their side (a
+      // regular semaphore: the DMAs that add a unit to it).
       std::vector<std::pair<SourceLoc, bool>> starts;
       for (const Dma &dma : program.dmas) {
         if (dma.recvSem == o.sem)
