@@ -2263,8 +2263,23 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
     return std::nullopt;
   }
   case Kind::Api:
-    if (auto *d = apiAs<DTypeObj>(v))
-      return fmt::format("dtype('{}')", d->name);
+    if (auto *d = apiAs<DTypeObj>(v)) {
+      // NumPy's and JAX's scalar types are classes (JAX's __module__ is jax.numpy); the
+      // name of NumPy's bool type depends on NumPy's version (bool_, bool since 2.0).
+      if (d->form != DTypeForm::Dtype && d->name.rfind("bool", 0) == 0)
+        return std::nullopt;
+      switch (d->form) {
+      case DTypeForm::NumpyType:
+        return fmt::format("<class 'numpy.{}'>", d->name);
+      case DTypeForm::JnpType:
+        return fmt::format("<class 'jax.numpy.{}'>", d->name);
+      case DTypeForm::Dtype:
+        return fmt::format("dtype('{}')", d->name);
+      case DTypeForm::Unknown:
+        return std::nullopt;
+      }
+      return std::nullopt;
+    }
     if (auto *t = apiAs<AxisTypeObj>(v))
       return axisKindName(t->kind); // AxisType.__repr__ returns the member's name
     if (auto *k = apiAs<DTypeKindObj>(v))
