@@ -554,9 +554,11 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          bool opaqueBase = false;
          for (const ClassP &k : a->mro)
            opaqueBase = opaqueBase || k->opaqueBase;
-         std::vector<V> bases = c.args.pos[1]->kind == Kind::Tuple
-                                    ? cast<TupleV>(c.args.pos[1]).items
-                                    : std::vector<V>{c.args.pos[1]};
+         V second = c.args.pos[1];
+         if (auto *u = dynCast<InstanceV>(second); u && u->cls == in.unionClass_)
+           second = u->attrs->get("__args__"); // `int | str`: each of its classes
+         std::vector<V> bases =
+             second->kind == Kind::Tuple ? cast<TupleV>(second).items : std::vector<V>{second};
          for (const V &b : bases) {
            // A class dkv does not model: a subclass of it only through an opaque base.
            if (b->kind == Kind::Opaque) {
@@ -1740,7 +1742,7 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
     case Kind::Bool:
       return floating(static_cast<double>(intOf(v)));
     case Kind::Float:
-      return v;
+      return withScalarOfType(v, false); // float(np.float32(2)) is a float
     case Kind::Str: {
       auto f = parseFloat(cast<StrV>(v).s);
       if (!f)

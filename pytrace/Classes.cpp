@@ -130,15 +130,9 @@ void Interp::initClasses() {
   pspecClass_ = makeClass("P", {object}, ClassRole::User, "jax");
   structClass_ = makeClass("ShapeDtypeStruct", {object}, ClassRole::User, "jax._src.core");
   keyArrayClass_ = makeClass("PRNGKeyArray", {arrayClass_}, ClassRole::User, "jax._src.prng");
+  unionClass_ = makeClass("UnionType", {object}, ClassRole::User, "types");
   // A tracer with an array's aval is an instance of jax.Array (jaxlib's __instancecheck__).
   tracerClass_ = makeClass("Tracer", {arrayClass_}, ClassRole::User, "jax._src.core");
-}
-
-bool scalarOfType(const V &v) {
-  if (auto *i = dynCast<IntV>(v))
-    return i->scalarOfType;
-  auto *f = dynCast<FloatV>(v);
-  return f && f->scalarOfType;
 }
 
 bool Interp::hiddenClass(const ClassP &c) const {
@@ -238,6 +232,9 @@ bool ofUnmodelledClass(const V &v) {
       if (k->opaqueBase)
         return true;
     return false;
+  case Kind::Int:
+  case Kind::Float:
+    return scalarOfType(v); // np.int32(3): of NumPy's class
   default:
     return false;
   }
@@ -301,9 +298,22 @@ const ApiClassRow *apiClassRow(const BuiltinV &b) {
   return nullptr;
 }
 
+// A function of the registry (JAX's, NumPy's, the standard library's), not a builtin of
+// Python's: in Python it may be a class.
+bool apiCallable(const BuiltinV &b) {
+  if (b.self)
+    return false;
+  for (const ApiRow &row : Registry::get().rows())
+    if (b.fn == &row.fn)
+      return true;
+  return false;
+}
+
 } // namespace
 
 bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
+  if (auto *u = dynCast<InstanceV>(cls); u && u->cls == unionClass_)
+    return isInstance(v, u->attrs->get("__args__"), r);
   if (auto *t = dynCast<TupleV>(cls)) {
     // CPython checks the classes in order and stops at the first match: a later class
     // that certainly matches decides where an earlier one is unknown to dkv (refused
@@ -393,8 +403,8 @@ bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
   // `np.int32(3)`, `jnp.float32(2)`: kept as a number, of a class dkv does not model.
   if (scalarOfType(v) && c->role != ClassRole::Object)
     unsupported(r, fmt::format("isinstance() of a value a scalar type made (a NumPy scalar or a "
-                               "JAX array, kept as a {}) with {}",
-                               typeName(*v), c->name));
+                               "JAX array, kept as a number) with {}",
+                               c->name));
   // A NumPy value of shape (): an array or a NumPy scalar (np.float64 is a float).
   if (auto *h = dynCast<HostArrayV>(v);
       h && h->numpy && h->shape.empty() && c->role != ClassRole::Object)
@@ -416,6 +426,16 @@ bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
     if (c->role == ClassRole::Enum && c->bases.size() == 1 &&
         c->bases[0]->role == ClassRole::Object && c->module == "enum")
       return enumMember;
+    // A callable of the API: a class (type) or a function, known for those of
+    // kApiClasses; no instance of Python's other built-in classes.
+    if (auto *b = dynCast<BuiltinV>(v);
+        b && (c->role == ClassRole::Type || c->role == ClassRole::Function) && apiCallable(*b)) {
+      if (apiClassRow(*b))
+        return c->role == ClassRole::Type;
+      unsupported(r, fmt::format("isinstance() of `{}` with {}: in Python it may be a class or a "
+                                 "function, and dkv does not model which",
+                                 b->fn->name, c->name));
+    }
     if (auto *d = apiAs<DTypeObj>(v); d && d->form == DTypeForm::Unknown)
       unsupported(r, fmt::format("isinstance() of a dtype or scalar type that dkv does not tell "
                                  "apart with {}",
@@ -423,6 +443,64 @@ bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
     return false;
   }
   return isSubclass(t, std::static_pointer_cast<ClassV>(cls));
+}
+
+V Interp::unionOf(const V &a, const V &b, SourceRange r) {
+  bool anyClass = false, unknown = false;
+  std::vector<V> members;
+  auto add = [&](const V &x) {
+    if (auto *u = dynCast<InstanceV>(x); u && u->cls == unionClass_) {
+      anyClass = true;
+      for (const V &m : cast<TupleV>(u->attrs->get("__args__")).items)
+        members.push_back(m);
+      return true;
+    }
+    if (x->kind == Kind::None) {
+      members.push_back(builtinClass(ClassRole::NoneType));
+      return true;
+    }
+    if (x->kind == Kind::Opaque) { // a class dkv does not model, or no class
+      members.push_back(x);
+      return true;
+    }
+    if (x->kind == Kind::Class) {
+      anyClass = true;
+      members.push_back(x);
+      return true;
+    }
+    // NumPy's and JAX's scalar types and the API's classes (isinstance tests them); a
+    // dtype is none (CPython's TypeError); other callables of the API may be (unknown).
+    auto *d = apiAs<DTypeObj>(x);
+    auto *b = dynCast<BuiltinV>(x);
+    if (apiAs<DTypeKindObj>(x) ||
+        (d && (d->form == DTypeForm::NumpyType || d->form == DTypeForm::JnpType)) ||
+        (b && !b->self && apiClassRow(*b))) {
+      anyClass = true;
+      members.push_back(x);
+      return true;
+    }
+    if ((d && d->form == DTypeForm::Unknown) || (b && apiCallable(*b))) {
+      unknown = true;
+      return true;
+    }
+    return false;
+  };
+  if (!add(a) || !add(b))
+    return nullptr;
+  if (unknown)
+    unsupported(r, "`|` of a callable of the API: a union (types.UnionType) if it is a class in "
+                   "Python, a TypeError if it is a function; dkv does not model which");
+  if (!anyClass)
+    return nullptr;
+  std::vector<V> unique;
+  for (const V &m : members)
+    if (std::find(unique.begin(), unique.end(), m) == unique.end())
+      unique.push_back(m);
+  if (unique.size() == 1)
+    return unique[0]; // `int | int` is int
+  auto u = std::make_shared<InstanceV>(unionClass_);
+  u->attrs->set("__args__", tuple(std::move(unique)));
+  return u;
 }
 
 V Interp::lookupClassAttr(const ClassP &c, const std::string &name) const {

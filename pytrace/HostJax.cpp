@@ -1632,10 +1632,19 @@ void registerHostJax(Registry &reg) {
       +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"object", "dtype", "*", "copy", "order", "ndmin"});
         V out = in.knownArray(need(in, c, a, 0, "object"), a[1], c.range);
-        if (auto *h = dynCast<HostArrayV>(out);
-            h && c.fn->name.rfind("np.", 0) == 0 && !h->numpy && out != a[0]) {
-          h->numpy = true;
+        // np.array / np.asarray make a NumPy array, jnp's a JAX array (of either): a
+        // copy where the given array is of the other kind.
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        auto *h = dynCast<HostArrayV>(out);
+        if (!h || h->numpy == numpy || h->isStruct || h->key)
+          return out;
+        if (out == a[0]) {
+          auto copy = std::make_shared<HostArrayV>(h->shape, h->dtype);
+          copy->contents = h->contents;
+          copy->deviceContents = h->deviceContents;
+          out = copy;
         }
+        cast<HostArrayV>(out).numpy = numpy;
         return out;
       });
   // `np.random.default_rng(seed=None)`: a Generator (its draws: rngDraw).

@@ -359,6 +359,11 @@ public:
   /// names as the registry's callables (or not at all), so `type(x)` of them is opaque.
   ClassP arrayClass_, ndarrayClass_, arrayImplClass_, scalarMetaClass_;
   ClassP pspecClass_, structClass_, keyArrayClass_, tracerClass_;
+  /// types.UnionType (`int | None`): instances hold their classes in `__args__`.
+  ClassP unionClass_;
+  /// `a | b` of classes (or None): their union (refused where one may be a class of the
+  /// API that dkv does not model as one); null where neither is a class (no union).
+  V unionOf(const V &a, const V &b, SourceRange r);
   /// `type(x)` is a class the file cannot name otherwise (isinstance-only classes).
   bool hiddenClass(const ClassP &c) const;
   /// The frames being run, innermost last (zero-argument super()).
@@ -748,6 +753,8 @@ V boolean(bool b);
 V integer(int64_t i);
 /// An int or float a scalar type made (`np.int32(3)`, IntV::scalarOfType).
 bool scalarOfType(const V &v);
+/// `v` with that mark (a copy where it differs; any other value as it is).
+V withScalarOfType(const V &v, bool mark);
 V floating(double f);
 V string(std::string s);
 V tuple(std::vector<V> items);

@@ -1,5 +1,5 @@
-# isinstance, issubclass and type() over the objects dkv models, with the answers of
-# CPython and the pinned JAX: NumPy arrays are np.ndarray (np.zeros, np.array, np.arange,
+# isinstance, issubclass and type() over the objects dkv models (and unions `int | None`),
+# with the answers of CPython and the pinned JAX: NumPy arrays are np.ndarray (np.zeros, np.array, np.arange,
 # ...), JAX arrays jax.Array of class ArrayImpl, a traced value of the kernel a
 # jax.Array; PartitionSpec is a plain class (no tuple); NumPy's and JAX's scalar types
 # are types (a dtype is none), distinct objects; JAX's enums are enum.Enum; the API's
@@ -39,6 +39,8 @@ assert type(b).__name__ == 'ArrayImpl' and type(b) is not jax.Array
 assert issubclass(type(b), jax.Array) and not issubclass(np.ndarray, jax.Array)
 assert isinstance(jnp.arange(3), jax.Array) and isinstance(jnp.array([1, 2]), jax.Array)
 assert not isinstance(b, np.number) and not isinstance(b, jnp.int32)
+assert isinstance(jnp.asarray(a), jax.Array) and not isinstance(jnp.array(a), np.ndarray)
+assert isinstance(np.asarray(b), np.ndarray) and isinstance(np.array(b, np.int32), np.ndarray)
 assert b.__class__ is type(b) and a.__class__ is np.ndarray and (3).__class__ is int
 assert 'x'.__class__ is str and [1].__class__ is list and b.__class__.__name__ == 'ArrayImpl'
 
@@ -54,12 +56,20 @@ assert not isinstance('x', np.integer) and not isinstance(None, np.floating)
 assert not isinstance([1], jnp.int32) and not isinstance((1.0,), (np.generic, np.float32))
 assert not issubclass(int, np.integer) and not issubclass(float, (jnp.float32, np.number))
 assert issubclass(bool, int) and not issubclass(str, (int, float))
+# Unions of classes (types.UnionType).
+assert isinstance(3, int | None) and isinstance(None, int | None) and not isinstance('x', int | float)
+assert isinstance(b, jax.Array | np.ndarray) and isinstance(P('y'), P | None) and (int | None) == (None | int)
+assert int | int is int and type(int | None).__name__ == 'UnionType' and issubclass(bool, str | int)
+# np.int32(3) is a NumPy scalar, kept as the number 3 (isinstance of it is refused).
+n32 = np.int32(3)
+assert n32 + 1 == 4 and str(-n32 * 2) == '-6' and int(n32) == 3
 # A class that matches decides a tuple whose earlier class dkv cannot tell (np.integer).
 assert isinstance(3, (np.integer, int)) and isinstance(b.shape[0], (np.integer, int))
 
 # PartitionSpec, meshes, shardings, shapes, specs.
 p = P('x', None)
 assert isinstance(p, P) and isinstance(p, jax.sharding.PartitionSpec) and not isinstance(p, tuple)
+assert isinstance(P, type) and isinstance(jax.ShapeDtypeStruct, type) and not isinstance(len, type)
 assert not isinstance(('x',), P) and isinstance(p, object) and not isinstance(p, list)
 mesh = jax.make_mesh((n,), ('x',))
 assert isinstance(mesh, jax.sharding.Mesh) and not isinstance(mesh, tuple)
