@@ -16,11 +16,16 @@
 
 namespace dkv::pytrace {
 
+/// What a DTypeObj is in Python: a NumPy dtype instance (`np.dtype('int32')`, `x.dtype`),
+/// NumPy's scalar type (`np.int32`, a class), JAX's scalar type (`jnp.int32`, a class of
+/// metaclass `_ScalarMeta`), or not known (the default: isinstance and repr refuse it).
+enum class DTypeForm : uint8_t { Unknown, Dtype, NumpyType, JnpType };
 /// `jnp.float32`, `np.int32`, ...: an element type; `dtype` is empty for one dkv does
 /// not model (float64, bool, ...), which is an error only where a kernel needs it.
 struct DTypeObj {
   std::optional<ast::DType> dtype;
   std::string name; ///< numpy's name: "float32", "bfloat16", ...
+  DTypeForm form = DTypeForm::Unknown;
 };
 /// An abstract scalar type of NumPy's hierarchy (`jnp.floating`, `np.integer`,
 /// `jnp.number`, ...: jnp's are NumPy's), which `jnp.issubdtype` tests against.

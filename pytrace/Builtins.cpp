@@ -533,21 +533,56 @@ const std::vector<BuiltinFn> &builtinFunctions() {
       {"issubclass",
        +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 2, 2);
-         auto *a = dynCast<ClassV>(c.args.pos[0]);
+         const V &arg = c.args.pos[0];
+         if (arg->kind == Kind::Opaque)
+           in.opaqueNeeded(arg, c.range, "issubclass() of it");
+         // The API's classes that dkv models as other objects (np.int32, np.integer,
+         // jax.sharding.PartitionSpec, pltpu.SemaphoreType, ...): unknown.
+         auto apiClass = [](const V &x) {
+           auto *b = dynCast<BuiltinV>(x);
+           auto *m = dynCast<ModuleV>(x);
+           return x->kind == Kind::Api || (b && !b->self) || (m && m->modelled);
+         };
+         auto *a = dynCast<ClassV>(arg);
+         if (!a && apiClass(arg))
+           unsupported(c.range, fmt::format("issubclass() of a {} object of the API (a class in "
+                                            "Python that dkv does not model as one, or no class)",
+                                            typeName(*arg)));
          if (!a)
            in.raise("TypeError", "issubclass() arg 1 must be a class", c.range);
-         std::vector<V> bases = c.args.pos[1]->kind == Kind::Tuple
-                                    ? cast<TupleV>(c.args.pos[1]).items
-                                    : std::vector<V>{c.args.pos[1]};
+         ClassP cls = std::static_pointer_cast<ClassV>(arg);
+         bool opaqueBase = false;
+         for (const ClassP &k : a->mro)
+           opaqueBase = opaqueBase || k->opaqueBase;
+         V second = c.args.pos[1];
+         if (auto *u = dynCast<InstanceV>(second); u && u->cls == in.unionClass_)
+           second = u->attrs->get("__args__"); // `int | str`: each of its classes
+         std::vector<V> bases =
+             second->kind == Kind::Tuple ? cast<TupleV>(second).items : std::vector<V>{second};
          for (const V &b : bases) {
-           if (b->kind == Kind::Opaque)
-             return boolean(false);
+           // A class dkv does not model: a subclass of it only through an opaque base.
+           if (b->kind == Kind::Opaque) {
+             if (opaqueBase)
+               in.opaqueNeeded(b, c.range, fmt::format("issubclass() of {} with it", a->name));
+             continue;
+           }
+           if (auto *d = apiAs<DTypeObj>(b); d && d->form == DTypeForm::Dtype)
+             in.raise("TypeError",
+                      "issubclass() arg 2 must be a class, a tuple of classes, or a union",
+                      c.range);
+           if (apiClass(b)) {
+             // No class of the file's nor a built-in one subclasses JAX's or NumPy's.
+             if (opaqueBase)
+               unsupported(c.range, fmt::format("issubclass() of {}, a class with a base dkv "
+                                                "does not model, with a class of the API",
+                                                a->name));
+             continue;
+           }
            if (!dynCast<ClassV>(b))
              in.raise("TypeError",
                       "issubclass() arg 2 must be a class, a tuple of classes, or a union",
                       c.range);
-           if (in.isSubclass(std::static_pointer_cast<ClassV>(c.args.pos[0]),
-                             std::static_pointer_cast<ClassV>(b)))
+           if (in.isSubclass(cls, std::static_pointer_cast<ClassV>(b)))
              return boolean(true);
          }
          return boolean(false);
@@ -1610,7 +1645,15 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
     const V &v = args.pos[0];
     if (v->kind == Kind::Opaque)
       return opaque("type() of it", r, v);
-    if (ClassP c = typeOf(v))
+    // A NumPy value of shape () may be a NumPy scalar (`a[0]`), an int or float a NumPy
+    // scalar (np.int32(3)) too: their classes are not known.
+    if (auto *h = dynCast<HostArrayV>(v); h && h->numpy && h->shape.empty())
+      return opaque("the type of a NumPy value of shape () (an array or a NumPy scalar)", r);
+    if (scalarOfType(v))
+      return opaque("the type of a value a scalar type made (np.int32(3): a NumPy scalar, "
+                    "jnp.int32(3): a JAX array)",
+                    r);
+    if (ClassP c = typeOf(v); c && !hiddenClass(c))
       return c;
     return opaque(fmt::format("the type of a {} object", typeName(*v)), r);
   }
@@ -1699,7 +1742,7 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
     case Kind::Bool:
       return floating(static_cast<double>(intOf(v)));
     case Kind::Float:
-      return v;
+      return withScalarOfType(v, false); // float(np.float32(2)) is a float
     case Kind::Str: {
       auto f = parseFloat(cast<StrV>(v).s);
       if (!f)

@@ -120,8 +120,23 @@ void Interp::initClasses() {
   exc("NoTestsError", exception)->module = "absl.testing.parameterized";
   exc("InvalidArgument", exception)->module = "hypothesis.errors";
   exc("Unsatisfiable", exception)->module = "hypothesis.errors";
+  // JAX's and NumPy's classes (jax/_src/basearray.py, jaxlib's ArrayImpl, a subclass of
+  // jax.Array; jax/_src/partition_spec.py `class P` with __module__ 'jax', no tuple).
   arrayClass_ = makeClass("Array", {object}, ClassRole::User, "jax");
   ndarrayClass_ = makeClass("ndarray", {object}, ClassRole::User, "numpy");
+  arrayImplClass_ = makeClass("ArrayImpl", {arrayClass_}, ClassRole::User, "jaxlib._jax");
+  scalarMetaClass_ = makeClass("_ScalarMeta", {builtinClass(ClassRole::Type)}, ClassRole::User,
+                               "jax._src.numpy.scalar_types");
+  pspecClass_ = makeClass("P", {object}, ClassRole::User, "jax");
+  structClass_ = makeClass("ShapeDtypeStruct", {object}, ClassRole::User, "jax._src.core");
+  keyArrayClass_ = makeClass("PRNGKeyArray", {arrayClass_}, ClassRole::User, "jax._src.prng");
+  unionClass_ = makeClass("UnionType", {object}, ClassRole::User, "types");
+  // A tracer with an array's aval is an instance of jax.Array (jaxlib's __instancecheck__).
+  tracerClass_ = makeClass("Tracer", {arrayClass_}, ClassRole::User, "jax._src.core");
+}
+
+bool Interp::hiddenClass(const ClassP &c) const {
+  return c == pspecClass_ || c == structClass_ || c == keyArrayClass_ || c == tracerClass_;
 }
 
 ClassP Interp::builtinClass(ClassRole role) const { return roleClasses_.at(role); }
@@ -160,13 +175,28 @@ ClassP Interp::typeOf(const V &v) const {
     return builtinClass(ClassRole::Type);
   case Kind::Instance:
     return cast<InstanceV>(v).cls;
-  case Kind::HostArray:
-    return cast<HostArrayV>(v).numpy ? ndarrayClass_ : arrayClass_;
+  case Kind::HostArray: {
+    const auto &h = cast<HostArrayV>(v);
+    return h.isStruct ? structClass_
+           : h.numpy  ? ndarrayClass_
+           : h.key    ? keyArrayClass_
+                      : arrayImplClass_;
+  }
   case Kind::Traced:
-    return arrayClass_;
+    return tracerClass_;
   case Kind::Api:
     if (apiAs<PSpecObj>(v))
-      return builtinClass(ClassRole::Tuple); // PartitionSpec is a tuple
+      return pspecClass_;
+    if (apiAs<DeviceArrayObj>(v))
+      return ndarrayClass_;
+    if (apiAs<HeldSemObj>(v))
+      return arrayImplClass_;
+    if (apiAs<DTypeKindObj>(v))
+      return builtinClass(ClassRole::Type);
+    if (auto *d = apiAs<DTypeObj>(v))
+      return d->form == DTypeForm::NumpyType ? builtinClass(ClassRole::Type)
+             : d->form == DTypeForm::JnpType ? scalarMetaClass_
+                                             : nullptr;
     return nullptr;
   default:
     return nullptr;
@@ -179,20 +209,179 @@ bool Interp::isSubclass(const ClassP &c, const ClassP &base) const {
   return std::find(c->mro.begin(), c->mro.end(), base) != c->mro.end();
 }
 
-bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
-  if (auto *t = dynCast<TupleV>(cls)) {
-    for (const V &c : t->items)
-      if (isInstance(v, c, r))
+namespace {
+
+enum class Tri { No, Yes, Unknown };
+Tri tri(bool b) { return b ? Tri::Yes : Tri::No; }
+
+// Whether `v` may be an instance of a class dkv does not model (an opaque one): objects
+// of the API, arrays, tracers and refs are of JAX's classes (an opaque class may be one
+// of them or a base), and so are instances of a class with an opaque base. Values of
+// Python's built-in types are not (docs/python.md "isinstance and type").
+bool ofUnmodelledClass(const V &v) {
+  switch (v->kind) {
+  case Kind::Api:
+  case Kind::HostArray:
+  case Kind::Traced:
+  case Kind::Ref:
+  case Kind::Sem:
+  case Kind::Desc:
+    return true;
+  case Kind::Instance:
+    for (const ClassP &k : cast<InstanceV>(v).cls->mro)
+      if (k->opaqueBase)
         return true;
     return false;
-  }
-  if (cls->kind == Kind::Opaque) {
-    // isinstance(x, SomeUnknownClass): false for every value dkv computes itself (they
-    // are of the classes it models), unknown for an opaque one.
-    if (v->kind == Kind::Opaque)
-      opaqueNeeded(cls, r, "isinstance() with it");
+  case Kind::Int:
+  case Kind::Float:
+    return scalarOfType(v); // np.int32(3): of NumPy's class
+  default:
     return false;
   }
+}
+
+// isinstance(v, T) for T one of NumPy's scalar types (np.integer, np.int32, jnp.int32:
+// JAX's __instancecheck__ is NumPy's type's). No value dkv computes is a NumPy scalar
+// but its ints, floats and bools, which may be one (np.int32(3), an element of a NumPy
+// array): unknown. A NumPy array of shape () may be a scalar too (`a[0]`).
+Tri numpyScalarIs(const V &v) {
+  switch (v->kind) {
+  case Kind::Int:
+  case Kind::Float:
+  case Kind::Bool:
+    return Tri::Unknown;
+  case Kind::HostArray: {
+    const auto &h = cast<HostArrayV>(v);
+    return h.numpy && h.shape.empty() ? Tri::Unknown : Tri::No;
+  }
+  default:
+    return Tri::No;
+  }
+}
+
+// The registry's callables that are classes in JAX / NumPy, and which of dkv's values
+// are their instances (isinstance(x, P), isinstance(x, jax.ShapeDtypeStruct), ...).
+struct ApiClassRow {
+  const char *row; ///< the registry row's canonical name
+  Tri (*test)(const V &v);
+};
+const ApiClassRow kApiClasses[] = {
+    {"jax.sharding.PartitionSpec", [](const V &v) { return tri(apiAs<PSpecObj>(v)); }},
+    {"jax.sharding.NamedSharding", [](const V &v) { return tri(apiAs<NamedShardingObj>(v)); }},
+    {"jax.sharding.Mesh", [](const V &v) { return tri(apiAs<MeshObj>(v)); }},
+    {"jax.ShapeDtypeStruct",
+     [](const V &v) {
+       auto *h = dynCast<HostArrayV>(v);
+       return tri(h && h->isStruct);
+     }},
+    {"jax.experimental.pallas.BlockSpec", [](const V &v) { return tri(apiAs<BlockSpecObj>(v)); }},
+    // pltpu.PrefetchScalarGridSpec (a subclass of pl.GridSpec) and pl.GridSpec are one
+    // row, and dkv's grid specs do not keep which class made them: unknown.
+    {"jax.experimental.pallas.GridSpec",
+     [](const V &v) { return apiAs<GridSpecObj>(v) ? Tri::Unknown : Tri::No; }},
+    {"jax.experimental.pallas.tpu.CompilerParams",
+     [](const V &v) { return tri(apiAs<CompilerParamsObj>(v)); }},
+    // np.dtype (jnp.dtype is NumPy's): dtype instances, not the scalar types.
+    {"jax.numpy.dtype",
+     [](const V &v) {
+       auto *d = apiAs<DTypeObj>(v);
+       if (!d)
+         return Tri::No;
+       return d->form == DTypeForm::Unknown ? Tri::Unknown : tri(d->form == DTypeForm::Dtype);
+     }},
+};
+
+const ApiClassRow *apiClassRow(const BuiltinV &b) {
+  for (const ApiClassRow &row : kApiClasses)
+    if (const ApiRow *api = Registry::get().find(row.row); api && b.fn == &api->fn)
+      return &row;
+  return nullptr;
+}
+
+// A function of the registry (JAX's, NumPy's, the standard library's), not a builtin of
+// Python's: in Python it may be a class.
+bool apiCallable(const BuiltinV &b) {
+  if (b.self)
+    return false;
+  for (const ApiRow &row : Registry::get().rows())
+    if (b.fn == &row.fn)
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
+  if (auto *u = dynCast<InstanceV>(cls); u && u->cls == unionClass_)
+    return isInstance(v, u->attrs->get("__args__"), r);
+  if (auto *t = dynCast<TupleV>(cls)) {
+    // CPython checks the classes in order and stops at the first match: a later class
+    // that certainly matches decides where an earlier one is unknown to dkv (refused
+    // otherwise, and where a later one raises: CPython may have stopped before it).
+    std::optional<TraceError> unknown;
+    for (const V &c : t->items) {
+      try {
+        if (isInstance(v, c, r))
+          return true;
+      } catch (TraceError &e) {
+        if (!unknown)
+          unknown = std::move(e);
+      } catch (PyRaise &) {
+        if (unknown)
+          throw *unknown;
+        throw;
+      }
+    }
+    if (unknown)
+      throw *unknown;
+    return false;
+  }
+  auto decide = [&](Tri t, const std::string &with, const std::string &why) {
+    if (t == Tri::Unknown)
+      unsupported(r, fmt::format("isinstance() of a value of type {} with {}: {}", typeName(*v),
+                                 with, why));
+    return t == Tri::Yes;
+  };
+  if (cls->kind == Kind::Opaque) {
+    // isinstance(x, SomeUnknownClass): false for a value of Python's built-in types (not
+    // of a class dkv does not model), unknown for an opaque one or one of JAX's classes.
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(cls, r, "isinstance() with it");
+    if (ofUnmodelledClass(v))
+      opaqueNeeded(cls, r, fmt::format("isinstance() of a value of type {} with it", typeName(*v)));
+    return false;
+  }
+  // NumPy's scalar types and JAX's (jnp.int32 is a class whose instances are np.int32's).
+  bool scalarType = apiAs<DTypeKindObj>(cls) != nullptr;
+  if (auto *d = apiAs<DTypeObj>(cls)) {
+    if (d->form == DTypeForm::Dtype)
+      raise("TypeError", "isinstance() arg 2 must be a type, a tuple of types, or a union", r);
+    if (d->form == DTypeForm::Unknown)
+      unsupported(r, "isinstance() with a dtype or scalar type that dkv does not tell apart");
+    scalarType = true;
+  }
+  if (scalarType) {
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(v, r, "isinstance() of it with a NumPy scalar type");
+    return decide(numpyScalarIs(v), "a NumPy scalar type",
+                  "dkv does not tell NumPy's scalars (np.int32(3), an element of a NumPy array) "
+                  "from Python's numbers or 0-d arrays");
+  }
+  if (auto *b = dynCast<BuiltinV>(cls)) {
+    const ApiClassRow *row = b->self ? nullptr : apiClassRow(*b);
+    if (!row)
+      unsupported(r, fmt::format("isinstance() with `{}` (a class in Python that dkv models as a "
+                                 "function, or no class)",
+                                 b->fn->name));
+    if (v->kind == Kind::Opaque)
+      opaqueNeeded(v, r, fmt::format("isinstance() of it with {}", b->fn->name));
+    return decide(row->test(v), fmt::format("`{}`", b->fn->name),
+                  "dkv does not keep which of its classes made it");
+  }
+  if (cls->kind == Kind::Api || (cls->kind == Kind::Module && cast<ModuleV>(cls).modelled))
+    unsupported(r, fmt::format("isinstance() with a {} object of the API (a class in Python "
+                               "that dkv does not model as one, or no class)",
+                               typeName(*cls)));
   auto *c = dynCast<ClassV>(cls);
   if (!c)
     raise("TypeError", "isinstance() arg 2 must be a type, a tuple of types, or a union", r);
@@ -201,12 +390,117 @@ bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
       return true;
     opaqueNeeded(v, r, fmt::format("isinstance() of it with {}", c->name));
   }
+  // A class with an opaque base: an object of JAX's classes may be its instance (unknown).
+  bool opaqueBase = false;
+  for (const ClassP &k : c->mro)
+    opaqueBase = opaqueBase || k->opaqueBase;
+  if (opaqueBase && ofUnmodelledClass(v) && v->kind != Kind::Instance)
+    unsupported(
+        r,
+        fmt::format("isinstance() of a value of type {} with {}, a class with a base dkv does not "
+                    "model",
+                    typeName(*v), c->name));
+  // `np.int32(3)`, `jnp.float32(2)`: kept as a number, of a class dkv does not model.
+  if (scalarOfType(v) && c->role != ClassRole::Object)
+    unsupported(r, fmt::format("isinstance() of a value a scalar type made (a NumPy scalar or a "
+                               "JAX array, kept as a number) with {}",
+                               c->name));
+  // A NumPy value of shape (): an array or a NumPy scalar (np.float64 is a float).
+  if (auto *h = dynCast<HostArrayV>(v);
+      h && h->numpy && h->shape.empty() && c->role != ClassRole::Object)
+    unsupported(r, fmt::format("isinstance() of a NumPy value of shape () with {}: dkv does not "
+                               "tell a 0-d array from a NumPy scalar",
+                               c->name));
   ClassP t = typeOf(v);
   if (!t) {
-    // Objects of the API: only `object` (and their own API classes, not modelled here).
-    return c->role == ClassRole::Object;
+    // Objects of the API: `object`, and enum.Enum for the members of JAX's enums
+    // (MemorySpace, SemaphoreType, DeviceIdType, CoreType, AxisType: enum.Enum subclasses).
+    if (c->role == ClassRole::Object)
+      return true;
+    auto *a = dynCast<ApiObject>(v);
+    bool enumMember = a && (std::holds_alternative<MemSpaceObj>(a->data) ||
+                            std::holds_alternative<SemTypeObj>(a->data) ||
+                            std::holds_alternative<DeviceIdTypeObj>(a->data) ||
+                            std::holds_alternative<CoreTypeObj>(a->data) ||
+                            std::holds_alternative<AxisTypeObj>(a->data));
+    if (c->role == ClassRole::Enum && c->bases.size() == 1 &&
+        c->bases[0]->role == ClassRole::Object && c->module == "enum")
+      return enumMember;
+    // A callable of the API: a class (type) or a function, known for those of
+    // kApiClasses; no instance of Python's other built-in classes.
+    if (auto *b = dynCast<BuiltinV>(v);
+        b && (c->role == ClassRole::Type || c->role == ClassRole::Function) && apiCallable(*b)) {
+      if (apiClassRow(*b))
+        return c->role == ClassRole::Type;
+      unsupported(r, fmt::format("isinstance() of `{}` with {}: in Python it may be a class or a "
+                                 "function, and dkv does not model which",
+                                 b->fn->name, c->name));
+    }
+    if (auto *d = apiAs<DTypeObj>(v); d && d->form == DTypeForm::Unknown)
+      unsupported(r, fmt::format("isinstance() of a dtype or scalar type that dkv does not tell "
+                                 "apart with {}",
+                                 c->name));
+    return false;
   }
   return isSubclass(t, std::static_pointer_cast<ClassV>(cls));
+}
+
+V Interp::unionOf(const V &a, const V &b, SourceRange r) {
+  bool anyClass = false, unknown = false;
+  std::vector<V> members;
+  auto add = [&](const V &x) {
+    if (auto *u = dynCast<InstanceV>(x); u && u->cls == unionClass_) {
+      anyClass = true;
+      for (const V &m : cast<TupleV>(u->attrs->get("__args__")).items)
+        members.push_back(m);
+      return true;
+    }
+    if (x->kind == Kind::None) {
+      members.push_back(builtinClass(ClassRole::NoneType));
+      return true;
+    }
+    if (x->kind == Kind::Opaque) { // a class dkv does not model, or no class
+      members.push_back(x);
+      return true;
+    }
+    if (x->kind == Kind::Class) {
+      anyClass = true;
+      members.push_back(x);
+      return true;
+    }
+    // NumPy's and JAX's scalar types and the API's classes (isinstance tests them); a
+    // dtype is none (CPython's TypeError); other callables of the API may be (unknown).
+    auto *d = apiAs<DTypeObj>(x);
+    auto *b = dynCast<BuiltinV>(x);
+    if (apiAs<DTypeKindObj>(x) ||
+        (d && (d->form == DTypeForm::NumpyType || d->form == DTypeForm::JnpType)) ||
+        (b && !b->self && apiClassRow(*b))) {
+      anyClass = true;
+      members.push_back(x);
+      return true;
+    }
+    if ((d && d->form == DTypeForm::Unknown) || (b && apiCallable(*b))) {
+      unknown = true;
+      return true;
+    }
+    return false;
+  };
+  if (!add(a) || !add(b))
+    return nullptr;
+  if (unknown)
+    unsupported(r, "`|` of a callable of the API: a union (types.UnionType) if it is a class in "
+                   "Python, a TypeError if it is a function; dkv does not model which");
+  if (!anyClass)
+    return nullptr;
+  std::vector<V> unique;
+  for (const V &m : members)
+    if (std::find(unique.begin(), unique.end(), m) == unique.end())
+      unique.push_back(m);
+  if (unique.size() == 1)
+    return unique[0]; // `int | int` is int
+  auto u = std::make_shared<InstanceV>(unionClass_);
+  u->attrs->set("__args__", tuple(std::move(unique)));
+  return u;
 }
 
 V Interp::lookupClassAttr(const ClassP &c, const std::string &name) const {
@@ -836,7 +1130,20 @@ V Interp::namedTupleAttr(const V &obj, const std::string &name, SourceRange r) {
   return nullptr; // tuple's own (count, index) and object's
 }
 
+// The attributes every object has: `x.__class__` is `type(x)` (opaque where that is).
+// An instance's, a class's, a module's and an opaque value's are their kinds' own.
+const AttrRow<Value> kValueAttrs[] = {
+    {"__class__",
+     [](auto &in, auto &, auto &self, auto r) {
+       return in.constructBuiltin(ClassRole::Type, Args{{self}, {}}, r);
+     }},
+};
+
 V Interp::getAttrOpt(const V &obj, const std::string &name, SourceRange r) {
+  if (obj->kind != Kind::Instance && obj->kind != Kind::Class && obj->kind != Kind::Module &&
+      obj->kind != Kind::Opaque)
+    if (auto *a = findAttr(kValueAttrs, name))
+      return a->get(*this, *obj, obj, r);
   switch (obj->kind) {
   case Kind::Tuple:
     if (cast<TupleV>(obj).cls)

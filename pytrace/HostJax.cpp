@@ -475,7 +475,7 @@ V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, con
 }
 
 V dtypeValue(std::optional<ast::DType> dt, std::string name) {
-  return makeApi(DTypeObj{dt, std::move(name)});
+  return makeApi(DTypeObj{dt, std::move(name), DTypeForm::Dtype});
 }
 
 V dims(const std::vector<int64_t> &shape) {
@@ -1012,12 +1012,29 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
         out->contents = h->contents;
       return out;
     }
-    if (x->kind == Kind::Int || x->kind == Kind::Bool)
-      return isInt ? integer(x->kind == Kind::Int ? cast<IntV>(x).i : cast<BoolV>(x).b)
-                   : floating(static_cast<double>(x->kind == Kind::Int ? cast<IntV>(x).i
-                                                                       : cast<BoolV>(x).b));
-    if (auto *f = dynCast<FloatV>(x))
-      return isInt ? constructBuiltin(ClassRole::Int, Args{{x}, {}}, r) : floating(f->f);
+    // Of a number: kept as the number (an int for an integer type, a float for a float
+    // one), marked so that isinstance and type() of it are refused (in Python it is a
+    // NumPy scalar, or for jnp's a JAX array). The types dkv does not model are floats
+    // (float64) or refused (int64, bool_: their values and wrap-around are NumPy's).
+    bool isFloat = d->dtype ? !isInt : d->name.rfind("float", 0) == 0;
+    if (!isInt && !isFloat && (x->kind == Kind::Int || x->kind == Kind::Bool || isa<FloatV>(x)))
+      return opaque(fmt::format("{}() of a number (a scalar type dkv does not model)", d->name), r);
+    if (x->kind == Kind::Int || x->kind == Kind::Bool || isa<FloatV>(x)) {
+      V n = isInt ? (x->kind == Kind::Float
+                         ? constructBuiltin(ClassRole::Int, Args{{x}, {}}, r)
+                         : integer(x->kind == Kind::Int ? cast<IntV>(x).i : cast<BoolV>(x).b))
+                  : floating(x->kind == Kind::Float ? cast<FloatV>(x).f
+                             : x->kind == Kind::Int ? static_cast<double>(cast<IntV>(x).i)
+                                                    : static_cast<double>(cast<BoolV>(x).b));
+      if (auto *i = dynCast<IntV>(n)) {
+        auto out = std::make_shared<IntV>(i->i);
+        out->scalarOfType = true;
+        return out;
+      }
+      auto out = std::make_shared<FloatV>(cast<FloatV>(n).f);
+      out->scalarOfType = true;
+      return out;
+    }
     return opaque(fmt::format("{}() of a {}", d->name, typeName(*x)), r);
   }
   if (std::holds_alternative<NamedScopeObj>(a.data)) {
@@ -1292,8 +1309,8 @@ V memSpace(ast::MemSpace s, const char *name) { return makeApi(MemSpaceObj{s, na
 } // namespace
 
 void registerHostJax(Registry &reg) {
-  auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &),
-                std::string construct = "") {
+  auto addFn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &),
+                   std::string construct) {
     std::string shortName = names[0];
     for (const auto &[prefix, alias] : std::vector<std::pair<std::string, std::string>>{
              {"jax.experimental.pallas.tpu.", "pltpu."},
@@ -1307,6 +1324,18 @@ void registerHostJax(Registry &reg) {
       }
     reg.addRow(
         ApiRow{std::move(names), BuiltinFn{shortName, h, std::move(construct), false}, nullptr});
+  };
+  // A row naming both jnp's and NumPy's spelling is two: a handler tells them apart by
+  // the short name (`np.` makes NumPy arrays).
+  auto fn = [&](std::vector<std::string> names, V (*h)(Interp &, CallCtx &),
+                std::string construct = "") {
+    auto numpyEnd = std::stable_partition(
+        names.begin(), names.end(), [](const std::string &n) { return n.rfind("numpy.", 0) != 0; });
+    if (numpyEnd != names.begin() && numpyEnd != names.end()) {
+      addFn(std::vector<std::string>(numpyEnd, names.end()), h, construct);
+      names.erase(numpyEnd, names.end());
+    }
+    addFn(std::move(names), h, std::move(construct));
   };
   auto constant = [&](std::vector<std::string> names, V (*c)(Interp &)) {
     reg.addRow(ApiRow{std::move(names), BuiltinFn{}, c});
@@ -1603,10 +1632,19 @@ void registerHostJax(Registry &reg) {
       +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"object", "dtype", "*", "copy", "order", "ndmin"});
         V out = in.knownArray(need(in, c, a, 0, "object"), a[1], c.range);
-        if (auto *h = dynCast<HostArrayV>(out);
-            h && c.fn->name.rfind("np.", 0) == 0 && !h->numpy && out != a[0]) {
-          h->numpy = true;
+        // np.array / np.asarray make a NumPy array, jnp's a JAX array (of either): a
+        // copy where the given array is of the other kind.
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        auto *h = dynCast<HostArrayV>(out);
+        if (!h || h->numpy == numpy || h->isStruct || h->key)
+          return out;
+        if (out == a[0]) {
+          auto copy = std::make_shared<HostArrayV>(h->shape, h->dtype);
+          copy->contents = h->contents;
+          copy->deviceContents = h->deviceContents;
+          out = copy;
         }
+        cast<HostArrayV>(out).numpy = numpy;
         return out;
       });
   // `np.random.default_rng(seed=None)`: a Generator (its draws: rngDraw).
@@ -2067,17 +2105,19 @@ void registerHostJax(Registry &reg) {
       {"int64", std::nullopt},      {"uint16", std::nullopt},        {"uint64", std::nullopt},
       {"bool_", std::nullopt},      {"float8_e4m3fn", std::nullopt}, {"float8_e5m2", std::nullopt},
       {"int4", std::nullopt}};
+  // `jnp.int32` (a class of metaclass _ScalarMeta, jax/_src/numpy/scalar_types.py) and
+  // `np.int32` (NumPy's scalar type) are distinct objects: one row each.
   for (const D &d : dtypes) {
-    std::vector<std::string> names = {std::string("jax.numpy.") + d.name};
+    reg.addRow(ApiRow{{std::string("jax.numpy.") + d.name}, BuiltinFn{}, nullptr});
     if (std::string(d.name) != "bfloat16" && std::string(d.name).rfind("float8", 0) != 0 &&
         std::string(d.name) != "int4")
-      names.push_back(std::string("numpy.") + d.name);
-    // A constant's factory is a plain function pointer: one per dtype, by index.
-    reg.addRow(ApiRow{std::move(names), BuiltinFn{}, nullptr});
+      reg.addRow(ApiRow{{std::string("numpy.") + d.name}, BuiltinFn{}, nullptr});
   }
 }
 
-/// The value of a dtype constant (registered without a factory: DTypeObj by its name).
+/// The value of a dtype constant (registered without a factory: DTypeObj by its name):
+/// `jax.numpy.int32` is JAX's scalar type, `numpy.int32` NumPy's, a bare name (`np.dtype(
+/// "int32")`) a dtype.
 V dtypeConstant(const std::string &qualified) {
   std::string name = qualified.substr(qualified.rfind('.') + 1);
   static const std::map<std::string, ast::DType> known = {
@@ -2085,7 +2125,11 @@ V dtypeConstant(const std::string &qualified) {
       {"int32", ast::DType::I32},   {"int16", ast::DType::I16},     {"int8", ast::DType::I8},
       {"uint8", ast::DType::U8},    {"uint32", ast::DType::U32}};
   auto it = known.find(name);
-  return makeApi(DTypeObj{it == known.end() ? std::nullopt : std::optional(it->second), name});
+  DTypeForm form = qualified.rfind("jax.numpy.", 0) == 0 ? DTypeForm::JnpType
+                   : qualified.rfind("numpy.", 0) == 0   ? DTypeForm::NumpyType
+                                                         : DTypeForm::Dtype;
+  return makeApi(
+      DTypeObj{it == known.end() ? std::nullopt : std::optional(it->second), name, form});
 }
 
 // `jnp.split(x, n, axis)` / `np.split` of a host array into n equal parts (NumPy's rule:

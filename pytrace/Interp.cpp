@@ -43,6 +43,25 @@ V integer(int64_t i) {
   return std::make_shared<IntV>(i);
 }
 V floating(double f) { return std::make_shared<FloatV>(f); }
+bool scalarOfType(const V &v) {
+  if (auto *i = dynCast<IntV>(v))
+    return i->scalarOfType;
+  auto *f = dynCast<FloatV>(v);
+  return f && f->scalarOfType;
+}
+V withScalarOfType(const V &v, bool mark) {
+  if (auto *i = dynCast<IntV>(v); i && i->scalarOfType != mark) {
+    auto out = std::make_shared<IntV>(i->i);
+    out->scalarOfType = mark;
+    return out;
+  }
+  if (auto *f = dynCast<FloatV>(v); f && f->scalarOfType != mark) {
+    auto out = std::make_shared<FloatV>(f->f);
+    out->scalarOfType = mark;
+    return out;
+  }
+  return v;
+}
 V string(std::string s) { return std::make_shared<StrV>(std::move(s)); }
 V tuple(std::vector<V> items) { return std::make_shared<TupleV>(std::move(items)); }
 V list(std::vector<V> items) { return std::make_shared<ListV>(std::move(items)); }

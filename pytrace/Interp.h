@@ -353,8 +353,19 @@ public:
   /// The method `name` of a value of a built-in type (list.append, str.join, ...), or
   /// null: Builtins.cpp.
   const BuiltinFn *builtinMethod(const V &self, const std::string &name) const;
-  /// Classes of the API that isinstance knows (jax.Array, np.ndarray).
-  ClassP arrayClass_, ndarrayClass_;
+  /// Classes of the API that isinstance knows: jax.Array, np.ndarray, the class of JAX's
+  /// arrays (ArrayImpl) and of jnp.int32 & co. (_ScalarMeta), whose `type(x)` is them;
+  /// PartitionSpec's, ShapeDtypeStruct's, PRNG key arrays' and tracers', which the file
+  /// names as the registry's callables (or not at all), so `type(x)` of them is opaque.
+  ClassP arrayClass_, ndarrayClass_, arrayImplClass_, scalarMetaClass_;
+  ClassP pspecClass_, structClass_, keyArrayClass_, tracerClass_;
+  /// types.UnionType (`int | None`): instances hold their classes in `__args__`.
+  ClassP unionClass_;
+  /// `a | b` of classes (or None): their union (refused where one may be a class of the
+  /// API that dkv does not model as one); null where neither is a class (no union).
+  V unionOf(const V &a, const V &b, SourceRange r);
+  /// `type(x)` is a class the file cannot name otherwise (isinstance-only classes).
+  bool hiddenClass(const ClassP &c) const;
   /// The frames being run, innermost last (zero-argument super()).
   std::vector<Frame *> frames_;
   /// The exceptions being handled, innermost last (a bare `raise`).
@@ -742,6 +753,10 @@ public:
 V none();
 V boolean(bool b);
 V integer(int64_t i);
+/// An int or float a scalar type made (`np.int32(3)`, IntV::scalarOfType).
+bool scalarOfType(const V &v);
+/// `v` with that mark (a copy where it differs; any other value as it is).
+V withScalarOfType(const V &v, bool mark);
 V floating(double f);
 V string(std::string s);
 V tuple(std::vector<V> items);

@@ -56,8 +56,9 @@ V dtypeOf(Interp &in, CallCtx &c) {
   auto a = c.bind(in, {"dtype", "align", "copy"});
   if (!a[0])
     in.raise("TypeError", "dtype() missing required argument 'dtype' (pos 0)", c.range);
-  if (apiAs<DTypeObj>(a[0]))
-    return a[0];
+  if (auto *d = apiAs<DTypeObj>(a[0])) // np.dtype(np.int32): the dtype of a scalar type
+    return d->form == DTypeForm::Dtype ? a[0]
+                                       : makeApi(DTypeObj{d->dtype, d->name, DTypeForm::Dtype});
   if (isa<OpaqueV>(a[0]))
     return in.opaque("jnp.dtype() of it", c.range, a[0]);
   if (auto *s = dynCast<StrV>(a[0])) {

@@ -665,7 +665,8 @@ const AttrRow<RefV> kRefAttrs[] = {
        if (self->kind != Kind::Ref)
          return nullptr;
        std::string_view py = prim::pythonName(ref.dtype); // "jnp.float32"
-       return makeApi(DTypeObj{ref.dtype, std::string(py.substr(py.find('.') + 1))});
+       return makeApi(
+           DTypeObj{ref.dtype, std::string(py.substr(py.find('.') + 1)), DTypeForm::Dtype});
      }},
     {"ndim",
      [](auto &, auto &ref, auto &self, auto) -> V {
@@ -887,7 +888,8 @@ const AttrRow<prim::ValueType> kValueAttrs[] = {
        if (t.kind == prim::ValueType::Kind::Mask || t.kind == prim::ValueType::Kind::Cond)
          return nullptr; // bool: dkv's jnp.bool_ is not a dtype it models
        std::string_view py = prim::pythonName(t.elem.dtype); // "jnp.float32"
-       return makeApi(DTypeObj{t.elem.dtype, std::string(py.substr(py.find('.') + 1))});
+       return makeApi(
+           DTypeObj{t.elem.dtype, std::string(py.substr(py.find('.') + 1)), DTypeForm::Dtype});
      }},
 };
 
@@ -1702,7 +1704,8 @@ void registerKernelApi(Registry &reg) {
              {"jax.experimental.pallas.tpu.", "pltpu."},
              {"jax.experimental.pallas.", "pl."},
              {"jax.numpy.", "jnp."},
-             {"jax.lax.", "lax."}})
+             {"jax.lax.", "lax."},
+             {"numpy.", "np."}})
       if (shortName.rfind(prefix, 0) == 0) {
         shortName = alias + shortName.substr(prefix.size());
         break;

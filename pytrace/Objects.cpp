@@ -282,6 +282,16 @@ const char *dunder(py::BinOpKind op) {
 
 V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
+  // `int | None`: a union of classes (types.UnionType), which may hold a class dkv does
+  // not model (opaque).
+  if (op == BinOpKind::BitOr)
+    if (V u = unionOf(a, b, r))
+      return u;
+  // Arithmetic on a number a scalar type made (np.int32(3) + 1) gives a number of the
+  // same kind in Python (a NumPy scalar, a JAX array): marked too.
+  if (scalarOfType(a) || scalarOfType(b))
+    return withScalarOfType(binop(op, withScalarOfType(a, false), withScalarOfType(b, false), r),
+                            true);
   // Opaque operands give an opaque result: it errors only where it decides something.
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque)
     return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
@@ -594,6 +604,8 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return boolean(!truth(v, r, "`not` on it"));
   if (v->kind == Kind::Opaque)
     return opaque(fmt::format("unary `{}` on it", py::toString(op)), r, v);
+  if (scalarOfType(v))
+    return withScalarOfType(unary(op, withScalarOfType(v, false), r), true);
   if (auto *a = dynCast<HostArrayV>(v); a && !a->isStruct) {
     if (op == UnaryOpKind::USub || op == UnaryOpKind::UAdd)
       return signedArray(*a, op == UnaryOpKind::USub);
@@ -739,6 +751,16 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
   }
   case Kind::Instance: {
     const auto &x = cast<InstanceV>(a);
+    if (x.cls == unionClass_) {
+      // Unions are equal when they hold the same classes, in any order.
+      if (cast<InstanceV>(b).cls != x.cls)
+        return false;
+      const auto &ma = cast<TupleV>(x.attrs->get("__args__")).items;
+      const auto &mb = cast<TupleV>(cast<InstanceV>(b).attrs->get("__args__")).items;
+      return ma.size() == mb.size() && std::all_of(ma.begin(), ma.end(), [&](const V &m) {
+               return std::find(mb.begin(), mb.end(), m) != mb.end();
+             });
+    }
     if (x.cls->dataclassFields) {
       if (cast<InstanceV>(b).cls != x.cls)
         return false;
@@ -2144,6 +2166,9 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
       out += ",";
     return out + close;
   };
+  // NumPy's repr of its scalars (`np.int32(6)`) and JAX's of arrays are theirs.
+  if (scalarOfType(v))
+    return std::nullopt;
   switch (v->kind) {
   case Kind::None:
     return "None";
@@ -2263,8 +2288,23 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
     return std::nullopt;
   }
   case Kind::Api:
-    if (auto *d = apiAs<DTypeObj>(v))
-      return fmt::format("dtype('{}')", d->name);
+    if (auto *d = apiAs<DTypeObj>(v)) {
+      // NumPy's and JAX's scalar types are classes (JAX's __module__ is jax.numpy); the
+      // name of NumPy's bool type depends on NumPy's version (bool_, bool since 2.0).
+      if (d->form != DTypeForm::Dtype && d->name.rfind("bool", 0) == 0)
+        return std::nullopt;
+      switch (d->form) {
+      case DTypeForm::NumpyType:
+        return fmt::format("<class 'numpy.{}'>", d->name);
+      case DTypeForm::JnpType:
+        return fmt::format("<class 'jax.numpy.{}'>", d->name);
+      case DTypeForm::Dtype:
+        return fmt::format("dtype('{}')", d->name);
+      case DTypeForm::Unknown:
+        return std::nullopt;
+      }
+      return std::nullopt;
+    }
     if (auto *t = apiAs<AxisTypeObj>(v))
       return axisKindName(t->kind); // AxisType.__repr__ returns the member's name
     if (auto *k = apiAs<DTypeKindObj>(v))
@@ -2280,6 +2320,12 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
 }
 
 std::optional<std::string> Interp::str(const V &v, SourceRange r) {
+  // str() of an integer NumPy scalar or JAX array is its digits; a float's is printed at
+  // its type's precision (np.float32(1/3) is 0.33333334), not kept here.
+  if (auto *i = dynCast<IntV>(v); i && i->scalarOfType)
+    return std::to_string(i->i);
+  if (scalarOfType(v))
+    return std::nullopt;
   switch (v->kind) {
   case Kind::Str:
     return cast<StrV>(v).s;

@@ -84,7 +84,11 @@ std::string typeName(const Value &v) {
 
 std::string apiTypeName(const ApiObject &a) {
   struct Names {
-    std::string operator()(const DTypeObj &) { return "dtype"; }
+    std::string operator()(const DTypeObj &d) {
+      return d.form == DTypeForm::NumpyType ? "type"
+             : d.form == DTypeForm::JnpType ? "_ScalarMeta"
+                                            : "dtype";
+    }
     std::string operator()(const DTypeKindObj &) { return "type"; }
     std::string operator()(const MemSpaceObj &) { return "MemorySpace"; }
     std::string operator()(const SemTypeObj &) { return "SemaphoreType"; }

@@ -100,11 +100,15 @@ struct IntV final : Value {
   static constexpr Kind kKind = Kind::Int;
   explicit IntV(int64_t i) : Value(kKind), i(i) {}
   const int64_t i;
+  /// Made by a scalar type (`np.int32(3)`: a NumPy scalar; `jnp.int32(3)`: a JAX array of
+  /// shape ()), kept as its number: isinstance and type() of it are refused.
+  bool scalarOfType = false;
 };
 struct FloatV final : Value {
   static constexpr Kind kKind = Kind::Float;
   explicit FloatV(double f) : Value(kKind), f(f) {}
   const double f;
+  bool scalarOfType = false; ///< as IntV's
 };
 struct StrV final : Value {
   static constexpr Kind kKind = Kind::Str;
