@@ -633,8 +633,51 @@ const AttrRow<DeviceObj> kDeviceAttrs[] = {
     {"platform", [](auto &in, auto &, auto &, auto) { return string(in.backendPlatform()); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };
-// `pltpu.get_tpu_info()`: tpu_info.py's TpuInfo of the chip (its fields and properties;
-// `chip_version` and the methods are opaque).
+// The bits of an element of a dtype (jax.dtypes.itemsize_bits), also of those dkv does
+// not model as element types (int4, float8, 64-bit ones); none for anything else.
+std::optional<int64_t> itemsizeBits(Interp &in, const V &v, SourceRange r) {
+  if (v->kind == Kind::Opaque)
+    in.opaqueNeeded(v, r, "an element type");
+  if (auto *str = dynCast<StrV>(v))
+    if (auto t = prim::dtypeFromPython("jnp." + str->s))
+      return ast::byteSize(*t) * 8;
+  auto *d = apiAs<DTypeObj>(v);
+  if (!d)
+    return std::nullopt;
+  if (d->dtype)
+    return ast::byteSize(*d->dtype) * 8;
+  static const std::pair<std::string_view, int64_t> kBits[] = {
+      {"int4", 4},    {"uint4", 4},    {"float8_e4m3fn", 8}, {"float8_e5m2", 8}, {"bool_", 8},
+      {"uint16", 16}, {"float64", 64}, {"int64", 64},        {"uint64", 64}};
+  for (const auto &[name, bits] : kBits)
+    if (d->name == name)
+      return bits;
+  return std::nullopt;
+}
+// `TpuInfo.get_sublane_tiling(dtype)` (tpu_info.py): the sublanes of a tile of that
+// element type, by the chip's generation (before 7x, 16- and 32-bit types keep the
+// sublane count and others pack 32 // bits per sublane; from 7x all pack).
+const BuiltinFn kTpuSublaneTiling{
+    "TpuInfo.get_sublane_tiling",
+    +[](Interp &in, CallCtx &c) -> V {
+      std::vector<V> a = c.bind(in, {"dtype"});
+      const V dtype = need(in, c, a, 0, "dtype");
+      const TpuChip &chip = *apiAs<TpuInfoObj>(c.self)->chip;
+      std::optional<int64_t> bits = itemsizeBits(in, dtype, c.range);
+      if (!bits)
+        unsupported(c.range, fmt::format("get_sublane_tiling of {} (not an element type dkv "
+                                         "knows the width of)",
+                                         typeName(*dtype)));
+      const int64_t sublanes = chip.figures.numSublanes;
+      if (chip.generation < 7)
+        return integer(*bits == 16 || *bits == 32 ? sublanes : sublanes * (32 / *bits));
+      if (chip.generation == 7 || chip.generation == 8)
+        return integer(sublanes * (32 / *bits));
+      in.raiseId("NotImplementedError", "TPU generation is not supported", c.range);
+    },
+    "", false};
+// `pltpu.get_tpu_info()`: tpu_info.py's TpuInfo of the chip (its fields and properties,
+// `get_sublane_tiling`; `chip_version` and the other methods are opaque).
 #define DKV_TPU_FIGURE(field, member)                                                              \
   {                                                                                                \
     field, [](auto &, auto &t, auto &, auto) { return integer(t.chip->figures.member); }           \
@@ -667,6 +710,8 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
      [](auto &, auto &t, auto &, auto) {
        return boolean(t.chip->coresPerDevice == 1 && t.chip->physicalCores > 1);
      }},
+    {"get_sublane_tiling",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(kTpuSublaneTiling, self); }},
 };
 #undef DKV_TPU_FIGURE
 const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
@@ -1900,7 +1945,9 @@ void registerHostJax(Registry &reg) {
             in, {"dimension_semantics", "allow_input_fusion", "vmem_limit_bytes", "collective_id",
                  "flags", "serialization_format", "internal_scratch_in_bytes",
                  "disable_bounds_checks", "has_side_effects", "skip_device_barrier", "kernel_type",
-                 "allow_collective_id_without_custom_barrier"});
+                 "allow_collective_id_without_custom_barrier", "disable_semaphore_checks",
+                 "shape_invariant_numerics", "use_tc_tiling_on_sc", "needs_layout_passes",
+                 "fuse_transposed_lhs_in_matmul", "opt_level"});
         CompilerParamsObj p;
         if (given(a[3]))
           p.collectiveId = in.toIndex(a[3], c.range, "collective_id");

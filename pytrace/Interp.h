@@ -219,7 +219,7 @@ public:
   void runMain(const py::Module &module, const support::SourceFile &file, bool asScript);
   /// The entries after the top level: test methods (with their cases) of the module's
   /// test classes, by id "Class::test_x[case]".
-  std::vector<std::string> testEntries();
+  std::vector<std::string> testEntries(const std::string &want = "");
   /// Runs one entry: "" (nothing more: the top level ran), a test id, a function name,
   /// or the call text of --call.
   void runEntry(const std::string &entry);
