@@ -1964,10 +1964,18 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.experimental.pallas.ds", "jax.experimental.pallas.dslice"},
       +[](Interp &in, CallCtx &c) -> V {
+        // jax/_src/indexing.py dslice: `ds(None)` is `:`, `ds(j)` is `:j` (`0:j`),
+        // `ds(None, n)` is `0:n`, `ds(i, n)` is `i:i+n`.
         std::vector<V> a = c.bind(in, {"start", "size", "stride"});
         if (given(a[2]))
           unsupported(c.range, "pl.ds with a stride");
-        return makeApi(DSliceObj{need(in, c, a, 0, "start"), need(in, c, a, 1, "size")});
+        V start = need(in, c, a, 0, "start");
+        if (!a[1]) {
+          if (start->kind == Kind::None)
+            return std::make_shared<SliceV>(none(), none(), none());
+          return makeApi(DSliceObj{integer(0), start});
+        }
+        return makeApi(DSliceObj{start->kind == Kind::None ? integer(0) : start, a[1]});
       });
   fn(
       {"jax.debug.print", "jax.experimental.pallas.debug_print"},
@@ -2018,6 +2026,30 @@ void registerHostJax(Registry &reg) {
         if (cls->kind == Kind::Opaque)
           return cls;
         in.getAttr(cls, "tree_unflatten", c.range);
+        return cls;
+      });
+  // `jax.tree_util.register_dataclass(cls, data_fields=None, meta_fields=None,
+  // drop_fields=())` returns `cls` (a class decorator). Without the field lists the class
+  // must be a dataclass (JAX's TypeErrors otherwise); as for the classes above, dkv does
+  // not flatten the instances.
+  fn(
+      {"jax.tree_util.register_dataclass"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"nodetype", "data_fields", "meta_fields", "drop_fields"});
+        V cls = need(in, c, a, 0, "nodetype");
+        const bool data = given(a[1]), meta = given(a[2]);
+        if (data != meta)
+          in.raiseId("TypeError",
+                     "register_dataclass: data_fields and meta_fields must both be specified "
+                     "when either is specified.",
+                     c.range);
+        if (cls->kind == Kind::Opaque || data)
+          return cls;
+        auto *k = dynCast<ClassV>(cls);
+        if (!k || !k->dataclassFields)
+          in.raiseId("TypeError",
+                     "register_dataclass: data_fields and meta_fields are required when "
+                     "nodetype is not a dataclass.",
+                     c.range);
         return cls;
       });
   fn(

@@ -45,6 +45,19 @@ V assertEqual(Interp &in, CallCtx &c, bool want) {
   return none();
 }
 
+// assertTupleEqual / assertListEqual / assertDictEqual: unittest's type check of both
+// arguments (its failure message), then assertEqual.
+V assertTypedEqual(Interp &in, CallCtx &c, Kind kind, const char *message) {
+  if (c.args.pos.size() < 2)
+    in.raiseId("TypeError", fmt::format("{}() missing required arguments", c.fn->name), c.range);
+  const char *which[] = {"First", "Second"};
+  for (size_t i = 0; i < 2; ++i)
+    if (computed(c.args.pos[i]) && c.args.pos[i]->kind != kind)
+      check(in, c, false,
+            fmt::format("{} {}: {}", which[i], message, show(in, c.args.pos[i], c.range)), 2);
+  return assertEqual(in, c, true);
+}
+
 V assertTruth(Interp &in, CallCtx &c, bool want) {
   if (c.args.pos.empty())
     in.raiseId("TypeError", fmt::format("{}() missing required argument", c.fn->name), c.range);
@@ -105,6 +118,18 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          in.raise("AssertionError", msg, c.range);
        }},
       {"assertEqual", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, true); }},
+      {"assertTupleEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::Tuple, "sequence is not a tuple");
+       }},
+      {"assertListEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::List, "sequence is not a list");
+       }},
+      {"assertDictEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::Dict, "argument is not a dictionary");
+       }},
       {"assertEquals", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, true); }},
       {"assertNotEqual", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, false); }},
       {"assertTrue", +[](Interp &in, CallCtx &c) -> V { return assertTruth(in, c, true); }},

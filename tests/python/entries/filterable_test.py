@@ -93,7 +93,7 @@ class BaseTest(ptu.PallasTPUTest):
 
   def test_base(self):
     assert not self.INTERPRET
-    run(1, False, self.pallas_call)
+    self.assertTupleEqual(run(1, False, self.pallas_call).shape, (8 * jax.device_count(), 128))
 
 
 class BaseInterpretTest(BaseTest):

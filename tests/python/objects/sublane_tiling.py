@@ -2,9 +2,13 @@
 # 8 sublanes; before TPU7x, 16- and 32-bit types keep 8 and narrower ones pack 32 // bits
 # per sublane, jax/_src/tpu_info.py), sizing the block as a library wrapper does; and
 # pltpu.CompilerParams with every keyword of JAX's dataclass (disable_semaphore_checks
-# and the others change no synchronisation). A right permute: verified.
+# and the others change no synchronisation); jax.dtypes.itemsize_bits, and a frozen
+# dataclass registered with jax.tree_util.register_dataclass (the class itself) holding
+# the block's rows, as tpu-inference's collective configs do. A right permute: verified.
 # dkv: tpu v6e
 # expect: ok
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -19,7 +23,22 @@ assert info.get_sublane_tiling(jnp.bfloat16) == 8
 assert info.get_sublane_tiling(dtype=jnp.int8) == 32
 assert info.get_sublane_tiling(jnp.int4) == 64
 assert info.get_sublane_tiling(jnp.zeros((2,), jnp.bfloat16).dtype) == 8
-rows = max(info.get_sublane_tiling(jnp.float32), 4)
+assert jax.dtypes.itemsize_bits(jnp.bfloat16) == 16
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Config:
+  dtype_bits: int
+  min_rows: int = 4
+
+  @property
+  def rows(self) -> int:
+    return max(info.get_sublane_tiling(jnp.float32) * 32 // self.dtype_bits, self.min_rows)
+
+
+rows = Config(jax.dtypes.itemsize_bits(jnp.float32)).rows
+assert rows == 8
 
 
 def kernel(x_ref, o_ref, send_sem, recv_sem):
