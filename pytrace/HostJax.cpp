@@ -712,6 +712,15 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
      }},
     {"get_sublane_tiling",
      [](auto &, auto &, auto &self, auto) { return builtinValue(kTpuSublaneTiling, self); }},
+    {"chip_version", [](auto &, auto &t, auto &, auto) { return makeApi(ChipVersionObj{t.chip}); }},
+};
+// Its `chip_version` (tpu_info.py ChipVersion): the chip's properties.
+const AttrRow<ChipVersionObj> kChipVersionAttrs[] = {
+    {"num_physical_tensor_cores_per_chip",
+     [](auto &, auto &v, auto &, auto) { return integer(v.chip->physicalCores); }},
+    {"supports_megacore",
+     [](auto &, auto &v, auto &, auto) { return boolean(v.chip->coresPerDevice > 1); }},
+    {"is_lite", [](auto &, auto &v, auto &, auto) { return boolean(v.chip->lite); }},
 };
 #undef DKV_TPU_FIGURE
 const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
@@ -926,6 +935,12 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kTpuInfoAttrs, name))
       return at->get(*this, *t, obj, r);
     return opaque(fmt::format("`.{}` of pltpu.get_tpu_info() (not modelled)", name), r);
+  }
+  if (auto *v = std::get_if<ChipVersionObj>(&a.data)) {
+    if (auto *at = findAttr(kChipVersionAttrs, name))
+      return at->get(*this, *v, obj, r);
+    return opaque(fmt::format("`.{}` of pltpu.get_tpu_info().chip_version (not modelled)", name),
+                  r);
   }
   if (auto *s = std::get_if<SparseCoreObj>(&a.data)) {
     if (auto *at = findAttr(kSparseCoreAttrs, name))

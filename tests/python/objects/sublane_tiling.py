@@ -4,7 +4,8 @@
 # pltpu.CompilerParams with every keyword of JAX's dataclass (disable_semaphore_checks
 # and the others change no synchronisation); jax.dtypes.itemsize_bits, and a frozen
 # dataclass registered with jax.tree_util.register_dataclass (the class itself) holding
-# the block's rows, as tpu-inference's collective configs do. A right permute: verified.
+# the block's rows, as tpu-inference's collective configs do; the chip_version's
+# properties. A right permute: verified.
 # dkv: tpu v6e
 # expect: ok
 import dataclasses
@@ -24,6 +25,9 @@ assert info.get_sublane_tiling(dtype=jnp.int8) == 32
 assert info.get_sublane_tiling(jnp.int4) == 64
 assert info.get_sublane_tiling(jnp.zeros((2,), jnp.bfloat16).dtype) == 8
 assert jax.dtypes.itemsize_bits(jnp.bfloat16) == 16
+chip = info.chip_version  # tpu_info.py ChipVersion.TPU_V6E
+assert chip.num_physical_tensor_cores_per_chip == 1 and chip.is_lite
+assert not chip.supports_megacore
 
 
 @jax.tree_util.register_dataclass
