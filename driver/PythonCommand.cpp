@@ -245,7 +245,7 @@ std::vector<PythonInstance> discoverPythonInstances(const InstanceOptions &optio
     return {};
   std::vector<PythonInstance> out;
   for (const pytrace::FoundInstance &f :
-       pytrace::discoverInstances(*p->parsed, sources.file(*id), p->options)) {
+       pytrace::discoverInstances(*p->parsed, sources.file(*id), p->options, options.entry)) {
     // An entry given on the command line selects its cases and kernels.
     const std::string &want = options.entry;
     bool selected = want.empty() || f.id == want ||

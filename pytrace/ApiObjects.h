@@ -186,6 +186,10 @@ struct NpRngObj {};
 struct TpuInfoObj {
   const TpuChip *chip = nullptr;
 };
+/// `pltpu.get_tpu_info().chip_version`: tpu_info.py's ChipVersion member of the chip.
+struct ChipVersionObj {
+  const TpuChip *chip = nullptr;
+};
 /// `pltpu.get_tpu_info().sparse_core` (and `plsc.get_sparse_core_info()`): the
 /// SparseCoreInfo of the chip `--tpu` names, one with SparseCores.
 struct SparseCoreObj {
@@ -324,7 +328,7 @@ using ApiData =
                  CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
                  SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj,
                  GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
-                 SparseCoreObj, StateRefObj, NpRngObj>;
+                 SparseCoreObj, StateRefObj, NpRngObj, ChipVersionObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

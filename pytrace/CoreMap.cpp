@@ -151,10 +151,8 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
                                "mesh (pltpu.TensorCoreMesh, pltpu.create_tensorcore_mesh) or a "
                                "SparseCore plsc.ScalarSubcoreMesh",
                                typeName(*mesh)));
-  if (!mesh_)
-    fail(r, "python-unknown-fact",
-         "pl.core_map is called outside a shard_map: dkv takes the mesh of the devices from the "
-         "enclosing shard_map(..., mesh=...)");
+  // Outside a shard_map the kernel runs on one device (its cores), as a pallas_call.
+  OneDeviceScope one(*this);
   if (inKernel_)
     unsupported(r, "a pl.core_map inside a kernel");
   KernelFn kfn = kernelFunction(body, r, "pl.core_map");

@@ -164,10 +164,19 @@ std::vector<Interp::TestCaseRef> Interp::collectTests(const std::string &want) {
   return out;
 }
 
-std::vector<std::string> Interp::testEntries() {
+std::vector<std::string> Interp::testEntries(const std::string &want) {
+  // The test cases `want` can select (all without it): its own id or absl name, the
+  // cases of a method it names (`Class::test_x` selects `Class::test_x[case]`), or the
+  // case whose kernel or example it names (`Class::test_x[case]#2`, `...[case][example]`).
+  const std::string w = want.substr(0, want.find('#'));
+  auto extends = [](const std::string &longer, const std::string &prefix) {
+    return longer.size() > prefix.size() && longer.compare(0, prefix.size(), prefix) == 0 &&
+           longer[prefix.size()] == '[';
+  };
   std::vector<std::string> ids;
-  for (const TestCaseRef &t : collectTests())
-    ids.push_back(t.id);
+  for (const TestCaseRef &t : collectTests(want))
+    if (w.empty() || t.id == w || t.absltestId == w || extends(t.id, w) || extends(w, t.id))
+      ids.push_back(t.id);
   return ids;
 }
 

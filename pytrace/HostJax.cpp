@@ -633,8 +633,51 @@ const AttrRow<DeviceObj> kDeviceAttrs[] = {
     {"platform", [](auto &in, auto &, auto &, auto) { return string(in.backendPlatform()); }},
     {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
 };
-// `pltpu.get_tpu_info()`: tpu_info.py's TpuInfo of the chip (its fields and properties;
-// `chip_version` and the methods are opaque).
+// The bits of an element of a dtype (jax.dtypes.itemsize_bits), also of those dkv does
+// not model as element types (int4, float8, 64-bit ones); none for anything else.
+std::optional<int64_t> itemsizeBits(Interp &in, const V &v, SourceRange r) {
+  if (v->kind == Kind::Opaque)
+    in.opaqueNeeded(v, r, "an element type");
+  if (auto *str = dynCast<StrV>(v))
+    if (auto t = prim::dtypeFromPython("jnp." + str->s))
+      return ast::byteSize(*t) * 8;
+  auto *d = apiAs<DTypeObj>(v);
+  if (!d)
+    return std::nullopt;
+  if (d->dtype)
+    return ast::byteSize(*d->dtype) * 8;
+  static const std::pair<std::string_view, int64_t> kBits[] = {
+      {"int4", 4},    {"uint4", 4},    {"float8_e4m3fn", 8}, {"float8_e5m2", 8}, {"bool_", 8},
+      {"uint16", 16}, {"float64", 64}, {"int64", 64},        {"uint64", 64}};
+  for (const auto &[name, bits] : kBits)
+    if (d->name == name)
+      return bits;
+  return std::nullopt;
+}
+// `TpuInfo.get_sublane_tiling(dtype)` (tpu_info.py): the sublanes of a tile of that
+// element type, by the chip's generation (before 7x, 16- and 32-bit types keep the
+// sublane count and others pack 32 // bits per sublane; from 7x all pack).
+const BuiltinFn kTpuSublaneTiling{
+    "TpuInfo.get_sublane_tiling",
+    +[](Interp &in, CallCtx &c) -> V {
+      std::vector<V> a = c.bind(in, {"dtype"});
+      const V dtype = need(in, c, a, 0, "dtype");
+      const TpuChip &chip = *apiAs<TpuInfoObj>(c.self)->chip;
+      std::optional<int64_t> bits = itemsizeBits(in, dtype, c.range);
+      if (!bits)
+        unsupported(c.range, fmt::format("get_sublane_tiling of {} (not an element type dkv "
+                                         "knows the width of)",
+                                         typeName(*dtype)));
+      const int64_t sublanes = chip.figures.numSublanes;
+      if (chip.generation < 7)
+        return integer(*bits == 16 || *bits == 32 ? sublanes : sublanes * (32 / *bits));
+      if (chip.generation == 7 || chip.generation == 8)
+        return integer(sublanes * (32 / *bits));
+      in.raiseId("NotImplementedError", "TPU generation is not supported", c.range);
+    },
+    "", false};
+// `pltpu.get_tpu_info()`: tpu_info.py's TpuInfo of the chip (its fields and properties,
+// `get_sublane_tiling`; `chip_version` and the other methods are opaque).
 #define DKV_TPU_FIGURE(field, member)                                                              \
   {                                                                                                \
     field, [](auto &, auto &t, auto &, auto) { return integer(t.chip->figures.member); }           \
@@ -667,6 +710,17 @@ const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
      [](auto &, auto &t, auto &, auto) {
        return boolean(t.chip->coresPerDevice == 1 && t.chip->physicalCores > 1);
      }},
+    {"get_sublane_tiling",
+     [](auto &, auto &, auto &self, auto) { return builtinValue(kTpuSublaneTiling, self); }},
+    {"chip_version", [](auto &, auto &t, auto &, auto) { return makeApi(ChipVersionObj{t.chip}); }},
+};
+// Its `chip_version` (tpu_info.py ChipVersion): the chip's properties.
+const AttrRow<ChipVersionObj> kChipVersionAttrs[] = {
+    {"num_physical_tensor_cores_per_chip",
+     [](auto &, auto &v, auto &, auto) { return integer(v.chip->physicalCores); }},
+    {"supports_megacore",
+     [](auto &, auto &v, auto &, auto) { return boolean(v.chip->coresPerDevice > 1); }},
+    {"is_lite", [](auto &, auto &v, auto &, auto) { return boolean(v.chip->lite); }},
 };
 #undef DKV_TPU_FIGURE
 const AttrRow<SparseCoreObj> kSparseCoreAttrs[] = {
@@ -881,6 +935,12 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kTpuInfoAttrs, name))
       return at->get(*this, *t, obj, r);
     return opaque(fmt::format("`.{}` of pltpu.get_tpu_info() (not modelled)", name), r);
+  }
+  if (auto *v = std::get_if<ChipVersionObj>(&a.data)) {
+    if (auto *at = findAttr(kChipVersionAttrs, name))
+      return at->get(*this, *v, obj, r);
+    return opaque(fmt::format("`.{}` of pltpu.get_tpu_info().chip_version (not modelled)", name),
+                  r);
   }
   if (auto *s = std::get_if<SparseCoreObj>(&a.data)) {
     if (auto *at = findAttr(kSparseCoreAttrs, name))
@@ -1938,7 +1998,9 @@ void registerHostJax(Registry &reg) {
             in, {"dimension_semantics", "allow_input_fusion", "vmem_limit_bytes", "collective_id",
                  "flags", "serialization_format", "internal_scratch_in_bytes",
                  "disable_bounds_checks", "has_side_effects", "skip_device_barrier", "kernel_type",
-                 "allow_collective_id_without_custom_barrier"});
+                 "allow_collective_id_without_custom_barrier", "disable_semaphore_checks",
+                 "shape_invariant_numerics", "use_tc_tiling_on_sc", "needs_layout_passes",
+                 "fuse_transposed_lhs_in_matmul", "opt_level"});
         CompilerParamsObj p;
         if (given(a[3]))
           p.collectiveId = in.toIndex(a[3], c.range, "collective_id");
@@ -1955,10 +2017,18 @@ void registerHostJax(Registry &reg) {
   fn(
       {"jax.experimental.pallas.ds", "jax.experimental.pallas.dslice"},
       +[](Interp &in, CallCtx &c) -> V {
+        // jax/_src/indexing.py dslice: `ds(None)` is `:`, `ds(j)` is `:j` (`0:j`),
+        // `ds(None, n)` is `0:n`, `ds(i, n)` is `i:i+n`.
         std::vector<V> a = c.bind(in, {"start", "size", "stride"});
         if (given(a[2]))
           unsupported(c.range, "pl.ds with a stride");
-        return makeApi(DSliceObj{need(in, c, a, 0, "start"), need(in, c, a, 1, "size")});
+        V start = need(in, c, a, 0, "start");
+        if (!a[1]) {
+          if (start->kind == Kind::None)
+            return std::make_shared<SliceV>(none(), none(), none());
+          return makeApi(DSliceObj{integer(0), start});
+        }
+        return makeApi(DSliceObj{start->kind == Kind::None ? integer(0) : start, a[1]});
       });
   fn(
       {"jax.debug.print", "jax.experimental.pallas.debug_print"},
@@ -2009,6 +2079,30 @@ void registerHostJax(Registry &reg) {
         if (cls->kind == Kind::Opaque)
           return cls;
         in.getAttr(cls, "tree_unflatten", c.range);
+        return cls;
+      });
+  // `jax.tree_util.register_dataclass(cls, data_fields=None, meta_fields=None,
+  // drop_fields=())` returns `cls` (a class decorator). Without the field lists the class
+  // must be a dataclass (JAX's TypeErrors otherwise); as for the classes above, dkv does
+  // not flatten the instances.
+  fn(
+      {"jax.tree_util.register_dataclass"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"nodetype", "data_fields", "meta_fields", "drop_fields"});
+        V cls = need(in, c, a, 0, "nodetype");
+        const bool data = given(a[1]), meta = given(a[2]);
+        if (data != meta)
+          in.raiseId("TypeError",
+                     "register_dataclass: data_fields and meta_fields must both be specified "
+                     "when either is specified.",
+                     c.range);
+        if (cls->kind == Kind::Opaque || data)
+          return cls;
+        auto *k = dynCast<ClassV>(cls);
+        if (!k || !k->dataclassFields)
+          in.raiseId("TypeError",
+                     "register_dataclass: data_fields and meta_fields are required when "
+                     "nodetype is not a dataclass.",
+                     c.range);
         return cls;
       });
   fn(

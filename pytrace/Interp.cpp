@@ -1432,6 +1432,15 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
   }
   case Kind::Api:
     return callApiObject(fn, cast<ApiObject>(fn), std::move(args), r);
+  case Kind::Wrapper: {
+    // A staticmethod object is callable (CPython 3.10+): a class body that decorates its
+    // methods with its own `@staticmethod` helper calls it. classmethod and property
+    // objects are not.
+    const auto &w = cast<WrapperV>(fn);
+    if (w.w == WrapperV::W::StaticMethod)
+      return call(w.fn, std::move(args), r);
+    break;
+  }
   case Kind::Opaque: {
     // An unknown callable: its result is opaque too. Given a Python function it might run a
     // kernel (jax.vmap(f), a host library), and inside a kernel it is an operation dkv

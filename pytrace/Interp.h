@@ -219,7 +219,7 @@ public:
   void runMain(const py::Module &module, const support::SourceFile &file, bool asScript);
   /// The entries after the top level: test methods (with their cases) of the module's
   /// test classes, by id "Class::test_x[case]".
-  std::vector<std::string> testEntries();
+  std::vector<std::string> testEntries(const std::string &want = "");
   /// Runs one entry: "" (nothing more: the top level ran), a test id, a function name,
   /// or the call text of --call.
   void runEntry(const std::string &entry);
@@ -778,5 +778,22 @@ std::vector<bool> canonicalAxes(Interp &in, std::vector<int64_t> &axes, int64_t 
                                 const char *repeated, SourceRange r);
 /// The methods of kernel values (a DMA descriptor's start/wait, a loaded value's astype).
 const BuiltinFn *kernelMethod(const V &self, const std::string &name);
+
+/// While a kernel outside any shard_map is traced (a pallas_call, pl.kernel or
+/// pl.core_map under jax.jit or eagerly, or the sequences of a jitted function's calls
+/// are made): the one-device mesh (docs/python.md "One device"). Inside a shard_map it
+/// changes nothing.
+struct OneDeviceScope {
+  explicit OneDeviceScope(Interp &in);
+  ~OneDeviceScope();
+  OneDeviceScope(const OneDeviceScope &) = delete;
+  OneDeviceScope &operator=(const OneDeviceScope &) = delete;
+
+private:
+  Interp &in_;
+  V saved_;
+  bool was_;
+  bool active_;
+};
 
 } // namespace dkv::pytrace

@@ -528,7 +528,7 @@ void registerJaxSrc(Registry &reg) {
       {"jax.experimental.pallas.empty"}, BuiltinFn{"pl.empty", plEmpty, "", false}, nullptr});
   reg.addRow(ApiRow{{"jax.numpy.pad", "numpy.pad"}, BuiltinFn{"jnp.pad", pad, "", false}, nullptr});
   reg.addModule("jax._src.dtypes");
-  reg.addRow(ApiRow{{"jax._src.dtypes.itemsize_bits"},
+  reg.addRow(ApiRow{{"jax._src.dtypes.itemsize_bits", "jax.dtypes.itemsize_bits"},
                     BuiltinFn{"dtypes.itemsize_bits", itemsizeBits, "", false},
                     nullptr});
   reg.addRow(ApiRow{

@@ -233,32 +233,20 @@ void leaves(Interp &in, const V &v, std::vector<V> &out, SourceRange r) {
 
 } // namespace
 
-namespace {
+OneDeviceScope::OneDeviceScope(Interp &in)
+    : in_(in), saved_(in.mesh_), was_(in.singleDevice_), active_(!in.mesh_) {
+  if (!active_)
+    return;
+  in_.mesh_ = makeApi(MeshObj{});
+  in_.singleDevice_ = true;
+}
 
-// While a pallas_call outside any shard_map is traced (or the sequences of a jitted
-// function's calls are made): the one-device mesh (docs/python.md "One device").
-struct OneDevice {
-  Interp &in;
-  V saved;
-  bool was;
-  bool active;
-  explicit OneDevice(Interp &i) : in(i), saved(i.mesh_), was(i.singleDevice_), active(!i.mesh_) {
-    if (!active)
-      return;
-    in.mesh_ = makeApi(MeshObj{});
-    in.singleDevice_ = true;
-  }
-  ~OneDevice() {
-    if (!active)
-      return;
-    in.mesh_ = saved;
-    in.singleDevice_ = was;
-  }
-  OneDevice(const OneDevice &) = delete;
-  OneDevice &operator=(const OneDevice &) = delete;
-};
-
-} // namespace
+OneDeviceScope::~OneDeviceScope() {
+  if (!active_)
+    return;
+  in_.mesh_ = saved_;
+  in_.singleDevice_ = was_;
+}
 
 void Interp::betweenCalls(SourceRange r, SourceRange before) {
   unsupported(r, fmt::format("a pallas_call that passes no semaphore, among the calls of a "
@@ -300,7 +288,7 @@ V Interp::callJit(const JitObj &j, Args args, SourceRange r) {
   }
   body_ = nullptr;
   if (!kernels.pending.empty()) {
-    OneDevice one(*this);
+    OneDeviceScope one(*this);
     sequences(kernels, r);
   }
   return out;
@@ -308,7 +296,7 @@ V Interp::callJit(const JitObj &j, Args args, SourceRange r) {
 
 V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   // Outside a shard_map the call runs on one device (jax.jit, or eagerly).
-  OneDevice one(*this);
+  OneDeviceScope one(*this);
   if (inKernel_)
     unsupported(r, "a pallas_call inside a kernel");
   KernelFn kfn = kernelFunction(pc.kernel, r, "pallas_call");
@@ -743,10 +731,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
 // becomes a kernel over `tensorcore_mesh` (docs/language.md "TensorCores"; a
 // ScalarSubcoreMesh's scalar subcores are its cores, docs/python.md "SparseCores").
 V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
-  if (!mesh_)
-    fail(r, "python-unknown-fact",
-         "pl.kernel is called outside a shard_map: dkv takes the mesh of the devices from the "
-         "enclosing shard_map(..., mesh=...)");
+  // Outside a shard_map the kernel runs on one device (its cores), as a pallas_call.
+  OneDeviceScope one(*this);
   if (inKernel_)
     unsupported(r, "a pl.kernel inside a kernel");
   KernelFn kfn = kernelFunction(pk.body, r, "pl.kernel");

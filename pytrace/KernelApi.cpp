@@ -964,11 +964,23 @@ V Interp::computeValue(ast::ComputeOp op, std::vector<V> operands, std::optional
 //===----------------------------------------------------------------------===//
 
 TE Interp::deviceTE(const V &id, const V &type, SourceRange r) {
-  if (singleDevice_)
-    fail(r, "python-unknown-fact",
-         "a device id in a pallas_call outside a shard_map: outside one the call runs on one "
-         "device, and dkv takes the mesh of the devices a remote DMA or signal reaches from the "
-         "enclosing shard_map(..., mesh=...)");
+  if (singleDevice_) {
+    // Outside a shard_map only the cores of the one device are reachable: a dict that
+    // names the TensorCore mesh's axis alone (`device_id={'x': i}` in a pl.core_map).
+    bool coresOnly = false;
+    auto *tc = apiAs<TcMeshObj>(tcMesh_);
+    if (auto *d = dynCast<DictV>(id); d && tc && !tc->sparse) {
+      coresOnly = true;
+      for (const Table::Entry &en : d->table.entries)
+        if (en.live)
+          coresOnly = coresOnly && en.key->kind == Kind::Str && cast<StrV>(en.key).s == tc->axis;
+    }
+    if (!coresOnly)
+      fail(r, "python-unknown-fact",
+           "a device id in a pallas_call outside a shard_map: outside one the call runs on one "
+           "device, and dkv takes the mesh of the devices a remote DMA or signal reaches from "
+           "the enclosing shard_map(..., mesh=...)");
+  }
   bool logical = false;
   if (type && type->kind != Kind::None) {
     auto *t = apiAs<DeviceIdTypeObj>(type);

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -536,6 +537,16 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
       return call(getAttr(b, "__r" + name + "__", r), Args{{a}, {}}, r);
   if (a->kind == Kind::Instance && cast<InstanceV>(a).cls->opaqueBase)
     return opaque(fmt::format("`{}` on a `{}` object", py::toString(op), typeName(*a)), r);
+  // `str | None`, `int | float`: type.__or__ / __ror__ make a types.UnionType when both
+  // sides are classes or None (not both None), as in annotations and type aliases
+  // evaluated at run time. dkv does not model the union itself: the value is opaque.
+  if (op == BinOpKind::BitOr && (a->kind == Kind::Class || b->kind == Kind::Class) &&
+      (a->kind == Kind::Class || a->kind == Kind::None) &&
+      (b->kind == Kind::Class || b->kind == Kind::None))
+    return opaque(fmt::format("the union type `{} | {}` (types.UnionType)",
+                              a->kind == Kind::None ? "None" : cast<ClassV>(a).name,
+                              b->kind == Kind::None ? "None" : cast<ClassV>(b).name),
+                  r);
   // `pltpu.SemaphoreType.DMA(()) @ mesh`, `pltpu.VMEM @ mesh`: JAX's memory space of one
   // core mesh (pallas CoreMemorySpace), for kernels of several meshes (MPMD).
   if (op == BinOpKind::MatMult && apiAs<TcMeshObj>(b) &&
@@ -802,6 +813,8 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
       return t->logical == std::get<DeviceIdTypeObj>(y).logical;
     if (auto *t = std::get_if<AxisTypeObj>(&x))
       return t->kind == std::get<AxisTypeObj>(y).kind;
+    if (auto *t = std::get_if<CoreTypeObj>(&x))
+      return t->name == std::get<CoreTypeObj>(y).name;
     if (auto *p = std::get_if<PSpecObj>(&x))
       return elementsEqual(p->entries, std::get<PSpecObj>(y).entries);
     if (auto *m = std::get_if<MeshObj>(&x))
@@ -1037,6 +1050,8 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
       return static_cast<Hash>(m->space) + (m->semaphore ? 55 : 77);
     if (auto *s = std::get_if<SemTypeObj>(&a))
       return static_cast<Hash>(s->kind) + 99;
+    if (auto *t = std::get_if<CoreTypeObj>(&a)) // equal by name (above)
+      return std::hash<std::string>{}(t->name);
     if (auto *p = std::get_if<PSpecObj>(&a)) {
       Hash h = 0x345678;
       for (const V &x : p->entries)
@@ -2014,6 +2029,30 @@ V Interp::iter(const V &v, SourceRange r) {
     }
     break;
   }
+  case Kind::Module: {
+    // JAX's enum classes that dkv keeps as namespaces of their members: iterating one
+    // gives the members in definition order, as iterating the Enum class does.
+    struct EnumNamespace {
+      std::string_view name;
+      std::vector<std::string> members;
+    };
+    static const EnumNamespace kEnums[] = {
+        {"jax.experimental.pallas.tpu.CoreType", {"TC", "SC_SCALAR_SUBCORE", "SC_VECTOR_SUBCORE"}},
+        {"jax.experimental.pallas.tpu.SemaphoreType", {"REGULAR", "DMA", "BARRIER"}},
+        {"jax.experimental.pallas.SemaphoreType", {"REGULAR", "DMA", "BARRIER"}},
+        {"jax.experimental.pallas.tpu.DeviceIdType", {"MESH", "LOGICAL"}},
+        {"jax.experimental.pallas.DeviceIdType", {"MESH", "LOGICAL"}},
+    };
+    const std::string &name = cast<ModuleV>(v).name;
+    for (const EnumNamespace &e : kEnums)
+      if (e.name == name) {
+        std::vector<V> values;
+        for (const std::string &m : e.members)
+          values.push_back(getAttr(v, m, r));
+        return iter(tuple(std::move(values)), r);
+      }
+    break;
+  }
   case Kind::Opaque:
     opaqueNeeded(v, r, "iterating over it");
   case Kind::Traced:
@@ -2307,6 +2346,8 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
     }
     if (auto *t = apiAs<AxisTypeObj>(v))
       return axisKindName(t->kind); // AxisType.__repr__ returns the member's name
+    if (auto *t = apiAs<CoreTypeObj>(v))
+      return t->name; // CoreType.__repr__ returns the member's name
     if (auto *k = apiAs<DTypeKindObj>(v))
       return fmt::format("<class 'numpy.{}'>", k->name);
     if (auto *p = apiAs<PSpecObj>(v)) {
@@ -2355,6 +2396,12 @@ std::optional<std::string> Interp::str(const V &v, SourceRange r) {
       return d->name;
     if (auto *t = apiAs<AxisTypeObj>(v))
       return fmt::format("AxisType.{}", axisKindName(t->kind)); // enum.Enum.__str__
+    if (auto *t = apiAs<CoreTypeObj>(v)) { // CoreType.__str__ returns the member's value
+      std::string value = t->name;
+      std::transform(value.begin(), value.end(), value.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      return value;
+    }
     return repr(v, r);
   default:
     return repr(v, r);

@@ -45,6 +45,19 @@ V assertEqual(Interp &in, CallCtx &c, bool want) {
   return none();
 }
 
+// assertTupleEqual / assertListEqual / assertDictEqual: unittest's type check of both
+// arguments (its failure message), then assertEqual.
+V assertTypedEqual(Interp &in, CallCtx &c, Kind kind, const char *message) {
+  if (c.args.pos.size() < 2)
+    in.raiseId("TypeError", fmt::format("{}() missing required arguments", c.fn->name), c.range);
+  const char *which[] = {"First", "Second"};
+  for (size_t i = 0; i < 2; ++i)
+    if (computed(c.args.pos[i]) && c.args.pos[i]->kind != kind)
+      check(in, c, false,
+            fmt::format("{} {}: {}", which[i], message, show(in, c.args.pos[i], c.range)), 2);
+  return assertEqual(in, c, true);
+}
+
 V assertTruth(Interp &in, CallCtx &c, bool want) {
   if (c.args.pos.empty())
     in.raiseId("TypeError", fmt::format("{}() missing required argument", c.fn->name), c.range);
@@ -105,6 +118,18 @@ const std::vector<BuiltinFn> &testCaseMethods() {
          in.raise("AssertionError", msg, c.range);
        }},
       {"assertEqual", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, true); }},
+      {"assertTupleEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::Tuple, "sequence is not a tuple");
+       }},
+      {"assertListEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::List, "sequence is not a list");
+       }},
+      {"assertDictEqual",
+       +[](Interp &in, CallCtx &c) -> V {
+         return assertTypedEqual(in, c, Kind::Dict, "argument is not a dictionary");
+       }},
       {"assertEquals", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, true); }},
       {"assertNotEqual", +[](Interp &in, CallCtx &c) -> V { return assertEqual(in, c, false); }},
       {"assertTrue", +[](Interp &in, CallCtx &c) -> V { return assertTruth(in, c, true); }},
@@ -321,6 +346,173 @@ V parameterized(Interp &in, CallCtx &c, bool named) {
   return makeApi(std::move(p));
 }
 
+// jax._src.test_util.sanitize_test_name: each run of the characters of
+// `[ "'\[\](){}<>=,._]+` becomes one "_".
+std::string sanitizeTestName(std::string_view s) {
+  static constexpr std::string_view kReplaced = " \"'[](){}<>=,._";
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (kReplaced.find(s[i]) == std::string_view::npos) {
+      out.push_back(s[i++]);
+      continue;
+    }
+    out.push_back('_');
+    while (i < s.size() && kReplaced.find(s[i]) != std::string_view::npos)
+      ++i;
+  }
+  return out;
+}
+
+// `jtu.parameterized_filterable(kwargs=[dict(...), ...], testcase_name=f,
+// one_containing=s)` (jax/_src/test_util.py): named_parameters over the dicts, each named
+// by `testcase_name(kw)`, else its own "testcase_name" key, else "k=v" of its keys sorted
+// and joined by "_", sanitized; `one_containing` keeps the first case whose name holds it,
+// renamed "" (the test's own name).
+V parameterizedFilterable(Interp &in, CallCtx &c) {
+  std::vector<V> a = c.bind(in, {"*", "kwargs", "testcase_name", "one_containing"});
+  if (!a[0])
+    in.raiseId("TypeError",
+               "parameterized_filterable() missing 1 required keyword-only argument: 'kwargs'",
+               c.range);
+  const V key = string("testcase_name");
+  auto strOf = [&](const V &v, const char *what) {
+    if (v->kind == Kind::Opaque)
+      in.opaqueNeeded(v, c.range, what);
+    auto t = in.str(v, c.range);
+    if (!t)
+      in.opaqueNeeded(v, c.range, what);
+    return *t;
+  };
+  std::vector<V> cases;
+  for (const V &kw : in.toVector(a[0], c.range)) {
+    auto *d = dynCast<DictV>(kw);
+    if (!d)
+      unsupported(c.range, fmt::format("a case of jtu.parameterized_filterable that is a {}, "
+                                       "not a dict of the test's keyword arguments",
+                                       typeName(*kw)));
+    std::string name;
+    if (a[1] && a[1]->kind != Kind::None) {
+      // dict(testcase_name=sanitize(str(testcase_name(kw))), **kw): a new dict.
+      name = sanitizeTestName(strOf(in.call(a[1], Args{{kw}, {}}, c.range), "a test case name"));
+      if (in.dictGet(d->table, key, c.range))
+        in.raiseId("TypeError", "dict() got multiple values for keyword argument 'testcase_name'",
+                   c.range);
+      auto out = std::make_shared<DictV>();
+      in.dictSet(out->table, key, string(name), c.range);
+      for (const Table::Entry &e : d->table.entries)
+        if (e.live)
+          in.dictSet(out->table, e.key, e.value, c.range);
+      cases.push_back(out);
+      continue;
+    }
+    // kw["testcase_name"] = sanitize(kw.get("testcase_name") or the joined keys): in place.
+    if (V own = in.dictGet(d->table, key, c.range); own && own->kind != Kind::None) {
+      if (own->kind != Kind::Str)
+        in.raiseId("TypeError",
+                   fmt::format("expected string or bytes-like object, got '{}'", typeName(*own)),
+                   c.range);
+      name = cast<StrV>(own).s;
+    } else {
+      std::vector<std::string> keys;
+      for (const Table::Entry &e : d->table.entries)
+        if (e.live) {
+          if (e.key->kind != Kind::Str)
+            unsupported(c.range, "a case of jtu.parameterized_filterable with a key that is "
+                                 "not a string");
+          keys.push_back(cast<StrV>(e.key).s);
+        }
+      std::sort(keys.begin(), keys.end());
+      for (size_t i = 0; i < keys.size(); ++i)
+        name += (i ? "_" : "") + keys[i] + "=" +
+                strOf(in.dictGet(d->table, string(keys[i]), c.range), "a test case name");
+    }
+    in.dictSet(d->table, key, string(sanitizeTestName(name)), c.range);
+    cases.push_back(kw);
+  }
+  if (a[2] && a[2]->kind != Kind::None) {
+    const std::string want = strOf(a[2], "one_containing");
+    V chosen;
+    for (const V &kw : cases)
+      if (cast<StrV>(in.dictGet(cast<DictV>(kw).table, key, c.range)).s.find(want) !=
+          std::string::npos) {
+        chosen = kw;
+        break;
+      }
+    if (!chosen) {
+      std::string names;
+      for (const V &kw : cases)
+        names += (names.empty() ? "" : "\n  ") +
+                 cast<StrV>(in.dictGet(cast<DictV>(kw).table, key, c.range)).s;
+      in.raiseId("AssertionError",
+                 fmt::format("No testcase_name contains '{}'. The testcase_name values are\n  {}",
+                             want, names),
+                 c.range);
+    }
+    in.dictSet(cast<DictV>(chosen).table, key, string(""), c.range);
+    cases = {chosen};
+  }
+  CallCtx named = c;
+  named.args = Args{{list(std::move(cases))}, {}};
+  return parameterized(in, named, true);
+}
+
+// JAX's Pallas test bases (jax/_src/pallas/pallas_test_util.py), which JAX's Pallas TPU
+// tests derive from: `PallasTest` (class attribute INTERPRET = False; setUp skips an
+// interpret test off the CPU and a compiled one on the CPU, and stops on a CUDA GPU, whose
+// compute capability dkv does not know; `self.pallas_call(...)` is pl.pallas_call with
+// `interpret=self.INTERPRET`) and `PallasTPUTest` (setUp skips a compiled test off a TPU,
+// then PallasTest's).
+bool interpretOf(Interp &in, CallCtx &c) {
+  return in.truth(in.getAttr(c.self, "INTERPRET", c.range), c.range, "INTERPRET");
+}
+[[noreturn]] void skipWith(Interp &in, CallCtx &c, const char *reason) {
+  Args args;
+  args.pos.push_back(string(reason));
+  throw PyRaise{
+      in.makeException(in.exceptionClass("SkipTest"), std::move(args)), c.range, "", {}, 0};
+}
+V pallasSetUp(Interp &in, CallCtx &c) {
+  const bool interpret = interpretOf(in, c);
+  const std::string platform = in.platformUnderTest();
+  if (platform != "cpu" && interpret)
+    skipWith(in, c, "Only run interpret tests on CPU.");
+  if (!interpret) {
+    if (platform == "cpu")
+      skipWith(in, c, "On CPU the test works only in interpret mode");
+    if (platform == "cuda")
+      unsupported(c.range, "PallasTest.setUp on a CUDA GPU (it skips by the GPU's compute "
+                           "capability, which dkv does not know)");
+  }
+  return none(); // JaxTestCase.setUp
+}
+const BuiltinFn kPallasTpuSetUp{"PallasTPUTest.setUp",
+                                +[](Interp &in, CallCtx &c) -> V {
+                                  if (in.platformUnderTest() != "tpu" && !interpretOf(in, c))
+                                    skipWith(in, c, "Test requires TPUs");
+                                  return pallasSetUp(in, c);
+                                },
+                                "", false};
+const std::vector<BuiltinFn> &pallasTestMethods() {
+  static const std::vector<BuiltinFn> fns = {
+      {"PallasTest.setUp", pallasSetUp},
+      {"PallasTest.pallas_call",
+       +[](Interp &in, CallCtx &c) -> V {
+         static const ApiRow *const kPallasCall =
+             Registry::get().find("jax.experimental.pallas.pallas_call");
+         Args args = c.args;
+         for (const auto &kv : args.kw)
+           if (kv.first == "interpret")
+             in.raiseId("TypeError",
+                        "jax._src.pallas.pallas_call.pallas_call() got multiple values for "
+                        "keyword argument 'interpret'",
+                        c.range);
+         args.kw.emplace_back("interpret", in.getAttr(c.self, "INTERPRET", c.range));
+         return in.callBuiltin(kPallasCall->fn, nullptr, std::move(args), c.range);
+       }},
+  };
+  return fns;
+}
+
 } // namespace
 
 // The platform of the devices under test: "tpu", or what `--set
@@ -356,6 +548,16 @@ ClassP Interp::testCaseClass(const std::string &which) {
   } else if (which == "parameterized") {
     c = makeClass("TestCase", {testCaseClass("absltest")}, ClassRole::TestCase,
                   "absl.testing.parameterized");
+  } else if (which == "pallas") {
+    c = makeClass("PallasTest", {testCaseClass("jax")}, ClassRole::TestCase,
+                  "jax._src.pallas.pallas_test_util");
+    c->dict->set("INTERPRET", boolean(false));
+    for (const BuiltinFn &fn : pallasTestMethods())
+      c->dict->set(fn.name.substr(fn.name.find('.') + 1), builtinValue(fn));
+  } else if (which == "pallas_tpu") {
+    c = makeClass("PallasTPUTest", {testCaseClass("pallas")}, ClassRole::TestCase,
+                  "jax._src.pallas.pallas_test_util");
+    c->dict->set("setUp", builtinValue(kPallasTpuSetUp));
   } else {
     c = makeClass("JaxTestCase", {testCaseClass("parameterized")}, ClassRole::TestCase,
                   "jax._src.test_util");
@@ -388,6 +590,13 @@ void registerTesting(Registry &reg) {
       +[](Interp &in) -> V { return in.testCaseClass("parameterized"); });
   constant(
       {"jax._src.test_util.JaxTestCase"}, +[](Interp &in) -> V { return in.testCaseClass("jax"); });
+  reg.addModule("jax._src.pallas.pallas_test_util");
+  constant(
+      {"jax._src.pallas.pallas_test_util.PallasTest"},
+      +[](Interp &in) -> V { return in.testCaseClass("pallas"); });
+  constant(
+      {"jax._src.pallas.pallas_test_util.PallasTPUTest"},
+      +[](Interp &in) -> V { return in.testCaseClass("pallas_tpu"); });
   constant(
       {"unittest.SkipTest", "absl.testing.absltest.SkipTest"},
       +[](Interp &in) -> V { return in.exceptionClass("SkipTest"); });
@@ -493,11 +702,15 @@ void registerTesting(Registry &reg) {
         }
         return makeApi(std::move(p));
       });
+  fn(
+      {"jax._src.test_util.parameterized_filterable"},
+      +[](Interp &in, CallCtx &c) -> V { return parameterizedFilterable(in, c); });
   // JAX's test utilities: decorators that change configuration, and device queries. The
   // TPU generation is not a fact dkv models: such queries are opaque.
   fn(
       {"jax._src.test_util.with_config", "jax._src.test_util.skip_on_devices",
-       "jax._src.test_util.run_on_devices", "jax._src.test_util.thread_unsafe_test_class"},
+       "jax._src.test_util.run_on_devices", "jax._src.test_util.thread_unsafe_test_class",
+       "jax._src.test_util.thread_unsafe_test"},
       +[](Interp &, CallCtx &c) -> V {
         static const BuiltinFn id{"jtu.<decorator>",
                                   +[](Interp &, CallCtx &c2) -> V {

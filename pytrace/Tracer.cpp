@@ -143,7 +143,7 @@ std::string callOf(const TraceOptions &o) {
 
 std::vector<FoundInstance> discoverInstances(const py::Module &module,
                                              const support::SourceFile &file,
-                                             const TraceOptions &options) {
+                                             const TraceOptions &options, const std::string &want) {
   std::vector<FoundInstance> out;
   // The k-th kernel (from 1) of an entry: the entry itself for the first, `entry#k` after.
   auto idOf = [](const std::string &entry, size_t k) {
@@ -187,7 +187,7 @@ std::vector<FoundInstance> discoverInstances(const py::Module &module,
         out = {{"", "", std::nullopt, true, ""}};
       return out;
     }
-    std::optional<TraceError> listErr = guarded(in, [&] { tests = in.testEntries(); });
+    std::optional<TraceError> listErr = guarded(in, [&] { tests = in.testEntries(want); });
     if (listErr)
       tests.clear();
   }

@@ -68,10 +68,14 @@ struct FoundInstance {
 /// lists the instances `dkv check FILE.py` checks, in order: the top level's kernels,
 /// then the test cases'. An entry that traces no kernel and is not skipped gives no
 /// instance unless it fails; a file with no instance at all gives one failing instance
-/// "" (its error is python-no-kernel). Never throws.
+/// "" (its error is python-no-kernel). With `want` (an entry the command line names,
+/// `Class::test_x[case]`, its absl name, or a prefix of them up to `[` or `#`), only the
+/// test cases it can select are run: a file of thousands of cases is not run whole to
+/// check one. Never throws.
 std::vector<FoundInstance> discoverInstances(const py::Module &module,
                                              const support::SourceFile &file,
-                                             const TraceOptions &options);
+                                             const TraceOptions &options,
+                                             const std::string &want = "");
 
 /// Traces the instance `id` (as discoverInstances names it; "" is the top level's first
 /// kernel) into a `.dk` module (one mesh, one kernel) whose nodes carry the Python
