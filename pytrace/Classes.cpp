@@ -37,7 +37,7 @@ bool Namespace::erase(const std::string &name) {
 
 ClassP Interp::makeClass(std::string name, std::vector<ClassP> bases, ClassRole role,
                          std::string module) {
-  auto c = std::make_shared<ClassV>();
+  auto c = track(std::make_shared<ClassV>());
   c->name = std::move(name);
   c->module = std::move(module);
   c->role = role;
@@ -596,7 +596,7 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
   std::vector<V> decorators;
   for (const py::ExprPtr &d : cd.decorators)
     decorators.push_back(eval(*d, f));
-  auto cls = std::make_shared<ClassV>();
+  auto cls = track(std::make_shared<ClassV>());
   cls->name = cd.name;
   cls->range = cd.range;
   V mod = f.globals->dict->get("__name__");
@@ -723,7 +723,7 @@ V Interp::classDef(const py::ClassDef &cd, Frame &f) {
             equal(cast<InstanceV>(e.value).attrs->get("_value_"), value, cd.range).value_or(false))
           member = e.value;
       if (!member) {
-        auto inst = std::make_shared<InstanceV>(cls);
+        auto inst = track(std::make_shared<InstanceV>(cls));
         inst->attrs->set("_name_", string(n));
         inst->attrs->set("_value_", value);
         inst->attrs->set("name", string(n));
@@ -927,7 +927,7 @@ V Interp::newNamedTuple(const ClassP &c, Args args, SourceRange r) {
 }
 
 V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {
-  auto inst = std::make_shared<InstanceV>(c);
+  auto inst = track(std::make_shared<InstanceV>(c));
   V self = inst;
   if (c->role == ClassRole::BaseException)
     inst->attrs->set("args", tuple(args.pos));

@@ -168,7 +168,7 @@ V Interp::callCoreMap(const V &mesh, const V &body, const V &cp, SourceRange r) 
     tcMesh_ = nullptr;
   };
   // The kernel is named after the body unless that is `_` or a lambda.
-  auto named = std::make_shared<FunctionV>();
+  auto named = track(std::make_shared<FunctionV>());
   static const std::set<std::string_view> kAnonymous{"_", "<lambda>"};
   named->name = kAnonymous.count(kf.name) ? std::string("core_map") : kf.name;
   named->qualname = kf.qualname;

@@ -25,6 +25,39 @@ Interp::Interp(const TraceOptions &options, support::SourceManager *sources)
   initBuiltins();
 }
 
+Interp::~Interp() {
+  auto clear = [](Namespace &ns) {
+    ns.items.clear();
+    ns.index.clear();
+  };
+  for (const std::weak_ptr<Value> &w : made_) {
+    std::shared_ptr<Value> v = w.lock();
+    if (!v)
+      continue;
+    if (auto *c = dynCast<ClassV>(v)) {
+      c->mro.clear();
+      c->bases.clear();
+      clear(*c->dict);
+      c->opaqueBase.reset();
+      c->fieldDefault.clear();
+      c->fieldFactory.clear();
+    } else if (auto *f = dynCast<FunctionV>(v)) {
+      f->globals.reset();
+      f->closure.clear();
+      f->defaults.clear();
+      clear(*f->attrs);
+    } else if (auto *i = dynCast<InstanceV>(v)) {
+      clear(*i->attrs);
+    }
+  }
+  for (const auto &[name, m] : modules_)
+    clear(*m->dict);
+  if (main_)
+    clear(*main_->dict);
+  if (sysModules_)
+    sysModules_->table = Table{};
+}
+
 void Interp::runMain(const py::Module &module, const support::SourceFile &file, bool asScript) {
   // The search path: the file's directory (as `python FILE.py` has), the directory above
   // the file's package (its root found through `__init__.py`), then --python-path.

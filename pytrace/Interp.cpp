@@ -306,7 +306,7 @@ const ScopeInfo &Interp::scopeOf(const void *node, const ModuleP &m) {
 V Interp::makeFunction(const std::string &name, const void *node,
                        const std::vector<py::Param> &params, const py::Body *body,
                        const py::Expr *lambda, SourceRange range, Frame &f) {
-  auto fn = std::make_shared<FunctionV>();
+  auto fn = track(std::make_shared<FunctionV>());
   fn->name = name;
   std::string outer;
   if (f.function)

@@ -209,6 +209,13 @@ std::string freshName(std::string base, std::set<std::string> &used);
 class Interp {
 public:
   Interp(const TraceOptions &options, support::SourceManager *sources);
+  /// Frees what the run made: CPython's collector frees reference cycles (a class in its
+  /// own MRO, a function in its module's globals, an enum member in its class); here the
+  /// references of the objects the run made are cut when it ends, so that the runs of a
+  /// test file's entries, each an Interp of its own, do not all stay in memory.
+  ~Interp();
+  Interp(const Interp &) = delete;
+  Interp &operator=(const Interp &) = delete;
 
   //--- running --------------------------------------------------------------------
   /// Runs the main module's top level (`file`, parsed as `module`).
@@ -399,6 +406,18 @@ public:
   ModuleP modelledModule(const std::string &canonical, const std::string &name);
   V moduleAttr(const ModuleP &m, const std::string &name, SourceRange r);
   std::map<std::string, ModuleP> modules_; ///< the modules loaded, by name
+  /// The classes, functions and instances the run made (~Interp cuts their references);
+  /// `track` adds one, dropping the dead ones when the list has doubled.
+  std::vector<std::weak_ptr<Value>> made_;
+  size_t madeCompacted_ = 64;
+  template <class T> std::shared_ptr<T> track(std::shared_ptr<T> v) {
+    if (made_.size() >= 2 * madeCompacted_) {
+      std::erase_if(made_, [](const std::weak_ptr<Value> &w) { return w.expired(); });
+      madeCompacted_ = std::max<size_t>(64, made_.size());
+    }
+    made_.push_back(v);
+    return v;
+  }
   /// `sys.modules`: the modules loaded so far in load order, a dict the file may read
   /// and change (made at the first load; an import looks in it once the file has read it).
   std::shared_ptr<DictV> sysModules_;

@@ -734,7 +734,7 @@ void registerStdlib(Registry &reg) {
           return in.call(in.getAttr(x, "copy", c.range), Args{}, c.range);
         case Kind::Instance: {
           auto &src = cast<InstanceV>(x);
-          auto out = std::make_shared<InstanceV>(src.cls);
+          auto out = in.track(std::make_shared<InstanceV>(src.cls));
           *out->attrs = *src.attrs;
           return out;
         }
