@@ -1157,6 +1157,15 @@ int64_t Interp::toIndex(const V &v, SourceRange r, std::string_view what) {
   if (auto *inst = dynCast<InstanceV>(v))
     if (lookupClassAttr(inst->cls, "__index__"))
       return toIndex(call(getAttr(v, "__index__", r), Args{}, r), r, what);
+  // A JAX or NumPy array's __index__ (JAX's defers to NumPy's): a 0-d integer array is its
+  // value, any other array NumPy's TypeError.
+  if (auto *h = dynCast<HostArrayV>(v); h && !h->isStruct && !h->key) {
+    if (!h->shape.empty() || !ast::isInteger(h->dtype))
+      raise("TypeError", "only integer scalar arrays can be converted to a scalar index", r);
+    if (h->contents && h->contents->size() == 1)
+      return (*h->contents)[0];
+    opaqueNeeded(opaque("the value of the array", r, v), r, what);
+  }
   raise("TypeError", fmt::format("'{}' object cannot be interpreted as an integer", typeName(*v)),
         r);
 }
@@ -1275,7 +1284,8 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
     }
     if (key->kind == Kind::Opaque)
       return opaque("indexing with it", r, key);
-    if (!isIntLike(key) && key->kind != Kind::Traced && key->kind != Kind::Instance)
+    if (!isIntLike(key) && key->kind != Kind::Traced && key->kind != Kind::Instance &&
+        key->kind != Kind::HostArray)
       raise("TypeError",
             fmt::format("{} indices must be integers or slices, not {}", typeName(*obj),
                         typeName(*key)),
@@ -1802,7 +1812,8 @@ void Interp::setItem(const V &obj, const V &key, const V &value, SourceRange r) 
     }
     if (key->kind == Kind::Opaque)
       opaqueNeeded(key, r, "a list index");
-    if (!isIntLike(key) && key->kind != Kind::Traced && key->kind != Kind::Instance)
+    if (!isIntLike(key) && key->kind != Kind::Traced && key->kind != Kind::Instance &&
+        key->kind != Kind::HostArray)
       raise("TypeError",
             fmt::format("list indices must be integers or slices, not {}", typeName(*key)), r);
     int64_t i = toIndex(key, r, "a list index");
