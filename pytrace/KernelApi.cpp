@@ -647,14 +647,14 @@ V dims(const std::vector<int64_t> &shape) {
   return tuple(std::move(out));
 }
 
-// The attributes of refs and semaphores (`.shape` and `.ndim` of a ref only: of its
-// view, without the dimensions an index removed).
+// The attributes of refs and semaphores: `.shape` and `.ndim` of a ref's or a semaphore
+// array's view, without the dimensions an index removed (a semaphore ref has the shape of
+// its array in JAX, `SemaphoreType.DMA((2,))` is `(2,)`); `.dtype` of a ref only (a
+// semaphore's is a semaphore type, not modelled).
 const AttrRow<RefV> kRefAttrs[] = {
     {"at", [](auto &, auto &, auto &self, auto) { return makeApi(AtObj{self}); }},
     {"shape",
      [](auto &, auto &ref, auto &self, auto r) -> V {
-       if (self->kind != Kind::Ref)
-         return nullptr;
        std::optional<std::vector<int64_t>> shape = viewShape(ref);
        if (!shape)
          unsupported(r, "the shape of a ref view with a per-device slice");
@@ -670,8 +670,6 @@ const AttrRow<RefV> kRefAttrs[] = {
      }},
     {"ndim",
      [](auto &, auto &ref, auto &self, auto) -> V {
-       if (self->kind != Kind::Ref)
-         return nullptr;
        size_t n = 0;
        for (size_t d = 0; d < ref.dims.size(); ++d)
          n += !(d < ref.subs.size() && ref.subs[d].kind == ast::Subscript::Kind::Index);
