@@ -66,8 +66,8 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
   std::vector<RootCause::Rule> rules(findings.size(), RootCause::Rule::Single);
   std::set<std::string> receiveSide; // "dma|..." causes that include a receive side
   // A DMA whose receive side adds a unit to a regular semaphore: the "units|..." cause
-  // its open receive side joins, by the DMA's start.
-  std::map<std::string, std::string> unitReceive;
+  // its open receive side joins (and that semaphore's declaration), by the DMA's start.
+  std::map<std::string, std::pair<std::string, SourceLoc>> unitReceive;
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding &f = findings[i];
     const FindingFacts &x = f.facts;
@@ -81,7 +81,7 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
       keyLocs[i] = {x.semaphore};
       rules[i] = RootCause::Rule::UnwaitedUnits;
       if (x.what == What::ExitDma && x.dst)
-        unitReceive["dma|" + w.loc(x.dma)] = keys[i];
+        unitReceive["dma|" + w.loc(x.dma)] = {keys[i], x.semaphore};
     } else if (x.what == What::ExitDma) {
       keys[i] = "dma|" + w.loc(x.dma);
       keyLocs[i] = {x.dma};
@@ -126,8 +126,8 @@ std::vector<RootCause> rootCauses(const std::vector<Finding> &findings,
     } else if (auto it = unitReceive.find("dma|" + w.loc(x.dma)); findings[i].suppressed.empty() &&
                                                                   x.what == What::LandOutside &&
                                                                   it != unitReceive.end()) {
-      keys[i] = it->second;
-      keyLocs[i] = {findings[i].facts.dma};
+      keys[i] = it->second.first;
+      keyLocs[i] = {it->second.second}; // as the cause's other findings: the semaphore
       rules[i] = RootCause::Rule::UnwaitedUnits;
     }
   }
