@@ -31,6 +31,30 @@ const char *severityName(Severity s) {
 // Source lines can be huge (a 10 MB one-line file); show a window around the caret.
 constexpr size_t kMaxShownLine = 160;
 
+// The length of the UTF-8 character `s` starts with (2 to 4 bytes, 1 for ASCII), or 0 when
+// its first bytes are no well-formed UTF-8 (RFC 3629: no overlong forms or surrogates).
+size_t utf8Length(std::string_view s) {
+  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  if (s.empty())
+    return 0;
+  if (b(0) < 0x80)
+    return 1;
+  size_t n = b(0) >= 0xc2 && b(0) <= 0xdf   ? 2
+             : b(0) >= 0xe0 && b(0) <= 0xef ? 3
+             : b(0) >= 0xf0 && b(0) <= 0xf4 ? 4
+                                            : 0;
+  if (n == 0 || s.size() < n)
+    return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((b(i) & 0xc0) != 0x80)
+      return 0;
+  // The second byte's range after E0, ED, F0 and F4 (overlong, surrogate, beyond U+10FFFF).
+  if ((b(0) == 0xe0 && b(1) < 0xa0) || (b(0) == 0xed && b(1) > 0x9f) ||
+      (b(0) == 0xf0 && b(1) < 0x90) || (b(0) == 0xf4 && b(1) > 0x8f))
+    return 0;
+  return n;
+}
+
 const SourceFile *fileOf(const SourceManager *sources, SourceLoc loc) {
   return sources ? sources->find(loc.file) : nullptr;
 }
@@ -69,22 +93,34 @@ void renderSnippet(std::ostream &out, const SourceManager *sources, SourceRange 
   if (line.size() > kMaxShownLine && caret > kMaxShownLine / 2)
     start = std::min(caret - kMaxShownLine / 2, line.size() - std::min(line.size(), kMaxShownLine));
   std::string_view shown = line.substr(std::min(start, line.size()), kMaxShownLine);
+  size_t end = caret + 1;
+  if (range.end.file == loc.file && range.end.line == loc.line && range.end.col > loc.col)
+    end = caret + (range.end.col - loc.col);
   std::string text;
   std::string marker;
-  for (size_t i = 0; i < shown.size(); ++i) {
+  size_t shownChars = 0, underlined = 0;
+  for (size_t i = 0; i < shown.size();) {
     unsigned char c = static_cast<unsigned char>(shown[i]);
-    // Keep the caret aligned and the terminal clean: tabs stay tabs, other
-    // control and non-ASCII bytes print as '?'.
-    char shownChar = c == '\t' ? '\t' : (c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c));
-    text.push_back(shownChar);
+    // Columns count bytes; the line prints as its UTF-8 and the caret moves one place per
+    // character. Keep the terminal clean: tabs stay tabs, other control bytes and bytes
+    // that are no UTF-8 character print as '?'.
+    size_t n = utf8Length(shown.substr(i));
+    if (n > 1)
+      text.append(shown.substr(i, n));
+    else
+      text.push_back(c == '\t' ? '\t' : (c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c)));
+    if (n == 0)
+      n = 1;
     if (start + i < caret)
       marker.push_back(c == '\t' ? '\t' : ' ');
+    else if (start + i < end)
+      ++underlined;
+    ++shownChars;
+    i += n;
   }
   out << "  " << text << "\n";
-  size_t width = 1;
-  if (range.end.file == loc.file && range.end.line == loc.line && range.end.col > loc.col)
-    width = range.end.col - loc.col;
-  width = std::min(width, shown.size() > marker.size() ? shown.size() - marker.size() : 1);
+  size_t width = std::min(std::max<size_t>(underlined, 1),
+                          shownChars > marker.size() ? shownChars - marker.size() : 1);
   out << "  " << marker << "^" << std::string(width > 1 ? width - 1 : 0, '~') << "\n";
 }
 

@@ -107,6 +107,24 @@ TEST(SourceManager, EachLocationRendersWithItsOwnFile) {
                        "  ^~~~~~\n");
 }
 
+TEST(SourceManager, NonAsciiLinesPrintTheirUtf8WithTheCaretPerCharacter) {
+  SourceManager sources;
+  // `x = "é→😀" + y`: é is 2 bytes, → 3, 😀 4; `+` is byte column 17, `y` 19.
+  FileId f = sources.add("k.py", "x = \"\xc3\xa9\xe2\x86\x92\xf0\x9f\x98\x80\" + y\n"
+                                 "s = '\xff\xc3' + z\n");
+  std::ostringstream out;
+  renderSnippet(out, &sources, {SourceLoc{1, 17, f}, SourceLoc{1, 20, f}});
+  renderSnippet(out, &sources, {SourceLoc{1, 5, f}, SourceLoc{1, 16, f}});
+  // Bytes that are no UTF-8 character still print as '?'.
+  renderSnippet(out, &sources, {SourceLoc{2, 10, f}, SourceLoc{2, 11, f}});
+  EXPECT_EQ(out.str(), "  x = \"\xc3\xa9\xe2\x86\x92\xf0\x9f\x98\x80\" + y\n"
+                       "            ^~~\n"
+                       "  x = \"\xc3\xa9\xe2\x86\x92\xf0\x9f\x98\x80\" + y\n"
+                       "      ^~~~~\n"
+                       "  s = '??' + z\n"
+                       "           ^\n");
+}
+
 TEST(SourceManager, UnknownFileOrNoPositionRendersAsWithoutAManager) {
   SourceManager sources;
   sources.add("kernel.dk", "mesh x = 2\n");
