@@ -313,6 +313,9 @@ const std::vector<BuiltinFn> &builtinFunctions() {
        +[](Interp &in, CallCtx &c) -> V {
          argCount(in, c, 1, 1);
          const V &v = c.args.pos[0];
+         // abs() of a number of a scalar type is its type's (np.int32's wraps around).
+         if (scalarOfType(v))
+           return in.scalarAbs(v, c.range);
          if (isIntLike(v)) {
            int64_t x = intOf(v);
            if (x == INT64_MIN)
@@ -431,6 +434,9 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          bool digits = a[1] && a[1]->kind != Kind::None;
          if (a[0]->kind == Kind::Opaque || a[0]->kind == Kind::HostArray)
            return in.opaque("round() of it", c.range, a[0]);
+         // NumPy's and JAX's rounding of their scalars is their own (not modelled).
+         if (scalarOfType(a[0]))
+           return in.opaque("round() of a number of a scalar type", c.range);
          if (isIntLike(a[0])) {
            if (!digits || in.toIndex(a[1], c.range, "ndigits") >= 0)
              return integer(intOf(a[0]));
@@ -1742,7 +1748,7 @@ V Interp::constructBuiltin(ClassRole role, Args args, SourceRange r) {
     case Kind::Bool:
       return floating(static_cast<double>(intOf(v)));
     case Kind::Float:
-      return withScalarOfType(v, false); // float(np.float32(2)) is a float
+      return withScalar(v, ScalarType{}); // float(np.float32(2)) is a float
     case Kind::Str: {
       auto f = parseFloat(cast<StrV>(v).s);
       if (!f)

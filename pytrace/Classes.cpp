@@ -234,7 +234,8 @@ bool ofUnmodelledClass(const V &v) {
     return false;
   case Kind::Int:
   case Kind::Float:
-    return scalarOfType(v); // np.int32(3): of NumPy's class
+  case Kind::Bool:
+    return scalarOfType(v); // np.int32(3), np.int32(1) < 2: of NumPy's class
   default:
     return false;
   }
@@ -400,7 +401,18 @@ bool Interp::isInstance(const V &v, const V &cls, SourceRange r) {
         fmt::format("isinstance() of a value of type {} with {}, a class with a base dkv does not "
                     "model",
                     typeName(*v), c->name));
-  // `np.int32(3)`, `jnp.float32(2)`: kept as a number, of a class dkv does not model.
+  // `np.int32(3)`, `jnp.float32(2)`: kept as a number, of NumPy's or JAX's class. Of
+  // Python's number classes only np.float64 is an instance (of float); np.int64 is no
+  // int, np.bool_ no bool, a JAX array none (asked under NumPy 1's and NumPy 2's types).
+  if (const ScalarType *st = scalarTypeOf(v);
+      st &&
+      (c->role == ClassRole::Int || c->role == ClassRole::Bool || c->role == ClassRole::Float)) {
+    auto floatIn = [&](const ScalarType::T &t) {
+      return st->from == ScalarType::From::NumPy && v->kind == Kind::Float && t.x64;
+    };
+    if (floatIn(st->v1) == floatIn(st->v2))
+      return c->role == ClassRole::Float && floatIn(st->v1);
+  }
   if (scalarOfType(v) && c->role != ClassRole::Object)
     unsupported(r, fmt::format("isinstance() of a value a scalar type made (a NumPy scalar or a "
                                "JAX array, kept as a number) with {}",

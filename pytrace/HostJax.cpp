@@ -51,6 +51,34 @@ std::vector<int64_t> Interp::shapeOf(const V &v, SourceRange r, std::string_view
   return out;
 }
 
+namespace {
+// NumPy's 64-bit types: the 32-bit type JAX without x64 makes of each
+// (dtypes.canonicalize_dtype), and whether dkv models NumPy's arrays of it (x64).
+struct WideType {
+  std::string_view name;
+  ast::DType jax;
+  bool numpy;
+};
+constexpr WideType kWideTypes[] = {{"float64", ast::DType::F32, true},
+                                   {"int64", ast::DType::I32, true},
+                                   {"uint64", ast::DType::U32, false}};
+// The 64-bit type a dtype argument names (`np.float64`, `'int64'`, Python's `float` and
+// `int`: NumPy's float64 and C long), or null.
+const WideType *wideType(const V &v) {
+  std::string name;
+  if (auto *str = dynCast<StrV>(v))
+    name = str->s;
+  else if (auto *d = apiAs<DTypeObj>(v); d && !d->dtype)
+    name = d->name;
+  else if (auto *c = dynCast<ClassV>(v))
+    name = c->role == ClassRole::Int ? "int64" : c->role == ClassRole::Float ? "float64" : "";
+  for (const WideType &w : kWideTypes)
+    if (w.name == name)
+      return &w;
+  return nullptr;
+}
+} // namespace
+
 ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
   if (!v || v->kind == Kind::None)
     return ast::DType::F32;
@@ -60,6 +88,11 @@ ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
   if (auto *str = dynCast<StrV>(v))
     if (auto t = prim::dtypeFromPython("jnp." + str->s))
       return *t;
+  // JAX without x64 makes a 64-bit type its 32-bit one wherever a type is asked for
+  // (dtypes.canonicalize_dtype: `jnp.zeros(n, jnp.float64)` is float32, `dtype=int`
+  // int32).
+  if (const WideType *w = wideType(v))
+    return w->jax;
   auto *d = apiAs<DTypeObj>(v);
   if (!d || !d->dtype)
     unsupported(r, fmt::format("the element type {} (dkv supports jnp.float32, bfloat16, "
@@ -68,16 +101,55 @@ ast::DType Interp::dtypeArg(const V &v, SourceRange r) {
   return *d->dtype;
 }
 
+namespace {
+// Whether every integer holds in `dt` (int64 where `x64`) unchanged.
+bool fitsType(const std::optional<std::vector<int64_t>> &values, ast::DType dt, bool x64) {
+  if (!values || x64)
+    return true;
+  return std::all_of(values->begin(), values->end(), [&](int64_t v) {
+    return prim::roundTo(static_cast<double>(v), dt) == static_cast<double>(v);
+  });
+}
+// Whether the integer contents of `a` (all devices') hold in `dt` unchanged.
+bool contentsFit(const HostArrayV &a, ast::DType dt, bool x64) {
+  if (!fitsType(a.contents, dt, x64))
+    return false;
+  return !a.deviceContents ||
+         std::all_of(a.deviceContents->begin(), a.deviceContents->end(),
+                     [&](const std::vector<int64_t> &c) { return fitsType(c, dt, x64); });
+}
+} // namespace
+
+std::pair<ast::DType, bool> Interp::numpyDtypeArg(const V &v, SourceRange r) {
+  const WideType *w = wideType(v);
+  if (!w)
+    return {dtypeArg(v, r), false};
+  if (!w->numpy)
+    unsupported(r, fmt::format("the NumPy element type {} (dkv models NumPy's float64 and "
+                               "int64 arrays, not {})",
+                               w->name, w->name));
+  return {w->jax, true};
+}
+
 // `jnp.array([[0, 1], [2, 3]], dtype=jnp.int32)`, `np.array(...)` or a Python list: an
 // array whose values the file states. Only integer contents are kept (a table's); the
-// default element type is int32, what JAX makes of Python ints.
-V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
+// default element type is int32, what JAX makes of Python ints (int64 for NumPy's).
+V Interp::knownArray(const V &data, const V &dtype, SourceRange r, bool numpy) {
+  auto typeArg = [&](const V &t) {
+    return numpy ? numpyDtypeArg(t, r) : std::pair{dtypeArg(t, r), false};
+  };
   if (auto *a = dynCast<HostArrayV>(data)) {
     if (!given(dtype))
       return data;
-    auto out = std::make_shared<HostArrayV>(a->shape, dtypeArg(dtype, r), a->isStruct);
-    out->contents = a->contents;
-    out->deviceContents = a->deviceContents;
+    auto [dt, x64] = typeArg(dtype);
+    auto out = std::make_shared<HostArrayV>(a->shape, dt, a->isStruct);
+    out->x64 = x64;
+    // Integer contents are kept where every value fits the new type (NumPy's and JAX's
+    // casts wrap the others, which dkv does not model here: unknown values).
+    if (ast::isInteger(dt) && ast::isInteger(a->dtype) && contentsFit(*a, dt, x64)) {
+      out->contents = a->contents;
+      out->deviceContents = a->deviceContents;
+    }
     return out;
   }
   if (apiAs<DeviceArrayObj>(data))
@@ -90,7 +162,7 @@ V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
   }
   if (data->kind == Kind::Opaque)
     return opaque("an array made of it", r, data);
-  ast::DType dt = given(dtype) ? dtypeArg(dtype, r) : ast::DType::I32;
+  auto [dt, x64] = given(dtype) ? typeArg(dtype) : std::pair{ast::DType::I32, numpy};
   std::vector<int64_t> shape;
   for (const Value *v = data.get(); v && (v->kind == Kind::List || v->kind == Kind::Tuple);) {
     const std::vector<V> &items = v->kind == Kind::List ? static_cast<const ListV *>(v)->items
@@ -99,6 +171,7 @@ V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
     v = items.empty() ? nullptr : items[0].get();
   }
   bool floats = false;
+  size_t bools = 0;
   std::vector<int64_t> flat;
   std::function<void(const V &, size_t)> walk = [&](const V &v, size_t depth) {
     bool seq = v->kind == Kind::List || v->kind == Kind::Tuple;
@@ -114,6 +187,7 @@ V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
       return;
     }
     if (v->kind == Kind::Int || v->kind == Kind::Bool) {
+      bools += v->kind == Kind::Bool;
       flat.push_back(v->kind == Kind::Int ? cast<IntV>(v).i : cast<BoolV>(v).b);
       return;
     }
@@ -127,9 +201,14 @@ V Interp::knownArray(const V &data, const V &dtype, SourceRange r) {
          fmt::format("an element of an array must be a number, got {}", typeName(*v)));
   };
   walk(data, 0);
-  if (floats && !given(dtype))
+  // No element, or a float among them: floats (NumPy's float64, JAX's float32).
+  if ((floats || flat.empty()) && !given(dtype))
     dt = ast::DType::F32;
+  // Only bools: NumPy's and JAX's bool arrays, a type dkv does not model.
+  if (!given(dtype) && !flat.empty() && !floats && bools == flat.size())
+    return opaque("an array of bools (a type dkv does not model)", r);
   auto a = std::make_shared<HostArrayV>(shape, dt);
+  a->x64 = x64;
   if (ast::isInteger(dt) && !floats)
     a->contents = std::move(flat);
   return a;
@@ -170,6 +249,7 @@ V Interp::reshapeArray(const HostArrayV &array, const Args &args, SourceRange r)
           r);
   auto out = std::make_shared<HostArrayV>(shape, array.dtype, array.isStruct);
   out->numpy = array.numpy;
+  out->x64 = array.x64;
   out->contents = array.contents;
   out->deviceContents = array.deviceContents;
   return out;
@@ -186,20 +266,25 @@ const BuiltinFn &arrayReshape() {
   return fn;
 }
 const BuiltinFn &arrayAstype() {
-  static const BuiltinFn fn{"ndarray.astype",
-                            +[](Interp &in, CallCtx &c) -> V {
-                              std::vector<V> a = c.bind(in, {"dtype"});
-                              const auto &arr = cast<HostArrayV>(c.self);
-                              auto out = std::make_shared<HostArrayV>(
-                                  arr.shape, in.dtypeArg(need(in, c, a, 0, "dtype"), c.range));
-                              out->numpy = arr.numpy;
-                              if (ast::isInteger(out->dtype) && ast::isInteger(arr.dtype)) {
-                                out->contents = arr.contents;
-                                out->deviceContents = arr.deviceContents;
-                              }
-                              return out;
-                            },
-                            "", false};
+  static const BuiltinFn fn{
+      "ndarray.astype",
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"dtype"});
+        const auto &arr = cast<HostArrayV>(c.self);
+        const V &t = need(in, c, a, 0, "dtype");
+        auto [dt, x64] =
+            arr.numpy ? in.numpyDtypeArg(t, c.range) : std::pair{in.dtypeArg(t, c.range), false};
+        auto out = std::make_shared<HostArrayV>(arr.shape, dt);
+        out->numpy = arr.numpy;
+        out->x64 = x64;
+        // Values that do not fit wrap around: left unknown.
+        if (ast::isInteger(out->dtype) && ast::isInteger(arr.dtype) && contentsFit(arr, dt, x64)) {
+          out->contents = arr.contents;
+          out->deviceContents = arr.deviceContents;
+        }
+        return out;
+      },
+      "", false};
   return fn;
 }
 
@@ -299,7 +384,13 @@ V swapAxes(Interp &in, const HostArrayV &arr, const V &axis1, const V &axis2, bo
   }
   std::swap(perm[static_cast<size_t>(ax[0])], perm[static_cast<size_t>(ax[1])]);
   V out = transposeArray(in, arr, perm, r);
-  cast<HostArrayV>(out).numpy = numpy;
+  auto &h = cast<HostArrayV>(out);
+  h.numpy = numpy;
+  if (!numpy && h.x64) { // jnp's of a NumPy float64 / int64 array: JAX's 32-bit one
+    h.x64 = false;
+    if (!contentsFit(h, h.dtype, false))
+      h.contents.reset(), h.deviceContents.reset();
+  }
   return out;
 }
 
@@ -314,6 +405,22 @@ const BuiltinFn &arraySwapaxes() {
                             },
                             "", false};
   return fn;
+}
+
+// Sums (exact) of an integer array of type `from` as the array NumPy (`numpy`) or JAX
+// gives: NumPy's sum of a signed integer array is an int64 array (its platform integer),
+// JAX's widens to int32 / uint32 (jnp.sum), where a sum that does not fit wraps (left
+// unknown).
+V sumResult(const HostArrayV &sums, ast::DType from, bool numpy) {
+  ast::DType t = numpy ? ast::DType::I32 : prim::sumType({from, false}).dtype;
+  auto out = std::make_shared<HostArrayV>(sums.shape, t);
+  out->numpy = numpy;
+  out->x64 = numpy;
+  if (contentsFit(sums, t, out->x64)) {
+    out->contents = sums.contents;
+    out->deviceContents = sums.deviceContents;
+  }
+  return out;
 }
 
 // `a.sum(axis=None, dtype=None, out=None, keepdims=False)` of an integer array.
@@ -349,7 +456,11 @@ const BuiltinFn &arraySum() {
         int64_t outSize = 1;
         for (int64_t x : outDims)
           outSize *= x;
-        return in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
+        // NumPy's sum of an unsigned array is uint64, not modelled (sumResult).
+        if (arr.numpy && !prim::info(arr.dtype).isSigned)
+          return in.opaque("the sum of an unsigned NumPy array (uint64, which dkv does not model)",
+                           c.range);
+        V sums = in.mapContents(arr, shape, [&](const std::vector<int64_t> &v) {
           std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
           for (size_t flat = 0; flat < v.size(); ++flat) {
             size_t to = 0;
@@ -364,6 +475,7 @@ const BuiltinFn &arraySum() {
           }
           return out;
         });
+        return sumResult(cast<HostArrayV>(sums), arr.dtype, arr.numpy);
       },
       "", false};
   return fn;
@@ -492,12 +604,21 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
      [](auto &in, auto &a, auto &, auto r) -> V {
        if (a.key)
          return in.opaque("the element type of a PRNG key array (key<fry>)", r);
-       std::string_view py = prim::pythonName(a.dtype); // jnp.float32: its name is float32
-       return dtypeValue(a.dtype, std::string(py.substr(py.find('.') + 1)));
+       // NumPy's float64 / int64 are no type dkv computes with: a dtype of that name.
+       return dtypeValue(a.x64 ? std::nullopt : std::optional(a.dtype), a.dtypeName());
      }},
     {"ndim",
      [](auto &, auto &a, auto &, auto) { return integer(static_cast<int64_t>(a.shape.size())); }},
     {"size", [](auto &, auto &a, auto &, auto) { return integer(a.size()); }},
+    {"itemsize",
+     [](auto &, auto &a, auto &, auto) -> V {
+       return a.key || a.isStruct ? nullptr : integer(a.x64 ? 8 : ast::byteSize(a.dtype));
+     }},
+    {"nbytes",
+     [](auto &, auto &a, auto &, auto) -> V {
+       return a.key || a.isStruct ? nullptr
+                                  : integer(a.size() * (a.x64 ? 8 : ast::byteSize(a.dtype)));
+     }},
     {"reshape",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayReshape(), self); }},
     {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
@@ -855,7 +976,11 @@ const AttrRow<DTypeObj> kDTypeAttrs[] = {
     {"name", [](auto &, auto &d, auto &, auto) { return string(d.name); }},
     {"itemsize",
      [](auto &, auto &d, auto &, auto) -> V {
-       return d.dtype ? integer(ast::byteSize(*d.dtype)) : nullptr;
+       if (d.dtype)
+         return integer(ast::byteSize(*d.dtype));
+       // NumPy's 64-bit types (a NumPy float64 / int64 array's dtype).
+       static const std::set<std::string_view> kWide{"float64", "int64", "uint64"};
+       return kWide.count(d.name) ? integer(8) : nullptr;
      }},
 };
 
@@ -1067,34 +1192,19 @@ V Interp::callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r) {
     if (auto *h = dynCast<HostArrayV>(x)) {
       if (!d->dtype)
         return opaque(fmt::format("an array of dtype {}", d->name), r);
+      // np.int32(a) is a NumPy array, jnp.int32(a) a JAX one; values that do not fit the
+      // type wrap around: left unknown.
       auto out = std::make_shared<HostArrayV>(h->shape, *d->dtype);
-      if (isInt && ast::isInteger(h->dtype))
+      out->numpy = d->form == DTypeForm::NumpyType;
+      if (isInt && ast::isInteger(h->dtype) && contentsFit(*h, *d->dtype, false)) {
         out->contents = h->contents;
-      return out;
-    }
-    // Of a number: kept as the number (an int for an integer type, a float for a float
-    // one), marked so that isinstance and type() of it are refused (in Python it is a
-    // NumPy scalar, or for jnp's a JAX array). The types dkv does not model are floats
-    // (float64) or refused (int64, bool_: their values and wrap-around are NumPy's).
-    bool isFloat = d->dtype ? !isInt : d->name.rfind("float", 0) == 0;
-    if (!isInt && !isFloat && (x->kind == Kind::Int || x->kind == Kind::Bool || isa<FloatV>(x)))
-      return opaque(fmt::format("{}() of a number (a scalar type dkv does not model)", d->name), r);
-    if (x->kind == Kind::Int || x->kind == Kind::Bool || isa<FloatV>(x)) {
-      V n = isInt ? (x->kind == Kind::Float
-                         ? constructBuiltin(ClassRole::Int, Args{{x}, {}}, r)
-                         : integer(x->kind == Kind::Int ? cast<IntV>(x).i : cast<BoolV>(x).b))
-                  : floating(x->kind == Kind::Float ? cast<FloatV>(x).f
-                             : x->kind == Kind::Int ? static_cast<double>(cast<IntV>(x).i)
-                                                    : static_cast<double>(cast<BoolV>(x).b));
-      if (auto *i = dynCast<IntV>(n)) {
-        auto out = std::make_shared<IntV>(i->i);
-        out->scalarOfType = true;
-        return out;
+        out->deviceContents = h->deviceContents;
       }
-      auto out = std::make_shared<FloatV>(cast<FloatV>(n).f);
-      out->scalarOfType = true;
       return out;
     }
+    // Of a number: its value in the type (Scalars.cpp).
+    if (x->kind == Kind::Int || x->kind == Kind::Bool || isa<FloatV>(x))
+      return makeScalar(*d, x, r);
     return opaque(fmt::format("{}() of a {}", d->name, typeName(*x)), r);
   }
   if (std::holds_alternative<NamedScopeObj>(a.data)) {
@@ -1691,17 +1801,21 @@ void registerHostJax(Registry &reg) {
       {"jax.numpy.array", "jax.numpy.asarray", "numpy.array", "numpy.asarray"},
       +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"object", "dtype", "*", "copy", "order", "ndmin"});
-        V out = in.knownArray(need(in, c, a, 0, "object"), a[1], c.range);
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        V out = in.knownArray(need(in, c, a, 0, "object"), a[1], c.range, numpy);
         // np.array / np.asarray make a NumPy array, jnp's a JAX array (of either): a
         // copy where the given array is of the other kind.
-        bool numpy = c.fn->name.rfind("np.", 0) == 0;
         auto *h = dynCast<HostArrayV>(out);
-        if (!h || h->numpy == numpy || h->isStruct || h->key)
+        if (!h || (h->numpy == numpy && !(h->x64 && !numpy)) || h->isStruct || h->key)
           return out;
-        if (out == a[0]) {
+        if (out == a[0] || (h->x64 && !numpy)) {
+          // A JAX array of a NumPy float64 / int64 one is float32 / int32 (JAX without
+          // x64); integer values that do not fit are left unknown.
           auto copy = std::make_shared<HostArrayV>(h->shape, h->dtype);
-          copy->contents = h->contents;
-          copy->deviceContents = h->deviceContents;
+          if (contentsFit(*h, h->dtype, false)) {
+            copy->contents = h->contents;
+            copy->deviceContents = h->deviceContents;
+          }
           out = copy;
         }
         cast<HostArrayV>(out).numpy = numpy;
@@ -1754,8 +1868,10 @@ void registerHostJax(Registry &reg) {
         std::shared_ptr<HostArrayV> from;
         if (auto *h = dynCast<HostArrayV>(x); h && !h->isStruct) {
           from = std::make_shared<HostArrayV>(h->shape, h->dtype);
-          from->contents = h->contents;
-          from->deviceContents = h->deviceContents;
+          if (contentsFit(*h, h->dtype, false)) { // a NumPy int64 array's JAX int32 values
+            from->contents = h->contents;
+            from->deviceContents = h->deviceContents;
+          }
         } else if (x->kind == Kind::Int && cast<IntV>(x).i >= std::numeric_limits<int32_t>::min() &&
                    cast<IntV>(x).i <= std::numeric_limits<int32_t>::max()) {
           from = std::make_shared<HostArrayV>(std::vector<int64_t>{}, ast::DType::I32);
@@ -1804,7 +1920,12 @@ void registerHostJax(Registry &reg) {
         for (int64_t x : shape)
           outSize *= x;
         in.alloc(static_cast<uint64_t>(outSize), c.range);
-        return in.mapContents(*arr, shape, [&](const std::vector<int64_t> &v) {
+        bool numpy = c.fn->name.rfind("np.", 0) == 0;
+        if (numpy && !prim::info(arr->dtype).isSigned)
+          return in.opaque("the cumulative sum of an unsigned NumPy array (uint64, which dkv "
+                           "does not model)",
+                           c.range);
+        V sums = in.mapContents(*arr, shape, [&](const std::vector<int64_t> &v) {
           std::vector<int64_t> out(static_cast<size_t>(outSize), 0);
           for (size_t flat = 0; flat < out.size(); ++flat) {
             int64_t pos = (static_cast<int64_t>(flat) / dst[axis]) % shape[axis];
@@ -1825,6 +1946,7 @@ void registerHostJax(Registry &reg) {
           }
           return out;
         });
+        return sumResult(cast<HostArrayV>(sums), arr->dtype, numpy);
       });
   fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
@@ -1861,11 +1983,13 @@ void registerHostJax(Registry &reg) {
             in.raise("ZeroDivisionError", "division by zero", c.range);
           n = std::max<int64_t>(0, (hi - lo + st + (st > 0 ? -1 : 1)) / st);
         }
-        ast::DType dt = given(a[3]) ? in.dtypeArg(a[3], c.range)
-                        : floats    ? ast::DType::F32
-                                    : ast::DType::I32;
+        // NumPy's default types are float64 and int64, JAX's float32 and int32.
+        auto [dt, x64] = given(a[3]) ? (numpy ? in.numpyDtypeArg(a[3], c.range)
+                                              : std::pair{in.dtypeArg(a[3], c.range), false})
+                                     : std::pair{floats ? ast::DType::F32 : ast::DType::I32, numpy};
         auto out = std::make_shared<HostArrayV>(std::vector<int64_t>{n}, dt);
-        out->numpy = c.fn->name.rfind("np.", 0) == 0;
+        out->numpy = numpy;
+        out->x64 = x64;
         // out_sharding=P(...) (under jax.set_mesh) or a NamedSharding: its sharding.
         if (!out->numpy && given(a[5])) {
           if (apiAs<PSpecObj>(a[5]))

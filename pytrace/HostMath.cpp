@@ -205,17 +205,25 @@ V Interp::hostMath(CallCtx &c) {
   auto *a = dynCast<HostArrayV>(x);
   if (!a || a->isStruct)
     return opaque(fmt::format("{} of a {}", c.fn->name, typeName(*x)), c.range);
-  std::optional<ast::DType> t = resultType(f->rule, a->dtype, numpy);
+  // NumPy's float64 and int64 arrays (HostArrayV::x64) give float64, or int64 where the
+  // rule keeps the type.
+  bool x64 = numpy && a->x64;
+  std::optional<ast::DType> t = x64 ? (f->rule == MathRule::Same ? a->dtype : ast::DType::F32)
+                                    : resultType(f->rule, a->dtype, numpy);
+  // NumPy's float64 of an int32 or uint32 array.
+  if (numpy && !t && (a->dtype == ast::DType::I32 || a->dtype == ast::DType::U32))
+    t = ast::DType::F32, x64 = true;
   if (!t)
     return opaque(fmt::format("{} of a {} array (a type dkv does not model)", c.fn->name,
                               ast::toString(a->dtype)),
                   c.range);
   auto out = std::make_shared<HostArrayV>(a->shape, *t);
   out->numpy = numpy;
+  out->x64 = x64;
   // An element-wise function keeps the sharding (JAX's explicit sharding).
   if (!numpy)
     out->sharding = a->sharding;
-  if (f->value && ast::isInteger(*t))
+  if (f->value && ast::isInteger(*t) && !x64) // int64 values: unknown (no wrap modelled)
     setValues(*out, *a, f->value);
   return out;
 }
@@ -223,6 +231,7 @@ V Interp::hostMath(CallCtx &c) {
 V Interp::signedArray(const HostArrayV &a, bool negate) {
   auto out = std::make_shared<HostArrayV>(a.shape, a.dtype);
   out->numpy = a.numpy;
+  out->x64 = a.x64;
   out->sharding = a.sharding;
   setValues(*out, a, negate ? +[](int64_t x) { return -x; } : sameValue);
   return out;

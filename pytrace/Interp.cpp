@@ -43,21 +43,37 @@ V integer(int64_t i) {
   return std::make_shared<IntV>(i);
 }
 V floating(double f) { return std::make_shared<FloatV>(f); }
-bool scalarOfType(const V &v) {
+const ScalarType *scalarTypeOf(const V &v) {
+  const ScalarType *s = nullptr;
   if (auto *i = dynCast<IntV>(v))
-    return i->scalarOfType;
-  auto *f = dynCast<FloatV>(v);
-  return f && f->scalarOfType;
+    s = &i->scalar;
+  else if (auto *f = dynCast<FloatV>(v))
+    s = &f->scalar;
+  else if (auto *b = dynCast<BoolV>(v))
+    s = &b->scalar;
+  return s && s->any() ? s : nullptr;
 }
-V withScalarOfType(const V &v, bool mark) {
-  if (auto *i = dynCast<IntV>(v); i && i->scalarOfType != mark) {
+bool scalarOfType(const V &v) { return scalarTypeOf(v) != nullptr; }
+V withScalar(const V &v, const ScalarType &t) {
+  if (auto *i = dynCast<IntV>(v)) {
+    if (!t.any())
+      return i->scalar.any() ? integer(i->i) : v;
     auto out = std::make_shared<IntV>(i->i);
-    out->scalarOfType = mark;
+    out->scalar = t;
     return out;
   }
-  if (auto *f = dynCast<FloatV>(v); f && f->scalarOfType != mark) {
+  if (auto *f = dynCast<FloatV>(v)) {
+    if (!t.any())
+      return f->scalar.any() ? floating(f->f) : v;
     auto out = std::make_shared<FloatV>(f->f);
-    out->scalarOfType = mark;
+    out->scalar = t;
+    return out;
+  }
+  if (auto *b = dynCast<BoolV>(v)) {
+    if (!t.any())
+      return b->scalar.any() ? boolean(b->b) : v;
+    auto out = std::make_shared<BoolV>(b->b);
+    out->scalar = t;
     return out;
   }
   return v;

@@ -300,6 +300,19 @@ public:
 
   //--- objects (Objects.cpp) -----------------------------------------------------------
   V binop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  //--- numbers of a scalar type (Scalars.cpp) ------------------------------------------
+  /// `a op b` where one is a number of a scalar type (ScalarType) and the other a number
+  /// or bool: NumPy's or JAX's result, or an opaque value naming why it is not computed;
+  /// null when an operand is no number (an array: the caller's rules).
+  V scalarBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r);
+  /// A comparison of such numbers: an `np.bool_` (a bool with a ScalarType), opaque, or null.
+  V scalarCompare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
+  /// Unary `-`, `+`, `~` of such a number, opaque or null (`not`: the caller's).
+  V scalarUnary(py::UnaryOpKind op, const V &v, SourceRange r);
+  /// abs() of such a number, in its type (np.int32's wraps around), or opaque.
+  V scalarAbs(const V &v, SourceRange r);
+  /// `np.float32(x)`, `jnp.int32(x)` of a number: its value in the type, or opaque.
+  V makeScalar(const DTypeObj &d, const V &x, SourceRange r);
   V inplace(py::BinOpKind op, const V &a, const V &b, SourceRange r);
   V unary(py::UnaryOpKind op, const V &v, SourceRange r);
   V compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r);
@@ -670,7 +683,13 @@ public:
   V makeArray(std::vector<int64_t> shape, ast::DType dtype, bool isStruct = false);
   std::vector<int64_t> shapeOf(const V &v, SourceRange r, std::string_view what);
   ast::DType dtypeArg(const V &v, SourceRange r);
-  V knownArray(const V &data, const V &dtype, SourceRange r);
+  /// The element type a NumPy function's `dtype=` names: those of dtypeArg, and NumPy's
+  /// float64 and int64 (`np.float64`, `'int64'`, Python's `float` and `int`) as F32 / I32
+  /// with `x64` set (HostArrayV::x64).
+  std::pair<ast::DType, bool> numpyDtypeArg(const V &v, SourceRange r);
+  /// `np.array(data, dtype)` (numpy) or `jnp.array(data, dtype)`: NumPy makes float64 /
+  /// int64 of Python floats and ints, JAX float32 / int32.
+  V knownArray(const V &data, const V &dtype, SourceRange r, bool numpy = false);
   V reshapeArray(const HostArrayV &a, const Args &args, SourceRange r);
   /// `a[key]` on an array of known integer values (per device after shard_map or a
   /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the
@@ -772,10 +791,12 @@ public:
 V none();
 V boolean(bool b);
 V integer(int64_t i);
-/// An int or float a scalar type made (`np.int32(3)`, IntV::scalarOfType).
+/// A number or bool a scalar type made (`np.int32(3)`, IntV::scalar).
 bool scalarOfType(const V &v);
-/// `v` with that mark (a copy where it differs; any other value as it is).
-V withScalarOfType(const V &v, bool mark);
+/// Its ScalarType where it is a number or bool a scalar type made, or null.
+const ScalarType *scalarTypeOf(const V &v);
+/// The number or bool `v` with scalar type `t` (none: a plain Python number).
+V withScalar(const V &v, const ScalarType &t);
 V floating(double f);
 V string(std::string s);
 V tuple(std::vector<V> items);

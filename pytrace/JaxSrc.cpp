@@ -127,6 +127,7 @@ V pad(Interp &in, CallCtx &c) {
   }
   auto out = std::make_shared<HostArrayV>(shape, x->dtype);
   out->numpy = x->numpy;
+  out->x64 = x->x64;
   return out;
 }
 
@@ -408,10 +409,8 @@ std::optional<std::string> scalarTypeName(Interp &in, const V &v, SourceRange r)
     return canonicalScalar(d->name);
   if (auto *k = apiAs<DTypeKindObj>(v))
     return k->name;
-  if (auto *h = dynCast<HostArrayV>(v)) {
-    std::string_view py = prim::pythonName(h->dtype); // "jnp.float32"
-    return std::string(py.substr(py.find('.') + 1));
-  }
+  if (auto *h = dynCast<HostArrayV>(v))
+    return h->dtypeName(); // "float32", "float64" of a NumPy float64 array
   if (auto *c = dynCast<ClassV>(v)) {
     // np.dtype(int) is int64 (a C long on Linux), np.dtype(float) float64.
     if (c == in.builtinClass(ClassRole::Int).get())

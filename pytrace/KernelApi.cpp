@@ -1693,10 +1693,15 @@ V catalogueCall(Interp &in, CallCtx &c) {
 V hostArray(Interp &in, CallCtx &c) {
   bool ones = c.fn->name.find("ones") != std::string::npos;
   std::vector<V> a = c.bind(in, {"shape", "dtype", "*", "device", "out_sharding"});
+  // NumPy's default type is float64, JAX's float32 (HostArrayV::x64).
+  bool numpy = c.fn->name.rfind("np.", 0) == 0;
+  auto [dt, x64] = !given(a[1]) ? std::pair{ast::DType::F32, numpy}
+                   : numpy      ? in.numpyDtypeArg(a[1], c.range)
+                                : std::pair{in.dtypeArg(a[1], c.range), false};
   auto arr = std::make_shared<HostArrayV>(
-      in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
-      given(a[1]) ? in.dtypeArg(a[1], c.range) : ast::DType::F32);
-  arr->numpy = c.fn->name.rfind("np.", 0) == 0;
+      in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"), dt);
+  arr->numpy = numpy;
+  arr->x64 = x64;
   // An integer array of zeros or ones: a table of known values (small ones).
   if (ast::isInteger(arr->dtype) && c.fn->name.find("empty") == std::string::npos &&
       arr->size() <= 100000 && arr->size() >= 0)

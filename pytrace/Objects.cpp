@@ -288,11 +288,26 @@ V Interp::binop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   if (op == BinOpKind::BitOr)
     if (V u = unionOf(a, b, r))
       return u;
-  // Arithmetic on a number a scalar type made (np.int32(3) + 1) gives a number of the
-  // same kind in Python (a NumPy scalar, a JAX array): marked too.
-  if (scalarOfType(a) || scalarOfType(b))
-    return withScalarOfType(binop(op, withScalarOfType(a, false), withScalarOfType(b, false), r),
-                            true);
+  // Arithmetic on a number a scalar type made (np.int32(3) + 1): NumPy's or JAX's, in
+  // its type (Scalars.cpp).
+  if (const ScalarType *sa = scalarTypeOf(a), *sb = scalarTypeOf(b); sa || sb) {
+    if (V v = scalarBinop(op, a, b, r))
+      return v;
+    const ScalarType &s = sa ? *sa : *sb;
+    const V &other = sa ? b : a;
+    // With a JAX array of its type the scalar's strong type changes nothing (JAX's
+    // promotion); with another array, a NumPy array, an np.bool_ or a number of a type
+    // JAX does not take weakly, the result type is not modelled.
+    auto *h = dynCast<HostArrayV>(other);
+    bool sameType = h && !h->numpy && !s.v1.x64 && s.v1 == s.v2 && h->dtype == s.v1.dtype;
+    bool boolean =
+        (a->kind == Kind::Bool && scalarOfType(a)) || (b->kind == Kind::Bool && scalarOfType(b));
+    if ((!sameType && other->kind != Kind::Traced && other->kind != Kind::Opaque) || boolean)
+      return opaque(fmt::format("`{}` on a number of a scalar type and a {}", py::toString(op),
+                                typeName(*other)),
+                    r);
+    return binop(op, withScalar(a, ScalarType{}), withScalar(b, ScalarType{}), r);
+  }
   // Opaque operands give an opaque result: it errors only where it decides something.
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque)
     return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
@@ -615,8 +630,11 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
     return boolean(!truth(v, r, "`not` on it"));
   if (v->kind == Kind::Opaque)
     return opaque(fmt::format("unary `{}` on it", py::toString(op)), r, v);
-  if (scalarOfType(v))
-    return withScalarOfType(unary(op, withScalarOfType(v, false), r), true);
+  if (scalarOfType(v)) {
+    if (V x = scalarUnary(op, v, r))
+      return x;
+    return opaque(fmt::format("unary `{}` on a number of a scalar type", py::toString(op)), r);
+  }
   if (auto *a = dynCast<HostArrayV>(v); a && !a->isStruct) {
     if (op == UnaryOpKind::USub || op == UnaryOpKind::UAdd)
       return signedArray(*a, op == UnaryOpKind::USub);
@@ -869,6 +887,10 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
     // Identity. CPython caches small ints and interns some strings, so `is` on other
     // ints, floats and strs depends on the implementation: refused, never guessed.
     bool same = a.get() == b.get();
+    // NumPy's scalars are objects of their own (np.True_ is a singleton, other ones are
+    // made by each operation): `is` between two of them is not modelled.
+    if (!same && scalarOfType(a) && scalarOfType(b))
+      unsupported(r, "`is` between two numbers of a scalar type (use `==`)");
     auto cached = [](const V &v) {
       return v->kind == Kind::Float || v->kind == Kind::Str ||
              (v->kind == Kind::Int && (cast<IntV>(v).i < -5 || cast<IntV>(v).i > 256));
@@ -885,6 +907,14 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
       (void)other;
     }
     return boolean(op == CmpOpKind::Is ? same : !same);
+  }
+  // A comparison of a number of a scalar type: NumPy's np.bool_ or JAX's bool array
+  // (Scalars.cpp); of an np.bool_, not modelled.
+  if (op != CmpOpKind::In && op != CmpOpKind::NotIn && (scalarOfType(a) || scalarOfType(b))) {
+    if (V v = scalarCompare(op, a, b, r))
+      return v;
+    if ((a->kind == Kind::Bool && scalarOfType(a)) || (b->kind == Kind::Bool && scalarOfType(b)))
+      return opaque(fmt::format("`{}` of an np.bool_", py::toString(op)), r);
   }
   if (op == CmpOpKind::In || op == CmpOpKind::NotIn) {
     bool found = false;
@@ -1227,6 +1257,13 @@ int64_t HostArrayV::size() const {
   return n;
 }
 
+std::string HostArrayV::dtypeName() const {
+  if (x64)
+    return ast::isInteger(dtype) ? "int64" : "float64";
+  std::string_view py = prim::pythonName(dtype); // jnp.float32: its name is float32
+  return std::string(py.substr(py.find('.') + 1));
+}
+
 V Interp::getItem(const V &obj, const V &key, SourceRange r) {
   switch (obj->kind) {
   case Kind::Ref:
@@ -1370,6 +1407,7 @@ V Interp::mapContents(const HostArrayV &a, std::vector<int64_t> shape,
                       const std::function<std::vector<int64_t>(const std::vector<int64_t> &)> &f) {
   auto out = std::make_shared<HostArrayV>(std::move(shape), a.dtype);
   out->numpy = a.numpy;
+  out->x64 = a.x64;
   if (a.deviceContents) {
     std::vector<std::vector<int64_t>> per;
     for (const auto &c : *a.deviceContents)
@@ -1764,6 +1802,7 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
     select(0, shape, picks);
     auto out = std::make_shared<HostArrayV>(shape, a.dtype);
     out->numpy = a.numpy;
+    out->x64 = a.x64;
     out->key = a.key;
     if (!shapeOnly)
       out->contents = gather(*a.contents, picks);
@@ -1777,6 +1816,7 @@ V Interp::indexArray(const HostArrayV &a, const V &key, SourceRange r) {
   }
   auto out = std::make_shared<HostArrayV>(shape, a.dtype);
   out->numpy = a.numpy;
+  out->x64 = a.x64;
   out->deviceContents = std::move(per);
   return out;
 }
@@ -2374,7 +2414,7 @@ std::optional<std::string> Interp::repr(const V &v, SourceRange r) {
 std::optional<std::string> Interp::str(const V &v, SourceRange r) {
   // str() of an integer NumPy scalar or JAX array is its digits; a float's is printed at
   // its type's precision (np.float32(1/3) is 0.33333334), not kept here.
-  if (auto *i = dynCast<IntV>(v); i && i->scalarOfType)
+  if (auto *i = dynCast<IntV>(v); i && i->scalar.any())
     return std::to_string(i->i);
   if (scalarOfType(v))
     return std::nullopt;

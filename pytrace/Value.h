@@ -89,10 +89,33 @@ struct EllipsisV final : Value {
   static constexpr Kind kKind = Kind::Ellipsis;
   EllipsisV() : Value(kKind) {}
 };
+/// The type of a number a scalar type made (`np.float32(x)`: a NumPy scalar,
+/// `jnp.int32(3)`: a JAX array of shape ()), of arithmetic on such numbers, and of their
+/// comparisons (`np.bool_`, a JAX bool array). Such a number is kept as its value, already
+/// rounded or wrapped to its type; type() of it is refused, isinstance with Python's number
+/// classes answered (np.float64 is a float, np.int64 no int). NumPy 1 and
+/// NumPy 2 (NEP 50) type arithmetic with a Python number differently (`np.int32(1) + 1` is
+/// int64 in one, int32 in the other): `v1` and `v2` are its type under each, and dkv keeps
+/// a result only where both give the same value (pytrace/Scalars.cpp).
+struct ScalarType {
+  enum class From : uint8_t { None, NumPy, Jax };
+  struct T {
+    ast::DType dtype = ast::DType::F32;
+    bool x64 = false; ///< NumPy's float64 / int64 (`dtype` F32 / I32), as HostArrayV's
+    friend bool operator==(const T &, const T &) = default;
+  };
+  From from = From::None;
+  T v1, v2; ///< under NumPy 1 and NumPy 2; JAX's: both the same
+  bool any() const { return from != From::None; }
+};
+
 struct BoolV final : Value {
   static constexpr Kind kKind = Kind::Bool;
   explicit BoolV(bool b) : Value(kKind), b(b) {}
   const bool b;
+  /// A comparison of scalars of a type (`np.int32(1) < 2`: an `np.bool_`), not a Python
+  /// bool: `v1`/`v2` unused.
+  ScalarType scalar;
 };
 /// A Python int. dkv computes integers exactly within 64 bits and refuses (an error
 /// with a location) any result beyond them, never wraps (docs/python.md).
@@ -100,15 +123,14 @@ struct IntV final : Value {
   static constexpr Kind kKind = Kind::Int;
   explicit IntV(int64_t i) : Value(kKind), i(i) {}
   const int64_t i;
-  /// Made by a scalar type (`np.int32(3)`: a NumPy scalar; `jnp.int32(3)`: a JAX array of
-  /// shape ()), kept as its number: isinstance and type() of it are refused.
-  bool scalarOfType = false;
+  /// Made by a scalar type (ScalarType); none for a Python int.
+  ScalarType scalar;
 };
 struct FloatV final : Value {
   static constexpr Kind kKind = Kind::Float;
   explicit FloatV(double f) : Value(kKind), f(f) {}
   const double f;
-  bool scalarOfType = false; ///< as IntV's
+  ScalarType scalar; ///< as IntV's
 };
 struct StrV final : Value {
   static constexpr Kind kKind = Kind::Str;
@@ -471,6 +493,14 @@ struct HostArrayV final : Value {
   const ast::DType dtype;
   const bool isStruct; ///< a jax.ShapeDtypeStruct (no data)
   bool numpy = false;  ///< a numpy array (np.array, np.zeros, ...), not a jax.Array
+  /// A NumPy array of float64 or int64 (NumPy's types for Python floats and ints:
+  /// `np.zeros(shape)`, `np.array([1, 2])`, `np.arange(4)`); `dtype` is then F32 or I32,
+  /// the type JAX gives it where it enters JAX (`jnp.asarray`, a jitted or pallas_call
+  /// operand: JAX without x64 converts 64-bit arrays to 32 bits). NumPy's views of it
+  /// (`.dtype`, `np.issubdtype`) are 64-bit. A flag of the host array, not a member of
+  /// ast::DType, because no 64-bit value ever reaches a kernel: the kernel language and
+  /// every engine know only the types JAX lets in, and a jax.Array is never 64-bit here.
+  bool x64 = false;
   /// A typed PRNG key array (`jax.random.key`, `split` of one): elements of JAX's key
   /// type (`key<fry>`), kept as the shape only (`dtype` is not theirs).
   bool key = false;
@@ -483,6 +513,8 @@ struct HostArrayV final : Value {
   /// without in_specs takes as its in_spec. Null: unknown.
   V sharding;
   int64_t size() const;
+  /// NumPy's name of its element type (`float32`, `float64` for an x64 float array).
+  std::string dtypeName() const;
 };
 
 } // namespace dkv::pytrace
