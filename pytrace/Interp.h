@@ -671,6 +671,16 @@ public:
   std::vector<int64_t> shapeOf(const V &v, SourceRange r, std::string_view what);
   ast::DType dtypeArg(const V &v, SourceRange r);
   V knownArray(const V &data, const V &dtype, SourceRange r);
+  /// The rows of an array of devices (sub-arrays, or devices when it is 1-d), as NumPy
+  /// iterates over it.
+  std::vector<V> deviceArrayRows(const V &arr);
+  /// `devs[key]` (`flat`: `devs.flat[key]`) for an int or a tuple of ints, with NumPy's
+  /// IndexError out of bounds; any other key is refused (opaque).
+  V deviceArrayIndex(const V &arr, const V &key, SourceRange r, bool flat);
+  /// `devs.flat`: NumPy's flatiter over the devices (iteration, next(), len(), int index).
+  V deviceFlatIter(const V &arr);
+  /// The array of a flatiter made by deviceFlatIter, or null for any other iterator.
+  static V flatIterArray(const V &it);
   V reshapeArray(const HostArrayV &a, const Args &args, SourceRange r);
   /// `a[key]` on an array of known integer values (per device after shard_map or a
   /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the
