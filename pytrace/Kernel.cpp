@@ -215,6 +215,11 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
 
 namespace {
 
+const char *const kDictOutShape =
+    "a pallas_call out_shape holding a dict (a pytree of outputs that JAX flattens in the "
+    "order of its sorted keys, which out_specs and input_output_aliases count in); dkv takes "
+    "arrays and semaphore arrays, and tuples and lists of them";
+
 // The leaves of a pytree of specs (tuples, lists and dicts of scratch types).
 void leaves(Interp &in, const V &v, std::vector<V> &out, SourceRange r) {
   if (v->kind == Kind::Tuple || v->kind == Kind::List) {
@@ -329,7 +334,36 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   // An out_shape typed by its memory space (`pltpu.ANY(shape, dtype)`, `pltpu.VMEM(...)`):
   // an output in that memory unless its out_specs entry names another.
   std::map<size_t, ast::MemSpace> outSpace;
-  for (V o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
+  // A top-level output that is a tuple or list of them (`(pltpu.SemaphoreType.DMA(()),) * 2`,
+  // JAX's tests) is a pytree: its leaves are outputs in order (tree_flatten), the kernel
+  // gets one argument per top-level output holding its leaves' refs in that shape, and the
+  // result has that shape too. A dict would be flattened in its keys' sorted order, which
+  // input_output_aliases and out_specs then count in: refused.
+  std::vector<V> tops = outTuple ? toVector(outShape, r) : std::vector<V>{outShape};
+  std::vector<size_t> groupSize; // leaves of each top-level output (0: one plain output)
+  std::vector<V> flatOuts;
+  for (const V &t : tops) {
+    if (outTuple && (t->kind == Kind::Tuple || t->kind == Kind::List)) {
+      // Tuples and lists only: a dict inside stays a leaf, refused below.
+      std::vector<V> parts;
+      std::function<void(const V &)> flatten = [&](const V &v) {
+        if (v->kind != Kind::Tuple && v->kind != Kind::List)
+          return parts.push_back(v);
+        for (const V &x : toVector(v, r))
+          flatten(x);
+      };
+      flatten(t);
+      if (parts.empty())
+        unsupported(r, "a pallas_call out_shape that nests an empty tuple or list (an output "
+                       "of no arrays)");
+      groupSize.push_back(parts.size());
+      flatOuts.insert(flatOuts.end(), parts.begin(), parts.end());
+    } else {
+      groupSize.push_back(0);
+      flatOuts.push_back(t);
+    }
+  }
+  for (V o : flatOuts) {
     if (auto *sc = apiAs<ScratchObj>(o)) {
       outSpace[outs.size()] = sc->space;
       o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_shape's shape"),
@@ -349,11 +383,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     if (!a) {
       if (o->kind == Kind::Opaque)
         opaqueNeeded(o, r, "a pallas_call out_shape");
-      if (o->kind == Kind::Tuple || o->kind == Kind::List || o->kind == Kind::Dict)
-        unsupported(r, fmt::format("a pallas_call out_shape that nests a {} (a pytree of "
-                                   "outputs, each passed to the kernel as a pytree of refs); "
-                                   "dkv takes one array or semaphore array per output",
-                                   typeName(*o)));
+      if (o->kind == Kind::Dict)
+        unsupported(r, kDictOutShape);
       fail(r, "python-unknown-fact",
            fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct, an array or "
                        "pltpu.SemaphoreType.REGULAR / DMA(shape), got {}",
@@ -362,7 +393,30 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     outs.push_back(o);
     results.push_back(std::make_shared<HostArrayV>(a->shape, a->dtype));
   }
-  auto result = [&]() -> V { return outTuple ? tuple(results) : results[0]; };
+  // The results in the out_shape's shape (a nested tuple or list rebuilt around them).
+  auto rebuildGroup = [&](size_t g, const std::vector<V> &flat, size_t &next) -> V {
+    std::function<V(const V &)> rebuild = [&](const V &v) -> V {
+      if (v->kind != Kind::Tuple && v->kind != Kind::List)
+        return flat[next++];
+      std::vector<V> items;
+      for (const V &x : toVector(v, r))
+        items.push_back(rebuild(x));
+      return v->kind == Kind::Tuple ? tuple(std::move(items)) : list(std::move(items));
+    };
+    return groupSize[g] ? rebuild(tops[g]) : flat[next++];
+  };
+  auto regroup = [&](const std::vector<V> &flat) -> std::vector<V> {
+    std::vector<V> grouped;
+    size_t next = 0;
+    for (size_t g = 0; g < tops.size(); ++g)
+      grouped.push_back(rebuildGroup(g, flat, next));
+    return grouped;
+  };
+  auto result = [&]() -> V {
+    std::vector<V> grouped = regroup(results);
+    // A list at the top is made a tuple (pallas_call canonicalizes it), nested ones stay.
+    return outTuple ? tuple(std::move(grouped)) : grouped[0];
+  };
   // With an entry directive, the directive's facts replace the call site's: the call is
   // evaluated (its arguments must still be supported) but not traced; likewise for a
   // pallas_call that is not the instance being traced.
@@ -421,12 +475,34 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   }
   std::vector<V> inSpecs =
       specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
-  std::vector<V> outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
+  std::vector<V> outSpecs;
+  if (V s = field(&GridSpecObj::outSpecs, pc.outSpecs);
+      s && tops.size() != outs.size() && (s->kind == Kind::Tuple || s->kind == Kind::List)) {
+    // Nested outputs: out_specs is a pytree of the out_shape's structure (JAX flattens
+    // both and requires the same tree), one spec per leaf.
+    std::vector<V> items = toVector(s, r);
+    if (items.size() != tops.size())
+      fail(
+          r, "python-call",
+          fmt::format("pallas_call out_specs: {} specs for {} outputs", items.size(), tops.size()));
+    for (size_t g = 0; g < tops.size(); ++g) {
+      std::vector<V> parts;
+      leaves(*this, items[g], parts, r);
+      if (parts.size() != (groupSize[g] ? groupSize[g] : 1))
+        fail(r, "python-call",
+             fmt::format("pallas_call out_specs: the pytree of output {} does not match its "
+                         "out_shape",
+                         g));
+      outSpecs.insert(outSpecs.end(), parts.begin(), parts.end());
+    }
+  } else {
+    outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
+  }
   std::vector<V> scratch;
   if (V s = field(&GridSpecObj::scratchShapes, pc.scratchShapes))
     scratch = toVector(s, r);
   const auto &params = *kf.params;
-  size_t total = args.pos.size() + outs.size() + scratch.size();
+  size_t total = args.pos.size() + tops.size() + scratch.size();
   size_t positional = 0;
   bool varargs = false;
   for (const py::Param &p : params) {
@@ -455,7 +531,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     fail(kf.range, "python-call",
          fmt::format("the kernel {}() takes {} refs, and pallas_call passes {} ({} inputs, {} "
                      "outputs, {} scratch)",
-                     kf.name, free, total, args.pos.size(), outs.size(), scratch.size()));
+                     kf.name, free, total, args.pos.size(), tops.size(), scratch.size()));
   auto paramName = [&](size_t i) {
     size_t p = i + boundPos;
     if (p < params.size() && params[p].kind != py::ParamKind::VarArgs &&
@@ -490,7 +566,14 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   };
   // A semaphore operand or output (`pl.BlockSpec(memory_space=pltpu.SEMAPHORE)`): a
   // semaphore parameter of the kernel, the caller's array `arrV`.
-  auto addSem = [&](const V &arrV, const V &spec, bool withData) {
+  // Each adds one parameter (named `leaf` when it is a leaf of a nested output) and
+  // returns its ref; pushArg passes it to the kernel.
+  auto pushArg = [&](const V &ref) {
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
+    ++idx;
+  };
+  auto addSem = [&](const V &arrV, const V &spec, bool withData,
+                    const std::string &leaf = {}) -> V {
     const auto &held = *apiAs<HeldSemObj>(arrV);
     if (auto *bs = blockSpec(spec); bs && (!bs->semaphore || bs->blocked()))
       fail(bs->range, "python-type",
@@ -499,7 +582,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
                        "map)",
                        idx + 1));
     SourceRange pr = paramRange(idx);
-    std::string name = fresh(paramName(idx));
+    std::string name = fresh(leaf.empty() ? paramName(idx) : leaf);
     auto sem = std::make_shared<RefV>(Kind::Sem);
     sem->name = name, sem->semKind = held.kind, sem->dims = held.dims;
     std::vector<ast::ExprPtr> de;
@@ -510,11 +593,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     call.order.push_back(call.sems.back().get());
     call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(withData);
-    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), sem);
-    ++idx;
+    return sem;
   };
   auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch,
-                       ast::MemSpace space) {
+                       ast::MemSpace space, const std::string &leaf = {}) -> V {
     const auto &arr = cast<HostArrayV>(arrV);
     if (scalarPrefetch)
       space = ast::MemSpace::Smem;
@@ -537,7 +619,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
         space = *bs->space;
     }
     SourceRange pr = paramRange(idx);
-    V ref = paramBuffer(arr, fresh(paramName(idx)), pr, dir, space, bufs);
+    V ref = paramBuffer(arr, fresh(leaf.empty() ? paramName(idx) : leaf), pr, dir, space, bufs);
     auto &rv = static_cast<RefV &>(*ref);
     if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
         (ast::isInteger(rv.dtype) || scalarPrefetch)) {
@@ -555,8 +637,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     call.order.push_back(bufs.back().get());
     call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(dir == ast::Direction::In);
-    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
-    ++idx;
+    return ref;
   };
   // input_output_aliases={i: o}: operand i is output o's buffer (JAX donates it), so the
   // kernel's parameter for operand i is bound to the output's ref: every access through
@@ -617,7 +698,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       continue;
     }
     if (apiAs<HeldSemObj>(args.pos[i]) && i >= prefetch) {
-      addSem(args.pos[i], inSpecs[i - prefetch], true);
+      pushArg(addSem(args.pos[i], inSpecs[i - prefetch], true));
       continue;
     }
     if (!dynCast<HostArrayV>(args.pos[i])) {
@@ -628,19 +709,35 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
            fmt::format("pallas_call operand {}: its shape and dtype are unknown (got {})", i + 1,
                        typeName(*args.pos[i])));
     }
-    addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
-              i < prefetch, ast::MemSpace::Vmem);
+    pushArg(addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch],
+                      ast::Direction::In, i < prefetch, ast::MemSpace::Vmem));
   }
-  const size_t firstOut = boundPos + idx;
   const size_t firstOutParam = call.arrays.size();
-  for (size_t i = 0; i < outs.size(); ++i) {
+  std::vector<V> outRefs; // one per output leaf
+  for (size_t i = 0, g = 0, k = 0; i < outs.size(); ++i) {
+    // The leaf's name: `sems_0`, `sems_1` for the parameter `sems` of a nested output.
+    std::string leaf = groupSize[g] ? fmt::format("{}_{}", paramName(idx), k) : "";
+    auto advance = [&] {
+      if (groupSize[g] && ++k < groupSize[g])
+        return;
+      if (groupSize[g]) {
+        std::vector<V> mine(outRefs.end() - static_cast<long>(groupSize[g]), outRefs.end());
+        size_t next = 0;
+        pushArg(rebuildGroup(g, mine, next));
+      } else {
+        pushArg(outRefs.back());
+      }
+      ++g, k = 0;
+    };
     if (apiAs<HeldSemObj>(results[i])) {
-      addSem(results[i], outSpecs[i], false);
+      outRefs.push_back(addSem(results[i], outSpecs[i], false, leaf));
+      advance();
       continue;
     }
     auto sp = outSpace.find(i);
-    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false,
-              sp == outSpace.end() ? ast::MemSpace::Vmem : sp->second);
+    outRefs.push_back(addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false,
+                                sp == outSpace.end() ? ast::MemSpace::Vmem : sp->second, leaf));
+    advance();
     // The caller's array is the call's result; an output aliased to an operand is the
     // operand's buffer (donated), which the body's later calls see through the result.
     call.arrays.back() = results[i];
@@ -652,7 +749,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     }
   }
   for (const auto &[slot, o] : aliasSlots) {
-    kargs.pos[slot] = kargs.pos[firstOut + o];
+    kargs.pos[slot] = outRefs[o];
     call.withData[firstOutParam + o] = true; // the operand's data, donated
   }
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
