@@ -394,16 +394,18 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     results.push_back(std::make_shared<HostArrayV>(a->shape, a->dtype));
   }
   // The results in the out_shape's shape (a nested tuple or list rebuilt around them).
+  // `shape` (nested tuples and lists) with the values of `flat` from `next` at its leaves.
+  std::function<V(const V &, const std::vector<V> &, size_t &)> rebuildTree =
+      [&](const V &shape, const std::vector<V> &flat, size_t &next) -> V {
+    if (shape->kind != Kind::Tuple && shape->kind != Kind::List)
+      return flat[next++];
+    std::vector<V> items;
+    for (const V &x : toVector(shape, r))
+      items.push_back(rebuildTree(x, flat, next));
+    return shape->kind == Kind::Tuple ? tuple(std::move(items)) : list(std::move(items));
+  };
   auto rebuildGroup = [&](size_t g, const std::vector<V> &flat, size_t &next) -> V {
-    std::function<V(const V &)> rebuild = [&](const V &v) -> V {
-      if (v->kind != Kind::Tuple && v->kind != Kind::List)
-        return flat[next++];
-      std::vector<V> items;
-      for (const V &x : toVector(v, r))
-        items.push_back(rebuild(x));
-      return v->kind == Kind::Tuple ? tuple(std::move(items)) : list(std::move(items));
-    };
-    return groupSize[g] ? rebuild(tops[g]) : flat[next++];
+    return groupSize[g] ? rebuildTree(tops[g], flat, next) : flat[next++];
   };
   auto regroup = [&](const std::vector<V> &flat) -> std::vector<V> {
     std::vector<V> grouped;
@@ -464,17 +466,78 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       bool number = v->kind == Kind::Int || v->kind == Kind::Bool || v->kind == Kind::Float;
       return number ? nullptr : v.get();
     };
-    if (const Value *bad = nonNumber(a))
-      unsupported(r, fmt::format("pallas_call operand {}: a {} holding {} (a pytree of "
-                                 "operands, passed to the kernel as a pytree of refs); dkv "
-                                 "takes one array per operand",
-                                 i + 1, typeName(*a),
-                                 bad->kind == Kind::HostArray ? std::string("arrays")
-                                                              : "a " + typeName(*bad)));
+    if (nonNumber(a))
+      continue; // a pytree of operands (below) or a refusal
     a = knownArray(a, nullptr, r);
   }
-  std::vector<V> inSpecs =
-      specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
+  // A tuple or list of arrays and semaphore arrays is a pytree of operands: its leaves are
+  // operands in order (tree_flatten; input_output_aliases counts them), and the kernel
+  // gets one argument holding their refs in its shape. A dict would be flattened in its
+  // sorted keys' order, None leaves would vanish: both refused, as is a pytree among the
+  // scalar-prefetch operands.
+  std::vector<V> inTops = args.pos;
+  std::vector<size_t> inGroup(inTops.size(), 0); // leaves of each operand (0: plain)
+  {
+    std::vector<V> flat;
+    for (size_t i = 0; i < inTops.size(); ++i) {
+      const V &a = inTops[i];
+      if (a->kind != Kind::Tuple && a->kind != Kind::List) {
+        flat.push_back(a);
+        continue;
+      }
+      std::vector<V> parts;
+      std::function<void(const V &)> flatten = [&](const V &v) {
+        if (v->kind == Kind::Tuple || v->kind == Kind::List) {
+          for (const V &x : toVector(v, r))
+            flatten(x);
+          return;
+        }
+        if (!dynCast<HostArrayV>(v) && !apiAs<HeldSemObj>(v)) {
+          if (v->kind == Kind::Opaque)
+            opaqueNeeded(v, r, fmt::format("pallas_call operand {} (a leaf of it)", i + 1));
+          unsupported(r, fmt::format("pallas_call operand {}: a {} with a leaf of type {} (a "
+                                     "pytree of operands); dkv takes arrays and semaphore "
+                                     "arrays, and tuples and lists of them",
+                                     i + 1, typeName(*a), typeName(*v)));
+        }
+        parts.push_back(v);
+      };
+      flatten(a);
+      if (parts.empty())
+        unsupported(r, fmt::format("pallas_call operand {}: an empty {} (an operand of no "
+                                   "arrays)",
+                                   i + 1, typeName(*a)));
+      if (i < prefetch)
+        unsupported(r, fmt::format("pallas_call operand {}: a pytree of scalar-prefetch "
+                                   "operands",
+                                   i + 1));
+      inGroup[i] = parts.size();
+      flat.insert(flat.end(), parts.begin(), parts.end());
+    }
+    args.pos = std::move(flat);
+  }
+  std::vector<V> inSpecs;
+  if (V s = field(&GridSpecObj::inSpecs, pc.inSpecs);
+      s && inTops.size() != args.pos.size() && (s->kind == Kind::Tuple || s->kind == Kind::List)) {
+    // A pytree of operands: in_specs has the operands' tree, one spec per leaf.
+    std::vector<V> items = toVector(s, r);
+    if (items.size() != inTops.size() - prefetch)
+      fail(r, "python-call",
+           fmt::format("pallas_call in_specs: {} specs for {} operands", items.size(),
+                       inTops.size() - prefetch));
+    for (size_t g = prefetch; g < inTops.size(); ++g) {
+      std::vector<V> parts;
+      leaves(*this, items[g - prefetch], parts, r);
+      if (parts.size() != (inGroup[g] ? inGroup[g] : 1))
+        fail(r, "python-call",
+             fmt::format("pallas_call in_specs: the pytree of operand {} does not match the "
+                         "operand",
+                         g + 1));
+      inSpecs.insert(inSpecs.end(), parts.begin(), parts.end());
+    }
+  } else {
+    inSpecs = specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
+  }
   std::vector<V> outSpecs;
   if (V s = field(&GridSpecObj::outSpecs, pc.outSpecs);
       s && tops.size() != outs.size() && (s->kind == Kind::Tuple || s->kind == Kind::List)) {
@@ -502,7 +565,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   if (V s = field(&GridSpecObj::scratchShapes, pc.scratchShapes))
     scratch = toVector(s, r);
   const auto &params = *kf.params;
-  size_t total = args.pos.size() + tops.size() + scratch.size();
+  size_t total = inTops.size() + tops.size() + scratch.size();
   size_t positional = 0;
   bool varargs = false;
   for (const py::Param &p : params) {
@@ -531,7 +594,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     fail(kf.range, "python-call",
          fmt::format("the kernel {}() takes {} refs, and pallas_call passes {} ({} inputs, {} "
                      "outputs, {} scratch)",
-                     kf.name, free, total, args.pos.size(), tops.size(), scratch.size()));
+                     kf.name, free, total, inTops.size(), tops.size(), scratch.size()));
   auto paramName = [&](size_t i) {
     size_t p = i + boundPos;
     if (p < params.size() && params[p].kind != py::ParamKind::VarArgs &&
@@ -685,20 +748,44 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), none());
     ++idx;
   };
-  for (size_t i = 0; i < args.pos.size(); ++i) {
+  // The operand leaves' refs; those of a pytree operand go to the kernel together, in
+  // its tree.
+  std::vector<V> groupRefs;
+  for (size_t i = 0, g = 0, k = 0; i < args.pos.size(); ++i) {
+    const bool grouped = inGroup[g] != 0;
+    std::string leaf = grouped ? fmt::format("{}_{}", paramName(idx), k) : "";
+    auto give = [&](const V &ref) {
+      if (!grouped) {
+        pushArg(ref);
+        ++g;
+        return;
+      }
+      groupRefs.push_back(ref);
+      if (++k < inGroup[g])
+        return;
+      size_t next = 0;
+      pushArg(rebuildTree(inTops[g], groupRefs, next));
+      groupRefs.clear();
+      ++g, k = 0;
+    };
     if (auto it = aliasOf.find(i); it != aliasOf.end()) {
+      if (grouped)
+        unsupported(r, fmt::format("input_output_aliases of operand {}, a leaf of a pytree "
+                                   "operand",
+                                   i));
       aliasSlots.emplace_back(boundPos + idx, it->second);
       donor[it->second] = i;
       kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), nullptr);
-      ++idx;
+      ++idx, ++g;
       continue;
     }
     if (args.pos[i]->kind == Kind::None && i >= prefetch) {
       noneArg();
+      ++g;
       continue;
     }
     if (apiAs<HeldSemObj>(args.pos[i]) && i >= prefetch) {
-      pushArg(addSem(args.pos[i], inSpecs[i - prefetch], true));
+      give(addSem(args.pos[i], inSpecs[i - prefetch], true, leaf));
       continue;
     }
     if (!dynCast<HostArrayV>(args.pos[i])) {
@@ -709,8 +796,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
            fmt::format("pallas_call operand {}: its shape and dtype are unknown (got {})", i + 1,
                        typeName(*args.pos[i])));
     }
-    pushArg(addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch],
-                      ast::Direction::In, i < prefetch, ast::MemSpace::Vmem));
+    give(addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
+                   i < prefetch, ast::MemSpace::Vmem, leaf));
   }
   const size_t firstOutParam = call.arrays.size();
   std::vector<V> outRefs; // one per output leaf

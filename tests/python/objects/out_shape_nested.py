@@ -1,9 +1,11 @@
 # A pallas_call whose out_shape nests tuples of semaphores (a pytree of outputs): the
 # kernel gets one argument per top-level output, a tuple of semaphore refs for each
 # nested one, out_specs nests the same way, and the result has the out_shape's shape
-# (a list at the top is a tuple, nested lists stay lists). The first kernel starts a
-# copy of each half of x to each neighbour; the second waits the four semaphores it
-# gets from the first kernel's nested outputs, so every copy has landed when it ends.
+# (a list at the top is a tuple, nested lists stay lists). Operands nest the same way
+# (a pytree of operands: the kernel gets a tuple or list of refs, in_specs nests alike,
+# input_output_aliases counts the leaves). The first kernel starts a copy of each half of
+# x to each neighbour; the second waits the four semaphores it gets from the first
+# kernel's nested outputs, as two pytree operands, so every copy has landed when it ends.
 # expect: ok
 # devices: 2..3
 import jax
@@ -31,11 +33,12 @@ def start_kernel(x_ref, o_ref, to_right, to_left):
                                device_id_type=pltpu.DeviceIdType.MESH).start()
 
 
-def done_kernel(x_ref, o_in, send_r, send_l, recv_r, recv_l, o_ref):
+def done_kernel(x_ref, o_in, sends, recvs, o_ref):
+  assert type(sends) is tuple and type(recvs) is list and len(recvs) == 2
   half = x_ref.shape[0] // 2
-  for sem in (send_r, send_l):
+  for sem in sends:
     pltpu.make_async_copy(x_ref.at[pl.ds(0, half)], x_ref.at[pl.ds(0, half)], sem).wait()
-  for sem in (recv_r, recv_l):
+  for sem in recvs:
     pltpu.make_async_copy(x_ref.at[pl.ds(0, half)], o_ref.at[pl.ds(0, half)], sem).wait()
 
 
@@ -51,10 +54,10 @@ def body(x):
   return pl.pallas_call(
       done_kernel,
       out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-      in_specs=[ANY, ANY, SEM, SEM, SEM, SEM],
+      in_specs=[ANY, ANY, (SEM, SEM), [SEM, SEM]],
       out_specs=ANY,
       input_output_aliases={1: 0},
-  )(x, o, send_r, send_l, recv_r, recv_l)
+  )(x, o, (send_r, send_l), [recv_r, recv_l])
 
 
 mesh = jax.make_mesh((jax.device_count(),), ('x',))
