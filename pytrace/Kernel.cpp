@@ -959,21 +959,42 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   if (entryMode_ || !traceKernels_)
     return result();
   std::vector<V> scratch;
+  // scratch_types as a dict (`dict(tmp_ref=pltpu.VMEM(...))`): JAX's mpmd_map passes its
+  // refs as keyword arguments, by name, after the inputs and outputs.
+  std::vector<std::pair<std::string, V>> scratchKw;
   if (V st = given(pk.scratchTypes)) {
-    if (st->kind == Kind::Dict)
-      unsupported(r, "pl.kernel scratch_types given as a dict (keyword refs)");
-    scratch = toVector(st, r);
+    if (auto *d = dynCast<DictV>(st)) {
+      for (const Table::Entry &e : d->table.entries) {
+        if (!e.live)
+          continue;
+        auto *key = dynCast<StrV>(e.key);
+        if (!key)
+          raise("TypeError", "keywords must be strings", r);
+        if (e.value->kind == Kind::Tuple || e.value->kind == Kind::List ||
+            e.value->kind == Kind::Dict)
+          unsupported(r, fmt::format("pl.kernel scratch_types['{}']: a pytree of scratch types "
+                                     "under one keyword",
+                                     key->s));
+        scratchKw.emplace_back(key->s, e.value);
+      }
+    } else {
+      scratch = toVector(st, r);
+    }
   }
   const auto &params = *kf.params;
   size_t total = args.pos.size() + outs.size() + scratch.size();
   for (const py::Param &p : params)
-    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly)
+    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly &&
+        !(p.kind == py::ParamKind::KeywordOnly && !scratchKw.empty()))
       unsupported(p.range, "keyword-only or variadic parameters of a pl.kernel body");
-  if (params.size() != total + kfn.bound.pos.size())
+  // Keyword scratch refs bind by name (the call below raises Python's TypeError for a
+  // name the body lacks).
+  if (params.size() != total + kfn.bound.pos.size() + scratchKw.size())
     fail(kf.range, "python-call",
          fmt::format("the kernel {}() takes {} refs, and pl.kernel passes {} ({} inputs, {} "
                      "outputs, {} scratch)",
-                     kf.name, params.size(), total, args.pos.size(), outs.size(), scratch.size()));
+                     kf.name, params.size(), total + scratchKw.size(), args.pos.size(), outs.size(),
+                     scratch.size() + scratchKw.size()));
   grid_.clear();
   hasCollective_ = cparams.collective >= 0;
   tcMesh_ = pk.mesh;
@@ -1001,6 +1022,15 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
         scratchDecl(sc, fresh(params[idx].name), params[idx].range, ast::Storage::Scratch, bound));
     kargs.pos.push_back(bound);
     ++idx;
+  }
+  for (const auto &[name, sc] : scratchKw) {
+    V bound;
+    SourceRange pr = kf.range;
+    for (const py::Param &p : params)
+      if (p.name == name)
+        pr = p.range;
+    scratchDecls.push_back(scratchDecl(sc, fresh(name), pr, ast::Storage::Scratch, bound));
+    kargs.kw.emplace_back(name, bound);
   }
   try {
     finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),
