@@ -671,6 +671,9 @@ public:
   std::vector<int64_t> shapeOf(const V &v, SourceRange r, std::string_view what);
   ast::DType dtypeArg(const V &v, SourceRange r);
   V knownArray(const V &data, const V &dtype, SourceRange r);
+  /// `a @ b` / jnp.matmul on the host: the (m, n) array of two 2-d jax arrays of one
+  /// element type, (m, k) and (k, n) (shape and type; no data); null for anything else.
+  V hostMatmul(const V &a, const V &b);
   /// The rows of an array of devices (sub-arrays, or devices when it is 1-d), as NumPy
   /// iterates over it.
   std::vector<V> deviceArrayRows(const V &arr);

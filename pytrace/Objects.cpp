@@ -1525,8 +1525,23 @@ int64_t elements(const std::vector<int64_t> &shape) {
 
 } // namespace
 
+V Interp::hostMatmul(const V &a, const V &b) {
+  // Two jax arrays of one element type, (m, k) @ (k, n): an (m, n) array of that type
+  // (jax.numpy.matmul; the data is not computed, as for every float array). Other ranks,
+  // mixed types and NumPy arrays are not modelled (null: the caller's opaque value).
+  const auto *x = dynCast<HostArrayV>(a);
+  const auto *y = dynCast<HostArrayV>(b);
+  if (!x || !y || x->numpy || y->numpy || x->isStruct || y->isStruct || x->key || y->key ||
+      x->dtype != y->dtype || x->shape.size() != 2 || y->shape.size() != 2 ||
+      x->shape[1] != y->shape[0])
+    return nullptr;
+  return std::make_shared<HostArrayV>(std::vector<int64_t>{x->shape[0], y->shape[1]}, x->dtype);
+}
+
 V Interp::arrayBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
+  if (op == BinOpKind::MatMult)
+    return hostMatmul(a, b);
   if (op != BinOpKind::Add && op != BinOpKind::Sub && op != BinOpKind::Mult &&
       op != BinOpKind::Div && op != BinOpKind::FloorDiv && op != BinOpKind::Mod)
     return nullptr;
