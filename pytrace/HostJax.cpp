@@ -594,7 +594,10 @@ const AttrRow<MeshObj> kMeshAttrs[] = {
      }},
     {"axis_sizes", [](auto &, auto &m, auto &, auto) { return dims(m.sizes); }},
     {"devices",
-     [](auto &, auto &m, auto &, auto) {
+     [](auto &in, auto &m, auto &, auto r) -> V {
+       // The mesh dkv makes for a kernel outside any shard_map has no axes of the file's.
+       if (m.names.empty())
+         return in.opaque("`.devices` of the mesh of a kernel outside a shard_map", r);
        return makeApi(DeviceArrayObj{m.sizes, m.deviceIds});
      }},
     {"axis_types",
