@@ -67,6 +67,10 @@ struct MeshObj {
   /// Explicit, jax.sharding.Mesh and jtu.create_mesh: Auto); empty where dkv does not
   /// know them (the one-device mesh of a pallas_call outside shard_map, an entry's).
   std::vector<AxisKind> axisTypes;
+  /// The ids of its devices in row-major order where the file states them
+  /// (`Mesh(np.array(jax.devices()).reshape(...), ...)`); empty where their order is a
+  /// fact of the TPU's topology (`jax.make_mesh`, `create_device_mesh`) or unknown.
+  std::vector<int64_t> deviceIds;
   /// Every axis is known to be `AxisType.Explicit`.
   bool explicitAxes() const;
   int64_t devices() const;
@@ -75,9 +79,14 @@ struct MeshObj {
 /// `np.array(jax.devices()).reshape(...)`, `jax.devices()[:n]` as an array).
 struct DeviceArrayObj {
   std::vector<int64_t> shape;
+  /// The ids of its devices in row-major order, or empty where their order is not
+  /// known (`create_device_mesh` and `jax.make_mesh` order devices by the chips'
+  /// topology).
+  std::vector<int64_t> ids;
 };
 /// One device (`jax.devices()[i]`).
 struct DeviceObj {
+  /// Its id, or -1 for a device of an array whose order dkv does not know.
   int64_t id = 0;
 };
 /// `P(...)`: one entry per dimension (None, an axis name, or a tuple of names).

@@ -157,8 +157,20 @@ V Interp::knownArray(const V &data, const V &dtype, SourceRange r, bool numpy) {
   // A list of devices: np.array(jax.devices()).
   if (data->kind == Kind::List || data->kind == Kind::Tuple) {
     std::vector<V> items = toVector(data, r);
-    if (!items.empty() && apiAs<DeviceObj>(items[0]))
-      return makeApi(DeviceArrayObj{{static_cast<int64_t>(items.size())}});
+    if (!items.empty() && apiAs<DeviceObj>(items[0])) {
+      // The ids in the list's order (`np.array(jax.devices()[::-1])`), unless one of
+      // them is unknown.
+      std::vector<int64_t> ids;
+      for (const V &d : items) {
+        auto *dev = apiAs<DeviceObj>(d);
+        if (!dev || dev->id < 0) {
+          ids.clear();
+          break;
+        }
+        ids.push_back(dev->id);
+      }
+      return makeApi(DeviceArrayObj{{static_cast<int64_t>(items.size())}, std::move(ids)});
+    }
   }
   if (data->kind == Kind::Opaque)
     return opaque("an array made of it", r, data);
@@ -702,7 +714,13 @@ const AttrRow<MeshObj> kMeshAttrs[] = {
        return tuple(std::move(names));
      }},
     {"axis_sizes", [](auto &, auto &m, auto &, auto) { return dims(m.sizes); }},
-    {"devices", [](auto &, auto &m, auto &, auto) { return makeApi(DeviceArrayObj{m.sizes}); }},
+    {"devices",
+     [](auto &in, auto &m, auto &, auto r) -> V {
+       // The mesh dkv makes for a kernel outside any shard_map has no axes of the file's.
+       if (m.names.empty())
+         return in.opaque("`.devices` of the mesh of a kernel outside a shard_map", r);
+       return makeApi(DeviceArrayObj{m.sizes, m.deviceIds});
+     }},
     {"axis_types",
      [](auto &in, auto &m, auto &, auto r) -> V {
        if (m.axisTypes.empty())
@@ -752,7 +770,15 @@ const AttrRow<DeviceObj> kDeviceAttrs[] = {
                        : in.chipFact("`.num_cores` of a device (TensorCores per device)", r);
      }},
     {"platform", [](auto &in, auto &, auto &, auto) { return string(in.backendPlatform()); }},
-    {"id", [](auto &, auto &d, auto &, auto) { return integer(d.id); }},
+    {"id",
+     [](auto &in, auto &d, auto &, auto r) {
+       return d.id >= 0 ? integer(d.id)
+                        : in.opaque("`.id` of a device of a mesh whose device order follows the "
+                                    "TPU's topology (jax.make_mesh, create_device_mesh); build "
+                                    "the mesh from np.array(jax.devices()).reshape(...) to "
+                                    "state it",
+                                    r);
+     }},
 };
 // The bits of an element of a dtype (jax.dtypes.itemsize_bits), also of those dkv does
 // not model as element types (int4, float8, 64-bit ones); none for anything else.
@@ -930,18 +956,50 @@ const AttrRow<NpRngObj> kNpRngAttrs[] = {
     {"uniform", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngUniform, self); }},
     {"integers", [](auto &, auto &, auto &self, auto) { return builtinValue(kRngIntegers, self); }},
 };
+// An array of devices as NumPy holds it: its shape and its devices in row-major order
+// (DeviceObj{-1} where the order is not known: `.id` of one is refused, never guessed).
+V deviceAt(const DeviceArrayObj &d, size_t flat) {
+  return makeApi(DeviceObj{d.ids.empty() ? -1 : d.ids[flat]});
+}
+int64_t deviceCount(const DeviceArrayObj &d) {
+  int64_t n = 1;
+  for (int64_t x : d.shape)
+    n *= x;
+  return n;
+}
+// NumPy's flatiter (`devs.flat`): an iterator that can also be indexed and measured.
+struct FlatIter final : IterState {
+  V arr; ///< the DeviceArrayObj
+  size_t i = 0;
+  V next(Interp &, SourceRange) override {
+    const auto &d = *apiAs<DeviceArrayObj>(arr);
+    if (static_cast<int64_t>(i) >= deviceCount(d))
+      return nullptr;
+    return deviceAt(d, i++);
+  }
+};
+
+// `devs.tolist()`: nested lists of the devices.
+V deviceList(Interp &in, const V &arr) {
+  std::vector<V> rows = in.deviceArrayRows(arr);
+  for (V &row : rows)
+    if (apiAs<DeviceArrayObj>(row))
+      row = deviceList(in, row);
+  return list(std::move(rows));
+}
 const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
     {"shape", [](auto &, auto &d, auto &, auto) { return dims(d.shape); }},
     {"reshape",
      [](auto &, auto &, auto &self, auto) {
-       static const BuiltinFn fn{"ndarray.reshape",
-                                 +[](Interp &in, CallCtx &c) -> V {
-                                   const auto &devs = *apiAs<DeviceArrayObj>(c.self);
-                                   HostArrayV tmp(devs.shape, ast::DType::I32);
-                                   V res = in.reshapeArray(tmp, c.args, c.range);
-                                   return makeApi(DeviceArrayObj{cast<HostArrayV>(res).shape});
-                                 },
-                                 "", false};
+       static const BuiltinFn fn{
+           "ndarray.reshape",
+           +[](Interp &in, CallCtx &c) -> V {
+             const auto &devs = *apiAs<DeviceArrayObj>(c.self);
+             HostArrayV tmp(devs.shape, ast::DType::I32);
+             V res = in.reshapeArray(tmp, c.args, c.range);
+             return makeApi(DeviceArrayObj{cast<HostArrayV>(res).shape, devs.ids});
+           },
+           "", false};
        return builtinValue(fn, self);
      }},
     {"size",
@@ -953,6 +1011,17 @@ const AttrRow<DeviceArrayObj> kDeviceArrayAttrs[] = {
      }},
     {"ndim",
      [](auto &, auto &d, auto &, auto) { return integer(static_cast<int64_t>(d.shape.size())); }},
+    {"flat", [](auto &in, auto &, auto &self, auto) { return in.deviceFlatIter(self); }},
+    {"tolist",
+     [](auto &, auto &, auto &self, auto) {
+       static const BuiltinFn fn{"ndarray.tolist",
+                                 +[](Interp &in, CallCtx &c) -> V {
+                                   c.bind(in, {});
+                                   return deviceList(in, c.self);
+                                 },
+                                 "", false};
+       return builtinValue(fn, self);
+     }},
 };
 // `f.defvjp(fwd, bwd)` returns None, `f.defjvp(jvp)` returns jvp (a decorator), as JAX's;
 // the rules only matter to differentiation, which dkv does not model.
@@ -1329,7 +1398,7 @@ std::vector<AxisKind> axisTypesArg(Interp &in, const CallCtx &c, const V &types,
 }
 
 V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &names, const V &types,
-           AxisKind dflt) {
+           AxisKind dflt, std::vector<int64_t> ids = {}) {
   std::vector<V> axisNames =
       names->kind == Kind::Str ? std::vector<V>{names} : in.toVector(names, c.range);
   if (apiAs<PSpecObj>(names))
@@ -1348,6 +1417,7 @@ V meshFrom(Interp &in, const CallCtx &c, std::vector<int64_t> shape, const V &na
          fmt::format("the mesh has {} devices, and --devices is {}", n, in.options_.devices));
   MeshObj m;
   m.sizes = shape;
+  m.deviceIds = std::move(ids);
   for (const V &a : axisNames) {
     if (a->kind == Kind::Opaque)
       in.opaqueNeeded(a, c.range, "a mesh axis name");
@@ -1549,15 +1619,21 @@ void registerHostJax(Registry &reg) {
           fail(c.range, "python-unknown-fact",
                fmt::format("create_device_mesh({}) needs {} devices, and --devices is {}",
                            fmt::join(shape, ", "), n, in.options_.devices));
-        return makeApi(DeviceArrayObj{shape});
+        return makeApi(DeviceArrayObj{shape, {}});
       });
   fn(
       {"jax.sharding.Mesh"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"devices", "axis_names", "axis_types"});
         V devs = need(in, c, a, 0, "devices");
         std::vector<int64_t> shape;
+        std::vector<int64_t> ids;
+        if (devs->kind == Kind::List || devs->kind == Kind::Tuple) {
+          std::vector<V> items = in.toVector(devs, c.range);
+          if (!items.empty() && apiAs<DeviceObj>(items[0]))
+            devs = in.knownArray(devs, nullptr, c.range); // the devices' order kept
+        }
         if (auto *d = apiAs<DeviceArrayObj>(devs))
-          shape = d->shape;
+          shape = d->shape, ids = d->ids;
         else if (devs->kind == Kind::List || devs->kind == Kind::Tuple)
           shape = {static_cast<int64_t>(in.toVector(devs, c.range).size())};
         else if (devs->kind == Kind::Opaque)
@@ -1566,7 +1642,8 @@ void registerHostJax(Registry &reg) {
           fail(c.range, "python-unknown-fact",
                "Mesh(devices, ...): the devices must come from mesh_utils.create_device_mesh, "
                "jax.devices() or np.array(jax.devices()).reshape(...)");
-        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"), a[2], AxisKind::Auto);
+        return meshFrom(in, c, shape, need(in, c, a, 1, "axis_names"), a[2], AxisKind::Auto,
+                        std::move(ids));
       });
   fn(
       {"jax.make_mesh"}, +[](Interp &in, CallCtx &c) -> V {
@@ -2396,6 +2473,72 @@ V Interp::chipFact(std::string what, SourceRange r) {
                         "\"TPU generations and the platform\")",
                         tpuChipNames());
   return std::make_shared<OpaqueV>(o);
+}
+
+std::vector<V> Interp::deviceArrayRows(const V &arr) {
+  const auto &d = *apiAs<DeviceArrayObj>(arr);
+  std::vector<V> rows;
+  if (d.shape.empty())
+    return rows;
+  if (d.shape.size() == 1) {
+    for (int64_t i = 0; i < d.shape[0]; ++i)
+      rows.push_back(deviceAt(d, static_cast<size_t>(i)));
+    return rows;
+  }
+  DeviceArrayObj row{std::vector<int64_t>(d.shape.begin() + 1, d.shape.end()), {}};
+  size_t per = static_cast<size_t>(deviceCount(row));
+  for (int64_t i = 0; i < d.shape[0]; ++i) {
+    DeviceArrayObj r = row;
+    if (!d.ids.empty())
+      r.ids.assign(d.ids.begin() + static_cast<ptrdiff_t>(i * per),
+                   d.ids.begin() + static_cast<ptrdiff_t>((i + 1) * per));
+    rows.push_back(makeApi(std::move(r)));
+  }
+  return rows;
+}
+
+V Interp::deviceArrayIndex(const V &arr, const V &key, SourceRange r, bool flat) {
+  const auto &d = *apiAs<DeviceArrayObj>(arr);
+  // Only plain ints (a bool is NumPy's mask, a float its IndexError): anything else is
+  // an index dkv does not model on an array of devices.
+  std::vector<V> keys =
+      key->kind == Kind::Tuple && !flat ? cast<TupleV>(key).items : std::vector<V>{key};
+  std::vector<int64_t> shape = flat ? std::vector<int64_t>{deviceCount(d)} : d.shape;
+  if (keys.empty() || keys.size() > shape.size())
+    return opaque("an index of an array of devices other than its ints", r);
+  for (const V &k : keys)
+    if (k->kind != Kind::Int)
+      return opaque("an index of an array of devices other than its ints", r);
+  size_t offset = 0;
+  size_t stride = static_cast<size_t>(deviceCount(DeviceArrayObj{shape, {}}));
+  for (size_t axis = 0; axis < keys.size(); ++axis) {
+    int64_t i = cast<IntV>(keys[axis]).i, n = shape[axis];
+    if (i < -n || i >= n)
+      raise("IndexError",
+            fmt::format("index {} is out of bounds for axis {} with size {}", i, axis, n), r);
+    stride /= static_cast<size_t>(n);
+    offset += static_cast<size_t>(i < 0 ? i + n : i) * stride;
+  }
+  if (keys.size() == shape.size())
+    return deviceAt(d, offset);
+  DeviceArrayObj sub{
+      std::vector<int64_t>(shape.begin() + static_cast<ptrdiff_t>(keys.size()), shape.end()), {}};
+  if (!d.ids.empty())
+    sub.ids.assign(d.ids.begin() + static_cast<ptrdiff_t>(offset),
+                   d.ids.begin() + static_cast<ptrdiff_t>(offset + stride));
+  return makeApi(std::move(sub));
+}
+
+V Interp::deviceFlatIter(const V &arr) {
+  auto s = std::make_unique<FlatIter>();
+  s->arr = arr;
+  return std::make_shared<IteratorV>("flatiter", std::move(s));
+}
+
+V Interp::flatIterArray(const V &it) {
+  auto *i = dynCast<IteratorV>(it);
+  auto *f = i ? dynamic_cast<FlatIter *>(i->state.get()) : nullptr;
+  return f ? f->arr : nullptr;
 }
 
 } // namespace dkv::pytrace

@@ -690,6 +690,19 @@ public:
   /// `np.array(data, dtype)` (numpy) or `jnp.array(data, dtype)`: NumPy makes float64 /
   /// int64 of Python floats and ints, JAX float32 / int32.
   V knownArray(const V &data, const V &dtype, SourceRange r, bool numpy = false);
+  /// `a @ b` / jnp.matmul on the host: the (m, n) array of two 2-d jax arrays of one
+  /// element type, (m, k) and (k, n) (shape and type; no data); null for anything else.
+  V hostMatmul(const V &a, const V &b);
+  /// The rows of an array of devices (sub-arrays, or devices when it is 1-d), as NumPy
+  /// iterates over it.
+  std::vector<V> deviceArrayRows(const V &arr);
+  /// `devs[key]` (`flat`: `devs.flat[key]`) for an int or a tuple of ints, with NumPy's
+  /// IndexError out of bounds; any other key is refused (opaque).
+  V deviceArrayIndex(const V &arr, const V &key, SourceRange r, bool flat);
+  /// `devs.flat`: NumPy's flatiter over the devices (iteration, next(), len(), int index).
+  V deviceFlatIter(const V &arr);
+  /// The array of a flatiter made by deviceFlatIter, or null for any other iterator.
+  static V flatIterArray(const V &it);
   V reshapeArray(const HostArrayV &a, const Args &args, SourceRange r);
   /// `a[key]` on an array of known integer values (per device after shard_map or a
   /// host `lax.axis_index`): ints, per-device ints, slices and None; null when the

@@ -215,6 +215,11 @@ V Interp::callShardMap(const ShardMapObj &sm, Args args, SourceRange r) {
 
 namespace {
 
+const char *const kDictOutShape =
+    "a pallas_call out_shape holding a dict (a pytree of outputs that JAX flattens in the "
+    "order of its sorted keys, which out_specs and input_output_aliases count in); dkv takes "
+    "arrays and semaphore arrays, and tuples and lists of them";
+
 // The leaves of a pytree of specs (tuples, lists and dicts of scratch types).
 void leaves(Interp &in, const V &v, std::vector<V> &out, SourceRange r) {
   if (v->kind == Kind::Tuple || v->kind == Kind::List) {
@@ -329,7 +334,36 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   // An out_shape typed by its memory space (`pltpu.ANY(shape, dtype)`, `pltpu.VMEM(...)`):
   // an output in that memory unless its out_specs entry names another.
   std::map<size_t, ast::MemSpace> outSpace;
-  for (V o : outTuple ? toVector(outShape, r) : std::vector<V>{outShape}) {
+  // A top-level output that is a tuple or list of them (`(pltpu.SemaphoreType.DMA(()),) * 2`,
+  // JAX's tests) is a pytree: its leaves are outputs in order (tree_flatten), the kernel
+  // gets one argument per top-level output holding its leaves' refs in that shape, and the
+  // result has that shape too. A dict would be flattened in its keys' sorted order, which
+  // input_output_aliases and out_specs then count in: refused.
+  std::vector<V> tops = outTuple ? toVector(outShape, r) : std::vector<V>{outShape};
+  std::vector<size_t> groupSize; // leaves of each top-level output (0: one plain output)
+  std::vector<V> flatOuts;
+  for (const V &t : tops) {
+    if (outTuple && (t->kind == Kind::Tuple || t->kind == Kind::List)) {
+      // Tuples and lists only: a dict inside stays a leaf, refused below.
+      std::vector<V> parts;
+      std::function<void(const V &)> flatten = [&](const V &v) {
+        if (v->kind != Kind::Tuple && v->kind != Kind::List)
+          return parts.push_back(v);
+        for (const V &x : toVector(v, r))
+          flatten(x);
+      };
+      flatten(t);
+      if (parts.empty())
+        unsupported(r, "a pallas_call out_shape that nests an empty tuple or list (an output "
+                       "of no arrays)");
+      groupSize.push_back(parts.size());
+      flatOuts.insert(flatOuts.end(), parts.begin(), parts.end());
+    } else {
+      groupSize.push_back(0);
+      flatOuts.push_back(t);
+    }
+  }
+  for (V o : flatOuts) {
     if (auto *sc = apiAs<ScratchObj>(o)) {
       outSpace[outs.size()] = sc->space;
       o = std::make_shared<HostArrayV>(shapeOf(sc->shape, r, "an out_shape's shape"),
@@ -349,11 +383,8 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     if (!a) {
       if (o->kind == Kind::Opaque)
         opaqueNeeded(o, r, "a pallas_call out_shape");
-      if (o->kind == Kind::Tuple || o->kind == Kind::List || o->kind == Kind::Dict)
-        unsupported(r, fmt::format("a pallas_call out_shape that nests a {} (a pytree of "
-                                   "outputs, each passed to the kernel as a pytree of refs); "
-                                   "dkv takes one array or semaphore array per output",
-                                   typeName(*o)));
+      if (o->kind == Kind::Dict)
+        unsupported(r, kDictOutShape);
       fail(r, "python-unknown-fact",
            fmt::format("pallas_call out_shape: expected jax.ShapeDtypeStruct, an array or "
                        "pltpu.SemaphoreType.REGULAR / DMA(shape), got {}",
@@ -362,7 +393,32 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     outs.push_back(o);
     results.push_back(std::make_shared<HostArrayV>(a->shape, a->dtype));
   }
-  auto result = [&]() -> V { return outTuple ? tuple(results) : results[0]; };
+  // The results in the out_shape's shape (a nested tuple or list rebuilt around them).
+  // `shape` (nested tuples and lists) with the values of `flat` from `next` at its leaves.
+  std::function<V(const V &, const std::vector<V> &, size_t &)> rebuildTree =
+      [&](const V &shape, const std::vector<V> &flat, size_t &next) -> V {
+    if (shape->kind != Kind::Tuple && shape->kind != Kind::List)
+      return flat[next++];
+    std::vector<V> items;
+    for (const V &x : toVector(shape, r))
+      items.push_back(rebuildTree(x, flat, next));
+    return shape->kind == Kind::Tuple ? tuple(std::move(items)) : list(std::move(items));
+  };
+  auto rebuildGroup = [&](size_t g, const std::vector<V> &flat, size_t &next) -> V {
+    return groupSize[g] ? rebuildTree(tops[g], flat, next) : flat[next++];
+  };
+  auto regroup = [&](const std::vector<V> &flat) -> std::vector<V> {
+    std::vector<V> grouped;
+    size_t next = 0;
+    for (size_t g = 0; g < tops.size(); ++g)
+      grouped.push_back(rebuildGroup(g, flat, next));
+    return grouped;
+  };
+  auto result = [&]() -> V {
+    std::vector<V> grouped = regroup(results);
+    // A list at the top is made a tuple (pallas_call canonicalizes it), nested ones stay.
+    return outTuple ? tuple(std::move(grouped)) : grouped[0];
+  };
   // With an entry directive, the directive's facts replace the call site's: the call is
   // evaluated (its arguments must still be supported) but not traced; likewise for a
   // pallas_call that is not the instance being traced.
@@ -410,23 +466,106 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
       bool number = v->kind == Kind::Int || v->kind == Kind::Bool || v->kind == Kind::Float;
       return number ? nullptr : v.get();
     };
-    if (const Value *bad = nonNumber(a))
-      unsupported(r, fmt::format("pallas_call operand {}: a {} holding {} (a pytree of "
-                                 "operands, passed to the kernel as a pytree of refs); dkv "
-                                 "takes one array per operand",
-                                 i + 1, typeName(*a),
-                                 bad->kind == Kind::HostArray ? std::string("arrays")
-                                                              : "a " + typeName(*bad)));
+    if (nonNumber(a))
+      continue; // a pytree of operands (below) or a refusal
     a = knownArray(a, nullptr, r);
   }
-  std::vector<V> inSpecs =
-      specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
-  std::vector<V> outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
+  // A tuple or list of arrays and semaphore arrays is a pytree of operands: its leaves are
+  // operands in order (tree_flatten; input_output_aliases counts them), and the kernel
+  // gets one argument holding their refs in its shape. A dict would be flattened in its
+  // sorted keys' order, None leaves would vanish: both refused, as is a pytree among the
+  // scalar-prefetch operands.
+  std::vector<V> inTops = args.pos;
+  std::vector<size_t> inGroup(inTops.size(), 0); // leaves of each operand (0: plain)
+  {
+    std::vector<V> flat;
+    for (size_t i = 0; i < inTops.size(); ++i) {
+      const V &a = inTops[i];
+      if (a->kind != Kind::Tuple && a->kind != Kind::List) {
+        flat.push_back(a);
+        continue;
+      }
+      std::vector<V> parts;
+      std::function<void(const V &)> flatten = [&](const V &v) {
+        if (v->kind == Kind::Tuple || v->kind == Kind::List) {
+          for (const V &x : toVector(v, r))
+            flatten(x);
+          return;
+        }
+        if (!dynCast<HostArrayV>(v) && !apiAs<HeldSemObj>(v)) {
+          if (v->kind == Kind::Opaque)
+            opaqueNeeded(v, r, fmt::format("pallas_call operand {} (a leaf of it)", i + 1));
+          unsupported(r, fmt::format("pallas_call operand {}: a {} with a leaf of type {} (a "
+                                     "pytree of operands); dkv takes arrays and semaphore "
+                                     "arrays, and tuples and lists of them",
+                                     i + 1, typeName(*a), typeName(*v)));
+        }
+        parts.push_back(v);
+      };
+      flatten(a);
+      if (parts.empty())
+        unsupported(r, fmt::format("pallas_call operand {}: an empty {} (an operand of no "
+                                   "arrays)",
+                                   i + 1, typeName(*a)));
+      if (i < prefetch)
+        unsupported(r, fmt::format("pallas_call operand {}: a pytree of scalar-prefetch "
+                                   "operands",
+                                   i + 1));
+      inGroup[i] = parts.size();
+      flat.insert(flat.end(), parts.begin(), parts.end());
+    }
+    args.pos = std::move(flat);
+  }
+  std::vector<V> inSpecs;
+  if (V s = field(&GridSpecObj::inSpecs, pc.inSpecs);
+      s && inTops.size() != args.pos.size() && (s->kind == Kind::Tuple || s->kind == Kind::List)) {
+    // A pytree of operands: in_specs has the operands' tree, one spec per leaf.
+    std::vector<V> items = toVector(s, r);
+    if (items.size() != inTops.size() - prefetch)
+      fail(r, "python-call",
+           fmt::format("pallas_call in_specs: {} specs for {} operands", items.size(),
+                       inTops.size() - prefetch));
+    for (size_t g = prefetch; g < inTops.size(); ++g) {
+      std::vector<V> parts;
+      leaves(*this, items[g - prefetch], parts, r);
+      if (parts.size() != (inGroup[g] ? inGroup[g] : 1))
+        fail(r, "python-call",
+             fmt::format("pallas_call in_specs: the pytree of operand {} does not match the "
+                         "operand",
+                         g + 1));
+      inSpecs.insert(inSpecs.end(), parts.begin(), parts.end());
+    }
+  } else {
+    inSpecs = specs(&GridSpecObj::inSpecs, pc.inSpecs, args.pos.size() - prefetch, "in_specs");
+  }
+  std::vector<V> outSpecs;
+  if (V s = field(&GridSpecObj::outSpecs, pc.outSpecs);
+      s && tops.size() != outs.size() && (s->kind == Kind::Tuple || s->kind == Kind::List)) {
+    // Nested outputs: out_specs is a pytree of the out_shape's structure (JAX flattens
+    // both and requires the same tree), one spec per leaf.
+    std::vector<V> items = toVector(s, r);
+    if (items.size() != tops.size())
+      fail(
+          r, "python-call",
+          fmt::format("pallas_call out_specs: {} specs for {} outputs", items.size(), tops.size()));
+    for (size_t g = 0; g < tops.size(); ++g) {
+      std::vector<V> parts;
+      leaves(*this, items[g], parts, r);
+      if (parts.size() != (groupSize[g] ? groupSize[g] : 1))
+        fail(r, "python-call",
+             fmt::format("pallas_call out_specs: the pytree of output {} does not match its "
+                         "out_shape",
+                         g));
+      outSpecs.insert(outSpecs.end(), parts.begin(), parts.end());
+    }
+  } else {
+    outSpecs = specs(&GridSpecObj::outSpecs, pc.outSpecs, outs.size(), "out_specs");
+  }
   std::vector<V> scratch;
   if (V s = field(&GridSpecObj::scratchShapes, pc.scratchShapes))
     scratch = toVector(s, r);
   const auto &params = *kf.params;
-  size_t total = args.pos.size() + outs.size() + scratch.size();
+  size_t total = inTops.size() + tops.size() + scratch.size();
   size_t positional = 0;
   bool varargs = false;
   for (const py::Param &p : params) {
@@ -455,7 +594,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     fail(kf.range, "python-call",
          fmt::format("the kernel {}() takes {} refs, and pallas_call passes {} ({} inputs, {} "
                      "outputs, {} scratch)",
-                     kf.name, free, total, args.pos.size(), outs.size(), scratch.size()));
+                     kf.name, free, total, inTops.size(), tops.size(), scratch.size()));
   auto paramName = [&](size_t i) {
     size_t p = i + boundPos;
     if (p < params.size() && params[p].kind != py::ParamKind::VarArgs &&
@@ -490,7 +629,14 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
   };
   // A semaphore operand or output (`pl.BlockSpec(memory_space=pltpu.SEMAPHORE)`): a
   // semaphore parameter of the kernel, the caller's array `arrV`.
-  auto addSem = [&](const V &arrV, const V &spec, bool withData) {
+  // Each adds one parameter (named `leaf` when it is a leaf of a nested output) and
+  // returns its ref; pushArg passes it to the kernel.
+  auto pushArg = [&](const V &ref) {
+    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
+    ++idx;
+  };
+  auto addSem = [&](const V &arrV, const V &spec, bool withData,
+                    const std::string &leaf = {}) -> V {
     const auto &held = *apiAs<HeldSemObj>(arrV);
     if (auto *bs = blockSpec(spec); bs && (!bs->semaphore || bs->blocked()))
       fail(bs->range, "python-type",
@@ -499,7 +645,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
                        "map)",
                        idx + 1));
     SourceRange pr = paramRange(idx);
-    std::string name = fresh(paramName(idx));
+    std::string name = fresh(leaf.empty() ? paramName(idx) : leaf);
     auto sem = std::make_shared<RefV>(Kind::Sem);
     sem->name = name, sem->semKind = held.kind, sem->dims = held.dims;
     std::vector<ast::ExprPtr> de;
@@ -510,11 +656,10 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     call.order.push_back(call.sems.back().get());
     call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(withData);
-    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), sem);
-    ++idx;
+    return sem;
   };
   auto addBuffer = [&](const V &arrV, const V &spec, ast::Direction dir, bool scalarPrefetch,
-                       ast::MemSpace space) {
+                       ast::MemSpace space, const std::string &leaf = {}) -> V {
     const auto &arr = cast<HostArrayV>(arrV);
     if (scalarPrefetch)
       space = ast::MemSpace::Smem;
@@ -537,7 +682,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
         space = *bs->space;
     }
     SourceRange pr = paramRange(idx);
-    V ref = paramBuffer(arr, fresh(paramName(idx)), pr, dir, space, bufs);
+    V ref = paramBuffer(arr, fresh(leaf.empty() ? paramName(idx) : leaf), pr, dir, space, bufs);
     auto &rv = static_cast<RefV &>(*ref);
     if (dir == ast::Direction::In && space == ast::MemSpace::Smem &&
         (ast::isInteger(rv.dtype) || scalarPrefetch)) {
@@ -555,8 +700,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     call.order.push_back(bufs.back().get());
     call.arrays.push_back(body_ ? body_->buffer(arrV) : arrV);
     call.withData.push_back(dir == ast::Direction::In);
-    kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), ref);
-    ++idx;
+    return ref;
   };
   // input_output_aliases={i: o}: operand i is output o's buffer (JAX donates it), so the
   // kernel's parameter for operand i is bound to the output's ref: every access through
@@ -604,20 +748,44 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), none());
     ++idx;
   };
-  for (size_t i = 0; i < args.pos.size(); ++i) {
+  // The operand leaves' refs; those of a pytree operand go to the kernel together, in
+  // its tree.
+  std::vector<V> groupRefs;
+  for (size_t i = 0, g = 0, k = 0; i < args.pos.size(); ++i) {
+    const bool grouped = inGroup[g] != 0;
+    std::string leaf = grouped ? fmt::format("{}_{}", paramName(idx), k) : "";
+    auto give = [&](const V &ref) {
+      if (!grouped) {
+        pushArg(ref);
+        ++g;
+        return;
+      }
+      groupRefs.push_back(ref);
+      if (++k < inGroup[g])
+        return;
+      size_t next = 0;
+      pushArg(rebuildTree(inTops[g], groupRefs, next));
+      groupRefs.clear();
+      ++g, k = 0;
+    };
     if (auto it = aliasOf.find(i); it != aliasOf.end()) {
+      if (grouped)
+        unsupported(r, fmt::format("input_output_aliases of operand {}, a leaf of a pytree "
+                                   "operand",
+                                   i));
       aliasSlots.emplace_back(boundPos + idx, it->second);
       donor[it->second] = i;
       kargs.pos.insert(kargs.pos.begin() + static_cast<long>(boundPos + idx), nullptr);
-      ++idx;
+      ++idx, ++g;
       continue;
     }
     if (args.pos[i]->kind == Kind::None && i >= prefetch) {
       noneArg();
+      ++g;
       continue;
     }
     if (apiAs<HeldSemObj>(args.pos[i]) && i >= prefetch) {
-      addSem(args.pos[i], inSpecs[i - prefetch], true);
+      give(addSem(args.pos[i], inSpecs[i - prefetch], true, leaf));
       continue;
     }
     if (!dynCast<HostArrayV>(args.pos[i])) {
@@ -628,19 +796,35 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
            fmt::format("pallas_call operand {}: its shape and dtype are unknown (got {})", i + 1,
                        typeName(*args.pos[i])));
     }
-    addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
-              i < prefetch, ast::MemSpace::Vmem);
+    give(addBuffer(args.pos[i], i < prefetch ? nullptr : inSpecs[i - prefetch], ast::Direction::In,
+                   i < prefetch, ast::MemSpace::Vmem, leaf));
   }
-  const size_t firstOut = boundPos + idx;
   const size_t firstOutParam = call.arrays.size();
-  for (size_t i = 0; i < outs.size(); ++i) {
+  std::vector<V> outRefs; // one per output leaf
+  for (size_t i = 0, g = 0, k = 0; i < outs.size(); ++i) {
+    // The leaf's name: `sems_0`, `sems_1` for the parameter `sems` of a nested output.
+    std::string leaf = groupSize[g] ? fmt::format("{}_{}", paramName(idx), k) : "";
+    auto advance = [&] {
+      if (groupSize[g] && ++k < groupSize[g])
+        return;
+      if (groupSize[g]) {
+        std::vector<V> mine(outRefs.end() - static_cast<long>(groupSize[g]), outRefs.end());
+        size_t next = 0;
+        pushArg(rebuildGroup(g, mine, next));
+      } else {
+        pushArg(outRefs.back());
+      }
+      ++g, k = 0;
+    };
     if (apiAs<HeldSemObj>(results[i])) {
-      addSem(results[i], outSpecs[i], false);
+      outRefs.push_back(addSem(results[i], outSpecs[i], false, leaf));
+      advance();
       continue;
     }
     auto sp = outSpace.find(i);
-    addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false,
-              sp == outSpace.end() ? ast::MemSpace::Vmem : sp->second);
+    outRefs.push_back(addBuffer(outs[i], outSpecs[i], ast::Direction::Out, false,
+                                sp == outSpace.end() ? ast::MemSpace::Vmem : sp->second, leaf));
+    advance();
     // The caller's array is the call's result; an output aliased to an operand is the
     // operand's buffer (donated), which the body's later calls see through the result.
     call.arrays.back() = results[i];
@@ -652,7 +836,7 @@ V Interp::callPallas(const PallasCallObj &pc, Args args, SourceRange r) {
     }
   }
   for (const auto &[slot, o] : aliasSlots) {
-    kargs.pos[slot] = kargs.pos[firstOut + o];
+    kargs.pos[slot] = outRefs[o];
     call.withData[firstOutParam + o] = true; // the operand's data, donated
   }
   std::vector<std::unique_ptr<ast::Decl>> scratchDecls;
@@ -775,21 +959,42 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
   if (entryMode_ || !traceKernels_)
     return result();
   std::vector<V> scratch;
+  // scratch_types as a dict (`dict(tmp_ref=pltpu.VMEM(...))`): JAX's mpmd_map passes its
+  // refs as keyword arguments, by name, after the inputs and outputs.
+  std::vector<std::pair<std::string, V>> scratchKw;
   if (V st = given(pk.scratchTypes)) {
-    if (st->kind == Kind::Dict)
-      unsupported(r, "pl.kernel scratch_types given as a dict (keyword refs)");
-    scratch = toVector(st, r);
+    if (auto *d = dynCast<DictV>(st)) {
+      for (const Table::Entry &e : d->table.entries) {
+        if (!e.live)
+          continue;
+        auto *key = dynCast<StrV>(e.key);
+        if (!key)
+          raise("TypeError", "keywords must be strings", r);
+        if (e.value->kind == Kind::Tuple || e.value->kind == Kind::List ||
+            e.value->kind == Kind::Dict)
+          unsupported(r, fmt::format("pl.kernel scratch_types['{}']: a pytree of scratch types "
+                                     "under one keyword",
+                                     key->s));
+        scratchKw.emplace_back(key->s, e.value);
+      }
+    } else {
+      scratch = toVector(st, r);
+    }
   }
   const auto &params = *kf.params;
   size_t total = args.pos.size() + outs.size() + scratch.size();
   for (const py::Param &p : params)
-    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly)
+    if (p.kind != py::ParamKind::Positional && p.kind != py::ParamKind::PositionalOnly &&
+        !(p.kind == py::ParamKind::KeywordOnly && !scratchKw.empty()))
       unsupported(p.range, "keyword-only or variadic parameters of a pl.kernel body");
-  if (params.size() != total + kfn.bound.pos.size())
+  // Keyword scratch refs bind by name (the call below raises Python's TypeError for a
+  // name the body lacks).
+  if (params.size() != total + kfn.bound.pos.size() + scratchKw.size())
     fail(kf.range, "python-call",
          fmt::format("the kernel {}() takes {} refs, and pl.kernel passes {} ({} inputs, {} "
                      "outputs, {} scratch)",
-                     kf.name, params.size(), total, args.pos.size(), outs.size(), scratch.size()));
+                     kf.name, params.size(), total + scratchKw.size(), args.pos.size(), outs.size(),
+                     scratch.size() + scratchKw.size()));
   grid_.clear();
   hasCollective_ = cparams.collective >= 0;
   tcMesh_ = pk.mesh;
@@ -817,6 +1022,15 @@ V Interp::callPlKernel(const PlKernelObj &pk, Args args, SourceRange r) {
         scratchDecl(sc, fresh(params[idx].name), params[idx].range, ast::Storage::Scratch, bound));
     kargs.pos.push_back(bound);
     ++idx;
+  }
+  for (const auto &[name, sc] : scratchKw) {
+    V bound;
+    SourceRange pr = kf.range;
+    for (const py::Param &p : params)
+      if (p.name == name)
+        pr = p.range;
+    scratchDecls.push_back(scratchDecl(sc, fresh(name), pr, ast::Storage::Scratch, bound));
+    kargs.kw.emplace_back(name, bound);
   }
   try {
     finishKernel(kf, r, std::move(bufs), std::move(scratchDecls), std::move(kargs),

@@ -1552,8 +1552,13 @@ V logical(Interp &in, CallCtx &c, ast::BinaryOp op) {
 
 // jnp.dot / jnp.matmul, and pl.dot (`pallas`: its own parameters, the transposes).
 V dot(Interp &in, CallCtx &c, bool pallas) {
-  if (!in.inKernel_)
+  if (!in.inKernel_) {
+    // On the host, jnp.dot / jnp.matmul of two matrices without a result type.
+    if (!pallas && c.args.pos.size() == 2 && c.args.kw.empty())
+      if (V v = in.hostMatmul(c.args.pos[0], c.args.pos[1]))
+        return v;
     return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);
+  }
   std::vector<V> a = pallas ? c.bind(in, {"a", "b", "trans_a", "trans_b", "allow_tf32", "precision",
                                           "preferred_element_type"})
                             : c.bind(in, {"a", "b", "precision", "preferred_element_type"});

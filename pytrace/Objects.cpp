@@ -835,9 +835,22 @@ std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
       return t->name == std::get<CoreTypeObj>(y).name;
     if (auto *p = std::get_if<PSpecObj>(&x))
       return elementsEqual(p->entries, std::get<PSpecObj>(y).entries);
-    if (auto *m = std::get_if<MeshObj>(&x))
-      return m->names == std::get<MeshObj>(y).names && m->sizes == std::get<MeshObj>(y).sizes &&
-             m->axisTypes == std::get<MeshObj>(y).axisTypes; // JAX interns by all three
+    if (auto *m = std::get_if<MeshObj>(&x)) {
+      const auto &n = std::get<MeshObj>(y);
+      // JAX compares the axis names, sizes and types and the devices in order: a mesh
+      // whose device order dkv does not know against one whose order it knows is unknown.
+      if (m->names != n.names || m->sizes != n.sizes || m->axisTypes != n.axisTypes)
+        return false;
+      if (m->deviceIds.empty() != n.deviceIds.empty())
+        return std::nullopt;
+      return m->deviceIds == n.deviceIds;
+    }
+    if (auto *d = std::get_if<DeviceObj>(&x)) {
+      int64_t e = std::get<DeviceObj>(y).id;
+      if (d->id < 0 || e < 0) // a device of an order dkv does not know
+        return a == b ? std::optional<bool>(true) : std::nullopt;
+      return d->id == e;
+    }
     return a == b;
   }
   default:
@@ -1082,6 +1095,8 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
       return static_cast<Hash>(s->kind) + 99;
     if (auto *t = std::get_if<CoreTypeObj>(&a)) // equal by name (above)
       return std::hash<std::string>{}(t->name);
+    if (auto *d = std::get_if<DeviceObj>(&a); d && d->id >= 0) // equal by id (above)
+      return std::hash<int64_t>{}(d->id) + 0x5bd1e995;
     if (auto *p = std::get_if<PSpecObj>(&a)) {
       Hash h = 0x345678;
       for (const V &x : p->entries)
@@ -1394,6 +1409,12 @@ V Interp::getItem(const V &obj, const V &key, SourceRange r) {
       stateRefMisused(obj, r, "the ref read here");
     if (auto *p = apiAs<PSpecObj>(obj))
       return getItem(tuple(p->entries), key, r);
+    if (apiAs<DeviceArrayObj>(obj))
+      return deviceArrayIndex(obj, key, r, false);
+    break;
+  case Kind::Iterator:
+    if (V arr = flatIterArray(obj)) // `devs.flat[i]`
+      return deviceArrayIndex(arr, key, r, true);
     break;
   case Kind::Traced:
     return indexValue(obj, key, r);
@@ -1542,8 +1563,23 @@ int64_t elements(const std::vector<int64_t> &shape) {
 
 } // namespace
 
+V Interp::hostMatmul(const V &a, const V &b) {
+  // Two jax arrays of one element type, (m, k) @ (k, n): an (m, n) array of that type
+  // (jax.numpy.matmul; the data is not computed, as for every float array). Other ranks,
+  // mixed types and NumPy arrays are not modelled (null: the caller's opaque value).
+  const auto *x = dynCast<HostArrayV>(a);
+  const auto *y = dynCast<HostArrayV>(b);
+  if (!x || !y || x->numpy || y->numpy || x->isStruct || y->isStruct || x->key || y->key ||
+      x->dtype != y->dtype || x->shape.size() != 2 || y->shape.size() != 2 ||
+      x->shape[1] != y->shape[0])
+    return nullptr;
+  return std::make_shared<HostArrayV>(std::vector<int64_t>{x->shape[0], y->shape[1]}, x->dtype);
+}
+
 V Interp::arrayBinop(py::BinOpKind op, const V &a, const V &b, SourceRange r) {
   using py::BinOpKind;
+  if (op == BinOpKind::MatMult)
+    return hostMatmul(a, b);
   if (op != BinOpKind::Add && op != BinOpKind::Sub && op != BinOpKind::Mult &&
       op != BinOpKind::Div && op != BinOpKind::FloorDiv && op != BinOpKind::Mod)
     return nullptr;
@@ -2132,6 +2168,13 @@ V Interp::iter(const V &v, SourceRange r) {
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))
       return iter(tuple(p->entries), r);
+    if (auto *d = apiAs<DeviceArrayObj>(v)) {
+      if (d->shape.empty())
+        raise("TypeError", "iteration over a 0-d array", r);
+      auto s = std::make_unique<SeqIter>();
+      s->seq = tuple(deviceArrayRows(v));
+      return std::make_shared<IteratorV>("iterator", std::move(s));
+    }
     if (auto *d = apiAs<DictViewObj>(v)) {
       auto s = std::make_unique<DictIter>();
       s->dict = d->dict;
@@ -2215,10 +2258,21 @@ std::optional<int64_t> Interp::lenOf(const V &v, SourceRange r) {
   case Kind::Api:
     if (auto *p = apiAs<PSpecObj>(v))
       return static_cast<int64_t>(p->entries.size());
-    if (auto *d = apiAs<DeviceArrayObj>(v))
-      return d->shape.empty() ? 0 : d->shape[0];
+    if (auto *d = apiAs<DeviceArrayObj>(v)) {
+      if (d->shape.empty())
+        raise("TypeError", "len() of unsized object", r);
+      return d->shape[0];
+    }
     if (auto *d = apiAs<DictViewObj>(v))
       return static_cast<int64_t>(cast<DictV>(d->dict).table.size);
+    break;
+  case Kind::Iterator:
+    if (V arr = flatIterArray(v)) { // len(devs.flat): every device
+      int64_t n = 1;
+      for (int64_t x : apiAs<DeviceArrayObj>(arr)->shape)
+        n *= x;
+      return n;
+    }
     break;
   case Kind::Traced:
     tracedIndex(cast<TracedV>(v), r, "len() of it");

@@ -1,7 +1,9 @@
-# Error: a pallas_call operand that is a tuple of arrays, with a tuple of BlockSpecs in
-# in_specs (a pytree of operands: JAX flattens it and the kernel gets a tuple of refs).
-# dkv takes one array per operand and says so at the call; it once raised "an element of
-# an array must be a number", reading the tuple as a table's values.
+# Error: a pallas_call operand that is a tuple of an array and a Python int, with a tuple
+# of BlockSpecs in in_specs (a pytree of operands: JAX flattens it, makes the int an
+# array, and the kernel gets a tuple of refs). dkv takes tuples and lists of arrays and
+# semaphore arrays (tests/python/objects/out_shape_nested.py) and refuses the int leaf at
+# the call; it once raised "an element of an array must be a number", reading the tuple
+# as a table's values.
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -24,7 +26,7 @@ def body(x, y):
   any_spec = pl.BlockSpec(memory_space=pltpu.ANY)
   return pl.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct((8, 128), jnp.float32),
                         in_specs=((any_spec, any_spec),), out_specs=any_spec,
-                        scratch_shapes=[pltpu.SemaphoreType.DMA] * 2)((x, y))
+                        scratch_shapes=[pltpu.SemaphoreType.DMA] * 2)((x, 2))
 
 
 mesh = jax.make_mesh((jax.device_count(),), ('x',))

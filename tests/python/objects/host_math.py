@@ -4,6 +4,7 @@
 # kernel's local store is a table computed with abs, negation, sign and square: 8, so
 # the store misses the rows the left neighbour's DMA lands in (had any of them lost or
 # changed the value, the table would be unknown or 0 and the store would race).
+# A product of host matrices (`@`, jnp.dot, jnp.matmul) keeps its shape and type.
 # expect: ok
 # devices: 2..3
 import jax
@@ -28,6 +29,11 @@ assert np.sqrt(np.zeros((2, 3), np.int8)).dtype == np.float16
 assert np.exp(np.zeros((2, 3), np.int16)).dtype == np.float32
 assert np.abs(np.zeros(5, np.uint8)).dtype == np.uint8
 assert (-jnp.arange(3)).shape == (3,)
+# A product of host matrices (the reference of a test): its shape and element type.
+w = jax.random.normal(jax.random.key(1), (128, 32), jnp.bfloat16)
+assert (x.astype(jnp.bfloat16) @ w).shape == (16 * n, 32)
+assert jnp.dot(x.astype(jnp.bfloat16), w).dtype == jnp.bfloat16
+assert jnp.matmul(jnp.ones((2, 3), jnp.int32), jnp.ones((3, 5), jnp.int32)).shape == (2, 5)
 # [-1] -> 1 -> -1 -> -1 -> 1 -> 8
 offset = jnp.square(jnp.sign(-jnp.abs(jnp.array([-1], jnp.int32)))) * 8
 assert offset.shape == (1,) and offset.dtype == jnp.int32
