@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <ostream>
@@ -343,12 +344,9 @@ public:
     if (!base)
       return clean(e, what);
     const auto *buffer = dynCast<BufferDecl>(base->decl());
-    if (!buffer) {
-      ++lenient_;
-      expr(e);
-      --lenient_;
-      return;
-    }
+    if (!buffer)
+      return clean(e, what); // its size is not known here: everything fixed
+
     const size_t given = ix ? ix->subscripts().size() : 0;
     for (size_t i = 0; i < buffer->shape().size(); ++i) {
       const Subscript *sub = i < given ? &ix->subscripts()[i] : nullptr;
@@ -624,10 +622,12 @@ using OneByOne = std::function<std::optional<int>(int64_t, int64_t, int64_t &)>;
 /// instance I(M) for every N >= M; every other property and every N up to max(16, M) one
 /// by one.
 int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
-                 const Module &module, const CheckOptions &check, std::ostream &out,
+                 const Module &module, const CheckOptions &check,
+                 std::chrono::steady_clock::time_point deadline, std::ostream &out,
                  std::ostream &err, const OneByOne &oneByOne) {
   const std::string name = module.kernel()->name();
   const int64_t r = ug.reach;
+  using Clock = std::chrono::steady_clock;
   // The classes apart (first, at least one middle step, last) and the window's devices
   // distinct: M + g >= first + last + 1 and M >= 2R + r + 1.
   const int64_t classes = ug.first + ug.last + 1 - ug.g;
@@ -653,8 +653,14 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
       return code;
     const semantics::Machine &machine = loaded.instance->machine();
     const int64_t grid = m + ug.g;
-    const semantics::LockstepDecision lock = semantics::decideLockstep(
-        machine, stepStarts(loaded.instance->program(), grid), static_cast<int32_t>(R));
+    const semantics::LockstepDecision lock =
+        semantics::decideLockstep(machine, stepStarts(loaded.instance->program(), grid),
+                                  static_cast<int32_t>(R), [&] { return Clock::now() >= deadline; });
+    if (lock.reason == "stopped") {
+      reason = fmt::format("the time limit ({} s) ended the lockstep argument at N = {}",
+                           check.timeoutSeconds, m);
+      break;
+    }
     if (!lock.complete) {
       reason = fmt::format("the lockstep argument fails at N = {}: {}", m, lock.reason);
       continue; // a wider window may hold it less
@@ -720,10 +726,18 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
 
   // The instances one by one from `first` to `last` (exact, the closure engine); the
   // first with findings, or a static error, ends the run with its report.
+  // --timeout bounds the whole run: each instance gets what is left of it.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(check.timeoutSeconds));
   auto oneByOne = [&](int64_t from, int64_t last, int64_t &checked) -> std::optional<int> {
     checked = 0;
     for (int64_t n = from; n <= last; ++n) {
-      Decided d = decideAt(base, n, check, err, InstanceOptions::Symmetry::Auto);
+      CheckOptions left = check;
+      left.timeoutSeconds =
+          std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+      Decided d = decideAt(base, n, left, err, InstanceOptions::Symmetry::Auto);
       if (d.code != support::kExitOk)
         return d.code;
       ++checked;
@@ -746,7 +760,7 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
   };
 
   if (uniform && uniform->growing)
-    return checkGrowing(base, first, *uniform, *probe.module, check, out, err, oneByOne);
+    return checkGrowing(base, first, *uniform, *probe.module, check, deadline, out, err, oneByOne);
   if (!uniform) {
     // Outside the fragment: say why; the instances up to 16 devices still get checked.
     int64_t checked = 0;

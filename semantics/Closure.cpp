@@ -1197,13 +1197,20 @@ int32_t firstBlocking(const Machine &machine, DeviceId d, int32_t from) {
 }
 
 LockstepDecision decideLockstep(const Machine &machine,
-                                const std::vector<std::vector<int32_t>> &steps, int32_t radius) {
+                                const std::vector<std::vector<int32_t>> &steps, int32_t radius,
+                                const std::function<bool()> &stop) {
   LockstepDecision out;
   const int32_t n = machine.deviceCount();
   DKV_INVARIANT(static_cast<int32_t>(steps.size()) == n && n > 0, "a step table per device");
   const int32_t grid = static_cast<int32_t>(steps[0].size()) - 1;
   Closure closure(machine);
   for (int32_t p = 0; p <= grid; ++p) {
+    if (stop && stop()) {
+      out.complete = false;
+      out.failedStep = p;
+      out.reason = "stopped";
+      return out;
+    }
     // U_p: the greatest state with every device before step p. By the induction (step p - 1
     // completed from U_{p-1}, and by the rotation on every device) each device gets there.
     closure.reset();

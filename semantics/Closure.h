@@ -13,6 +13,7 @@
 #include "semantics/Witness.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -210,8 +211,11 @@ struct LockstepDecision {
   /// [p]: device 0's semaphore values (by SemId) at U_p, p = 0 .. G (as far as reached).
   std::vector<std::vector<int64_t>> values;
 };
+/// `stop` (may be empty) is asked before each step: true ends the decision incomplete,
+/// with the reason "stopped".
 LockstepDecision decideLockstep(const Machine &machine,
-                                const std::vector<std::vector<int32_t>> &steps, int32_t radius);
+                                const std::vector<std::vector<int32_t>> &steps, int32_t radius,
+                                const std::function<bool()> &stop = {});
 
 /// `dkv check --engine closure`: decides every obligation of the machine's properties
 /// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest
