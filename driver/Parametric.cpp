@@ -370,10 +370,14 @@ public:
     }
   }
 
-  /// A size in a declaration (UG): clean or N + c.
+  /// A size in a declaration (UG): it may grow with N (what a copied region takes whole
+  /// of it is checked by region(), a semaphore array indexed by the step by
+  /// semaphore()), but not depend on the device or the step.
   void sizeOnly(const Expr &e, const char *what) {
     const Abs a = expr(e);
-    if (a.kind != Abs::Kind::Clean && a.kind != Abs::Kind::Size)
+    const bool device = a.kind == Abs::Kind::Me || a.kind == Abs::Kind::Device || a.me;
+    const bool step = a.kind == Abs::Kind::Step || a.step;
+    if (device || step)
       clean(e, what);
   }
 
@@ -653,9 +657,9 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
       return code;
     const semantics::Machine &machine = loaded.instance->machine();
     const int64_t grid = m + ug.g;
-    const semantics::LockstepDecision lock =
-        semantics::decideLockstep(machine, stepStarts(loaded.instance->program(), grid),
-                                  static_cast<int32_t>(R), [&] { return Clock::now() >= deadline; });
+    const semantics::LockstepDecision lock = semantics::decideLockstep(
+        machine, stepStarts(loaded.instance->program(), grid), static_cast<int32_t>(R),
+        [&] { return Clock::now() >= deadline; });
     if (lock.reason == "stopped") {
       reason = fmt::format("the time limit ({} s) ended the lockstep argument at N = {}",
                            check.timeoutSeconds, m);
