@@ -34,7 +34,8 @@ struct Abs {
   Kind kind = Kind::Clean;
   int64_t offset = 0;
   std::optional<int64_t> value; ///< Clean: when known
-  /// Dirty: what it depends on (for the reason).
+  /// Dirty: what it depends on (for the reason); Me: whether a multiple of N was dropped
+  /// from the offset (`me + N - 1` is me - 1 modulo N, not as a number).
   bool size = false, me = false, step = false;
 };
 
@@ -185,6 +186,9 @@ public:
   /// A device id: must be `(axis_index + c) % N`.
   void device(const Expr &e) {
     const Abs a = expr(e);
+    // axis_index itself is (axis_index + 0) % N: the device's own id.
+    if (a.kind == Abs::Kind::Me && a.offset == 0 && !a.size)
+      return;
     if (a.kind != Abs::Kind::Device)
       return fail(e, "a device id that is not (axis_index + c) % N, a fixed offset on the ring");
     reach_ = std::max(reach_, a.offset < 0 ? -a.offset : a.offset);
@@ -452,9 +456,9 @@ private:
       if (r.kind == K::Me && known(l))
         return {K::Me, r.offset + *l.value, {}};
       if (l.kind == K::Me && r.kind == K::Size)
-        return {K::Me, l.offset + r.offset, {}};
+        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && r.kind == K::Me)
-        return {K::Me, l.offset + r.offset, {}};
+        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset + *r.value, {}};
       if (r.kind == K::Size && known(l))
@@ -466,7 +470,7 @@ private:
       if (l.kind == K::Me && known(r))
         return {K::Me, l.offset - *r.value, {}};
       if (l.kind == K::Me && r.kind == K::Size) // me - N: the same modulo N
-        return {K::Me, l.offset - r.offset, {}};
+        return {K::Me, l.offset - r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset - *r.value, {}};
       break;
