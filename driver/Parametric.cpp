@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -22,16 +25,18 @@ namespace {
 
 using namespace ast;
 
-/// What an integer expression of the kernel is, as far as the mesh size N and the
-/// device index go: independent of both (with its value when known), `me + c`, `N + c`,
-/// a device id `(me + c) % N`, or anything else (dirty).
+/// What an integer expression of the kernel is, as far as the mesh size N, the device
+/// index and (in the fragment UG) the grid step go: independent of all (with its value
+/// when known), `me + c`, `N + c`, a device id `(me + c) % N`, `step + c`, or anything
+/// else (dirty).
 struct Abs {
-  enum class Kind { Clean, Me, Size, Device, Dirty };
+  enum class Kind { Clean, Me, Size, Device, Step, Dirty };
   Kind kind = Kind::Clean;
   int64_t offset = 0;
   std::optional<int64_t> value; ///< Clean: when known
-  /// Dirty: what it depends on (for the reason).
-  bool size = false, me = false;
+  /// Dirty: what it depends on (for the reason); Me: whether a multiple of N was dropped
+  /// from the offset (`me + N - 1` is me - 1 modulo N, not as a number).
+  bool size = false, me = false, step = false;
 };
 
 /// The walk of docs/parametric.md "The fragment": every expression must be clean,
@@ -39,6 +44,16 @@ struct Abs {
 class Walk {
 public:
   Walk(const ParamDecl *size, const AxisDecl *axis) : size_(size), axis_(axis) {}
+
+  /// The fragment UG: program_id(0) is the step of a grid axis of N + g steps. Positions
+  /// in refs and stored values may then depend on anything (they decide races, which the
+  /// lockstep argument does not claim), the sizes of copied regions may not.
+  void growing(int64_t g) {
+    growing_ = true;
+    g_ = g;
+  }
+  int64_t firstSteps() const { return first_; }
+  int64_t lastSteps() const { return last_; }
 
   bool ok() const { return reason_.empty(); }
   const std::string &reason() const { return reason_; }
@@ -75,6 +90,12 @@ public:
         return {Abs::Kind::Me, 0, {}};
       if (c->builtin() == Builtin::AxisSize)
         return {Abs::Kind::Size, 0, {}};
+      const Abs arg = expr(c->arg());
+      const bool axisZero = arg.kind == Abs::Kind::Clean && arg.value == 0;
+      if (growing_ && axisZero && c->builtin() == Builtin::ProgramId)
+        return {Abs::Kind::Step, 0, {}};
+      if (growing_ && axisZero && c->builtin() == Builtin::NumPrograms)
+        return {Abs::Kind::Size, g_, {}};
       clean(c->arg(), "a builtin's argument");
       return {};
     }
@@ -110,16 +131,16 @@ public:
       return dirty();
     }
     if (const auto *c = dynCast<CopyExpr>(&e)) {
-      clean(c->src(), "a copy's source");
-      clean(c->dst(), "a copy's destination");
-      clean(c->sem(), "a copy's semaphore");
+      region(c->src(), "a copy's source");
+      region(c->dst(), "a copy's destination");
+      semaphore(c->sem(), "a copy's semaphore");
       return {};
     }
     if (const auto *r = dynCast<RemoteCopyExpr>(&e)) {
-      clean(r->src(), "a remote copy's source");
-      clean(r->dst(), "a remote copy's destination");
-      clean(r->sendSem(), "a remote copy's send semaphore");
-      clean(r->recvSem(), "a remote copy's receive semaphore");
+      region(r->src(), "a remote copy's source");
+      region(r->dst(), "a remote copy's destination");
+      semaphore(r->sendSem(), "a remote copy's send semaphore");
+      semaphore(r->recvSem(), "a remote copy's receive semaphore");
       device(r->device());
       return {};
     }
@@ -139,9 +160,13 @@ public:
   /// `e` must not depend on the mesh size or the device index.
   void clean(const Expr &e, const char *what) {
     const Abs a = expr(e);
+    if (lenient_ > 0)
+      return;
     switch (a.kind) {
     case Abs::Kind::Clean:
       return;
+    case Abs::Kind::Step:
+      return fail(e, fmt::format("the grid step decides {}", what));
     case Abs::Kind::Me:
       return fail(e, fmt::format("the device index (axis_index) decides {}", what));
     case Abs::Kind::Size:
@@ -149,6 +174,8 @@ public:
     case Abs::Kind::Device:
       return fail(e, fmt::format("a device id is used as a number in {}", what));
     case Abs::Kind::Dirty:
+      if (a.step && !a.size && !a.me)
+        return fail(e, fmt::format("the grid step decides {}", what));
       return fail(e, a.size && a.me
                          ? fmt::format("the mesh size and the device index decide {}", what)
                      : a.me ? fmt::format("the device index (axis_index) decides {}", what)
@@ -159,6 +186,9 @@ public:
   /// A device id: must be `(axis_index + c) % N`.
   void device(const Expr &e) {
     const Abs a = expr(e);
+    // axis_index itself is (axis_index + 0) % N: the device's own id.
+    if (a.kind == Abs::Kind::Me && a.offset == 0 && !a.size)
+      return;
     if (a.kind != Abs::Kind::Device)
       return fail(e, "a device id that is not (axis_index + c) % N, a fixed offset on the ring");
     reach_ = std::max(reach_, a.offset < 0 ? -a.offset : a.offset);
@@ -168,11 +198,13 @@ public:
     if (const auto *b = dynCast<BufferDecl>(&d)) {
       if (b->isTable())
         fail(*b, "a table (its contents are per device or per instance)");
+      // In UG a shape may grow with N (an all-gather's output): copied regions must
+      // not (region()).
       for (const ExprPtr &x : b->shape())
-        clean(*x, "a buffer's shape");
+        growing_ ? sizeOnly(*x, "a buffer's shape") : clean(*x, "a buffer's shape");
     } else if (const auto *s = dynCast<SemDecl>(&d)) {
       for (const ExprPtr &x : s->dims())
-        clean(*x, "a semaphore array's size");
+        growing_ ? sizeOnly(*x, "a semaphore array's size") : clean(*x, "a semaphore array's size");
     } else if (const auto *v = dynCast<VarDecl>(&d)) {
       for (const ExprPtr &x : v->dims())
         clean(*x, "a variable's shape");
@@ -201,7 +233,7 @@ public:
         decl(*d);
     } else if (const auto *x = dynCast<IfStmt>(&s)) {
       for (const IfStmt::Branch &b : x->branches()) {
-        clean(*b.cond, "a condition");
+        condition(*b.cond);
         block(*b.body);
       }
       if (x->elseBody())
@@ -211,14 +243,20 @@ public:
       clean(x->hi(), "a loop's bounds");
       block(x->body());
     } else if (const auto *x = dynCast<StoreStmt>(&s)) {
+      // What is stored where decides races and values, not the synchronisation: free
+      // in UG (whose argument claims no race freedom).
+      if (growing_)
+        ++lenient_;
       clean(x->target(), "a store");
       clean(x->value(), "a store");
+      if (growing_)
+        --lenient_;
     } else if (const auto *x = dynCast<DmaStmt>(&s)) {
       clean(x->descriptor(), "a dma");
       if (x->priority())
         clean(*x->priority(), "a dma's priority");
     } else if (const auto *x = dynCast<SignalStmt>(&s)) {
-      clean(x->sem(), "a signal's semaphore");
+      semaphore(x->sem(), "a signal's semaphore");
       if (x->inc())
         clean(*x->inc(), "a signal's amount");
       if (x->coreIndex())
@@ -226,7 +264,7 @@ public:
       if (x->device())
         device(*x->device());
     } else if (const auto *x = dynCast<WaitStmt>(&s)) {
-      clean(x->sem(), "a wait's semaphore");
+      semaphore(x->sem(), "a wait's semaphore");
       if (x->value())
         clean(*x->value(), "a wait's amount");
     } else if (isa<EmitPipelineStmt>(&s)) {
@@ -234,6 +272,117 @@ public:
     } else {
       fail(s, "a statement the fragment does not cover");
     }
+  }
+
+  /// A condition: clean, or (UG) comparisons of `step + a` with a constant or with
+  /// `N + k`, combined with `and`, `or`, `not` and clean conditions. Each comparison
+  /// makes the steps up to its constant (or from its N + k on) a class of their own.
+  void condition(const Expr &e) {
+    if (!growing_)
+      return clean(e, "a condition");
+    if (const auto *u = dynCast<UnaryExpr>(&e); u && u->op() == UnaryOp::Not)
+      return condition(u->operand());
+    if (const auto *b = dynCast<BinaryExpr>(&e)) {
+      if (b->op() == BinaryOp::And || b->op() == BinaryOp::Or) {
+        condition(b->lhs());
+        condition(b->rhs());
+        return;
+      }
+      const bool compares = b->op() == BinaryOp::Eq || b->op() == BinaryOp::Ne ||
+                            b->op() == BinaryOp::Lt || b->op() == BinaryOp::Le ||
+                            b->op() == BinaryOp::Gt || b->op() == BinaryOp::Ge;
+      if (compares) {
+        const Abs l = expr(b->lhs()), r = expr(b->rhs());
+        const Abs *step = l.kind == Abs::Kind::Step ? &l : r.kind == Abs::Kind::Step ? &r : nullptr;
+        const Abs *other = step == &l ? &r : &l;
+        if (step && other->kind == Abs::Kind::Clean && other->value) {
+          // step + a OP T: steps above T - a all alike.
+          first_ = std::max(first_, *other->value - step->offset + 1);
+          return;
+        }
+        if (step && other->kind == Abs::Kind::Size) {
+          // step + a OP N + k: steps below N + k - a all alike; the grid ends at N + g.
+          last_ = std::max(last_, g_ - (other->offset - step->offset));
+          return;
+        }
+      }
+    }
+    clean(e, "a condition");
+  }
+
+  /// A semaphore operand: clean, or (UG) an element of a semaphore array at exactly the
+  /// step (a semaphore per step, as an all-gather's receive semaphores).
+  void semaphore(const Expr &e, const char *what) {
+    if (const auto *ix = dynCast<IndexExpr>(&e); growing_ && ix && ix->subscripts().size() == 1) {
+      const Subscript &sub = ix->subscripts().front();
+      if (sub.kind == Subscript::Kind::Index && sub.lo) {
+        const Abs a = expr(*sub.lo);
+        if (a.kind == Abs::Kind::Clean)
+          return;
+        if (a.kind == Abs::Kind::Step && a.offset == 0) {
+          // Every step has its element: the array has N + c >= N + g of them.
+          const auto *sems = dynCast<SemDecl>(ix->base().decl());
+          const Abs size = sems && sems->dims().size() == 1 ? expr(*sems->dims().front()) : Abs{};
+          if (size.kind == Abs::Kind::Size && size.offset >= g_)
+            return;
+          return fail(e, fmt::format("{} indexed by the step in an array of fewer than N + {} "
+                                     "semaphores",
+                                     what, g_));
+        }
+        return fail(*sub.lo, fmt::format("an index of {} other than a fixed one or the grid "
+                                         "step",
+                                         what));
+      }
+    }
+    clean(e, what);
+  }
+
+  /// A copied region (UG): its position may depend on anything, its size (slice bounds,
+  /// and the buffer's dimensions it takes whole) on nothing: a step's DMAs then carry the
+  /// same units at every N.
+  void region(const Expr &e, const char *what) {
+    if (!growing_)
+      return clean(e, what);
+    const auto *ix = dynCast<IndexExpr>(&e);
+    const NameExpr *base = ix ? &ix->base() : dynCast<NameExpr>(&e);
+    if (!base)
+      return clean(e, what);
+    const auto *buffer = dynCast<BufferDecl>(base->decl());
+    if (!buffer)
+      return clean(e, what); // its size is not known here: everything fixed
+
+    const size_t given = ix ? ix->subscripts().size() : 0;
+    for (size_t i = 0; i < buffer->shape().size(); ++i) {
+      const Subscript *sub = i < given ? &ix->subscripts()[i] : nullptr;
+      if (sub && sub->kind == Subscript::Kind::Index) {
+        ++lenient_;
+        if (sub->lo)
+          expr(*sub->lo);
+        --lenient_;
+        continue;
+      }
+      if (sub && sub->kind == Subscript::Kind::Range) {
+        if (sub->lo)
+          clean(*sub->lo, fmt::format("the size of {}", what).c_str());
+        if (sub->hi) {
+          clean(*sub->hi, fmt::format("the size of {}", what).c_str());
+          continue;
+        }
+      }
+      if (expr(*buffer->shape()[i]).kind != Abs::Kind::Clean)
+        return fail(e, fmt::format("the mesh size decides the size of {}", what));
+    }
+  }
+
+  /// A size in a declaration (UG): it may grow with N (what a copied region takes whole
+  /// of it is checked by region(), a semaphore array indexed by the step by
+  /// semaphore()), but not depend on the device or the step.
+  void sizeOnly(const Expr &e, const char *what) {
+    const Abs a = expr(e);
+    const bool device = a.kind == Abs::Kind::Me || a.kind == Abs::Kind::Device || a.me;
+    const bool step = a.kind == Abs::Kind::Step || a.step;
+    if (device || step)
+      clean(e, what);
   }
 
 private:
@@ -245,9 +394,11 @@ private:
     auto me = [](const Abs &x) {
       return x.kind == Abs::Kind::Me || x.kind == Abs::Kind::Device || x.me;
     };
+    auto step = [](const Abs &x) { return x.kind == Abs::Kind::Step || x.step; };
     Abs out{Abs::Kind::Dirty, 0, {}};
     out.size = size(a) || size(b);
     out.me = me(a) || me(b);
+    out.step = step(a) || step(b);
     return out;
   }
 
@@ -295,25 +446,31 @@ private:
     auto known = [](const Abs &a) { return a.kind == K::Clean && a.value.has_value(); };
     switch (b.op()) {
     case BinaryOp::Add:
+      if (l.kind == K::Step && known(r))
+        return {K::Step, l.offset + *r.value, {}};
+      if (r.kind == K::Step && known(l))
+        return {K::Step, r.offset + *l.value, {}};
       // me + c, c + me, me + (N + k), (N + k) + me, (N + k) + c, c + (N + k)
       if (l.kind == K::Me && known(r))
         return {K::Me, l.offset + *r.value, {}};
       if (r.kind == K::Me && known(l))
         return {K::Me, r.offset + *l.value, {}};
       if (l.kind == K::Me && r.kind == K::Size)
-        return {K::Me, l.offset + r.offset, {}};
+        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && r.kind == K::Me)
-        return {K::Me, l.offset + r.offset, {}};
+        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset + *r.value, {}};
       if (r.kind == K::Size && known(l))
         return {K::Size, r.offset + *l.value, {}};
       break;
     case BinaryOp::Sub:
+      if (l.kind == K::Step && known(r))
+        return {K::Step, l.offset - *r.value, {}};
       if (l.kind == K::Me && known(r))
         return {K::Me, l.offset - *r.value, {}};
       if (l.kind == K::Me && r.kind == K::Size) // me - N: the same modulo N
-        return {K::Me, l.offset - r.offset, {}};
+        return {K::Me, l.offset - r.offset, {}, /*size=*/true};
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset - *r.value, {}};
       break;
@@ -333,6 +490,10 @@ private:
   std::map<const ConstDecl *, Abs> consts_;
   std::string reason_;
   int64_t reach_ = 0;
+  bool growing_ = false;
+  int64_t g_ = 0;
+  int64_t first_ = 0, last_ = 0; ///< UG: the steps of the first and the last classes
+  int lenient_ = 0;              ///< > 0: what is walked may depend on anything
 };
 
 } // namespace
@@ -361,12 +522,21 @@ std::optional<Uniform> uniformRing(const Module &module, std::string &reason) {
     return std::nullopt;
   }
   Walk walk(size, &axis);
+  // A first grid axis of N + g steps: the fragment UG (its other axes fixed).
+  std::optional<int64_t> growing;
+  if (!kernel->grid().empty()) {
+    Walk probe(size, &axis);
+    if (const Abs a = probe.expr(*kernel->grid().front()); a.kind == Abs::Kind::Size) {
+      growing = a.offset;
+      walk.growing(a.offset);
+    }
+  }
   for (const auto &p : kernel->params())
     walk.decl(*p);
   for (const auto &p : kernel->semParams())
     walk.decl(*p);
-  for (const ExprPtr &g : kernel->grid())
-    walk.clean(*g, "the grid");
+  for (size_t i = growing ? 1 : 0; i < kernel->grid().size(); ++i)
+    walk.clean(*kernel->grid()[i], "the grid");
   if (kernel->collectiveId())
     walk.clean(*kernel->collectiveId(), "the collective id");
   if (kernel->skipDeviceBarrier())
@@ -376,7 +546,14 @@ std::optional<Uniform> uniformRing(const Module &module, std::string &reason) {
     reason = walk.reason();
     return std::nullopt;
   }
-  return Uniform{walk.reach()};
+  Uniform out{walk.reach()};
+  if (growing) {
+    out.growing = true;
+    out.g = *growing;
+    out.first = walk.firstSteps();
+    out.last = walk.lastSteps();
+  }
+  return out;
 }
 
 std::optional<int64_t> parseEveryN(const std::string &text) {
@@ -418,6 +595,126 @@ std::string kernelName(const Loaded &loaded) {
   return loaded.instance ? loaded.instance->program().kernel : "?";
 }
 
+/// Per device, its first event of each step of the growing grid axis (axis 0) and, last,
+/// its event count: the cuts of the lockstep argument. Events outside the grid (the
+/// kernel's entry and exit) belong to the first and the last step.
+std::vector<std::vector<int32_t>> stepStarts(const model::Program &program, int64_t grid) {
+  std::vector<std::vector<int32_t>> out;
+  for (const model::Process &process : program.processes) {
+    const int32_t count = static_cast<int32_t>(process.events.size());
+    std::vector<int32_t> starts(static_cast<size_t>(grid) + 1, count);
+    starts[0] = 0;
+    int32_t afterGrid = 0; // one past the last event inside the grid
+    for (int32_t e = 0; e < count; ++e)
+      if (!program.contextGrid[process.events[e].context].empty())
+        afterGrid = e + 1;
+    for (int64_t p = 1; p < grid; ++p) {
+      starts[p] = afterGrid;
+      for (int32_t e = 0; e < count; ++e) {
+        const std::vector<int64_t> &at = program.contextGrid[process.events[e].context];
+        if (!at.empty() && at.front() >= p) {
+          starts[p] = e;
+          break;
+        }
+      }
+    }
+    out.push_back(std::move(starts));
+  }
+  return out;
+}
+
+using OneByOne = std::function<std::optional<int>(int64_t, int64_t, int64_t &)>;
+
+/// `--devices A..` on a kernel of the fragment UG (docs/parametric.md "Grids that grow
+/// with N"): the lockstep argument for deadlock and the semaphores at the exit, at one
+/// instance I(M) for every N >= M; every other property and every N up to max(16, M) one
+/// by one.
+int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
+                 const Module &module, const CheckOptions &check,
+                 std::chrono::steady_clock::time_point deadline, std::ostream &out,
+                 std::ostream &err, const OneByOne &oneByOne) {
+  const std::string name = module.kernel()->name();
+  const int64_t r = ug.reach;
+  using Clock = std::chrono::steady_clock;
+  // The classes apart (first, at least one middle step, last) and the window's devices
+  // distinct: M + g >= first + last + 1 and M >= 2R + r + 1.
+  const int64_t classes = ug.first + ug.last + 1 - ug.g;
+  std::string reason;
+  std::optional<int64_t> from;
+  int64_t smallest = 0; // the first instance tried: the one-by-one range reaches it
+  for (int64_t R = std::max<int64_t>(1, r); R <= 32 && !from; R *= 2) {
+    const int64_t m = std::max({2 * R + r + 1, classes, first, int64_t{2}});
+    if (smallest == 0)
+      smallest = m;
+    if (m > 256) {
+      reason = fmt::format("the step classes need an instance of {} devices", m);
+      break;
+    }
+    Loaded loaded;
+    InstanceOptions o = base;
+    o.devices = m;
+    // Positions in refs may depend on the device and the step, so the instance need not
+    // be rotation-symmetric; its synchronisation is (the fragment's syntax), which is all
+    // the lockstep argument reads.
+    o.symmetry = InstanceOptions::Symmetry::Off;
+    if (int code = load(o, Stage::Model, loaded, err); code != support::kExitOk)
+      return code;
+    const semantics::Machine &machine = loaded.instance->machine();
+    const int64_t grid = m + ug.g;
+    const semantics::LockstepDecision lock = semantics::decideLockstep(
+        machine, stepStarts(loaded.instance->program(), grid), static_cast<int32_t>(R),
+        [&] { return Clock::now() >= deadline; });
+    if (lock.reason == "stopped") {
+      reason = fmt::format("the time limit ({} s) ended the lockstep argument at N = {}",
+                           check.timeoutSeconds, m);
+      break;
+    }
+    if (!lock.complete) {
+      reason = fmt::format("the lockstep argument fails at N = {}: {}", m, lock.reason);
+      continue; // a wider window may hold it less
+    }
+    // Balance: every middle step leaves device 0's semaphores as it found them.
+    const auto &values = lock.values;
+    std::optional<int64_t> changed;
+    for (int64_t p = ug.first; p < grid - ug.last && !changed; ++p)
+      if (values[p + 1] != values[p])
+        changed = p;
+    if (changed) {
+      const model::SemId sem =
+          static_cast<model::SemId>(std::mismatch(values[*changed].begin(), values[*changed].end(),
+                                                  values[*changed + 1].begin())
+                                        .first -
+                                    values[*changed].begin());
+      reason = fmt::format("step {} of {} at N = {} changes semaphore {} of device 0 from {} to "
+                           "{}: the steps are not balanced",
+                           *changed, grid, m, loaded.instance->program().semName(sem),
+                           values[*changed][sem], values[*changed + 1][sem]);
+      break;
+    }
+    from = m;
+  }
+  int64_t checked = 0;
+  const int64_t last = std::max<int64_t>({first, 16, smallest});
+  if (std::optional<int> code = oneByOne(first, last, checked))
+    return *code;
+  if (!from) {
+    out << fmt::format("inconclusive for every N >= {}: kernel {} has a grid that grows with N "
+                       "(fragment UG of docs/parametric.md) and {}; verified one by one for N = "
+                       "{} to {} (engine closure)\n",
+                       first, name, reason, first, last);
+    return support::kExitInconclusive;
+  }
+  out << fmt::format(
+      "inconclusive for every N >= {}: kernel {} on mesh x=N: no deadlock and no semaphore left "
+      "non-zero at the exit at any N >= {} (argument: lockstep over its {} grid steps, "
+      "docs/parametric.md, at N = {}); data races, DMA lifetimes and the other checks are "
+      "decided one by one only: verified for N = {} to {} (engine closure)\n",
+      first, name, first,
+      ug.g == 0 ? std::string("N") : fmt::format("N {} {}", ug.g < 0 ? '-' : '+', std::abs(ug.g)),
+      *from, first, last);
+  return support::kExitInconclusive;
+}
+
 } // namespace
 
 int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &check,
@@ -437,10 +734,18 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
 
   // The instances one by one from `first` to `last` (exact, the closure engine); the
   // first with findings, or a static error, ends the run with its report.
+  // --timeout bounds the whole run: each instance gets what is left of it.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(check.timeoutSeconds));
   auto oneByOne = [&](int64_t from, int64_t last, int64_t &checked) -> std::optional<int> {
     checked = 0;
     for (int64_t n = from; n <= last; ++n) {
-      Decided d = decideAt(base, n, check, err, InstanceOptions::Symmetry::Auto);
+      CheckOptions left = check;
+      left.timeoutSeconds =
+          std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+      Decided d = decideAt(base, n, left, err, InstanceOptions::Symmetry::Auto);
       if (d.code != support::kExitOk)
         return d.code;
       ++checked;
@@ -462,6 +767,8 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
     return std::nullopt;
   };
 
+  if (uniform && uniform->growing)
+    return checkGrowing(base, first, *uniform, *probe.module, check, deadline, out, err, oneByOne);
   if (!uniform) {
     // Outside the fragment: say why; the instances up to 16 devices still get checked.
     int64_t checked = 0;

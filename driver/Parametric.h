@@ -22,6 +22,11 @@ namespace dkv::driver {
 /// Its offsets' largest |c|, or nullopt with the reason (and where) it is outside.
 struct Uniform {
   int64_t reach = 0; ///< r: the largest |c| of a device id
+  /// The fragment UG (docs/parametric.md "Grids that grow with N"): the grid's first axis
+  /// has N + g steps; the first `first` steps and the last `last` differ from the middle
+  /// ones (conditions on program_id(0) compare it with constants or N + constants).
+  bool growing = false;
+  int64_t g = 0, first = 0, last = 0;
 };
 std::optional<Uniform> uniformRing(const ast::Module &module, std::string &reason);
 

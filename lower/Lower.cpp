@@ -611,7 +611,7 @@ private:
       text += fmt::format(", grid ({})", fmt::join(programIds_, ", "));
     for (const auto &[name, value] : loopVars_)
       text += fmt::format(", {}={}", name, value);
-    context_ = builder_.context(text);
+    context_ = builder_.context(text, programIds_);
   }
 
   /// The context of the next event.

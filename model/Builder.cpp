@@ -156,11 +156,13 @@ const std::vector<int64_t> &Builder::beginDevice(DeviceId device) {
   return program_.processes.back().coords;
 }
 
-ContextId Builder::context(const std::string &text) {
+ContextId Builder::context(const std::string &text, const std::vector<int64_t> &grid) {
   auto [it, inserted] =
       contextIds_.try_emplace(text, static_cast<ContextId>(program_.contexts.size()));
-  if (inserted)
+  if (inserted) {
     program_.contexts.push_back(text);
+    program_.contextGrid.push_back(grid);
+  }
   return it->second;
 }
 

@@ -136,7 +136,7 @@ public:
   /// device % cores (Process::core).
   const std::vector<int64_t> &beginDevice(DeviceId device);
   /// The id of a context text ("inv 0, grid (1, 0), i=2"), added on first use.
-  ContextId context(const std::string &text);
+  ContextId context(const std::string &text, const std::vector<int64_t> &grid = {});
   /// Counts `count` grid points or loop iterations against BuildLimits::maxIterations
   /// (fatal `instance-too-large`). Call before unrolling them.
   std::optional<BuildError> spendIterations(int64_t count);

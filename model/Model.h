@@ -333,8 +333,11 @@ struct Program {
   std::vector<Scope> scopes;
   std::vector<Dma> dmas;
   std::vector<std::string> contexts; ///< e.g. "inv 0, grid (1, 0), i=2"
-  int32_t registerCount = 0;         ///< per device
-  std::vector<Process> processes;    ///< index == DeviceId
+  /// Per context, its grid point (program ids; empty outside the grid: the kernel's entry
+  /// and exit): what the lockstep argument of docs/parametric.md cuts the program at.
+  std::vector<std::vector<int64_t>> contextGrid;
+  int32_t registerCount = 0;      ///< per device
+  std::vector<Process> processes; ///< index == DeviceId
   /// The tables (scalar-prefetch contents) the instance was built for, in declaration
   /// order: name and contents text, e.g. {"sizes", "[[0, 8], [8, 0]]"}. Their values are
   /// already in the events; a verdict holds for these contents only.

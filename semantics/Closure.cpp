@@ -1187,13 +1187,75 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
   return out;
 }
 
-int32_t firstBlocking(const Machine &machine, DeviceId d) {
+int32_t firstBlocking(const Machine &machine, DeviceId d, int32_t from) {
   const std::vector<Event> &events = machine.program().processes[d].events;
-  int32_t h = 0;
+  int32_t h = from;
   while (h < static_cast<int32_t>(events.size()) && machine.properties().stuckAt(d, h) < 0 &&
          !std::holds_alternative<DeviceBarrier>(events[h].kind))
     ++h;
   return h;
+}
+
+LockstepDecision decideLockstep(const Machine &machine,
+                                const std::vector<std::vector<int32_t>> &steps, int32_t radius,
+                                const std::function<bool()> &stop) {
+  LockstepDecision out;
+  const int32_t n = machine.deviceCount();
+  DKV_INVARIANT(static_cast<int32_t>(steps.size()) == n && n > 0, "a step table per device");
+  const int32_t grid = static_cast<int32_t>(steps[0].size()) - 1;
+  Closure closure(machine);
+  for (int32_t p = 0; p <= grid; ++p) {
+    if (stop && stop()) {
+      out.complete = false;
+      out.failedStep = p;
+      out.reason = "stopped";
+      return out;
+    }
+    // U_p: the greatest state with every device before step p. By the induction (step p - 1
+    // completed from U_{p-1}, and by the rotation on every device) each device gets there.
+    closure.reset();
+    for (DeviceId d = 0; d < n; ++d)
+      closure.capDevice(d, steps[d][p]);
+    closure.run();
+    const ControlState &u = closure.state();
+    for (DeviceId d = 0; d < n; ++d)
+      if (u.pc[d] != steps[d][p]) {
+        out.complete = false;
+        out.failedStep = p;
+        out.reason = fmt::format("device {} does not get to step {}", d, p);
+        return out;
+      }
+    for (DmaId k = 0; k < machine.dmaCount(); ++k)
+      if (machine.started(u, k) && u.landed[k] < machine.chunks(k)) {
+        out.complete = false;
+        out.failedStep = p;
+        out.reason = fmt::format("a DMA started before step {} does not land by then", p);
+        return out;
+      }
+    std::vector<int64_t> values;
+    for (SemId sem = 0; sem < machine.semCount(); ++sem)
+      values.push_back(machine.semValue(u, 0, sem));
+    out.values.push_back(std::move(values));
+    if (p == grid)
+      break;
+    // Step p from U_p, the devices outside the window held before they can block.
+    for (DeviceId d = 0; d < n; ++d) {
+      const bool inside = std::min(d, n - d) <= radius;
+      closure.capDevice(d, inside
+                               ? steps[d][p + 1]
+                               : std::min(steps[d][p + 1], firstBlocking(machine, d, steps[d][p])));
+    }
+    closure.run();
+    if (closure.state().pc[0] < steps[0][p + 1]) {
+      out.complete = false;
+      out.failedStep = p;
+      out.reason = fmt::format("device 0 does not complete step {} with the devices farther than "
+                               "{} held",
+                               p, radius);
+      return out;
+    }
+  }
+  return out;
 }
 
 std::vector<int32_t> symmetryDistance(const Machine &machine) {

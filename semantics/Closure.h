@@ -13,6 +13,7 @@
 #include "semantics/Witness.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -173,7 +174,7 @@ struct ClosureOptions {
 
 /// The first event of device d that can block (a wait of a positive amount or a device
 /// barrier), its event count if none: the devices outside a window are held there.
-int32_t firstBlocking(const Machine &machine, model::DeviceId d);
+int32_t firstBlocking(const Machine &machine, model::DeviceId d, int32_t from = 0);
 /// Per device, the fewest rotation steps (either way, on any rotated axis) from a
 /// representative device of the instance's symmetry; -1 without a symmetry.
 std::vector<int32_t> symmetryDistance(const Machine &machine);
@@ -194,6 +195,27 @@ struct WindowDecision {
 };
 WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &inside,
                             const std::vector<int32_t> &hold);
+
+/// The lockstep argument (docs/parametric.md "Grids that grow with N") on one instance
+/// reduced by a rotation symmetry. `steps[d][p]` is device d's first event of grid step
+/// p of the growing axis (p = 0 .. G, `steps[d][G]` its event count). U_p is the state in
+/// which every device has run its steps before p and every DMA started there has landed.
+/// For each p: U_p is the greatest state under the caps steps[.][p] (checked), device 0's
+/// semaphore values there are recorded, and from U_p device 0 must complete step p while
+/// the devices farther than `radius` rotation steps run only up to their first event of
+/// step p that can block (a cap set of the instance: a lower bound).
+struct LockstepDecision {
+  bool complete = true;
+  int32_t failedStep = -1; ///< the first step that did not complete (or U_p not reached)
+  std::string reason;      ///< why, when not complete
+  /// [p]: device 0's semaphore values (by SemId) at U_p, p = 0 .. G (as far as reached).
+  std::vector<std::vector<int64_t>> values;
+};
+/// `stop` (may be empty) is asked before each step: true ends the decision incomplete,
+/// with the reason "stopped".
+LockstepDecision decideLockstep(const Machine &machine,
+                                const std::vector<std::vector<int32_t>> &steps, int32_t radius,
+                                const std::function<bool()> &stop = {});
 
 /// `dkv check --engine closure`: decides every obligation of the machine's properties
 /// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random small dkv kernel generator for differential testing of the engines.
 
-    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring] [--uniform]
+    gen_kernel.py SEED [-o FILE] [--devices N] [--cores] [--ring] [--uniform] [--growing]
 
 Writes one kernel for a 1-axis mesh of N = 2 or 3 devices (chosen from the seed
 unless --devices is given). The kernel uses a few small scratch buffers, regular and
@@ -25,7 +25,10 @@ self-describing. With --cores the kernel runs on the N TensorCores of one device
 rotation-symmetric (neighbours only, no condition on the device, one table width), on
 N = 3 or 4 devices: the kernels the symmetry reduction applies to (docs/closure.md).
 With --uniform also no condition on N and no table: kernels of the fragment of
-docs/parametric.md, for the window argument's campaign.
+docs/parametric.md, for the window argument's campaign. With --growing a --uniform
+kernel gets a grid of N - 1 or N steps (the fragment UG of docs/parametric.md): its
+conditions compare the step with constants and with N - 1, N - 2, its semaphores may be
+the step's own (`ps[step]`, `pt[step]`) and a buffer slot alternates with the step.
 Python 3 standard library only.
 """
 import argparse
@@ -34,12 +37,18 @@ import sys
 
 
 class Gen:
-    def __init__(self, seed, devices=None, cores=False, ring=False, uniform=False):
+    def __init__(self, seed, devices=None, cores=False, ring=False, uniform=False,
+                 growing=False):
         self.cores = cores
         self.R = random.Random(seed)
         self.seed = seed
+        self.growing = growing
+        uniform = uniform or growing
         self.ring = ring or uniform
         self.uniform = uniform
+        # The step-grid's own stream: the other choices stay those of --uniform.
+        self.G = random.Random(seed * 65537 + 3)
+        self.g = self.G.choice([-1, 0])
         self.N = devices if devices else self.R.choice([2, 3])
         self.coll = self.R.random() < 0.35
         self.counter = 0
@@ -91,6 +100,8 @@ class Gen:
                   ("outp[1:1 + w]", True), ("inp[2:2 + w]", False)]
         elif shape == 4:
             rs = [("outp", True), ("a", True), ("b[0]", True), ("b[1]", True), ("inp", False)]
+            if self.growing:
+                rs.append(("b[step % 2]", True))
             if self.has_c:
                 rs.append(("c", True))
             if loop:
@@ -134,6 +145,8 @@ class Gen:
                 "recv": ["rd", "rd", "da[1]", "sd"],
                 "local": ["ld", "ld", "da[0]", "rd"]}[role]
         opts = list(opts)
+        if self.growing and self.G.random() < 0.4:
+            opts.append("ps[step]")
         if loop:
             opts.append("da[%s]" % loop)
         opts.extend(scoped_sems)
@@ -142,12 +155,18 @@ class Gen:
     def reg_sem(self, ctx):
         loop = ctx.get("loop")
         opts = ["s", "s", "s", "t[0]", "t[1]"]
+        if self.growing and self.G.random() < 0.4:
+            opts.append("pt[step]")
         if loop:
             opts.append("t[%s]" % loop)
         return self.pick(opts)
 
     def cond(self):
         N = self.N
+        if self.growing:  # the same on every device; the step against constants and N
+            return self.pick(["1 == 1", "0 == 1", "step == 0", "step > 0", "step == 1",
+                              "step < 2", "step == N - 1", "step == N - 2", "step != N - 2",
+                              "step >= N - 2 and step > 0"])
         if self.uniform:  # the same on every device and for every N
             return self.pick(["1 == 1", "0 == 1", "2 > 1"])
         if self.ring:  # the same on every device
@@ -394,7 +413,9 @@ class Gen:
         head = ["// fuzz seed %d, devices %d" % (self.seed, N),
                 "param N = %d" % N, "mesh x = N", ""]
         attrs = ""
-        if self.grid:
+        if self.growing:
+            attrs += " grid(N - 1)" if self.g < 0 else " grid(N)"
+        elif self.grid:
             attrs += " grid(2)"
         if self.coll:
             attrs += " collective_id(0)"
@@ -405,14 +426,19 @@ class Gen:
                 "let me = axis_index(x)",
                 "let right = (me + 1) % N",
                 "let left = (me + N - 1) % N"]
+        if self.growing:
+            body[1] += ", pt: sem[N]"
+            body[2] += ", ps: dma_sem[N]"
+            body.append("let step = program_id(0)")
         if self.coll and self.chance(0.6):
             body += self.st_barrier({})[0]
         n = self.R.randint(1, 6)
         body += self.block({}, 0, n)
         if self.P.random() < 0.35:
             # between two top-level statements (a line that starts one at depth 0)
+            first = 7 if self.growing else 6
             at = [k for k, l in enumerate(body)
-                  if k >= 6 and not l.startswith(" ") and not l.startswith("}")]
+                  if k >= first and not l.startswith(" ") and not l.startswith("}")]
             at.append(len(body))
             k = self.P.choice(at)
             body[k:k] = self.pipeline()
@@ -459,15 +485,18 @@ def main():
     ap.add_argument("--ring", action="store_true",
                     help="a rotation-symmetric kernel: every device runs the same code and "
                          "talks to its neighbours only (N = 3 or 4 unless --devices)")
+    ap.add_argument("--growing", action="store_true",
+                    help="a --uniform kernel whose grid grows with N (N - 1 or N steps): the "
+                         "fragment UG of docs/parametric.md")
     ap.add_argument("--uniform", action="store_true",
                     help="a --ring kernel in the fragment of docs/parametric.md: no condition "
                          "on N and no table, so every N runs the same program")
     a = ap.parse_args()
-    ring = a.ring or a.uniform
+    ring = a.ring or a.uniform or a.growing
     if a.devices and a.devices > 3 and not ring:
         ap.error("--devices 4 or 5 needs --ring or --uniform")
     devices = a.devices if a.devices or not ring else random.Random(a.seed * 31 + 7).choice([3, 4])
-    text = Gen(a.seed, devices, a.cores, a.ring, a.uniform).kernel()
+    text = Gen(a.seed, devices, a.cores, a.ring, a.uniform, a.growing).kernel()
     if a.cores:
         text = on_cores(text)
     if a.output:

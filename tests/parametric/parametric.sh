@@ -39,8 +39,23 @@ expect 5 "^inconclusive for every N >= 9: kernel race_at_8 is outside the fragme
 expect 5 "outside the fragment .*a device id that is not (axis_index + c) % N" $p/step_in_device.dk --devices 2..
 expect 5 "outside the fragment .*decides a slice or index" $p/index_by_device.dk --devices 2..
 expect 5 "outside the fragment .*decides a wait's amount" $p/size_in_amount.dk --devices 2..
-expect 5 "outside the fragment .*the mesh size decides the grid" examples/all_reduce.dk --devices 2..
-expect 5 "outside the fragment .*the mesh size decides a buffer's shape" examples/all_gather.dk --devices 2..
+expect 5 "outside the fragment .*the mesh size decides a buffer.s shape" examples/all_gather_matmul.dk --devices 2..
+# Grids that grow with N (fragment UG): deadlock and exit for every N by lockstep, the
+# rest one by one.
+ug="no deadlock and no semaphore left non-zero at the exit at any N >= 2 (argument: lockstep over its"
+expect 5 "^inconclusive for every N >= 2: kernel all_gather on mesh x=N: $ug N - 1 grid steps.*verified for N = 2 to 16" examples/all_gather.dk --devices 2..
+expect 5 "^inconclusive for every N >= 2: kernel all_reduce on mesh x=N: $ug N grid steps" examples/all_reduce.dk --devices 2..
+expect 5 "^inconclusive for every N >= 2: kernel reduce_scatter on mesh x=N: $ug N grid steps" examples/reduce_scatter_bidirectional.dk --devices 2..
+expect 5 "^inconclusive for every N >= 2: kernel all_gather_bidirectional on mesh x=N: $ug N - 1 grid steps" examples/all_gather_bidirectional.dk --devices 2..
+expect 5 "^inconclusive for every N >= 6: kernel all_reduce on mesh x=N: no deadlock .* at any N >= 6 .*verified for N = 6 to 16" examples/all_reduce.dk --devices 6..
+expect 10 "kernel all_reduce_no_capacity has findings at N = 2 " examples/all_reduce_no_capacity.dk --devices 2..
+expect 10 "kernel ug_deadlock_at_5 has findings at N = 5 " $p/ug_deadlock_at_5.dk --devices 2..
+expect 10 "kernel ug_deadlock_at_20 has findings at N = 20 " $p/ug_deadlock_at_20.dk --devices 2..
+expect 10 "kernel ug_late_deadlock has findings at N = 22 " $p/ug_late_deadlock.dk --devices 2..
+expect 10 "kernel ug_unbalanced has findings at N = 3 " $p/ug_unbalanced.dk --devices 2..
+expect 5 "outside the fragment .*an index of a remote copy's receive semaphore other than a fixed one or the grid step" $p/ug_sem_next_step.dk --devices 2..
+expect 5 "outside the fragment .*the grid step decides a condition" $p/ug_step_parity.dk --devices 2..
+expect 5 "outside the fragment .*the grid step decides the size of a remote copy's source" $p/ug_growing_slice.dk --devices 2..
 # Usage: one file, text output.
 "$dkv" check examples/right_permute.dk examples/all_gather.dk --devices 2.. >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: --devices 2.. with two files is not a usage error"; status=1; }
