@@ -90,6 +90,11 @@ public:
         return {Abs::Kind::Me, 0, {}};
       if (c->builtin() == Builtin::AxisSize)
         return {Abs::Kind::Size, 0, {}};
+      if (c->builtin() == Builtin::Read) {
+        // A run-time value (stored only, docs/language.md); its semaphore as any other.
+        semaphore(c->arg(), "a read's semaphore");
+        return {};
+      }
       const Abs arg = expr(c->arg());
       const bool axisZero = arg.kind == Abs::Kind::Clean && arg.value == 0;
       if (growing_ && axisZero && c->builtin() == Builtin::ProgramId)
