@@ -646,7 +646,10 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
   const int64_t classes = ug.first + ug.last + 1 - ug.g;
   std::string reason;
   std::optional<int64_t> from;
-  int64_t smallest = 0; // the first instance tried: the one-by-one range reaches it
+  // The first instance tried: without an argument the one-by-one range reaches it (where
+  // the step classes first stand apart); with one, it reaches the instance that held, so
+  // that every N below it is checked on its own.
+  int64_t smallest = 0;
   for (int64_t R = std::max<int64_t>(1, r); R <= 32 && !from; R *= 2) {
     const int64_t m = std::max({2 * R + r + 1, classes, first, int64_t{2}});
     if (smallest == 0)
@@ -699,7 +702,7 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
     from = m;
   }
   int64_t checked = 0;
-  const int64_t last = std::max<int64_t>({first, 16, smallest});
+  const int64_t last = std::max<int64_t>({first, 16, from ? *from : smallest});
   if (std::optional<int> code = oneByOne(first, last, checked))
     return *code;
   if (!from) {
