@@ -49,6 +49,7 @@ expect 5 "^inconclusive for every N >= 2: kernel reduce_scatter on mesh x=N: $ug
 expect 5 "^inconclusive for every N >= 2: kernel all_gather_bidirectional on mesh x=N: $ug N - 1 grid steps" examples/all_gather_bidirectional.dk --devices 2..
 expect 5 "^inconclusive for every N >= 6: kernel all_reduce on mesh x=N: no deadlock .* at any N >= 6 .*verified for N = 6 to 16" examples/all_reduce.dk --devices 6..
 expect 5 "^inconclusive for every N >= 2: kernel ug_read_step_sem on mesh x=N: $ug N - 1 grid steps" $p/ug_read_step_sem.dk --devices 2..
+expect 5 "^inconclusive for every N >= 2: kernel ug_token_rounds on mesh x=N: $ug N - 1 grid steps, docs/parametric.md, at N = 34).*verified for N = 2 to 34 " $p/ug_token_rounds.dk --devices 2..
 expect 10 "kernel all_reduce_no_capacity has findings at N = 2 " examples/all_reduce_no_capacity.dk --devices 2..
 expect 10 "kernel ug_deadlock_at_5 has findings at N = 5 " $p/ug_deadlock_at_5.dk --devices 2..
 expect 10 "kernel ug_deadlock_at_20 has findings at N = 20 " $p/ug_deadlock_at_20.dk --devices 2..
