@@ -609,20 +609,20 @@ std::vector<std::vector<int32_t>> stepStarts(const model::Program &program, int6
     const int32_t count = static_cast<int32_t>(process.events.size());
     std::vector<int32_t> starts(static_cast<size_t>(grid) + 1, count);
     starts[0] = 0;
+    // One pass: an event of step q starts every step up to q not started yet; the steps
+    // after the last event inside the grid start at the exit's events.
+    int64_t next = 1;
     int32_t afterGrid = 0; // one past the last event inside the grid
-    for (int32_t e = 0; e < count; ++e)
-      if (!program.contextGrid[process.events[e].context].empty())
-        afterGrid = e + 1;
-    for (int64_t p = 1; p < grid; ++p) {
-      starts[p] = afterGrid;
-      for (int32_t e = 0; e < count; ++e) {
-        const std::vector<int64_t> &at = program.contextGrid[process.events[e].context];
-        if (!at.empty() && at.front() >= p) {
-          starts[p] = e;
-          break;
-        }
-      }
+    for (int32_t e = 0; e < count; ++e) {
+      const std::vector<int64_t> &at = program.contextGrid[process.events[e].context];
+      if (at.empty())
+        continue;
+      while (next < grid && next <= at.front())
+        starts[next++] = e;
+      afterGrid = e + 1;
     }
+    for (; next < grid; ++next)
+      starts[next] = afterGrid;
     out.push_back(std::move(starts));
   }
   return out;
@@ -672,7 +672,7 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
     const semantics::LockstepDecision lock = semantics::decideLockstep(
         machine, stepStarts(loaded.instance->program(), grid), static_cast<int32_t>(R),
         [&] { return Clock::now() >= deadline; });
-    if (lock.reason == "stopped") {
+    if (lock.stopped) {
       reason = fmt::format("the time limit ({} s) ended the lockstep argument at N = {}",
                            check.timeoutSeconds, m);
       break;

@@ -1208,12 +1208,16 @@ LockstepDecision decideLockstep(const Machine &machine,
     if (stop && stop()) {
       out.complete = false;
       out.failedStep = p;
+      out.stopped = true;
       out.reason = "stopped";
       return out;
     }
     // U_p: the greatest state with every device before step p. By the induction (step p - 1
     // completed from U_{p-1}, and by the rotation on every device) each device gets there.
-    closure.reset();
+    // The run goes on from step p - 1's state, which is reachable below these caps: by
+    // persistence the greedy run from it ends in the same greatest state.
+    if (p == 0)
+      closure.reset();
     for (DeviceId d = 0; d < n; ++d)
       closure.capDevice(d, steps[d][p]);
     closure.run();

@@ -206,13 +206,14 @@ WindowDecision decideWindow(const Machine &machine, const std::vector<bool> &ins
 /// step p that can block (a cap set of the instance: a lower bound).
 struct LockstepDecision {
   bool complete = true;
+  bool stopped = false;    ///< `stop` ended it (not complete, and says nothing)
   int32_t failedStep = -1; ///< the first step that did not complete (or U_p not reached)
   std::string reason;      ///< why, when not complete
   /// [p]: device 0's semaphore values (by SemId) at U_p, p = 0 .. G (as far as reached).
   std::vector<std::vector<int64_t>> values;
 };
-/// `stop` (may be empty) is asked before each step: true ends the decision incomplete,
-/// with the reason "stopped".
+/// `stop` (may be empty) is asked before each step: true ends the decision incomplete and
+/// `stopped`.
 LockstepDecision decideLockstep(const Machine &machine,
                                 const std::vector<std::vector<int32_t>> &steps, int32_t radius,
                                 const std::function<bool()> &stop = {});
