@@ -1976,6 +1976,17 @@ void registerKernelApi(Registry &reg) {
           inner.pos.push_back(bound);
         }
         for (auto &[k, spec] : c.args.kw) {
+          if (k == "collective_axes") {
+            // JAX's keyword, not a scratch: one allocation shared by every program that
+            // differs only in its ids along those axes. Empty (JAX's default) changes
+            // nothing; otherwise dkv would give each program its own.
+            bool none = spec->kind == Kind::Tuple && cast<TupleV>(spec).items.empty();
+            if (!none)
+              unsupported(c.range, "pl.run_scoped(collective_axes=...): one scratch "
+                                   "allocation shared by the programs along those axes "
+                                   "is not modelled");
+            continue;
+          }
           V bound;
           decls.push_back(in.scratchDecl(spec, in.fresh(k), c.range, ast::Storage::Scoped, bound));
           inner.kw.emplace_back(k, bound);

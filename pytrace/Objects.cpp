@@ -1103,6 +1103,26 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
         h = mix(h, hashOf(x, r));
       return h;
     }
+    // The objects that compare by value (Interp::equal) hash by the same value, as
+    // CPython requires of `__eq__` and `__hash__`: a mesh by its axis names, sizes and
+    // types (JAX hashes its devices too; equal meshes have equal devices, and dkv
+    // does not always know their order), the enum-like objects by their member.
+    if (auto *m = std::get_if<MeshObj>(&a)) {
+      Hash h = 0x6d657368;
+      for (const std::string &n : m->names)
+        h = mix(h, std::hash<std::string>{}(n));
+      for (int64_t s : m->sizes)
+        h = mix(h, std::hash<int64_t>{}(s));
+      for (AxisKind k : m->axisTypes)
+        h = mix(h, static_cast<Hash>(k));
+      return h;
+    }
+    if (auto *d = std::get_if<DTypeKindObj>(&a))
+      return mix(0x6b696e64, std::hash<std::string>{}(d->name));
+    if (auto *t = std::get_if<DeviceIdTypeObj>(&a))
+      return t->logical ? 0x1d1 : 0x1d2;
+    if (auto *t = std::get_if<AxisTypeObj>(&a))
+      return mix(0x617874, static_cast<Hash>(t->kind));
     return reinterpret_cast<uintptr_t>(v.get());
   }
   case Kind::HostArray:

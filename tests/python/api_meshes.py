@@ -5,6 +5,7 @@
 # create_mesh, mesh.shape / axis_names / size / devices.shape, and a 2-D mesh of the
 # devices reshaped to (2, N // 2) when N is even. The kernel runs on a 1-D mesh of the
 # devices reshaped to (N,) and sends its block to the next device (a dict device id).
+# Equal meshes hash equal (one dict key).
 # expect: ok
 # devices: 2..4
 import jax
@@ -29,6 +30,11 @@ made = jax.make_mesh((n,), ('x',))
 assert made.devices.shape == (n,) and tuple(made.shape.values()) == (n,)
 helper = jtu.create_mesh((n,), ('x',))
 assert helper.shape == made.shape
+# Meshes are equal by value and hash by value (JAX's Mesh.__eq__ and __hash__): two
+# jax.make_mesh calls are one dict key, as JAX's own mesh caches rely on.
+again = jax.make_mesh((n,), ('x',))
+assert again == made and len({made: 1, again: 2}) == 1 and len({made, again}) == 1
+assert len({jax.sharding.AxisType.Explicit: 1, jax.sharding.AxisType.Explicit: 2}) == 1
 
 if n % 2 == 0:
   grid = jax.sharding.Mesh(np.array(devices[:n]).reshape((2, n // 2)), ('y', 'x'))
