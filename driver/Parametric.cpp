@@ -37,7 +37,16 @@ struct Abs {
   /// Dirty: what it depends on (for the reason); Me: whether a multiple of N was dropped
   /// from the offset (`me + N - 1` is me - 1 modulo N, not as a number).
   bool size = false, me = false, step = false;
+  /// Me: the value is exactly me + offset + n * N (`me + N - 1`: offset -1, n 1).
+  int64_t n = 0;
 };
+
+/// A Me value with its multiple of N (`size` set when there is one).
+Abs meValue(int64_t offset, int64_t n) {
+  Abs a{Abs::Kind::Me, offset, {}, /*size=*/n != 0};
+  a.n = n;
+  return a;
+}
 
 /// The walk of docs/parametric.md "The fragment": every expression must be clean,
 /// except the device ids of remote copies and signals, which must be `(me + c) % N`.
@@ -190,6 +199,9 @@ public:
 
   /// A device id: must be `(axis_index + c) % N`.
   void device(const Expr &e) {
+    // On a one-axis mesh a device id of one coordinate `(d,)` is the device d.
+    if (const auto *t = dynCast<TupleExpr>(&e); t && t->elements().size() == 1)
+      return device(*t->elements().front());
     const Abs a = expr(e);
     // axis_index itself is (axis_index + 0) % N: the device's own id.
     if (a.kind == Abs::Kind::Me && a.offset == 0 && !a.size)
@@ -287,6 +299,11 @@ public:
       return clean(e, "a condition");
     if (const auto *u = dynCast<UnaryExpr>(&e); u && u->op() == UnaryOp::Not)
       return condition(u->operand());
+    // A `let` of a condition (`let is_start = step == 0 and phase == 0`) is its
+    // definition: the step and N do not change within the kernel.
+    if (const auto *name = dynCast<NameExpr>(&e))
+      if (const auto *l = dynCast<LetDecl>(name->decl()))
+        return condition(l->init());
     if (const auto *b = dynCast<BinaryExpr>(&e)) {
       if (b->op() == BinaryOp::And || b->op() == BinaryOp::Or) {
         condition(b->lhs());
@@ -457,13 +474,13 @@ private:
         return {K::Step, r.offset + *l.value, {}};
       // me + c, c + me, me + (N + k), (N + k) + me, (N + k) + c, c + (N + k)
       if (l.kind == K::Me && known(r))
-        return {K::Me, l.offset + *r.value, {}};
+        return meValue(l.offset + *r.value, l.n);
       if (r.kind == K::Me && known(l))
-        return {K::Me, r.offset + *l.value, {}};
+        return meValue(r.offset + *l.value, r.n);
       if (l.kind == K::Me && r.kind == K::Size)
-        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
+        return meValue(l.offset + r.offset, l.n + 1);
       if (l.kind == K::Size && r.kind == K::Me)
-        return {K::Me, l.offset + r.offset, {}, /*size=*/true};
+        return meValue(l.offset + r.offset, r.n + 1);
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset + *r.value, {}};
       if (r.kind == K::Size && known(l))
@@ -473,14 +490,21 @@ private:
       if (l.kind == K::Step && known(r))
         return {K::Step, l.offset - *r.value, {}};
       if (l.kind == K::Me && known(r))
-        return {K::Me, l.offset - *r.value, {}};
+        return meValue(l.offset - *r.value, l.n);
       if (l.kind == K::Me && r.kind == K::Size) // me - N: the same modulo N
-        return {K::Me, l.offset - r.offset, {}, /*size=*/true};
+        return meValue(l.offset - r.offset, l.n - 1);
       if (l.kind == K::Size && known(r))
         return {K::Size, l.offset - *r.value, {}};
       break;
     case BinaryOp::Mod:
       if (l.kind == K::Me && r.kind == K::Size && r.offset == 0)
+        return {K::Device, l.offset, {}};
+      break;
+    case BinaryOp::Rem:
+      // rem(me + c + n * N, N), lax.rem, truncates: it is (me + c) % N when its first
+      // operand is never negative, me + c + n * N >= 0 for me >= 0 and every N >= 2.
+      if (l.kind == K::Me && r.kind == K::Size && r.offset == 0 && l.n >= 0 &&
+          l.offset + 2 * l.n >= 0)
         return {K::Device, l.offset, {}};
       break;
     default:
@@ -859,12 +883,17 @@ int checkEveryN(const InstanceOptions &base, int64_t first, const CheckOptions &
                        first, kernelName(d.loaded), from, window);
     return support::kExitFindings;
   }
+  // The instances below the window's, when the range starts below it.
+  const std::string below =
+      from - 1 > first
+          ? fmt::format("N = {} to {} checked one by one by the closure engine, ", first, from - 1)
+      : from - 1 == first ? fmt::format("N = {} checked by the closure engine, ", first)
+                          : std::string();
   out << fmt::format(
       "verified for every N >= {}: kernel {} on mesh x=N: no data race, deadlock, exit or "
       "lifetime violation (argument: window of {} devices around device 0, docs/parametric.md; "
-      "N = {} to {} checked one by one by the closure engine, every N >= {} by the window, whose "
-      "bounds agree on all {} checks)\n",
-      first, probe.module->kernel()->name(), window, first, from - 1, from, decision->checks);
+      "{}every N >= {} by the window, whose bounds agree on all {} checks)\n",
+      first, probe.module->kernel()->name(), window, below, from, decision->checks);
   return support::kExitOk;
 }
 

@@ -35,6 +35,27 @@ expect 10 "kernel race_at_5 has findings at N = 5 " $p/race_at_5.dk --devices 2.
 expect 10 "kernel deadlock_at_7 has findings at N = 7 " $p/deadlock_at_7.dk --devices 2..
 expect 10 "kernel race_at_8 has findings at N = 8 " $p/race_at_8.dk --devices 2..
 expect 5 "^inconclusive for every N >= 9: kernel race_at_8 is outside the fragment .*: the mesh size decides a condition" $p/race_at_8.dk --devices 9..
+# The ways tutorials write a ring target: lax.rem of a number never negative, a device id
+# of one coordinate; the instances below the window's are named only when there are any.
+expect 0 "^verified for every N >= 2: kernel left_permute .*N = 2 to 3 checked one by one .*every N >= 4 by the window" $p/rem_tuple_permute.dk --devices 2..
+expect 0 "^verified for every N >= 9: kernel left_permute .*docs/parametric.md; every N >= 9 by the window" $p/rem_tuple_permute.dk --devices 9..
+# A remainder that can be negative, a multiple of N kept through a constant: no ring
+# offset, and the instance says why (exit 2 at every N).
+expect_error() { # expect_error PATTERN FILE [ARGS...]: exit 2, the diagnostic's first line
+  local pattern=$1 file=$2
+  shift 2
+  out=$("$dkv" check "$file" "$@" 2>&1)
+  local got=$?
+  if [ "$got" -ne 2 ] || ! echo "$out" | head -1 | grep -q -- "$pattern"; then
+    echo "FAIL: $file $*: exit $got (expected 2), first line:"
+    echo "$out" | head -1
+    status=1
+  else
+    echo "ok: $file $*: $(echo "$out" | head -1 | cut -c1-100)"
+  fi
+}
+expect_error "device id -1 is out of range" $p/rem_negative.dk --devices 2..
+expect_error "device id 9 is out of range" $p/device_plus_n.dk --devices 9..
 # Just outside the fragment: refused with the reason.
 expect 5 "outside the fragment .*a device id that is not (axis_index + c) % N" $p/step_in_device.dk --devices 2..
 expect 5 "outside the fragment .*decides a slice or index" $p/index_by_device.dk --devices 2..
@@ -48,6 +69,7 @@ expect 5 "^inconclusive for every N >= 2: kernel all_reduce on mesh x=N: $ug N g
 expect 5 "^inconclusive for every N >= 2: kernel reduce_scatter on mesh x=N: $ug N grid steps" examples/reduce_scatter_bidirectional.dk --devices 2..
 expect 5 "^inconclusive for every N >= 2: kernel all_gather_bidirectional on mesh x=N: $ug N - 1 grid steps" examples/all_gather_bidirectional.dk --devices 2..
 expect 5 "^inconclusive for every N >= 6: kernel all_reduce on mesh x=N: no deadlock .* at any N >= 6 .*verified for N = 6 to 16" examples/all_reduce.dk --devices 6..
+expect 5 "^inconclusive for every N >= 2: kernel all_gather_let on mesh x=N: $ug N - 1 grid steps" $p/ug_let_condition.dk --devices 2..
 expect 5 "^inconclusive for every N >= 2: kernel ug_read_step_sem on mesh x=N: $ug N - 1 grid steps" $p/ug_read_step_sem.dk --devices 2..
 expect 5 "^inconclusive for every N >= 2: kernel ug_token_rounds on mesh x=N: $ug N - 1 grid steps, docs/parametric.md, at N = 34).*verified for N = 2 to 34 " $p/ug_token_rounds.dk --devices 2..
 expect 10 "kernel all_reduce_no_capacity has findings at N = 2 " examples/all_reduce_no_capacity.dk --devices 2..
