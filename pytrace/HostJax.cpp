@@ -752,18 +752,23 @@ const AttrRow<TcMeshObj> kTcMeshAttrs[] = {
        return list(std::move(cores));
      }},
 };
-// The devices dkv models are TPU devices of no particular generation: the tutorial
-// asserts `"TPU" in jax.devices()[0].device_kind` (docs/python.md). `--set
-// 'jax.Device.device_kind="TPU v6 lite"'` (or the same `# dkv: set`) names one.
-// With --tpu, the kind of that chip (JAX's `chip_version_from_device_kind` reads it back).
-V deviceKind(Interp &in) {
+// The devices dkv models are TPU devices of no particular generation: their kind is a
+// fact of the chip, a str known only to start with "TPU" (every TPU's does: "TPU v4",
+// "TPU v5 lite", "TPU7x"), so the tutorial's `assert "TPU" in
+// jax.devices()[0].device_kind` holds and whatever reads the generation out of it is a
+// located refusal naming --tpu (docs/python.md). `--set 'jax.Device.device_kind="TPU v6
+// lite"'` (or the same `# dkv: set`) names one. With --tpu, the kind of that chip (JAX's
+// `chip_version_from_device_kind` reads it back).
+V deviceKind(Interp &in, SourceRange r) {
   const SetDirective *set = in.findSet("jax.Device.device_kind");
   if (set && !set->call)
     return literalValue(set->value);
-  return string(in.chip_ ? in.chip_->deviceKind : "TPU");
+  if (in.chip_)
+    return string(in.chip_->deviceKind);
+  return in.chipFact("`.device_kind` of a device (the TPU generation)", r, "TPU");
 }
 const AttrRow<DeviceObj> kDeviceAttrs[] = {
-    {"device_kind", [](auto &in, auto &, auto &, auto) { return deviceKind(in); }},
+    {"device_kind", [](auto &in, auto &, auto &, auto r) { return deviceKind(in, r); }},
     {"num_cores",
      [](auto &in, auto &, auto &, auto r) {
        return in.chip_ ? integer(in.chip_->coresPerDevice)
@@ -2465,8 +2470,9 @@ V Interp::splitArray(const HostArrayV &arr, const V &sections, const V &axisV, S
   return list(std::move(parts));
 }
 
-V Interp::chipFact(std::string what, SourceRange r) {
+V Interp::chipFact(std::string what, SourceRange r, std::string strPrefix) {
   auto o = std::make_shared<Origin>();
+  o->strPrefix = std::move(strPrefix);
   o->what = std::move(what) + ", a fact of the TPU chip";
   o->range = r;
   o->hint = fmt::format("name the chip with --tpu NAME or '# dkv: tpu NAME' ({}; docs/python.md "

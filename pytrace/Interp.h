@@ -263,8 +263,9 @@ public:
   std::optional<std::string> formatValue(const V &v, const std::string &spec, SourceRange r);
   /// The chip of --tpu / `# dkv: tpu` (null: none; its facts are opaque).
   const TpuChip *chip_ = nullptr;
-  /// A fact of the TPU chip without --tpu: opaque, its error naming --tpu.
-  V chipFact(std::string what, SourceRange r);
+  /// A fact of the TPU chip without --tpu: opaque, its error naming --tpu; a str known to
+  /// start with `strPrefix` when that is not empty (Origin::strPrefix).
+  V chipFact(std::string what, SourceRange r, std::string strPrefix = {});
 
   //--- statements and expressions (Interp.cpp) ---------------------------------
   Flow execBody(const py::Body &body, Frame &f);

@@ -931,8 +931,14 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
   }
   if (op == CmpOpKind::In || op == CmpOpKind::NotIn) {
     bool found = false;
-    if (b->kind == Kind::Opaque)
+    if (b->kind == Kind::Opaque) {
+      // A str known to start with a prefix holds every substring of the prefix.
+      const std::string &prefix = cast<OpaqueV>(b).origin->strPrefix;
+      if (!prefix.empty() && a->kind == Kind::Str &&
+          prefix.find(cast<StrV>(a).s) != std::string::npos)
+        return boolean(op == CmpOpKind::In);
       return opaque(fmt::format("`{}` on it", py::toString(op)), r, b);
+    }
     if (b->kind == Kind::Str) {
       if (a->kind != Kind::Str) {
         if (a->kind == Kind::Opaque)

@@ -403,6 +403,9 @@ struct Origin {
   /// The attribute of an opaque value it is (`def_abstract_eval` of `p.def_abstract_eval`),
   /// or empty.
   std::string attr;
+  /// What is known of it, when it is a str: it starts with this (a device's `device_kind`
+  /// without the chip starts with "TPU"), so `"TPU" in it` is true. Not passed on.
+  std::string strPrefix;
 };
 using OriginP = std::shared_ptr<const Origin>;
 
