@@ -1862,8 +1862,12 @@ void registerHostJax(Registry &reg) {
       {"jax.ShapeDtypeStruct"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a =
             c.bind(in, {"shape", "dtype", "*", "sharding", "weak_type", "vma", "manual_axis_type"});
-        return in.makeArray(in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
-                            in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), true);
+        V s = in.makeArray(in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
+                           in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), true);
+        for (size_t i = 3; i < a.size(); ++i)
+          if (given(a[i]))
+            cast<HostArrayV>(s).structExtras = true;
+        return s;
       });
   // `jax.ShapeDtypeStruct.like(x)`: a struct of x's shape and dtype.
   fn(

@@ -688,6 +688,9 @@ V Interp::unary(py::UnaryOpKind op, const V &v, SourceRange r) {
 
 std::optional<bool> Interp::equal(const V &a, const V &b, SourceRange r) {
   compareWork(r);
+  if (auto *x = dynCast<HostArrayV>(a), *y = dynCast<HostArrayV>(b);
+      x && y && x->isStruct && y->isStruct && !x->structExtras && !y->structExtras)
+    return x->shape == y->shape && x->dtype == y->dtype; // JAX's ShapeDtypeStruct.__eq__
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque || a->kind == Kind::Traced ||
       b->kind == Kind::Traced || a->kind == Kind::HostArray || b->kind == Kind::HostArray)
     return std::nullopt;
@@ -993,8 +996,15 @@ V Interp::compare(py::CmpOpKind op, const V &a, const V &b, SourceRange r) {
     return tracedCompare(op, a, b, r);
   if (a->kind == Kind::Opaque || b->kind == Kind::Opaque)
     return opaque(fmt::format("`{}` on it", py::toString(op)), r, a->kind == Kind::Opaque ? a : b);
-  if (a->kind == Kind::HostArray || b->kind == Kind::HostArray)
+  if (a->kind == Kind::HostArray || b->kind == Kind::HostArray) {
+    // Two jax.ShapeDtypeStructs made without sharding, weak_type or vma compare by shape
+    // and dtype (JAX's __eq__); others are unknown to dkv.
+    auto *x = dynCast<HostArrayV>(a), *y = dynCast<HostArrayV>(b);
+    if ((op == CmpOpKind::Eq || op == CmpOpKind::NotEq) && x && y && x->isStruct && y->isStruct &&
+        !x->structExtras && !y->structExtras)
+      return boolean((x->shape == y->shape && x->dtype == y->dtype) == (op == CmpOpKind::Eq));
     return opaque("a comparison of arrays", r);
+  }
   switch (op) {
   case CmpOpKind::Eq:
   case CmpOpKind::NotEq: {
@@ -1131,8 +1141,18 @@ Hash Interp::hashOf(const V &v, SourceRange r) {
       return mix(0x617874, static_cast<Hash>(t->kind));
     return reinterpret_cast<uintptr_t>(v.get());
   }
-  case Kind::HostArray:
-    break;
+  case Kind::HostArray: {
+    // A jax.ShapeDtypeStruct hashes by its fields (JAX's __hash__ of shape, dtype,
+    // sharding, layout, weak_type): the shape and dtype are a hash consistent with its
+    // equality. Arrays are unhashable, as in JAX and NumPy.
+    const auto &h = cast<HostArrayV>(v);
+    if (!h.isStruct)
+      break;
+    Hash out = mix(0x73647473, static_cast<Hash>(h.dtype));
+    for (int64_t d : h.shape)
+      out = mix(out, std::hash<int64_t>{}(d));
+    return out;
+  }
   default:
     return reinterpret_cast<uintptr_t>(v.get());
   }
@@ -1145,7 +1165,17 @@ std::optional<size_t> Interp::tableFind(const Table &t, const V &key, Hash h, So
     const Table::Entry &e = t.entries[it->second];
     if (!e.live)
       continue;
-    if (e.key == key || equal(e.key, key, r).value_or(false))
+    if (e.key == key)
+      return it->second;
+    // Keys of one hash whose equality dkv does not know (a mesh whose device order it
+    // does not know against one whose order it knows): which entry the key is would be
+    // a guess.
+    std::optional<bool> same = equal(e.key, key, r);
+    if (!same)
+      unsupported(r, fmt::format("a dict key or set element ({}) that may or may not equal "
+                                 "another (a {}): dkv does not know whether they are equal",
+                                 typeName(*key), typeName(*e.key)));
+    if (*same)
       return it->second;
   }
   return std::nullopt;

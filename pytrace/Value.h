@@ -495,7 +495,10 @@ struct HostArrayV final : Value {
   const std::vector<int64_t> shape;
   const ast::DType dtype;
   const bool isStruct; ///< a jax.ShapeDtypeStruct (no data)
-  bool numpy = false;  ///< a numpy array (np.array, np.zeros, ...), not a jax.Array
+  /// A jax.ShapeDtypeStruct made with sharding, weak_type, vma or manual_axis_type, which
+  /// dkv does not keep (its equality with another struct is then unknown).
+  bool structExtras = false;
+  bool numpy = false; ///< a numpy array (np.array, np.zeros, ...), not a jax.Array
   /// A NumPy array of float64 or int64 (NumPy's types for Python floats and ints:
   /// `np.zeros(shape)`, `np.array([1, 2])`, `np.arange(4)`); `dtype` is then F32 or I32,
   /// the type JAX gives it where it enters JAX (`jnp.asarray`, a jitted or pallas_call
