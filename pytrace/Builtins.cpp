@@ -1578,9 +1578,26 @@ const MethodTable &wrapperMethods() {
   return t;
 }
 
+// The methods of a number a scalar type made (np.float32(1.5), jnp.int32(3)) that a
+// Python number lacks: `.item()` is the Python number (NumPy's scalars and JAX's 0-d
+// arrays alike).
+const MethodTable &scalarMethods() {
+  static const MethodTable t{{{"item", BuiltinFn{"item",
+                                                 +[](Interp &in, CallCtx &c) -> V {
+                                                   argCount(in, c, 0, 0);
+                                                   return withScalar(c.self, ScalarType{});
+                                                 },
+                                                 "", false}}},
+                             {}};
+  return t;
+}
+
 } // namespace
 
 const BuiltinFn *Interp::builtinMethod(const V &self, const std::string &name) const {
+  if (scalarOfType(self))
+    if (auto it = scalarMethods().fns.find(name); it != scalarMethods().fns.end())
+      return &it->second;
   const MethodTable *t = nullptr;
   switch (self->kind) {
   case Kind::List:

@@ -419,6 +419,36 @@ const BuiltinFn &arraySwapaxes() {
   return fn;
 }
 
+// `np.prod(shape)`, `np.sum(sizes)` of a tuple or list of Python ints (a size from a
+// shape, the common host use): NumPy's int64 scalar, exact (beyond 64 bits NumPy wraps;
+// dkv leaves that unknown). Floats, arrays, `axis=` and the rest are unknown to dkv
+// (NumPy sums floats pairwise, so even their rounding is its own).
+V intReduce(Interp &in, CallCtx &c, bool prod) {
+  const char *name = prod ? "np.prod" : "np.sum";
+  if (c.args.pos.size() != 1 || !c.args.kw.empty())
+    return in.opaque(fmt::format("{} with more than one argument", name), c.range);
+  const V &x = c.args.pos[0];
+  if (x->kind != Kind::Tuple && x->kind != Kind::List)
+    return in.opaque(fmt::format("{} of a {}", name, typeName(*x)), c.range, x);
+  std::vector<V> items = in.toVector(x, c.range);
+  if (items.empty()) // NumPy's empty array is float64: 1.0 and 0.0
+    return in.opaque(fmt::format("{} of an empty sequence (a float64)", name), c.range);
+  __int128 acc = prod ? 1 : 0;
+  for (const V &item : items) {
+    if (item->kind != Kind::Int || scalarOfType(item))
+      return in.opaque(fmt::format("{} of a sequence holding a {}", name, typeName(*item)), c.range,
+                       item);
+    __int128 v = cast<IntV>(item).i;
+    acc = prod ? acc * v : acc + v;
+    if (acc > INT64_MAX || acc < INT64_MIN)
+      return in.opaque(fmt::format("{} beyond 64 bits (NumPy wraps it)", name), c.range);
+  }
+  ScalarType st;
+  st.from = ScalarType::From::NumPy;
+  st.v1 = st.v2 = ScalarType::T{ast::DType::I32, true};
+  return withScalar(integer(static_cast<int64_t>(acc)), st);
+}
+
 // Sums (exact) of an integer array of type `from` as the array NumPy (`numpy`) or JAX
 // gives: NumPy's sum of a signed integer array is an int64 array (its platform integer),
 // JAX's widens to int32 / uint32 (jnp.sum), where a sum that does not fit wraps (left
@@ -636,6 +666,16 @@ const AttrRow<HostArrayV> kHostArrayAttrs[] = {
     {"astype", [](auto &, auto &, auto &self, auto) { return builtinValue(arrayAstype(), self); }},
     {"transpose",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arrayTranspose(), self); }},
+    // `.T`: the axes reversed (NumPy's and JAX's), the contents moved with them.
+    {"T",
+     [](auto &in, auto &a, auto &, auto r) -> V {
+       if (a.key || a.isStruct)
+         return nullptr;
+       std::vector<size_t> perm(a.shape.size());
+       for (size_t d = 0; d < perm.size(); ++d)
+         perm[d] = perm.size() - 1 - d;
+       return transposeArray(in, a, perm, r);
+     }},
     {"swapaxes",
      [](auto &, auto &, auto &self, auto) { return builtinValue(arraySwapaxes(), self); }},
     {"sum", [](auto &, auto &, auto &self, auto) { return builtinValue(arraySum(), self); }},
@@ -2034,6 +2074,10 @@ void registerHostJax(Registry &reg) {
         });
         return sumResult(cast<HostArrayV>(sums), arr->dtype, numpy);
       });
+  fn(
+      {"numpy.prod"}, +[](Interp &in, CallCtx &c) -> V { return intReduce(in, c, true); });
+  fn(
+      {"numpy.sum"}, +[](Interp &in, CallCtx &c) -> V { return intReduce(in, c, false); });
   fn(
       {"jax.numpy.arange", "numpy.arange"}, +[](Interp &in, CallCtx &c) -> V {
         // jnp.arange(start, stop, step, dtype, *, device, out_sharding); NumPy's has
