@@ -419,6 +419,57 @@ const BuiltinFn &arraySwapaxes() {
   return fn;
 }
 
+// `jnp.tile(a, reps)` / `np.tile(a, reps)` of a host array (NumPy's rule, JAX's the same):
+// the shorter of a's shape and reps is padded with leading 1s, the result's extents are
+// their products, element i is a's at i modulo its shape.
+V tileArray(Interp &in, CallCtx &c, bool numpy) {
+  std::vector<V> a = c.bind(in, {"A", "reps"});
+  if (in.inKernel_)
+    unsupported(c.range, "jnp.tile in a kernel (not in the compute catalogue; tile a host "
+                         "array, or build the block with jnp.concatenate)");
+  const V &x = need(in, c, a, 0, "A");
+  auto *h = dynCast<HostArrayV>(x);
+  if (!h || h->isStruct || h->key)
+    return in.opaque(fmt::format("jnp.tile of a {}", typeName(*x)), c.range, x);
+  const V &repsV = need(in, c, a, 1, "reps");
+  std::vector<int64_t> reps;
+  for (const V &v : repsV->kind == Kind::Tuple || repsV->kind == Kind::List
+                        ? in.toVector(repsV, c.range)
+                        : std::vector<V>{repsV}) {
+    int64_t k = in.toIndex(v, c.range, "reps");
+    if (k < 0)
+      in.raise("ValueError", "negative dimensions are not allowed", c.range);
+    reps.push_back(k);
+  }
+  std::vector<int64_t> from = h->shape;
+  while (from.size() < reps.size())
+    from.insert(from.begin(), 1);
+  while (reps.size() < from.size())
+    reps.insert(reps.begin(), 1);
+  std::vector<int64_t> shape(from.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] = from[d] * reps[d];
+  auto out = std::make_shared<HostArrayV>(shape, h->dtype);
+  out->numpy = numpy;
+  out->x64 = numpy && h->x64;
+  if (h->contents && !h->deviceContents) {
+    int64_t size = out->size();
+    in.alloc(static_cast<uint64_t>(size), c.range);
+    std::vector<int64_t> dst = stridesOf(shape), src = stridesOf(from),
+                         values(static_cast<size_t>(size));
+    for (int64_t flat = 0; flat < size; ++flat) {
+      int64_t at = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        at += flat / dst[d] % shape[d] % from[d] * src[d];
+      values[static_cast<size_t>(flat)] = (*h->contents)[static_cast<size_t>(at)];
+    }
+    out->contents = std::move(values);
+    if (!contentsFit(*out, out->dtype, out->x64))
+      out->contents.reset();
+  }
+  return out;
+}
+
 // `np.prod(shape)`, `np.sum(sizes)` of a tuple or list of Python ints (a size from a
 // shape, the common host use): NumPy's int64 scalar, exact (beyond 64 bits NumPy wraps;
 // dkv leaves that unknown). Floats, arrays, `axis=` and the rest are unknown to dkv
@@ -1904,7 +1955,7 @@ void registerHostJax(Registry &reg) {
             c.bind(in, {"shape", "dtype", "*", "sharding", "weak_type", "vma", "manual_axis_type"});
         V s = in.makeArray(in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the array shape"),
                            in.dtypeArg(need(in, c, a, 1, "dtype"), c.range), true);
-        for (size_t i = 3; i < a.size(); ++i)
+        for (size_t i = 2; i < a.size(); ++i) // sharding, weak_type, vma, manual_axis_type
           if (given(a[i]))
             cast<HostArrayV>(s).structExtras = true;
         return s;
@@ -2073,6 +2124,17 @@ void registerHostJax(Registry &reg) {
           return out;
         });
         return sumResult(cast<HostArrayV>(sums), arr->dtype, numpy);
+      });
+  fn(
+      {"jax.numpy.tile"}, +[](Interp &in, CallCtx &c) -> V { return tileArray(in, c, false); });
+  fn(
+      {"numpy.tile"}, +[](Interp &in, CallCtx &c) -> V { return tileArray(in, c, true); });
+  fn(
+      {"numpy.concatenate"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"arrays", "axis", "out", "*", "dtype", "casting"});
+        if (given(a[2]) || given(a[3]) || given(a[4])) // out, dtype, casting ("*" has no slot)
+          return in.opaque("np.concatenate with out=, dtype= or casting=", c.range);
+        return in.concatArrays(need(in, c, a, 0, "arrays"), a[1], c.range, true);
       });
   fn(
       {"numpy.prod"}, +[](Interp &in, CallCtx &c) -> V { return intReduce(in, c, true); });
@@ -2516,6 +2578,84 @@ V Interp::splitArray(const HostArrayV &arr, const V &sections, const V &axisV, S
     parts.push_back(part);
   }
   return list(std::move(parts));
+}
+
+// `jnp.concatenate(arrays, axis=0)` of host arrays (NumPy's rules, which JAX's follow):
+// one rank, the extents added along the axis and equal elsewhere; the values kept where
+// every part's are known. Mixed element types and `axis=None` are unknown to dkv.
+V Interp::concatArrays(const V &arrays, const V &axisV, SourceRange r, bool numpy) {
+  if (arrays->kind != Kind::List && arrays->kind != Kind::Tuple)
+    return opaque(fmt::format("jnp.concatenate of a {}", typeName(*arrays)), r, arrays);
+  std::vector<V> items = toVector(arrays, r);
+  if (items.empty())
+    raise("ValueError", "need at least one array to concatenate", r);
+  std::vector<const HostArrayV *> parts;
+  for (const V &x : items) {
+    auto *h = dynCast<HostArrayV>(x);
+    if (!h || h->isStruct || h->key)
+      return opaque(fmt::format("jnp.concatenate of a {}", typeName(*x)), r, x);
+    parts.push_back(h);
+  }
+  const HostArrayV &first = *parts[0];
+  if (first.shape.empty())
+    raise("ValueError", "zero-dimensional arrays cannot be concatenated", r);
+  if (given(axisV) && axisV->kind == Kind::None)
+    return opaque("jnp.concatenate(axis=None) (the arrays flattened)", r);
+  size_t n = first.shape.size();
+  size_t axis = given(axisV) ? static_cast<size_t>(axisArg(*this, axisV, n, r)) : 0;
+  std::vector<int64_t> shape = first.shape;
+  shape[axis] = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const HostArrayV &p = *parts[i];
+    if (p.shape.size() != n)
+      raise("ValueError",
+            fmt::format("all the input array dimensions except for the concatenation axis must "
+                        "match exactly, but along dimension 0, the array at index 0 has {} "
+                        "dimension(s) and the array at index {} has {} dimension(s)",
+                        n, i, p.shape.size()),
+            r);
+    for (size_t d = 0; d < n; ++d)
+      if (d != axis && p.shape[d] != first.shape[d])
+        raise("ValueError",
+              fmt::format("all the input array dimensions except for the concatenation axis "
+                          "must match exactly, but along dimension {}, the array at index 0 "
+                          "has size {} and the array at index {} has size {}",
+                          d, first.shape[d], i, p.shape[d]),
+              r);
+    if (p.dtype != first.dtype || p.x64 != first.x64)
+      return opaque("jnp.concatenate of arrays of different element types", r);
+    shape[axis] += p.shape[axis];
+  }
+  auto out = std::make_shared<HostArrayV>(shape, first.dtype);
+  // JAX's result is 32-bit, its values kept where they fit (a NumPy int64 part's may
+  // not); NumPy's keeps the parts' type.
+  out->numpy = numpy;
+  out->x64 = numpy && first.x64;
+  bool known = true;
+  for (const HostArrayV *p : parts)
+    known = known && p->contents && !p->deviceContents;
+  if (known) {
+    int64_t size = out->size();
+    alloc(static_cast<uint64_t>(size), r);
+    std::vector<int64_t> dst = stridesOf(shape), values(static_cast<size_t>(size));
+    for (int64_t flat = 0; flat < size; ++flat) {
+      std::vector<int64_t> at(n);
+      for (size_t d = 0; d < n; ++d)
+        at[d] = flat / dst[d] % shape[d];
+      size_t k = 0;
+      while (at[axis] >= parts[k]->shape[axis])
+        at[axis] -= parts[k++]->shape[axis];
+      std::vector<int64_t> src = stridesOf(parts[k]->shape);
+      int64_t from = 0;
+      for (size_t d = 0; d < n; ++d)
+        from += at[d] * src[d];
+      values[static_cast<size_t>(flat)] = (*parts[k]->contents)[static_cast<size_t>(from)];
+    }
+    out->contents = std::move(values);
+    if (!contentsFit(*out, out->dtype, out->x64))
+      out->contents.reset();
+  }
+  return out;
 }
 
 V Interp::chipFact(std::string what, SourceRange r, std::string strPrefix) {

@@ -729,6 +729,8 @@ public:
   V signedArray(const HostArrayV &a, bool negate);
   /// `jnp.split(x, n, axis)` of a host array: a list of its n equal parts.
   V splitArray(const HostArrayV &arr, const V &sections, const V &axis, SourceRange r);
+  /// `jnp.concatenate(arrays, axis)` (`np.concatenate`: `numpy`) of host arrays (HostJax.cpp).
+  V concatArrays(const V &arrays, const V &axis, SourceRange r, bool numpy = false);
   V hostArrayAttr(const V &arr, const std::string &name, SourceRange r);
   V apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRange r);
   V callApiObject(const V &obj, ApiObject &a, Args args, SourceRange r);

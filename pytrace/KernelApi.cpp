@@ -1641,6 +1641,8 @@ V catalogueCall(Interp &in, CallCtx &c) {
   if (!in.inKernel_) {
     if (auto *h = dynCast<HostArrayV>(arg(0)); h && op.shape == prim::ShapeRule::Split)
       return in.splitArray(*h, arg(1), arg(2), c.range);
+    if (op.shape == prim::ShapeRule::Concat)
+      return in.concatArrays(arg(0), arg(1), c.range);
     if (V v = in.hostMath(c)) // jnp.exp, jnp.abs of host arrays and Python scalars
       return v;
     return in.opaque(fmt::format("{} of arrays", c.fn->name), c.range);

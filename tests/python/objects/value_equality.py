@@ -17,6 +17,7 @@ block = jax.ShapeDtypeStruct((8, 128), jnp.float32)
 same = jax.ShapeDtypeStruct((8, 128), jnp.float32)
 other = jax.ShapeDtypeStruct((8, 128), jnp.int32)
 assert block == same and not (block != same) and block != other
+assert jax.ShapeDtypeStruct((8, 128), jnp.float32, sharding=None) == block
 assert len({block, same}) == 1 and len({block, same, other}) == 2
 assert P('x') == P('x') and len({P('x'), P('x'), P(None, 'x')}) == 2
 assert jnp.dtype('float32') == jnp.float32
