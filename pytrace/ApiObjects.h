@@ -191,6 +191,11 @@ struct TcMeshObj {
 };
 /// `np.random.default_rng(seed)`: a NumPy Generator, whose draws dkv keeps as shapes.
 struct NpRngObj {};
+/// `np.iinfo(t)` / `np.finfo(t)` (and jnp's, the same objects): the limits of a type.
+struct DTypeLimitsObj {
+  ast::DType dtype = ast::DType::I32;
+  bool x64 = false; ///< NumPy's int64 / float64 (HostArrayV::x64)
+};
 /// `pltpu.get_tpu_info()` of the chip `--tpu` names (pytrace/TpuChips.h).
 struct TpuInfoObj {
   const TpuChip *chip = nullptr;
@@ -337,7 +342,7 @@ using ApiData =
                  CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
                  SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj,
                  GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
-                 SparseCoreObj, StateRefObj, NpRngObj, ChipVersionObj>;
+                 SparseCoreObj, StateRefObj, NpRngObj, ChipVersionObj, DTypeLimitsObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

@@ -470,6 +470,57 @@ V tileArray(Interp &in, CallCtx &c, bool numpy) {
   return out;
 }
 
+V dtypeLimits(Interp &in, CallCtx &c, bool floats) {
+  std::vector<V> a = c.bind(in, {floats ? "dtype" : "int_type"});
+  const V &t = need(in, c, a, 0, floats ? "dtype" : "int_type");
+  if (auto *h = dynCast<HostArrayV>(t); h && !h->isStruct)
+    return makeApi(DTypeLimitsObj{h->dtype, h->x64}); // of an array: its type's
+  auto [dt, x64] = in.numpyDtypeArg(t, c.range);
+  if (ast::isInteger(dt) == floats)
+    in.raise(
+        "ValueError",
+        fmt::format("data type {} not {}",
+                    x64 ? std::string(floats ? "<class 'numpy.int64'>" : "<class 'numpy.float64'>")
+                        : fmt::format("<class '{}'>", prim::pythonName(dt)),
+                    floats ? "inexact" : "an integer type"),
+        c.range);
+  return makeApi(DTypeLimitsObj{dt, x64});
+}
+
+// `jnp.promote_types(a, b)` and `jnp.result_type(*args)`: JAX's promotion lattice
+// (prim::promote) over dtypes, host arrays (their type) and Python numbers (weak), the
+// result a dtype. 64-bit NumPy types, bools and traced values are unknown to dkv here.
+V promoteTypes(Interp &in, CallCtx &c, bool pairOnly) {
+  if (!c.args.kw.empty() || (pairOnly && c.args.pos.size() != 2) || c.args.pos.empty())
+    return in.opaque(pairOnly ? "jnp.promote_types with other than two types"
+                              : "jnp.result_type with keywords or no argument",
+                     c.range);
+  std::optional<prim::ElemType> out;
+  for (const V &x : c.args.pos) {
+    prim::ElemType t;
+    if (x->kind == Kind::Int && !scalarOfType(x) && !pairOnly) {
+      t = prim::kWeakInt;
+    } else if (x->kind == Kind::Float && !scalarOfType(x) && !pairOnly) {
+      t = prim::kWeakFloat;
+    } else if (auto *h = dynCast<HostArrayV>(x)) {
+      if (h->x64 || h->key)
+        return in.opaque("the promotion of a 64-bit NumPy array's type", c.range);
+      t = {h->dtype, false};
+    } else if (apiAs<DTypeObj>(x) || x->kind == Kind::Class || x->kind == Kind::Str) {
+      auto [dt, x64] = in.numpyDtypeArg(x, c.range);
+      if (x64)
+        return in.opaque("the promotion of a 64-bit type", c.range);
+      t = {dt, false};
+    } else {
+      return in.opaque(fmt::format("the promotion of a {}", typeName(*x)), c.range, x);
+    }
+    out = out ? prim::promote(*out, t) : t;
+  }
+  std::string name(prim::pythonName(out->dtype));
+  return makeApi(
+      DTypeObj{out->dtype, name.substr(name.find('.') + 1), DTypeForm::Dtype}); // np.dtype
+}
+
 // `np.prod(shape)`, `np.sum(sizes)` of a tuple or list of Python ints (a size from a
 // shape, the common host use): NumPy's int64 scalar, exact (beyond 64 bits NumPy wraps;
 // dkv leaves that unknown). Floats, arrays, `axis=` and the rest are unknown to dkv
@@ -925,6 +976,65 @@ const BuiltinFn kTpuSublaneTiling{
   {                                                                                                \
     field, [](auto &, auto &t, auto &, auto) { return integer(t.chip->figures.member); }           \
   }
+// np.iinfo / np.finfo: an integer type's bounds are Python ints; a float type's are
+// scalars of that type (NumPy's float32 / float64; float16 and bfloat16 scalars are no
+// type dkv computes with, so theirs are opaque).
+V floatLimit(Interp &in, const DTypeLimitsObj &l, double f32, double f64, const char *what,
+             SourceRange r) {
+  if (l.dtype != ast::DType::F32)
+    return in.opaque(fmt::format("finfo({}).{} (a scalar of a type dkv does not compute with)",
+                                 prim::pythonName(l.dtype), what),
+                     r);
+  ScalarType st;
+  st.from = ScalarType::From::NumPy;
+  st.v1 = st.v2 = ScalarType::T{ast::DType::F32, l.x64};
+  return withScalar(floating(l.x64 ? f64 : f32), st);
+}
+int64_t intBits(const DTypeLimitsObj &l) { return l.x64 ? 64 : 8 * ast::byteSize(l.dtype); }
+const AttrRow<DTypeLimitsObj> kDTypeLimitsAttrs[] = {
+    {"bits", [](auto &, auto &l, auto &, auto) -> V { return integer(intBits(l)); }},
+    {"dtype",
+     [](auto &, auto &l, auto &, auto) -> V {
+       if (l.x64)
+         return dtypeValue(std::nullopt, ast::isInteger(l.dtype) ? "int64" : "float64");
+       std::string name(prim::pythonName(l.dtype));
+       return dtypeValue(l.dtype, name.substr(name.find('.') + 1));
+     }},
+    {"min",
+     [](auto &in, auto &l, auto &, auto r) -> V {
+       if (!ast::isInteger(l.dtype))
+         return floatLimit(in, l, -3.4028234663852886e+38, -1.7976931348623157e+308, "min", r);
+       if (!prim::info(l.dtype).isSigned)
+         return integer(0);
+       return integer(intBits(l) == 64 ? INT64_MIN : -(int64_t{1} << (intBits(l) - 1)));
+     }},
+    {"max",
+     [](auto &in, auto &l, auto &, auto r) -> V {
+       if (!ast::isInteger(l.dtype))
+         return floatLimit(in, l, 3.4028234663852886e+38, 1.7976931348623157e+308, "max", r);
+       if (!prim::info(l.dtype).isSigned)
+         return integer((int64_t{1} << intBits(l)) - 1);
+       return integer(intBits(l) == 64 ? INT64_MAX : (int64_t{1} << (intBits(l) - 1)) - 1);
+     }},
+    {"eps",
+     [](auto &in, auto &l, auto &, auto r) -> V {
+       return ast::isInteger(l.dtype)
+                  ? nullptr
+                  : floatLimit(in, l, 1.1920928955078125e-07, 2.220446049250313e-16, "eps", r);
+     }},
+    {"tiny",
+     [](auto &in, auto &l, auto &, auto r) -> V {
+       return ast::isInteger(l.dtype)
+                  ? nullptr
+                  : floatLimit(in, l, 1.1754943508222875e-38, 2.2250738585072014e-308, "tiny", r);
+     }},
+    {"smallest_normal",
+     [](auto &in, auto &l, auto &, auto r) -> V {
+       return ast::isInteger(l.dtype) ? nullptr
+                                      : floatLimit(in, l, 1.1754943508222875e-38,
+                                                   2.2250738585072014e-308, "smallest_normal", r);
+     }},
+};
 const AttrRow<TpuInfoObj> kTpuInfoAttrs[] = {
     {"generation", [](auto &, auto &t, auto &, auto) { return integer(t.chip->generation); }},
     {"num_cores", [](auto &, auto &t, auto &, auto) { return integer(t.chip->coresPerDevice); }},
@@ -1220,6 +1330,13 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kNpRngAttrs, name))
       return at->get(*this, *g, obj, r);
     return opaque(fmt::format("`.{}` of a NumPy Generator (not modelled)", name), r);
+  }
+  if (auto *l = std::get_if<DTypeLimitsObj>(&a.data)) {
+    if (auto *at = findAttr(kDTypeLimitsAttrs, name))
+      if (V v = at->get(*this, *l, obj, r))
+        return v;
+    raise("AttributeError", fmt::format("'{}' object has no attribute '{}'", typeName(*obj), name),
+          r);
   }
   if (auto *t = std::get_if<TpuInfoObj>(&a.data)) {
     if (auto *at = findAttr(kTpuInfoAttrs, name))
@@ -2127,6 +2244,20 @@ void registerHostJax(Registry &reg) {
       });
   fn(
       {"jax.numpy.tile"}, +[](Interp &in, CallCtx &c) -> V { return tileArray(in, c, false); });
+  // np.iinfo(t) / np.finfo(t) (jnp's are the same objects, ml_dtypes' for the narrow
+  // floats): of an integer type iinfo, of a float type finfo, NumPy's ValueError else.
+  fn(
+      {"jax.numpy.promote_types"},
+      +[](Interp &in, CallCtx &c) -> V { return promoteTypes(in, c, true); });
+  fn(
+      {"jax.numpy.result_type"},
+      +[](Interp &in, CallCtx &c) -> V { return promoteTypes(in, c, false); });
+  fn(
+      {"numpy.iinfo", "jax.numpy.iinfo"},
+      +[](Interp &in, CallCtx &c) -> V { return dtypeLimits(in, c, false); });
+  fn(
+      {"numpy.finfo", "jax.numpy.finfo"},
+      +[](Interp &in, CallCtx &c) -> V { return dtypeLimits(in, c, true); });
   fn(
       {"numpy.tile"}, +[](Interp &in, CallCtx &c) -> V { return tileArray(in, c, true); });
   fn(

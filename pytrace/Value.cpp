@@ -138,6 +138,9 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const RePatternObj &) { return "Pattern"; }
     std::string operator()(const ReMatchObj &) { return "Match"; }
     std::string operator()(const TpuInfoObj &) { return "TpuInfo"; }
+    std::string operator()(const DTypeLimitsObj &l) {
+      return ast::isInteger(l.dtype) ? "iinfo" : "finfo";
+    }
     std::string operator()(const ChipVersionObj &) { return "ChipVersion"; }
     std::string operator()(const NpRngObj &) { return "Generator"; }
     std::string operator()(const SparseCoreObj &) { return "SparseCoreInfo"; }
