@@ -2077,6 +2077,37 @@ void registerKernelApi(Registry &reg) {
         return in.opaque(fmt::format("{} of an array", c.fn->name), c.range);
       },
       "0, 1 (broadcast to the stored region)", false);
+  // jnp.full(shape, v, dtype): inside a kernel the catalogue's zeros of that shape and type
+  // plus v, a Python number (weak: the sum keeps the type, and its value is v in that
+  // type, as JAX's full converts it); without dtype, JAX's type of v (float32, int32). On
+  // the host an array of that shape and type (values not kept).
+  fn(
+      {"jax.numpy.full"},
+      +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"shape", "fill_value", "dtype", "*", "device"});
+        V fill = need(in, c, a, 1, "fill_value");
+        std::vector<int64_t> shape =
+            in.shapeOf(need(in, c, a, 0, "shape"), c.range, "the shape of jnp.full");
+        bool number = (fill->kind == Kind::Int || fill->kind == Kind::Float) && !scalarOfType(fill);
+        std::optional<ast::DType> dt;
+        if (given(a[2]))
+          dt = in.dtypeArg(a[2], c.range);
+        else if (number)
+          dt = fill->kind == Kind::Float ? ast::DType::F32 : ast::DType::I32;
+        if (!in.inKernel_) {
+          if (!dt)
+            return in.opaque("jnp.full of a value that is no Python number", c.range, fill);
+          return std::make_shared<HostArrayV>(std::move(shape), *dt);
+        }
+        if (!number || !dt)
+          unsupported(c.range, fmt::format("jnp.full inside a kernel with a fill value that is a "
+                                           "{} (dkv fills with a Python number)",
+                                           typeName(*fill)));
+        V zeros = in.computeValue(ast::ComputeOp::Zeros, {}, dt, std::nullopt, c.range, c.fn->name,
+                                  {}, std::move(shape));
+        return in.binop(py::BinOpKind::Add, zeros, fill, c.range);
+      },
+      "zeros(shape, dtype) + v", false);
   // jnp.full_like(x, v): inside a kernel the number (or per-device integer) v, broadcast
   // where it is stored, as jnp.zeros_like is 0; on the host an array of x's shape and type.
   fn(

@@ -44,7 +44,7 @@ row = jnp.iinfo(jnp.int8).max // 16 - 7  # 0
 
 
 def kernel(x_ref, o_ref, buf, send_sem, recv_sem):
-  buf[pl.ds(row, 8), :] = jnp.zeros((8, 128), jnp.float32) + mask_value
+  buf[pl.ds(row, 8), :] = jnp.full((8, 128), mask_value, jnp.float32)
   right = lax.rem(lax.axis_index('x') + 1, lax.axis_size('x'))
   copy = pltpu.make_async_remote_copy(buf.at[pl.ds(row, 8)], o_ref.at[pl.ds(row, 8)],
                                       send_sem, recv_sem, device_id=(right,),
