@@ -1574,7 +1574,16 @@ const BuiltinFn &propertySetter() {
 
 // A property's (and any wrapper's) methods.
 const MethodTable &wrapperMethods() {
-  static const MethodTable t{{{"setter", propertySetter()}}, {}};
+  static const MethodTable t{{{"setter", propertySetter()},
+                              {"cache_clear", BuiltinFn{"functools._lru_cache_wrapper.cache_clear",
+                                                        +[](Interp &in, CallCtx &c) -> V {
+                                                          argCount(in, c, 0, 0);
+                                                          auto &w = cast<WrapperV>(c.self);
+                                                          w.cache = std::make_shared<DictV>();
+                                                          return none();
+                                                        },
+                                                        "", false}}},
+                             {}};
   return t;
 }
 

@@ -1039,6 +1039,8 @@ V bindDescriptor(Interp &in, const V &attr, const V &self, const ClassP &cls, So
       return std::make_shared<BoundMethodV>(cls, w.fn);
     case WrapperV::W::Property:
       return attr;
+    case WrapperV::W::LruCache: // binds as a function does (CPython's wrapper has __get__)
+      return self ? std::make_shared<BoundMethodV>(self, attr) : attr;
     }
     return attr;
   }
@@ -1100,6 +1102,31 @@ const AttrRow<WrapperV> kWrapperAttrs[] = {
      }},
     {"__func__", [](auto &, auto &w, auto &, auto) { return w.fn; }},
     {"fget", [](auto &, auto &w, auto &, auto) { return w.fn; }},
+    // An lru_cache wrapper: functools.update_wrapper's attributes, and its methods.
+    {"__wrapped__",
+     [](auto &, auto &w, auto &, auto) -> V {
+       return w.w == WrapperV::W::LruCache ? w.fn : nullptr;
+     }},
+    {"__name__",
+     [](auto &in, auto &w, auto &, auto r) -> V {
+       return w.w == WrapperV::W::LruCache ? in.getAttr(w.fn, "__name__", r) : nullptr;
+     }},
+    {"__qualname__",
+     [](auto &in, auto &w, auto &, auto r) -> V {
+       return w.w == WrapperV::W::LruCache ? in.getAttr(w.fn, "__qualname__", r) : nullptr;
+     }},
+    {"cache_clear",
+     [](auto &in, auto &w, auto &self, auto) -> V {
+       return w.w == WrapperV::W::LruCache
+                  ? builtinValue(*in.builtinMethod(self, "cache_clear"), self)
+                  : nullptr;
+     }},
+    {"cache_info",
+     [](auto &in, auto &w, auto &, auto r) -> V {
+       return w.w == WrapperV::W::LruCache
+                  ? in.opaque("cache_info() of an lru_cache (its counts are not kept)", r)
+                  : nullptr;
+     }},
 };
 const AttrRow<SliceV> kSliceAttrs[] = {
     {"start", [](auto &, auto &s, auto &, auto) { return s.lower; }},

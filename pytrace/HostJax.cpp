@@ -1301,6 +1301,8 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
             return std::make_shared<BoundMethodV>(cls, w->fn);
           if (w->w == WrapperV::W::StaticMethod)
             return w->fn;
+          if (w->w == WrapperV::W::LruCache)
+            return std::make_shared<BoundMethodV>(s->self, v);
           return call(w->fn, Args{{s->self}, {}}, r);
         }
         return v;

@@ -1452,9 +1452,11 @@ V Interp::call(const V &fn, Args args, SourceRange r) {
     // A staticmethod object is callable (CPython 3.10+): a class body that decorates its
     // methods with its own `@staticmethod` helper calls it. classmethod and property
     // objects are not.
-    const auto &w = cast<WrapperV>(fn);
+    auto &w = cast<WrapperV>(fn);
     if (w.w == WrapperV::W::StaticMethod)
       return call(w.fn, std::move(args), r);
+    if (w.w == WrapperV::W::LruCache)
+      return cachedCall(w, std::move(args), r);
     break;
   }
   case Kind::Opaque: {

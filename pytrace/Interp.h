@@ -357,6 +357,9 @@ public:
   ClassP builtinClass(ClassRole role) const;
   ClassP exceptionClass(const std::string &name) const;
   ClassP typeOf(const V &v) const;
+  /// A call of a `functools.lru_cache` wrapper: the cached result of equal arguments, or
+  /// the function's, kept (Stdlib.cpp).
+  V cachedCall(WrapperV &w, Args args, SourceRange r);
   bool isSubclass(const ClassP &c, const ClassP &base) const;
   bool isInstance(const V &v, const V &cls, SourceRange r);
   V lookupClassAttr(const ClassP &c, const std::string &name) const;

@@ -156,7 +156,72 @@ V iterOf(std::string name, std::unique_ptr<IterState> s) {
   return std::make_shared<IteratorV>(std::move(name), std::move(s));
 }
 
-// A decorator that returns what it decorates (typing.overload, functools.lru_cache, ...).
+// functools.lru_cache(user_function) / lru_cache(maxsize=128, typed=False) / cache:
+// a wrapper that calls the function once per distinct arguments (equal and of equal
+// hash, as a dict key; with `typed` their types too) and returns the kept result after,
+// the least recently used dropped beyond maxsize (CPython's functools).
+// What lru_cache accepts as its function (an opaque value too: its calls are opaque).
+bool cacheable(Interp &in, const V &f) {
+  switch (f->kind) {
+  case Kind::Function:
+  case Kind::BoundMethod:
+  case Kind::Builtin:
+  case Kind::Partial:
+  case Kind::Class:
+  case Kind::Wrapper:
+  case Kind::Opaque:
+  case Kind::Api:
+    return true;
+  case Kind::Instance:
+    return in.lookupClassAttr(cast<InstanceV>(f).cls, "__call__") != nullptr;
+  default:
+    return false;
+  }
+}
+
+V lruWrapper(Interp &in, const V &f, std::optional<int64_t> maxsize, bool typed, SourceRange r) {
+  if (!cacheable(in, f))
+    in.raiseId("TypeError", "the first argument must be callable", r);
+  auto w = std::make_shared<WrapperV>(WrapperV::W::LruCache, f);
+  w->cache = std::make_shared<DictV>();
+  w->maxsize = maxsize;
+  w->typed = typed;
+  return w;
+}
+
+V lruCache(Interp &in, CallCtx &c) {
+  // lru_cache(f): the wrapper with maxsize 128; else a decorator.
+  if (c.args.pos.size() == 1 && c.args.kw.empty() && cacheable(in, c.args.pos[0]) &&
+      c.args.pos[0]->kind != Kind::Int)
+    return lruWrapper(in, c.args.pos[0], 128, false, c.range);
+  std::vector<V> a = c.bind(in, {"maxsize", "typed"});
+  std::optional<int64_t> maxsize = 128;
+  if (a[0]) {
+    if (a[0]->kind == Kind::None)
+      maxsize = std::nullopt;
+    else if (a[0]->kind == Kind::Int || a[0]->kind == Kind::Bool)
+      maxsize = std::max<int64_t>(0, in.toIndex(a[0], c.range, "maxsize"));
+    else
+      in.raiseId("TypeError", "Expected first argument to be an integer, a callable, or None",
+                 c.range);
+  }
+  bool typed = a[1] && in.truth(a[1], c.range, "typed");
+  static const BuiltinFn decorate{
+      "functools.lru_cache.<decorator>",
+      +[](Interp &i2, CallCtx &c2) -> V {
+        if (c2.args.pos.size() != 1 || !c2.args.kw.empty())
+          i2.raiseId("TypeError", "decorating_function() takes 1 positional argument", c2.range);
+        const auto &cfg = cast<TupleV>(c2.self).items;
+        std::optional<int64_t> size;
+        if (cfg[0]->kind != Kind::None)
+          size = cast<IntV>(cfg[0]).i;
+        return lruWrapper(i2, c2.args.pos[0], size, cast<BoolV>(cfg[1]).b, c2.range);
+      },
+      "", false};
+  return builtinValue(decorate, tuple({maxsize ? integer(*maxsize) : none(), boolean(typed)}));
+}
+
+// A decorator that returns what it decorates (typing.overload, typing.final, ...).
 V identity(Interp &in, CallCtx &c) {
   if (c.args.pos.size() == 1 && c.args.kw.empty() &&
       (c.args.pos[0]->kind == Kind::Function || c.args.pos[0]->kind == Kind::Class ||
@@ -340,9 +405,16 @@ void registerStdlib(Registry &reg) {
                                      "", false};
         return builtinValue(apply, c.args.pos[0]);
       });
-  fn({"functools.lru_cache", "functools.cache", "typing.overload", "typing.final",
-      "typing.no_type_check", "typing.runtime_checkable", "typing_extensions.override",
-      "typing.override", "abc.abstractmethod", "enum.unique", "functools.total_ordering"},
+  fn(
+      {"functools.cache"}, +[](Interp &in, CallCtx &c) -> V {
+        if (c.args.pos.size() != 1 || !c.args.kw.empty())
+          in.raiseId("TypeError", "cache() takes exactly one argument", c.range);
+        return lruWrapper(in, c.args.pos[0], std::nullopt, false, c.range);
+      });
+  fn({"functools.lru_cache"}, lruCache);
+  fn({"typing.overload", "typing.final", "typing.no_type_check", "typing.runtime_checkable",
+      "typing_extensions.override", "typing.override", "abc.abstractmethod", "enum.unique",
+      "functools.total_ordering"},
      identity);
   fn(
       {"functools.reduce"}, +[](Interp &in, CallCtx &c) -> V {
@@ -781,6 +853,74 @@ void registerStdlib(Registry &reg) {
         m->dict->set("__spec__", none());
         return m;
       });
+}
+
+V Interp::cachedCall(WrapperV &w, Args args, SourceRange r) {
+  if (w.maxsize && *w.maxsize == 0) // no cache: every call runs
+    return call(w.fn, std::move(args), r);
+  // The key, as CPython's functools builds it (_make_key): one positional argument of
+  // exactly int or str is its own key; other calls without keywords the tuple of their
+  // arguments; with keywords the arguments, a marker and each keyword and value in order
+  // (f(a=1) and f(1) are two calls); with `typed` the arguments' types after. So f(1) and
+  // f(1.0) are two calls (1 against the tuple (1.0,)), f(1, 2) and f(1.0, 2) one.
+  static const BuiltinFn kwdMarkFn{"functools._kwd_mark", nullptr, "", false};
+  static const V kwdMark = builtinValue(kwdMarkFn);
+  V key;
+  if (args.kw.empty() && !w.typed) {
+    const V &one = args.pos.size() == 1 ? args.pos[0] : nullptr;
+    if (one && (one->kind == Kind::Int || one->kind == Kind::Str) && !scalarOfType(one))
+      key = one;
+    else
+      key = tuple(args.pos);
+  } else {
+    std::vector<V> items = args.pos;
+    if (!args.kw.empty()) {
+      items.push_back(kwdMark);
+      for (const auto &[k, v] : args.kw) {
+        items.push_back(string(k));
+        items.push_back(v);
+      }
+    }
+    if (w.typed) {
+      auto typeV = [&](const V &v) -> V {
+        ClassP c = typeOf(v);
+        if (!c)
+          unsupported(r, fmt::format("lru_cache(typed=True) of an argument whose type dkv does "
+                                     "not know (a {})",
+                                     typeName(*v)));
+        return c;
+      };
+      for (const V &v : args.pos)
+        items.push_back(typeV(v));
+      for (const auto &kv : args.kw)
+        items.push_back(typeV(kv.second));
+    }
+    key = tuple(std::move(items));
+  }
+  Table &t = cast<DictV>(w.cache).table;
+  Hash h = hashOf(key, r); // an unhashable argument is CPython's TypeError too
+  if (auto at = tableFind(t, key, h, r)) {
+    V result = t.entries[*at].value;
+    if (w.maxsize) { // now the most recently used
+      dictDel(t, key, r);
+      dictSet(t, key, result, r);
+    }
+    return result;
+  }
+  V cache = w.cache; // a cache_clear() inside the call replaces it
+  V result = call(w.fn, std::move(args), r);
+  Table &now = cast<DictV>(w.cache).table;
+  if (w.cache == cache && tableFind(now, key, h, r)) // a recursive call kept it first
+    return result;
+  if (w.maxsize && static_cast<int64_t>(now.size) >= *w.maxsize)
+    for (const Table::Entry &e : now.entries)
+      if (e.live) {
+        V oldest = e.key;
+        dictDel(now, oldest, r);
+        break;
+      }
+  dictSet(now, key, result, r);
+  return result;
 }
 
 } // namespace dkv::pytrace

@@ -60,6 +60,8 @@ std::string typeName(const Value &v) {
       return "staticmethod";
     case WrapperV::W::ClassMethod:
       return "classmethod";
+    case WrapperV::W::LruCache:
+      return "functools._lru_cache_wrapper";
     }
     return "property";
   case Kind::Opaque:

@@ -374,11 +374,17 @@ using ModuleP = std::shared_ptr<ModuleV>;
 
 struct WrapperV final : Value {
   static constexpr Kind kKind = Kind::Wrapper;
-  enum class W : uint8_t { Property, StaticMethod, ClassMethod };
+  /// LruCache: `functools.lru_cache` / `functools.cache` of `fn` (Stdlib.cpp).
+  enum class W : uint8_t { Property, StaticMethod, ClassMethod, LruCache };
   WrapperV(W w, V fn) : Value(kKind), w(w), fn(std::move(fn)) {}
   const W w;
   const V fn; ///< the getter of a property
   V setter;   ///< property.setter
+  /// LruCache: the results by call (a DictV, oldest use first), the bound (none:
+  /// unbounded), whether the arguments' types are part of the key.
+  V cache;
+  std::optional<int64_t> maxsize;
+  bool typed = false;
 };
 
 //===----------------------------------------------------------------------===//
