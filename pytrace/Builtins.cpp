@@ -293,6 +293,25 @@ V minMax(Interp &in, CallCtx &c, bool isMax) {
   return best;
 }
 
+// site's exit() / quit(): sys.exit's SystemExit.
+V siteExit(Interp &in, CallCtx &c) {
+  const ApiRow *exit = Registry::get().find("sys.exit");
+  return in.callBuiltin(exit->fn, nullptr, c.args, c.range);
+}
+
+// hex(), oct(), bin(): the integer's digits in that base after the prefix, the sign first.
+V radixString(Interp &in, CallCtx &c, const char *name, unsigned base, const char *prefix) {
+  argCount(in, c, 1, 1);
+  int64_t i = in.toIndex(c.args.pos[0], c.range, fmt::format("{}()", name));
+  uint64_t u = i < 0 ? ~static_cast<uint64_t>(i) + 1 : static_cast<uint64_t>(i);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), "0123456789abcdef"[u % base]);
+    u /= base;
+  } while (u);
+  return string(fmt::format("{}{}{}", i < 0 ? "-" : "", prefix, digits));
+}
+
 //===----------------------------------------------------------------------===//
 // The builtins
 //===----------------------------------------------------------------------===//
@@ -370,6 +389,42 @@ const std::vector<BuiltinFn> &builtinFunctions() {
          default:
            return boolean(false);
          }
+       }},
+      // site's exit() and quit(): SystemExit, as sys.exit() raises it.
+      {"exit", siteExit},
+      {"quit", siteExit},
+      // Built-ins for the interactive prompt and asynchronous iteration: no value dkv models.
+      {"help", +[](Interp &in, CallCtx &c) -> V { return in.opaque("help()", c.range); }},
+      {"aiter",
+       +[](Interp &, CallCtx &c) -> V {
+         unsupported(c.range, "aiter() (asynchronous iteration)");
+       }},
+      {"anext",
+       +[](Interp &, CallCtx &c) -> V {
+         unsupported(c.range, "anext() (asynchronous iteration)");
+       }},
+      {"hex", +[](Interp &in, CallCtx &c) -> V { return radixString(in, c, "hex", 16, "0x"); }},
+      {"oct", +[](Interp &in, CallCtx &c) -> V { return radixString(in, c, "oct", 8, "0o"); }},
+      {"bin", +[](Interp &in, CallCtx &c) -> V { return radixString(in, c, "bin", 2, "0b"); }},
+      {"ascii",
+       +[](Interp &in, CallCtx &c) -> V {
+         // repr() with every non-ASCII code point escaped as \xNN, \uNNNN or \UNNNNNNNN.
+         argCount(in, c, 1, 1);
+         std::optional<std::string> text = in.repr(c.args.pos[0], c.range);
+         if (!text)
+           return in.opaque("ascii() of it", c.range, c.args.pos[0]);
+         std::string out;
+         for (char32_t cp : codePoints(*text)) {
+           if (cp < 0x80)
+             out += static_cast<char>(cp);
+           else if (cp <= 0xff)
+             out += fmt::format("\\x{:02x}", static_cast<uint32_t>(cp));
+           else if (cp <= 0xffff)
+             out += fmt::format("\\u{:04x}", static_cast<uint32_t>(cp));
+           else
+             out += fmt::format("\\U{:08x}", static_cast<uint32_t>(cp));
+         }
+         return string(std::move(out));
        }},
       {"chr",
        +[](Interp &in, CallCtx &c) -> V {
@@ -1900,6 +1955,24 @@ void Interp::initBuiltins() {
     if (name != "NoneType" && name != "function" && cls->module == "builtins")
       builtins_->set(name, cls);
   builtins_->set("object", builtinClass(ClassRole::Object));
+  // Built-in types dkv has no values of: their names resolve (isinstance of them is
+  // false for every value dkv has), making one is refused.
+  static const BuiltinFn noValues{
+      "<unmodelled type>.__init__",
+      +[](Interp &in, CallCtx &c) -> V {
+        unsupported(c.range, fmt::format("a {} value (bytes, bytearray, complex and memoryview "
+                                         "values are not modelled)",
+                                         typeName(*c.self)));
+      },
+      "", false};
+  for (const char *name : {"bytes", "bytearray", "complex", "memoryview"}) {
+    ClassP cls = makeClass(name, {builtinClass(ClassRole::Object)}, ClassRole::User, "builtins");
+    cls->dict->set("__init__", builtinValue(noValues));
+    builtins_->set(name, cls);
+  }
+  // The interactive prompt's objects (site): opaque.
+  for (const char *name : {"license", "copyright", "credits"})
+    builtins_->set(name, opaque(fmt::format("`{}` (the interactive prompt's)", name), {}));
   builtins_->set("Ellipsis", ellipsis());
   builtins_->set("NotImplemented", opaque("NotImplemented (binary operator protocols are not "
                                           "modelled)",
@@ -1907,9 +1980,9 @@ void Interp::initBuiltins() {
   builtins_->set("__debug__", boolean(true));
   // BaseException.__init__ / object.__init__ for super().__init__(...) in subclasses.
   static const BuiltinFn excInit{"BaseException.__init__",
-                                 +[](Interp &, CallCtx &c) -> V {
+                                 +[](Interp &in, CallCtx &c) -> V {
                                    if (auto *i = dynCast<InstanceV>(c.self))
-                                     i->attrs->set("args", tuple(c.args.pos));
+                                     in.exceptionArgs(*i, c.args.pos);
                                    return none();
                                  },
                                  "", false};

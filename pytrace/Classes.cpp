@@ -104,13 +104,39 @@ void Interp::initClasses() {
   ClassP import = exc("ImportError", exception);
   exc("ModuleNotFoundError", import);
   exc("StopIteration", exception);
-  exc("OSError", exception);
-  exc("SyntaxError", exception);
+  ClassP os = exc("OSError", exception);
+  ClassP syntax = exc("SyntaxError", exception);
   ClassP warning = exc("Warning", exception);
   exc("UserWarning", warning);
   exc("DeprecationWarning", warning);
   exc("RuntimeWarning", warning);
   exc("FutureWarning", warning);
+  // The rest of CPython's built-in exceptions (its hierarchy, Objects/exceptions.c), so
+  // that a file naming one (in an `except` clause, say) finds it.
+  ClassP group = exc("BaseExceptionGroup", base);
+  builtinClasses_["ExceptionGroup"] =
+      makeClass("ExceptionGroup", {group, exception}, ClassRole::BaseException);
+  for (const char *name : {"BufferError", "EOFError", "MemoryError", "ReferenceError",
+                           "StopAsyncIteration", "SystemError"})
+    exc(name, exception);
+  for (const char *name :
+       {"BlockingIOError", "ChildProcessError", "FileExistsError", "FileNotFoundError",
+        "InterruptedError", "IsADirectoryError", "NotADirectoryError", "PermissionError",
+        "ProcessLookupError", "TimeoutError"})
+    exc(name, os);
+  ClassP connection = exc("ConnectionError", os);
+  for (const char *name : {"BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+                           "ConnectionResetError"})
+    exc(name, connection);
+  builtinClasses_["IOError"] = os; // aliases of OSError, one class
+  builtinClasses_["EnvironmentError"] = os;
+  exc("TabError", exc("IndentationError", syntax));
+  for (const char *name : {"UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError"})
+    exc(name, builtinClasses_["UnicodeError"]);
+  for (const char *name :
+       {"BytesWarning", "EncodingWarning", "ImportWarning", "PendingDeprecationWarning",
+        "ResourceWarning", "SyntaxWarning", "UnicodeWarning"})
+    exc(name, warning);
   // unittest.SkipTest and dataclasses.FrozenInstanceError (their modules bind them).
   ClassP skip = exc("SkipTest", exception);
   skip->module = "unittest";
@@ -528,8 +554,18 @@ V Interp::lookupClassAttr(const ClassP &c, const std::string &name) const {
 
 V Interp::makeException(const ClassP &cls, Args args) {
   auto e = std::make_shared<InstanceV>(cls);
-  e->attrs->set("args", tuple(std::move(args.pos)));
+  exceptionArgs(*e, std::move(args.pos));
   return e;
+}
+
+void Interp::exceptionArgs(InstanceV &e, std::vector<V> pos) {
+  // BaseException's args, and the attributes CPython's __init__ of these classes sets:
+  // SystemExit.code (None, the argument, or the tuple of several), StopIteration.value.
+  if (isSubclass(e.cls, exceptionClass("SystemExit")))
+    e.attrs->set("code", pos.empty() ? none() : pos.size() == 1 ? pos[0] : tuple(pos));
+  if (isSubclass(e.cls, exceptionClass("StopIteration")))
+    e.attrs->set("value", pos.empty() ? none() : pos[0]);
+  e.attrs->set("args", tuple(std::move(pos)));
 }
 
 void Interp::raise(const std::string &cls, const std::string &message, SourceRange r) {

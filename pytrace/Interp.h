@@ -360,6 +360,8 @@ public:
   /// A call of a `functools.lru_cache` wrapper: the cached result of equal arguments, or
   /// the function's, kept (Stdlib.cpp).
   V cachedCall(WrapperV &w, Args args, SourceRange r);
+  /// Sets an exception's `args` and the attributes its class's __init__ sets (Classes.cpp).
+  void exceptionArgs(InstanceV &e, std::vector<V> pos);
   bool isSubclass(const ClassP &c, const ClassP &base) const;
   bool isInstance(const V &v, const V &cls, SourceRange r);
   V lookupClassAttr(const ClassP &c, const std::string &name) const;
