@@ -191,6 +191,13 @@ struct TcMeshObj {
 };
 /// `np.random.default_rng(seed)`: a NumPy Generator, whose draws dkv keeps as shapes.
 struct NpRngObj {};
+/// `jax.tree_util.tree_flatten(tree)[1]`: the tree's structure (the tree itself, its
+/// leaves standing for the slots) and its leaf count.
+struct TreeDefObj {
+  V tree;
+  V isLeaf;
+  int64_t leaves = 0;
+};
 /// `np.iinfo(t)` / `np.finfo(t)` (and jnp's, the same objects): the limits of a type.
 struct DTypeLimitsObj {
   ast::DType dtype = ast::DType::I32;
@@ -319,6 +326,7 @@ struct SkipDecoratorObj {
 struct FieldObj {
   V dflt, factory;
   bool init = true;
+  std::string name; ///< dataclasses.fields(): the field's name (empty for field())
 };
 /// `super()` / `super(C, obj)`: attribute lookup starts after `start` in obj's MRO.
 struct SuperObj {
@@ -342,7 +350,7 @@ using ApiData =
                  CheckifyObj, DirectiveConstObj, ParameterizedObj, AssertRaisesObj,
                  SkipDecoratorObj, FieldObj, StrategyObj, CompositeObj, DrawObj, SettingsObj,
                  GivenObj, SuperObj, AutoObj, DictViewObj, RePatternObj, ReMatchObj, TpuInfoObj,
-                 SparseCoreObj, StateRefObj, NpRngObj, ChipVersionObj, DTypeLimitsObj>;
+                 SparseCoreObj, StateRefObj, NpRngObj, ChipVersionObj, DTypeLimitsObj, TreeDefObj>;
 
 struct ApiObject final : Value {
   static constexpr Kind kKind = Kind::Api;

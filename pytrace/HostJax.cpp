@@ -681,6 +681,15 @@ bool treeLeaves(Interp &in, const V &v, const V &isLeaf, std::vector<V> &out, So
   return true;
 }
 
+// A list, or a tuple of the class of `like` (a NamedTuple stays one, as JAX rebuilds it).
+V sameSequence(const V &like, std::vector<V> items) {
+  if (like->kind != Kind::Tuple)
+    return list(std::move(items));
+  auto t = std::make_shared<TupleV>(std::move(items));
+  t->cls = cast<TupleV>(like).cls;
+  return t;
+}
+
 // jax.tree.map: `f` on the leaves of `tree` and the subtrees of `rest` at the same places.
 V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, const V &isLeaf,
           SourceRange r) {
@@ -727,7 +736,38 @@ V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, con
       sub.push_back(o[i]);
     out.push_back(treeMap(in, f, items[i], sub, isLeaf, r));
   }
-  return tree->kind == Kind::Tuple ? tuple(std::move(out)) : list(std::move(out));
+  return sameSequence(tree, std::move(out));
+}
+
+// tree_flatten (leaves and structure) / tree_structure (the structure).
+V treeFlatten(Interp &in, CallCtx &c, bool structureOnly) {
+  std::vector<V> a = c.bind(in, {"tree", "is_leaf"});
+  V tree = need(in, c, a, 0, "tree");
+  V isLeaf = given(a[1]) ? a[1] : nullptr;
+  std::vector<V> out;
+  if (!treeLeaves(in, tree, isLeaf, out, c.range))
+    return in.opaque("the pytree structure of a value dkv does not compute", c.range, tree);
+  V def = makeApi(TreeDefObj{tree, isLeaf, static_cast<int64_t>(out.size())});
+  return structureOnly ? def : tuple({list(std::move(out)), def});
+}
+
+// `tree_unflatten`: the structure of `tree` with the leaves in order (treeLeaves' order).
+V treeRebuild(Interp &in, const V &tree, const V &isLeaf, const std::vector<V> &leaves, size_t &at,
+              SourceRange r) {
+  if (treeLeaf(in, tree, isLeaf, r))
+    return leaves[at++];
+  if (tree->kind == Kind::None)
+    return tree;
+  if (auto *d = dynCast<DictV>(tree)) {
+    auto out = std::make_shared<DictV>();
+    for (const Table::Entry *e : sortedEntries(in, *d, r))
+      in.dictSet(out->table, e->key, treeRebuild(in, e->value, isLeaf, leaves, at, r), r);
+    return out;
+  }
+  std::vector<V> out;
+  for (const V &x : in.toVector(tree, r))
+    out.push_back(treeRebuild(in, x, isLeaf, leaves, at, r));
+  return sameSequence(tree, std::move(out));
 }
 
 V dtypeValue(std::optional<ast::DType> dt, std::string name) {
@@ -1332,6 +1372,28 @@ V Interp::apiAttr(const V &obj, ApiObject &a, const std::string &name, SourceRan
     if (auto *at = findAttr(kNpRngAttrs, name))
       return at->get(*this, *g, obj, r);
     return opaque(fmt::format("`.{}` of a NumPy Generator (not modelled)", name), r);
+  }
+  if (auto *f = std::get_if<FieldObj>(&a.data); f && !f->name.empty()) {
+    // A Field of dataclasses.fields(): its name, init, default and default_factory (the
+    // MISSING sentinel where there is none is not modelled).
+    static const AttrRow<FieldObj> kFieldAttrs[] = {
+        {"name", [](auto &, auto &x, auto &, auto) { return string(x.name); }},
+        {"init", [](auto &, auto &x, auto &, auto) { return boolean(x.init); }},
+        {"default", [](auto &, auto &x, auto &, auto) -> V { return x.dflt; }},
+        {"default_factory", [](auto &, auto &x, auto &, auto) -> V { return x.factory; }},
+    };
+    if (auto *at = findAttr(kFieldAttrs, name))
+      if (V v = at->get(*this, *f, obj, r))
+        return v;
+    return opaque(fmt::format("`.{}` of a dataclasses.Field (not modelled)", name), r);
+  }
+  if (auto *t = std::get_if<TreeDefObj>(&a.data)) {
+    static const AttrRow<TreeDefObj> kTreeDefAttrs[] = {
+        {"num_leaves", [](auto &, auto &d, auto &, auto) { return integer(d.leaves); }},
+    };
+    if (auto *at = findAttr(kTreeDefAttrs, name))
+      return at->get(*this, *t, obj, r);
+    return opaque(fmt::format("`.{}` of a PyTreeDef (not modelled)", name), r);
   }
   if (auto *l = std::get_if<DTypeLimitsObj>(&a.data)) {
     if (auto *at = findAttr(kDTypeLimitsAttrs, name))
@@ -2495,6 +2557,30 @@ void registerHostJax(Registry &reg) {
         }
         std::vector<V> rest(c.args.pos.begin() + 2, c.args.pos.end());
         return treeMap(in, c.args.pos[0], c.args.pos[1], rest, isLeaf, c.range);
+      });
+  // tree_flatten / tree_structure / tree_unflatten: the leaves in jax.tree.leaves' order
+  // and the structure they fill (dicts by sorted keys, NamedTuples keep their class).
+  fn(
+      {"jax.tree.flatten", "jax.tree_util.tree_flatten"},
+      +[](Interp &in, CallCtx &c) -> V { return treeFlatten(in, c, false); });
+  fn(
+      {"jax.tree.structure", "jax.tree_util.tree_structure"},
+      +[](Interp &in, CallCtx &c) -> V { return treeFlatten(in, c, true); });
+  fn(
+      {"jax.tree.unflatten", "jax.tree_util.tree_unflatten"}, +[](Interp &in, CallCtx &c) -> V {
+        std::vector<V> a = c.bind(in, {"treedef", "leaves"});
+        auto *def = apiAs<TreeDefObj>(need(in, c, a, 0, "treedef"));
+        if (!def)
+          return in.opaque("tree_unflatten of a structure dkv does not compute", c.range);
+        std::vector<V> leaves = in.toVector(need(in, c, a, 1, "leaves"), c.range);
+        auto want = static_cast<size_t>(def->leaves);
+        if (leaves.size() != want)
+          in.raiseId("ValueError",
+                     fmt::format("Too {} leaves for PyTreeDef; expected {}, got {}.",
+                                 leaves.size() < want ? "few" : "many", want, leaves.size()),
+                     c.range);
+        size_t at = 0;
+        return treeRebuild(in, def->tree, def->isLeaf, leaves, at, c.range);
       });
   fn(
       {"jax.tree.leaves", "jax.tree_util.tree_leaves"}, +[](Interp &in, CallCtx &c) -> V {

@@ -160,6 +160,73 @@ V iterOf(std::string name, std::unique_ptr<IterState> s) {
 // a wrapper that calls the function once per distinct arguments (equal and of equal
 // hash, as a dict key; with `typed` their types too) and returns the kept result after,
 // the least recently used dropped beyond maxsize (CPython's functools).
+// dataclasses.asdict / astuple: CPython's recursion (_asdict_inner): a dataclass
+// instance becomes a dict (a tuple) of its fields' values, lists, tuples (NamedTuples
+// keep their class) and dicts are rebuilt with their items converted, and anything else
+// is `copy.deepcopy`'d: numbers, strs, None and bools are their own deep copies; of any
+// other value the copy is unknown to dkv (opaque).
+V deepConvert(Interp &in, const V &v, bool asDict, SourceRange r, int depth) {
+  if (depth > 1000)
+    in.raiseId("RecursionError", "maximum recursion depth exceeded", r);
+  if (auto *inst = dynCast<InstanceV>(v); inst && inst->cls->dataclassFields) {
+    if (asDict) {
+      auto out = std::make_shared<DictV>();
+      for (const std::string &f : *inst->cls->dataclassFields)
+        in.dictSet(out->table, string(f),
+                   deepConvert(in, in.getAttr(v, f, r), asDict, r, depth + 1), r);
+      return out;
+    }
+    std::vector<V> items;
+    for (const std::string &f : *inst->cls->dataclassFields)
+      items.push_back(deepConvert(in, in.getAttr(v, f, r), asDict, r, depth + 1));
+    return tuple(std::move(items));
+  }
+  switch (v->kind) {
+  case Kind::List:
+  case Kind::Tuple: {
+    std::vector<V> items;
+    for (const V &x : in.toVector(v, r))
+      items.push_back(deepConvert(in, x, asDict, r, depth + 1));
+    if (v->kind == Kind::List)
+      return list(std::move(items));
+    auto t = std::make_shared<TupleV>(std::move(items));
+    t->cls = cast<TupleV>(v).cls;
+    return t;
+  }
+  case Kind::Dict: {
+    auto out = std::make_shared<DictV>();
+    for (const Table::Entry &e : cast<DictV>(v).table.entries)
+      if (e.live)
+        in.dictSet(out->table, deepConvert(in, e.key, asDict, r, depth + 1),
+                   deepConvert(in, e.value, asDict, r, depth + 1), r);
+    return out;
+  }
+  case Kind::None:
+  case Kind::Bool:
+  case Kind::Int:
+  case Kind::Float:
+  case Kind::Str:
+    return v;
+  default:
+    return in.opaque(fmt::format("copy.deepcopy of a {} (in dataclasses.{})", typeName(*v),
+                                 asDict ? "asdict" : "astuple"),
+                     r, v);
+  }
+}
+
+V dataclassValues(Interp &in, CallCtx &c, bool asDict) {
+  if (c.args.pos.size() != 1 || !c.args.kw.empty())
+    return in.opaque(fmt::format("dataclasses.{} with a factory", asDict ? "asdict" : "astuple"),
+                     c.range);
+  auto *inst = dynCast<InstanceV>(c.args.pos[0]);
+  if (!inst || !inst->cls->dataclassFields)
+    in.raise(
+        "TypeError",
+        fmt::format("{}() should be called on dataclass instances", asDict ? "asdict" : "astuple"),
+        c.range);
+  return deepConvert(in, c.args.pos[0], asDict, c.range, 0);
+}
+
 // What lru_cache accepts as its function (an opaque value too: its calls are opaque).
 bool cacheable(Interp &in, const V &f) {
   switch (f->kind) {
@@ -724,6 +791,35 @@ void registerStdlib(Registry &reg) {
         }
         return in.callClass(inst->cls, std::move(args), c.range);
       });
+  // dataclasses.fields(obj or class): a Field per field, in order (its `name`, `init`,
+  // `default`; the rest opaque).
+  fn(
+      {"dataclasses.fields"}, +[](Interp &in, CallCtx &c) -> V {
+        V x = one(in, c);
+        ClassP cls = x->kind == Kind::Class      ? std::static_pointer_cast<ClassV>(x)
+                     : x->kind == Kind::Instance ? cast<InstanceV>(x).cls
+                                                 : nullptr;
+        if (!cls || !cls->dataclassFields)
+          in.raise("TypeError", "must be called with a dataclass type or instance", c.range);
+        std::vector<V> out;
+        for (const std::string &f : *cls->dataclassFields) {
+          FieldObj field;
+          field.name = f;
+          if (auto it = cls->fieldDefault.find(f); it != cls->fieldDefault.end())
+            field.dflt = it->second;
+          if (auto it = cls->fieldFactory.find(f); it != cls->fieldFactory.end())
+            field.factory = it->second;
+          field.init = std::find(cls->noInit.begin(), cls->noInit.end(), f) == cls->noInit.end();
+          out.push_back(makeApi(std::move(field)));
+        }
+        return tuple(std::move(out));
+      });
+  fn(
+      {"dataclasses.asdict"},
+      +[](Interp &in, CallCtx &c) -> V { return dataclassValues(in, c, true); });
+  fn(
+      {"dataclasses.astuple"},
+      +[](Interp &in, CallCtx &c) -> V { return dataclassValues(in, c, false); });
   fn(
       {"dataclasses.is_dataclass"}, +[](Interp &in, CallCtx &c) -> V {
         V x = one(in, c);

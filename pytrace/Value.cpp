@@ -140,6 +140,7 @@ std::string apiTypeName(const ApiObject &a) {
     std::string operator()(const RePatternObj &) { return "Pattern"; }
     std::string operator()(const ReMatchObj &) { return "Match"; }
     std::string operator()(const TpuInfoObj &) { return "TpuInfo"; }
+    std::string operator()(const TreeDefObj &) { return "PyTreeDef"; }
     std::string operator()(const DTypeLimitsObj &l) {
       return ast::isInteger(l.dtype) ? "iinfo" : "finfo";
     }
