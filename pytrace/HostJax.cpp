@@ -419,6 +419,122 @@ const BuiltinFn &arraySwapaxes() {
   return fn;
 }
 
+// The array of `arr`'s elements in row-major order under another shape (expand_dims,
+// squeeze, ravel, stack's parts): integer values kept (JAX's 32-bit where they fit), the
+// sharding unknown.
+V reshaped(const HostArrayV &arr, std::vector<int64_t> shape, bool numpy) {
+  auto out = std::make_shared<HostArrayV>(std::move(shape), arr.dtype);
+  out->numpy = numpy;
+  out->x64 = numpy && arr.x64;
+  if (arr.contents && !arr.deviceContents) {
+    out->contents = arr.contents;
+    if (!contentsFit(*out, out->dtype, out->x64))
+      out->contents.reset();
+  }
+  return out;
+}
+
+// The host array a shape function takes (`a`), or null: other values are opaque to it.
+const HostArrayV *shapeOperand(const V &v) {
+  auto *h = dynCast<HostArrayV>(v);
+  return h && !h->isStruct && !h->key ? h : nullptr;
+}
+
+// `np.expand_dims(a, axis)` / jnp's: a dimension of 1 at each axis (an int or a tuple,
+// negative from the end of the result), NumPy's ValueErrors for one out of range or
+// repeated.
+V expandDims(Interp &in, CallCtx &c, bool numpy) {
+  std::vector<V> a = c.bind(in, {"a", "axis"});
+  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  if (!h)
+    return in.opaque("expand_dims of a value that is no host array", c.range, a[0]);
+  const V &axisV = need(in, c, a, 1, "axis");
+  std::vector<V> axes = axisV->kind == Kind::Tuple || axisV->kind == Kind::List
+                            ? in.toVector(axisV, c.range)
+                            : std::vector<V>{axisV};
+  size_t ndim = h->shape.size() + axes.size();
+  std::vector<bool> isNew(ndim, false);
+  for (const V &ax : axes) {
+    auto d = static_cast<size_t>(axisArg(in, ax, ndim, c.range));
+    if (isNew[d])
+      in.raise("ValueError", "repeated axis", c.range);
+    isNew[d] = true;
+  }
+  std::vector<int64_t> shape;
+  size_t k = 0;
+  for (size_t d = 0; d < ndim; ++d)
+    shape.push_back(isNew[d] ? 1 : h->shape[k++]);
+  return reshaped(*h, std::move(shape), numpy);
+}
+
+// `np.squeeze(a, axis=None)` / jnp's: the dimensions of 1 removed (the given ones only,
+// NumPy's ValueError for one that is not 1).
+V squeezeDims(Interp &in, CallCtx &c, bool numpy) {
+  std::vector<V> a = c.bind(in, {"a", "axis"});
+  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  if (!h)
+    return in.opaque("squeeze of a value that is no host array", c.range, a[0]);
+  std::vector<bool> drop(h->shape.size(), false);
+  if (given(a[1])) {
+    for (const V &ax : a[1]->kind == Kind::Tuple || a[1]->kind == Kind::List
+                           ? in.toVector(a[1], c.range)
+                           : std::vector<V>{a[1]}) {
+      auto d = static_cast<size_t>(axisArg(in, ax, h->shape.size(), c.range));
+      if (h->shape[d] != 1)
+        in.raise("ValueError",
+                 "cannot select an axis to squeeze out which has size not equal to one", c.range);
+      drop[d] = true;
+    }
+  } else {
+    for (size_t d = 0; d < drop.size(); ++d)
+      drop[d] = h->shape[d] == 1;
+  }
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < drop.size(); ++d)
+    if (!drop[d])
+      shape.push_back(h->shape[d]);
+  return reshaped(*h, std::move(shape), numpy);
+}
+
+// `np.ravel(a)` / jnp's: the elements in one dimension.
+V ravelArray(Interp &in, CallCtx &c, bool numpy) {
+  std::vector<V> a = c.bind(in, {"a", "order"});
+  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  if (!h || given(a[1]))
+    return in.opaque("ravel of a value that is no host array, or in another order", c.range);
+  return reshaped(*h, {h->size()}, numpy);
+}
+
+// `np.stack(arrays, axis=0)` / jnp's: the arrays (one shape and element type) along a new
+// axis; NumPy's ValueError for different shapes or no array.
+V stackArrays(Interp &in, CallCtx &c, bool numpy) {
+  std::vector<V> a = c.bind(in, {"arrays", "axis"});
+  std::vector<V> items = in.toVector(need(in, c, a, 0, "arrays"), c.range);
+  if (items.empty())
+    in.raise("ValueError", "need at least one array to stack", c.range);
+  std::vector<const HostArrayV *> parts;
+  for (const V &x : items) {
+    const HostArrayV *h = shapeOperand(x);
+    if (!h)
+      return in.opaque("stack of a value that is no host array", c.range, x);
+    if (!parts.empty() && h->shape != parts[0]->shape)
+      in.raise("ValueError", "all input arrays must have the same shape", c.range);
+    if (!parts.empty() && (h->dtype != parts[0]->dtype || h->x64 != parts[0]->x64))
+      return in.opaque("stack of arrays of different element types", c.range);
+    parts.push_back(h);
+  }
+  std::vector<int64_t> one = parts[0]->shape;
+  size_t axis = given(a[1]) ? static_cast<size_t>(axisArg(in, a[1], one.size() + 1, c.range)) : 0;
+  // Each part as a slab of extent 1 at `axis`, joined along it.
+  std::vector<V> slabs;
+  std::vector<int64_t> slab = one;
+  slab.insert(slab.begin() + static_cast<long>(axis), 1);
+  for (const HostArrayV *p : parts)
+    slabs.push_back(reshaped(*p, slab, numpy));
+  return in.concatArrays(list(std::move(slabs)), integer(static_cast<int64_t>(axis)), c.range,
+                         numpy);
+}
+
 // `jnp.tile(a, reps)` / `np.tile(a, reps)` of a host array (NumPy's rule, JAX's the same):
 // the shorter of a's shape and reps is padded with leading 1s, the result's extents are
 // their products, element i is a's at i modulo its shape.
@@ -2325,6 +2441,21 @@ void registerHostJax(Registry &reg) {
   fn(
       {"numpy.tile"}, +[](Interp &in, CallCtx &c) -> V { return tileArray(in, c, true); });
   fn(
+      {"numpy.expand_dims"}, +[](Interp &in, CallCtx &c) -> V { return expandDims(in, c, true); });
+  fn(
+      {"jax.numpy.squeeze"},
+      +[](Interp &in, CallCtx &c) -> V { return squeezeDims(in, c, false); });
+  fn(
+      {"numpy.squeeze"}, +[](Interp &in, CallCtx &c) -> V { return squeezeDims(in, c, true); });
+  fn(
+      {"jax.numpy.ravel"}, +[](Interp &in, CallCtx &c) -> V { return ravelArray(in, c, false); });
+  fn(
+      {"numpy.ravel"}, +[](Interp &in, CallCtx &c) -> V { return ravelArray(in, c, true); });
+  fn(
+      {"jax.numpy.stack"}, +[](Interp &in, CallCtx &c) -> V { return stackArrays(in, c, false); });
+  fn(
+      {"numpy.stack"}, +[](Interp &in, CallCtx &c) -> V { return stackArrays(in, c, true); });
+  fn(
       {"numpy.concatenate"}, +[](Interp &in, CallCtx &c) -> V {
         std::vector<V> a = c.bind(in, {"arrays", "axis", "out", "*", "dtype", "casting"});
         if (given(a[2]) || given(a[3]) || given(a[4])) // out, dtype, casting ("*" has no slot)
@@ -2953,5 +3084,7 @@ V Interp::flatIterArray(const V &it) {
   auto *f = i ? dynamic_cast<FlatIter *>(i->state.get()) : nullptr;
   return f ? f->arr : nullptr;
 }
+
+V hostExpandDims(Interp &in, CallCtx &c, bool numpy) { return expandDims(in, c, numpy); }
 
 } // namespace dkv::pytrace

@@ -818,6 +818,8 @@ bool scalarOfType(const V &v);
 const ScalarType *scalarTypeOf(const V &v);
 /// The number or bool `v` with scalar type `t` (none: a plain Python number).
 V withScalar(const V &v, const ScalarType &t);
+/// `np.expand_dims` / `jnp.expand_dims` of a host array (HostJax.cpp).
+V hostExpandDims(Interp &in, CallCtx &c, bool numpy);
 V floating(double f);
 V string(std::string s);
 V tuple(std::vector<V> items);

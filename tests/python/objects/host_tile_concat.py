@@ -1,7 +1,8 @@
 # Host arrays built by tiling and joining, as test files build their inputs and tables:
-# `jnp.tile` / `np.tile` (reps padded with leading 1s, or the array's shape) and
+# `jnp.tile` / `np.tile` (reps padded with leading 1s, or the array's shape),
 # `jnp.concatenate` / `np.concatenate` (one rank, the extents added along the axis,
-# NumPy's ValueError otherwise), their integer values kept. The block between the
+# NumPy's ValueError otherwise), `expand_dims`, `squeeze`, `ravel` and `stack` (jnp's and
+# np's), their integer values kept. The block between the
 # `numpy:` lines holds under NumPy too (tests/python/numpy_host_oracle.py). The kernel's
 # row comes from a tiled and joined table.
 # expect: ok
@@ -33,7 +34,24 @@ try:
   raise AssertionError('ranks differ')
 except ValueError:
   pass
+pairs = np.array([[1, 2, 3], [4, 5, 6]])
+assert np.expand_dims(pairs, 0).shape == (1, 2, 3) and np.expand_dims(pairs, -1).shape == (2, 3, 1)
+assert np.expand_dims(pairs, (0, 2)).shape == (1, 2, 1, 3)
+assert np.squeeze(np.expand_dims(pairs, 0)).shape == (2, 3)
+assert np.squeeze(np.zeros((1, 3, 1)), axis=2).shape == (1, 3)
+assert np.ravel(pairs).shape == (6,) and int(np.ravel(pairs)[4]) == 5
+assert np.stack([pairs, pairs]).shape == (2, 2, 3) and int(np.stack([pairs, pairs])[1, 1, 2]) == 6
+columns = np.stack([np.array([1, 2]), np.array([3, 4])], axis=1)
+assert columns.shape == (2, 2) and int(columns[0, 1]) == 3 and int(columns[1, 0]) == 2
+for bad in (lambda: np.squeeze(pairs, axis=0), lambda: np.stack([np.zeros(2), np.zeros(3)])):
+  try:
+    bad()
+    raise AssertionError('no ValueError')
+  except ValueError:
+    pass
 # numpy: end
+assert jnp.stack([jnp.array([1, 2]), jnp.array([3, 4])]).shape == (2, 2)
+assert jnp.expand_dims(jnp.zeros((3,)), 0).shape == (1, 3) and jnp.ravel(jnp.zeros((2, 2))).shape == (4,)
 
 table = jnp.concatenate([jnp.tile(jnp.array([0, 8]), 2), jnp.array([8])])
 assert table.shape == (5,) and int(table[3]) == 8 and int(table[2]) == 0
