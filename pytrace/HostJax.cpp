@@ -435,7 +435,11 @@ V reshaped(const HostArrayV &arr, std::vector<int64_t> shape, bool numpy) {
 }
 
 // The host array a shape function takes (`a`), or null: other values are opaque to it.
-const HostArrayV *shapeOperand(const V &v) {
+const HostArrayV *shapeOperand(Interp &in, CallCtx &c, const V &v) {
+  if (in.inKernel_)
+    unsupported(c.range, fmt::format("{} in a kernel (not in the compute catalogue; reshape "
+                                     "the value or index the ref)",
+                                     c.fn->name));
   auto *h = dynCast<HostArrayV>(v);
   return h && !h->isStruct && !h->key ? h : nullptr;
 }
@@ -445,7 +449,7 @@ const HostArrayV *shapeOperand(const V &v) {
 // repeated.
 V expandDims(Interp &in, CallCtx &c, bool numpy) {
   std::vector<V> a = c.bind(in, {"a", "axis"});
-  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  const HostArrayV *h = shapeOperand(in, c, need(in, c, a, 0, "a"));
   if (!h)
     return in.opaque("expand_dims of a value that is no host array", c.range, a[0]);
   const V &axisV = need(in, c, a, 1, "axis");
@@ -471,7 +475,7 @@ V expandDims(Interp &in, CallCtx &c, bool numpy) {
 // NumPy's ValueError for one that is not 1).
 V squeezeDims(Interp &in, CallCtx &c, bool numpy) {
   std::vector<V> a = c.bind(in, {"a", "axis"});
-  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  const HostArrayV *h = shapeOperand(in, c, need(in, c, a, 0, "a"));
   if (!h)
     return in.opaque("squeeze of a value that is no host array", c.range, a[0]);
   std::vector<bool> drop(h->shape.size(), false);
@@ -499,7 +503,7 @@ V squeezeDims(Interp &in, CallCtx &c, bool numpy) {
 // `np.ravel(a)` / jnp's: the elements in one dimension.
 V ravelArray(Interp &in, CallCtx &c, bool numpy) {
   std::vector<V> a = c.bind(in, {"a", "order"});
-  const HostArrayV *h = shapeOperand(need(in, c, a, 0, "a"));
+  const HostArrayV *h = shapeOperand(in, c, need(in, c, a, 0, "a"));
   if (!h || given(a[1]))
     return in.opaque("ravel of a value that is no host array, or in another order", c.range);
   return reshaped(*h, {h->size()}, numpy);
@@ -514,7 +518,7 @@ V stackArrays(Interp &in, CallCtx &c, bool numpy) {
     in.raise("ValueError", "need at least one array to stack", c.range);
   std::vector<const HostArrayV *> parts;
   for (const V &x : items) {
-    const HostArrayV *h = shapeOperand(x);
+    const HostArrayV *h = shapeOperand(in, c, x);
     if (!h)
       return in.opaque("stack of a value that is no host array", c.range, x);
     if (!parts.empty() && h->shape != parts[0]->shape)
