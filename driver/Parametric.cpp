@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <ostream>
 #include <sstream>
 #include <variant>
@@ -30,7 +31,10 @@ using namespace ast;
 /// when known), `me + c`, `N + c`, a device id `(me + c) % N`, `step + c`, or anything
 /// else (dirty).
 struct Abs {
-  enum class Kind { Clean, Me, Size, Device, Step, Dirty };
+  /// Affine: a * me + b * step + offset + n * N; ModN: (a * me + b * step + offset) mod N;
+  /// Periodic: alpha + beta * ((b * step + offset) mod period). What no rule of the
+  /// fragment takes: they are dirty there, and forms of positions (IndexForm) here.
+  enum class Kind { Clean, Me, Size, Device, Step, Dirty, Affine, ModN, Periodic };
   Kind kind = Kind::Clean;
   int64_t offset = 0;
   std::optional<int64_t> value; ///< Clean: when known
@@ -39,7 +43,51 @@ struct Abs {
   bool size = false, me = false, step = false;
   /// Me: the value is exactly me + offset + n * N (`me + N - 1`: offset -1, n 1).
   int64_t n = 0;
+  int64_t a = 0, b = 0;                     ///< Affine, ModN (a, b), Periodic (b)
+  int64_t alpha = 0, beta = 0, period = 0; ///< Periodic
 };
+
+/// An affine value a * me + b * step + c + n * N, when `x` is one.
+struct Lin {
+  int64_t a = 0, b = 0, c = 0, n = 0;
+};
+std::optional<Lin> linear(const Abs &x) {
+  switch (x.kind) {
+  case Abs::Kind::Clean:
+    if (x.value)
+      return Lin{0, 0, *x.value, 0};
+    return std::nullopt;
+  case Abs::Kind::Me:
+    return Lin{1, 0, x.offset, x.n};
+  case Abs::Kind::Step:
+    return Lin{0, 1, x.offset, 0};
+  case Abs::Kind::Size:
+    return Lin{0, 0, x.offset, 1};
+  case Abs::Kind::Affine:
+    return Lin{x.a, x.b, x.offset, x.n};
+  default:
+    return std::nullopt;
+  }
+}
+/// The Abs of an affine value: the fragment's own kinds where it is one of them.
+Abs fromLinear(const Lin &l) {
+  if (l.a == 0 && l.b == 0 && l.n == 0)
+    return {Abs::Kind::Clean, 0, l.c};
+  if (l.a == 1 && l.b == 0) {
+    Abs out{Abs::Kind::Me, l.c, {}, /*size=*/l.n != 0};
+    out.n = l.n;
+    return out;
+  }
+  if (l.a == 0 && l.b == 1 && l.n == 0)
+    return {Abs::Kind::Step, l.c, {}};
+  if (l.a == 0 && l.b == 0 && l.n == 1)
+    return {Abs::Kind::Size, l.c, {}};
+  Abs out{Abs::Kind::Affine, l.c, {}, l.n != 0, l.a != 0, l.b != 0};
+  out.a = l.a;
+  out.b = l.b;
+  out.n = l.n;
+  return out;
+}
 
 /// A Me value with its multiple of N (`size` set when there is one).
 Abs meValue(int64_t offset, int64_t n) {
@@ -147,12 +195,14 @@ public:
     if (const auto *c = dynCast<CopyExpr>(&e)) {
       region(c->src(), "a copy's source");
       region(c->dst(), "a copy's destination");
+      recordCopy(c->src(), c->dst());
       semaphore(c->sem(), "a copy's semaphore");
       return {};
     }
     if (const auto *r = dynCast<RemoteCopyExpr>(&e)) {
       region(r->src(), "a remote copy's source");
       region(r->dst(), "a remote copy's destination");
+      recordCopy(r->src(), r->dst());
       semaphore(r->sendSem(), "a remote copy's send semaphore");
       semaphore(r->recvSem(), "a remote copy's receive semaphore");
       device(r->device());
@@ -188,6 +238,9 @@ public:
     case Abs::Kind::Device:
       return fail(e, fmt::format("a device id is used as a number in {}", what));
     case Abs::Kind::Dirty:
+    case Abs::Kind::Affine:
+    case Abs::Kind::ModN:
+    case Abs::Kind::Periodic:
       if (a.step && !a.size && !a.me)
         return fail(e, fmt::format("the grid step decides {}", what));
       return fail(e, a.size && a.me
@@ -236,15 +289,27 @@ public:
   }
 
   void stmt(const Stmt &s) {
+    const auto &at = s.range().begin;
+    here_ = {at.file, at.line, at.col, at.inlined};
     if (const auto *x = dynCast<ScratchStmt>(&s)) {
       for (const auto &d : x->decls())
         decl(*d);
     } else if (const auto *x = dynCast<RunScopedStmt>(&s)) {
+      if (racesOutside_.empty())
+        racesOutside_ = fmt::format("run_scoped (line {}): scoped buffers and semaphores",
+                                    x->range().begin.line);
       for (const auto &d : x->decls())
         decl(*d);
       block(x->body());
     } else if (const auto *x = dynCast<LetStmt>(&s)) {
       lets_[&x->decl()] = expr(x->decl().init());
+      if (growing_ && !forms_.count(here_)) {
+        // A value let is stored where it is made: its reads.
+        StmtForms f;
+        f.regions.push_back({});
+        reads(x->decl().init(), f.regions);
+        forms_[here_] = std::move(f);
+      }
     } else if (const auto *x = dynCast<VarStmt>(&s)) {
       for (const auto &d : x->decls())
         decl(*d);
@@ -266,8 +331,15 @@ public:
         ++lenient_;
       clean(x->target(), "a store");
       clean(x->value(), "a store");
-      if (growing_)
+      if (growing_) {
+        StmtForms f;
+        f.regions.push_back(regionForm(x->target()));
+        if (x->accumulate())
+          f.regions.push_back(regionForm(x->target()));
+        reads(x->value(), f.regions);
+        forms_[here_] = std::move(f);
         --lenient_;
+      }
     } else if (const auto *x = dynCast<DmaStmt>(&s)) {
       clean(x->descriptor(), "a dma");
       if (x->priority())
@@ -407,12 +479,136 @@ public:
       clean(e, what);
   }
 
+  std::map<FormKey, StmtForms> takeForms() { return std::move(forms_); }
+  const std::string &racesOutside() const { return racesOutside_; }
+
 private:
+  void recordCopy(const Expr &src, const Expr &dst) {
+    if (!growing_)
+      return;
+    StmtForms f;
+    f.copy = true;
+    f.regions.push_back(regionForm(src));
+    f.regions.push_back(regionForm(dst));
+    forms_[here_] = std::move(f);
+  }
+
+  /// The refs a value reads, in the order of the expression (every region of a buffer).
+  void reads(const Expr &e, std::vector<RegionForm> &into) {
+    const Expr *base = &e;
+    if (const auto *ix = dynCast<IndexExpr>(&e))
+      base = &ix->base();
+    if (const auto *name = dynCast<NameExpr>(base); name && dynCast<BufferDecl>(name->decl())) {
+      into.push_back(regionForm(e));
+      if (const auto *ix = dynCast<IndexExpr>(&e))
+        for (const Subscript &sub : ix->subscripts())
+          for (const ExprPtr *x : {&sub.lo, &sub.hi})
+            if (*x)
+              reads(**x, into);
+      return;
+    }
+    if (const auto *u = dynCast<UnaryExpr>(&e))
+      return reads(u->operand(), into);
+    if (const auto *b = dynCast<BinaryExpr>(&e)) {
+      reads(b->lhs(), into);
+      return reads(b->rhs(), into);
+    }
+    if (const auto *c = dynCast<CallExpr>(&e))
+      return reads(c->arg(), into);
+    if (const auto *s = dynCast<SelectExpr>(&e)) {
+      reads(s->cond(), into);
+      reads(s->ifTrue(), into);
+      return reads(s->ifFalse(), into);
+    }
+    if (const auto *t = dynCast<TupleExpr>(&e)) {
+      for (const ExprPtr &x : t->elements())
+        reads(*x, into);
+      return;
+    }
+    if (const auto *c = dynCast<ComputeExpr>(&e)) {
+      for (const ExprPtr &x : c->operands())
+        reads(*x, into);
+      return;
+    }
+    if (const auto *name = dynCast<NameExpr>(&e))
+      if (const auto *l = dynCast<LetDecl>(name->decl()))
+        return reads(l->init(), into);
+    if (isa<IntLiteral>(&e) || isa<FloatLiteral>(&e) || isa<BoolLiteral>(&e) ||
+        isa<NameExpr>(&e))
+      return;
+    // Anything else: a read the forms do not follow (its pairs may overlap).
+    into.push_back({});
+  }
+
+  IndexForm indexForm(const Expr &e) {
+    ++lenient_;
+    const Abs a = expr(e);
+    --lenient_;
+    using K = IndexForm::Kind;
+    IndexForm f;
+    switch (a.kind) {
+    case Abs::Kind::Clean:
+      f.kind = a.value ? K::Known : K::Clean;
+      f.c = a.value.value_or(0);
+      break;
+    case Abs::Kind::Device:
+      f = {K::Mod, 1, 0, a.offset};
+      break;
+    case Abs::Kind::Me:
+      if (a.offset == 0 && a.n == 0)
+        f = {K::Mod, 1, 0, 0}; // 0 <= me < N: me mod N
+      break;
+    case Abs::Kind::Step:
+      f = {K::Exact, 0, 1, a.offset};
+      break;
+    case Abs::Kind::Affine:
+      if (a.a == 0 && a.n == 0)
+        f = {K::Exact, 0, a.b, a.offset};
+      break;
+    case Abs::Kind::ModN:
+      f = {K::Mod, a.a, a.b, a.offset};
+      break;
+    case Abs::Kind::Periodic:
+      f = {K::Periodic, 0, a.b, a.offset, a.alpha, a.beta, a.period};
+      break;
+    default:
+      break;
+    }
+    return f;
+  }
+
+  RegionForm regionForm(const Expr &e) {
+    RegionForm out;
+    const auto *ix = dynCast<IndexExpr>(&e);
+    const auto *base = ix ? dynCast<NameExpr>(&ix->base()) : dynCast<NameExpr>(&e);
+    const auto *buffer = base ? dynCast<BufferDecl>(base->decl()) : nullptr;
+    if (!buffer)
+      return out;
+    const auto &at = buffer->range().begin;
+    out.known = true;
+    out.buffer = {at.file, at.line, at.col, at.inlined};
+    const size_t given = ix ? ix->subscripts().size() : 0;
+    for (size_t i = 0; i < buffer->shape().size(); ++i) {
+      const Subscript *sub = i < given ? &ix->subscripts()[i] : nullptr;
+      DimForm d;
+      if (sub && sub->kind == Subscript::Kind::Index && sub->lo) {
+        d.at = indexForm(*sub->lo);
+      } else {
+        d.index = false;
+        const bool range = sub && sub->kind == Subscript::Kind::Range;
+        d.lo = range && sub->lo ? indexForm(*sub->lo) : IndexForm{IndexForm::Kind::Known};
+        d.hi = range && sub->hi ? indexForm(*sub->hi) : indexForm(*buffer->shape()[i]);
+      }
+      out.dims.push_back(d);
+    }
+    return out;
+  }
+
   /// Something that depends on what `a` and `b` depend on, in no form the fragment has.
   static Abs dirty(const Abs &a = {}, const Abs &b = {}) {
     auto size = [](const Abs &x) {
       return x.kind == Abs::Kind::Size || x.kind == Abs::Kind::Device || x.size;
-    };
+    };  // ModN and Affine with N carry `size`
     auto me = [](const Abs &x) {
       return x.kind == Abs::Kind::Me || x.kind == Abs::Kind::Device || x.me;
     };
@@ -510,6 +706,72 @@ private:
     default:
       break;
     }
+    return general(b.op(), l, r);
+  }
+
+  /// What binary() leaves: affine values, their remainders by N, and values periodic in
+  /// the step (forms of positions; dirty for every rule of the fragment).
+  static Abs general(BinaryOp op, const Abs &l, const Abs &r) {
+    using K = Abs::Kind;
+    auto known = [](const Abs &a) { return a.kind == K::Clean && a.value.has_value(); };
+    const std::optional<Lin> x = linear(l), y = linear(r);
+    switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: {
+      const int64_t sign = op == BinaryOp::Add ? 1 : -1;
+      // Only positions are new here: a value without the device or the step stays as the
+      // fragment's rules have it (`axis_size(x) - N` is dirty there).
+      if (x && y && (x->a + sign * y->a != 0 || x->b + sign * y->b != 0))
+        return fromLinear({x->a + sign * y->a, x->b + sign * y->b, x->c + sign * y->c,
+                           x->n + sign * y->n});
+      if (l.kind == K::Periodic && known(r)) {
+        Abs out = l;
+        out.alpha += sign * *r.value;
+        return out;
+      }
+      if (known(l) && r.kind == K::Periodic) {
+        Abs out = r;
+        out.alpha = *l.value + sign * r.alpha;
+        out.beta = sign * r.beta;
+        return out;
+      }
+      break;
+    }
+    case BinaryOp::Mul: {
+      const Abs *v = known(l) ? &l : known(r) ? &r : nullptr;
+      const Abs *other = v == &l ? &r : &l;
+      if (!v)
+        break;
+      const int64_t k = *v->value;
+      if (const std::optional<Lin> z = linear(*other); z && k != 0 && (z->a != 0 || z->b != 0))
+        return fromLinear({z->a * k, z->b * k, z->c * k, z->n * k});
+      if (other->kind == K::Periodic) {
+        Abs out = *other;
+        out.alpha *= k;
+        out.beta *= k;
+        return out;
+      }
+      break;
+    }
+    case BinaryOp::Mod:
+      if (x && r.kind == K::Size && r.offset == 0) {
+        Abs out{K::ModN, x->c, {}, true, x->a != 0, x->b != 0};
+        out.a = x->a;
+        out.b = x->b;
+        return out;
+      }
+      if (x && x->a == 0 && x->n == 0 && x->b != 0 && known(r) && *r.value > 0) {
+        Abs out{K::Periodic, x->c, {}, false, false, true};
+        out.b = x->b;
+        out.alpha = 0;
+        out.beta = 1;
+        out.period = *r.value;
+        return out;
+      }
+      break;
+    default:
+      break;
+    }
     return dirty(l, r);
   }
 
@@ -523,6 +785,9 @@ private:
   int64_t g_ = 0;
   int64_t first_ = 0, last_ = 0; ///< UG: the steps of the first and the last classes
   int lenient_ = 0;              ///< > 0: what is walked may depend on anything
+  FormKey here_{};               ///< the statement walked
+  std::map<FormKey, StmtForms> forms_;
+  std::string racesOutside_;
 };
 
 } // namespace
@@ -575,12 +840,15 @@ std::optional<Uniform> uniformRing(const Module &module, std::string &reason) {
     reason = walk.reason();
     return std::nullopt;
   }
-  Uniform out{walk.reach()};
+  Uniform out;
+  out.reach = walk.reach();
   if (growing) {
     out.growing = true;
     out.g = *growing;
     out.first = walk.firstSteps();
     out.last = walk.lastSteps();
+    out.racesOutside = walk.racesOutside();
+    out.forms = walk.takeForms();
   }
   return out;
 }
@@ -648,6 +916,404 @@ std::vector<std::vector<int32_t>> stepStarts(const model::Program &program, int6
     for (; next < grid; ++next)
       starts[next] = afterGrid;
     out.push_back(std::move(starts));
+  }
+  return out;
+}
+
+/// What the index forms of two regions say of their overlap (docs/parametric.md "Races
+/// for every N"): `later` / `earlier`: they never overlap when the DMA's step is more than
+/// Q after / before the access's; `edge` / `mid`: whether they overlap is the same at an
+/// anchor and its twin, for anchors near the grid's ends / in its middle.
+struct Overlap {
+  bool later = false, earlier = false, edge = false, mid = false;
+  bool never = false; ///< at no N, device and steps
+};
+
+/// A dimension as a set of values: a known interval, a fixed unknown one, or a form.
+struct DimValue {
+  enum class Kind { Interval, Clean, Mod, Exact, Periodic, Other };
+  Kind kind = Kind::Other;
+  int64_t lo = 0, hi = 0; ///< Interval
+  IndexForm form;
+};
+
+DimValue dimValue(const DimForm &d) {
+  using K = IndexForm::Kind;
+  DimValue v;
+  if (!d.index) {
+    if (d.lo.kind == K::Known && d.hi.kind == K::Known)
+      return {DimValue::Kind::Interval, d.lo.c, d.hi.c, {}};
+    const auto fixed = [](const IndexForm &f) { return f.kind == K::Known || f.kind == K::Clean; };
+    if (fixed(d.lo) && fixed(d.hi))
+      v.kind = DimValue::Kind::Clean;
+    return v;
+  }
+  v.form = d.at;
+  switch (d.at.kind) {
+  case K::Known:
+    return {DimValue::Kind::Interval, d.at.c, d.at.c + 1, {}};
+  case K::Clean:
+    v.kind = DimValue::Kind::Clean;
+    break;
+  case K::Mod:
+    v.kind = DimValue::Kind::Mod;
+    break;
+  case K::Exact:
+    v.kind = DimValue::Kind::Exact;
+    break;
+  case K::Periodic:
+    v.kind = DimValue::Kind::Periodic;
+    break;
+  case K::Other:
+    break;
+  }
+  return v;
+}
+
+int64_t periodicValue(const IndexForm &f, int64_t step) {
+  const int64_t m = ((f.b * step + f.c) % f.period + f.period) % f.period;
+  return f.alpha + f.beta * m;
+}
+
+/// One dimension: x the access's (on device 0), y the DMA's (evaluated on its issuer, at
+/// offset `c` from device 0); g the grid's N + g, q the box's depth.
+Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, int64_t q) {
+  using K = DimValue::Kind;
+  const DimValue x = dimValue(dx), y = dimValue(dy);
+  Overlap o;
+  if (x.kind == K::Other || y.kind == K::Other)
+    return o;
+  auto never = [&] {
+    o.later = o.earlier = o.edge = o.mid = o.never = true;
+    return o;
+  };
+  if (x.kind == K::Interval && y.kind == K::Interval) {
+    o.edge = o.mid = true;
+    if (x.hi <= y.lo || y.hi <= x.lo)
+      return never();
+    return o;
+  }
+  const bool xFixed = x.kind == K::Interval || x.kind == K::Clean;
+  const bool yFixed = y.kind == K::Interval || y.kind == K::Clean;
+  if (xFixed && yFixed) {
+    o.edge = o.mid = true; // the same values at every N, device and step
+    return o;
+  }
+  // A value periodic in the step against a known interval or another periodic one: every
+  // residue pair occurs for far pairs; their values decide.
+  if ((x.kind == K::Periodic || x.kind == K::Interval) &&
+      (y.kind == K::Periodic || y.kind == K::Interval)) {
+    o.edge = o.mid = true;
+    const int64_t px = x.kind == K::Periodic ? x.form.period : 1;
+    const int64_t py = y.kind == K::Periodic ? y.form.period : 1;
+    bool meet = false;
+    for (int64_t i = 0; i < px && !meet; ++i)
+      for (int64_t j = 0; j < py && !meet; ++j) {
+        const int64_t vx0 = x.kind == K::Periodic ? periodicValue(x.form, i) : x.lo;
+        const int64_t vx1 = x.kind == K::Periodic ? vx0 + 1 : x.hi;
+        const int64_t vy0 = y.kind == K::Periodic ? periodicValue(y.form, j) : y.lo;
+        const int64_t vy1 = y.kind == K::Periodic ? vy0 + 1 : y.hi;
+        meet = vx0 < vy1 && vy0 < vx1;
+      }
+    if (!meet)
+      return never();
+    return o;
+  }
+  if ((x.kind == K::Periodic && y.kind == K::Clean) || (x.kind == K::Clean && y.kind == K::Periodic)) {
+    o.edge = o.mid = true;
+    return o;
+  }
+  if (x.kind == K::Mod && y.kind == K::Mod) {
+    const IndexForm &fx = x.form, &fy = y.form;
+    if (fx.a != fy.a)
+      return o; // depends on the device: not the same on every device
+    // x - y = bx * s - by * t + e (mod N)
+    const int64_t e = fx.c - (fy.a * c + fy.c);
+    if (fx.b == 0 && fy.b == 0) {
+      o.edge = o.mid = true;
+      if (e != 0)
+        return never();
+      return o;
+    }
+    if (fx.b == fy.b && std::abs(fx.b) == 1) {
+      // t - s = b * e (mod N): d = X, or X +- N where the grid has room for it.
+      const int64_t X = fx.b * e;
+      o.edge = o.mid = true;
+      o.later = X <= q && X > g - 1;
+      o.earlier = X >= -q && X < 1 - g;
+      return o;
+    }
+    if ((fx.b == 0 && std::abs(fy.b) == 1) || (fy.b == 0 && std::abs(fx.b) == 1)) {
+      // One step only, Y modulo N: in the grid as Y (Y >= 0) or N + Y (Y <= g - 1).
+      const int64_t Y = fx.b == 0 ? fy.b * e : -fx.b * e;
+      o.edge = true;
+      if (Y < 0 && Y > g - 1)
+        return never();
+      return o;
+    }
+    return o;
+  }
+  if (x.kind == K::Exact && y.kind == K::Exact && x.form.b == 1 && y.form.b == 1) {
+    const int64_t X = x.form.c - y.form.c; // t - s = X
+    o.edge = o.mid = true;
+    o.later = X <= q;
+    o.earlier = X >= -q;
+    return o;
+  }
+  // A remainder by N against a known interval: fixed when it does not move with the step.
+  if ((x.kind == K::Mod && y.kind == K::Interval) || (x.kind == K::Interval && y.kind == K::Mod)) {
+    const IndexForm &f = x.kind == K::Mod ? x.form : y.form;
+    const DimValue &iv = x.kind == K::Mod ? y : x;
+    const int64_t at = x.kind == K::Mod ? f.c : f.a * c + f.c; // its value modulo N
+    if (f.b == 0) {
+      o.edge = o.mid = true;
+      // at < 0 is N + at, beyond every known bound at the instances argued for.
+      if (at < 0 || at < iv.lo || at >= iv.hi)
+        return never();
+      return o;
+    }
+    o.edge = true;
+    return o;
+  }
+  return o;
+}
+
+Overlap regionOverlap(const RegionForm &x, const RegionForm &y, int64_t c, int64_t g, int64_t q) {
+  Overlap out;
+  if (!x.known || !y.known || x.buffer != y.buffer || x.dims.size() != y.dims.size())
+    return out;
+  out.edge = out.mid = true;
+  for (size_t i = 0; i < x.dims.size(); ++i) {
+    const Overlap d = dimOverlap(x.dims[i], y.dims[i], c, g, q);
+    if (d.never)
+      return d; // one dimension apart: the regions are
+    out.later = out.later || d.later;
+    out.earlier = out.earlier || d.earlier;
+    out.edge = out.edge && d.edge;
+    out.mid = out.mid && d.mid;
+  }
+  return out;
+}
+
+/// The largest constant of the forms and the lcm of their periods: the instance of the
+/// box argument must be larger than every such constant (remainders by N then agree).
+void formBounds(const Uniform &ug, int64_t &constant, int64_t &period) {
+  constant = 0;
+  period = 1;
+  auto form = [&](const IndexForm &f) {
+    if (f.kind == IndexForm::Kind::Other || f.kind == IndexForm::Kind::Clean)
+      return;
+    constant = std::max({constant, std::abs(f.c), std::abs(f.alpha),
+                         std::abs(f.beta) * std::max<int64_t>(1, f.period)});
+    if (f.kind == IndexForm::Kind::Periodic && f.period > 0)
+      period = std::lcm(period, f.period);
+  };
+  for (const auto &[key, stmt] : ug.forms)
+    for (const RegionForm &r : stmt.regions)
+      for (const DimForm &d : r.dims) {
+        form(d.at);
+        form(d.lo);
+        form(d.hi);
+      }
+}
+
+struct RaceArgument {
+  bool holds = false;
+  std::string reason;
+  int64_t from = 0, to = 0, depth = 0, radius = 0, checks = 0;
+};
+
+/// The box argument for races, DMA lifetimes and signal targets of a kernel of UG
+/// (docs/parametric.md "Races for every N"), at the instances from..to, or why not.
+RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Uniform &ug,
+                          std::chrono::steady_clock::time_point deadline, std::ostream &err,
+                          int &code) {
+  RaceArgument out;
+  code = support::kExitOk;
+  if (!ug.racesOutside.empty()) {
+    out.reason = fmt::format("{} are outside the race argument", ug.racesOutside);
+    return out;
+  }
+  int64_t constant = 0, period = 1;
+  formBounds(ug, constant, period);
+  if (period > 12) {
+    out.reason = fmt::format("positions repeat every {} steps (the argument takes up to 12)",
+                             period);
+    return out;
+  }
+  const int64_t r = ug.reach;
+  for (int64_t q : {1, 2, 4}) {
+    const int64_t reach = std::max<int64_t>(1, 2 * r);
+    const int64_t radius = reach;
+    // The classes and a middle anchor of every residue, the window's devices distinct, and
+    // N beyond every constant of the forms.
+    const int64_t from = std::max({2 * radius + r + 1,
+                                   ug.first + ug.last + 2 * q + period + 3 - ug.g,
+                                   2 * (constant + ug.first + ug.last + 3 * q + std::abs(ug.g) + 2),
+                                   first, int64_t{2}});
+    const int64_t to = from + period - 1;
+    if (to > 160) {
+      out.reason = fmt::format("the argument needs instances of {} devices", to);
+      return out;
+    }
+    std::string failed;
+    int64_t checks = 0;
+    for (int64_t m = from; m <= to && failed.empty(); ++m) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        out.reason = "the time limit ended the race argument";
+        return out;
+      }
+      Loaded loaded;
+      InstanceOptions o = base;
+      o.devices = m;
+      o.symmetry = InstanceOptions::Symmetry::Off;
+      if (int c = load(o, Stage::Model, loaded, err); c != support::kExitOk) {
+        code = c;
+        return out;
+      }
+      const model::Program &program = loaded.instance->program();
+      const semantics::Machine &machine = loaded.instance->machine();
+      const int64_t grid = m + ug.g;
+      const std::vector<std::vector<int32_t>> steps = stepStarts(program, grid);
+      const int32_t n = machine.deviceCount();
+      auto key = [](const model::SourceLoc &at) {
+        return FormKey{at.file, at.line, at.col, at.inlined};
+      };
+      auto offset = [&](model::DeviceId d) -> int64_t { return d <= n / 2 ? d : d - n; };
+      // The region form of access `access` of device 0's event pc, and of a DMA's side.
+      const RegionForm none;
+      auto accessForm = [&](int32_t pc, int32_t access) -> const RegionForm & {
+        const model::Event &e = program.processes[0].events[pc];
+        if (const auto *start = std::get_if<model::DmaStart>(&e.kind)) {
+          auto it = ug.forms.find(key(program.dmas[start->dma].descriptorLoc));
+          if (it == ug.forms.end() || !it->second.copy)
+            return none;
+          return it->second.regions[access == 0 ? 0 : 1];
+        }
+        const auto *store = std::get_if<model::Store>(&e.kind);
+        auto it = ug.forms.find(key(e.loc));
+        if (!store || it == ug.forms.end() || it->second.copy || it->second.regions.empty())
+          return none;
+        if (access < 0)
+          return it->second.regions[0];
+        // A read: the one form its buffer has among the statement's reads.
+        const model::Buffer &buffer = program.buffers[store->reads[access].buffer];
+        const RegionForm *found = nullptr;
+        for (size_t i = 1; i < it->second.regions.size(); ++i) {
+          const RegionForm &rf = it->second.regions[i];
+          if (!rf.known)
+            return none;
+          if (rf.buffer != key(buffer.loc))
+            continue;
+          if (found && (found->dims.size() != rf.dims.size() ||
+                        !std::equal(found->dims.begin(), found->dims.end(), rf.dims.begin(),
+                                    [](const DimForm &p, const DimForm &q) {
+                                      auto same = [](const IndexForm &a, const IndexForm &b) {
+                                        return a.kind == b.kind && a.a == b.a && a.b == b.b &&
+                                               a.c == b.c && a.alpha == b.alpha &&
+                                               a.beta == b.beta && a.period == b.period;
+                                      };
+                                      return p.index == q.index && same(p.at, q.at) &&
+                                             same(p.lo, q.lo) && same(p.hi, q.hi);
+                                    })))
+            return none;
+          found = &rf;
+        }
+        return found ? *found : none;
+      };
+      auto dmaForm = [&](model::DmaId k, bool dst) -> const RegionForm & {
+        auto it = ug.forms.find(key(program.dmas[k].descriptorLoc));
+        if (it == ug.forms.end() || !it->second.copy)
+          return none;
+        return it->second.regions[dst ? 1 : 0];
+      };
+      auto stepOf = [&](int32_t pc) {
+        const std::vector<int32_t> &s0 = steps[0];
+        int32_t p = static_cast<int32_t>(std::upper_bound(s0.begin(), s0.end() - 1, pc) -
+                                         s0.begin()) -
+                    1;
+        return std::clamp<int32_t>(p, 0, static_cast<int32_t>(grid) - 1);
+      };
+      auto overlapOf = [&](int32_t pc, int32_t access, model::DmaId k, bool dst) {
+        return regionOverlap(accessForm(pc, access), dmaForm(k, dst),
+                             offset(program.dmas[k].issuer), ug.g, q);
+      };
+      semantics::BoxInput input;
+      input.steps = &steps;
+      input.radius = static_cast<int32_t>(radius);
+      input.depth = static_cast<int32_t>(q);
+      input.reach = static_cast<int32_t>(reach);
+      input.stop = [&] { return std::chrono::steady_clock::now() >= deadline; };
+      input.mayOverlap = [&](int32_t pc, int32_t access, model::DmaId k, bool dst) {
+        const int64_t s = stepOf(pc);
+        const bool mid = s > ug.first + q && s < grid - 2 - ug.last - q;
+        const Overlap o = overlapOf(pc, access, k, dst);
+        if (!(mid ? o.mid : o.edge))
+          return true; // not the same at every N: it must be ordered
+        // The same at every N as here: the regions of this instance say.
+        const model::Event &e = program.processes[0].events[pc];
+        const model::Region *region = nullptr;
+        if (const auto *start = std::get_if<model::DmaStart>(&e.kind))
+          region = access == 0 ? &program.dmas[start->dma].src : &program.dmas[start->dma].dst;
+        else if (const auto *store = std::get_if<model::Store>(&e.kind))
+          region = access < 0 ? &store->dst : &store->reads[access];
+        const model::Dma &dma = program.dmas[k];
+        return !region || region->overlaps(dst ? dma.dst : dma.src);
+      };
+      const semantics::BoxDecision box = semantics::decideBoxes(machine, input);
+      if (box.stopped) {
+        out.reason = "the time limit ended the race argument";
+        return out;
+      }
+      if (!box.complete) {
+        failed = fmt::format("at N = {} with a box of {} steps either way: {}", m, q, box.open);
+        break;
+      }
+      checks += box.checks;
+      // Pairs farther apart than q steps: the settled facts at every anchor, or index forms
+      // that never meet.
+      std::vector<char> aheadAll(n, 1);
+      for (const std::vector<char> &row : box.ahead)
+        for (model::DeviceId d = 0; d < n; ++d)
+          aheadAll[d] = aheadAll[d] && row[d];
+      // Per DMA made at one place by one device, and side: every such DMA settled.
+      std::map<std::tuple<FormKey, model::DeviceId, bool>, bool> behindAll;
+      for (model::DmaId k = 0; k < machine.dmaCount(); ++k)
+        for (bool dst : {false, true}) {
+          const int8_t fact = (dst ? box.dmaBehindLand : box.dmaBehindSend)[k];
+          if (fact < 0)
+            continue;
+          auto [it, fresh] = behindAll.emplace(
+              std::tuple{key(program.dmas[k].descriptorLoc), program.dmas[k].issuer, dst}, true);
+          it->second = it->second && fact == 1;
+        }
+      for (const semantics::BoxPair &p : box.pairs) {
+        const model::Dma &dma = program.dmas[p.dma];
+        const Overlap o = overlapOf(p.pc, p.access, p.dma, p.dst);
+        auto behind = behindAll.find({key(dma.descriptorLoc), dma.issuer, p.dst});
+        const bool laterOk = aheadAll[dma.issuer] || o.later;
+        const bool earlierOk = (behind != behindAll.end() && behind->second) || o.earlier;
+        if (!laterOk || !earlierOk) {
+          const model::SourceLoc at = program.processes[0].events[p.pc].loc;
+          failed = fmt::format(
+              "at N = {}: the access at line {}, column {} and the DMA made at line {} on the "
+              "device {} away are neither ordered nor apart when {} than {} steps {}",
+              m, at.line, at.col, dma.descriptorLoc.line, offset(dma.issuer),
+              laterOk ? "it runs more" : "the DMA runs more", q, laterOk ? "behind" : "ahead");
+          break;
+        }
+      }
+    }
+    if (failed.empty()) {
+      out.holds = true;
+      out.from = from;
+      out.to = to;
+      out.depth = q;
+      out.radius = radius;
+      out.checks = checks;
+      return out;
+    }
+    out.reason = failed;
   }
   return out;
 }
@@ -725,8 +1391,18 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
     }
     from = m;
   }
+  // Races, DMA lifetimes and signal targets: the box argument, where deadlock freedom holds.
+  std::optional<RaceArgument> races;
+  if (from) {
+    int code = support::kExitOk;
+    races = raceArgument(base, first, ug, deadline, err, code);
+    if (code != support::kExitOk)
+      return code;
+  }
+  const bool proved = races && races->holds;
   int64_t checked = 0;
-  const int64_t last = std::max<int64_t>({first, 16, from ? *from : smallest});
+  const int64_t last =
+      std::max<int64_t>({first, 16, from ? *from : smallest, proved ? races->to : 0});
   if (std::optional<int> code = oneByOne(first, last, checked))
     return *code;
   if (!from) {
@@ -736,14 +1412,25 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
                        first, name, reason, first, last);
     return support::kExitInconclusive;
   }
+  const std::string steps =
+      ug.g == 0 ? std::string("N") : fmt::format("N {} {}", ug.g < 0 ? '-' : '+', std::abs(ug.g));
+  if (proved) {
+    out << fmt::format(
+        "verified for every N >= {}: kernel {} on mesh x=N: no data race, deadlock, exit or "
+        "lifetime violation (arguments: lockstep over its {} grid steps at N = {}, and boxes of "
+        "{} steps either way on {} devices around device 0 at N = {}{}, deciding {} checks, "
+        "docs/parametric.md; N = {} to {} checked one by one by the closure engine)\n",
+        first, name, steps, *from, races->depth, 2 * races->radius + 1, races->from,
+        races->to > races->from ? fmt::format(" to {}", races->to) : std::string(), races->checks,
+        first, last);
+    return support::kExitOk;
+  }
   out << fmt::format(
       "inconclusive for every N >= {}: kernel {} on mesh x=N: no deadlock and no semaphore left "
       "non-zero at the exit at any N >= {} (argument: lockstep over its {} grid steps, "
       "docs/parametric.md, at N = {}); data races, DMA lifetimes and the other checks are "
-      "decided one by one only: verified for N = {} to {} (engine closure)\n",
-      first, name, first,
-      ug.g == 0 ? std::string("N") : fmt::format("N {} {}", ug.g < 0 ? '-' : '+', std::abs(ug.g)),
-      *from, first, last);
+      "decided one by one only ({}): verified for N = {} to {} (engine closure)\n",
+      first, name, first, steps, *from, races->reason, first, last);
   return support::kExitInconclusive;
 }
 

@@ -150,6 +150,10 @@ void Closure::reset() {
   run_.arrived.assign(required_.size(), 0);
   run_.barrierWaiters.assign(required_.size(), {});
   run_.nextBarrier.assign(n, 0);
+  run_.limit.assign(n, 0);
+  for (DeviceId d = 0; d < n; ++d)
+    run_.limit[d] = m_.eventCount(d);
+  run_.jumped.assign(n, false);
   for (DeviceId d = 0; d < n; ++d)
     for (; run_.nextBarrier[d] < barrierAt_[d].size() &&
            barrierAt_[d][run_.nextBarrier[d]].first == 0;
@@ -211,6 +215,46 @@ void Closure::assumeDone(DeviceId d) {
     }
   }
   run_.state.pc[d] = static_cast<int32_t>(ops_[d].size());
+  for (; run_.nextBarrier[d] < barrierAt_[d].size(); ++run_.nextBarrier[d]) {
+    const int32_t inv = barrierAt_[d][run_.nextBarrier[d]].second;
+    if (++run_.arrived[inv] == required_[inv]) {
+      for (DeviceId w : run_.barrierWaiters[inv])
+        push(actors_.device(w));
+      run_.barrierWaiters[inv].clear();
+    }
+  }
+}
+
+void Closure::saturate(DeviceId d, SemId sem) {
+  const size_t semCount = static_cast<size_t>(m_.semCount());
+  run_.state.sem[d * semCount + sem] = kSaturated;
+  added(d, sem);
+}
+
+void Closure::limitDevice(DeviceId d, int32_t pc) {
+  run_.limit[d] = std::clamp(pc, 0, m_.eventCount(d));
+  if (run_.state.pc[d] >= run_.limit[d])
+    jump(d);
+  push(actors_.device(d));
+}
+
+void Closure::jump(DeviceId d) {
+  if (run_.jumped[d])
+    return;
+  run_.jumped[d] = true;
+  const std::vector<Op> &ops = ops_[d];
+  for (size_t pc = static_cast<size_t>(run_.limit[d]); pc < ops.size(); ++pc) {
+    const Op &op = ops[pc];
+    if (op.kind == Op::Kind::Signal && op.amount > 0) {
+      saturate(op.a, op.b);
+    } else if (op.kind == Op::Kind::Start) {
+      const DmaInfo &dma = dmas_[op.a];
+      if (dma.sendSem >= 0)
+        saturate(dma.issuer, dma.sendSem);
+      saturate(dma.target, dma.recvSem);
+    }
+  }
+  // Its later barriers: arrived (the others are not held by a device that stopped).
   for (; run_.nextBarrier[d] < barrierAt_[d].size(); ++run_.nextBarrier[d]) {
     const int32_t inv = barrierAt_[d][run_.nextBarrier[d]].second;
     if (++run_.arrived[inv] == required_[inv]) {
@@ -292,7 +336,8 @@ void Closure::added(DeviceId d, SemId sem) {
 
 void Closure::advanceDevice(DeviceId d) {
   const std::vector<Op> &ops = ops_[d];
-  const int32_t end = std::min(run_.cap[actors_.device(d)], static_cast<int32_t>(ops.size()));
+  const int32_t end = std::min({run_.cap[actors_.device(d)], static_cast<int32_t>(ops.size()),
+                                run_.limit[d]});
   const size_t semCount = static_cast<size_t>(m_.semCount());
   while (run_.state.pc[d] < end && !stop_) {
     const Op &op = ops[run_.state.pc[d]];
@@ -364,6 +409,8 @@ void Closure::take(const ScheduleStep &step) {
         run_.barrierWaiters[inv].clear();
       }
     }
+    if (pc == run_.limit[d] && pc < static_cast<int32_t>(ops_[d].size()))
+      jump(d);
     if (pc == watch_[d] && --unmet_ == 0)
       stop_ = true;
     return;
@@ -1439,6 +1486,293 @@ EngineResult decideByClosure(const Machine &machine, const ClosureOptions &optio
     result.reason = "out of memory";
     return result;
   }
+}
+
+} // namespace dkv::semantics
+
+namespace dkv::semantics {
+
+namespace {
+
+/// The step of event pc of device d under the cuts `steps` (the last step for the events
+/// after the grid).
+int32_t stepOfEvent(const std::vector<int32_t> &starts, int32_t pc) {
+  const int32_t grid = static_cast<int32_t>(starts.size()) - 1;
+  int32_t p = static_cast<int32_t>(std::upper_bound(starts.begin(), starts.end() - 1, pc) -
+                                   starts.begin()) -
+              1;
+  return std::clamp(p, 0, grid - 1);
+}
+
+/// One access of device 0's event: where, which buffer region, whether it writes.
+struct Access {
+  int32_t access = -1;
+  DeviceId device = 0;
+  const Region *region = nullptr;
+  bool write = false;
+  DmaId own = -1; ///< the DMA the event starts (not raced against itself)
+};
+
+std::vector<Access> accessesOf(const Program &program, const Event &event) {
+  std::vector<Access> out;
+  if (const auto *store = std::get_if<Store>(&event.kind)) {
+    out.push_back({-1, 0, &store->dst, true});
+    for (size_t i = 0; i < store->reads.size(); ++i)
+      out.push_back({static_cast<int32_t>(i), 0, &store->reads[i], false});
+  } else if (const auto *start = std::get_if<DmaStart>(&event.kind)) {
+    const Dma &dma = program.dmas[start->dma];
+    out.push_back({0, dma.issuer, &dma.src, false, start->dma});
+    out.push_back({1, dma.target, &dma.dst, true, start->dma});
+  }
+  return out;
+}
+
+} // namespace
+
+BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
+  BoxDecision out;
+  const Program &program = machine.program();
+  const std::vector<std::vector<int32_t>> &steps = *input.steps;
+  const int32_t n = machine.deviceCount();
+  DKV_INVARIANT(static_cast<int32_t>(steps.size()) == n && n > 0, "a step table per device");
+  const int32_t grid = static_cast<int32_t>(steps[0].size()) - 1;
+  const int32_t q = input.depth;
+  auto dist = [&](DeviceId d) { return std::min(d, n - d); };
+  auto inside = [&](DeviceId d) { return dist(d) <= input.radius; };
+  auto near = [&](DeviceId d) { return dist(d) <= input.reach; };
+  auto boxEnd = [&](DeviceId d, int32_t s) { return steps[d][std::min(grid, s + q + 1)]; };
+  const Properties &props = machine.properties();
+  const int32_t dmas = machine.dmaCount();
+  out.dmaStep.assign(dmas, -1);
+  for (DmaId k = 0; k < dmas; ++k)
+    if (const int32_t start = props.startPc(k); start >= 0)
+      out.dmaStep[k] = stepOfEvent(steps[program.dmas[k].issuer], start);
+  out.dmaBehindLand.assign(dmas, -1);
+  out.dmaBehindSend.assign(dmas, -1);
+  out.ahead.assign(grid, std::vector<char>(n, 1));
+  out.behind.assign(grid, std::vector<char>(n, 1));
+
+  Closure closure(machine);
+  std::vector<int32_t> tokens(grid);
+  auto start = [&](int32_t s) {
+    if (closure.hasBase(&tokens[s])) {
+      closure.restoreBase();
+      return;
+    }
+    closure.reset();
+    for (DeviceId d = 0; d < n; ++d)
+      closure.limitDevice(d, inside(d) ? boxEnd(d, s) : 0);
+    closure.saveBase(&tokens[s]);
+  };
+  auto run = [&] {
+    closure.run();
+    ++out.closures;
+  };
+  auto fail = [&](std::string what) {
+    if (out.complete) {
+      out.complete = false;
+      out.open = std::move(what);
+    }
+  };
+
+  // Device 0's entry and exit.
+  const std::vector<Event> &zero = program.processes[0].events;
+  int32_t enterPc = -1, exitPc = -1;
+  for (int32_t pc = 0; pc < static_cast<int32_t>(zero.size()); ++pc) {
+    if (std::holds_alternative<KernelEnter>(zero[pc].kind) && enterPc < 0)
+      enterPc = pc;
+    if (std::holds_alternative<KernelExit>(zero[pc].kind))
+      exitPc = pc;
+  }
+
+  for (int32_t s = 0; s < grid; ++s) {
+    if (input.stop && input.stop()) {
+      out.complete = false;
+      out.stopped = true;
+      out.open = "stopped";
+      return out;
+    }
+    const bool last = s + q + 1 >= grid; // nothing after the box: the facts hold vacuously
+    // ahead[s]: device 0 at most to the end of step s.
+    if (!last) {
+      start(s);
+      closure.capDevice(0, steps[0][s + 1]);
+      run();
+      for (DeviceId d = 1; d < n; ++d)
+        if (near(d))
+          out.ahead[s][d] = closure.state().pc[d] < boxEnd(d, s);
+      for (DeviceId d = 1; d < n; ++d)
+        if (near(d)) {
+          start(s);
+          closure.capDevice(d, steps[d][s + 1]);
+          run();
+          out.behind[s][d] = closure.state().pc[0] < boxEnd(0, s);
+        }
+    }
+    for (DmaId k = 0; k < dmas; ++k) {
+      if (out.dmaStep[k] != s || !near(program.dmas[k].issuer))
+        continue;
+      if (last) {
+        out.dmaBehindLand[k] = out.dmaBehindSend[k] = 1;
+        continue;
+      }
+      for (bool land : {true, false}) {
+        start(s);
+        if (land)
+          closure.capLands(k, machine.chunks(k) - 1);
+        else
+          closure.capSends(k, machine.chunks(k) - 1);
+        run();
+        (land ? out.dmaBehindLand : out.dmaBehindSend)[k] =
+            closure.state().pc[0] < boxEnd(0, s) ? 1 : 0;
+      }
+    }
+
+    // The race pairs of device 0's accesses in step s; the near ones decided in box s.
+    std::map<std::pair<DmaId, bool>, int32_t> reached; // (A): how far device 0 gets
+    std::map<int32_t, std::vector<int32_t>> capped;    // (B): the pcs with device 0 at pc
+    for (int32_t pc = steps[0][s]; pc < steps[0][s + 1]; ++pc)
+      for (const Access &a : accessesOf(program, zero[pc]))
+        for (DmaId k = 0; k < dmas; ++k) {
+          const Dma &dma = program.dmas[k];
+          if (k == a.own || out.dmaStep[k] < 0 || !inside(dma.issuer))
+            continue;
+          for (bool dst : {false, true}) {
+            const DeviceId where = dst ? dma.target : dma.issuer;
+            const Region &side = dst ? dma.dst : dma.src;
+            if (where != a.device || side.buffer != a.region->buffer || !(dst || a.write))
+              continue;
+            const int32_t t = out.dmaStep[k];
+            out.pairs.push_back({pc, a.access, k, dst, s, t});
+            if (std::abs(t - s) > q || !input.mayOverlap(pc, a.access, k, dst))
+              continue;
+            ++out.checks;
+            auto [it, fresh] = reached.emplace(std::pair{k, dst}, 0);
+            if (fresh) {
+              start(s);
+              if (dst)
+                closure.capLands(k, machine.chunks(k) - 1);
+              else
+                closure.capSends(k, machine.chunks(k) - 1);
+              run();
+              it->second = closure.state().pc[0];
+            }
+            auto [jt, fresh2] = capped.emplace(pc, std::vector<int32_t>{});
+            if (fresh2) {
+              start(s);
+              closure.capDevice(0, pc);
+              run();
+              jt->second = closure.state().pc;
+            }
+            const bool a1 = it->second >= pc;
+            const bool b1 = jt->second[dma.issuer] > props.startPc(k);
+            if (a1 && b1)
+              fail(fmt::format("the access of event {} of device 0 (step {}) and DMA {} of device "
+                               "{} (step {}) are not ordered in the box of step {}",
+                               pc, s, k, dma.issuer, t, s));
+          }
+        }
+  }
+
+  // Exits, lands and signals: near ones in the first and last boxes, far ones by the facts.
+  // Before device 0 enters, which devices get past step `depth` (the far lands and signals
+  // that could reach it then).
+  std::vector<char> entryAhead(n, 1);
+  if (enterPc >= 0 && q + 1 < grid) {
+    start(0);
+    closure.capDevice(0, enterPc);
+    run();
+    for (DeviceId d = 1; d < n; ++d)
+      if (near(d))
+        entryAhead[d] = closure.state().pc[d] < boxEnd(d, 0);
+  }
+  for (DmaId k = 0; k < dmas && exitPc >= 0; ++k) {
+    const Dma &dma = program.dmas[k];
+    const int32_t t = out.dmaStep[k];
+    if (t < 0 || (dma.issuer != 0 && dma.target != 0))
+      continue;
+    ++out.checks;
+    if (!near(dma.issuer)) {
+      fail(fmt::format("DMA {} of device {} reaches device 0 from beyond the window", k,
+                       dma.issuer));
+      continue;
+    }
+    // Its side on device 0 open at device 0's exit (the source of a DMA device 0 issues, the
+    // destination of one it receives), or landing after it.
+    for (bool land : {false, true}) {
+      if ((land ? dma.target : dma.issuer) != 0)
+        continue;
+      if (t < grid - 1 - q) {
+        if ((land ? out.dmaBehindLand : out.dmaBehindSend)[k] != 1)
+          fail(fmt::format("DMA {} of device {} (step {}) may still be {} when device 0 has "
+                           "passed {} more steps",
+                           k, dma.issuer, t, land ? "landing" : "sending", q));
+        continue;
+      }
+      start(grid - 1);
+      if (land)
+        closure.capLands(k, machine.chunks(k) - 1);
+      else
+        closure.capSends(k, machine.chunks(k) - 1);
+      run();
+      if (closure.state().pc[0] >= exitPc)
+        fail(fmt::format("DMA {} of device {} (step {}) may be {} at device 0's exit", k,
+                         dma.issuer, t, land ? "landing" : "sending"));
+    }
+    // Landing before device 0 has entered.
+    if (dma.target == 0 && enterPc >= 0) {
+      if (t > q) {
+        if (!entryAhead[dma.issuer])
+          fail(fmt::format("DMA {} of device {} (step {}) may land before device 0 enters", k,
+                           dma.issuer, t));
+      } else {
+        start(0);
+        closure.capDevice(0, enterPc);
+        run();
+        if (closure.state().landed[k] > 0)
+          fail(fmt::format("DMA {} of device {} (step {}) may land before device 0 enters", k,
+                           dma.issuer, t));
+      }
+    }
+  }
+  for (DeviceId c = 0; c < n && exitPc >= 0; ++c) {
+    const std::vector<Event> &events = program.processes[c].events;
+    for (int32_t pc = 0; pc < static_cast<int32_t>(events.size()); ++pc) {
+      const auto *sig = std::get_if<Signal>(&events[pc].kind);
+      // A barrier semaphore is valid everywhere at all times (Properties).
+      if (!sig || sig->target != 0 || program.isBarrier(sig->sem))
+        continue;
+      ++out.checks;
+      if (!near(c)) {
+        fail(fmt::format("device {} signals device 0 from beyond the window", c));
+        continue;
+      }
+      const int32_t t = stepOfEvent(steps[c], pc);
+      if (enterPc >= 0) {
+        if (t > q) {
+          if (c != 0 && !entryAhead[c])
+            fail(fmt::format("device {} may signal device 0 (step {}) before it enters", c, t));
+        } else {
+          start(0);
+          closure.capDevice(0, enterPc);
+          run();
+          if (closure.state().pc[c] > pc)
+            fail(fmt::format("device {} may signal device 0 (step {}) before it enters", c, t));
+        }
+      }
+      if (t < grid - 1 - q) {
+        if (c != 0 && !out.behind[t][c])
+          fail(fmt::format("device {} may signal device 0 (step {}) after it exits", c, t));
+      } else {
+        start(grid - 1);
+        closure.capDevice(c, pc);
+        run();
+        if (closure.state().pc[0] > exitPc)
+          fail(fmt::format("device {} may signal device 0 (step {}) after it exits", c, t));
+      }
+    }
+  }
+  return out;
 }
 
 } // namespace dkv::semantics

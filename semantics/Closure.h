@@ -55,6 +55,16 @@ public:
   /// (not a reachable state: the over-approximation of the window argument,
   /// docs/parametric.md). Right after reset().
   void assumeDone(model::DeviceId d);
+  /// Semaphore `sem` on device d holds more units than any run can take (kSaturated):
+  /// every wait on it passes. The over-approximation of an actor whose increments are
+  /// not counted (docs/parametric.md "Races for every N"). Right after reset().
+  void saturate(model::DeviceId d, model::SemId sem);
+  /// Device d never runs its event `pc` or any later one; once it has run its first
+  /// `pc` events, every semaphore that those later events and the DMAs they start would
+  /// add to is saturated and the device counts as arrived at its later barriers (the
+  /// device "jumps" to its end: an over-approximation). Right after reset().
+  void limitDevice(model::DeviceId d, int32_t pc);
+  static constexpr int64_t kSaturated = int64_t{1} << 60;
   /// The current state (right after reset() and what prepared it: caps, assumeDone)
   /// becomes the base that restoreBase() returns to, under the name `owner`.
   void saveBase(const void *owner);
@@ -125,7 +135,11 @@ private:
     std::vector<int32_t> arrived;        ///< per invocation
     std::vector<std::vector<model::DeviceId>> barrierWaiters; ///< per invocation
     std::vector<size_t> nextBarrier; ///< per device: its next barrier in barrierAt_
+    std::vector<int32_t> limit;      ///< per device: limitDevice's pc (its event count: none)
+    std::vector<bool> jumped;        ///< per device: its limit reached and applied
   };
+  /// Device d has reached its limit: saturate what the rest of its program adds to.
+  void jump(model::DeviceId d);
   Run run_, base_;
   std::vector<int32_t> required_;                   ///< per invocation: the devices it waits for
   std::vector<std::vector<model::DmaId>> linkNext_; ///< per DMA: DMAs whose link predecessor it is
@@ -217,6 +231,64 @@ struct LockstepDecision {
 LockstepDecision decideLockstep(const Machine &machine,
                                 const std::vector<std::vector<int32_t>> &steps, int32_t radius,
                                 const std::function<bool()> &stop = {});
+
+/// The box argument (docs/parametric.md "Races for every N") on one instance of a kernel
+/// of the fragment UG: for each anchor step s, the closures of the instance modified so
+/// that every device farther than `radius` rotation steps from device 0 jumps to its end
+/// at once (Closure::limitDevice at 0: whatever it would add to is saturated) and every
+/// device of the window jumps when it reaches the end of step s + `depth` (an
+/// over-approximation whose restriction to the box does not depend on N). `steps` as for
+/// decideLockstep. It decides:
+/// - the near checks of device 0: each access of device 0 in step s (a store's region, a
+///   started DMA's source or destination) against each side of a DMA started in steps
+///   s - depth .. s + depth by a window device on the same buffer of the same device,
+///   one of them a write, where `mayOverlap` says the two may overlap at the N argued
+///   for; the DMAs open at device 0's exit started in the last depth + 1 steps; the lands
+///   and signals reaching device 0 in the first or last depth + 1 steps (before it
+///   enters, after it exits). Each must be ordered: a part of its check fails under the
+///   bound. `open` names the first that is not;
+/// - the settled facts that order the pairs farther apart than `depth` steps (`ahead`,
+///   `behind`, `dmaBehind`), and from them the far lands, signals and exits;
+/// - the race pairs of every distance (`pairs`), for the driver's far-pair argument.
+struct BoxInput {
+  const std::vector<std::vector<int32_t>> *steps = nullptr;
+  int32_t radius = 1;
+  int32_t depth = 1;
+  /// The devices within `reach` rotation steps of device 0 whose facts are asked.
+  int32_t reach = 1;
+  /// Access `access` of device 0's event pc (Obligation::access) and DMA k's destination
+  /// (dst) or source side may overlap at some N the argument is for.
+  std::function<bool(int32_t pc, int32_t access, model::DmaId k, bool dst)> mayOverlap;
+  std::function<bool()> stop;
+};
+struct BoxPair {
+  int32_t pc = 0;     ///< device 0's event
+  int32_t access = 0; ///< Obligation::access
+  model::DmaId dma = 0;
+  bool dst = false; ///< the DMA's destination side (else its source)
+  int32_t step = 0, dmaStep = 0;
+};
+struct BoxDecision {
+  bool complete = true;
+  bool stopped = false;
+  std::string open; ///< the first check not ordered under the bound, when not complete
+  /// [s][d]: with device 0 capped at the end of step s, device d (within reach) does not
+  /// get past the end of step s + depth (so it starts nothing of a later step before
+  /// device 0 ends step s).
+  std::vector<std::vector<char>> ahead;
+  /// [t][d]: with device d capped at the end of step t, device 0 does not get past the end
+  /// of step t + depth.
+  std::vector<std::vector<char>> behind;
+  /// [k]: with DMA k (started by a device within reach) not landed (`dmaBehindLand`), or
+  /// not sent (`dmaBehindSend`), device 0 does not get past the end of step t + depth, t
+  /// the step of k's start (1: held, 0: not, -1: not asked).
+  std::vector<int8_t> dmaBehindLand, dmaBehindSend;
+  std::vector<int32_t> dmaStep; ///< [k]: the step of k's start on its issuer (-1: never)
+  std::vector<BoxPair> pairs;   ///< every race pair of device 0 with a window DMA
+  int64_t checks = 0;           ///< near checks decided
+  int64_t closures = 0;
+};
+BoxDecision decideBoxes(const Machine &machine, const BoxInput &input);
 
 /// `dkv check --engine closure`: decides every obligation of the machine's properties
 /// exactly with greedy closures (docs/closure.md): a deadlock from the one greatest

@@ -102,6 +102,10 @@ class Gen:
             rs = [("outp", True), ("a", True), ("b[0]", True), ("b[1]", True), ("inp", False)]
             if self.growing:
                 rs.append(("b[step % 2]", True))
+                # Rows of an N-row buffer: positions modulo N that move with the device and
+                # the step (docs/parametric.md "Races for every N").
+                rs += [("g[(me - step + N) % N]", True), ("g[(me + step) % N]", True),
+                       ("g[me]", True), ("g[(me + 1) % N]", True), ("g[(me + 2) % N]", True)]
             if self.has_c:
                 rs.append(("c", True))
             if loop:
@@ -427,6 +431,7 @@ class Gen:
                 "let right = (me + 1) % N",
                 "let left = (me + N - 1) % N"]
         if self.growing:
+            body[0] += ", g: vmem f32[N, 4]"
             body[1] += ", pt: sem[N]"
             body[2] += ", ps: dma_sem[N]"
             body.append("let step = program_id(0)")
