@@ -17,6 +17,7 @@
 #include <map>
 #include <numeric>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <variant>
 
@@ -43,7 +44,7 @@ struct Abs {
   bool size = false, me = false, step = false;
   /// Me: the value is exactly me + offset + n * N (`me + N - 1`: offset -1, n 1).
   int64_t n = 0;
-  int64_t a = 0, b = 0;                     ///< Affine, ModN (a, b), Periodic (b)
+  int64_t a = 0, b = 0;                    ///< Affine, ModN (a, b), Periodic (b)
   int64_t alpha = 0, beta = 0, period = 0; ///< Periodic
 };
 
@@ -533,8 +534,7 @@ private:
     if (const auto *name = dynCast<NameExpr>(&e))
       if (const auto *l = dynCast<LetDecl>(name->decl()))
         return reads(l->init(), into);
-    if (isa<IntLiteral>(&e) || isa<FloatLiteral>(&e) || isa<BoolLiteral>(&e) ||
-        isa<NameExpr>(&e))
+    if (isa<IntLiteral>(&e) || isa<FloatLiteral>(&e) || isa<BoolLiteral>(&e) || isa<NameExpr>(&e))
       return;
     // Anything else: a read the forms do not follow (its pairs may overlap).
     into.push_back({});
@@ -608,7 +608,7 @@ private:
   static Abs dirty(const Abs &a = {}, const Abs &b = {}) {
     auto size = [](const Abs &x) {
       return x.kind == Abs::Kind::Size || x.kind == Abs::Kind::Device || x.size;
-    };  // ModN and Affine with N carry `size`
+    }; // ModN and Affine with N carry `size`
     auto me = [](const Abs &x) {
       return x.kind == Abs::Kind::Me || x.kind == Abs::Kind::Device || x.me;
     };
@@ -722,8 +722,8 @@ private:
       // Only positions are new here: a value without the device or the step stays as the
       // fragment's rules have it (`axis_size(x) - N` is dirty there).
       if (x && y && (x->a + sign * y->a != 0 || x->b + sign * y->b != 0))
-        return fromLinear({x->a + sign * y->a, x->b + sign * y->b, x->c + sign * y->c,
-                           x->n + sign * y->n});
+        return fromLinear(
+            {x->a + sign * y->a, x->b + sign * y->b, x->c + sign * y->c, x->n + sign * y->n});
       if (l.kind == K::Periodic && known(r)) {
         Abs out = l;
         out.alpha += sign * *r.value;
@@ -975,9 +975,19 @@ int64_t periodicValue(const IndexForm &f, int64_t step) {
   return f.alpha + f.beta * m;
 }
 
+/// Where the two statements of a pair run, at the instance I(m) of the argument: whether
+/// the access's (`access`) or the DMA's (`dma`) statement runs at step p of I(m). A step
+/// p < m / 2 stands for the same step of every I(N) with N >= m, a step m + j (j < 0)
+/// for step N + j: the classes of the steps are the same (docs/parametric.md).
+struct Occurs {
+  int64_t m = 0;
+  std::function<bool(int64_t)> access, dma;
+};
+
 /// One dimension: x the access's (on device 0), y the DMA's (evaluated on its issuer, at
 /// offset `c` from device 0); g the grid's N + g, q the box's depth.
-Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, int64_t q) {
+Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, int64_t q,
+                   const Occurs &at) {
   using K = DimValue::Kind;
   const DimValue x = dimValue(dx), y = dimValue(dy);
   Overlap o;
@@ -1019,7 +1029,8 @@ Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, i
       return never();
     return o;
   }
-  if ((x.kind == K::Periodic && y.kind == K::Clean) || (x.kind == K::Clean && y.kind == K::Periodic)) {
+  if ((x.kind == K::Periodic && y.kind == K::Clean) ||
+      (x.kind == K::Clean && y.kind == K::Periodic)) {
     o.edge = o.mid = true;
     return o;
   }
@@ -1039,15 +1050,24 @@ Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, i
       // t - s = b * e (mod N): d = X, or X +- N where the grid has room for it.
       const int64_t X = fx.b * e;
       o.edge = o.mid = true;
-      o.later = X <= q && X > g - 1;
-      o.earlier = X >= -q && X < 1 - g;
+      // d = X + N: the access at step s <= g - 1 - X, the DMA at N + X + s (near the end);
+      // d = X - N: the DMA at t <= g - 1 + X, the access at N - X + t.
+      bool wrapLater = false, wrapEarlier = false;
+      for (int64_t s = 0; s <= g - 1 - X && !wrapLater; ++s)
+        wrapLater = at.access(s) && at.dma(at.m + X + s);
+      for (int64_t t = 0; t <= g - 1 + X && !wrapEarlier; ++t)
+        wrapEarlier = at.dma(t) && at.access(at.m - X + t);
+      o.later = X <= q && !wrapLater;
+      o.earlier = X >= -q && !wrapEarlier;
       return o;
     }
     if ((fx.b == 0 && std::abs(fy.b) == 1) || (fy.b == 0 && std::abs(fx.b) == 1)) {
-      // One step only, Y modulo N: in the grid as Y (Y >= 0) or N + Y (Y <= g - 1).
+      // One step only, Y modulo N: in the grid as Y (Y >= 0) or N + Y (Y <= g - 1); the
+      // regions meet only if the statement whose position moves runs there.
       const int64_t Y = fx.b == 0 ? fy.b * e : -fx.b * e;
+      const std::function<bool(int64_t)> &runs = fx.b == 0 ? at.dma : at.access;
       o.edge = true;
-      if (Y < 0 && Y > g - 1)
+      if (!(Y >= 0 && runs(Y)) && !(Y <= g - 1 && runs(at.m + Y)))
         return never();
       return o;
     }
@@ -1078,13 +1098,14 @@ Overlap dimOverlap(const DimForm &dx, const DimForm &dy, int64_t c, int64_t g, i
   return o;
 }
 
-Overlap regionOverlap(const RegionForm &x, const RegionForm &y, int64_t c, int64_t g, int64_t q) {
+Overlap regionOverlap(const RegionForm &x, const RegionForm &y, int64_t c, int64_t g, int64_t q,
+                      const Occurs &at) {
   Overlap out;
   if (!x.known || !y.known || x.buffer != y.buffer || x.dims.size() != y.dims.size())
     return out;
   out.edge = out.mid = true;
   for (size_t i = 0; i < x.dims.size(); ++i) {
-    const Overlap d = dimOverlap(x.dims[i], y.dims[i], c, g, q);
+    const Overlap d = dimOverlap(x.dims[i], y.dims[i], c, g, q, at);
     if (d.never)
       return d; // one dimension apart: the regions are
     out.later = out.later || d.later;
@@ -1125,9 +1146,11 @@ struct RaceArgument {
 
 /// The box argument for races, DMA lifetimes and signal targets of a kernel of UG
 /// (docs/parametric.md "Races for every N"), at the instances from..to, or why not.
-RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Uniform &ug,
-                          std::chrono::steady_clock::time_point deadline, std::ostream &err,
-                          int &code) {
+/// `lockstep`: the lockstep argument's instance; the box argument's are at least as large,
+/// so that U_p is reachable in them and its semaphores are those of p's twin.
+RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lockstep,
+                          const Uniform &ug, std::chrono::steady_clock::time_point deadline,
+                          std::ostream &err, int &code) {
   RaceArgument out;
   code = support::kExitOk;
   if (!ug.racesOutside.empty()) {
@@ -1137,8 +1160,8 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Unif
   int64_t constant = 0, period = 1;
   formBounds(ug, constant, period);
   if (period > 12) {
-    out.reason = fmt::format("positions repeat every {} steps (the argument takes up to 12)",
-                             period);
+    out.reason =
+        fmt::format("positions repeat every {} steps (the argument takes up to 12)", period);
     return out;
   }
   const int64_t r = ug.reach;
@@ -1147,10 +1170,10 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Unif
     const int64_t radius = reach;
     // The classes and a middle anchor of every residue, the window's devices distinct, and
     // N beyond every constant of the forms.
-    const int64_t from = std::max({2 * radius + r + 1,
-                                   ug.first + ug.last + 2 * q + period + 3 - ug.g,
-                                   2 * (constant + ug.first + ug.last + 3 * q + std::abs(ug.g) + 2),
-                                   first, int64_t{2}});
+    const int64_t from =
+        std::max({2 * radius + r + 1, ug.first + ug.last + 2 * q + period + 3 - ug.g,
+                  2 * (constant + ug.first + ug.last + 3 * q + std::abs(ug.g) + 2), first, lockstep,
+                  int64_t{2}});
     const int64_t to = from + period - 1;
     if (to > 160) {
       out.reason = fmt::format("the argument needs instances of {} devices", to);
@@ -1174,6 +1197,10 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Unif
       const model::Program &program = loaded.instance->program();
       const semantics::Machine &machine = loaded.instance->machine();
       const int64_t grid = m + ug.g;
+      if (program.options.invocations != 1) {
+        out.reason = "the kernel runs more than once (--invocations)";
+        return out;
+      }
       const std::vector<std::vector<int32_t>> steps = stepStarts(program, grid);
       const int32_t n = machine.deviceCount();
       auto key = [](const model::SourceLoc &at) {
@@ -1229,14 +1256,39 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, const Unif
       };
       auto stepOf = [&](int32_t pc) {
         const std::vector<int32_t> &s0 = steps[0];
-        int32_t p = static_cast<int32_t>(std::upper_bound(s0.begin(), s0.end() - 1, pc) -
-                                         s0.begin()) -
-                    1;
+        int32_t p =
+            static_cast<int32_t>(std::upper_bound(s0.begin(), s0.end() - 1, pc) - s0.begin()) - 1;
         return std::clamp<int32_t>(p, 0, static_cast<int32_t>(grid) - 1);
       };
+      // Where each statement runs: device 0's accesses by their statement, the DMAs by
+      // their descriptor and issuer.
+      std::map<FormKey, std::set<int64_t>> accessSteps;
+      for (int32_t pc = 0; pc < machine.eventCount(0); ++pc) {
+        const model::Event &e = program.processes[0].events[pc];
+        const auto *start = std::get_if<model::DmaStart>(&e.kind);
+        accessSteps[key(start ? program.dmas[start->dma].descriptorLoc : e.loc)].insert(stepOf(pc));
+      }
+      std::map<std::pair<FormKey, model::DeviceId>, std::set<int64_t>> dmaSteps;
+      for (model::DmaId k = 0; k < machine.dmaCount(); ++k)
+        if (const int32_t start = machine.properties().startPc(k); start >= 0) {
+          const model::Dma &dma = program.dmas[k];
+          const std::vector<int32_t> &cuts = steps[dma.issuer];
+          const int64_t t = std::clamp<int64_t>(
+              std::upper_bound(cuts.begin(), cuts.end() - 1, start) - cuts.begin() - 1, 0,
+              grid - 1);
+          dmaSteps[{key(dma.descriptorLoc), dma.issuer}].insert(t);
+        }
       auto overlapOf = [&](int32_t pc, int32_t access, model::DmaId k, bool dst) {
+        const model::Event &e = program.processes[0].events[pc];
+        const auto *start = std::get_if<model::DmaStart>(&e.kind);
+        const std::set<int64_t> &mine =
+            accessSteps[key(start ? program.dmas[start->dma].descriptorLoc : e.loc)];
+        const std::set<int64_t> &theirs =
+            dmaSteps[{key(program.dmas[k].descriptorLoc), program.dmas[k].issuer}];
+        Occurs at{m, [&](int64_t p) { return mine.count(p) > 0; },
+                  [&](int64_t p) { return theirs.count(p) > 0; }};
         return regionOverlap(accessForm(pc, access), dmaForm(k, dst),
-                             offset(program.dmas[k].issuer), ug.g, q);
+                             offset(program.dmas[k].issuer), ug.g, q, at);
       };
       semantics::BoxInput input;
       input.steps = &steps;
@@ -1395,7 +1447,7 @@ int checkGrowing(const InstanceOptions &base, int64_t first, const Uniform &ug,
   std::optional<RaceArgument> races;
   if (from) {
     int code = support::kExitOk;
-    races = raceArgument(base, first, ug, deadline, err, code);
+    races = raceArgument(base, first, *from, ug, deadline, err, code);
     if (code != support::kExitOk)
       return code;
   }

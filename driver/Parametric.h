@@ -10,9 +10,9 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
-#include <string>
 
 namespace dkv::ast {
 class Module;

@@ -336,8 +336,8 @@ void Closure::added(DeviceId d, SemId sem) {
 
 void Closure::advanceDevice(DeviceId d) {
   const std::vector<Op> &ops = ops_[d];
-  const int32_t end = std::min({run_.cap[actors_.device(d)], static_cast<int32_t>(ops.size()),
-                                run_.limit[d]});
+  const int32_t end =
+      std::min({run_.cap[actors_.device(d)], static_cast<int32_t>(ops.size()), run_.limit[d]});
   const size_t semCount = static_cast<size_t>(m_.semCount());
   while (run_.state.pc[d] < end && !stop_) {
     const Op &op = ops[run_.state.pc[d]];
@@ -1635,13 +1635,19 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
       for (const Access &a : accessesOf(program, zero[pc]))
         for (DmaId k = 0; k < dmas; ++k) {
           const Dma &dma = program.dmas[k];
-          if (k == a.own || out.dmaStep[k] < 0 || !inside(dma.issuer))
+          if (k == a.own || out.dmaStep[k] < 0)
             continue;
           for (bool dst : {false, true}) {
             const DeviceId where = dst ? dma.target : dma.issuer;
             const Region &side = dst ? dma.dst : dma.src;
             if (where != a.device || side.buffer != a.region->buffer || !(dst || a.write))
               continue;
+            if (!near(dma.issuer)) {
+              fail(fmt::format("DMA {} of device {} reaches a region device 0 accesses from "
+                               "beyond the window",
+                               k, dma.issuer));
+              continue;
+            }
             const int32_t t = out.dmaStep[k];
             out.pairs.push_back({pc, a.access, k, dst, s, t});
             if (std::abs(t - s) > q || !input.mayOverlap(pc, a.access, k, dst))
