@@ -1172,8 +1172,8 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lo
     // N beyond every constant of the forms.
     const int64_t from =
         std::max({2 * radius + r + 1, ug.first + ug.last + 2 * q + period + 3 - ug.g,
-                  2 * (constant + ug.first + ug.last + 3 * q + std::abs(ug.g) + 2), first, lockstep,
-                  int64_t{2}});
+                  2 * (constant + r + ug.first + ug.last + 3 * q + std::abs(ug.g) + 2), first,
+                  lockstep, int64_t{2}});
     const int64_t to = from + period - 1;
     if (to > 160) {
       out.reason = fmt::format("the argument needs instances of {} devices", to);
