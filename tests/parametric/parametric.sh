@@ -67,6 +67,7 @@ ug="no data race, deadlock, exit or lifetime violation (arguments: lockstep over
 expect 0 "^verified for every N >= 2: kernel all_gather on mesh x=N: $ug N - 1 grid steps at N = 4, and boxes of 1 steps either way on 5 devices around device 0 at N = 32, .*N = 2 to 32 checked one by one" examples/all_gather.dk --devices 2..
 expect 0 "^verified for every N >= 2: kernel all_reduce on mesh x=N: $ug N grid steps at N = 6, and boxes .* at N = 30 to 31," examples/all_reduce.dk --devices 2..
 expect 0 "^verified for every N >= 2: kernel reduce_scatter on mesh x=N: $ug N grid steps" examples/reduce_scatter_bidirectional.dk --devices 2..
+expect 0 "^verified for every N >= 2: kernel reduce_scatter on mesh x=N: $ug N - 1 grid steps" examples/reduce_scatter.dk --devices 2..
 expect 0 "^verified for every N >= 2: kernel all_gather_bidirectional on mesh x=N: $ug N - 1 grid steps" examples/all_gather_bidirectional.dk --devices 2..
 expect 0 "^verified for every N >= 2: kernel all_gather_matmul on mesh x=N: $ug N grid steps" examples/collective_matmul.dk --devices 2..
 expect 0 "^verified for every N >= 6: kernel all_reduce on mesh x=N: .*N = 6 to 31 checked one by one" examples/all_reduce.dk --devices 6..
