@@ -215,6 +215,10 @@ void Closure::assumeDone(DeviceId d) {
     }
   }
   run_.state.pc[d] = static_cast<int32_t>(ops_[d].size());
+  arriveAtLaterBarriers(d);
+}
+
+void Closure::arriveAtLaterBarriers(DeviceId d) {
   for (; run_.nextBarrier[d] < barrierAt_[d].size(); ++run_.nextBarrier[d]) {
     const int32_t inv = barrierAt_[d][run_.nextBarrier[d]].second;
     if (++run_.arrived[inv] == required_[inv]) {
@@ -255,14 +259,7 @@ void Closure::jump(DeviceId d) {
     }
   }
   // Its later barriers: arrived (the others are not held by a device that stopped).
-  for (; run_.nextBarrier[d] < barrierAt_[d].size(); ++run_.nextBarrier[d]) {
-    const int32_t inv = barrierAt_[d][run_.nextBarrier[d]].second;
-    if (++run_.arrived[inv] == required_[inv]) {
-      for (DeviceId w : run_.barrierWaiters[inv])
-        push(actors_.device(w));
-      run_.barrierWaiters[inv].clear();
-    }
-  }
+  arriveAtLaterBarriers(d);
 }
 
 void Closure::push(int32_t actor) {

@@ -140,6 +140,8 @@ private:
   };
   /// Device d has reached its limit: saturate what the rest of its program adds to.
   void jump(model::DeviceId d);
+  /// Device d counts as arrived at its barriers not reached yet (it is complete, or jumped).
+  void arriveAtLaterBarriers(model::DeviceId d);
   Run run_, base_;
   std::vector<int32_t> required_;                   ///< per invocation: the devices it waits for
   std::vector<std::vector<model::DmaId>> linkNext_; ///< per DMA: DMAs whose link predecessor it is
