@@ -1348,7 +1348,7 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lo
         if (!laterOk || !earlierOk) {
           const model::SourceLoc at = program.processes[0].events[p.pc].loc;
           failed = fmt::format(
-              "at N = {}: the access at line {}, column {} and the DMA made at line {} on the "
+              "at N = {}: the access at line {}, column {} and the DMA made at line {} by the "
               "device {} away are neither ordered nor apart when {} than {} steps {}",
               m, at.line, at.col, dma.descriptorLoc.line, offset(dma.issuer),
               laterOk ? "it runs more" : "the DMA runs more", q, laterOk ? "behind" : "ahead");

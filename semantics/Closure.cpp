@@ -1565,6 +1565,17 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
     closure.run();
     ++out.closures;
   };
+  // Places and devices as the verdict names them: a source line, an offset from device 0.
+  auto line = [&](const SourceLoc &at) {
+    return fmt::format("line {}, column {}", at.line, at.col);
+  };
+  auto away = [&](DeviceId d) { return d <= n / 2 ? d : d - n; };
+  auto dmaText = [&](DmaId k) {
+    const Dma &dma = program.dmas[k];
+    return dma.issuer == 0 ? fmt::format("device 0's DMA made at line {}", dma.descriptorLoc.line)
+                           : fmt::format("the DMA made at line {} by the device {} away",
+                                         dma.descriptorLoc.line, away(dma.issuer));
+  };
   auto fail = [&](std::string what) {
     if (out.complete) {
       out.complete = false;
@@ -1640,9 +1651,8 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
             if (where != a.device || side.buffer != a.region->buffer || !(dst || a.write))
               continue;
             if (!near(dma.issuer)) {
-              fail(fmt::format("DMA {} of device {} reaches a region device 0 accesses from "
-                               "beyond the window",
-                               k, dma.issuer));
+              fail(fmt::format("{} reaches a region device 0 accesses from beyond the window",
+                               dmaText(k)));
               continue;
             }
             const int32_t t = out.dmaStep[k];
@@ -1670,9 +1680,9 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
             const bool a1 = it->second >= pc;
             const bool b1 = jt->second[dma.issuer] > props.startPc(k);
             if (a1 && b1)
-              fail(fmt::format("the access of event {} of device 0 (step {}) and DMA {} of device "
-                               "{} (step {}) are not ordered in the box of step {}",
-                               pc, s, k, dma.issuer, t, s));
+              fail(fmt::format("the access at {} (step {}) and {} (step {}) are not ordered in the "
+                               "box of step {}",
+                               line(zero[pc].loc), s, dmaText(k), t, s));
           }
         }
   }
@@ -1696,8 +1706,7 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
       continue;
     ++out.checks;
     if (!near(dma.issuer)) {
-      fail(fmt::format("DMA {} of device {} reaches device 0 from beyond the window", k,
-                       dma.issuer));
+      fail(fmt::format("{} reaches device 0 from beyond the window", dmaText(k)));
       continue;
     }
     // Its side on device 0 open at device 0's exit (the source of a DMA device 0 issues, the
@@ -1707,9 +1716,9 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
         continue;
       if (t < grid - 1 - q) {
         if ((land ? out.dmaBehindLand : out.dmaBehindSend)[k] != 1)
-          fail(fmt::format("DMA {} of device {} (step {}) may still be {} when device 0 has "
-                           "passed {} more steps",
-                           k, dma.issuer, t, land ? "landing" : "sending", q));
+          fail(fmt::format("{} (step {}) may still be {} when device 0 has passed {} more "
+                           "steps",
+                           dmaText(k), t, land ? "landing" : "sending", q));
         continue;
       }
       start(grid - 1);
@@ -1719,22 +1728,20 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
         closure.capSends(k, machine.chunks(k) - 1);
       run();
       if (closure.state().pc[0] >= exitPc)
-        fail(fmt::format("DMA {} of device {} (step {}) may be {} at device 0's exit", k,
-                         dma.issuer, t, land ? "landing" : "sending"));
+        fail(fmt::format("{} (step {}) may be {} at device 0's exit", dmaText(k), t,
+                         land ? "landing" : "sending"));
     }
     // Landing before device 0 has entered.
     if (dma.target == 0 && enterPc >= 0) {
       if (t > q) {
         if (!entryAhead[dma.issuer])
-          fail(fmt::format("DMA {} of device {} (step {}) may land before device 0 enters", k,
-                           dma.issuer, t));
+          fail(fmt::format("{} (step {}) may land before device 0 enters", dmaText(k), t));
       } else {
         start(0);
         closure.capDevice(0, enterPc);
         run();
         if (closure.state().landed[k] > 0)
-          fail(fmt::format("DMA {} of device {} (step {}) may land before device 0 enters", k,
-                           dma.issuer, t));
+          fail(fmt::format("{} (step {}) may land before device 0 enters", dmaText(k), t));
       }
     }
   }
@@ -1747,31 +1754,39 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
         continue;
       ++out.checks;
       if (!near(c)) {
-        fail(fmt::format("device {} signals device 0 from beyond the window", c));
+        fail(fmt::format("the device {} away signals device 0 from beyond the window", away(c)));
         continue;
       }
       const int32_t t = stepOfEvent(steps[c], pc);
       if (enterPc >= 0) {
         if (t > q) {
           if (c != 0 && !entryAhead[c])
-            fail(fmt::format("device {} may signal device 0 (step {}) before it enters", c, t));
+            fail(fmt::format("the signal at {} of the device {} away (step {}) may reach device 0 "
+                             "before it enters",
+                             line(events[pc].loc), away(c), t));
         } else {
           start(0);
           closure.capDevice(0, enterPc);
           run();
           if (closure.state().pc[c] > pc)
-            fail(fmt::format("device {} may signal device 0 (step {}) before it enters", c, t));
+            fail(fmt::format("the signal at {} of the device {} away (step {}) may reach device 0 "
+                             "before it enters",
+                             line(events[pc].loc), away(c), t));
         }
       }
       if (t < grid - 1 - q) {
         if (c != 0 && !out.behind[t][c])
-          fail(fmt::format("device {} may signal device 0 (step {}) after it exits", c, t));
+          fail(fmt::format("the signal at {} of the device {} away (step {}) may reach device 0 "
+                           "after it exits",
+                           line(events[pc].loc), away(c), t));
       } else {
         start(grid - 1);
         closure.capDevice(c, pc);
         run();
         if (closure.state().pc[0] > exitPc)
-          fail(fmt::format("device {} may signal device 0 (step {}) after it exits", c, t));
+          fail(fmt::format("the signal at {} of the device {} away (step {}) may reach device 0 "
+                           "after it exits",
+                           line(events[pc].loc), away(c), t));
       }
     }
   }

@@ -84,7 +84,7 @@ expect 0 "^verified for every N >= 8: kernel ug_race_at_7 " $p/ug_race_at_7.dk -
 expect 10 "kernel ug_race_at_8 has findings at N = 8 " $p/ug_race_at_8.dk --devices 2..
 expect 0 "^verified for every N >= 9: kernel ug_race_at_8 " $p/ug_race_at_8.dk --devices 9..
 # Ordered only by a chain all the way round the ring: the boxes cannot see it.
-expect 5 "^inconclusive for every N >= 2: kernel ug_wrap_pair on mesh x=N: no deadlock .*decided one by one only .at N = 48: the access at line 19, column 5 and the DMA made at line 22 on the device -1 away are neither ordered nor apart when the DMA runs more than 4 steps ahead.: verified for N = 2 to 16" $p/ug_wrap_pair.dk --devices 2..
+expect 5 "^inconclusive for every N >= 2: kernel ug_wrap_pair on mesh x=N: no deadlock .*decided one by one only .at N = 48: the access at line 19, column 5 and the DMA made at line 22 by the device -1 away are neither ordered nor apart when the DMA runs more than 4 steps ahead.: verified for N = 2 to 16" $p/ug_wrap_pair.dk --devices 2..
 # More than one invocation: the step cuts are per invocation, the arguments do not hold.
 expect 5 "^inconclusive for every N >= 2: kernel all_gather has a grid that grows with N" examples/all_gather.dk --devices 2.. --invocations 2
 expect 10 "kernel all_reduce_no_capacity has findings at N = 2 " examples/all_reduce_no_capacity.dk --devices 2..
