@@ -827,12 +827,6 @@ namespace {
 
 const ClassP &namedTupleClass(const V &v) { return cast<TupleV>(v).cls; }
 
-V withClass(std::vector<V> items, const ClassP &cls) {
-  auto t = std::make_shared<TupleV>(std::move(items));
-  t->cls = cls;
-  return t;
-}
-
 // `x._replace(**fields)`: a copy with those fields replaced.
 const BuiltinFn kReplace{
     "_replace", +[](Interp &in, CallCtx &c) -> V {
@@ -856,7 +850,7 @@ const BuiltinFn kReplace{
         in.raiseId("ValueError",
                    fmt::format("Got unexpected field names: [{}]", fmt::join(unknown, ", ")),
                    c.range);
-      return withClass(std::move(items), cls);
+      return tupleOfClass(std::move(items), cls);
     }};
 
 // `x._asdict()`: a dict of the fields, in order.
@@ -885,7 +879,7 @@ const BuiltinFn kMake{
                    fmt::format("Expected {} arguments, got {}", cls->namedTupleFields->size(),
                                items.size()),
                    c.range);
-      return withClass(std::move(items), cls);
+      return tupleOfClass(std::move(items), cls);
     }};
 
 } // namespace
@@ -971,7 +965,7 @@ V Interp::newNamedTuple(const ClassP &c, Args args, SourceRange r) {
                         missing.size() == 1 ? "" : "s", list),
             r);
   }
-  return withClass(std::move(items), c);
+  return tupleOfClass(std::move(items), c);
 }
 
 V Interp::newInstance(const ClassP &c, Args args, SourceRange r) {

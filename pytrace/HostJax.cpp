@@ -801,15 +801,6 @@ bool treeLeaves(Interp &in, const V &v, const V &isLeaf, std::vector<V> &out, So
   return true;
 }
 
-// A list, or a tuple of the class of `like` (a NamedTuple stays one, as JAX rebuilds it).
-V sameSequence(const V &like, std::vector<V> items) {
-  if (like->kind != Kind::Tuple)
-    return list(std::move(items));
-  auto t = std::make_shared<TupleV>(std::move(items));
-  t->cls = cast<TupleV>(like).cls;
-  return t;
-}
-
 // jax.tree.map: `f` on the leaves of `tree` and the subtrees of `rest` at the same places.
 V treeMap(Interp &in, const V &f, const V &tree, const std::vector<V> &rest, const V &isLeaf,
           SourceRange r) {

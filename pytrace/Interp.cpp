@@ -80,6 +80,18 @@ V withScalar(const V &v, const ScalarType &t) {
 }
 V string(std::string s) { return std::make_shared<StrV>(std::move(s)); }
 V tuple(std::vector<V> items) { return std::make_shared<TupleV>(std::move(items)); }
+
+V tupleOfClass(std::vector<V> items, ClassP cls) {
+  auto t = std::make_shared<TupleV>(std::move(items));
+  t->cls = std::move(cls);
+  return t;
+}
+
+V sameSequence(const V &like, std::vector<V> items) {
+  if (like->kind != Kind::Tuple)
+    return list(std::move(items));
+  return tupleOfClass(std::move(items), cast<TupleV>(like).cls);
+}
 V list(std::vector<V> items) { return std::make_shared<ListV>(std::move(items)); }
 V ellipsis() {
   static const V v = std::make_shared<EllipsisV>();

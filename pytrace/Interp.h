@@ -823,6 +823,11 @@ V hostExpandDims(Interp &in, CallCtx &c, bool numpy);
 V floating(double f);
 V string(std::string s);
 V tuple(std::vector<V> items);
+/// A tuple of class `cls` (a NamedTuple's; null: a plain tuple).
+V tupleOfClass(std::vector<V> items, ClassP cls);
+/// A list when `like` is not a tuple, else a tuple of the class of `like` (what copying a
+/// sequence item by item makes: a NamedTuple stays one).
+V sameSequence(const V &like, std::vector<V> items);
 V list(std::vector<V> items);
 V ellipsis();
 V builtinValue(const BuiltinFn &fn, V self = nullptr);

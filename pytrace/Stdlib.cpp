@@ -187,11 +187,7 @@ V deepConvert(Interp &in, const V &v, bool asDict, SourceRange r, int depth) {
     std::vector<V> items;
     for (const V &x : in.toVector(v, r))
       items.push_back(deepConvert(in, x, asDict, r, depth + 1));
-    if (v->kind == Kind::List)
-      return list(std::move(items));
-    auto t = std::make_shared<TupleV>(std::move(items));
-    t->cls = cast<TupleV>(v).cls;
-    return t;
+    return sameSequence(v, std::move(items));
   }
   case Kind::Dict: {
     auto out = std::make_shared<DictV>();
