@@ -1565,6 +1565,15 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
     closure.run();
     ++out.closures;
   };
+  // From box s, DMA k's lands (or sends) held before its last chunk: the side left open.
+  auto runOpen = [&](int32_t s, DmaId k, bool land) {
+    start(s);
+    if (land)
+      closure.capLands(k, machine.chunks(k) - 1);
+    else
+      closure.capSends(k, machine.chunks(k) - 1);
+    run();
+  };
   // Places and devices as the verdict names them: a source line, an offset from device 0.
   auto line = [&](const SourceLoc &at) {
     return fmt::format("line {}, column {}", at.line, at.col);
@@ -1625,12 +1634,7 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
         continue;
       }
       for (bool land : {true, false}) {
-        start(s);
-        if (land)
-          closure.capLands(k, machine.chunks(k) - 1);
-        else
-          closure.capSends(k, machine.chunks(k) - 1);
-        run();
+        runOpen(s, k, land);
         (land ? out.dmaBehindLand : out.dmaBehindSend)[k] =
             closure.state().pc[0] < boxEnd(0, s) ? 1 : 0;
       }
@@ -1662,12 +1666,7 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
             ++out.checks;
             auto [it, fresh] = reached.emplace(std::pair{k, dst}, 0);
             if (fresh) {
-              start(s);
-              if (dst)
-                closure.capLands(k, machine.chunks(k) - 1);
-              else
-                closure.capSends(k, machine.chunks(k) - 1);
-              run();
+              runOpen(s, k, dst);
               it->second = closure.state().pc[0];
             }
             auto [jt, fresh2] = capped.emplace(pc, std::vector<int32_t>{});
@@ -1721,12 +1720,7 @@ BoxDecision decideBoxes(const Machine &machine, const BoxInput &input) {
                            dmaText(k), t, land ? "landing" : "sending", q));
         continue;
       }
-      start(grid - 1);
-      if (land)
-        closure.capLands(k, machine.chunks(k) - 1);
-      else
-        closure.capSends(k, machine.chunks(k) - 1);
-      run();
+      runOpen(grid - 1, k, land);
       if (closure.state().pc[0] >= exitPc)
         fail(fmt::format("{} (step {}) may be {} at device 0's exit", dmaText(k), t,
                          land ? "landing" : "sending"));
