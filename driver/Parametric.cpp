@@ -608,7 +608,7 @@ private:
   static Abs dirty(const Abs &a = {}, const Abs &b = {}) {
     auto size = [](const Abs &x) {
       return x.kind == Abs::Kind::Size || x.kind == Abs::Kind::Device || x.size;
-    }; // ModN and Affine with N carry `size`
+    };
     auto me = [](const Abs &x) {
       return x.kind == Abs::Kind::Me || x.kind == Abs::Kind::Device || x.me;
     };
@@ -1165,9 +1165,10 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lo
     return out;
   }
   const int64_t r = ug.reach;
+  // The devices whose DMAs and signals reach device 0 or a device it writes to: within 2r.
+  const int64_t reach = std::max<int64_t>(1, 2 * r);
+  const int64_t radius = reach;
   for (int64_t q : {1, 2, 4}) {
-    const int64_t reach = std::max<int64_t>(1, 2 * r);
-    const int64_t radius = reach;
     // The classes and a middle anchor of every residue, the window's devices distinct, and
     // N beyond every constant of the forms.
     const int64_t from =
@@ -1232,17 +1233,7 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lo
             return none;
           if (rf.buffer != key(buffer.loc))
             continue;
-          if (found && (found->dims.size() != rf.dims.size() ||
-                        !std::equal(found->dims.begin(), found->dims.end(), rf.dims.begin(),
-                                    [](const DimForm &p, const DimForm &q) {
-                                      auto same = [](const IndexForm &a, const IndexForm &b) {
-                                        return a.kind == b.kind && a.a == b.a && a.b == b.b &&
-                                               a.c == b.c && a.alpha == b.alpha &&
-                                               a.beta == b.beta && a.period == b.period;
-                                      };
-                                      return p.index == q.index && same(p.at, q.at) &&
-                                             same(p.lo, q.lo) && same(p.hi, q.hi);
-                                    })))
+          if (found && found->dims != rf.dims)
             return none;
           found = &rf;
         }
@@ -1254,35 +1245,28 @@ RaceArgument raceArgument(const InstanceOptions &base, int64_t first, int64_t lo
           return none;
         return it->second.regions[dst ? 1 : 0];
       };
-      auto stepOf = [&](int32_t pc) {
-        const std::vector<int32_t> &s0 = steps[0];
-        int32_t p =
-            static_cast<int32_t>(std::upper_bound(s0.begin(), s0.end() - 1, pc) - s0.begin()) - 1;
-        return std::clamp<int32_t>(p, 0, static_cast<int32_t>(grid) - 1);
+      auto stepOf = [&](int32_t pc) { return semantics::stepOfEvent(steps[0], pc); };
+      // The statement of device 0's event pc whose forms it takes: a started DMA's
+      // descriptor, or the event's own.
+      auto statementOf = [&](int32_t pc) {
+        const model::Event &e = program.processes[0].events[pc];
+        const auto *start = std::get_if<model::DmaStart>(&e.kind);
+        return key(start ? program.dmas[start->dma].descriptorLoc : e.loc);
       };
       // Where each statement runs: device 0's accesses by their statement, the DMAs by
       // their descriptor and issuer.
       std::map<FormKey, std::set<int64_t>> accessSteps;
-      for (int32_t pc = 0; pc < machine.eventCount(0); ++pc) {
-        const model::Event &e = program.processes[0].events[pc];
-        const auto *start = std::get_if<model::DmaStart>(&e.kind);
-        accessSteps[key(start ? program.dmas[start->dma].descriptorLoc : e.loc)].insert(stepOf(pc));
-      }
+      for (int32_t pc = 0; pc < machine.eventCount(0); ++pc)
+        accessSteps[statementOf(pc)].insert(stepOf(pc));
       std::map<std::pair<FormKey, model::DeviceId>, std::set<int64_t>> dmaSteps;
       for (model::DmaId k = 0; k < machine.dmaCount(); ++k)
         if (const int32_t start = machine.properties().startPc(k); start >= 0) {
           const model::Dma &dma = program.dmas[k];
-          const std::vector<int32_t> &cuts = steps[dma.issuer];
-          const int64_t t = std::clamp<int64_t>(
-              std::upper_bound(cuts.begin(), cuts.end() - 1, start) - cuts.begin() - 1, 0,
-              grid - 1);
-          dmaSteps[{key(dma.descriptorLoc), dma.issuer}].insert(t);
+          dmaSteps[{key(dma.descriptorLoc), dma.issuer}].insert(
+              semantics::stepOfEvent(steps[dma.issuer], start));
         }
       auto overlapOf = [&](int32_t pc, int32_t access, model::DmaId k, bool dst) {
-        const model::Event &e = program.processes[0].events[pc];
-        const auto *start = std::get_if<model::DmaStart>(&e.kind);
-        const std::set<int64_t> &mine =
-            accessSteps[key(start ? program.dmas[start->dma].descriptorLoc : e.loc)];
+        const std::set<int64_t> &mine = accessSteps[statementOf(pc)];
         const std::set<int64_t> &theirs =
             dmaSteps[{key(program.dmas[k].descriptorLoc), program.dmas[k].issuer}];
         Occurs at{m, [&](int64_t p) { return mine.count(p) > 0; },

@@ -37,11 +37,13 @@ struct IndexForm {
   Kind kind = Kind::Other;
   int64_t a = 0, b = 0, c = 0;
   int64_t alpha = 0, beta = 0, period = 0;
+  friend bool operator==(const IndexForm &, const IndexForm &) = default;
 };
 /// One dimension of a ref's region: an index, or a slice [lo, hi).
 struct DimForm {
   bool index = true;
   IndexForm at, lo, hi;
+  friend bool operator==(const DimForm &, const DimForm &) = default;
 };
 using FormKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>; ///< file, line, col, inlined
 struct RegionForm {

@@ -1485,14 +1485,6 @@ EngineResult decideByClosure(const Machine &machine, const ClosureOptions &optio
   }
 }
 
-} // namespace dkv::semantics
-
-namespace dkv::semantics {
-
-namespace {
-
-/// The step of event pc of device d under the cuts `steps` (the last step for the events
-/// after the grid).
 int32_t stepOfEvent(const std::vector<int32_t> &starts, int32_t pc) {
   const int32_t grid = static_cast<int32_t>(starts.size()) - 1;
   int32_t p = static_cast<int32_t>(std::upper_bound(starts.begin(), starts.end() - 1, pc) -
@@ -1500,6 +1492,8 @@ int32_t stepOfEvent(const std::vector<int32_t> &starts, int32_t pc) {
               1;
   return std::clamp(p, 0, grid - 1);
 }
+
+namespace {
 
 /// One access of device 0's event: where, which buffer region, whether it writes.
 struct Access {

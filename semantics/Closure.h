@@ -252,6 +252,10 @@ LockstepDecision decideLockstep(const Machine &machine,
 /// - the settled facts that order the pairs farther apart than `depth` steps (`ahead`,
 ///   `behind`, `dmaBehind`), and from them the far lands, signals and exits;
 /// - the race pairs of every distance (`pairs`), for the driver's far-pair argument.
+/// The grid step of event pc of a device whose steps start at `starts` (as decideLockstep's
+/// `steps[d]`); the events after the grid belong to the last step.
+int32_t stepOfEvent(const std::vector<int32_t> &starts, int32_t pc);
+
 struct BoxInput {
   const std::vector<std::vector<int32_t>> *steps = nullptr;
   int32_t radius = 1;
